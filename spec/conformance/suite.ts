@@ -1,0 +1,193 @@
+// One conformance suite for every adapter: each adapter's test file calls describeStoresConformance
+// with a factory. What it asserts is the SPI contract written in stores/types.ts.
+import { describe, expect, it } from "vitest";
+import { ConcurrencyError, SubjectErasedError } from "../../stores/errors.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import type { JournalRecord, Stores } from "../../stores/types.js";
+import { utf8 } from "../../stores/bytes.js";
+
+export interface AdapterHarness {
+  /** Fresh, empty stores. */
+  open(): Promise<Stores>;
+  /** The same storage opened anew (a fresh process or tab); optional for memory. */
+  reopen?(previous: Stores): Promise<Stores>;
+  /** Closes and removes what open() created. */
+  cleanup?(stores: Stores): Promise<void>;
+}
+
+export const started = (seq: number, subject?: string): JournalRecord => ({
+  seq,
+  at: 1_000 + seq,
+  type: EXECUTION_STARTED,
+  logicId: "demo",
+  machineHash: "h",
+  input: { n: 1 },
+  schema: 1,
+  ...(subject ? { subject } : {}),
+});
+export const step = (seq: number, output: unknown = { ok: seq }): JournalRecord => ({
+  seq,
+  at: 1_000 + seq,
+  type: STEP_COMPLETED,
+  stepId: `demo#s:${seq}`,
+  effectId: "tool",
+  output,
+});
+
+export function describeStoresConformance(name: string, harness: AdapterHarness): void {
+  describe(`${name} conforms to the storage SPIs`, () => {
+    const withStores = (fn: (stores: Stores) => Promise<void>) => async () => {
+      const stores = await harness.open();
+      try {
+        await fn(stores);
+      } finally {
+        await harness.cleanup?.(stores);
+      }
+    };
+
+    it("appends and reads records back exactly, with a head and a catalogue", withStores(async ({ events }) => {
+      expect(await events.head("e1")).toBe(0);
+      expect(await events.getExecution("e1")).toBeUndefined();
+      const records = [started(1, "user-1"), step(2, { text: "héllo ✓", nested: [1, { a: null }] })];
+      await events.append("e1", 0, records);
+      await events.append("e1", 2, [step(3)]);
+      expect(await events.read("e1")).toEqual([...records, step(3)]);
+      expect(await events.read("e1", 3)).toEqual([step(3)]);
+      expect(await events.head("e1")).toBe(3);
+      const info = await events.getExecution("e1");
+      expect(info).toMatchObject({ executionId: "e1", subject: "user-1", logicId: "demo", status: "running", head: 3, startedAt: 1001 });
+      await events.append("e1", 3, [{ seq: 4, at: 2_000, type: EXECUTION_ENDED, status: "done", output: 1 }]);
+      expect(await events.getExecution("e1")).toMatchObject({ status: "done", endedAt: 2_000, head: 4 });
+    }));
+
+    it("refuses a stale expected seq with ConcurrencyError and leaves the log intact", withStores(async ({ events }) => {
+      await events.append("e1", 0, [started(1)]);
+      const results = await Promise.allSettled([events.append("e1", 1, [step(2, "a")]), events.append("e1", 1, [step(2, "b")])]);
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+      expect(rejected.reason).toBeInstanceOf(ConcurrencyError);
+      expect(rejected.reason).toMatchObject({ executionId: "e1", expected: 1, actual: 2 });
+      const log = await events.read("e1");
+      expect(log.map((r) => r.seq)).toEqual([1, 2]);
+      await expect(events.append("e1", 5, [step(6)])).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(events.append("e1", 2, [step(4)])).rejects.toBeInstanceOf(RangeError);
+      expect(await events.head("e1")).toBe(2);
+    }));
+
+    it("keeps the newest snapshot only", withStores(async ({ events }) => {
+      await events.append("e1", 0, [started(1), step(2), step(3)]);
+      await events.putSnapshot("e1", { seq: 3, at: 5, state: { value: "b", context: { n: [1, 2] } } });
+      await events.putSnapshot("e1", { seq: 2, at: 4, state: { value: "a" } });
+      expect(await events.getSnapshot("e1")).toEqual({ seq: 3, at: 5, state: { value: "b", context: { n: [1, 2] } } });
+      expect(await events.getSnapshot("nope")).toBeUndefined();
+    }));
+
+    it("archives old records into segments and keeps the live tail", withStores(async ({ events }) => {
+      await events.append("e1", 0, [started(1), step(2), step(3), step(4)]);
+      await events.archive("e1", 2);
+      expect((await events.read("e1")).map((r) => r.seq)).toEqual([3, 4]);
+      await events.archive("e1", 3);
+      const segments = await events.readArchives("e1");
+      expect(segments.map((s) => [s.fromSeq, s.toSeq])).toEqual([[1, 2], [3, 3]]);
+      expect(segments[0]!.records).toEqual([started(1), step(2)]);
+      await expect(events.archive("e1", 3)).rejects.toBeInstanceOf(RangeError);
+      await expect(events.archive("e1", 9)).rejects.toBeInstanceOf(RangeError);
+      expect(await events.head("e1")).toBe(4);
+      await events.append("e1", 4, [step(5)]);
+      expect((await events.read("e1")).map((r) => r.seq)).toEqual([4, 5]);
+    }));
+
+    it("lists executions in id order and deletes whole histories", withStores(async ({ events }) => {
+      await events.append("b", 0, [started(1, "s2")]);
+      await events.append("a", 0, [started(1, "s1"), step(2)]);
+      await events.putSnapshot("a", { seq: 2, at: 1, state: {} });
+      await events.archive("a", 1);
+      expect((await events.listExecutions()).map((e) => [e.executionId, e.subject, e.head])).toEqual([["a", "s1", 2], ["b", "s2", 1]]);
+      await events.deleteHistory("a");
+      expect((await events.listExecutions()).map((e) => e.executionId)).toEqual(["b"]);
+      expect(await events.read("a")).toEqual([]);
+      expect(await events.readArchives("a")).toEqual([]);
+      expect(await events.getSnapshot("a")).toBeUndefined();
+      expect(await events.head("a")).toBe(0);
+      await events.append("a", 0, [started(1)]);
+      expect(await events.head("a")).toBe(1);
+    }));
+
+    it("stores blobs by content address, idempotently", withStores(async ({ content }) => {
+      const a1 = await content.put(utf8("hello"));
+      const a2 = await content.put(utf8("hello"));
+      expect(a1).toBe(a2);
+      expect(a1).toMatch(/^(sha256|hmac):[0-9a-f]{64}$/);
+      expect(await content.has(a1)).toBe(true);
+      expect(new TextDecoder().decode(await content.get(a1))).toBe("hello");
+      expect(await content.get("sha256:" + "0".repeat(64))).toBeUndefined();
+      const listed = [];
+      for await (const info of content.list()) listed.push(info);
+      expect(listed.map((i) => [i.address, i.size])).toEqual([[a1, 5]]);
+      if (content.delete) {
+        expect(await content.delete(a1)).toBe(true);
+        expect(await content.has(a1)).toBe(false);
+        expect(await content.delete(a1)).toBe(false);
+      }
+    }));
+
+    it("deletes conditionally: a put after the touch clock spares the blob", withStores(async ({ content }) => {
+      if (!content.deleteIfUntouchedSince || !content.touchClock) return expect(content.spiVersion < "1.3.0").toBe(true);
+      const old = await content.put(utf8("old"));
+      const touched = await content.put(utf8("touched"));
+      const cutoff = await content.touchClock();
+      await content.put(utf8("touched"));
+      expect(await content.deleteIfUntouchedSince(old, cutoff)).toBe(true);
+      expect(await content.deleteIfUntouchedSince(touched, cutoff)).toBe(false);
+      expect(await content.has(old)).toBe(false);
+      expect(await content.has(touched)).toBe(true);
+      const later = await content.touchClock();
+      expect(later).toBeGreaterThan(cutoff);
+      expect(await content.deleteIfUntouchedSince(touched, later)).toBe(true);
+    }));
+
+    it("keeps per-subject keys and shreds them for good", withStores(async ({ keys }) => {
+      const k1 = await keys.getOrCreate("alice");
+      expect(k1).toHaveLength(32);
+      expect(await keys.getOrCreate("alice")).toEqual(k1);
+      expect(await keys.get("bob")).toBeUndefined();
+      const k2 = await keys.getOrCreate("bob");
+      expect(k2).not.toEqual(k1);
+      await keys.destroy("alice");
+      await keys.destroy("alice");
+      expect(await keys.get("alice")).toBeUndefined();
+      expect(await keys.isDestroyed("alice")).toBe(true);
+      expect(await keys.isDestroyed("bob")).toBe(false);
+      await expect(keys.getOrCreate("alice")).rejects.toBeInstanceOf(SubjectErasedError);
+      expect(await keys.get("bob")).toEqual(k2);
+    }));
+
+    if (harness.reopen) {
+      it("survives a reopen: records, catalogue, snapshots, archives, blobs and keys", async () => {
+        const first = await harness.open();
+        await first.events.append("e1", 0, [started(1, "s"), step(2), step(3)]);
+        await first.events.putSnapshot("e1", { seq: 3, at: 9, state: { x: 1 } });
+        await first.events.archive("e1", 1);
+        const address = await first.content.put(utf8("blob"));
+        const key = await first.keys.getOrCreate("s");
+        await first.keys.getOrCreate("gone");
+        await first.keys.destroy("gone");
+        const second = await harness.reopen!(first);
+        try {
+          expect(await second.events.read("e1")).toEqual([step(2), step(3)]);
+          expect(await second.events.head("e1")).toBe(3);
+          expect(await second.events.getExecution("e1")).toMatchObject({ subject: "s", head: 3 });
+          expect(await second.events.getSnapshot("e1")).toEqual({ seq: 3, at: 9, state: { x: 1 } });
+          expect((await second.events.readArchives("e1"))[0]!.records).toEqual([started(1, "s")]);
+          expect(new TextDecoder().decode(await second.content.get(address))).toBe("blob");
+          expect(await second.keys.get("s")).toEqual(key);
+          expect(await second.keys.isDestroyed("gone")).toBe(true);
+          await second.events.append("e1", 3, [step(4)]);
+          expect(await second.events.head("e1")).toBe(4);
+        } finally {
+          await harness.cleanup?.(second);
+        }
+      });
+    }
+  });
+}

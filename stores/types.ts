@@ -1,0 +1,155 @@
+// The storage SPIs. Adapters (memory, IndexedDB, filesystem) implement these ports and nothing else.
+// Every promise that resolves means the write is durable for that adapter (see docs/storage.md).
+
+/** Version of the EventStore SPI this file describes. */
+export const EVENT_STORE_SPI_VERSION = "1.0.0";
+/**
+ * Version of the ContentStore SPI. 1.3.0 added `deleteIfUntouchedSince` and `touchClock`;
+ * 1.5.0 added the optional `subject` on `put` / `get` (keyed, sealing stores).
+ */
+export const CONTENT_STORE_SPI_VERSION = "1.5.0";
+/** Version of the KeyStore SPI. */
+export const KEY_STORE_SPI_VERSION = "1.0.0";
+
+/** One journal record: JSON, with a contiguous `seq` from 1 within its execution. */
+export interface JournalRecord {
+  seq: number;
+  /** Milliseconds since the epoch, from the app's clock. */
+  at: number;
+  type: string;
+  [field: string]: unknown;
+}
+
+export type ExecutionStatus = "running" | "done" | "error" | "stopped";
+
+/** What `listExecutions` reports of one execution; maintained by the store from the records it appends. */
+export interface ExecutionInfo {
+  executionId: string;
+  subject?: string;
+  logicId?: string;
+  status: ExecutionStatus;
+  startedAt: number;
+  /** Set once an `EXECUTION_ENDED` record is appended. */
+  endedAt?: number;
+  /** Seq of the last record appended (live or archived). */
+  head: number;
+}
+
+/** The folded state of an execution at `seq`: what a resume starts from. */
+export interface StoredSnapshot {
+  seq: number;
+  at: number;
+  /** JSON-serialisable runtime state (the XState persisted snapshot plus the runtime's pending steps and timers). */
+  state: unknown;
+}
+
+/** Old records moved out of the live log. A segment pins every content address it cites. */
+export interface ArchiveSegment {
+  fromSeq: number;
+  toSeq: number;
+  records: JournalRecord[];
+}
+
+/**
+ * The journal port.
+ *
+ * Invariants every adapter keeps (the conformance suite in spec/conformance checks them):
+ * - `append` is atomic: all of `records` become visible, or none does.
+ * - `append` rejects with `ConcurrencyError` unless the execution's head equals `expectedSeq`
+ *   and the records' seqs are `expectedSeq + 1, expectedSeq + 2, ...`; the log never forks.
+ * - The first record of an execution (seq 1) is `EXECUTION_STARTED`; the store takes `subject`,
+ *   `logicId` and `at` from it for the catalogue, and `status` / `endedAt` from `EXECUTION_ENDED`.
+ * - A record is returned by `read` exactly as appended (deep-equal JSON).
+ */
+export interface EventStore {
+  readonly spiVersion: string;
+  append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void>;
+  /** The live records with `seq >= fromSeq` (default 1), in order. Archived records are not returned. */
+  read(executionId: string, fromSeq?: number): Promise<JournalRecord[]>;
+  /** Seq of the last record, 0 for an unknown execution. */
+  head(executionId: string): Promise<number>;
+  /** The catalogue entry, or undefined when the execution does not exist. */
+  getExecution(executionId: string): Promise<ExecutionInfo | undefined>;
+  /** Every execution, ordered by `executionId`. */
+  listExecutions(): Promise<ExecutionInfo[]>;
+  /** Replaces the execution's snapshot when `snapshot.seq` is newer than the stored one. */
+  putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void>;
+  getSnapshot(executionId: string): Promise<StoredSnapshot | undefined>;
+  /**
+   * Moves the live records with `seq <= throughSeq` into a new archive segment, atomically.
+   * Refuses (RangeError) a `throughSeq` beyond the head or at or below the last archived seq.
+   */
+  archive(executionId: string, throughSeq: number): Promise<void>;
+  /** Archive segments in seq order. */
+  readArchives(executionId: string): Promise<ArchiveSegment[]>;
+  /** Retention: removes the execution's live log, archives, snapshot and catalogue entry. */
+  deleteHistory(executionId: string): Promise<void>;
+  /** Releases handles and locks. The store must not be used afterwards. */
+  close?(): Promise<void>;
+}
+
+/** A content address: `sha256:<hex>` for plain stores, `hmac:<hex>` for keyed (per-subject) stores. */
+export type ContentAddress = string;
+
+export interface ContentInfo {
+  address: ContentAddress;
+  size: number;
+  /** The touch clock's value at the last put of this address. */
+  touchedAt: number;
+}
+
+export interface ContentPutOptions {
+  /** The subject whose data the bytes are; a sealing store keys the address and seals under this subject's key. */
+  subject?: string;
+}
+
+/**
+ * The content-addressed blob port.
+ *
+ * Invariants:
+ * - `put` is idempotent: the same bytes (and subject, for keyed stores) give the same address,
+ *   and a put of an existing address only touches it.
+ * - `touchClock()` returns T such that any put that starts after it returned touches at >= T.
+ * - `deleteIfUntouchedSince(a, T)` deletes `a` only if it was last touched before T, atomically
+ *   with respect to a concurrent put of the same address.
+ */
+export interface ContentStore {
+  readonly spiVersion: string;
+  /** True when every blob is sealed under its subject's key (ADR 0140 D8). */
+  readonly sealsContent: boolean;
+  put(bytes: Uint8Array, options?: ContentPutOptions): Promise<ContentAddress>;
+  /** The bytes, or undefined when the address is unknown (or was reclaimed). */
+  get(address: ContentAddress, options?: ContentPutOptions): Promise<Uint8Array | undefined>;
+  has(address: ContentAddress): Promise<boolean>;
+  /** Unconditional delete; resolves true when something was deleted. */
+  delete?(address: ContentAddress): Promise<boolean>;
+  /** Conditional delete; resolves true when something was deleted. */
+  deleteIfUntouchedSince?(address: ContentAddress, cutoff: number): Promise<boolean>;
+  touchClock?(): Promise<number>;
+  /** Every blob; streamed so a sweep over 100k blobs holds a page at a time. */
+  list(): AsyncIterable<ContentInfo>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Per-subject data keys. Destroying a subject's key is the shred (crypto-erasure): every record and
+ * blob sealed under it becomes unreadable, and `getOrCreate` refuses to mint a new one for that subject.
+ */
+export interface KeyStore {
+  readonly spiVersion: string;
+  /** The subject's 32-byte key, created on first use. Rejects with `SubjectErasedError` once destroyed. */
+  getOrCreate(subject: string): Promise<Uint8Array>;
+  /** The subject's key, or undefined when none was created or it was destroyed. */
+  get(subject: string): Promise<Uint8Array | undefined>;
+  /** Destroys the key; idempotent. Afterwards `get` resolves undefined and `getOrCreate` rejects. */
+  destroy(subject: string): Promise<void>;
+  isDestroyed(subject: string): Promise<boolean>;
+  close?(): Promise<void>;
+}
+
+/** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
+export interface Stores {
+  events: EventStore;
+  content: ContentStore;
+  keys: KeyStore;
+}
