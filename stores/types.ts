@@ -88,7 +88,7 @@ export interface EventStore {
   close?(): Promise<void>;
 }
 
-/** A content address: `sha256:<hex>` for plain stores, `hmac:<hex>` for keyed (per-subject) stores. */
+/** A content address: `sha256:<hex>` of the stored bytes (for a sealing store, of the per-subject ciphertext). */
 export type ContentAddress = string;
 
 export interface ContentInfo {

@@ -1,0 +1,303 @@
+// createApp: the host of journaled executions over one set of stores.
+import type { AnyStateMachine, InspectionEvent } from "xstate";
+import { EXECUTION_ENDED } from "../stores/schema.js";
+import type { JournalRecord, Stores } from "../stores/types.js";
+import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
+import { JournaledActor } from "./actor.js";
+import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
+import { realClock, type Clock } from "./clock.js";
+import { validateConfig, type LoomConfig } from "./config.js";
+import { EffectRuntime } from "./effectRuntime.js";
+import {
+  AppClosedError,
+  DuplicateExecutionError,
+  ExecutionFailedError,
+  ExecutionStoppedError,
+  UnknownEffectError,
+  UnknownExecutionError,
+  ConfigError,
+  type SerializedError,
+} from "./errors.js";
+import { Execution } from "./execution.js";
+import { Journal } from "./journal.js";
+import type { PendingStep } from "./plan.js";
+import type { Runtime } from "./runtime.js";
+import { effectSourcesOf } from "./machineInfo.js";
+
+export interface StartOptions {
+  executionId: string;
+  /** Whose personal data the execution holds (sealing, erasure, export). */
+  subject?: string;
+  input?: unknown;
+}
+
+/** `app.stats(id)`: UTF-8 bytes of the records' JSON text, and of the folded state at the log's head. */
+export interface ExecutionStats {
+  records: number;
+  logBytes: number;
+  stateBytes: number;
+}
+
+interface Outcome {
+  promise: Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export class App {
+  readonly stores: Stores;
+  readonly bus: RuntimeBus;
+  private readonly runtime: Runtime & { closed: boolean };
+  private readonly executions = new Map<string, Execution>();
+  private readonly actors = new WeakMap<Execution, JournaledActor>();
+  private readonly outcomes = new Map<string, Outcome>();
+  private readonly logics = new Map<string, AnyStateMachine>();
+  private readonly effects: EffectRuntime;
+  private closed = false;
+
+  constructor(readonly config: LoomConfig) {
+    validateConfig(config);
+    this.stores = config.stores;
+    this.bus = createBus();
+    for (const logic of config.logics ?? []) this.registerLogic(logic);
+    this.effects = new EffectRuntime(config, this.bus);
+    const isClosed = () => this.closed;
+    const clock: Clock = config.clock ?? realClock;
+    const inspect = config.observability?.inspect;
+    this.runtime = {
+      journal: new Journal(config.stores.events, this.effects.codec),
+      clock,
+      bus: this.bus,
+      effectIds: new Set(Object.keys(config.effects)),
+      snapshotEvery: config.execution?.snapshotEvery ?? 64,
+      get closed() {
+        return isClosed();
+      },
+      runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) => this.effects.run(execution, pending, signal),
+      executionEnded: (execution: Execution) => this.settle(execution),
+      executionFailed: (execution: Execution, error: unknown) => this.outcomeOf(execution.executionId).reject(error),
+      warn: (code: string, error: unknown, facts?: Record<string, unknown>) =>
+        this.warn({ code: `LOOM_${code.toUpperCase()}`, message: error instanceof Error ? error.message : String(error), ...facts }),
+      inspect: (event: InspectionEvent) => {
+        if (!inspect) return;
+        try {
+          if (typeof inspect === "function") inspect(event);
+          else inspect.next?.(event);
+        } catch (error) {
+          this.warn({ code: "LOOM_INSPECT_FAILED", message: String(error) });
+        }
+      },
+      actorRefOf: (execution: Execution) => this.actorOf(execution),
+    };
+  }
+
+  /** Listens to the runtime's events; returns the unbind function. */
+  on<E extends keyof RuntimeEvents>(event: E, listener: RuntimeEvents[E]): () => void {
+    return this.bus.on(event, listener);
+  }
+
+  /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
+  async start(logic: AnyStateMachine, options: StartOptions): Promise<JournaledActor> {
+    this.assertOpen("start an execution");
+    if (typeof options?.executionId !== "string" || options.executionId === "") {
+      throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
+    }
+    this.checkEffects(logic);
+    this.registerLogic(logic);
+    const { executionId } = options;
+    if (this.executions.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
+    const execution = new Execution(this.runtime, {
+      executionId,
+      machine: logic,
+      machineHash: await machineHash(logic),
+      ...(options.subject === undefined ? {} : { subject: options.subject }),
+    });
+    this.executions.set(executionId, execution);
+    this.outcomeOf(executionId);
+    try {
+      await execution.start(options.input);
+    } catch (error) {
+      this.executions.delete(executionId);
+      throw error;
+    }
+    return this.actorOf(execution);
+  }
+
+  /** Resumes an execution from its journal: replays what is recorded (no effect re-runs) and continues. */
+  async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
+    this.assertOpen("resume an execution");
+    const live = this.executions.get(executionId);
+    if (live && !live.failure) return this.actorOf(live);
+    const info = await this.stores.events.getExecution(executionId);
+    if (!info) throw new UnknownExecutionError(executionId);
+    const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
+    if (!machine) {
+      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
+    }
+    this.checkEffects(machine);
+    this.registerLogic(machine);
+    const execution = new Execution(this.runtime, {
+      executionId,
+      machine,
+      machineHash: await machineHash(machine),
+      ...(info.subject === undefined ? {} : { subject: info.subject }),
+    });
+    this.executions.set(executionId, execution);
+    this.outcomes.delete(executionId);
+    this.outcomeOf(executionId);
+    try {
+      await execution.recover();
+    } catch (error) {
+      this.executions.delete(executionId);
+      throw error;
+    }
+    if (execution.ended) this.settle(execution);
+    return this.actorOf(execution);
+  }
+
+  /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
+  async result(executionId: string): Promise<unknown> {
+    if (!this.executions.has(executionId)) {
+      const records = await this.log(executionId);
+      if (records.length === 0) throw new UnknownExecutionError(executionId);
+      const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
+      if (ended) return outcomeFromRecord(executionId, ended);
+      return this.resume(executionId).then(() => this.outcomeOf(executionId).promise);
+    }
+    return this.outcomeOf(executionId).promise;
+  }
+
+  /** Ends a running execution as stopped (journaled); its running effects are aborted. */
+  async stop(executionId: string, reason = "stopped by app.stop"): Promise<void> {
+    const execution = this.executions.get(executionId);
+    if (!execution) throw new UnknownExecutionError(executionId);
+    await execution.stop(reason);
+  }
+
+  /** Every record of the execution, archived ones first, opened where the app holds the key. */
+  async log(executionId: string): Promise<JournalRecord[]> {
+    const archived = (await this.stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
+    const opened = this.effects.codec ? await this.effects.codec.open(executionId, archived) : archived;
+    return [...opened, ...(await this.runtime.journal.read(executionId))];
+  }
+
+  /** Sizes for measuring: the log's records and bytes, and the folded state's bytes at the head. */
+  async stats(executionId: string): Promise<ExecutionStats> {
+    const records = [...(await this.stores.events.readArchives(executionId)).flatMap((s) => s.records), ...(await this.stores.events.read(executionId))];
+    if (records.length === 0) throw new UnknownExecutionError(executionId);
+    const logBytes = records.reduce((sum, r) => sum + utf8Length(JSON.stringify(r)), 0);
+    let execution = this.executions.get(executionId);
+    if (!execution) {
+      await this.resume(executionId);
+      execution = this.executions.get(executionId)!;
+    }
+    return { records: records.length, logBytes, stateBytes: utf8Length(JSON.stringify(execution.persistedState())) };
+  }
+
+  /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const execution of this.executions.values()) execution.halt();
+  }
+
+  /** The live execution (for the runtime's own modules). */
+  execution(executionId: string): Execution | undefined {
+    return this.executions.get(executionId);
+  }
+
+  warn(warning: Warning): void {
+    const sink = this.config.observability?.onWarn;
+    this.bus.emit("warn", warning);
+    if (!sink) return;
+    try {
+      sink(warning);
+    } catch (error) {
+      reportOnce(`onWarn threw: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private registerLogic(logic: AnyStateMachine): void {
+    this.logics.set(logic.id, logic);
+  }
+
+  private checkEffects(logic: AnyStateMachine): void {
+    if (!logic || typeof (logic as { transition?: unknown }).transition !== "function" || !("root" in logic)) {
+      throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
+    }
+    const known = Object.keys(this.config.effects);
+    for (const src of effectSourcesOf(logic)) {
+      if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
+    }
+  }
+
+  private actorOf(execution: Execution): JournaledActor {
+    let actor = this.actors.get(execution);
+    if (!actor) {
+      actor = new JournaledActor(execution);
+      this.actors.set(execution, actor);
+    }
+    return actor;
+  }
+
+  private outcomeOf(executionId: string): Outcome {
+    let outcome = this.outcomes.get(executionId);
+    if (!outcome) {
+      let resolve!: (value: unknown) => void;
+      let reject!: (error: unknown) => void;
+      const promise = new Promise<unknown>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      promise.catch(() => undefined);
+      outcome = { promise, resolve, reject };
+      this.outcomes.set(executionId, outcome);
+    }
+    return outcome;
+  }
+
+  private settle(execution: Execution): void {
+    const { status, output, error } = execution.state;
+    const outcome = this.outcomeOf(execution.executionId);
+    if (status === "done") outcome.resolve(output);
+    else if (status === "stopped") outcome.reject(new ExecutionStoppedError(execution.executionId, error?.message ?? "stopped"));
+    else outcome.reject(new ExecutionFailedError(execution.executionId, error ?? { name: "Error", message: "unknown" }));
+    this.bus.emit("ended", { executionId: execution.executionId, status });
+  }
+
+  private assertOpen(what: string): void {
+    if (this.closed) throw new AppClosedError(what);
+  }
+}
+
+function outcomeFromRecord(executionId: string, ended: JournalRecord): unknown {
+  const error = ended.error as SerializedError | undefined;
+  if (ended.status === "done") return ended.output;
+  if (ended.status === "stopped") throw new ExecutionStoppedError(executionId, error?.message ?? "stopped");
+  throw new ExecutionFailedError(executionId, error ?? { name: "Error", message: "unknown" });
+}
+
+async function machineHash(machine: AnyStateMachine): Promise<string> {
+  return (await sha256Hex(utf8(JSON.stringify(machine.definition)))).slice(0, 16);
+}
+
+const reported = new Set<string>();
+/** The process warning channel (console.warn in browsers), once per message. */
+export function reportOnce(message: string, code = "LOOM_WARNING"): void {
+  if (reported.has(message)) return;
+  reported.add(message);
+  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
+  if (proc?.emitWarning) proc.emitWarning(message, { code });
+  else console.warn(`[${code}] ${message}`);
+}
+
+/**
+ * Creates an app over the configured stores; validates the whole config first.
+ *
+ * @example
+ * const app = createApp(defineConfig({ stores: memoryStores(), effects: { search } }));
+ * const actor = await app.start(machine, { executionId: "run-1", input });
+ */
+export function createApp(config: LoomConfig): App {
+  return new App(config);
+}

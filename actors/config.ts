@@ -1,0 +1,118 @@
+// defineConfig: the app's options in named groups, validated whole at createApp (never mid-run).
+import type { AnyStateMachine, InspectionEvent, Observer } from "xstate";
+import type { KeyStore, Stores } from "../stores/types.js";
+import type { Warning } from "./bus.js";
+import type { Clock } from "./clock.js";
+import { ConfigError } from "./errors.js";
+import type { Effect, EffectMiddleware } from "./effects.js";
+
+/** Redaction: patterns whose matches become "[REDACTED]", or a function over each string. */
+export type RedactOption = (RegExp | string)[] | ((text: string) => string);
+
+export interface ExecutionOptions {
+  /** User middleware, outermost first, run inside the kill switch, claim-check and redaction. */
+  effectMiddleware?: EffectMiddleware[];
+  /**
+   * Journal a snapshot of the folded state every N records so a resume reads the snapshot plus the tail.
+   * @defaultValue 64
+   */
+  snapshotEvery?: number | false;
+  /** ADR 0140: offload listed tools' large results to a content store (see docs/scaling.md). */
+  claimCheck?: unknown;
+}
+
+export interface SecurityOptions {
+  /** Seal each record of a subject's executions under that subject's key (AES-GCM). */
+  crypto?: { keys: KeyStore };
+  /** Scrub secrets from every effect result before it is journaled or stored. */
+  redact?: RedactOption;
+}
+
+export interface ComplianceOptions {
+  /** Enables eraseSubject; with a claim-check, requires a content store that can delete. */
+  erase?: boolean;
+}
+
+export interface ObservabilityOptions {
+  /** Receives warnings; a throwing sink never fails a run. */
+  onWarn?: (warning: Warning) => void;
+  /** Receives XState inspection events for every journaled actor (live and replayed). */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export interface LoomConfig {
+  stores: Stores;
+  effects: Record<string, Effect>;
+  /** Machines a fresh app may resume by id (`app.resume(id)` finds the logic by the journaled logic id). */
+  logics?: AnyStateMachine[];
+  /** The clock that stamps records and arms timers. @defaultValue the real clock */
+  clock?: Clock;
+  execution?: ExecutionOptions;
+  security?: SecurityOptions;
+  compliance?: ComplianceOptions;
+  observability?: ObservabilityOptions;
+  capabilities?: unknown;
+}
+
+/**
+ * Declares an app's configuration; validated by `createApp`.
+ *
+ * @example
+ * const app = createApp(defineConfig({ stores: memoryStores(), effects: { search } }));
+ */
+export function defineConfig<const C extends LoomConfig>(config: C): C {
+  return config;
+}
+
+const GROUPS: Record<string, readonly string[]> = {
+  execution: ["effectMiddleware", "snapshotEvery", "claimCheck"],
+  security: ["crypto", "redact"],
+  compliance: ["erase"],
+  observability: ["onWarn", "inspect"],
+  capabilities: ["grants", "quotas", "guardRequest", "retry", "timeoutMs"],
+};
+const TOP_LEVEL = ["stores", "effects", "logics", "clock", ...Object.keys(GROUPS)];
+
+/** Refuses unknown keys and flat spellings of grouped options, naming the grouped path. */
+export function validateConfig(config: LoomConfig): void {
+  if (typeof config !== "object" || config === null) throw new ConfigError("(root)", "defineConfig takes an object.");
+  for (const key of Object.keys(config)) {
+    if (TOP_LEVEL.includes(key)) continue;
+    const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.includes(key));
+    if (group) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${group}: { ${key}: ... }.`);
+    throw new ConfigError(key, `unknown option "${key}". Known options: ${TOP_LEVEL.join(", ")}.`);
+  }
+  for (const [group, keys] of Object.entries(GROUPS)) {
+    const value = (config as unknown as Record<string, unknown>)[group];
+    if (value === undefined) continue;
+    if (typeof value !== "object" || value === null) throw new ConfigError(group, `expected an object with ${keys.join(", ")}.`);
+    for (const key of Object.keys(value)) {
+      if (!keys.includes(key)) throw new ConfigError(`${group}.${key}`, `unknown option. Known ${group} options: ${keys.join(", ")}.`);
+    }
+  }
+  const { stores, effects } = config;
+  if (!stores || typeof stores.events?.append !== "function") {
+    throw new ConfigError("stores", "required: { events, content, keys }, e.g. memoryStores(), await fsStores({ dir }) or await indexedDbStores({ name }).");
+  }
+  if (!effects || typeof effects !== "object") throw new ConfigError("effects", "required: an object of named effects (createToolEffect, createLlmEffect, ...).");
+  for (const [id, effect] of Object.entries(effects)) {
+    if (!effect || typeof effect.run !== "function" || !["llm", "tool", "task"].includes(effect.kind)) {
+      throw new ConfigError(`effects.${id}`, "not an effect: build it with createToolEffect(fn), createLlmEffect(model) or createSummarizerEffect(model).");
+    }
+  }
+  const every = config.execution?.snapshotEvery;
+  if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
+    throw new ConfigError("execution.snapshotEvery", "a positive integer number of records, or false.");
+  }
+  const middleware = config.execution?.effectMiddleware;
+  if (middleware !== undefined && (!Array.isArray(middleware) || middleware.some((m) => typeof m !== "function"))) {
+    throw new ConfigError("execution.effectMiddleware", "an array of (ctx, input, next) => Promise<output> functions.");
+  }
+  const redact = config.security?.redact;
+  if (redact !== undefined && typeof redact !== "function" && !(Array.isArray(redact) && redact.every((r) => r instanceof RegExp || typeof r === "string"))) {
+    throw new ConfigError("security.redact", "an array of RegExp or strings, or a function (text) => text.");
+  }
+  if (config.security?.crypto !== undefined && typeof config.security.crypto?.keys?.getOrCreate !== "function") {
+    throw new ConfigError("security.crypto.keys", "a KeyStore, e.g. stores.keys.");
+  }
+}

@@ -1,0 +1,136 @@
+// Runtime errors. Each carries the facts as fields and says what to do in its message.
+import { LoomworkError } from "../stores/errors.js";
+
+/** Replay met a step id, transition or timer that the log does not have at that position. */
+export class NonDeterminismError extends LoomworkError {
+  readonly executionId: string;
+  readonly seq: number;
+  readonly expected: unknown;
+  readonly actual: unknown;
+  constructor(executionId: string, seq: number, what: string, expected: unknown, actual: unknown) {
+    super(
+      "LOOM_NONDETERMINISM",
+      `Execution "${executionId}" diverged from its log at seq ${seq}: the log has ${what} ${JSON.stringify(expected)} ` +
+        `but replaying the machine produced ${JSON.stringify(actual)}. The machine or its inputs changed since the run ` +
+        `was journaled; version the change (a new machine id) or finish old runs with the old machine.`,
+    );
+    this.executionId = executionId;
+    this.seq = seq;
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** Bad configuration, refused at boot (`createApp`) or at `start`, never mid-run. */
+export class ConfigError extends TypeError {
+  readonly code = "LOOM_CONFIG";
+  readonly path: string;
+  constructor(path: string, message: string) {
+    super(`loomwork config "${path}": ${message}`);
+    this.name = "ConfigError";
+    this.path = path;
+  }
+}
+
+/** The machine names an effect the app's `effects` does not register. */
+export class UnknownEffectError extends LoomworkError {
+  readonly effectId: string;
+  readonly logicId: string;
+  constructor(logicId: string, effectId: string, known: string[]) {
+    super(
+      "LOOM_UNKNOWN_EFFECT",
+      `Machine "${logicId}" invokes effect "${effectId}" but the config's effects do not register it ` +
+        `(registered: ${known.length ? known.join(", ") : "none"}). Add effects: { "${effectId}": createToolEffect(...) } to defineConfig.`,
+    );
+    this.effectId = effectId;
+    this.logicId = logicId;
+  }
+}
+
+/** `start` with an execution id that already has a log. */
+export class DuplicateExecutionError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super(
+      "LOOM_DUPLICATE_EXECUTION",
+      `Execution "${executionId}" already exists. Use app.resume("${executionId}") to continue it, or start with a new executionId.`,
+    );
+    this.executionId = executionId;
+  }
+}
+
+/** An execution id that has no log in the app's stores. */
+export class UnknownExecutionError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super("LOOM_UNKNOWN_EXECUTION", `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`);
+    this.executionId = executionId;
+  }
+}
+
+/** The execution ended in error; `result()` rejects with this, carrying the journaled error. */
+export class ExecutionFailedError extends LoomworkError {
+  readonly executionId: string;
+  readonly error: SerializedError;
+  constructor(executionId: string, error: SerializedError) {
+    super("LOOM_EXECUTION_FAILED", `Execution "${executionId}" failed: ${error.name}: ${error.message}`);
+    this.executionId = executionId;
+    this.error = error;
+  }
+}
+
+/** The execution was stopped (`app.stop` or the kill switch); `result()` rejects with this. */
+export class ExecutionStoppedError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string, reason: string) {
+    super("LOOM_EXECUTION_STOPPED", `Execution "${executionId}" was stopped: ${reason}.`);
+    this.executionId = executionId;
+  }
+}
+
+/** An effect returned something that is not JSON (BigInt, a cycle, a function); nothing was journaled for it. */
+export class NonJsonOutputError extends LoomworkError {
+  readonly stepId: string;
+  constructor(stepId: string, reason: string) {
+    super("LOOM_NON_JSON_OUTPUT", `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`);
+    this.stepId = stepId;
+  }
+}
+
+/** The app was closed; no more work is accepted. */
+export class AppClosedError extends LoomworkError {
+  constructor(what: string) {
+    super("LOOM_APP_CLOSED", `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`);
+  }
+}
+
+/** A journaled error: what STEP_FAILED and EXECUTION_ENDED records carry, and what machines receive. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  [fact: string]: unknown;
+}
+
+/** Turns any thrown value into the plain, JSON-safe form that is journaled and replayed. */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const out: SerializedError = { name: error.name, message: error.message };
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string") out.code = code;
+    for (const [key, value] of Object.entries(error)) {
+      if (key === "code" || key === "cause" || key === "stack") continue;
+      if (value === null || ["string", "number", "boolean"].includes(typeof value)) out[key] = value;
+    }
+    return out;
+  }
+  return { name: "Error", message: typeof error === "string" ? error : safeString(error) };
+}
+
+function safeString(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,250 @@
+// The macrostep planner: a pure function from (runtime state, input record) to the next state and the
+// records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
+import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import { isStepInput, LOOM_STEP } from "../machines/effect.js";
+import {
+  EVENT_RECEIVED,
+  EXECUTION_ENDED,
+  EXECUTION_STARTED,
+  STEP_COMPLETED,
+  STEP_FAILED,
+  TIMER_SET,
+  TRANSITION,
+} from "../stores/schema.js";
+import type { JournalRecord } from "../stores/types.js";
+import { NonDeterminismError, serializeError, type SerializedError } from "./errors.js";
+
+/** An effect invocation that has started and has no journaled outcome yet. */
+export interface PendingStep {
+  childId: string;
+  stepId: string;
+  effectId: string;
+  input: unknown;
+}
+
+/** A delayed event due at `dueAt` (from the record that armed it, so replay re-arms the same time). */
+export interface PendingTimer {
+  dueAt: number;
+  event: EventObject;
+}
+
+export type ExecutionStatus = "running" | "done" | "error" | "stopped";
+
+/** Everything a resume needs beside the log's tail. JSON-safe once `snapshot` is persisted. */
+export interface RuntimeState {
+  snapshot: AnyMachineSnapshot;
+  pending: Record<string, PendingStep>;
+  timers: Record<string, PendingTimer>;
+  /** Occurrences per child id, for default step ids. */
+  counters: Record<string, number>;
+  status: ExecutionStatus;
+  output?: unknown;
+  error?: SerializedError;
+}
+
+export interface PlanContext {
+  machine: AnyStateMachine;
+  executionId: string;
+  effectIds: ReadonlySet<string>;
+}
+
+export interface Macrostep {
+  state: RuntimeState;
+  /** The input record followed by what the macrostep adds (TIMER_SET, TRANSITION, EXECUTION_ENDED). */
+  records: JournalRecord[];
+  /** The XState event the machine processed. */
+  event: EventObject;
+  started: PendingStep[];
+  /** Child ids whose effects must be aborted (their state was left). */
+  stopped: string[];
+  armed: string[];
+  cancelled: string[];
+}
+
+/** The state value as journaled in TRANSITION records: "a" or "a.b" or a JSON text for parallel states. */
+export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string | null {
+  if (!snapshot) return null;
+  const value = snapshot.value;
+  if (typeof value === "string") return value;
+  const paths: string[] = [];
+  const walk = (v: unknown, prefix: string) => {
+    if (typeof v === "string") paths.push(prefix + v);
+    else if (v && typeof v === "object") {
+      const entries = Object.entries(v);
+      if (entries.length === 0) paths.push(prefix.slice(0, -1));
+      for (const [k, child] of entries) walk(child, `${prefix}${k}.`);
+    }
+  };
+  walk(value, "");
+  return paths.join(",");
+}
+
+/** Plans one macrostep for `input` (a record with its seq and at already set). */
+export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: JournalRecord): Macrostep {
+  const { machine } = ctx;
+  const state: RuntimeState = previous
+    ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers }, counters: { ...previous.counters } }
+    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: {}, status: "running" };
+  const event = eventOf(ctx, state, input);
+  const records: JournalRecord[] = [input];
+  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
+  let seq = input.seq;
+  const push = (record: Omit<JournalRecord, "seq" | "at">) => records.push({ seq: ++seq, at: input.at, ...record } as JournalRecord);
+
+  const unhandledError = previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event);
+  let next: AnyMachineSnapshot;
+  let actions: { type: string; params?: unknown }[] = [];
+  try {
+    if (unhandledError) throw (event as unknown as { error: unknown }).error;
+    [next, actions] = previous
+      ? (transition(machine, previous.snapshot, event) as [AnyMachineSnapshot, typeof actions])
+      : (initialTransition(machine, (input as { input?: unknown }).input) as [AnyMachineSnapshot, typeof actions]);
+  } catch (thrown) {
+    const error = isSerialized(thrown) ? thrown : serializeError(thrown);
+    state.status = "error";
+    state.error = error;
+    for (const childId of Object.keys(state.pending)) step.stopped.push(childId);
+    state.pending = {};
+    state.timers = {};
+    push({ type: EXECUTION_ENDED, status: "error", error });
+    return step;
+  }
+
+  for (const action of actions) {
+    const params = (action.params ?? {}) as Record<string, any>;
+    switch (action.type) {
+      case "xstate.spawnChild": {
+        const src = params.src;
+        if (typeof src !== "string" || !ctx.effectIds.has(src)) break;
+        const childId = String(params.id);
+        const occurrence = (state.counters[childId] ?? 0) + 1;
+        state.counters[childId] = occurrence;
+        const named = isStepInput(params.input);
+        const stepId = `${machine.id}#${named ? params.input[LOOM_STEP] : `${childId}:${occurrence}`}`;
+        const pending: PendingStep = { childId, stepId, effectId: src, input: named ? params.input.input : params.input };
+        state.pending[childId] = pending;
+        step.started.push(pending);
+        break;
+      }
+      case "xstate.stopChild": {
+        const childId = typeof params.actorRef === "string" ? params.actorRef : params.actorRef?.id;
+        if (childId && state.pending[childId]) {
+          delete state.pending[childId];
+          step.stopped.push(childId);
+        }
+        break;
+      }
+      case "xstate.raise": {
+        if (params.delay === undefined) break;
+        const timerId = String(params.id ?? params.event?.type);
+        state.timers[timerId] = { dueAt: input.at + Number(params.delay), event: params.event };
+        step.armed.push(timerId);
+        push({ type: TIMER_SET, timerId, dueAt: input.at + Number(params.delay), event: params.event });
+        break;
+      }
+      case "xstate.cancel": {
+        const timerId = String(params.sendId);
+        if (state.timers[timerId]) {
+          delete state.timers[timerId];
+          step.cancelled.push(timerId);
+        }
+        break;
+      }
+    }
+  }
+
+  push({ type: TRANSITION, from: stateValueText(previous?.snapshot), to: stateValueText(next), event: event.type });
+  state.snapshot = next;
+  if (next.status === "done") {
+    state.status = "done";
+    state.output = next.output;
+    step.stopped.push(...Object.keys(state.pending));
+    state.pending = {};
+    state.timers = {};
+    push({ type: EXECUTION_ENDED, status: "done", ...(next.output === undefined ? {} : { output: next.output }) });
+  } else if (next.status === "error") {
+    state.status = "error";
+    state.error = serializeError(next.error);
+    push({ type: EXECUTION_ENDED, status: "error", error: state.error });
+  }
+  return step;
+}
+
+function isSerialized(value: unknown): value is SerializedError {
+  return typeof value === "object" && value !== null && !(value instanceof Error) && typeof (value as SerializedError).message === "string";
+}
+
+function eventOf(ctx: PlanContext, state: RuntimeState, input: JournalRecord): EventObject {
+  switch (input.type) {
+    case EXECUTION_STARTED:
+      return { type: "xstate.init", input: input.input } as EventObject;
+    case EVENT_RECEIVED: {
+      if (typeof input.timerId === "string") delete state.timers[input.timerId];
+      return input.event as EventObject;
+    }
+    case STEP_COMPLETED:
+    case STEP_FAILED: {
+      const pending = Object.values(state.pending).find((p) => p.stepId === input.stepId);
+      if (!pending) {
+        throw new NonDeterminismError(ctx.executionId, input.seq, "an outcome for step", input.stepId, {
+          pendingSteps: Object.values(state.pending).map((p) => p.stepId),
+        });
+      }
+      delete state.pending[pending.childId];
+      return input.type === STEP_COMPLETED
+        ? ({ type: `xstate.done.actor.${pending.childId}`, output: input.output, actorId: pending.childId } as EventObject)
+        : ({ type: `xstate.error.actor.${pending.childId}`, error: input.error, actorId: pending.childId } as EventObject);
+    }
+    default:
+      throw new NonDeterminismError(ctx.executionId, input.seq, "a record of type", input.type, "an input record (event, step outcome or start)");
+  }
+}
+
+/** True for the records that start a macrostep; the others are written by the planner itself. */
+export function isMacrostepInput(record: JournalRecord): boolean {
+  return record.type === EXECUTION_STARTED || record.type === EVENT_RECEIVED || record.type === STEP_COMPLETED || record.type === STEP_FAILED;
+}
+
+/** The facts of a record that replay must reproduce (everything the planner derives, not the clock). */
+export function plannedFacts(record: JournalRecord): unknown {
+  switch (record.type) {
+    case TIMER_SET:
+      return { type: record.type, timerId: record.timerId, dueAt: record.dueAt };
+    case TRANSITION:
+      return { type: record.type, from: record.from, to: record.to, event: record.event };
+    case EXECUTION_ENDED:
+      return { type: record.type, status: record.status };
+    default:
+      return { type: record.type };
+  }
+}
+
+/** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */
+export function persistState(machine: AnyStateMachine, state: RuntimeState): unknown {
+  const persisted = machine.getPersistedSnapshot(state.snapshot) as Record<string, unknown>;
+  return {
+    machine: { ...persisted, children: {} },
+    pending: state.pending,
+    timers: state.timers,
+    counters: state.counters,
+    status: state.status,
+    ...(state.output === undefined ? {} : { output: state.output }),
+    ...(state.error ? { error: state.error } : {}),
+  };
+}
+
+/** Rebuilds a runtime state from `persistState` output without starting anything. */
+export function restoreState(machine: AnyStateMachine, persisted: unknown): RuntimeState {
+  const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown };
+  // createActor restores the snapshot (history included) without running it: never started, no side effects.
+  const snapshot = createActor(machine, { snapshot: p.machine as any }).getSnapshot() as AnyMachineSnapshot;
+  return {
+    snapshot,
+    pending: p.pending ?? {},
+    timers: p.timers ?? {},
+    counters: p.counters ?? {},
+    status: p.status ?? "running",
+    ...(p.output === undefined ? {} : { output: p.output }),
+    ...(p.error ? { error: p.error } : {}),
+  };
+}

@@ -1,0 +1,39 @@
+// Pure helpers a machine uses to name its effects. No I/O: the runtime supplies the effect.
+import { fromPromise } from "xstate";
+
+/** The key under which `stepInput` names a step; reserved, never passed to the effect. */
+export const LOOM_STEP = "__loomStep";
+
+/** An invoke input that names its step explicitly: the runtime journals it as `<machineId>#<step>`. */
+export interface StepInput<T> {
+  [LOOM_STEP]: string;
+  input: T;
+}
+
+/**
+ * Names a step: use it as an invoke's or spawn's input when the default step id
+ * (`<machineId>#<childId>:<occurrence>`) is not the name you want in the journal.
+ *
+ * @example
+ * invoke: { src: "model", id: "model", input: ({ context }) => stepInput(`turn:${context.turn}:model`, context.request) }
+ */
+export function stepInput<T>(step: string, input: T): StepInput<T> {
+  return { [LOOM_STEP]: step, input };
+}
+
+export function isStepInput(value: unknown): value is StepInput<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[LOOM_STEP] === "string";
+}
+
+/**
+ * A typed placeholder for an effect in `setup({ actors })`: it lets the machine invoke `src: "name"` with
+ * typed input and output, and says plainly that the machine must run under loomwork, which supplies the effect.
+ *
+ * @example
+ * setup({ actors: { search: effectActor<{ q: string }, Hit[]>() } })
+ */
+export function effectActor<TInput = unknown, TOutput = unknown>() {
+  return fromPromise<TOutput, TInput>(async () => {
+    throw new Error("This effect is a placeholder: run the machine with loomwork's app.start(), which supplies the effect.");
+  });
+}

@@ -1,0 +1,119 @@
+// The journal's write-ahead contract: what is appended, in what order, in how many writes.
+import { describe, expect, it } from "vitest";
+import { createApp } from "../actors/app.js";
+import { simulatedClock } from "../actors/clock.js";
+import { defineConfig } from "../actors/config.js";
+import { MemoryEventStore, memoryStores } from "../stores/memory.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
+import type { JournalRecord } from "../stores/types.js";
+import { demoMachine } from "./support/demoMachine.js";
+import { countedDemoEffects, withEvents } from "./support/harness.js";
+
+class RecordingStore extends MemoryEventStore {
+  writes: JournalRecord[][] = [];
+  override async append(id: string, expected: number, records: JournalRecord[]) {
+    this.writes.push(records);
+    return super.append(id, expected, records);
+  }
+}
+
+describe("the journal", () => {
+  it("writes one batch per macrostep: the input first, then timers, the TRANSITION and the end", async () => {
+    const events = new RecordingStore();
+    const clock = simulatedClock(100);
+    const { effects } = countedDemoEffects();
+    const app = createApp(defineConfig({ stores: withEvents(memoryStores(), events), effects, clock }));
+    const actor = await app.start(demoMachine, { executionId: "r", subject: "user-1", input: { topic: "owls" } });
+    await actor.settled();
+    await actor.sendAsync({ type: "APPROVE" });
+    await actor.settled();
+    expect(events.writes.map((batch) => batch.map((r) => r.type))).toEqual([
+      [EXECUTION_STARTED, TRANSITION],
+      [STEP_COMPLETED, TIMER_SET, TRANSITION],
+      [EVENT_RECEIVED, TRANSITION],
+      [STEP_COMPLETED, TRANSITION, EXECUTION_ENDED],
+    ]);
+    const log = await app.log("r");
+    expect(log[0]).toMatchObject({ seq: 1, at: 100, type: EXECUTION_STARTED, logicId: "demo", subject: "user-1", input: { topic: "owls" }, schema: 1 });
+    expect(log.filter((r) => r.type === TRANSITION).map((r) => [r.from, r.to, r.event])).toEqual([
+      [null, "researching", "xstate.init"],
+      ["researching", "waiting", "xstate.done.actor.research"],
+      ["waiting", "writing", "APPROVE"],
+      ["writing", "done", "xstate.done.actor.write"],
+    ]);
+    expect(log.find((r) => r.type === STEP_COMPLETED)).toMatchObject({ stepId: "demo#research:1", effectId: "research", output: "notes on owls" });
+    expect((await events.getExecution("r"))?.status).toBe("done");
+  });
+
+  it("appends an external event before the machine sees it", async () => {
+    const stores = memoryStores();
+    const { effects } = countedDemoEffects();
+    const app = createApp(defineConfig({ stores, effects }));
+    const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
+    await actor.settled();
+    const seen: string[] = [];
+    actor.subscribe(async (snapshot) => {
+      const logged = (await stores.events.read("r")).some((r) => r.type === EVENT_RECEIVED);
+      seen.push(`${String(snapshot.value)}:${logged}`);
+    });
+    await actor.sendAsync({ type: "REJECT" });
+    await actor.settled();
+    expect(seen[0]).toBe("writing:true");
+  });
+
+  it("journals an effect's failure and lets the machine handle it", async () => {
+    const stores = memoryStores();
+    const { effects } = countedDemoEffects({ failWrite: true });
+    const app = createApp(defineConfig({ stores, effects }));
+    const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
+    await actor.settled();
+    await actor.sendAsync({ type: "APPROVE" });
+    expect(await app.result("r")).toEqual({ notes: ["notes on t", "write failed"], approved: true });
+    const failed = (await app.log("r")).find((r) => r.type === "loom.step.failed");
+    expect(failed).toMatchObject({ stepId: "demo#write:1", error: { name: "Error", message: "disk full" } });
+  });
+
+  it("ends the execution visibly when an effect fails and the machine does not handle it", async () => {
+    const { setup } = await import("xstate");
+    const { effectActor } = await import("../machines/effect.js");
+    const machine = setup({ actors: { boom: effectActor() } }).createMachine({
+      id: "fragile",
+      initial: "a",
+      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
+    });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }));
+    await app.start(machine, { executionId: "f" });
+    await expect(app.result("f")).rejects.toMatchObject({ name: "ExecutionFailedError", error: { name: "TypeError", message: "nope" } });
+    expect((await app.log("f")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { message: "nope" } });
+  });
+
+  it("takes snapshots every N records and resumes from the latest one plus the tail", async () => {
+    const stores = memoryStores();
+    const clock = simulatedClock(0);
+    const { effects } = countedDemoEffects();
+    const app = createApp(defineConfig({ stores, effects, clock, execution: { snapshotEvery: 4 } }));
+    const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
+    await actor.settled();
+    await app.close();
+    const snapshot = await stores.events.getSnapshot("r");
+    expect(snapshot?.seq).toBe(5);
+    const app2 = createApp(defineConfig({ stores, effects, clock, logics: [demoMachine] }));
+    const resumed = await app2.resume("r");
+    expect(resumed.replay).toMatchObject({ fromSnapshotSeq: 5, recordsReplayed: 0 });
+    expect(resumed.getSnapshot().value).toBe("waiting");
+    await resumed.sendAsync({ type: "APPROVE" });
+    expect(await app2.result("r")).toMatchObject({ approved: true });
+  });
+
+  it("reports sizes: records, log bytes and state bytes", async () => {
+    const { effects } = countedDemoEffects();
+    const app = createApp(defineConfig({ stores: memoryStores(), effects }));
+    const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
+    await actor.settled();
+    const stats = await app.stats("r");
+    const log = await app.log("r");
+    expect(stats.records).toBe(log.length);
+    expect(stats.logBytes).toBe(log.reduce((n, r) => n + new TextEncoder().encode(JSON.stringify(r)).length, 0));
+    expect(stats.stateBytes).toBeGreaterThan(0);
+  });
+});

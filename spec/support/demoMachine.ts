@@ -1,0 +1,45 @@
+// A machine with two effects, a timer and an external event: the kernel's test subject.
+import { assign, setup } from "xstate";
+import { effectActor } from "../../machines/effect.js";
+
+export const demoMachine = setup({
+  types: {} as {
+    context: { topic: string; notes: string[]; approved: boolean };
+    input: { topic: string };
+    events: { type: "APPROVE" } | { type: "REJECT" };
+    output: { notes: string[]; approved: boolean };
+  },
+  actors: {
+    research: effectActor<{ topic: string }, string>(),
+    write: effectActor<{ notes: string[] }, string>(),
+  },
+}).createMachine({
+  id: "demo",
+  context: ({ input }) => ({ topic: input.topic, notes: [], approved: false }),
+  initial: "researching",
+  states: {
+    researching: {
+      invoke: {
+        src: "research",
+        id: "research",
+        input: ({ context }) => ({ topic: context.topic }),
+        onDone: { target: "waiting", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
+      },
+    },
+    waiting: {
+      on: { APPROVE: { target: "writing", actions: assign({ approved: true }) }, REJECT: "writing" },
+      after: { 1000: { target: "writing" } },
+    },
+    writing: {
+      invoke: {
+        src: "write",
+        id: "write",
+        input: ({ context }) => ({ notes: context.notes }),
+        onDone: { target: "done", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
+        onError: { target: "done", actions: assign({ notes: ({ context }) => [...context.notes, "write failed"] }) },
+      },
+    },
+    done: { type: "final" },
+  },
+  output: ({ context }) => ({ notes: context.notes, approved: context.approved }),
+});

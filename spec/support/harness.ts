@@ -1,0 +1,78 @@
+// Test harness: counted effects, a store that "dies" at a seq, helpers to run the demo machine.
+import { createToolEffect } from "../../actors/effects.js";
+import { MemoryEventStore } from "../../stores/memory.js";
+import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
+
+/** Effects that count every live run per step id, so a test can assert "ran exactly once". */
+export function countedDemoEffects(options: { failWrite?: boolean } = {}) {
+  const runs = new Map<string, number>();
+  const count = (stepId: string) => runs.set(stepId, (runs.get(stepId) ?? 0) + 1);
+  return {
+    runs,
+    effects: {
+      research: createToolEffect(async ({ topic }: { topic: string }, ctx) => {
+        count(ctx.stepId);
+        return `notes on ${topic}`;
+      }),
+      write: createToolEffect(async ({ notes }: { notes: string[] }, ctx) => {
+        count(ctx.stepId);
+        if (options.failWrite) throw new Error("disk full");
+        return `draft(${notes.join("|")})`;
+      }),
+    },
+  };
+}
+
+/** Thrown by a DyingEventStore: the process "died" before this write reached the disk. */
+export class SimulatedCrash extends Error {}
+
+/**
+ * An EventStore over `inner` that refuses (as if the process died first) every append that would
+ * take the log past `crashAfterSeq`. What was appended before stays, as on a real disk.
+ */
+export class DyingEventStore extends MemoryEventStore {
+  constructor(
+    readonly inner: EventStore,
+    private readonly crashAfterSeq: number,
+  ) {
+    super();
+  }
+  override async append(id: string, expected: number, records: JournalRecord[]) {
+    if ((records.at(-1)?.seq ?? 0) > this.crashAfterSeq) throw new SimulatedCrash(`crash after seq ${this.crashAfterSeq}`);
+    return this.inner.append(id, expected, records);
+  }
+  override read(id: string, from?: number) {
+    return this.inner.read(id, from);
+  }
+  override head(id: string) {
+    return this.inner.head(id);
+  }
+  override getExecution(id: string) {
+    return this.inner.getExecution(id);
+  }
+  override listExecutions() {
+    return this.inner.listExecutions();
+  }
+  override async putSnapshot() {
+    // A dying process may or may not have written its snapshot; the log alone must suffice.
+  }
+  override getSnapshot(id: string) {
+    return this.inner.getSnapshot(id);
+  }
+  override readArchives(id: string) {
+    return this.inner.readArchives(id);
+  }
+}
+
+export function withEvents(stores: Stores, events: EventStore): Stores {
+  return { ...stores, events };
+}
+
+/** Waits until `predicate` holds, polling the microtask and timer queues. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
