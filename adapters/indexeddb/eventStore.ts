@@ -1,0 +1,156 @@
+// The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
+// seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
+import { foldCatalogue, seqFenceViolation } from "../../stores/catalogue.js";
+import { ConcurrencyError } from "../../stores/errors.js";
+import {
+  EVENT_STORE_SPI_VERSION,
+  type ArchiveSegment,
+  type EventStore,
+  type ExecutionInfo,
+  type JournalRecord,
+  type StoredSnapshot,
+} from "../../stores/types.js";
+import { announceCatalogueChange } from "./catalogue.js";
+import { issueAll, type IndexedDbConnection } from "./connection.js";
+
+/** The EventStore on IndexedDB (object stores `records`, `archives`, `snapshots`, `executions`). */
+export class IndexedDbEventStore implements EventStore {
+  readonly spiVersion = EVENT_STORE_SPI_VERSION;
+
+  constructor(
+    private readonly connection: IndexedDbConnection,
+    private readonly releaseConnection: () => Promise<void>,
+  ) {}
+
+  private get keyRange(): typeof IDBKeyRange {
+    return this.connection.deps.IDBKeyRange;
+  }
+
+  /** Every key of `executionId` in a store keyed [executionId, n], optionally capped at n <= through. */
+  private range(executionId: string, from = -Infinity, through = Infinity): IDBKeyRange {
+    return this.keyRange.bound([executionId, from], [executionId, through]);
+  }
+
+  async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+    const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
+    const appended = await this.connection.transact(["records", "executions"], "readwrite", what, async (tx) => {
+      const executions = tx.objectStore("executions");
+      const previous = await executions.get(executionId);
+      // The fence is read in the same transaction that writes: IndexedDB serialises readwrite
+      // transactions over these stores, so a concurrent writer (another tab) sees our head or we see its.
+      const head = previous?.head ?? 0;
+      const violation = seqFenceViolation(head, expectedSeq, records);
+      if (violation === "stale") throw new ConcurrencyError(executionId, expectedSeq, head);
+      if (violation) throw new RangeError(`Execution "${executionId}": ${violation}; seqs must continue the log contiguously.`);
+      if (records.length === 0) return false;
+      const store = tx.objectStore("records");
+      await issueAll([
+        // add, not put: an existing [executionId, seq] fails the transaction instead of being overwritten.
+        ...records.map((record) => () => addRecord(executionId, record, () => store.add(record, [executionId, record.seq]))),
+        () => executions.put(foldCatalogue(executionId, previous, records)),
+      ]);
+      return true;
+    });
+    if (appended) announceCatalogueChange(this.connection.name);
+  }
+
+  async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+    if (Number.isNaN(fromSeq)) return [];
+    return this.connection.transact(["records"], "readonly", `reading execution "${executionId}"`, (tx) =>
+      tx.objectStore("records").getAll(this.range(executionId, fromSeq)),
+    );
+  }
+
+  async head(executionId: string): Promise<number> {
+    return (await this.getExecution(executionId))?.head ?? 0;
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    return this.connection.transact(["executions"], "readonly", `reading execution "${executionId}"`, (tx) =>
+      tx.objectStore("executions").get(executionId),
+    );
+  }
+
+  async listExecutions(): Promise<ExecutionInfo[]> {
+    // Keys are compared as UTF-16 code units, the order JavaScript's < gives executionIds.
+    return this.connection.transact(["executions"], "readonly", "listing executions", (tx) => tx.objectStore("executions").getAll());
+  }
+
+  async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
+    await this.connection.transact(["executions", "snapshots"], "readwrite", what, async (tx) => {
+      if ((await tx.objectStore("executions").getKey(executionId)) === undefined) {
+        throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
+      }
+      const snapshots = tx.objectStore("snapshots");
+      const stored = await snapshots.get(executionId);
+      if (!stored || stored.seq < snapshot.seq) await snapshots.put(snapshot, executionId);
+    });
+  }
+
+  async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    return this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
+      tx.objectStore("snapshots").get(executionId),
+    );
+  }
+
+  async archive(executionId: string, throughSeq: number): Promise<void> {
+    const what = `archiving execution "${executionId}" through seq ${throughSeq}`;
+    await this.connection.transact(["executions", "records", "archives"], "readwrite", what, async (tx) => {
+      const info = await tx.objectStore("executions").get(executionId);
+      if (!info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
+      const archives = tx.objectStore("archives");
+      const last = await archives.openCursor(this.range(executionId), "prev");
+      const archivedThrough = last?.value.toSeq ?? 0;
+      if (!(throughSeq <= info.head && throughSeq > archivedThrough)) {
+        throw new RangeError(
+          `Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archivedThrough}, head ${info.head}.`,
+        );
+      }
+      // The live prefix moves in this one transaction: a reader sees it live or archived, never both or neither.
+      const records = tx.objectStore("records");
+      const prefix = this.range(executionId, -Infinity, throughSeq);
+      const moved = await records.getAll(prefix);
+      const segment: ArchiveSegment = { fromSeq: archivedThrough + 1, toSeq: throughSeq, records: moved };
+      await issueAll([() => archives.add(segment, [executionId, segment.fromSeq]), () => records.delete(prefix)]);
+    });
+  }
+
+  async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    return this.connection.transact(["archives"], "readonly", `reading the archives of "${executionId}"`, (tx) =>
+      tx.objectStore("archives").getAll(this.range(executionId)),
+    );
+  }
+
+  async deleteHistory(executionId: string): Promise<void> {
+    const what = `deleting the history of execution "${executionId}"`;
+    const stores = ["records", "archives", "snapshots", "executions"] as const;
+    await this.connection.transact([...stores], "readwrite", what, (tx) =>
+      issueAll([
+        () => tx.objectStore("records").delete(this.range(executionId)),
+        () => tx.objectStore("archives").delete(this.range(executionId)),
+        () => tx.objectStore("snapshots").delete(executionId),
+        () => tx.objectStore("executions").delete(executionId),
+      ]),
+    );
+    announceCatalogueChange(this.connection.name);
+  }
+
+  async close(): Promise<void> {
+    await this.releaseConnection();
+  }
+}
+
+/** Adds one record, naming it when IndexedDB cannot store it (a function, a symbol, a DOM node...). */
+function addRecord(executionId: string, record: JournalRecord, add: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return add();
+  } catch (error) {
+    if ((error as { name?: unknown } | null)?.name !== "DataCloneError") throw error;
+    throw new TypeError(
+      `Execution "${executionId}": record seq ${record.seq} (${record.type}) cannot be stored: ${(error as Error).message}. ` +
+        `Journal records must be plain JSON.`,
+      { cause: error },
+    );
+  }
+}

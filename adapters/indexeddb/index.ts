@@ -1,0 +1,95 @@
+// loomwork/indexeddb: the storage SPIs on IndexedDB, for agents that run in a browser tab, offline.
+// Browser-safe: nothing here imports node:*.
+import type { Stores } from "../../stores/types.js";
+import { CatalogueView, registerCatalogueView } from "./catalogue.js";
+import { IndexedDbConnection, resolveDeps } from "./connection.js";
+import { DEFAULT_LIST_PAGE_SIZE, IndexedDbContentStore } from "./contentStore.js";
+import { IndexedDbEventStore } from "./eventStore.js";
+import { IndexedDbKeyStore } from "./keyStore.js";
+import { acquireWriter, type AcquireWriterOptions, type LockManagerLike, type WriterLease } from "./locks.js";
+
+export interface IndexedDbStoresOptions {
+  /** The IndexedDB database name; one database holds journal, catalogue, blobs and keys. */
+  name: string;
+  /** @defaultValue globalThis.indexedDB */
+  indexedDB?: IDBFactory;
+  /** @defaultValue globalThis.IDBKeyRange */
+  IDBKeyRange?: typeof IDBKeyRange;
+  /** The Web Locks manager `acquireWriter` uses; `null` disables locking. @defaultValue navigator.locks */
+  locks?: LockManagerLike | null;
+  /** Blobs read per transaction by `content.list()`. @defaultValue 256 */
+  listPageSize?: number;
+}
+
+/** Stores on one IndexedDB database, with the cross-tab writer lock. */
+export interface IndexedDbStores extends Stores {
+  readonly name: string;
+  events: IndexedDbEventStore;
+  content: IndexedDbContentStore;
+  keys: IndexedDbKeyStore;
+  /** `acquireWriter(name, executionId)` with this database's name and lock manager. */
+  acquireWriter(executionId: string, options?: Omit<AcquireWriterOptions, "locks">): Promise<WriterLease>;
+  /** Closes the three stores and the catalogue view; the database stays on disk. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (creating or upgrading) the IndexedDB database `name` and returns the three stores on it.
+ *
+ * @example
+ * const stores = await indexedDbStores({ name: "my-app" });
+ * const app = createApp(defineConfig({ stores, effects }));
+ */
+export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<IndexedDbStores> {
+  const { name } = options;
+  if (typeof name !== "string" || name.length === 0) {
+    throw new TypeError(`indexedDbStores: option "name" must be a non-empty string (the IndexedDB database name), got ${JSON.stringify(name)}.`);
+  }
+  const pageSize = options.listPageSize ?? DEFAULT_LIST_PAGE_SIZE;
+  if (!Number.isInteger(pageSize) || pageSize < 1) {
+    throw new RangeError(`indexedDbStores: option "listPageSize" must be a positive integer, got ${pageSize}.`);
+  }
+  const deps = resolveDeps(name, options);
+  const connection = new IndexedDbConnection(name, deps);
+  const releaseBoot = connection.retain();
+  const events = new IndexedDbEventStore(connection, connection.retain());
+  const content = new IndexedDbContentStore(connection, connection.retain(), pageSize);
+  const keys = new IndexedDbKeyStore(connection, connection.retain());
+  // Open now, so a missing or newer database fails here (at boot) rather than on the first append.
+  try {
+    await connection.database();
+  } catch (error) {
+    await Promise.all([events.close(), content.close(), keys.close(), releaseBoot()]);
+    throw error;
+  }
+  await releaseBoot();
+  const catalogue = new CatalogueView(name, deps, Promise.resolve());
+  const locks = options.locks;
+  const stores: IndexedDbStores = {
+    name,
+    events,
+    content,
+    keys,
+    acquireWriter: (executionId, writerOptions = {}) =>
+      acquireWriter(name, executionId, locks === undefined ? writerOptions : { ...writerOptions, locks }),
+    close: async () => {
+      catalogue.close();
+      await Promise.all([events.close(), content.close(), keys.close()]);
+    },
+  };
+  registerCatalogueView(stores, catalogue);
+  return stores;
+}
+
+export { IndexedDbEventStore } from "./eventStore.js";
+export { IndexedDbContentStore, DEFAULT_LIST_PAGE_SIZE } from "./contentStore.js";
+export { IndexedDbKeyStore } from "./keyStore.js";
+export { IndexedDbConnectionError, isQuotaExceeded } from "./errors.js";
+export { executionsLiveQuery, watchExecutions, CatalogueView } from "./catalogue.js";
+export { acquireWriter, writerLockName } from "./locks.js";
+export { SCHEMA_VERSION } from "./schema.js";
+
+export type { IndexedDbConnectionReason } from "./errors.js";
+export type { CatalogueSource, ExecutionsQuery, WatchExecutionsOptions } from "./catalogue.js";
+export type { AcquireWriterOptions, LockManagerLike, WriterLease } from "./locks.js";
+export type { LoomDbSchema } from "./schema.js";

@@ -1,0 +1,225 @@
+// The IndexedDB adapter in a real headless Chromium: persistence across a reload, the cross-tab
+// writer lock, the live catalogue across tabs, versionchange, and the SPI operations end to end.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
+import type { JournalRecord } from "../../stores/types.js";
+import { started, step } from "../conformance/suite.js";
+import { startBrowserHarness, type BrowserHarness } from "./harness.js";
+
+// A harness that failed to start (no Chromium, a build error) fails every test with its message:
+// a failed beforeAll would only mark them skipped.
+let launched: BrowserHarness | Error;
+const harness = (): BrowserHarness => {
+  if (launched instanceof Error) throw launched;
+  return launched;
+};
+// The adapter must stay silent: any console message or page error fails the run.
+const noise: string[] = [];
+
+beforeAll(async () => {
+  launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+});
+
+afterAll(async () => {
+  if (!(launched instanceof Error)) await launched?.close();
+});
+
+/** A fresh browser profile partition: its own IndexedDB and Web Locks. */
+function newContext(): Promise<BrowserContext> {
+  return harness().browser.newContext();
+}
+
+async function openPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
+  page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));
+  await page.goto(harness().url);
+  await page.waitForFunction(() => window.loom?.ready === true);
+  return page;
+}
+
+const seqs = (records: JournalRecord[]) => records.map((r) => r.seq);
+
+describe("IndexedDB adapter in headless Chromium", () => {
+  it("keeps records, catalogue, snapshot, blobs and keys across a page reload", async () => {
+    const page = await openPage(await newContext());
+    const records = [started(1, "alice"), step(2, { text: "héllo ✓" }), step(3)];
+    const before = await page.evaluate(async (records) => {
+      const stores = await window.loom.stores("persist");
+      await stores.events.append("e1", 0, records);
+      await stores.events.putSnapshot("e1", { seq: 3, at: 9, state: { value: "b" } });
+      const address = await stores.content.put(window.loom.utf8("a blob"));
+      const key = [...(await stores.keys.getOrCreate("alice"))];
+      return { address, key };
+    }, records);
+    await page.reload();
+    await page.waitForFunction(() => window.loom?.ready === true);
+    const after = await page.evaluate(async (address) => {
+      const stores = await window.loom.stores("persist");
+      const bytes = await stores.content.get(address);
+      return {
+        log: await stores.events.read("e1"),
+        info: await stores.events.getExecution("e1"),
+        snapshot: await stores.events.getSnapshot("e1"),
+        blob: bytes && window.loom.fromUtf8(bytes),
+        key: [...((await stores.keys.get("alice")) ?? [])],
+      };
+    }, before.address);
+    expect(after.log).toEqual(records);
+    expect(after.info).toMatchObject({ executionId: "e1", subject: "alice", head: 3, status: "running" });
+    expect(after.snapshot).toEqual({ seq: 3, at: 9, state: { value: "b" } });
+    expect(after.blob).toBe("a blob");
+    expect(after.key).toEqual(before.key);
+    expect(after.key).toHaveLength(32);
+  });
+
+  it("gives one tab the writer lock; the other takes over when it closes, and no seq is duplicated or skipped", async () => {
+    const context = await newContext();
+    const [first, second] = [await openPage(context), await openPage(context)];
+    const db = "locks";
+    expect(await first.evaluate((db) => window.loom.acquireWriter(db, "e1"), db)).toEqual({ ok: true, value: `loomwork:${db}:e1` });
+    await first.evaluate(async ([db, records]) => {
+      const stores = await window.loom.stores(db);
+      await stores.events.append("e1", 0, records);
+    }, [db, [started(1), step(2), step(3)]] as [string, JournalRecord[]]);
+
+    const refused = await second.evaluate((db) => window.loom.acquireWriter(db, "e1"), db);
+    expect(refused).toMatchObject({ ok: false, error: { name: "WriterLockedError", code: "LOOM_WRITER_LOCKED" } });
+    await second.evaluate((db) => window.loom.waitForWriter(db, "e1"), db);
+    await second.waitForTimeout(200);
+    expect(await second.evaluate((db) => window.loom.holdsWriter(db, "e1"), db)).toBe(false);
+
+    // The holder's tab goes away without releasing: the browser frees its locks.
+    await first.close();
+    expect(await second.evaluate((db) => window.loom.writerGranted(db, "e1"), db)).toEqual({ ok: true, value: `loomwork:${db}:e1` });
+    const result = await second.evaluate(async ([db, more]) => {
+      const stores = await window.loom.stores(db);
+      const head = await stores.events.head("e1");
+      // The seq fence still refuses a stale writer, lock or no lock.
+      const stale = await window.loom.settle(stores.events.append("e1", head - 1, [more[0]!]));
+      await stores.events.append("e1", head, more);
+      return { head, stale, log: await stores.events.read("e1") };
+    }, [db, [step(4), step(5)]] as [string, JournalRecord[]]);
+    expect(result.head).toBe(3);
+    expect(result.stale).toMatchObject({ ok: false, error: { name: "ConcurrencyError", code: "LOOM_CONCURRENCY" } });
+    expect(seqs(result.log)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("updates another tab's live execution list after an append", async () => {
+    const context = await newContext();
+    const [writer, watcher] = [await openPage(context), await openPage(context)];
+    await watcher.evaluate(() => window.loom.watch("live"));
+    await watcher.waitForFunction(() => window.loom.watched("live").length > 0);
+    await writer.evaluate(async (records) => {
+      const stores = await window.loom.stores("live");
+      await stores.events.append("run-1", 0, records);
+    }, [started(1, "bob"), step(2)]);
+    await watcher.waitForFunction(() => window.loom.watched("live").at(-1)?.[0]?.head === 2, undefined, { timeout: 10_000 });
+    const latest = await watcher.evaluate(() => window.loom.watched("live").at(-1));
+    expect(latest).toEqual([expect.objectContaining({ executionId: "run-1", subject: "bob", head: 2, status: "running" })]);
+  });
+
+  it("closes its connection when another tab upgrades the database, then refuses clearly", async () => {
+    const context = await newContext();
+    const [old, newer] = [await openPage(context), await openPage(context)];
+    await old.evaluate(async (records) => {
+      const stores = await window.loom.stores("upgrade");
+      await stores.events.append("e1", 0, records);
+      window.loom.watch("upgrade");
+    }, [started(1)]);
+    await old.waitForFunction(() => window.loom.watched("upgrade").length > 0);
+    const upgrade = await newer.evaluate(
+      (version) =>
+        new Promise<{ version: number; blocked: boolean }>((resolve, reject) => {
+          let blocked = false;
+          const request = indexedDB.open("upgrade", version);
+          request.onblocked = () => (blocked = true);
+          request.onsuccess = () => {
+            request.result.close();
+            resolve({ version: request.result.version, blocked });
+          };
+          request.onerror = () => reject(request.error);
+        }),
+      await old.evaluate(() => window.loom.SCHEMA_VERSION + 1),
+    );
+    expect(upgrade.blocked).toBe(false);
+    const refused = await old.evaluate(async (record) => {
+      const stores = await window.loom.stores("upgrade");
+      return window.loom.settle(stores.events.append("e1", 1, [record]));
+    }, step(2));
+    expect(refused).toMatchObject({ ok: false, error: { name: "IndexedDbConnectionError", reason: "newer-version" } });
+  });
+
+  it("runs the SPI operations end to end: append, fence, archive, snapshot, blobs, sweep, keys", async () => {
+    const page = await openPage(await newContext());
+    const out = await page.evaluate(async ([records, tail]) => {
+      const { stores, utf8, fromUtf8, settle } = window.loom;
+      const { events, content, keys } = await stores("spi");
+      await events.append("e1", 0, records);
+      const race = await Promise.all([settle(events.append("e1", 4, [tail[0]!])), settle(events.append("e1", 4, [tail[0]!]))]);
+      const gap = await settle(events.append("e1", 5, [tail[2]!]));
+      await events.archive("e1", 2);
+      await events.archive("e1", 3);
+      const badArchive = await settle(events.archive("e1", 3));
+      await events.putSnapshot("e1", { seq: 5, at: 1, state: { n: 5 } });
+      await events.putSnapshot("e1", { seq: 4, at: 1, state: { n: 4 } });
+      await events.append("other", 0, [records[0]!]);
+      const listed = (await events.listExecutions()).map((e) => [e.executionId, e.head]);
+      await events.deleteHistory("other");
+
+      const a = await content.put(utf8("old"));
+      const b = await content.put(utf8("touched"));
+      const cutoff = await content.touchClock!();
+      await content.put(utf8("touched"));
+      const sweptOld = await content.deleteIfUntouchedSince!(a, cutoff);
+      const sweptTouched = await content.deleteIfUntouchedSince!(b, cutoff);
+      const blobs = [];
+      for await (const info of content.list()) blobs.push([info.address, info.size]);
+      const k = await keys.getOrCreate("carol");
+      await keys.destroy("carol");
+      return {
+        race: race.map((r) => r.ok || r.error.name).sort(),
+        gap: gap.ok || gap.error.name,
+        badArchive: badArchive.ok || badArchive.error.name,
+        live: (await events.read("e1")).map((r) => r.seq),
+        segments: (await events.readArchives("e1")).map((s) => [s.fromSeq, s.toSeq, s.records.map((r) => r.seq)]),
+        head: await events.head("e1"),
+        snapshot: await events.getSnapshot("e1"),
+        listed,
+        afterDelete: (await events.listExecutions()).map((e) => e.executionId),
+        addressShape: /^sha256:[0-9a-f]{64}$/.test(a),
+        sweptOld,
+        sweptTouched,
+        blobs,
+        touchedText: fromUtf8((await content.get(b))!),
+        keyLength: k.length,
+        erased: await keys.isDestroyed("carol"),
+        recreate: (await settle(keys.getOrCreate("carol"))).ok,
+      };
+    }, [[started(1, "s"), step(2), step(3), step(4)], [step(5), step(6), step(7)]] as [JournalRecord[], JournalRecord[]]);
+    expect(out).toMatchObject({
+      race: ["ConcurrencyError", true],
+      gap: "RangeError",
+      badArchive: "RangeError",
+      live: [4, 5],
+      segments: [[1, 2, [1, 2]], [3, 3, [3]]],
+      head: 5,
+      snapshot: { seq: 5, at: 1, state: { n: 5 } },
+      listed: [["e1", 5], ["other", 1]],
+      afterDelete: ["e1"],
+      addressShape: true,
+      sweptOld: true,
+      sweptTouched: false,
+      touchedText: "touched",
+      keyLength: 32,
+      erased: true,
+      recreate: false,
+    });
+    expect(out.blobs).toEqual([[expect.stringMatching(/^sha256:/), 7]]);
+  });
+
+  it("printed nothing to the console", () => {
+    harness();
+    expect(noise).toEqual([]);
+  });
+});
