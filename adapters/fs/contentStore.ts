@@ -1,0 +1,204 @@
+// The ContentStore on node:fs: blobs by SHA-256 under content/blobs/<ab>/<cd>/<hex>.
+//
+// Touch times live in each blob file's mtime, in whole seconds (any filesystem with 1 s mtimes
+// keeps them; a probe at open refuses one that does not). The touch clock is a hybrid:
+// C = max(persisted clock, wall seconds) at open, and touchClock() moves it to max(wall seconds,
+// C + 1) and persists it (content/clock) before returning. A put touches at C, so a put that starts
+// after touchClock() returned T touches at >= T, and T is above every earlier touch.
+import { opendir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { contentAddress } from "../../stores/bytes.js";
+import { JournalCorruptionError, LoomworkError } from "../../stores/errors.js";
+import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
+import { hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
+import { encodeJsonFrame } from "./framing.js";
+import { readSingleFrame } from "./journalFiles.js";
+
+const ADDRESS = /^sha256:([0-9a-f]{64})$/;
+const HEX = /^[0-9a-f]{64}$/;
+const FAN = /^[0-9a-f]{2}$/;
+
+const wallSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** The filesystem ContentStore; open it with `fsStores`. Plain (not sealing): wrap it in EncryptingContentStore to seal. */
+export class FsContentStore implements ContentStore {
+  readonly spiVersion = CONTENT_STORE_SPI_VERSION;
+  readonly sealsContent = false;
+  private readonly mutex = new KeyedMutex();
+  private readonly blobsDir: string;
+  private readonly clockPath: string;
+
+  private constructor(
+    private readonly directory: FsDirectory,
+    private clock: number,
+    private readonly onClose: () => Promise<void>,
+  ) {
+    this.blobsDir = join(directory.dir, "content", "blobs");
+    this.clockPath = join(directory.dir, "content", "clock");
+  }
+
+  static async open(directory: FsDirectory, onClose: () => Promise<void>): Promise<FsContentStore> {
+    const root = join(directory.dir, "content");
+    await directory.ensureDir(join(root, "blobs"));
+    await probeSecondMtimes(directory);
+    const persisted = ((await readSingleFrame(join(root, "clock"))) as { clock?: number } | undefined)?.clock ?? 0;
+    return new FsContentStore(directory, Math.max(persisted, wallSeconds()), onClose);
+  }
+
+  private pathOf(address: string): string | undefined {
+    const hex = ADDRESS.exec(address)?.[1];
+    return hex && join(this.blobsDir, hex.slice(0, 2), hex.slice(2, 4), hex);
+  }
+
+  async put(bytes: Uint8Array): Promise<string> {
+    const address = await contentAddress(bytes);
+    const path = this.pathOf(address)!;
+    await this.directory.write(() =>
+      this.mutex.run(address, async () => {
+        const touch = this.clock;
+        let handle;
+        try {
+          handle = await open(path, "r+");
+        } catch (error) {
+          if (!hasCode(error, "ENOENT")) throw error;
+          await this.directory.ensureDir(dirname(path));
+          await this.directory.writeFileAtomic(path, bytes, touch);
+          return;
+        }
+        try {
+          await handle.utimes(touch, touch);
+          await this.directory.ops.fsync(handle, path);
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+    return address;
+  }
+
+  async get(address: string): Promise<Uint8Array | undefined> {
+    const path = this.pathOf(address);
+    if (!path) return undefined;
+    return this.directory.read(async () => {
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(path);
+      } catch (error) {
+        if (hasCode(error, "ENOENT")) return undefined;
+        throw error;
+      }
+      if ((await contentAddress(bytes)) !== address) throw new JournalCorruptionError(path, 0, "the blob's bytes do not match its address");
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    });
+  }
+
+  async has(address: string): Promise<boolean> {
+    const path = this.pathOf(address);
+    if (!path) return false;
+    return this.directory.read(() => pathExists(path));
+  }
+
+  async delete(address: string): Promise<boolean> {
+    return this.deleteWhen(address, () => true);
+  }
+
+  async deleteIfUntouchedSince(address: string, cutoff: number): Promise<boolean> {
+    return this.deleteWhen(address, (touchedAt) => touchedAt < cutoff);
+  }
+
+  // Serialized with put of the same address: a put that wins the race touches first and is seen.
+  private async deleteWhen(address: string, test: (touchedAt: number) => boolean): Promise<boolean> {
+    const path = this.pathOf(address);
+    if (!path) return false;
+    return this.directory.write(() =>
+      this.mutex.run(address, async () => {
+        let touchedAt: number;
+        try {
+          touchedAt = Math.floor((await stat(path)).mtimeMs / 1000);
+        } catch (error) {
+          if (hasCode(error, "ENOENT")) return false;
+          throw error;
+        }
+        if (!test(touchedAt)) return false;
+        await unlink(path);
+        await this.directory.ops.fsyncDir(dirname(path));
+        return true;
+      }),
+    );
+  }
+
+  async touchClock(): Promise<number> {
+    return this.directory.write(() =>
+      this.mutex.run("\0clock", async () => {
+        const next = Math.max(wallSeconds(), this.clock + 1);
+        await this.directory.writeFileAtomic(this.clockPath, encodeJsonFrame({ clock: next }));
+        this.clock = next;
+        return next;
+      }),
+    );
+  }
+
+  /** Streams every blob: directories are read as the walk reaches them, a leaf directory entry by entry. */
+  async *list(): AsyncIterable<ContentInfo> {
+    this.directory.assertOpen();
+    for (const a of await sortedNames(this.blobsDir, FAN)) {
+      for (const b of await sortedNames(join(this.blobsDir, a), FAN)) {
+        const leaf = join(this.blobsDir, a, b);
+        let entries;
+        try {
+          entries = await opendir(leaf);
+        } catch (error) {
+          if (hasCode(error, "ENOENT")) continue;
+          throw error;
+        }
+        for await (const entry of entries) {
+          if (!HEX.test(entry.name)) continue;
+          this.directory.assertOpen();
+          try {
+            const info = await stat(join(leaf, entry.name));
+            yield { address: `sha256:${entry.name}`, size: info.size, touchedAt: Math.floor(info.mtimeMs / 1000) };
+          } catch (error) {
+            if (!hasCode(error, "ENOENT")) throw error;
+          }
+        }
+      }
+    }
+  }
+
+  /** Closes the three fs stores sharing this directory and releases the writer lock. */
+  async close(): Promise<void> {
+    await this.onClose();
+  }
+}
+
+
+async function sortedNames(dir: string, pattern: RegExp): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((n) => pattern.test(n)).sort();
+  } catch (error) {
+    if (hasCode(error, "ENOENT")) return [];
+    throw error;
+  }
+}
+
+// Touch times are whole seconds in mtimes: a filesystem that rounds them (FAT's 2 s) would make a
+// fresh put look older than a cutoff and let a sweep delete it. Refuse it at open instead.
+async function probeSecondMtimes(directory: FsDirectory): Promise<void> {
+  const probe = directory.tmpPath();
+  const odd = Math.floor(wallSeconds() / 2) * 2 + 1;
+  const handle = await open(probe, "wx");
+  try {
+    await handle.utimes(odd, odd);
+  } finally {
+    await handle.close();
+  }
+  const kept = Math.floor((await stat(probe)).mtimeMs / 1000);
+  await unlink(probe);
+  if (kept !== odd) {
+    throw new LoomworkError(
+      "LOOM_FS_UNSUPPORTED",
+      `${directory.dir} does not keep file modification times to the second (set ${odd}, read ${kept}); ` +
+        `the content store keeps touch times there. Put the journal directory on ext4, XFS, Btrfs, APFS or NTFS.`,
+    );
+  }
+}

@@ -1,0 +1,184 @@
+// The state the three fs stores share: one journal directory, one writer lock, one failure.
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { LoomworkError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
+import type { FsOps } from "./fsOps.js";
+
+/** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
+export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string" && !(error instanceof LoomworkError);
+}
+
+export function hasCode(error: unknown, code: string): boolean {
+  return isSystemError(error) && error.code === code;
+}
+
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (hasCode(error, "ENOENT")) return false;
+    throw error;
+  }
+}
+
+/**
+ * The file-name form of an execution id or subject. Ids are never used as paths: short well-formed
+ * ids become `x<hex of UTF-8>` (reversible, case-insensitive-safe), anything else `h<sha256 of its
+ * JSON text>` (JSON keeps lone surrogates apart, UTF-8 would merge them). Files also store the id.
+ */
+export function entryName(id: string): string {
+  const utf8 = Buffer.from(id, "utf8");
+  if (utf8.length <= 100 && utf8.toString("utf8") === id) return `x${utf8.toString("hex")}`;
+  return `h${createHash("sha256").update(JSON.stringify(id)).digest("hex")}`;
+}
+
+/** Runs tasks with the same key one at a time, in call order; different keys run concurrently. */
+export class KeyedMutex {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const tail = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    this.tails.set(key, tail);
+    await previous;
+    try {
+      return await task();
+    } finally {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+export class FsDirectory {
+  readonly tmpDir: string;
+  readonly trashDir: string;
+  private writerFailure: WriterFailedError | undefined;
+  private closed = false;
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(
+    readonly dir: string,
+    readonly ops: FsOps,
+  ) {
+    this.tmpDir = join(dir, "tmp");
+    this.trashDir = join(dir, "trash");
+  }
+
+  /** The error every write is refused with once an I/O operation failed. */
+  get failure(): WriterFailedError | undefined {
+    return this.writerFailure;
+  }
+
+  assertOpen(): void {
+    if (this.closed) {
+      throw new LoomworkError(
+        "LOOM_STORE_CLOSED",
+        `The fs stores on ${this.dir} were closed; open a new fsStores({ dir }) to use the directory again.`,
+      );
+    }
+  }
+
+  assertWritable(): void {
+    this.assertOpen();
+    if (this.writerFailure) throw this.writerFailure;
+  }
+
+  /**
+   * Records an I/O failure: from now on every write is refused. Retrying after a failed fsync is
+   * unsafe (the kernel may have dropped the dirty pages and report success next time), so the
+   * writer stops and a reopen recovers what was durable. Returns the error the failing call rejects with.
+   */
+  fail(cause: unknown): Error {
+    this.writerFailure ??= new WriterFailedError(this.dir, { cause });
+    if (hasCode(cause, "ENOSPC") || hasCode(cause, "EDQUOT")) return new StorageQuotaError(`writing to ${this.dir}`, { cause });
+    return this.writerFailure;
+  }
+
+  /** Runs a write: refused once failed or closed; a system error inside fails the writer. */
+  async write<T>(task: () => Promise<T>): Promise<T> {
+    this.assertWritable();
+    return this.track(async () => {
+      try {
+        return await task();
+      } catch (error) {
+        throw isSystemError(error) ? this.fail(error) : error;
+      }
+    });
+  }
+
+  /** Runs a read; close() waits for it. */
+  async read<T>(task: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    return this.track(task);
+  }
+
+  private async track<T>(task: () => Promise<T>): Promise<T> {
+    const running = task();
+    this.inflight.add(running);
+    try {
+      return await running;
+    } finally {
+      this.inflight.delete(running);
+    }
+  }
+
+  /** Refuses new operations and waits for the running ones to settle. */
+  async quiesce(): Promise<void> {
+    this.closed = true;
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  tmpPath(): string {
+    return join(this.tmpDir, `${process.pid}-${randomBytes(8).toString("hex")}`);
+  }
+
+  /** Creates `path` (and missing parents) and makes each new entry durable in its parent. */
+  async ensureDir(path: string): Promise<void> {
+    const first = await mkdir(path, { recursive: true });
+    if (first === undefined) return;
+    for (let created = path; ; created = dirname(created)) {
+      await this.ops.fsyncDir(dirname(created));
+      if (created === first) break;
+    }
+  }
+
+  /**
+   * Replaces `path` with `bytes` so a crash leaves either the old file or the new one, whole:
+   * temp file -> fsync -> rename -> fsync of the directory. `mtimeSeconds` is set before the fsync.
+   */
+  async writeFileAtomic(path: string, bytes: Uint8Array, mtimeSeconds?: number): Promise<void> {
+    const temp = this.tmpPath();
+    const handle = await open(temp, "wx");
+    try {
+      try {
+        await this.ops.write(handle, bytes, 0, temp);
+        if (mtimeSeconds !== undefined) await handle.utimes(mtimeSeconds, mtimeSeconds);
+        await this.ops.fsync(handle, temp);
+      } finally {
+        await handle.close();
+      }
+      await this.ops.rename(temp, path);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    await this.ops.fsyncDir(dirname(path));
+  }
+
+  /** Removes leftovers of a crashed process: temp files never renamed, trash never emptied. */
+  async sweepLeftovers(): Promise<void> {
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await rm(this.trashDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+    await mkdir(this.trashDir, { recursive: true });
+  }
+}

@@ -1,0 +1,292 @@
+// The EventStore on node:fs: one append-only log file per execution, group-committed fsyncs.
+import { mkdir, open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { foldCatalogue, seqFenceViolation } from "../../stores/catalogue.js";
+import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
+import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type JournalRecord, type StoredSnapshot } from "../../stores/types.js";
+import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
+import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
+import { encodeBatch, encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
+import { parseLog, planArchive, readRange, readSegment, readSnapshot } from "./journalFiles.js";
+import { recoverExecutions, saveCheckpoint, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
+
+interface LogState {
+  /** Bytes of the log covered by this state. */
+  size: number;
+  info?: ExecutionInfo;
+  /** Counts appends, so a later round's state never loses to an earlier one. */
+  index: number;
+}
+
+interface Execution {
+  readonly id: string;
+  readonly paths: ExecutionPaths;
+  fileId: string;
+  /** The log open for appending; opened on the first append after open or after a rewrite. */
+  appender?: LogAppender;
+  /** What is written (the fence checks against it); `durable` is what is fsync'd and visible. */
+  written: LogState;
+  durable: LogState;
+  lastCommit: Promise<void>;
+  headerArchivedThrough: number;
+  /** Effective archived seq: the header's or the newest segment's (after a crash mid-archive); lazy. */
+  archivedThrough?: number;
+  snapshotSeq?: number;
+  corruption?: JournalCorruptionError;
+}
+
+const DONE = Promise.resolve();
+
+/** The filesystem EventStore; open it with `fsStores`. */
+export class FsEventStore implements EventStore {
+  readonly spiVersion = EVENT_STORE_SPI_VERSION;
+  private readonly executions = new Map<string, Execution>();
+  private readonly mutex = new KeyedMutex();
+  private readonly commit: GroupCommit;
+  private appendsSinceCheckpoint = 0;
+  private checkpointing = false;
+
+  private constructor(
+    private readonly directory: FsDirectory,
+    private readonly checkpointEvery: number,
+    private readonly onClose: () => Promise<void>,
+  ) {
+    this.commit = new GroupCommit(directory);
+  }
+
+  /** Recovers every execution of the directory; the caller holds the writer lock. */
+  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>): Promise<FsEventStore> {
+    const store = new FsEventStore(directory, checkpointEvery, onClose);
+    for (const recovered of await recoverExecutions(directory)) store.adopt(recovered);
+    await store.saveCheckpoint();
+    return store;
+  }
+
+  private adopt(r: RecoveredExecution): void {
+    const state: LogState = { size: r.size, ...(r.info ? { info: r.info } : {}), index: 0 };
+    this.executions.set(r.executionId, {
+      id: r.executionId,
+      paths: new ExecutionPaths(this.directory.dir, r.name),
+      fileId: r.fileId,
+      written: state,
+      durable: state,
+      lastCommit: DONE,
+      headerArchivedThrough: r.headerArchivedThrough,
+      ...(r.corruption ? { corruption: r.corruption } : {}),
+    });
+  }
+
+  async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+    await this.directory.write(async () => {
+      const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
+      await durable;
+    });
+  }
+
+  // Runs under the execution's mutex: the fence and the order of writes stay exact, while the
+  // write and the fsync are awaited outside it, so later appends join the same write and round.
+  private async writeBatch(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<{ durable: Promise<void> }> {
+    this.directory.assertWritable();
+    let execution = this.executions.get(executionId);
+    if (execution?.corruption) throw execution.corruption;
+    const head = execution?.written.info?.head ?? 0;
+    const violation = seqFenceViolation(head, expectedSeq, records);
+    if (violation === "stale") throw new ConcurrencyError(executionId, expectedSeq, head);
+    if (violation) throw new RangeError(`Execution "${executionId}": ${violation}.`);
+    if (records.length === 0) return { durable: DONE };
+    const batch = encodeBatch(records);
+    // foldCatalogue updates `previous` in place: fold a copy, `durable` may share the object.
+    const previous = execution?.written.info;
+    const info = foldCatalogue(executionId, previous && { ...previous }, records);
+    const targets: SyncTarget[] = [];
+    let bytes = batch;
+    if (!execution) {
+      const paths = ExecutionPaths.of(this.directory.dir, executionId);
+      await mkdir(paths.dir, { recursive: true });
+      const fileId = newFileId();
+      const empty: LogState = { size: 0, index: 0 };
+      execution = { id: executionId, paths, fileId, written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
+      execution.appender = new LogAppender(this.directory, await open(paths.log, "wx"), paths.log, 0);
+      this.executions.set(executionId, execution);
+      bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
+      targets.push({ dir: paths.dir }, { dir: executionsDir(this.directory.dir) });
+    }
+    const { log } = execution.paths;
+    const appender = (execution.appender ??= new LogAppender(this.directory, await open(log, "r+"), log, execution.written.size));
+    const written: LogState = { size: execution.written.size + bytes.length, info, index: execution.written.index + 1 };
+    execution.written = written;
+    const target = execution;
+    const durable = appender
+      .write(bytes)
+      .then(() => this.commit.sync([{ handle: appender.handle, path: log }, ...targets]))
+      .then(() => {
+        if (written.index > target.durable.index) target.durable = written;
+        this.noteAppend();
+      });
+    execution.lastCommit = durable.catch(() => undefined);
+    return { durable };
+  }
+
+  async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+    return this.directory.read(() =>
+      this.mutex.run(executionId, async () => {
+        const execution = this.existing(executionId);
+        if (!execution?.durable.info) return [];
+        const log = await this.readLog(execution);
+        const floor = Math.max(fromSeq, (await this.archivedThrough(execution)) + 1);
+        return log.batches.flatMap((b) => b.records).filter((r) => r.seq >= floor);
+      }),
+    );
+  }
+
+  async head(executionId: string): Promise<number> {
+    return (await this.getExecution(executionId))?.head ?? 0;
+  }
+
+  async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    this.directory.assertOpen();
+    const info = this.executions.get(executionId)?.durable.info;
+    return info && structuredClone(info);
+  }
+
+  async listExecutions(): Promise<ExecutionInfo[]> {
+    this.directory.assertOpen();
+    const infos: ExecutionInfo[] = [];
+    for (const execution of this.executions.values()) if (execution.durable.info) infos.push(structuredClone(execution.durable.info));
+    return infos.sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
+  }
+
+  async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    await this.directory.write(() =>
+      this.mutex.run(executionId, async () => {
+        const execution = this.existing(executionId);
+        // A snapshot never gets ahead of the durable log it folds.
+        await execution?.lastCommit;
+        if (!execution?.durable.info) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
+        // A damaged snapshot is replaced by the next good one; the log it was folded from is intact.
+        execution.snapshotSeq ??= await readSnapshot(execution.paths, executionId).then(
+          (stored) => stored?.seq ?? -1,
+          (error: unknown) => (error instanceof JournalCorruptionError ? -1 : Promise.reject(error)),
+        );
+        if (execution.snapshotSeq >= snapshot.seq) return;
+        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot));
+        execution.snapshotSeq = snapshot.seq;
+      }),
+    );
+  }
+
+  async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    return this.directory.read(async () => {
+      const execution = this.executions.get(executionId);
+      return execution && readSnapshot(execution.paths, executionId);
+    });
+  }
+
+  async archive(executionId: string, throughSeq: number): Promise<void> {
+    await this.directory.write(() =>
+      this.mutex.run(executionId, async () => {
+        const execution = this.existing(executionId);
+        await execution?.lastCommit;
+        const info = execution?.durable.info;
+        if (!execution || !info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
+        const archived = await this.archivedThrough(execution);
+        if (throughSeq > info.head || throughSeq <= archived) {
+          throw new RangeError(`Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archived}, head ${info.head}.`);
+        }
+        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq);
+        // Step 1: the segment, durable. A crash after it leaves the old log, whose records the
+        // segment now covers: reads skip them (`archivedThrough` looks at segments).
+        await this.directory.writeFileAtomic(execution.paths.segment(archived + 1, throughSeq), plan.segment);
+        // Step 2: the live log without the prefix, under a new fileId, replacing the old one whole.
+        await execution.appender?.handle.close();
+        delete execution.appender;
+        await this.directory.writeFileAtomic(execution.paths.log, plan.log);
+        const state: LogState = { size: plan.log.length, info, index: execution.written.index + 1 };
+        Object.assign(execution, { fileId: plan.fileId, written: state, durable: state, headerArchivedThrough: throughSeq, archivedThrough: throughSeq });
+      }),
+    );
+  }
+
+  async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    return this.directory.read(() =>
+      this.mutex.run(executionId, async () => {
+        const execution = this.executions.get(executionId);
+        if (!execution) return [];
+        const segments: ArchiveSegment[] = [];
+        for (const { path } of await listSegments(execution.paths)) segments.push(await readSegment(path, executionId));
+        return segments;
+      }),
+    );
+  }
+
+  async deleteHistory(executionId: string): Promise<void> {
+    await this.directory.write(() =>
+      this.mutex.run(executionId, async () => {
+        const execution = this.executions.get(executionId);
+        await execution?.lastCommit;
+        await execution?.appender?.handle.close();
+        const paths = execution?.paths ?? ExecutionPaths.of(this.directory.dir, executionId);
+        // One rename takes the log, snapshot and segments away together; emptying the trash can
+        // wait (a crash leaves it for the next open to remove).
+        const trash = join(this.directory.trashDir, `${paths.name}-${newFileId()}`);
+        try {
+          await this.directory.ops.rename(paths.dir, trash);
+        } catch (error) {
+          if (!hasCode(error, "ENOENT")) throw error;
+        }
+        this.executions.delete(executionId);
+        await this.directory.ops.fsyncDir(executionsDir(this.directory.dir));
+        await rm(trash, { recursive: true, force: true }).catch(() => undefined);
+      }),
+    );
+  }
+
+  /** Closes the three fs stores sharing this directory and releases the writer lock. */
+  async close(): Promise<void> {
+    await this.onClose();
+  }
+
+  /** Called by the directory's close once no operation runs: checkpoint, then release handles. */
+  async shutdown(): Promise<void> {
+    if (!this.directory.failure) await this.saveCheckpoint().catch(() => undefined);
+    for (const execution of this.executions.values()) await execution.appender?.handle.close().catch(() => undefined);
+  }
+
+  private existing(executionId: string): Execution | undefined {
+    const execution = this.executions.get(executionId);
+    if (execution?.corruption) throw execution.corruption;
+    return execution;
+  }
+
+  private async readLog(execution: Execution): Promise<ReturnType<typeof parseLog>> {
+    try {
+      return parseLog(await readRange(execution.paths.log, 0, execution.durable.size), execution.paths.log, execution.paths.name);
+    } catch (error) {
+      if (error instanceof JournalCorruptionError) execution.corruption = error;
+      throw error;
+    }
+  }
+
+  private async archivedThrough(execution: Execution): Promise<number> {
+    execution.archivedThrough ??= Math.max(execution.headerArchivedThrough, ...(await listSegments(execution.paths)).map((s) => s.toSeq));
+    return execution.archivedThrough;
+  }
+
+  private noteAppend(): void {
+    if (++this.appendsSinceCheckpoint < this.checkpointEvery || this.checkpointing || this.directory.isClosed) return;
+    this.checkpointing = true;
+    this.directory
+      .write(() => this.saveCheckpoint())
+      .catch(() => undefined)
+      .finally(() => (this.checkpointing = false));
+  }
+
+  private async saveCheckpoint(): Promise<void> {
+    this.appendsSinceCheckpoint = 0;
+    const entries: [string, CheckpointEntry][] = [];
+    for (const e of this.executions.values()) {
+      if (!e.corruption && e.durable.info) entries.push([e.paths.name, { fileId: e.fileId, size: e.durable.size, info: e.durable.info }]);
+    }
+    await saveCheckpoint(this.directory, entries);
+  }
+}

@@ -1,0 +1,122 @@
+// Length-framed, checksummed records: the byte format of every file the fs adapter writes.
+//
+// A frame is [u32 LE payload length][u32 LE CRC-32 of (length bytes ++ payload)][payload], where
+// the payload is UTF-8 JSON (an object or an array). The checksum covers the length so a flipped
+// length bit is caught even when it still lands inside the file.
+
+/** Bytes before a frame's payload: its length and its checksum. */
+export const FRAME_HEADER_BYTES = 8;
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. */
+export function crc32(bytes: Uint8Array, seed = 0): number {
+  let c = (seed ^ 0xffffffff) >>> 0;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** One frame around `payload`. */
+export function encodeFrame(payload: Uint8Array): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+  frame.writeUInt32LE(payload.length, 0);
+  frame.set(payload, FRAME_HEADER_BYTES);
+  frame.writeUInt32LE(crc32(payload, crc32(frame.subarray(0, 4))), 4);
+  return frame;
+}
+
+/** One frame around the JSON text of `value`. */
+export function encodeJsonFrame(value: unknown): Buffer {
+  return encodeFrame(Buffer.from(JSON.stringify(value), "utf8"));
+}
+
+export interface Frame {
+  /** File offset of the frame's first byte. */
+  offset: number;
+  /** File offset just past the frame. */
+  end: number;
+  value: unknown;
+}
+
+export interface BadFrame {
+  offset: number;
+  reason: string;
+  /**
+   * True when no valid frame follows the bad one: the bytes from `offset` on are a torn tail (an
+   * unacknowledged write cut short), which may be truncated. False means a frame in the middle is
+   * damaged: data after it would be lost by truncating, so it must be reported.
+   */
+  torn: boolean;
+}
+
+export interface FrameScan {
+  frames: Frame[];
+  /** File offset just past the last valid frame. */
+  end: number;
+  bad?: BadFrame;
+}
+
+const OPENERS = new Set([0x7b, 0x5b]); // { [
+const CLOSERS = new Set([0x7d, 0x5d]); // } ]
+
+function checksumMatches(bytes: Uint8Array, at: number, length: number): boolean {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const expected = view.readUInt32LE(at + 4);
+  return crc32(bytes.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length), crc32(bytes.subarray(at, at + 4))) === expected;
+}
+
+// A valid frame anywhere after `from` proves the damage before it is not a torn tail. Payloads are
+// JSON text, so inside them a "length" read from 4 ASCII bytes is > 0x20202020 and fails the bound
+// at once; the brackets filter the rest before a checksum is computed. Linear in practice.
+function validFrameAfter(bytes: Uint8Array, from: number): boolean {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = from; at + FRAME_HEADER_BYTES + 2 <= bytes.length; at++) {
+    const length = view.readUInt32LE(at);
+    const end = at + FRAME_HEADER_BYTES + length;
+    if (length < 2 || end > bytes.length) continue;
+    if (!OPENERS.has(bytes[at + FRAME_HEADER_BYTES]!) || !CLOSERS.has(bytes[end - 1]!)) continue;
+    if (checksumMatches(bytes, at, length)) return true;
+  }
+  return false;
+}
+
+/**
+ * Parses the frames of `bytes`, whose first byte sits at file offset `base`, up to the first bad
+ * frame. Never throws on bad data: the caller decides between truncating a torn tail and failing.
+ */
+export function scanFrames(bytes: Uint8Array, base = 0): FrameScan {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const frames: Frame[] = [];
+  let at = 0;
+  const bad = (reason: string): FrameScan => ({
+    frames,
+    end: base + at,
+    bad: { offset: base + at, reason, torn: !validFrameAfter(bytes, at + 1) },
+  });
+  while (at < bytes.length) {
+    if (at + FRAME_HEADER_BYTES > bytes.length) return bad(`frame header cut short (${bytes.length - at} of ${FRAME_HEADER_BYTES} bytes)`);
+    const length = view.readUInt32LE(at);
+    if (at + FRAME_HEADER_BYTES + length > bytes.length) {
+      return bad(`frame of ${length} bytes runs past the end of the file`);
+    }
+    if (!checksumMatches(bytes, at, length)) return bad("checksum mismatch");
+    let value: unknown;
+    try {
+      value = JSON.parse(view.toString("utf8", at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length));
+    } catch {
+      return bad("checksum is valid but the payload is not JSON");
+    }
+    const end = at + FRAME_HEADER_BYTES + length;
+    frames.push({ offset: base + at, end: base + end, value });
+    at = end;
+  }
+  return { frames, end: base + at };
+}

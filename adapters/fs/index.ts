@@ -1,0 +1,82 @@
+// loomwork/fs: the storage SPIs on the filesystem (Node, Electron main). Never imported by browser code.
+import { resolve } from "node:path";
+import type { Stores } from "../../stores/types.js";
+import { FsContentStore } from "./contentStore.js";
+import { FsDirectory } from "./directory.js";
+import { FsEventStore } from "./eventStore.js";
+import { nodeFsOps, type FsOps } from "./fsOps.js";
+import { FsKeyStore } from "./keyStore.js";
+import { DirectoryLock } from "./lock.js";
+
+export interface FsStoresOptions {
+  /** The journal directory, created when missing. One process writes it at a time (a lock file guards it). */
+  dir: string;
+  /**
+   * Acknowledged appends between two catalogue checkpoints: after a crash, open rescans at most
+   * what was appended since the last one.
+   * @defaultValue 1000
+   */
+  checkpointEvery?: number;
+  /** @internal Replaces node:fs operations (fsync, write, rename), for fault-injection tests. */
+  fsOps?: Partial<FsOps>;
+}
+
+/** The three fs stores over one directory. They share one writer: closing any of them closes all three. */
+export interface FsStores extends Stores {
+  readonly dir: string;
+  events: FsEventStore;
+  content: FsContentStore;
+  keys: FsKeyStore;
+  /** Waits for running operations, checkpoints the catalogue and releases the writer lock. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (or creates) a journal directory: recovers every execution (a torn tail is truncated, a damaged
+ * middle record is reported), takes the writer lock, and returns durable stores: a resolved write is fsync'd.
+ * Rejects with `WriterLockedError` when another live process holds the directory.
+ *
+ * @example
+ * const stores = await fsStores({ dir: "./.loomwork" });
+ * const app = createApp(defineConfig({ stores, effects }));
+ * // ...
+ * await stores.close();
+ */
+export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
+  const checkpointEvery = options.checkpointEvery ?? 1000;
+  if (!Number.isInteger(checkpointEvery) || checkpointEvery < 1) {
+    throw new RangeError(`fsStores: checkpointEvery must be a positive integer (appends between checkpoints); got ${checkpointEvery}.`);
+  }
+  const dir = resolve(options.dir);
+  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps });
+  await directory.ensureDir(dir);
+  const lock = await DirectoryLock.acquire(dir);
+  let events: FsEventStore | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await directory.quiesce();
+      try {
+        await events?.shutdown();
+      } finally {
+        await lock.release();
+      }
+    })());
+  try {
+    await lock.removeLeftovers();
+    await directory.sweepLeftovers();
+    events = await FsEventStore.open(directory, checkpointEvery, close);
+    const content = await FsContentStore.open(directory, close);
+    const keys = await FsKeyStore.open(directory, close);
+    return { dir, events, content, keys, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export { FsContentStore } from "./contentStore.js";
+export { FsEventStore } from "./eventStore.js";
+export { FsKeyStore } from "./keyStore.js";
+/** @internal The fault-injection seam of `FsStoresOptions.fsOps`. */
+export type { FsOps } from "./fsOps.js";

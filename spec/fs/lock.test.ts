@@ -1,0 +1,60 @@
+// One writer per directory: a second opener fails fast; a SIGKILLed holder's lock is taken over.
+import { spawnSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { fsStores } from "../../adapters/fs/index.js";
+import { WriterLockedError } from "../../stores/errors.js";
+import { kill, removeTempDirs, spawnChild, step, tempDir, waitForOutput } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+describe("fs writer lock", () => {
+  it("refuses a second fsStores on the same directory in this process until the first closes", async () => {
+    const dir = await tempDir("lock");
+    const first = await fsStores({ dir });
+    const refused = await fsStores({ dir }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WriterLockedError);
+    expect(refused).toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
+    await first.events.close();
+    const second = await fsStores({ dir });
+    await second.close();
+  });
+
+  it("fails a second process fast while the holder lives, and hands over after the holder is SIGKILLed", async () => {
+    const dir = await tempDir("lock-proc");
+    const holder = spawnChild("holder.ts", [dir, "25"]);
+    try {
+      await waitForOutput(holder, (out) => out.includes("ready\n"));
+
+      const t0 = performance.now();
+      await expect(fsStores({ dir })).rejects.toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
+      expect(performance.now() - t0).toBeLessThan(1_000);
+      const other = JSON.parse(await waitForOutput(spawnChild("tryOpen.ts", [dir]), (out) => out.endsWith("\n")));
+      expect(other).toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
+      expect(other.ms).toBeLessThan(1_000);
+    } finally {
+      await kill(holder);
+    }
+    const stores = await fsStores({ dir });
+    expect((await stores.events.read("held")).map((r) => r.seq)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    await stores.events.append("held", 25, [step(26)]);
+    await stores.close();
+  });
+
+  it("takes over a lock left by a dead process or left unreadable", async () => {
+    const dir = await tempDir("stale");
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    await writeFile(join(dir, "loomwork.lock"), JSON.stringify({ pid: dead, hostname: hostname(), token: "t", acquiredAt: "" }));
+    const stores = await fsStores({ dir });
+    await stores.close();
+    await writeFile(join(dir, "loomwork.lock"), "{ torn");
+    const again = await fsStores({ dir });
+    await again.close();
+    // A lock with this process's pid but a token it never issued is from a previous incarnation (pid reuse).
+    await writeFile(join(dir, "loomwork.lock"), JSON.stringify({ pid: process.pid, hostname: hostname(), token: "old", acquiredAt: "" }));
+    const reused = await fsStores({ dir });
+    await reused.close();
+  });
+});
