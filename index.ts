@@ -12,7 +12,19 @@ export { createToolEffect, createTaskEffect } from "./actors/effects.js";
 export type { Effect, EffectContext, EffectKind, EffectMiddleware } from "./actors/effects.js";
 export { createLlmEffect } from "./actors/model.js";
 export type { Model, Message, ModelReply, ModelRequest, ToolCall, Usage } from "./actors/model.js";
-export { EffectStoppedError } from "./actors/effectRuntime.js";
+export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effectRuntime.js";
+export type { KillSwitch } from "./actors/effectRuntime.js";
+// The effect chain, the capability ring, retries and timeouts, read models.
+export { effectChain, CHAIN_LAYERS, CHAIN_OUTCOMES } from "./machines/effectChain.js";
+export type { ChainLayer, ChainOutcome, EffectChainEvent } from "./machines/effectChain.js";
+export { invokeAs } from "./machines/invokeAs.js";
+export type { TaskKind } from "./machines/invokeAs.js";
+export { GrantDeniedError, QuotaExceededError, GuardRefusedError } from "./actors/capabilities.js";
+export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/capabilities.js";
+export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/retry.js";
+export type { RetryOptions, Next } from "./actors/retry.js";
+export { createReadModels, createExecutionsStore } from "./actors/readModels.js";
+export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/readModels.js";
 export type { RuntimeEvents, Warning } from "./actors/bus.js";
 export {
   NonDeterminismError,
@@ -65,3 +77,33 @@ export type {
   ContentInfo,
   ContentPutOptions,
 } from "./stores/types.js";
+
+// The agent loop, providers, the summarizer and taint.
+export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS, STATE_GROWTH_WARNING_CODE } from "./actors/agentLoop.js";
+export type { AgentLoopConfig } from "./actors/agentLoop.js";
+export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
+export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/summarizer.js";
+export type { SummarizerOptions } from "./actors/summarizer.js";
+export { scriptedModel } from "./adapters/scripted/index.js";
+export type { Script } from "./adapters/scripted/index.js";
+export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages } from "./machines/taint.js";
+export type { Tainted } from "./machines/taint.js";
+export { conversation$ } from "./actors/conversation.js";
+export type { ConversationConfig } from "./actors/conversation.js";
+export { fromAiSdk, AiSdkReplyError } from "./adapters/ai-sdk/index.js";
+export type { AiSdkLanguageModel } from "./adapters/ai-sdk/index.js";
+
+// Content, claim-check and per-subject encryption.
+export {
+  claimCheckMiddleware,
+  previewDigest,
+  resolveClaimCheck,
+  isClaimCheckEnvelope,
+  DEFAULT_CLAIM_CHECK_CAP_BYTES,
+  DEFAULT_CLAIM_CHECK_PREVIEW_CHARS,
+  CLASSIC_CLAIM_CHECK_CAP_BYTES,
+} from "./actors/claimCheck.js";
+export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/claimCheck.js";
+export type { ClaimCheckConfig } from "./actors/claimCheckPreset.js";
+export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
+export { RecordAuthenticationError } from "./stores/recordSealing.js";

@@ -1,6 +1,6 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
 import type { Execution, ReplayReport } from "./execution.js";
 
 export class JournaledActor {
@@ -30,12 +30,12 @@ export class JournaledActor {
   }
 
   /** Journals the event, then delivers it. Fire-and-forget like XState's send; `sendAsync` awaits the write. */
-  send(event: EventObject): void {
+  send(event: AnyEventObject): void {
     this.execution.send(event).catch(() => undefined);
   }
 
   /** Resolves once the event is journaled and processed; rejects if the journal refused it. */
-  sendAsync(event: EventObject): Promise<void> {
+  sendAsync(event: AnyEventObject): Promise<void> {
     return this.execution.send(event);
   }
 

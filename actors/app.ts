@@ -7,7 +7,9 @@ import { JournaledActor } from "./actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { validateConfig, type LoomConfig } from "./config.js";
-import { EffectRuntime } from "./effectRuntime.js";
+import type { ExecutionUsage } from "./capabilities.js";
+import { EffectRuntime, type KillSwitch } from "./effectRuntime.js";
+import { createReadModels, type ReadModels } from "./readModels.js";
 import {
   AppClosedError,
   DuplicateExecutionError,
@@ -23,6 +25,9 @@ import { Journal } from "./journal.js";
 import type { PendingStep } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 import { effectSourcesOf } from "./machineInfo.js";
+import { loopHooksOf } from "./agentLoop.js";
+import { resolveClaimCheck } from "./claimCheck.js";
+import { claimCheckLayer, validateClaimCheck } from "./claimCheckPreset.js";
 
 export interface StartOptions {
   executionId: string;
@@ -53,14 +58,42 @@ export class App {
   private readonly outcomes = new Map<string, Outcome>();
   private readonly logics = new Map<string, AnyStateMachine>();
   private readonly effects: EffectRuntime;
+  private models: ReadModels | undefined;
   private closed = false;
 
   constructor(readonly config: LoomConfig) {
     validateConfig(config);
+    const claimCheck = config.execution?.claimCheck;
+    if (claimCheck !== undefined) validateClaimCheck(claimCheck, config.effects, config.security?.crypto !== undefined);
     this.stores = config.stores;
-    this.bus = createBus();
+    this.bus = createBus((error, event) => {
+      const message = `an app.on("${event}") listener threw: ${error instanceof Error ? error.message : String(error)}`;
+      if (event === "warn") reportOnce(message);
+      else this.warn({ code: "LOOM_LISTENER_FAILED", message, event });
+    });
     for (const logic of config.logics ?? []) this.registerLogic(logic);
-    this.effects = new EffectRuntime(config, this.bus);
+    this.effects = new EffectRuntime(config, this.bus, { clock: config.clock ?? realClock, readLog: (id) => this.log(id) });
+    if (claimCheck !== undefined) {
+      const onOffload = claimCheck.onOffload;
+      this.effects.claimCheck = claimCheckLayer(
+        {
+          ...claimCheck,
+          onOffload: (event) => {
+            const address = event.envelope.ref.__loomContent;
+            this.bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
+            onOffload?.(event);
+          },
+        },
+        config.effects,
+        (error, ctx) =>
+          this.warn({
+            code: "LOOM_CLAIM_CHECK_ON_OFFLOAD",
+            message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
+            executionId: ctx.executionId,
+            stepId: ctx.stepId,
+          }),
+      );
+    }
     const isClosed = () => this.closed;
     const clock: Clock = config.clock ?? realClock;
     const inspect = config.observability?.inspect;
@@ -88,7 +121,24 @@ export class App {
         }
       },
       actorRefOf: (execution: Execution) => this.actorOf(execution),
+      afterMacrostep: (execution: Execution) => {
+        const hooks = loopHooksOf(execution.machine);
+        if (!hooks) return;
+        const sink = this.config.observability?.onWarn;
+        hooks.afterMacrostep(execution.state.snapshot, execution, sink ? (w) => this.warn(w) : undefined, (w) => this.bus.emit("warn", w));
+      },
     };
+  }
+
+  /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
+  get claimCheckInstalled(): boolean {
+    return this.effects.claimCheck !== undefined;
+  }
+
+  /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed. */
+  resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
+    const store = this.config.execution?.claimCheck?.store ?? this.stores.content;
+    return resolveClaimCheck(envelope, { store, ...options });
   }
 
   /** Listens to the runtime's events; returns the unbind function. */
@@ -171,7 +221,46 @@ export class App {
   async stop(executionId: string, reason = "stopped by app.stop"): Promise<void> {
     const execution = this.executions.get(executionId);
     if (!execution) throw new UnknownExecutionError(executionId);
+    // At once: a step of this execution that has not reached its effect enters no further layer.
+    this.effects.stopExecution(executionId, reason);
     await execution.stop(reason);
+  }
+
+  /**
+   * The global kill switch: while engaged, every new step of every execution (and every transient call)
+   * is stopped at the chain's first layer and journaled as STEP_FAILED { stoppedAt: "killSwitch" }.
+   */
+  get killSwitch(): KillSwitch {
+    return this.effects.killSwitch;
+  }
+
+  /**
+   * Runs an effect outside any journal: never claim-checked, never recorded, outside grants and quotas;
+   * the kill switch, redaction, guardRequest, retry, timeout and user middleware apply.
+   *
+   * @example
+   * const title = await app.invokeTransient("model", { messages, tools: [] });
+   */
+  invokeTransient<O = unknown>(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<O> {
+    this.assertOpen("invoke an effect");
+    return this.effects.invokeTransient(effectId, input, options) as Promise<O>;
+  }
+
+  /** Model usage summed over an execution's journal (model calls, tokens); counts what a resume replays too. */
+  async usage(executionId: string): Promise<ExecutionUsage> {
+    if (!this.executions.has(executionId) && (await this.stores.events.head(executionId)) === 0) throw new UnknownExecutionError(executionId);
+    return this.effects.meter.usage(executionId);
+  }
+
+  /** Read models on @xstate/store (the execution list with status, step and usage counters), created on first use. */
+  get readModels(): ReadModels {
+    this.models ??= createReadModels(this);
+    return this.models;
+  }
+
+  /** The effect runtime (its middleware list, the claim-check slot): for the runtime's own modules and tests. */
+  get effectRuntime(): EffectRuntime {
+    return this.effects;
   }
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */
@@ -198,6 +287,7 @@ export class App {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.models?.dispose();
     for (const execution of this.executions.values()) execution.halt();
   }
 

@@ -1,5 +1,7 @@
 // The runtime's typed event bus (nanoevents): what tools, UIs and tests can listen to.
 import { createNanoEvents, type Emitter } from "nanoevents";
+import type { ChainLayer, ChainOutcome } from "../machines/effectChain.js";
+import type { Usage } from "../machines/messages.js";
 import type { JournalRecord } from "../stores/types.js";
 
 /** A report that never fails a run: state growth, a failed snapshot, a throwing hook. */
@@ -13,8 +15,20 @@ export interface Warning {
 export interface RuntimeEvents {
   /** Records were appended (after the write is durable). */
   append(event: { executionId: string; records: JournalRecord[] }): void;
-  /** An effect step finished running live (never for a step served from the log). */
-  step(event: { executionId: string; stepId: string; effectId: string; ok: boolean; durationMs: number; usage?: unknown; stoppedAt?: string }): void;
+  /**
+   * An effect step finished running live through the chain (never for a step served from the log):
+   * how it ended, the model usage of a completed llm step, and the innermost layer a failed one reached.
+   */
+  step(event: {
+    executionId: string;
+    stepId: string;
+    effectId: string;
+    ok: boolean;
+    durationMs: number;
+    outcome?: ChainOutcome;
+    usage?: Usage;
+    stoppedAt?: ChainLayer;
+  }): void;
   warn(warning: Warning): void;
   /** An execution ended (done, error or stopped). */
   ended(event: { executionId: string; status: string }): void;
@@ -26,6 +40,20 @@ export interface RuntimeEvents {
 
 export type RuntimeBus = Emitter<RuntimeEvents>;
 
-export function createBus(): RuntimeBus {
-  return createNanoEvents<RuntimeEvents>();
+/**
+ * The app's bus. A listener that throws never fails the run (the bus is emitted from inside the write
+ * path): its error goes to `onListenerError`, and the other listeners still run.
+ */
+export function createBus(onListenerError?: (error: unknown, event: keyof RuntimeEvents) => void): RuntimeBus {
+  const bus = createNanoEvents<RuntimeEvents>();
+  bus.emit = function emit<K extends keyof RuntimeEvents>(this: RuntimeBus, event: K, ...args: Parameters<RuntimeEvents[K]>) {
+    for (const listener of [...((this.events[event] ?? []) as ((...a: Parameters<RuntimeEvents[K]>) => void)[])]) {
+      try {
+        listener(...args);
+      } catch (error) {
+        onListenerError?.(error, event);
+      }
+    }
+  };
+  return bus;
 }

@@ -2,9 +2,11 @@
 import type { AnyStateMachine, InspectionEvent, Observer } from "xstate";
 import type { KeyStore, Stores } from "../stores/types.js";
 import type { Warning } from "./bus.js";
+import { validateCapabilities, type CapabilitiesOptions } from "./capabilities.js";
 import type { Clock } from "./clock.js";
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectMiddleware } from "./effects.js";
+import type { ClaimCheckConfig } from "./claimCheckPreset.js";
 
 /** Redaction: patterns whose matches become "[REDACTED]", or a function over each string. */
 export type RedactOption = (RegExp | string)[] | ((text: string) => string);
@@ -18,7 +20,7 @@ export interface ExecutionOptions {
    */
   snapshotEvery?: number | false;
   /** ADR 0140: offload listed tools' large results to a content store (see docs/scaling.md). */
-  claimCheck?: unknown;
+  claimCheck?: ClaimCheckConfig;
 }
 
 export interface SecurityOptions {
@@ -51,7 +53,8 @@ export interface LoomConfig {
   security?: SecurityOptions;
   compliance?: ComplianceOptions;
   observability?: ObservabilityOptions;
-  capabilities?: unknown;
+  /** The capability ring the app installs around every effect: grants, quotas, guardRequest, retry, timeoutMs. */
+  capabilities?: CapabilitiesOptions;
 }
 
 /**
@@ -72,6 +75,8 @@ const GROUPS: Record<string, readonly string[]> = {
   capabilities: ["grants", "quotas", "guardRequest", "retry", "timeoutMs"],
 };
 const TOP_LEVEL = ["stores", "effects", "logics", "clock", ...Object.keys(GROUPS)];
+/** Options nested one level deeper than a group, for naming their path when spelled flat. */
+const NESTED: Record<string, string> = { maxModelCalls: "capabilities: { quotas: { maxModelCalls", maxTokens: "capabilities: { quotas: { maxTokens" };
 
 /** Refuses unknown keys and flat spellings of grouped options, naming the grouped path. */
 export function validateConfig(config: LoomConfig): void {
@@ -80,6 +85,7 @@ export function validateConfig(config: LoomConfig): void {
     if (TOP_LEVEL.includes(key)) continue;
     const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.includes(key));
     if (group) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${group}: { ${key}: ... }.`);
+    if (NESTED[key]) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${NESTED[key]}: ... } }.`);
     throw new ConfigError(key, `unknown option "${key}". Known options: ${TOP_LEVEL.join(", ")}.`);
   }
   for (const [group, keys] of Object.entries(GROUPS)) {
@@ -87,7 +93,11 @@ export function validateConfig(config: LoomConfig): void {
     if (value === undefined) continue;
     if (typeof value !== "object" || value === null) throw new ConfigError(group, `expected an object with ${keys.join(", ")}.`);
     for (const key of Object.keys(value)) {
-      if (!keys.includes(key)) throw new ConfigError(`${group}.${key}`, `unknown option. Known ${group} options: ${keys.join(", ")}.`);
+      if (keys.includes(key)) continue;
+      const home = Object.keys(GROUPS).find((g) => GROUPS[g]!.includes(key));
+      if (home) throw new ConfigError(`${group}.${key}`, `"${key}" belongs to another group: write it as ${home}: { ${key}: ... }.`);
+      if (NESTED[key]) throw new ConfigError(`${group}.${key}`, `"${key}" is nested deeper: write it as ${NESTED[key]}: ... } }.`);
+      throw new ConfigError(`${group}.${key}`, `unknown option. Known ${group} options: ${keys.join(", ")}.`);
     }
   }
   const { stores, effects } = config;
@@ -115,4 +125,8 @@ export function validateConfig(config: LoomConfig): void {
   if (config.security?.crypto !== undefined && typeof config.security.crypto?.keys?.getOrCreate !== "function") {
     throw new ConfigError("security.crypto.keys", "a KeyStore, e.g. stores.keys.");
   }
+  if (config.observability?.onWarn !== undefined && typeof config.observability.onWarn !== "function") {
+    throw new ConfigError("observability.onWarn", "a function (warning) => void.");
+  }
+  validateCapabilities(config.capabilities, Object.keys(effects));
 }

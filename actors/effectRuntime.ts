@@ -1,14 +1,25 @@
-// The path every live effect step takes, outside in (ADR 0140 D5):
-// kill switch -> claim-check slot -> secret redaction -> execution.effectMiddleware... -> the effect.
+// The path every live effect step takes, outside in (ADR 0140 D5): kill switch -> claim-check slot ->
+// secret redaction -> the capability ring -> each execution.effectMiddleware entry -> the effect.
+// Each step walks the effectChain machine (machines/effectChain.ts) with XState's pure transition(),
+// so the innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never
+// runs the chain: a recorded step is served from the log.
+import { initialTransition, transition, type SnapshotFrom } from "xstate";
+import { CHAIN_LAYERS, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../machines/effectChain.js";
+import type { Usage } from "../machines/messages.js";
+import { LoomworkError } from "../stores/errors.js";
+import type { JournalRecord } from "../stores/types.js";
 import type { RuntimeBus } from "./bus.js";
+import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
+import { realClock, type Clock } from "./clock.js";
 import type { LoomConfig, RedactOption } from "./config.js";
-import type { EffectContext, EffectMiddleware } from "./effects.js";
+import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
+import { serializeError, UnknownEffectError, type SerializedError } from "./errors.js";
 import type { Execution } from "./execution.js";
 import type { JournalCodec } from "./journal.js";
 import type { PendingStep } from "./plan.js";
-import { LoomworkError } from "../stores/errors.js";
+import { LOOM_CLOCK, type Next } from "./retry.js";
 
-/** The step was refused by the kill switch; it reached no inner layer. */
+/** The step was refused by the kill switch (global, or `app.stop` of its execution); it reached no inner layer. */
 export class EffectStoppedError extends LoomworkError {
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
@@ -17,91 +28,350 @@ export class EffectStoppedError extends LoomworkError {
   }
 }
 
+/** The execution id `invokeTransient` calls carry: they belong to no execution and are never journaled. */
+export const TRANSIENT_EXECUTION_ID = "loom:transient";
+
+/** A live step's output with what the chain adds to its STEP_COMPLETED record. */
+export class StepResult {
+  constructor(
+    readonly output: unknown,
+    readonly usage?: Usage,
+  ) {}
+}
+
+/** A live step's error with where it stopped in the chain (STEP_FAILED.stoppedAt). */
+export class StepFailure {
+  constructor(
+    readonly error: unknown,
+    readonly stoppedAt: ChainLayer,
+    readonly outcome: ChainOutcome,
+  ) {}
+}
+
+/** The output and record facts of a step's result (a bare value is an output without facts). */
+export function unwrapStepResult(result: unknown): { output: unknown; usage?: Usage } {
+  return result instanceof StepResult ? { output: result.output, ...(result.usage ? { usage: result.usage } : {}) } : { output: result };
+}
+
+/** The fields of a STEP_FAILED record for what a step threw: `stoppedAt` (when the chain ran) and the plain error. */
+export function failedFields(thrown: unknown): { stoppedAt?: ChainLayer; error: SerializedError } {
+  return thrown instanceof StepFailure ? { stoppedAt: thrown.stoppedAt, error: serializeError(thrown.error) } : { error: serializeError(thrown) };
+}
+
+/** The global kill switch: while engaged, every new step (and every transient call) is stopped at the first layer. */
+export class KillSwitch {
+  private why: string | undefined;
+
+  /** Stops every step that has not yet reached its effect; running effects finish (stop an execution to abort them). */
+  engage(reason = "the kill switch is engaged"): void {
+    this.why = reason;
+  }
+
+  release(): void {
+    this.why = undefined;
+  }
+
+  get engaged(): boolean {
+    return this.why !== undefined;
+  }
+
+  /** Why it is engaged, while it is. */
+  get reason(): string | undefined {
+    return this.why;
+  }
+}
+
+type ChainSnapshot = SnapshotFrom<typeof effectChain>;
+
+/** One step's walk through the effectChain machine: pure transitions, no actor, no timers. */
+export class ChainTrace {
+  private snapshot: ChainSnapshot = initialTransition(effectChain)[0];
+  private depth = 0;
+
+  /** The layer the step is in (the innermost it reached). */
+  get layer(): ChainLayer {
+    return CHAIN_LAYERS[this.depth]!;
+  }
+
+  /** The machine's state: a layer while running, then the outcome. */
+  get state(): string {
+    return String(this.snapshot.value);
+  }
+
+  /** The step entered `layer`: PASS through every layer before it (unconfigured layers pass at once). */
+  reach(layer: ChainLayer): void {
+    const target = CHAIN_LAYERS.indexOf(layer);
+    while (this.depth < target && this.snapshot.status === "active") {
+      this.snapshot = transition(effectChain, this.snapshot, { type: "PASS" })[0];
+      this.depth++;
+    }
+  }
+
+  /** Ends the walk with `event` (FAIL where the layer does not take it); returns the outcome and where it stopped. */
+  finish(event: EffectChainEvent): { outcome: ChainOutcome; stoppedAt: ChainLayer } {
+    const stoppedAt = this.layer;
+    if (this.snapshot.status === "active") {
+      const accepted = this.snapshot.can(event) ? event : this.snapshot.can({ type: "FAIL" }) ? ({ type: "FAIL" } as const) : undefined;
+      if (accepted) this.snapshot = transition(effectChain, this.snapshot, accepted)[0];
+    }
+    const value = String(this.snapshot.value);
+    const outcome = (this.snapshot.status === "done" ? value : event.type === "RESOLVE" ? "completed" : "failed") as ChainOutcome;
+    return { outcome, stoppedAt };
+  }
+}
+
+/** The chain event for what a step threw, by the error's stable code. */
+export function chainEventFor(error: unknown): EffectChainEvent {
+  switch ((error as { code?: unknown } | null)?.code) {
+    case "LOOM_EFFECT_STOPPED":
+      return { type: "STOP" };
+    case "LOOM_GRANT_DENIED":
+    case "LOOM_QUOTA_EXCEEDED":
+    case "LOOM_GUARD_REFUSED":
+      return { type: "REFUSE" };
+    case "LOOM_EFFECT_TIMEOUT":
+      return { type: "TIMEOUT" };
+    default:
+      return { type: "FAIL" };
+  }
+}
+
+interface Entry {
+  layer: ChainLayer;
+  run: EffectMiddleware;
+}
+
+type Run = (ctx: EffectContext, input: unknown) => Promise<unknown>;
+
+function settle(fn: () => unknown): Promise<unknown> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+export interface EffectRuntimeOptions {
+  /** The app clock: stamps durations, and drives retry backoff and timeouts. */
+  clock?: Clock;
+  /** Reads an execution's journal (quotas and `usage` count from it). */
+  readLog?: (executionId: string) => Promise<JournalRecord[]>;
+}
+
 export class EffectRuntime {
   codec: JournalCodec | undefined;
   /** The claim-check layer, when execution.claimCheck is configured (filled by the claim-check module). */
   claimCheck: EffectMiddleware | undefined;
-  private killed: string | undefined;
+  readonly killSwitch = new KillSwitch();
+  /** Per-execution model usage, derived from the journal. */
+  readonly meter: Meter;
   private readonly stopped = new Map<string, string>();
+  private readonly clock: Clock;
+  private readonly redaction: EffectMiddleware | undefined;
+  private transientCalls = 0;
 
   constructor(
     private readonly config: LoomConfig,
     private readonly bus: RuntimeBus,
-  ) {}
+    options: EffectRuntimeOptions = {},
+  ) {
+    this.clock = options.clock ?? config.clock ?? realClock;
+    this.redaction = config.security?.redact ? redactionLayer(config.security.redact) : undefined;
+    const readLog = options.readLog ?? (() => Promise.resolve([]));
+    this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm");
+    bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));
+  }
 
   /** The user middleware list as the chain runs it (empty when none is configured). */
   get middleware(): EffectMiddleware[] {
     return [...(this.config.execution?.effectMiddleware ?? [])];
   }
 
-  engageKillSwitch(reason: string): void {
-    this.killed = reason;
+  engageKillSwitch(reason?: string): void {
+    this.killSwitch.engage(reason);
   }
 
   releaseKillSwitch(): void {
-    this.killed = undefined;
+    this.killSwitch.release();
   }
 
   get killSwitchEngaged(): boolean {
-    return this.killed !== undefined;
+    return this.killSwitch.engaged;
   }
 
+  /** From now on, no step of the execution enters another layer (`app.stop`; the journaled stop follows). */
   stopExecution(executionId: string, reason: string): void {
     this.stopped.set(executionId, reason);
   }
 
-  async run(execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<unknown> {
+  /** Runs one journaled step live through the chain; resolves a StepResult, rejects with a StepFailure. */
+  async run(execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<StepResult> {
     const effect = this.config.effects[pending.effectId]!;
-    const ctx: EffectContext = {
+    const ctx = this.context({
       executionId: execution.executionId,
       stepId: pending.stepId,
       effectId: pending.effectId,
-      taskKind: effect.kind,
+      taskKind: pending.taskKind ?? effect.kind,
       ...(execution.subject === undefined ? {} : { subject: execution.subject }),
       attempt: 1,
       idempotencyKey: `${execution.executionId}/${pending.stepId}`,
       signal,
+    });
+    let usage: Usage | undefined;
+    const ring: RingContext = {
+      logicId: execution.machine.id,
+      journaled: true,
+      isModel: effect.kind === "llm",
+      meter: this.meter,
+      onUsage: (u) => (usage = u),
     };
-    const started = Date.now();
+    const trace = new ChainTrace();
+    const started = this.clock.now();
+    const report = (ok: boolean, outcome: ChainOutcome, stoppedAt?: ChainLayer) =>
+      this.bus.emit("step", {
+        executionId: ctx.executionId,
+        stepId: ctx.stepId,
+        effectId: ctx.effectId,
+        ok,
+        outcome,
+        durationMs: this.clock.now() - started,
+        ...(usage ? { usage } : {}),
+        ...(stoppedAt ? { stoppedAt } : {}),
+      });
     try {
-      const output = await this.invoke(ctx, pending.input);
-      this.bus.emit("step", { executionId: ctx.executionId, stepId: ctx.stepId, effectId: ctx.effectId, ok: true, durationMs: Date.now() - started });
-      return output;
+      const output = await this.compose(this.entries(ring), effect, trace)(ctx, pending.input);
+      report(true, trace.finish({ type: "RESOLVE" }).outcome);
+      return new StepResult(output, usage);
     } catch (error) {
-      this.bus.emit("step", { executionId: ctx.executionId, stepId: ctx.stepId, effectId: ctx.effectId, ok: false, durationMs: Date.now() - started });
-      throw error;
+      const { outcome, stoppedAt } = trace.finish(chainEventFor(error));
+      report(false, outcome, stoppedAt);
+      throw new StepFailure(error, stoppedAt, outcome);
     }
   }
 
-  /** Runs the chain for one call. */
-  invoke(ctx: EffectContext, input: unknown): Promise<unknown> {
-    const effect = this.config.effects[ctx.effectId]!;
-    const layers: EffectMiddleware[] = [
-      this.killSwitchLayer,
-      ...(this.claimCheck ? [this.claimCheck] : []),
-      ...(this.config.security?.redact ? [redactionLayer(this.config.security.redact)] : []),
-      ...this.middleware,
-    ];
-    const innermost = (value: unknown) => effect.run(value, ctx);
-    const chain = layers.reduceRight<(value: unknown) => Promise<unknown>>((next, layer) => (value) => layer(ctx, value, next), innermost);
-    return chain(input);
+  /**
+   * Runs an effect outside any journal: never claim-checked, never recorded, no grants, quotas or
+   * metering (there is no execution); the kill switch, redaction, guardRequest, retry, timeout and
+   * the user middleware apply. Rejects with the effect's own (typed) error.
+   */
+  invokeTransient(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<unknown> {
+    const effect = this.config.effects[effectId];
+    if (!effect) return Promise.reject(new UnknownEffectError("(invokeTransient)", effectId, Object.keys(this.config.effects)));
+    const n = ++this.transientCalls;
+    const ctx = this.context({
+      executionId: TRANSIENT_EXECUTION_ID,
+      stepId: `transient:${effectId}:${n}`,
+      effectId,
+      taskKind: effect.kind,
+      ...(options.subject === undefined ? {} : { subject: options.subject }),
+      attempt: 1,
+      idempotencyKey: `${TRANSIENT_EXECUTION_ID}/${effectId}/${globalThis.crypto.randomUUID()}`,
+      signal: options.signal ?? new AbortController().signal,
+    });
+    const ring: RingContext = { logicId: "", journaled: false, isModel: effect.kind === "llm", meter: this.meter, onUsage: () => undefined };
+    return this.compose(this.entries(ring), effect, new ChainTrace())(ctx, input);
   }
 
-  private readonly killSwitchLayer: EffectMiddleware = async (ctx, input, next) => {
-    const reason = this.killed ?? this.stopped.get(ctx.executionId);
-    if (reason !== undefined || ctx.signal.aborted) throw new EffectStoppedError(ctx.stepId, reason ?? "its execution was halted");
+  /** The configured layers, outside in, each tagged with its chain state. */
+  private entries(call: RingContext): Entry[] {
+    return [
+      { layer: "killSwitch", run: this.killSwitchLayer },
+      ...(call.journaled && this.claimCheck ? [{ layer: "claimCheck" as const, run: this.claimCheck }] : []),
+      ...(this.redaction ? [{ layer: "redaction" as const, run: this.redaction }] : []),
+      ...capabilityRing(this.config.capabilities, call).map((run) => ({ layer: "capabilities" as const, run })),
+      ...this.middleware.map((run) => ({ layer: "middleware" as const, run })),
+    ];
+  }
+
+  /**
+   * Composes the layers around the effect: one explicit reduce, Dexie-style. Entering a layer moves the
+   * trace inward; every `next` first checks the kill switch, so a stopped step reaches no inner layer.
+   */
+  private compose(entries: Entry[], effect: Effect, trace: ChainTrace): Run {
+    const innermost: Run = (ctx, input) => {
+      trace.reach("effect");
+      return settle(() => effect.run(input, ctx));
+    };
+    return entries.reduceRight<Run>(
+      (inner, entry) => (ctx, input) => {
+        trace.reach(entry.layer);
+        const next: Next = (nextInput, nextCtx = ctx) =>
+          settle(() => {
+            this.assertRunning(nextCtx);
+            return inner(nextCtx, nextInput);
+          });
+        return settle(() => entry.run(ctx, input, next));
+      },
+      innermost,
+    );
+  }
+
+  private context(ctx: EffectContext): EffectContext {
+    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock });
+  }
+
+  private assertRunning(ctx: EffectContext): void {
+    const reason = this.stopReason(ctx);
+    if (reason !== undefined) throw new EffectStoppedError(ctx.stepId, reason);
+  }
+
+  private stopReason(ctx: EffectContext): string | undefined {
+    if (this.killSwitch.engaged) return `the kill switch is engaged (${this.killSwitch.reason})`;
+    const stopped = this.stopped.get(ctx.executionId);
+    if (stopped !== undefined) return `execution "${ctx.executionId}" was stopped (${stopped})`;
+    if (ctx.signal.aborted) return "its signal was aborted (the execution stopped, or the state that invoked it was left)";
+    return undefined;
+  }
+
+  private readonly killSwitchLayer: EffectMiddleware = (ctx, input, next) => {
+    this.assertRunning(ctx);
     return next(input);
   };
 }
 
-/** Scrubs every string in a result (deeply) before anything outside the effect sees it. */
+/** The text scrubber for a `security.redact` option: every match becomes "[REDACTED]". */
+export function redactor(option: RedactOption): (text: string) => string {
+  if (typeof option === "function") return option;
+  const patterns = option.map((p) => (typeof p === "string" ? p : new RegExp(p.source, p.flags.includes("g") ? p.flags : `${p.flags}g`)));
+  return (text) => patterns.reduce<string>((t, p) => (typeof p === "string" ? (p === "" ? t : t.replaceAll(p, "[REDACTED]")) : t.replace(p, "[REDACTED]")), text);
+}
+
+/**
+ * Scrubs every string (keys included) of a result, deeply and as JSON would see it, before anything
+ * outside it (the claim-check, the journal, any store) sees it; an error's message and string facts
+ * are scrubbed in place. The layers inside it (the ring, user middleware) see the real result.
+ */
 export function redactionLayer(option: RedactOption): EffectMiddleware {
-  const scrub = typeof option === "function" ? option : (text: string) => option.reduce<string>((t, p) => t.split(p as never).join("[REDACTED]"), text);
-  const walk = (value: unknown): unknown => {
+  const scrub = redactor(option);
+  const walk = (value: unknown, ancestors: object[]): unknown => {
     if (typeof value === "string") return scrub(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
-    return value;
+    if (typeof value !== "object" || value === null || ancestors.includes(value)) return value;
+    const json = (value as { toJSON?: unknown }).toJSON;
+    if (typeof json === "function") return walk(json.call(value), ancestors);
+    const inner = [...ancestors, value];
+    if (Array.isArray(value)) return value.map((v) => walk(v, inner));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), walk(v, inner)]));
   };
-  return async (_ctx, input, next) => walk(await next(input));
+  const scrubError = (error: unknown): unknown => {
+    if (typeof error === "string") return scrub(error);
+    if (!(error instanceof Error)) return walk(error, []);
+    try {
+      error.message = scrub(error.message);
+      for (const [key, value] of Object.entries(error)) if (typeof value === "string") (error as unknown as Record<string, unknown>)[key] = scrub(value);
+      if (typeof error.stack === "string") error.stack = scrub(error.stack);
+    } catch {
+      // A frozen error cannot be scrubbed in place: journal a plain copy instead.
+      return Object.assign(new Error(scrub(error.message)), { name: error.name });
+    }
+    return error;
+  };
+  return async (_ctx, input, next) => {
+    let output: unknown;
+    try {
+      output = await next(input);
+    } catch (error) {
+      throw scrubError(error);
+    }
+    return walk(output, []);
+  };
 }

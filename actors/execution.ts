@@ -3,7 +3,8 @@
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent, Observer, Subscription } from "xstate";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
 import type { JournalRecord } from "../stores/types.js";
-import { NonDeterminismError, NonJsonOutputError, serializeError, type SerializedError } from "./errors.js";
+import { failedFields, unwrapStepResult } from "./effectRuntime.js";
+import { NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
 import { isMacrostepInput, plannedFacts, planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 
@@ -32,11 +33,16 @@ export class Execution {
   state!: RuntimeState;
   seq = 0;
   replay: ReplayReport = { fromSnapshotSeq: 0, recordsReplayed: 0, stepsServedFromLog: 0, stepsToRun: 0 };
+  /** Report-only warnings already given in this run (once per run, again after a resume in a fresh app). */
+  readonly warned = new Set<string>();
   /** Set when the journal refused a write; the execution accepts nothing more. */
   failure: unknown;
   private snapshotSeq = 0;
   private mailbox: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, AbortController>();
+  // Effects started and not yet journaled (or dropped): a step counts until its outcome is applied.
+  private inflight = 0;
+  private halted = false;
   private readonly timerCancels = new Map<string, () => void>();
   private readonly listeners = new Set<Observer<AnyMachineSnapshot>>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
@@ -113,6 +119,7 @@ export class Execution {
       this.seq = step.records.at(-1)!.seq;
       i += step.records.length;
       this.inspectStep(step);
+      this.runtime.afterMacrostep(this);
     }
     if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
@@ -136,6 +143,7 @@ export class Execution {
       this.state = { ...this.state, status: "stopped", error, pending: {}, timers: {} };
       this.halt();
       this.notify();
+      this.runtime.executionEnded(this);
     });
   }
 
@@ -156,13 +164,14 @@ export class Execution {
   /** Resolves once nothing is queued and no effect is running (or the execution ended); armed timers do not count. */
   whenSettled(): Promise<void> {
     return this.mailbox.then(() => {
-      if (this.ended || this.failure || this.running.size === 0) return;
+      if (this.ended || this.failure || this.halted || this.inflight === 0) return;
       return new Promise<void>((resolve) => this.settledWaiters.push({ resolve })).then(() => this.whenSettled());
     });
   }
 
   /** Releases timers and aborts effects without journaling anything (the app is closing, or the process "dies"). */
   halt(): void {
+    this.halted = true;
     for (const controller of this.running.values()) controller.abort(new Error("execution halted"));
     this.running.clear();
     for (const cancel of this.timerCancels.values()) cancel();
@@ -228,6 +237,7 @@ export class Execution {
       for (const timerId of step.armed) this.armTimer(timerId);
     }
     this.inspectStep(step);
+    this.runtime.afterMacrostep(this);
     this.notify();
     this.maybeSnapshot();
     if (this.ended) this.runtime.executionEnded(this);
@@ -237,13 +247,15 @@ export class Execution {
   private runEffect(pending: PendingStep): void {
     const controller = new AbortController();
     this.running.set(pending.childId, controller);
+    this.inflight++;
     const outcome = async (): Promise<Omit<JournalRecord, "seq" | "at">> => {
       const base = { stepId: pending.stepId, effectId: pending.effectId };
       try {
-        const output = await this.runtime.runStep(this, pending, controller.signal);
-        return { type: STEP_COMPLETED, ...base, ...jsonOutput(pending.stepId, output) };
+        // The chain adds its facts: the model usage of a completed step, where a failed one stopped.
+        const { output, usage } = unwrapStepResult(await this.runtime.runStep(this, pending, controller.signal));
+        return { type: STEP_COMPLETED, ...base, ...jsonOutput(pending.stepId, output), ...(usage ? { usage } : {}) };
       } catch (error) {
-        return { type: STEP_FAILED, ...base, error: serializeError(error) };
+        return { type: STEP_FAILED, ...base, ...failedFields(error) };
       }
     };
     outcome()
@@ -254,7 +266,10 @@ export class Execution {
         return this.enqueue(record);
       })
       .catch(() => undefined)
-      .finally(() => this.wakeSettled());
+      .finally(() => {
+        this.inflight--;
+        this.wakeSettled();
+      });
   }
 
   private armTimer(timerId: string): void {

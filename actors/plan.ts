@@ -2,6 +2,7 @@
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
 import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../machines/effect.js";
+import { taskKindOf, type TaskKind } from "../machines/invokeAs.js";
 import {
   EVENT_RECEIVED,
   EXECUTION_ENDED,
@@ -20,6 +21,8 @@ export interface PendingStep {
   stepId: string;
   effectId: string;
   input: unknown;
+  /** The role the machine invoked the effect in (`invokeAs`); absent means the registered effect's kind. */
+  taskKind?: TaskKind;
 }
 
 /** A delayed event due at `dueAt` (from the record that armed it, so replay re-arms the same time). */
@@ -121,7 +124,8 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         state.counters[childId] = occurrence;
         const named = isStepInput(params.input);
         const stepId = `${machine.id}#${named ? params.input[LOOM_STEP] : `${childId}:${occurrence}`}`;
-        const pending: PendingStep = { childId, stepId, effectId: src, input: named ? params.input.input : params.input };
+        const taskKind = taskKindOf(params.input);
+        const pending: PendingStep = { childId, stepId, effectId: src, input: named ? params.input.input : params.input, ...(taskKind ? { taskKind } : {}) };
         state.pending[childId] = pending;
         step.started.push(pending);
         break;

@@ -21,4 +21,6 @@ export interface Runtime {
   warn(code: string, error: unknown, facts?: Record<string, unknown>): void;
   inspect(event: InspectionEvent): void;
   actorRefOf(execution: Execution): JournaledActor;
+  /** Called after every macrostep, live or replayed (the agent loop's state-growth warning hangs here). */
+  afterMacrostep(execution: Execution): void;
 }

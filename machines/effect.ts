@@ -33,7 +33,7 @@ export function isStepInput(value: unknown): value is StepInput<unknown> {
  * setup({ actors: { search: effectActor<{ q: string }, Hit[]>() } })
  */
 export function effectActor<TInput = unknown, TOutput = unknown>() {
-  return fromPromise<TOutput, TInput>(async () => {
+  return fromPromise<TOutput, TInput | StepInput<TInput>>(async () => {
     throw new Error("This effect is a placeholder: run the machine with loomwork's app.start(), which supplies the effect.");
   });
 }

@@ -1,0 +1,159 @@
+// agentLoop$: builds the agent loop machine from a config, validates it, and watches its transcript
+// for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
+import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
+import { createAgentLoopMachine, type AgentLoopContext } from "../machines/agentLoop.js";
+import type { Warning } from "./bus.js";
+import { ConfigError } from "./errors.js";
+
+/** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
+export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
+/** Default `maxTurns` of an agent loop. */
+export const DEFAULT_MAX_TURNS = 50;
+export const STATE_GROWTH_WARNING_CODE = "LOOM_AGENT_STATE_GROWTH";
+
+export interface AgentLoopConfig {
+  /** The loop's id: the machine id, and the prefix of every step id (`<id>#turn:<i>:model`). */
+  id: string;
+  /** The registered llm effect the loop calls each turn. */
+  model: string;
+  /** Registered tool effects the model may call, by name (optionally with a description for the model). */
+  tools?: (string | { name: string; description?: string })[];
+  /** The system prompt. */
+  system?: string;
+  /** Most model calls in one run. @defaultValue 50 */
+  maxTurns?: number;
+  /** `maxTokens` passed with every model request. */
+  maxTokens?: number;
+  /** Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). */
+  compaction?: { toolId: string; afterBytes: number };
+  /**
+   * Without compaction, warn once per run when the transcript exceeds this many bytes. Besides compaction,
+   * the fix may be the execution.claimCheck opt-in; it withholds an offloaded tool result from the model
+   * except its digest/preview, so list only tools whose output the model does not need in full.
+   * `false` turns the warning off.
+   * @defaultValue DEFAULT_STATE_GROWTH_WARN_BYTES (256 KiB)
+   */
+  warnTranscriptBytes?: number | false;
+  /** Where the warning goes; else the app's observability.onWarn, else configureAgentLoopDefaults, else a process warning. */
+  onWarn?: (warning: Warning) => void;
+}
+
+interface LoopDefaults {
+  onWarn?: (warning: Warning) => void;
+  warnTranscriptBytes?: number | false;
+}
+let defaults: LoopDefaults = {};
+
+/** Sets process-wide defaults for agent loops that do not set their own (an app's onWarn still wins). */
+export function configureAgentLoopDefaults(next: LoopDefaults): void {
+  defaults = { ...defaults, ...next };
+}
+
+/** Per-machine runtime hooks the app calls after every macrostep, live or replayed. */
+export interface LoopHooks {
+  config: AgentLoopConfig;
+  afterMacrostep(
+    snapshot: AnyMachineSnapshot,
+    run: { executionId: string; warned: Set<string> },
+    appWarn: ((w: Warning) => void) | undefined,
+    announce?: (w: Warning) => void,
+  ): void;
+}
+const hooks = new WeakMap<AnyStateMachine, LoopHooks>();
+
+export function loopHooksOf(machine: AnyStateMachine): LoopHooks | undefined {
+  return hooks.get(machine);
+}
+
+/**
+ * The agent loop: model call -> tool calls -> next turn, run journaled; a resume re-runs no recorded turn.
+ *
+ * @example
+ * const loop = agentLoop$({ id: "researcher", model: "model", tools: ["search"], compaction: { toolId: "summarize", afterBytes: 65_536 } });
+ * await app.start(loop, { executionId: "run-1", input: { prompt: "Find three papers on barn owls" } });
+ */
+export function agentLoop$(config: AgentLoopConfig) {
+  validate(config);
+  const machine = createAgentLoopMachine({
+    id: config.id,
+    model: config.model,
+    tools: (config.tools ?? []).map((t) => (typeof t === "string" ? { name: t } : t)),
+    maxTurns: config.maxTurns ?? DEFAULT_MAX_TURNS,
+    ...(config.system === undefined ? {} : { system: config.system }),
+    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.compaction ? { compaction: config.compaction } : {}),
+  });
+  hooks.set(machine, {
+    config,
+    afterMacrostep(snapshot, run, appWarn, announce) {
+      if (config.compaction) return;
+      const threshold = config.warnTranscriptBytes ?? defaults.warnTranscriptBytes ?? DEFAULT_STATE_GROWTH_WARN_BYTES;
+      if (threshold === false) return;
+      const bytes = (snapshot.context as AgentLoopContext).transcriptBytes;
+      if (bytes <= threshold || run.warned.has(STATE_GROWTH_WARNING_CODE)) return;
+      run.warned.add(STATE_GROWTH_WARNING_CODE);
+      const warning: Warning = {
+        code: STATE_GROWTH_WARNING_CODE,
+        executionId: run.executionId,
+        loopId: config.id,
+        transcriptBytes: bytes,
+        warnTranscriptBytes: threshold,
+        turn: (snapshot.context as AgentLoopContext).turn,
+        message: stateGrowthMessage(config.id, run.executionId, bytes, threshold),
+      };
+      if (!appWarn) announce?.(warning);
+      deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
+    },
+  });
+  return machine;
+}
+
+export function stateGrowthMessage(loopId: string, executionId: string, bytes: number, threshold: number): string {
+  return (
+    `agentLoop$ "${loopId}" (execution "${executionId}"): the transcript reached ${bytes} bytes (warnTranscriptBytes ${threshold}) ` +
+    `and grows every turn, and so does the folded state a resume reads. Bound it with compaction: { toolId, afterBytes } and a ` +
+    `summarizer from createSummarizerEffect (see docs/scaling.md, "Agent state growth"). Tool outputs are most of it: you can also opt in ` +
+    `to execution.claimCheck, but an offloaded tool result is withheld from the model except its digest/preview, so list only tools ` +
+    `whose output the model does not need in full. Set warnTranscriptBytes: false to silence this warning.`
+  );
+}
+
+// A throwing sink never fails the run: it is reported once through the process warning channel instead.
+function deliver(warning: Warning, sink: ((w: Warning) => void) | undefined): void {
+  if (sink) {
+    try {
+      sink(warning);
+      return;
+    } catch (error) {
+      processWarning(`onWarn threw while reporting ${warning.code}: ${error instanceof Error ? error.message : String(error)}`, "LOOM_ON_WARN_THREW");
+    }
+  }
+  processWarning(warning.message, warning.code);
+}
+
+export function processWarning(message: string, code: string): void {
+  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
+  if (proc?.emitWarning) proc.emitWarning(message, { code });
+  else console.warn(`[${code}] ${message}`);
+}
+
+function validate(config: AgentLoopConfig): void {
+  const fail = (key: string, message: string) => {
+    throw new ConfigError(`agentLoop$.${key}`, message);
+  };
+  if (!config || typeof config !== "object") fail("(config)", "agentLoop$ takes { id, model, tools?, ... }.");
+  if (typeof config.id !== "string" || !/^[\w.-]+$/.test(config.id)) fail("id", "a non-empty id of letters, digits, '_', '.', '-' (it prefixes every step id).");
+  if (typeof config.model !== "string" || config.model === "") fail("model", "the name of a registered llm effect, e.g. \"model\".");
+  if (config.tools !== undefined && (!Array.isArray(config.tools) || config.tools.some((t) => typeof (typeof t === "string" ? t : t?.name) !== "string"))) {
+    fail("tools", "an array of registered tool effect names (or { name, description }).");
+  }
+  if (config.maxTurns !== undefined && !(Number.isInteger(config.maxTurns) && config.maxTurns > 0)) fail("maxTurns", "a positive integer.");
+  if (config.compaction !== undefined) {
+    const c = config.compaction;
+    if (typeof c?.toolId !== "string" || c.toolId === "") fail("compaction.toolId", "the name of a registered summarizer effect (createSummarizerEffect).");
+    if (!(Number.isFinite(c.afterBytes) && c.afterBytes > 0)) fail("compaction.afterBytes", "a positive number of bytes, e.g. 65_536.");
+  }
+  const w = config.warnTranscriptBytes;
+  if (w !== undefined && w !== false && !(Number.isFinite(w) && w > 0)) fail("warnTranscriptBytes", "a positive number of bytes, or false to turn the warning off.");
+  if (config.onWarn !== undefined && typeof config.onWarn !== "function") fail("onWarn", "a function (warning) => void.");
+}

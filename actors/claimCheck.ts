@@ -1,0 +1,132 @@
+// The claim-check (ADR 0054 classic, ADR 0140 preset): a large effect result goes to the content store and
+// the journal records a small envelope { __loomClaimCheck, ref, size, digest?, retain? } in its place.
+import { fromUtf8, utf8, utf8Length } from "../stores/bytes.js";
+import type { ContentStore } from "../stores/types.js";
+import { isTainted, taintOrigins, tainted, TAINT_KEY } from "../machines/taint.js";
+import type { EffectContext, EffectMiddleware } from "./effects.js";
+
+export const CLAIM_CHECK_KEY = "__loomClaimCheck";
+export const CONTENT_REF_KEY = "__loomContent";
+/** The classic middleware's cap: 16 KiB of UTF-8 JSON text (ADR 0054). */
+export const CLASSIC_CLAIM_CHECK_CAP_BYTES = 16 * 1024;
+/** The execution.claimCheck preset's cap: 1 KiB (ADR 0140 D4, the measured figure). */
+export const DEFAULT_CLAIM_CHECK_CAP_BYTES = 1024;
+/** Characters of the result's JSON text the preset's default digest keeps (ADR 0140 D3). */
+export const DEFAULT_CLAIM_CHECK_PREVIEW_CHARS = 256;
+
+/** What the journal records instead of an offloaded result. Plain JSON. */
+export interface ClaimCheckEnvelope {
+  [CLAIM_CHECK_KEY]: 1;
+  ref: { [CONTENT_REF_KEY]: string };
+  /** UTF-8 bytes of the offloaded JSON text. */
+  size: number;
+  digest?: unknown;
+  /** Load-bearing: the blob is the only copy of a fact the log once held; only erasure may delete it (ADR 0140 D6). */
+  retain?: true;
+}
+
+/** The default digest's shape: a head of the JSON text, marked when it is not the whole. */
+export interface PreviewDigest {
+  preview: string;
+  truncated?: true;
+}
+
+export type Digest = (value: unknown) => unknown;
+
+export interface ClaimCheckOptions {
+  store: ContentStore;
+  /** Offload results whose JSON text is over this many UTF-8 bytes. @defaultValue 16 KiB */
+  capBytes?: number;
+  /** Per effect id: a pure, deterministic digest kept in the envelope; replaces the default digest. */
+  digests?: Record<string, Digest>;
+  /** The digest for effects without a declared one (never applied to a tainted result). */
+  defaultDigest?: Digest;
+  /** Mark envelopes load-bearing (the preset's default); false for telemetry. */
+  retain?: boolean | ((ctx: EffectContext) => boolean);
+  /** Which calls the middleware may touch at all. @defaultValue every call */
+  appliesTo?: (ctx: EffectContext) => boolean;
+  /** A result that already contains an envelope is data: it is offloaded whole (ADR 0140 D9, D11 (1)). */
+  envelopesAreData?: boolean;
+  /** Effect ids whose results pass through untouched (e.g. media). */
+  passThrough?: (ctx: EffectContext) => boolean;
+  /** Called after an offload; a throw is reported through `onError`, never failing the call (ADR 0140 L). */
+  onOffload?: (event: { ctx: EffectContext; envelope: ClaimCheckEnvelope; size: number }) => void;
+  onError?: (error: unknown, ctx: EffectContext) => void;
+}
+
+/** True for an envelope (not looking through taint). */
+export function isClaimCheckEnvelope(value: unknown): value is ClaimCheckEnvelope {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return CLAIM_CHECK_KEY in v && typeof (v.ref as Record<string, unknown> | undefined)?.[CONTENT_REF_KEY] === "string";
+}
+
+/**
+ * The preset's default digest: the first `maxChars` characters of the result's JSON text.
+ *
+ * @example
+ * previewDigest(256)({ rows: [...] }) // { preview: '{"rows":[...', truncated: true }
+ */
+export function previewDigest(maxChars: number = DEFAULT_CLAIM_CHECK_PREVIEW_CHARS): Digest {
+  if (!(Number.isInteger(maxChars) && maxChars > 0)) throw new TypeError("previewDigest(maxChars): a positive integer number of characters.");
+  return (value) => {
+    const text = JSON.stringify(value) ?? "null";
+    return text.length <= maxChars ? { preview: text } : { preview: text.slice(0, maxChars), truncated: true };
+  };
+}
+
+/**
+ * The classic claim-check middleware (ADR 0054): offloads any result over the cap. It runs on EVERY call it
+ * is given, the model's included; agents should use the `execution.claimCheck` preset, which lists tools.
+ */
+export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddleware {
+  const cap = options.capBytes ?? CLASSIC_CLAIM_CHECK_CAP_BYTES;
+  return async (ctx, input, next) => {
+    const output = await next(input);
+    if (output === undefined || (options.appliesTo && !options.appliesTo(ctx)) || options.passThrough?.(ctx)) return output;
+    const text = JSON.stringify(output);
+    if (text === undefined) return output;
+    const size = utf8Length(text);
+    // A result that nests anything envelope-shaped is offloaded whole, so the log never holds a lookalike.
+    const lookalike = options.envelopesAreData === true && text.includes(CLAIM_CHECK_KEY);
+    if (size <= cap && !lookalike) return output;
+
+    const address = await options.store.put(utf8(text), ctx.subject === undefined ? {} : { subject: ctx.subject });
+    const origins = taintOrigins(output);
+    const declared = options.digests?.[ctx.effectId];
+    // A digest is prompt text: previewing untrusted content would launder its taint (ADR 0140 D3).
+    const digest = declared ? declared(output) : origins.length === 0 && options.defaultDigest ? options.defaultDigest(output) : undefined;
+    const retain = typeof options.retain === "function" ? options.retain(ctx) : options.retain === true;
+    const envelope: ClaimCheckEnvelope = {
+      [CLAIM_CHECK_KEY]: 1,
+      ref: { [CONTENT_REF_KEY]: address },
+      size,
+      ...(digest === undefined ? {} : { digest }),
+      ...(retain ? { retain: true as const } : {}),
+    };
+    if (options.onOffload) {
+      try {
+        options.onOffload({ ctx, envelope, size });
+      } catch (error) {
+        options.onError?.(error, ctx);
+      }
+    }
+    // The taint is carried by the envelope (ADR 0140 D10): top-level origin first, else the first nested one.
+    if (origins.length === 0) return envelope;
+    return tainted(envelope, isTainted(output) ? output[TAINT_KEY] : origins[0]!);
+  };
+}
+
+/**
+ * The value an envelope stands for, or null once its blob was reclaimed (a telemetry ref past its TTL,
+ * or erased). Sealing stores need the subject the blob belongs to.
+ */
+export async function resolveClaimCheck(envelope: unknown, options: { store: ContentStore; subject?: string }): Promise<unknown> {
+  const inner = isTainted(envelope) ? envelope.value : envelope;
+  if (!isClaimCheckEnvelope(inner)) throw new TypeError("resolveClaimCheck: not a claim-check envelope { __loomClaimCheck, ref, size }.");
+  const bytes = await options.store.get(inner.ref[CONTENT_REF_KEY], options.subject === undefined ? {} : { subject: options.subject });
+  return bytes === undefined ? null : JSON.parse(fromUtf8(bytes));
+}
+
+/** Step ids of agentLoop$ tool frames: `<loop>#turn:<i>:tool:<j>` (ADR 0140 D9). */
+export const AGENT_TOOL_STEP = /#turn:\d+:tool:\d+$/;

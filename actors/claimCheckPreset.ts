@@ -1,0 +1,104 @@
+// execution.claimCheck (ADR 0140 D1-D4, D6, D9, L): the opt-in that wires the classic middleware for an
+// agent's listed tools, validated whole at boot. Unset, it adds nothing.
+import type { ContentStore } from "../stores/types.js";
+import {
+  AGENT_TOOL_STEP,
+  claimCheckMiddleware,
+  DEFAULT_CLAIM_CHECK_CAP_BYTES,
+  DEFAULT_CLAIM_CHECK_PREVIEW_CHARS,
+  previewDigest,
+  type ClaimCheckEnvelope,
+  type Digest,
+} from "./claimCheck.js";
+import { ConfigError } from "./errors.js";
+import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
+
+export interface ClaimCheckConfig {
+  /** Where offloaded results go: the same store you hand the sweep. */
+  store: ContentStore;
+  /** The tools to offload, by effect id. Required: the model and the summarizer must never be offloaded (D2). */
+  toolIds: string[];
+  /** Results whose JSON text is over this many UTF-8 bytes are offloaded. @defaultValue 1024 */
+  inlineCapBytes?: number;
+  /**
+   * Per tool: a pure digest kept in the envelope for the model to read; it replaces the preview. Keep it
+   * taint-free: a digest is prompt text.
+   */
+  digests?: Record<string, Digest>;
+  /** Characters of the JSON text kept as `{ preview }`, or false for `{ ref, size }` only. @defaultValue 256 */
+  preview?: number | false;
+  /** Called after each offload; a throw is reported through onWarn, never failing the call. */
+  onOffload?: (event: { ctx: EffectContext; envelope: ClaimCheckEnvelope; size: number }) => void;
+  /**
+   * Telemetry: these tools' envelopes carry no `retain`, so the sweep reclaims their blobs after the TTL and
+   * resolveClaimCheck then returns null (an explicit audit trade). `true` for every listed tool.
+   */
+  reclaimable?: true | string[];
+}
+
+const KNOWN = ["store", "toolIds", "inlineCapBytes", "digests", "preview", "onOffload", "reclaimable"];
+
+/** Refuses a bad claim-check config at boot, naming the option (ADR 0140 D1, D2, D8). */
+export function validateClaimCheck(config: unknown, effects: Record<string, Effect>, hasCrypto: boolean): asserts config is ClaimCheckConfig {
+  const fail = (path: string, message: string): never => {
+    throw new ConfigError(`execution.claimCheck${path}`, message);
+  };
+  if (typeof config !== "object" || config === null) fail("", "{ store, toolIds, inlineCapBytes?, digests?, preview?, onOffload?, reclaimable? }.");
+  const c = config as Record<string, unknown>;
+  for (const key of Object.keys(c)) if (!KNOWN.includes(key)) fail(`.${key}`, `unknown option. Known: ${KNOWN.join(", ")}.`);
+  const store = c.store as ContentStore | undefined;
+  if (!store || typeof store.put !== "function" || typeof store.get !== "function") fail(".store", "a ContentStore (e.g. stores.content): the same object you hand the sweep.");
+  const toolIds = c.toolIds;
+  if (!Array.isArray(toolIds) || toolIds.length === 0 || toolIds.some((t) => typeof t !== "string" || t === "")) {
+    fail(".toolIds", 'required: a non-empty list of tool effect ids, e.g. ["export"]. There is no "all": the model and the summarizer must never be offloaded (ADR 0140 D2).');
+  }
+  for (const id of toolIds as string[]) {
+    const effect = effects[id];
+    if (!effect) fail(".toolIds", `"${id}" is not a registered effect (registered: ${Object.keys(effects).join(", ")}).`);
+    if (effect!.kind === "llm") fail(".toolIds", `"${id}" is an llm effect: listing a model or summarizer would hand the loop an envelope where it reads content (ADR 0140 D2/D9).`);
+  }
+  const cap = c.inlineCapBytes;
+  if (cap !== undefined && !(Number.isInteger(cap) && (cap as number) >= 0)) fail(".inlineCapBytes", "a whole number of bytes.");
+  const preview = c.preview;
+  if (preview !== undefined && preview !== false && !(Number.isInteger(preview) && (preview as number) > 0)) fail(".preview", "a positive number of characters, or false.");
+  if (c.digests !== undefined) {
+    if (typeof c.digests !== "object" || c.digests === null) fail(".digests", "an object of tool id -> (value) => digest.");
+    for (const [id, fn] of Object.entries(c.digests as object)) {
+      if (typeof fn !== "function") fail(`.digests.${id}`, "a pure function (value) => digest.");
+      if (!(toolIds as string[]).includes(id)) fail(`.digests.${id}`, `"${id}" is not in toolIds.`);
+    }
+  }
+  if (c.onOffload !== undefined && typeof c.onOffload !== "function") fail(".onOffload", "a function.");
+  const r = c.reclaimable;
+  if (r !== undefined && r !== true && !(Array.isArray(r) && r.every((id) => (toolIds as string[]).includes(id)))) {
+    fail(".reclaimable", "true, or a list of ids from toolIds.");
+  }
+  if (hasCrypto && store!.sealsContent !== true) {
+    throw new TypeError(
+      "execution.claimCheck with security.crypto needs a content store that seals each blob under its subject's key " +
+        "(sealsContent: true), e.g. new EncryptingContentStore(stores.content, stores.keys): an offloaded tool output " +
+        "is subject data outside the per-subject keys that seal the log (ADR 0140 D8).",
+    );
+  }
+}
+
+/** Builds the claim-check layer for the chain's slot (just inside the kill switch, ADR 0140 D5). */
+export function claimCheckLayer(config: ClaimCheckConfig, effects: Record<string, Effect>, warn: (error: unknown, ctx: EffectContext) => void): EffectMiddleware {
+  const listed = new Set(config.toolIds);
+  const reclaimable = config.reclaimable === true ? listed : new Set(config.reclaimable ?? []);
+  const preview = config.preview ?? DEFAULT_CLAIM_CHECK_PREVIEW_CHARS;
+  return claimCheckMiddleware({
+    store: config.store,
+    capBytes: config.inlineCapBytes ?? DEFAULT_CLAIM_CHECK_CAP_BYTES,
+    ...(config.digests ? { digests: config.digests } : {}),
+    ...(preview === false ? {} : { defaultDigest: previewDigest(preview) }),
+    retain: (ctx) => !reclaimable.has(ctx.effectId),
+    envelopesAreData: true,
+    // Only agentLoop$ tool frames of listed tools: never a hand-written step or another kind sharing the id (D9).
+    appliesTo: (ctx) => listed.has(ctx.effectId) && ctx.taskKind === "tool" && AGENT_TOOL_STEP.test(ctx.stepId),
+    // A media result passes through: the loop renders its parts, an envelope would blind the model (D9).
+    passThrough: (ctx) => effects[ctx.effectId]?.returnsMedia === true,
+    ...(config.onOffload ? { onOffload: config.onOffload } : {}),
+    onError: warn,
+  });
+}

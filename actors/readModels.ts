@@ -1,0 +1,154 @@
+// Read models on @xstate/store, fed from the journal: the execution list with status, and per-execution
+// step and usage counters, for UIs (`useSelector(app.readModels.executions, ...)`) and the CLI.
+// Built from the event store's catalogue and each log at creation, then kept current from the bus.
+import { createStore } from "@xstate/store";
+import type { ChainLayer } from "../machines/effectChain.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
+import type { ExecutionInfo, ExecutionStatus, JournalRecord } from "../stores/types.js";
+import type { App } from "./app.js";
+import { emptyUsage, foldUsage, type ExecutionUsage } from "./capabilities.js";
+
+/** One execution as the read model shows it. */
+export interface ExecutionView {
+  executionId: string;
+  logicId?: string;
+  subject?: string;
+  status: ExecutionStatus;
+  startedAt?: number;
+  endedAt?: number;
+  /** Seq of the last record seen. */
+  head: number;
+  steps: { completed: number; failed: number };
+  usage: ExecutionUsage;
+  /** Where the last failed step stopped in the effect chain. */
+  lastStoppedAt?: ChainLayer;
+}
+
+export interface ExecutionsContext {
+  executions: Record<string, ExecutionView>;
+}
+
+function blank(executionId: string): ExecutionView {
+  return { executionId, status: "running", head: 0, steps: { completed: 0, failed: 0 }, usage: emptyUsage() };
+}
+
+function copy(view: ExecutionView): ExecutionView {
+  return { ...view, steps: { ...view.steps }, usage: { ...view.usage } };
+}
+
+/** Folds records into a view (in place). `counters` only: leave status to the records that come later. */
+function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId: string) => boolean, countersOnly: boolean): void {
+  for (const record of records) {
+    switch (record.type) {
+      case EXECUTION_STARTED:
+        view.logicId ??= record.logicId as string;
+        if (typeof record.subject === "string") view.subject ??= record.subject;
+        view.startedAt ??= record.at;
+        break;
+      case STEP_COMPLETED:
+        view.steps.completed++;
+        break;
+      case STEP_FAILED:
+        view.steps.failed++;
+        if (typeof record.stoppedAt === "string") view.lastStoppedAt = record.stoppedAt as ChainLayer;
+        break;
+      case EXECUTION_ENDED:
+        if (countersOnly) break;
+        view.status = record.status as ExecutionStatus;
+        view.endedAt = record.at;
+        break;
+    }
+    foldUsage(view.usage, record, isModel);
+    if (!countersOnly) view.head = Math.max(view.head, record.seq);
+  }
+}
+
+/** The executions store: an @xstate/store store over `{ executions: { [id]: ExecutionView } }`. */
+export function createExecutionsStore(isModel: (effectId: string) => boolean) {
+  return createStore({
+    context: { executions: {} } as ExecutionsContext,
+    on: {
+      /** The catalogue (listExecutions): adds what is missing; a live entry that is ahead keeps its status. */
+      listed: (context, event: { infos: ExecutionInfo[] }) => {
+        const executions = { ...context.executions };
+        for (const info of event.infos) {
+          const view = copy(executions[info.executionId] ?? blank(info.executionId));
+          if (info.logicId !== undefined) view.logicId ??= info.logicId;
+          if (info.subject !== undefined) view.subject ??= info.subject;
+          view.startedAt ??= info.startedAt;
+          if (info.head > view.head) {
+            view.status = info.status;
+            view.head = info.head;
+            if (info.endedAt !== undefined) view.endedAt = info.endedAt;
+          }
+          executions[info.executionId] = view;
+        }
+        return { executions };
+      },
+      /** Records appended before the store listened: counters only. */
+      hydrated: (context, event: { executionId: string; records: JournalRecord[] }) => {
+        const view = copy(context.executions[event.executionId] ?? blank(event.executionId));
+        fold(view, event.records, isModel, true);
+        return { executions: { ...context.executions, [event.executionId]: view } };
+      },
+      /** Records the app appended (the bus's `append`). */
+      appended: (context, event: { executionId: string; records: JournalRecord[] }) => {
+        const view = copy(context.executions[event.executionId] ?? blank(event.executionId));
+        fold(view, event.records, isModel, false);
+        return { executions: { ...context.executions, [event.executionId]: view } };
+      },
+    },
+  });
+}
+
+export type ExecutionsStore = ReturnType<typeof createExecutionsStore>;
+
+export interface ReadModels {
+  /** The execution list with status and counters (an @xstate/store store: subscribe, select, getSnapshot). */
+  readonly executions: ExecutionsStore;
+  /** Resolves once the catalogue and the counters of every execution that existed at creation are loaded. */
+  readonly ready: Promise<void>;
+  /** Every execution, ordered by id. */
+  list(): ExecutionView[];
+  execution(executionId: string): ExecutionView | undefined;
+  /** Stops listening to the app. */
+  dispose(): void;
+}
+
+/**
+ * The app's read models (`app.readModels` creates them on first use).
+ *
+ * @example
+ * const models = app.readModels;
+ * await models.ready;
+ * models.executions.subscribe(({ context }) => render(Object.values(context.executions)));
+ */
+export function createReadModels(app: App): ReadModels {
+  const isModel = (effectId: string) => app.config.effects[effectId]?.kind === "llm";
+  const executions = createExecutionsStore(isModel);
+  // The first seq each execution's live appends carried: hydration folds only what came before it.
+  const liveFrom = new Map<string, number>();
+  const unbind = app.on("append", ({ executionId, records }) => {
+    if (!liveFrom.has(executionId) && records[0]) liveFrom.set(executionId, records[0].seq);
+    executions.trigger.appended({ executionId, records });
+  });
+  const ready = (async () => {
+    const infos = await app.stores.events.listExecutions();
+    executions.trigger.listed({ infos });
+    await Promise.all(
+      infos.map(async ({ executionId }) => {
+        const records = await app.log(executionId).catch(() => [] as JournalRecord[]);
+        const from = liveFrom.get(executionId) ?? Number.POSITIVE_INFINITY;
+        executions.trigger.hydrated({ executionId, records: records.filter((r) => r.seq < from) });
+      }),
+    );
+  })();
+  ready.catch((error: unknown) => app.warn({ code: "LOOM_READ_MODEL_FAILED", message: error instanceof Error ? error.message : String(error) }));
+  return {
+    executions,
+    ready,
+    list: () => Object.values(executions.getSnapshot().context.executions).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)),
+    execution: (executionId) => executions.getSnapshot().context.executions[executionId],
+    dispose: unbind,
+  };
+}

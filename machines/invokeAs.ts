@@ -1,0 +1,28 @@
+// How a machine says in what role it invokes an effect (EffectContext.taskKind, ADR 0140 D9). Pure.
+import { stepInput, type StepInput } from "./effect.js";
+
+/** The key under which `invokeAs` records the role; reserved, never passed to the effect. */
+export const LOOM_TASK_KIND = "__loomTaskKind";
+
+/** The role an effect is invoked in: a model call, a tool frame, or another task. */
+export type TaskKind = "llm" | "tool" | "task";
+
+export type TaskStepInput<T> = StepInput<T> & { [LOOM_TASK_KIND]: TaskKind };
+
+/**
+ * Names a step and the role it is invoked in. The runtime sets `ctx.taskKind` from it (without it,
+ * `taskKind` is the registered effect's kind). The agent loop invokes each tool call this way, so a
+ * middleware can tell an agent tool frame from a flow step that happens to call the same effect.
+ *
+ * @example
+ * invoke: { src: call.toolName, id: "tool", input: ({ context }) => invokeAs("tool", `turn:${context.turn}:tool:0`, call.input) }
+ */
+export function invokeAs<T>(taskKind: TaskKind, step: string, input: T): TaskStepInput<T> {
+  return { ...stepInput(step, input), [LOOM_TASK_KIND]: taskKind };
+}
+
+/** The role recorded by `invokeAs`, if any. */
+export function taskKindOf(value: unknown): TaskKind | undefined {
+  const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[LOOM_TASK_KIND] : undefined;
+  return kind === "llm" || kind === "tool" || kind === "task" ? kind : undefined;
+}

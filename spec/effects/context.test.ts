@@ -1,0 +1,81 @@
+// EffectContext: what every effect and middleware knows about the call, and taskKind from how it was invoked.
+import { describe, expect, it } from "vitest";
+import { setup } from "xstate";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects.js";
+import { effectActor } from "../../machines/effect.js";
+import { invokeAs, taskKindOf } from "../../machines/invokeAs.js";
+import { memoryStores } from "../../stores/memory.js";
+import { STEP_COMPLETED } from "../../stores/schema.js";
+import { countingModel, recordsOf } from "./helpers.js";
+
+describe("EffectContext", () => {
+  it("carries executionId, stepId, effectId, taskKind, subject, attempt, idempotencyKey and signal", async () => {
+    const seen: EffectContext[] = [];
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { search: createToolEffect(async (_input: unknown, ctx) => (seen.push(ctx), "hit")) },
+      }),
+    );
+    const machine = setup({ actors: { search: effectActor() } }).createMachine({
+      id: "ctx",
+      initial: "a",
+      states: { a: { invoke: { src: "search", id: "search", onDone: "b" } }, b: { type: "final" } },
+    });
+    await app.start(machine, { executionId: "run-7", subject: "user-3" });
+    await app.result("run-7");
+    const [ctx] = seen;
+    expect(ctx).toMatchObject({
+      executionId: "run-7",
+      stepId: "ctx#search:1",
+      effectId: "search",
+      taskKind: "tool",
+      subject: "user-3",
+      attempt: 1,
+      idempotencyKey: "run-7/ctx#search:1",
+    });
+    expect(ctx!.signal).toBeInstanceOf(AbortSignal);
+    // Nothing of the context is journaled beside the step id and effect id.
+    expect(Object.keys((await recordsOf(app, "run-7", STEP_COMPLETED))[0]!).sort()).toEqual(["at", "effectId", "output", "seq", "stepId", "type"]);
+  });
+
+  it("sets taskKind from how the machine invoked the effect (invokeAs), else from the effect's kind", async () => {
+    const kinds: Record<string, string> = {};
+    const record = (name: string) => (_input: unknown, ctx: EffectContext) => ((kinds[`${name}@${ctx.stepId}`] = ctx.taskKind), "ok");
+    const model = countingModel();
+    const machine = setup({ actors: { chore: effectActor(), helper: effectActor(), model: effectActor() } }).createMachine({
+      id: "kinds",
+      initial: "a",
+      states: {
+        a: { invoke: { src: "chore", id: "chore", onDone: "b" } },
+        b: { invoke: { src: "helper", id: "helper", input: invokeAs("tool", "turn:0:tool:0", { q: 1 }), onDone: "c" } },
+        c: { invoke: { src: "model", id: "model", input: invokeAs("tool", "turn:0:tool:1", { messages: [], tools: [] }), onDone: "d" } },
+        d: { type: "final" },
+      },
+    });
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          chore: createTaskEffect(record("chore")),
+          helper: createTaskEffect(record("helper")),
+          model: { ...model.effect, run: (input, ctx) => (record("model")(input, ctx), model.effect.run(input, ctx)) },
+        },
+      }),
+    );
+    await app.start(machine, { executionId: "k" });
+    await app.result("k");
+    expect(kinds).toEqual({ "chore@kinds#chore:1": "task", "helper@kinds#turn:0:tool:0": "tool", "model@kinds#turn:0:tool:1": "tool" });
+    // An llm effect invoked as a tool frame is still a model call: the ring meters it by the effect's kind.
+    expect(await app.usage("k")).toMatchObject({ modelCalls: 1 });
+  });
+
+  it("keeps the role out of the effect's input", () => {
+    const wrapped = invokeAs("tool", "turn:1:tool:0", { q: "x" });
+    expect(taskKindOf(wrapped)).toBe("tool");
+    expect(taskKindOf({ q: "x" })).toBeUndefined();
+    expect(wrapped.input).toEqual({ q: "x" });
+  });
+});
