@@ -1,0 +1,35 @@
+// The built-in offline model: deterministic replies from a script. The default for stories and tests.
+import type { EffectContext } from "../../actors/effects.js";
+import type { Model } from "../../actors/model.js";
+import type { ModelReply, ModelRequest } from "../../machines/messages.js";
+
+export type Script = ModelReply[] | ((request: ModelRequest, call: number) => ModelReply);
+
+const TURN_STEP = /#turn:(\d+):model$/;
+
+/**
+ * A scripted model: one reply per call, in order, or computed from the request.
+ *
+ * The call number is the agent loop turn (read from the step id `<loop>#turn:<i>:model`), so a run resumed
+ * in a fresh process gets the reply its next turn would have got; other callers count calls per model.
+ *
+ * @example
+ * createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: { q: "owls" } }] }, { text: "Done." }]))
+ */
+export function scriptedModel(script: Script, options: { id?: string } = {}): Model & { calls: number } {
+  if (!Array.isArray(script) && typeof script !== "function") throw new TypeError("scriptedModel(script): an array of replies or a function (request, call) => reply.");
+  let counter = 0;
+  const model = {
+    id: options.id ?? "scripted",
+    calls: 0,
+    async generate(request: ModelRequest, ctx: EffectContext): Promise<ModelReply> {
+      model.calls++;
+      const turn = TURN_STEP.exec(ctx.stepId);
+      const call = turn ? Number(turn[1]) : counter++;
+      const reply = Array.isArray(script) ? script[call] : script(request, call);
+      if (!reply) throw new RangeError(`scriptedModel: no reply scripted for call ${call} (the script has ${Array.isArray(script) ? script.length : "computed"} replies).`);
+      return structuredClone(reply);
+    },
+  };
+  return model;
+}
