@@ -1,7 +1,7 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { EXECUTION_ENDED } from "../stores/schema.js";
-import type { JournalRecord, Stores } from "../stores/types.js";
+import type { JournalRecord, Stores, WriterLease } from "../stores/types.js";
 import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
 import { JournaledActor } from "./actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
@@ -57,6 +57,7 @@ export class App {
   private readonly actors = new WeakMap<Execution, JournaledActor>();
   private readonly outcomes = new Map<string, Outcome>();
   private readonly logics = new Map<string, AnyStateMachine>();
+  private readonly writers = new Map<string, WriterLease>();
   private readonly effects: EffectRuntime;
   private models: ReadModels | undefined;
   private closed = false;
@@ -108,7 +109,10 @@ export class App {
       },
       runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) => this.effects.run(execution, pending, signal),
       executionEnded: (execution: Execution) => this.settle(execution),
-      executionFailed: (execution: Execution, error: unknown) => this.outcomeOf(execution.executionId).reject(error),
+      executionFailed: (execution: Execution, error: unknown) => {
+        this.outcomeOf(execution.executionId).reject(error);
+        void this.releaseWriter(execution.executionId);
+      },
       warn: (code: string, error: unknown, facts?: Record<string, unknown>) =>
         this.warn({ code: `LOOM_${code.toUpperCase()}`, message: error instanceof Error ? error.message : String(error), ...facts }),
       inspect: (event: InspectionEvent) => {
@@ -162,12 +166,14 @@ export class App {
       machineHash: await machineHash(logic),
       ...(options.subject === undefined ? {} : { subject: options.subject }),
     });
+    await this.takeWriter(executionId);
     this.executions.set(executionId, execution);
     this.outcomeOf(executionId);
     try {
       await execution.start(options.input);
     } catch (error) {
       this.executions.delete(executionId);
+      await this.releaseWriter(executionId);
       throw error;
     }
     return this.actorOf(execution);
@@ -192,6 +198,7 @@ export class App {
       machineHash: await machineHash(machine),
       ...(info.subject === undefined ? {} : { subject: info.subject }),
     });
+    await this.takeWriter(executionId);
     this.executions.set(executionId, execution);
     this.outcomes.delete(executionId);
     this.outcomeOf(executionId);
@@ -199,6 +206,7 @@ export class App {
       await execution.recover();
     } catch (error) {
       this.executions.delete(executionId);
+      await this.releaseWriter(executionId);
       throw error;
     }
     if (execution.ended) this.settle(execution);
@@ -289,6 +297,7 @@ export class App {
     this.closed = true;
     this.models?.dispose();
     for (const execution of this.executions.values()) execution.halt();
+    await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
   }
 
   /** The live execution (for the runtime's own modules). */
@@ -305,6 +314,18 @@ export class App {
     } catch (error) {
       reportOnce(`onWarn threw: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  // The stores' single-writer lock (IndexedDB: Web Locks across tabs), held while this app runs the execution.
+  private async takeWriter(executionId: string): Promise<void> {
+    if (!this.stores.acquireWriter || this.writers.has(executionId)) return;
+    this.writers.set(executionId, await this.stores.acquireWriter(executionId));
+  }
+
+  private async releaseWriter(executionId: string): Promise<void> {
+    const lease = this.writers.get(executionId);
+    this.writers.delete(executionId);
+    await lease?.release().catch(() => undefined);
   }
 
   private registerLogic(logic: AnyStateMachine): void {
@@ -352,6 +373,7 @@ export class App {
     if (status === "done") outcome.resolve(output);
     else if (status === "stopped") outcome.reject(new ExecutionStoppedError(execution.executionId, error?.message ?? "stopped"));
     else outcome.reject(new ExecutionFailedError(execution.executionId, error ?? { name: "Error", message: "unknown" }));
+    void this.releaseWriter(execution.executionId);
     this.bus.emit("ended", { executionId: execution.executionId, status });
   }
 

@@ -147,9 +147,20 @@ export interface KeyStore {
   close?(): Promise<void>;
 }
 
+/** A held writer lock on one execution; see `Stores.acquireWriter`. */
+export interface WriterLease {
+  release(): Promise<void>;
+}
+
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {
   events: EventStore;
   content: ContentStore;
   keys: KeyStore;
+  /**
+   * Optional: takes the single-writer lock on an execution (IndexedDB: a Web Lock across tabs), failing fast
+   * with WriterLockedError when another writer holds it. The app takes it on start and resume and releases it
+   * when the execution ends or the app closes. The expected-seq fence stays the real guard.
+   */
+  acquireWriter?(executionId: string): Promise<WriterLease>;
 }
