@@ -1,10 +1,17 @@
 // One conformance suite for every adapter: each adapter's test file calls describeStoresConformance
 // with a factory. What it asserts is the SPI contract written in stores/types.ts.
 import { describe, expect, it } from "vitest";
+import { agentLoop$ } from "../../actors/agentLoop.js";
+import { createApp } from "../../actors/app.js";
+import { simulatedClock } from "../../actors/clock.js";
+import { defineConfig } from "../../actors/config.js";
+import { createToolEffect, type Effect } from "../../actors/effects.js";
 import { ConcurrencyError, SubjectErasedError } from "../../stores/errors.js";
+import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord, Stores } from "../../stores/types.js";
+import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
 import { utf8 } from "../../stores/bytes.js";
+import { workloadEffects } from "../support/workload.js";
 
 export interface AdapterHarness {
   /** Fresh, empty stores. */
@@ -33,6 +40,54 @@ export const step = (seq: number, output: unknown = { ok: seq }): JournalRecord 
   effectId: "tool",
   output,
 });
+
+// The agent the "full agent run" test drives: the seeded workload (spec/support/workload.ts), with a
+// snapshot every 8 records so the resume starts from a stored snapshot and replays only the tail.
+const AGENT_TURNS = 8;
+const KILL_TURN = 5;
+const agentLoop = agentLoop$({ id: "conformance", model: "model", tools: ["search"], maxTurns: AGENT_TURNS, warnTranscriptBytes: false });
+const agentConfig = (stores: Stores, effects: Record<string, Effect>) =>
+  defineConfig({ stores, effects, logics: [agentLoop], clock: simulatedClock(1_000), execution: { snapshotEvery: 8 } });
+
+/** Effects of the workload that also log which step ids they ran live. */
+function loggedWorkload() {
+  const { effects, counters } = workloadEffects(AGENT_TURNS);
+  const ran: string[] = [];
+  const logged = (effect: Effect): Effect => ({ ...effect, run: (input, ctx) => (ran.push(ctx.stepId), effect.run(input, ctx)) });
+  return { effects: { model: logged(effects.model!), search: logged(effects.search!) }, counters, ran };
+}
+
+/** The uninterrupted run: its output and journal are what a killed-and-resumed run must reproduce. */
+async function uninterruptedAgentRun(): Promise<{ output: unknown; log: JournalRecord[] }> {
+  const app = createApp(agentConfig(memoryStores(), workloadEffects(AGENT_TURNS).effects));
+  await app.start(agentLoop, { executionId: "agent", input: { prompt: "research barn owls" } });
+  const output = await app.result("agent");
+  const log = await app.log("agent");
+  await app.close();
+  return { output, log };
+}
+
+/**
+ * The event store as a dying process holds it: its snapshot writes (fire-and-forget in the runtime)
+ * can be drained before the "process" goes away, so a reopen never races a half-issued write.
+ */
+function drainableEvents(events: EventStore): { events: EventStore; drain(): Promise<void> } {
+  const writes = new Set<Promise<unknown>>();
+  const proxy = new Proxy(events, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      if (property !== "putSnapshot") return value.bind(target);
+      return (...args: unknown[]) => {
+        const write = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        writes.add(write);
+        void write.finally(() => writes.delete(write)).catch(() => undefined);
+        return write;
+      };
+    },
+  });
+  return { events: proxy, drain: async () => void (await Promise.allSettled([...writes])) };
+}
 
 export function describeStoresConformance(name: string, harness: AdapterHarness): void {
   describe(`${name} conforms to the storage SPIs`, () => {
@@ -161,6 +216,58 @@ export function describeStoresConformance(name: string, harness: AdapterHarness)
       await expect(keys.getOrCreate("alice")).rejects.toBeInstanceOf(SubjectErasedError);
       expect(await keys.get("bob")).toEqual(k2);
     }));
+
+    it("a full agent run and its resume: killed mid-run, resumed in a fresh app with no recorded call re-run", async () => {
+      const reference = await uninterruptedAgentRun();
+      let stores = await harness.open();
+      try {
+        // The first app: its tool call at turn KILL_TURN never returns, then the process "dies".
+        const first = loggedWorkload();
+        let died!: () => void;
+        const death = new Promise<void>((resolve) => (died = resolve));
+        const killStep = `conformance#turn:${KILL_TURN}:tool:0`;
+        const search = first.effects.search;
+        const dying = {
+          ...first.effects,
+          search: createToolEffect(async (input: unknown, ctx) => {
+            if (ctx.stepId !== killStep) return search.run(input, ctx);
+            died();
+            return new Promise<never>(() => {});
+          }),
+        };
+        const { events, drain } = drainableEvents(stores.events);
+        const app1 = createApp(agentConfig({ ...stores, events }, dying));
+        await app1.start(agentLoop, { executionId: "agent", input: { prompt: "research barn owls" } });
+        await death;
+        await app1.close();
+        await drain();
+        const recorded = (await stores.events.read("agent")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
+        expect(recorded).toHaveLength(2 * KILL_TURN + 1); // turns 0..KILL_TURN-1 (model + tool), and KILL_TURN's model
+        expect(recorded).not.toContain(killStep);
+        expect(await stores.events.getExecution("agent")).toMatchObject({ status: "running", logicId: "conformance" });
+
+        // A fresh app over the storage opened anew (a new process or tab), knowing the loop by id.
+        if (harness.reopen) stores = await harness.reopen(stores);
+        const second = loggedWorkload();
+        const app2 = createApp(agentConfig(stores, second.effects));
+        const actor = await app2.resume("agent");
+        expect(actor.replay.fromSnapshotSeq).toBeGreaterThan(0);
+        expect(actor.replay.stepsToRun).toBe(1);
+        expect(await app2.result("agent")).toEqual(reference.output);
+        await app2.close();
+
+        // Zero model or tool calls for recorded turns: the fresh app ran exactly the steps without an outcome.
+        expect(second.ran.filter((id) => recorded.includes(id))).toEqual([]);
+        expect(second.ran[0]).toBe(killStep);
+        expect(second.counters).toEqual({ modelCalls: AGENT_TURNS - KILL_TURN - 1, toolCalls: AGENT_TURNS - KILL_TURN - 1 });
+        const log = await stores.events.read("agent");
+        expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+        expect(log).toEqual(reference.log);
+        expect(await stores.events.getExecution("agent")).toMatchObject({ status: "done", head: log.length });
+      } finally {
+        await harness.cleanup?.(stores);
+      }
+    });
 
     if (harness.reopen) {
       it("survives a reopen: records, catalogue, snapshots, archives, blobs and keys", async () => {

@@ -10,6 +10,7 @@ import {
   type WriterLease,
 } from "../../../adapters/indexeddb/index.js";
 import { fromUtf8, utf8 } from "../../../stores/bytes.js";
+import { createAgentDriver } from "./agent.js";
 import * as schema from "../../../stores/schema.js";
 import type { ExecutionInfo } from "../../../stores/types.js";
 
@@ -83,6 +84,9 @@ const loom = {
   watched(name: string): ExecutionInfo[][] {
     return watched.get(name) ?? [];
   },
+
+  /** An agentLoop$ run in this tab on IndexedDB, with call counters that survive a reload (see agent.ts). */
+  agent: createAgentDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
 };
 
 export type LoomPage = typeof loom;

@@ -1,0 +1,156 @@
+// The agent half of the browser harness page: an agentLoop$ run entirely in the tab on indexedDbStores,
+// on the seeded workload (spec/support/workload.ts). Every model and tool call is counted per step id
+// in localStorage, which a reload does not clear and IndexedDB does not hold, so a test can prove that
+// a resumed run re-ran nothing recorded. A tool step can be held open until the test releases it.
+import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type Effect, type JournalRecord, type ReplayReport } from "../../../index.js";
+import type { IndexedDbStores, WriterLease } from "../../../adapters/indexeddb/index.js";
+import { toolOutput, workloadReply } from "../../support/workload.js";
+
+/** Serialisable options of one run; the same `turns` must be given to `start` and `resume`. */
+export interface AgentRun {
+  db: string;
+  executionId: string;
+  turns: number;
+  /**
+   * Run on stores that offer `acquireWriter`, so the runtime holds the execution's Web Lock from start or
+   * resume until it ends. Without it the app gets stores with no lock and only the seq fence guards the log.
+   */
+  lock?: boolean;
+}
+
+type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } }>;
+
+const LOOP_ID = "agent";
+const held = new Set<string>();
+const gates = new Map<string, () => void>();
+const apps = new Map<string, App>();
+const outcomes = new Map<string, Promise<unknown>>();
+
+const callsKey = (db: string) => `loomwork-calls:${db}`;
+
+/** Counts a live call of `stepId` in localStorage before the call runs. */
+function countCall(db: string, stepId: string): void {
+  const calls = readCalls(db);
+  calls[stepId] = (calls[stepId] ?? 0) + 1;
+  localStorage.setItem(callsKey(db), JSON.stringify(calls));
+}
+
+function readCalls(db: string): Record<string, number> {
+  return JSON.parse(localStorage.getItem(callsKey(db)) ?? "{}") as Record<string, number>;
+}
+
+function loopOf(turns: number) {
+  return agentLoop$({ id: LOOP_ID, model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false });
+}
+
+function effectsFor(db: string, turns: number): Record<string, Effect> {
+  const llm = createLlmEffect(scriptedModel(workloadReply(turns)));
+  return {
+    model: { ...llm, run: (input, ctx) => (countCall(db, ctx.stepId), llm.run(input, ctx)) },
+    search: createToolEffect(async (_input: unknown, ctx) => {
+      countCall(db, ctx.stepId);
+      if (held.has(ctx.stepId)) {
+        // Held until released (or until the page goes away: a reload "kills" the run right here).
+        await new Promise<void>((release) => gates.set(ctx.stepId, release));
+        gates.delete(ctx.stepId);
+      }
+      return toolOutput(42, Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1]));
+    }),
+  };
+}
+
+/** `window.loom.agent`: drives agent runs on IndexedDB from page.evaluate. */
+export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbStores>, settle: Settle) {
+  async function appFor(run: AgentRun): Promise<App> {
+    const key = `${run.db}:${run.lock ? "locked" : "fence-only"}`;
+    let app = apps.get(key);
+    if (!app) {
+      const { acquireWriter, ...fenceOnly } = await storesOf(run.db);
+      const stores = run.lock ? { ...fenceOnly, acquireWriter } : fenceOnly;
+      app = createApp(defineConfig({ stores, effects: effectsFor(run.db, run.turns), logics: [loopOf(run.turns)], execution: { snapshotEvery: 8 } }));
+      apps.set(key, app);
+    }
+    return app;
+  }
+
+  // The runtime takes and releases the writer lock itself (Stores.acquireWriter); nothing to hold here.
+  async function leaseFor(_run: AgentRun): Promise<WriterLease | undefined> {
+    return undefined;
+  }
+
+  // The outcome is kept (not awaited) so a test can await it later, or reload while it is pending.
+  function track(run: AgentRun, app: App, lease: WriterLease | undefined): void {
+    const outcome = app.result(run.executionId).finally(() => lease?.release());
+    outcome.catch(() => undefined);
+    outcomes.set(`${run.db}/${run.executionId}`, outcome);
+  }
+
+  return {
+    LOOP_ID,
+
+    /** Holds every tool call of these step ids open until `release` (e.g. `agent#turn:3:tool:0`). */
+    hold(stepIds: string[]): void {
+      for (const id of stepIds) held.add(id);
+    },
+
+    /** Step ids whose tool call is running and held. */
+    holding(): string[] {
+      return [...gates.keys()];
+    },
+
+    release(stepId: string): void {
+      held.delete(stepId);
+      gates.get(stepId)?.();
+    },
+
+    /** Starts a run; resolves once EXECUTION_STARTED is journaled (not when the run ends). */
+    start(run: AgentRun) {
+      return settle(async () => {
+        const app = await appFor(run);
+        const lease = await leaseFor(run);
+        try {
+          await app.start(loopOf(run.turns), { executionId: run.executionId, input: { prompt: "research barn owls" } });
+        } catch (error) {
+          await lease?.release();
+          throw error;
+        }
+        track(run, app, lease);
+        return null;
+      });
+    },
+
+    /** Resumes a run from IndexedDB in this page's app; resolves with what the replay did. */
+    resume(run: AgentRun) {
+      return settle(async (): Promise<ReplayReport> => {
+        const app = await appFor(run);
+        const lease = await leaseFor(run);
+        try {
+          const actor = await app.resume(run.executionId);
+          track(run, app, lease);
+          return actor.replay;
+        } catch (error) {
+          await lease?.release();
+          throw error;
+        }
+      });
+    },
+
+    /** The run's output once it ends (or its error). */
+    result(db: string, executionId: string) {
+      const outcome = outcomes.get(`${db}/${executionId}`);
+      return settle(outcome ?? Promise.reject(new Error(`no run of "${executionId}" was started or resumed in this page`)));
+    },
+
+    /** Live model and tool calls per step id on database `db`, across reloads. */
+    calls(db: string): Record<string, number> {
+      return readCalls(db);
+    },
+
+    /** The execution's journal as IndexedDB holds it. */
+    async log(db: string, executionId: string): Promise<JournalRecord[]> {
+      return (await storesOf(db)).events.read(executionId);
+    },
+  };
+}
+
+export type AgentDriver = ReturnType<typeof createAgentDriver>;
