@@ -7,23 +7,10 @@ import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { AgentRun } from "./page/agent.js";
-import { startBrowserHarness, type BrowserHarness } from "./harness.js";
+import { useBrowserHarness } from "./harness.js";
 
-// A harness that failed to start (no Chromium, a build error) fails every test with its message.
-let launched: BrowserHarness | Error;
-const harness = (): BrowserHarness => {
-  if (launched instanceof Error) throw launched;
-  return launched;
-};
+const harness = useBrowserHarness({ beforeAll, afterAll });
 const noise: string[] = [];
-
-beforeAll(async () => {
-  launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-});
-
-afterAll(async () => {
-  if (!(launched instanceof Error)) await launched?.close();
-});
 
 const TURNS = 6;
 const HELD_TURN = 4;

@@ -3,7 +3,6 @@
 // Never downloads a browser; a missing binary fails with how to install it.
 import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
-import { CHROMIUM_PATH } from "./harness.js";
 
 export const CHROMIUM_ARGS = [
   "--headless",
@@ -16,7 +15,10 @@ export const CHROMIUM_ARGS = [
   "--disable-quic",
 ];
 
-export async function launchChromium(): Promise<Browser> {
+export const CHROMIUM_PATH = process.env.LOOMWORK_CHROMIUM ?? "/usr/bin/chromium";
+
+/** Fails, saying how to install it, when the system Chromium is missing. */
+export function assertChromium(): void {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
       `The browser specs need Chromium at ${CHROMIUM_PATH} and found none. Install it with ` +
@@ -24,5 +26,9 @@ export async function launchChromium(): Promise<Browser> {
         "These specs never download a browser.",
     );
   }
+}
+
+export async function launchChromium(): Promise<Browser> {
+  assertChromium();
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
 }

@@ -1,17 +1,16 @@
 // Builds spec/browser/page with Vite, serves it on 127.0.0.1 (random port) and launches the
 // system's headless Chromium through playwright-core. Never downloads a browser: CI installs
 // Debian's `chromium` package (see .ci/run); a missing binary fails loudly, it is not skipped.
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { build } from "vite";
+import { assertChromium, launchChromium } from "./chromium.js";
 
-export const CHROMIUM_PATH = process.env.LOOMWORK_CHROMIUM ?? "/usr/bin/chromium";
 const PAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "page");
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -28,13 +27,7 @@ export interface BrowserHarness {
 }
 
 export async function startBrowserHarness(): Promise<BrowserHarness> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `The browser specs need Chromium at ${CHROMIUM_PATH} and found none. Install it with ` +
-        "`apt-get update && apt-get install -y chromium` (Debian), or set LOOMWORK_CHROMIUM to its path. " +
-        "These specs never download a browser.",
-    );
-  }
+  assertChromium();
   const outDir = await mkdtemp(join(tmpdir(), "loomwork-browser-page-"));
   let server: Server | undefined;
   let browser: Browser | undefined;
@@ -46,20 +39,7 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
       build: { outDir, emptyOutDir: true, minify: false, target: "es2022", reportCompressedSize: false },
     });
     server = await serve(outDir);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
   } catch (error) {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     await rm(outDir, { recursive: true, force: true });
@@ -96,4 +76,23 @@ function serve(root: string): Promise<Server> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve(server));
   });
+}
+
+/**
+ * Starts the harness once for a spec file. A harness that failed to start (no Chromium, a build error)
+ * fails every test with its message: a failed beforeAll would only mark them skipped.
+ */
+export function useBrowserHarness(hooks: { beforeAll: (fn: () => Promise<void>) => void; afterAll: (fn: () => Promise<void>) => void }): () => BrowserHarness {
+  let launched: BrowserHarness | Error | undefined;
+  hooks.beforeAll(async () => {
+    launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  });
+  hooks.afterAll(async () => {
+    if (launched && !(launched instanceof Error)) await launched.close();
+  });
+  return () => {
+    if (launched instanceof Error) throw launched;
+    if (!launched) throw new Error("the browser harness has not started");
+    return launched;
+  };
 }

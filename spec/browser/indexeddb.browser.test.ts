@@ -4,25 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import type { JournalRecord } from "../../stores/types.js";
 import { started, step } from "../conformance/suite.js";
-import { startBrowserHarness, type BrowserHarness } from "./harness.js";
+import { useBrowserHarness } from "./harness.js";
 
-// A harness that failed to start (no Chromium, a build error) fails every test with its message:
-// a failed beforeAll would only mark them skipped.
-let launched: BrowserHarness | Error;
-const harness = (): BrowserHarness => {
-  if (launched instanceof Error) throw launched;
-  return launched;
-};
+const harness = useBrowserHarness({ beforeAll, afterAll });
 // The adapter must stay silent: any console message or page error fails the run.
 const noise: string[] = [];
-
-beforeAll(async () => {
-  launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-});
-
-afterAll(async () => {
-  if (!(launched instanceof Error)) await launched?.close();
-});
 
 /** A fresh browser profile partition: its own IndexedDB and Web Locks. */
 function newContext(): Promise<BrowserContext> {
