@@ -65,7 +65,6 @@ export class Execution {
 
   /** Journals EXECUTION_STARTED with the initial macrostep and starts what it asks for. */
   async start(input: unknown): Promise<void> {
-    this.inspectActor();
     await this.enqueue({
       type: EXECUTION_STARTED,
       logicId: this.machine.id,
@@ -78,7 +77,6 @@ export class Execution {
 
   /** Rebuilds the state from the latest snapshot and the log's tail, then runs what has no outcome. */
   async recover(): Promise<void> {
-    this.inspectActor();
     const journal = this.runtime.journal;
     const stored = await journal.getSnapshot(this.executionId);
     let from = 1;
@@ -96,6 +94,13 @@ export class Execution {
       if (!isMacrostepInput(input)) {
         // Control records (erasure) stand between macrosteps; anything else here means a record was removed.
         if (input.type.startsWith("loom.erasure.")) {
+          this.seq = input.seq;
+          i++;
+          continue;
+        }
+        // app.stop journals the end on its own, between macrosteps.
+        if (input.type === EXECUTION_ENDED && input.status === "stopped" && this.state && input.seq === this.seq + 1) {
+          this.state = { ...this.state, status: "stopped", error: input.error as SerializedError, pending: {}, timers: {} };
           this.seq = input.seq;
           i++;
           continue;
@@ -122,6 +127,7 @@ export class Execution {
       this.runtime.afterMacrostep(this);
     }
     if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
+    this.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (this.ended) return;
     for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
@@ -310,12 +316,19 @@ export class Execution {
     for (const waiter of this.settledWaiters.splice(0)) waiter.resolve();
   }
 
-  private inspectActor(): void {
+  // The actor is announced with its first macrostep: an inspector reads actorRef.getSnapshot() when told
+  // of the actor, and before the first macrostep (or the snapshot a resume starts from) there is none.
+  private announced = false;
+
+  private announce(): void {
+    if (this.announced) return;
+    this.announced = true;
     this.runtime.inspect({ type: "@xstate.actor", actorRef: this.runtime.actorRefOf(this), rootId: this.sessionId } as InspectionEvent);
   }
 
   private inspectStep(step: Macrostep): void {
     const actorRef = this.runtime.actorRefOf(this);
+    this.announce();
     this.runtime.inspect({ type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event, rootId: this.sessionId } as InspectionEvent);
     this.runtime.inspect({ type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot, rootId: this.sessionId } as InspectionEvent);
   }

@@ -117,3 +117,22 @@ describe("the journal", () => {
     expect(stats.stateBytes).toBeGreaterThan(0);
   });
 });
+
+describe("a stopped execution", () => {
+  it("resumes in a fresh app as stopped: result() rejects, nothing runs", async () => {
+    const stores = memoryStores();
+    const first = countedDemoEffects();
+    const app1 = createApp(defineConfig({ stores, effects: first.effects }));
+    const actor = await app1.start(demoMachine, { executionId: "s", input: { topic: "t" } });
+    await actor.settled();
+    await app1.stop("s", "user cancelled");
+    await expect(app1.result("s")).rejects.toMatchObject({ name: "ExecutionStoppedError" });
+    const second = countedDemoEffects();
+    const app2 = createApp(defineConfig({ stores, effects: second.effects, logics: [demoMachine] }));
+    const resumed = await app2.resume("s");
+    expect(resumed.getSnapshot().status).toBe("stopped");
+    await expect(app2.result("s")).rejects.toThrow(/user cancelled/);
+    expect(second.runs.size).toBe(0);
+    expect((await app2.stats("s")).records).toBe((await stores.events.read("s")).length);
+  });
+});

@@ -1,0 +1,134 @@
+// loomwork sweep | erase <subject> | export <subject>: maintenance through the app's own entry points
+// (app.sweep, app.eraseSubject, app.exportSubject). The CLI opens the journal as the only writer.
+import { writeFile } from "node:fs/promises";
+import type { App } from "../../index.js";
+import type { Command, Context } from "../context.js";
+import { CliError, EXIT, NotFoundError, UsageError } from "../errors.js";
+import { bytes, progress } from "../terminal.js";
+
+/** The sweep's default TTL for telemetry refs: 7 days. */
+const DEFAULT_TTL_MS = 7 * 24 * 3600_000;
+
+type Method = (...args: unknown[]) => Promise<unknown>;
+
+/** An app over the journal with no effects: enough to sweep, erase and export. */
+async function maintenanceApp(ctx: Context): Promise<App> {
+  const stores = await ctx.journal();
+  const { createApp, defineConfig } = await import("../../index.js");
+  return createApp(defineConfig({ stores, effects: {}, security: { crypto: { keys: stores.keys } }, compliance: { erase: true } }));
+}
+
+function method(app: App, name: string, command: string): Method {
+  const fn = (app as unknown as Record<string, unknown>)[name];
+  if (typeof fn !== "function") throw new CliError(`\`loomwork ${command}\` is not available in this build: app.${name} is missing`, EXIT.failure, `This command calls the runtime's own app.${name}(); update loomwork.`);
+  return (fn as Method).bind(app);
+}
+
+/** Runs `work` with the bus's progress events drawn as a bar on stderr (TTY only). */
+async function withProgress<T>(app: App, label: string, work: () => Promise<T>): Promise<T> {
+  let bar: ReturnType<typeof progress> | undefined;
+  const off = app.on("progress", ({ done, total }) => {
+    bar ??= progress(label, total ?? 0, { atLeast: 1 });
+    bar.tick(done, total);
+  });
+  try {
+    return await work();
+  } finally {
+    off();
+    bar?.end();
+  }
+}
+
+async function requireSubject(ctx: Context, subject: string): Promise<void> {
+  const stores = await ctx.journal();
+  const holding = (await stores.events.listExecutions()).filter((e) => e.subject === subject);
+  if (holding.length === 0) throw new NotFoundError(`no execution holds data of subject "${subject}" in ${ctx.dir}`, "Subjects are set with app.start(logic, { subject }); `loomwork ls --json` shows them.");
+}
+
+export const sweep: Command = {
+  spec: {
+    name: "sweep",
+    summary: "Reclaim claim-checked content no log, archive or snapshot still cites (app.sweep).",
+    args: [],
+    options: { "ttl-ms": { type: "string", value: "<ms>", description: `how long a telemetry ref outlives its citation (default ${DEFAULT_TTL_MS}: 7 days)` } },
+    details: [
+      "Walks every live log, archive segment and snapshot, keeps what is load-bearing (retained envelopes) and reclaims the " +
+        "rest with the conditional delete, as a journaled loom.sweep:<n> execution (its log is the audit trail; an " +
+        "interrupted sweep is finished by the next). A progress bar shows on a TTY.",
+    ],
+    examples: ["loomwork sweep", "loomwork sweep --ttl-ms 86400000 --json"],
+  },
+  async run(ctx) {
+    const ttl = ctx.values["ttl-ms"];
+    if (ttl !== undefined && !/^\d+$/.test(String(ttl))) throw new UsageError(`--ttl-ms must be a whole number of milliseconds; got "${String(ttl)}"`);
+    const app = await maintenanceApp(ctx);
+    const sweepFn = method(app, "sweep", "sweep");
+    const result = (await withProgress(app, "sweeping", () => sweepFn({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }))) as Record<string, unknown>;
+    if (ctx.json) return ctx.printJson(result);
+    const known = ["sweepId", "executions", "cited", "pinned", "scanned", "deleted", "kept", "bytesDeleted"].every((k) => k in result);
+    ctx.out(
+      known
+        ? `swept ${ctx.dir} (${String(result.sweepId)}): walked ${String(result.executions)} executions citing ${String(result.cited)} addresses ` +
+            `(${String(result.pinned)} load-bearing); of ${String(result.scanned)} blobs deleted ${String(result.deleted)} (${bytes(Number(result.bytesDeleted))}), kept ${String(result.kept)}`
+        : `swept ${ctx.dir}: ${summarize(result)}`,
+    );
+  },
+};
+
+export const erase: Command = {
+  spec: {
+    name: "erase",
+    summary: "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.",
+    args: [{ name: "subject", required: true, description: "the data subject, as given to app.start(..., { subject })" }],
+    options: {},
+    details: ["Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again."],
+    examples: ["loomwork erase user-42", "loomwork erase user-42 --json"],
+  },
+  async run(ctx) {
+    const subject = ctx.positionals[0]!;
+    const app = await maintenanceApp(ctx);
+    const eraseFn = method(app, "eraseSubject", "erase");
+    await requireSubject(ctx, subject);
+    const result = (await withProgress(app, "erasing", () => eraseFn(subject))) as Record<string, unknown>;
+    if (ctx.json) return ctx.printJson(result);
+    const content = result.contentDeleted as { deleted?: number; retained?: number } | undefined;
+    ctx.out(
+      Array.isArray(result.executions) && content
+        ? `erased subject ${subject} (${String(result.coordinatorId)}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
+            `${(result.historiesDeleted as unknown[] | undefined)?.length ?? 0} unsealed histories deleted; content: ${content.deleted ?? 0} blobs deleted, ${content.retained ?? 0} retained`
+        : `erased subject ${subject}: ${summarize(result)}`,
+    );
+  },
+};
+
+export const exportSubject: Command = {
+  spec: {
+    name: "export",
+    summary: "Export a subject's data (app.exportSubject), content resolved: GDPR Art. 15 / 20.",
+    args: [{ name: "subject", required: true, description: "the data subject" }],
+    options: { output: { type: "string", short: "o", value: "<file>", description: "write the export to this file (default: stdout)" } },
+    details: ["The export is JSON; with -o the file is written and a one-line summary printed."],
+    examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
+  },
+  async run(ctx) {
+    const subject = ctx.positionals[0]!;
+    const app = await maintenanceApp(ctx);
+    const exportFn = method(app, "exportSubject", "export");
+    await requireSubject(ctx, subject);
+    const data = await withProgress(app, "exporting", () => exportFn(subject));
+    const text = `${JSON.stringify(data, null, 2)}\n`;
+    const file = ctx.values.output as string | undefined;
+    if (!file) return void process.stdout.write(text);
+    await writeFile(file, text);
+    if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
+    ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
+  },
+};
+
+/** `key value, key value` of a result's scalar fields (and the lengths of its arrays). */
+function summarize(result: unknown): string {
+  if (typeof result !== "object" || result === null) return String(result);
+  return Object.entries(result)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.length : typeof v === "object" && v !== null ? `{ ${summarize(v)} }` : String(v)}`)
+    .join(", ");
+}

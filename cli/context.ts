@@ -1,0 +1,53 @@
+// What a command gets: its parsed arguments, output helpers and the journal, opened on first use.
+import { resolve } from "node:path";
+import type { FsStores } from "../adapters/fs/index.js";
+import type { CommandSpec, Parsed } from "./args.js";
+import type { ExitCode } from "./errors.js";
+import { openJournal } from "./journal.js";
+import { palette, type Palette } from "./terminal.js";
+
+export interface Context {
+  spec: CommandSpec;
+  values: Parsed["values"];
+  positionals: string[];
+  /** The journal directory, absolute. */
+  dir: string;
+  json: boolean;
+  /** Colours for stdout and for stderr (each on only where that stream is a TTY). */
+  c: Palette;
+  e: Palette;
+  out(line?: string): void;
+  err(line?: string): void;
+  printJson(value: unknown): void;
+  /** Opens the journal (the writer lock is taken); main closes it when the command ends. */
+  journal(): Promise<FsStores>;
+}
+
+export interface Command {
+  spec: CommandSpec;
+  run(ctx: Context): Promise<ExitCode | void>;
+}
+
+export function createContext(spec: CommandSpec, parsed: Parsed): Context & { close(): Promise<void> } {
+  const noColor = parsed.values["no-color"] === true;
+  const dir = resolve(String(parsed.values.dir ?? (process.env.LOOMWORK_DIR || ".loomwork")));
+  let opened: Promise<FsStores> | undefined;
+  return {
+    spec,
+    values: parsed.values,
+    positionals: parsed.positionals,
+    dir,
+    json: parsed.values.json === true,
+    c: palette(process.stdout, noColor),
+    e: palette(process.stderr, noColor),
+    // A closed pipe (`loomwork log x | head`) ends the output, not the command: the lock is still released.
+    out: (line = "") => void (process.stdout.destroyed || process.stdout.write(`${line}\n`)),
+    err: (line = "") => void process.stderr.write(`${line}\n`),
+    printJson: (value) => void (process.stdout.destroyed || process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)),
+    journal: () => (opened ??= openJournal(dir)),
+    async close() {
+      const stores = await opened?.catch(() => undefined);
+      await stores?.close();
+    },
+  };
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// loomwork: the command line over a filesystem journal directory (fsStores).
+//
+//   loomwork <command> [arguments] [--dir <dir>] [--json] [--no-color] [--help]
+//
+// Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.
+import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
+import { helpText, parseCommand } from "./args.js";
+import { inspect } from "./commands/inspect.js";
+import { log } from "./commands/log.js";
+import { ls } from "./commands/ls.js";
+import { erase, exportSubject, sweep } from "./commands/maintenance.js";
+import { run } from "./commands/run.js";
+import { stats } from "./commands/stats.js";
+import { createContext, type Command } from "./context.js";
+import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
+import { palette } from "./terminal.js";
+
+const COMMANDS: Record<string, Command> = { run, ls, log, stats, inspect, sweep, erase, export: exportSubject };
+
+function overview(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  return [
+    "loomwork: inspect and maintain a loomwork journal directory (the one an app opens with fsStores({ dir })).",
+    "",
+    "Usage: loomwork <command> [arguments] [options]",
+    "",
+    "Commands:",
+    ...Object.values(COMMANDS).map(({ spec }) => `  ${spec.name.padEnd(width)}  ${spec.summary}`),
+    "",
+    "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
+    "The CLI takes the directory's writer lock while it runs: it cannot open a journal an app is writing.",
+    "",
+    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
+    "Run `loomwork <command> --help` for a command's arguments, options and examples.",
+  ].join("\n");
+}
+
+interface Failure {
+  exitCode: ExitCode;
+  code?: string;
+  message: string;
+  hint?: string;
+}
+
+/** Maps what a command threw to its exit code and a message that says what to do. */
+function failureOf(error: unknown, dir: string): Failure {
+  if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  if (error instanceof WriterLockedError) {
+    const holder = error.cause instanceof Error ? /held by pid (\d+) on ([^ ]+) since ([^;]+)/.exec(error.cause.message) : null;
+    return {
+      exitCode: EXIT.locked,
+      code: error.code,
+      message: `the journal ${dir} is locked by another process${holder ? ` (pid ${holder[1]} on ${holder[2]}, since ${holder[3]})` : ""}`,
+      hint: "The CLI takes the directory's writer lock to read it, so it cannot open a journal an app is writing. Close that app's stores (app quit), or copy the directory and pass --dir <copy>.",
+    };
+  }
+  if (error instanceof JournalCorruptionError) {
+    return {
+      exitCode: EXIT.corrupt,
+      code: error.code,
+      message: `corrupt journal: ${error.file} is damaged at byte offset ${error.offset} (${error.message.replace(/^.*?: /, "").replace(/\. Only a torn tail.*$/, "")})`,
+      hint: "Only a torn tail is repaired automatically; nothing was changed. Restore that file from a backup; `loomwork stats` lists every damaged execution.",
+    };
+  }
+  if (error instanceof LoomworkError && error.code === "LOOM_UNKNOWN_EXECUTION") return { exitCode: EXIT.notFound, code: error.code, message: error.message };
+  if (error instanceof LoomworkError) return { exitCode: EXIT.failure, code: error.code, message: error.message };
+  return { exitCode: EXIT.failure, message: error instanceof Error ? error.message : String(error), hint: "Set LOOMWORK_DEBUG=1 for the stack trace." };
+}
+
+/** Runs the CLI on `argv` (without node and the script) and resolves with the exit code. */
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const err = palette(process.stderr, argv.includes("--no-color"));
+  if (name === undefined) {
+    process.stderr.write(`${overview()}\n`);
+    return EXIT.usage;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? rest[0] : undefined;
+    if (topic && COMMANDS[topic]) process.stdout.write(`${helpText(COMMANDS[topic].spec)}\n`);
+    else process.stdout.write(`${overview()}\n`);
+    return EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  const json = argv.includes("--json");
+  const report = (failure: Failure, commandName?: string) => {
+    if (json) process.stderr.write(`${JSON.stringify({ error: failure })}\n`);
+    else {
+      process.stderr.write(`${err.red(`loomwork${commandName ? ` ${commandName}` : ""}: ${failure.message}`)}\n`);
+      if (failure.hint) process.stderr.write(`${err.dim(failure.hint)}\n`);
+    }
+    return failure.exitCode;
+  };
+  if (!command && name.startsWith("-")) {
+    return report(failureOf(new UsageError(`expected a command before ${name}`, "Usage: loomwork <command> [arguments] [options]; `loomwork --help` lists the commands."), ""));
+  }
+  if (!command) {
+    const near = Object.keys(COMMANDS).find((n) => n.startsWith(name.slice(0, 2)));
+    return report(failureOf(new UsageError(`unknown command "${name}"`, `${near ? `Did you mean \`loomwork ${near}\`? ` : ""}Run \`loomwork --help\` for the commands.`), ""));
+  }
+  let ctx: ReturnType<typeof createContext> | undefined;
+  try {
+    const parsed = parseCommand(command.spec, rest);
+    if (parsed.values.help) {
+      process.stdout.write(`${helpText(command.spec)}\n`);
+      return EXIT.ok;
+    }
+    ctx = createContext(command.spec, parsed);
+    return (await command.run(ctx)) ?? EXIT.ok;
+  } catch (error) {
+    if (process.env.LOOMWORK_DEBUG) console.error(error);
+    return report(failureOf(error, ctx?.dir ?? ""), name);
+  } finally {
+    await ctx?.close().catch(() => undefined);
+  }
+}
+
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
+// Exits explicitly: an inspector socket retrying in the background must not keep the process alive.
+const code = await main(process.argv.slice(2));
+await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+process.exit(code);

@@ -1,0 +1,80 @@
+// The exact folded state of a journaled execution, given the machine that wrote it (`--logic <module>`):
+// its records are copied into memory stores and resumed there with effects that never run, so the
+// journal directory is never written and no model or tool is called.
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { AnyStateMachine, InspectionEvent } from "xstate";
+import { effectSourcesOf } from "../actors/machineInfo.js";
+import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type JournalRecord, type ReplayReport } from "../index.js";
+import { CliError, EXIT, UsageError } from "./errors.js";
+import { isSealed } from "./journal.js";
+
+const isMachine = (value: unknown): value is AnyStateMachine =>
+  typeof value === "object" && value !== null && typeof (value as AnyStateMachine).transition === "function" && "root" in value && typeof (value as AnyStateMachine).id === "string";
+
+/** The machines a module exports (`file.ts`, or `file.ts#exportName` for one). */
+export async function loadLogics(spec: string): Promise<AnyStateMachine[]> {
+  const [file, name] = spec.split("#") as [string, string | undefined];
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = /\.ts$/.test(file) && /Unknown file extension/.test(message) ? "Run the CLI through tsx (npx tsx cli/main.ts ...) to load a .ts module, or pass the compiled .js." : undefined;
+    throw new CliError(`cannot load --logic ${file}: ${message.split("\n")[0]}`, EXIT.notFound, hint);
+  }
+  const values = name ? [module[name]] : Object.values(module);
+  const machines = values.filter(isMachine);
+  if (machines.length === 0) throw new UsageError(`--logic ${spec} exports no XState machine${name ? ` named ${name}` : ""}`, "Export the machine (or the agentLoop$(...) result) from that module.");
+  return machines;
+}
+
+export interface InspectedState {
+  value: unknown;
+  context: unknown;
+  status: string;
+  output?: unknown;
+}
+
+export interface MemoryReplay {
+  /** UTF-8 bytes of the folded state's JSON at the log's head, as app.stats measures it. */
+  stateBytes: number;
+  replay: ReplayReport;
+  /** The machine's snapshot after each macrostep, in journal order. */
+  snapshots: InspectedState[];
+}
+
+/** Replays `records` (every record of the execution, from seq 1) through `logic` in memory. */
+export async function replayInMemory(executionId: string, records: JournalRecord[], logic: AnyStateMachine, onMacrostep?: (count: number) => void): Promise<MemoryReplay> {
+  if (records.some(isSealed)) {
+    throw new CliError(`execution "${executionId}" has sealed records (security.crypto): they cannot be replayed without the app's keys`, EXIT.failure, "Drop --logic to measure the state from the snapshot instead.");
+  }
+  // app.stop journals EXECUTION_ENDED { status: "stopped" } on its own (the planner never derives "stopped"),
+  // and app.resume does not accept that record yet: replay up to it, the state the execution was stopped in.
+  const last = records.at(-1);
+  const replayable = last?.type === EXECUTION_ENDED && last.status === "stopped" ? records.slice(0, -1) : records;
+  const stores = memoryStores();
+  await stores.events.append(executionId, 0, replayable);
+  // Effects that never settle: replay serves every recorded step from the log, and what was in flight
+  // stays pending until the app closes.
+  const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
+  const effects = Object.fromEntries(effectSourcesOf(logic).map((id) => [id, never]));
+  const snapshots: InspectedState[] = [];
+  const inspect = (event: InspectionEvent) => {
+    if (event.type !== "@xstate.snapshot") return;
+    const s = event.snapshot as unknown as InspectedState;
+    snapshots.push({ value: s.value, context: s.context, status: s.status, ...(s.output === undefined ? {} : { output: s.output }) });
+    onMacrostep?.(snapshots.length);
+  };
+  const app = createApp(defineConfig({ stores, effects, logics: [logic], execution: { snapshotEvery: false }, observability: { inspect } }));
+  try {
+    const actor = await app.resume(executionId);
+    const { stateBytes } = await app.stats(executionId);
+    return { stateBytes, replay: actor.replay, snapshots };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(`the logic "${logic.id}" does not replay execution "${executionId}": ${message}`, EXIT.failure, "Pass the module with the machine version that wrote this journal.");
+  } finally {
+    await app.close();
+  }
+}

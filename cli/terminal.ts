@@ -1,0 +1,107 @@
+// Output for the CLI: colour only on a TTY (NO_COLOR and --no-color turn it off, FORCE_COLOR on),
+// aligned tables, sizes, and a progress bar on stderr that only a TTY sees.
+
+type Paint = (text: string | number) => string;
+
+export interface Palette {
+  readonly on: boolean;
+  bold: Paint;
+  dim: Paint;
+  red: Paint;
+  green: Paint;
+  yellow: Paint;
+  blue: Paint;
+  magenta: Paint;
+  cyan: Paint;
+}
+
+export function palette(stream: { isTTY?: boolean }, disabled = false): Palette {
+  const env = process.env;
+  const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false";
+  const on = !disabled && (forced || (!("NO_COLOR" in env) && stream.isTTY === true));
+  const sgr =
+    (open: number, close: number): Paint =>
+    (text) =>
+      on ? `\u001b[${open}m${text}\u001b[${close}m` : String(text);
+  return { on, bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), blue: sgr(34, 39), magenta: sgr(35, 39), cyan: sgr(36, 39) };
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+export const visibleLength = (text: string): number => [...text.replace(ANSI, "")].length;
+
+/** Rows as aligned columns; the last column is never padded. `right` lists right-aligned column indexes. */
+export function table(rows: string[][], right: number[] = []): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => {
+        if (i === row.length - 1 && !right.includes(i)) return cell;
+        const pad = " ".repeat(widths[i]! - visibleLength(cell));
+        return right.includes(i) ? pad + cell : cell + pad;
+      })
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/** 512 B, 12.3 KiB, 4.0 MiB. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+/** +0 ms, +152 ms, +1.24 s, +3 min 2 s: a gap since the first record. */
+export function gap(milliseconds: number): string {
+  if (milliseconds < 1000) return `+${Math.round(milliseconds)} ms`;
+  if (milliseconds < 60_000) return `+${(milliseconds / 1000).toFixed(2)} s`;
+  const minutes = Math.floor(milliseconds / 60_000);
+  return minutes < 60 ? `+${minutes} min ${Math.round((milliseconds % 60_000) / 1000)} s` : `+${(minutes / 60).toFixed(1)} h`;
+}
+
+/** 2026-11-30 22:22:03 in local time. */
+export function timestamp(at: number | undefined): string {
+  if (at === undefined) return "—";
+  const d = new Date(at);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export interface Progress {
+  tick(done: number, total?: number): void;
+  end(): void;
+}
+
+const SILENT: Progress = { tick: () => undefined, end: () => undefined };
+
+/**
+ * A progress bar on stderr for long work, redrawn at most every 80 ms, only when stderr is a TTY and
+ * the work is long enough (`atLeast` units) to deserve one. Erased when the work ends.
+ */
+export function progress(label: string, total: number, options: { atLeast?: number; stream?: NodeJS.WriteStream } = {}): Progress {
+  const stream = options.stream ?? process.stderr;
+  if (!stream.isTTY || total < (options.atLeast ?? 1)) return SILENT;
+  let last = 0;
+  let shown = false;
+  const draw = (done: number, of: number) => {
+    const width = 28;
+    const ratio = of > 0 ? Math.min(1, done / of) : 0;
+    const filled = Math.round(ratio * width);
+    stream.write(`\r${label} [${"█".repeat(filled)}${"░".repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${done}/${of}`);
+    shown = true;
+  };
+  return {
+    tick(done, of = total) {
+      const now = Date.now();
+      if (now - last < 80 && done < of) return;
+      last = now;
+      draw(done, of);
+    },
+    end() {
+      if (shown) stream.write("\r\u001b[2K");
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// `loomwork ls` and `loomwork log` on a real journal, run as a user runs them.
+import { rm } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fsStores } from "../../adapters/fs/index.js";
+import { ANSI, cli, makeJournal, type Journal } from "./support.js";
+
+let journal: Journal;
+beforeAll(async () => void (journal = await makeJournal()));
+afterAll(() => rm(journal.dir, { recursive: true, force: true }));
+
+describe("loomwork ls", () => {
+  it("lists every execution with its logic, subject, status, records and bytes on disk", async () => {
+    const { code, stdout, stderr } = await cli(["ls", "--dir", journal.dir]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^EXECUTION +LOGIC +SUBJECT +STATUS +RECORDS +ON DISK +STARTED +LAST WRITE$/m);
+    expect(stdout).toMatch(/^research-done +researcher +user-42 +done +29 +[\d.]+ KiB/m);
+    expect(stdout).toMatch(/^research-unfinished +researcher +— +running +\d+ /m);
+    expect(stdout).toMatch(/^bulk-export +exporter +— +done +11 /m);
+    expect(stdout).toMatch(/3 executions, [\d.]+ KiB on disk, 1 unfinished/);
+    expect(stdout).not.toMatch(ANSI);
+  });
+
+  it("filters by status and subject, and prints JSON for scripts", async () => {
+    const running = await cli(["ls", "--dir", journal.dir, "--status", "running", "--json"]);
+    expect(running.code).toBe(0);
+    expect(JSON.parse(running.stdout).map((e: { executionId: string }) => e.executionId)).toEqual(["research-unfinished"]);
+    const subject = JSON.parse((await cli(["ls", "--dir", journal.dir, "--subject", "user-42", "--json"])).stdout);
+    expect(subject).toHaveLength(1);
+    expect(subject[0]).toMatchObject({ executionId: "research-done", subject: "user-42", status: "done", head: 29, logicId: "researcher" });
+    expect(subject[0].diskBytes).toBeGreaterThan(0);
+  });
+
+  it("reads LOOMWORK_DIR when --dir is not given", async () => {
+    const { code, stdout } = await cli(["ls", "--json"], { LOOMWORK_DIR: journal.dir });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toHaveLength(3);
+  });
+});
+
+describe("loomwork log", () => {
+  it("prints a readable timeline: start, step outcomes, transitions, end", async () => {
+    const { code, stdout } = await cli(["log", "research-done", "--dir", journal.dir]);
+    expect(code).toBe(0);
+    const lines = stdout.split("\n");
+    expect(lines[0]).toMatch(/^research-done · researcher · done · 29 records · started .* · subject user-42$/);
+    expect(stdout).toMatch(/^ +1 +\+0 ms +▶ started +input \{"prompt":"How do barn owls/m);
+    expect(stdout).toMatch(/^ +2 +↳ \(init\) → thinking +xstate\.init$/m);
+    expect(stdout).toMatch(/^ +3 +\+\d+ ms +✓ turn:0:model +model +"Let me search.*→ search\(/m);
+    expect(stdout).toMatch(/✓ turn:1:tool:0 +fetchPage +tainted\(web\) \{"title":"Konishi/);
+    expect(stdout).toMatch(/↳ acting → acting +xstate\.done\.actor\.tool:1:0/);
+    expect(stdout).toMatch(/^ +29 +■ ended done output \{"text":"Barn owls hunt by ear/m);
+    expect(stdout).not.toMatch(ANSI);
+  });
+
+  it("shows a claim-check envelope as a ref with its digest", async () => {
+    const { stdout } = await cli(["log", "bulk-export", "--dir", journal.dir]);
+    expect(stdout).toMatch(/✓ turn:0:tool:0 +exportRows +⧉ ref sha256:9f86d081884c…0a08 \(18\.0 KiB\) digest \{"preview":/);
+    const full = await cli(["log", "bulk-export", "--dir", journal.dir, "--full"]);
+    expect(full.stdout).toContain("⧉ ref sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 (18.0 KiB)");
+  });
+
+  it("marks an unfinished execution", async () => {
+    const { code, stdout } = await cli(["log", "research-unfinished", "--dir", journal.dir]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("research-unfinished")');
+  });
+
+  it("prints the records exactly as journaled with --json", async () => {
+    const { stdout } = await cli(["log", "research-done", "--dir", journal.dir, "--json"]);
+    const printed = JSON.parse(stdout);
+    const stores = await fsStores({ dir: journal.dir });
+    try {
+      expect(printed.records).toEqual(await stores.events.read("research-done"));
+      expect(printed.execution).toEqual(await stores.events.getExecution("research-done"));
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("colours only when asked to off a TTY (FORCE_COLOR), and --no-color wins", async () => {
+    expect((await cli(["log", "research-done", "--dir", journal.dir], { FORCE_COLOR: "1" })).stdout).toMatch(ANSI);
+    expect((await cli(["log", "research-done", "--dir", journal.dir, "--no-color"], { FORCE_COLOR: "1" })).stdout).not.toMatch(ANSI);
+  });
+});
