@@ -107,3 +107,22 @@ export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } fro
 export type { ClaimCheckConfig } from "./actors/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
 export { RecordAuthenticationError } from "./stores/recordSealing.js";
+
+// The data lifecycle: per-subject record sealing, the content walker, the sweep, erasure, export,
+// archive segments and retention (docs/security.md).
+export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/citations.js";
+export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/citations.js";
+export { createJournalCodec, ExecutionErasedError } from "./actors/crypto.js";
+export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle.js";
+export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle.js";
+export { DEFAULT_SWEEP_BATCHES } from "./actors/sweep.js";
+export type { SweepOptions, SweepResult } from "./actors/sweep.js";
+export { ContentCopiesRemainError } from "./actors/erase.js";
+export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/erase.js";
+export type { SubjectExport, ExportedExecution, ClaimCheckedBlob } from "./actors/export.js";
+export { HistoryInUseError } from "./actors/retention.js";
+export type { ArchiveOptions, ArchiveResult } from "./actors/retention.js";
+export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
+export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";
+export { sentinelClaimCheck } from "./actors/sentinel.js";
+export type { SentinelOptions } from "./actors/sentinel.js";

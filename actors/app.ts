@@ -28,6 +28,12 @@ import { effectSourcesOf } from "./machineInfo.js";
 import { loopHooksOf } from "./agentLoop.js";
 import { resolveClaimCheck } from "./claimCheck.js";
 import { claimCheckLayer, validateClaimCheck } from "./claimCheckPreset.js";
+import { createJournalCodec, SubjectCodec } from "./crypto.js";
+import { attachLifecycle, INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect, runInternalStep } from "./maintenance.js";
+import { runSweep, type SweepOptions, type SweepResult } from "./sweep.js";
+import { runErase, type EraseSubjectResult } from "./erase.js";
+import { exportFrom, type SubjectExport } from "./export.js";
+import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./retention.js";
 
 export interface StartOptions {
   executionId: string;
@@ -73,7 +79,11 @@ export class App {
       else this.warn({ code: "LOOM_LISTENER_FAILED", message, event });
     });
     for (const logic of config.logics ?? []) this.registerLogic(logic);
+    // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
+    for (const logic of INTERNAL_LOGICS) this.registerLogic(logic);
     this.effects = new EffectRuntime(config, this.bus, { clock: config.clock ?? realClock, readLog: (id) => this.log(id) });
+    // security.crypto: a subject's records and snapshot states are sealed under its key (actors/crypto.ts).
+    if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
     if (claimCheck !== undefined) {
       const onOffload = claimCheck.onOffload;
       this.effects.claimCheck = claimCheckLayer(
@@ -102,12 +112,14 @@ export class App {
       journal: new Journal(config.stores.events, this.effects.codec),
       clock,
       bus: this.bus,
-      effectIds: new Set(Object.keys(config.effects)),
+      effectIds: new Set([...Object.keys(config.effects), ...Object.keys(INTERNAL_EFFECTS)]),
       snapshotEvery: config.execution?.snapshotEvery ?? 64,
       get closed() {
         return isClosed();
       },
-      runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) => this.effects.run(execution, pending, signal),
+      // Internal effects (actors/internalEffects.ts) bypass the effect chain; everything else runs through it.
+      runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) =>
+        isInternalEffect(pending.effectId) ? runInternalStep(this, this.runtime.journal, execution, pending, signal) : this.effects.run(execution, pending, signal),
       executionEnded: (execution: Execution) => this.settle(execution),
       executionFailed: (execution: Execution, error: unknown) => {
         this.outcomeOf(execution.executionId).reject(error);
@@ -132,6 +144,7 @@ export class App {
         hooks.afterMacrostep(execution.state.snapshot, execution, sink ? (w) => this.warn(w) : undefined, (w) => this.bus.emit("warn", w));
       },
     };
+    attachLifecycle(this);
   }
 
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
@@ -300,6 +313,69 @@ export class App {
     await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
   }
 
+  /**
+   * Reclaims the content blobs nothing load-bearing cites (ADR 0140 D6), as a journaled `loom.sweep:<n>`
+   * execution: an unfinished sweep is resumed and finished first. Progress goes to the `progress` event.
+   *
+   * @example
+   * const { deleted, kept } = await app.sweep({ ttlMs: 7 * 24 * 3600_000 });
+   */
+  sweep(options: SweepOptions): Promise<SweepResult> {
+    this.assertOpen("sweep content");
+    return runSweep(this, options);
+  }
+
+  /**
+   * Erases a subject (needs `compliance: { erase: true }`): plan, journal the intent, shred the key, delete
+   * the subject's blobs conditionally, journal the result, as a journaled `loom.erase:<subject>:<n>`
+   * execution; a crash is finished by calling it again. Rejects with ContentCopiesRemainError before the
+   * shred when the blobs could not be deleted. A repeated erase is a successful no-op.
+   *
+   * @example
+   * const { contentDeleted } = await app.eraseSubject("user-42");
+   */
+  eraseSubject(subject: string): Promise<EraseSubjectResult> {
+    this.assertOpen("erase a subject");
+    return runErase(this, subject);
+  }
+
+  /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
+  exportSubject(subject: string): Promise<SubjectExport> {
+    this.assertOpen("export a subject");
+    return exportFrom(this, subject);
+  }
+
+  /**
+   * Moves an execution's old live records into an archive segment, by default through its latest snapshot
+   * (taking one first if needed), so a resume never reads an archived record. Segments pin what they cite.
+   */
+  archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
+    this.assertOpen("archive an execution");
+    const host = {
+      journal: this.runtime.journal,
+      effectIds: this.runtime.effectIds,
+      now: () => this.runtime.clock.now(),
+      logicOf: (logicId: string | undefined) => (logicId === undefined ? undefined : this.logics.get(logicId)),
+      log: (id: string) => this.log(id),
+    };
+    return archiveExecution(host, executionId, options);
+  }
+
+  /**
+   * Retention: deletes the execution's whole history (live log, archive segments, snapshot, catalogue
+   * entry); the blobs only it cited become reclaimable by the next sweep. Refuses one running in this app.
+   */
+  async deleteHistory(executionId: string): Promise<void> {
+    this.assertOpen("delete a history");
+    const live = this.executions.get(executionId);
+    if (live && !live.ended && !live.failure) throw new HistoryInUseError(executionId);
+    await this.stores.events.deleteHistory(executionId);
+    this.executions.delete(executionId);
+    this.outcomes.delete(executionId);
+    if (this.effects.codec instanceof SubjectCodec) this.effects.codec.forget(executionId);
+    await this.releaseWriter(executionId);
+  }
+
   /** The live execution (for the runtime's own modules). */
   execution(executionId: string): Execution | undefined {
     return this.executions.get(executionId);
@@ -336,7 +412,9 @@ export class App {
     if (!logic || typeof (logic as { transition?: unknown }).transition !== "function" || !("root" in logic)) {
       throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
     }
-    const known = Object.keys(this.config.effects);
+    // Only the runtime's own machines may invoke its internal effects.
+    const internal = INTERNAL_LOGICS.includes(logic) ? Object.keys(INTERNAL_EFFECTS) : [];
+    const known = [...Object.keys(this.config.effects), ...internal];
     for (const src of effectSourcesOf(logic)) {
       if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
     }

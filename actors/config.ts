@@ -31,7 +31,10 @@ export interface SecurityOptions {
 }
 
 export interface ComplianceOptions {
-  /** Enables eraseSubject; with a claim-check, requires a content store that can delete. */
+  /**
+   * Enables `app.eraseSubject`; with execution.claimCheck, requires a claim-check store with `delete()`
+   * (refused at boot otherwise). See docs/security.md.
+   */
   erase?: boolean;
 }
 
@@ -109,6 +112,8 @@ export function validateConfig(config: LoomConfig): void {
     if (!effect || typeof effect.run !== "function" || !["llm", "tool", "task"].includes(effect.kind)) {
       throw new ConfigError(`effects.${id}`, "not an effect: build it with createToolEffect(fn), createLlmEffect(model) or createSummarizerEffect(model).");
     }
+    // The runtime's internal effects (sweep, erasure) live under "loom."; a user effect may not shadow them.
+    if (id.startsWith("loom.")) throw new ConfigError(`effects.${id}`, 'effect ids starting with "loom." are reserved for the runtime: rename it.');
   }
   const every = config.execution?.snapshotEvery;
   if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
@@ -124,6 +129,16 @@ export function validateConfig(config: LoomConfig): void {
   }
   if (config.security?.crypto !== undefined && typeof config.security.crypto?.keys?.getOrCreate !== "function") {
     throw new ConfigError("security.crypto.keys", "a KeyStore, e.g. stores.keys.");
+  }
+  const erase = config.compliance?.erase;
+  if (erase !== undefined && typeof erase !== "boolean") throw new ConfigError("compliance.erase", "true or false.");
+  // ADR 0140 D8 (b): erasure reaches the claim-checked blobs, so their store must be able to delete them.
+  const claimCheckStore = config.execution?.claimCheck?.store;
+  if (erase === true && claimCheckStore && typeof claimCheckStore.delete !== "function") {
+    throw new ConfigError(
+      "compliance.erase",
+      "with execution.claimCheck, erasure must delete the subject's offloaded blobs, but execution.claimCheck.store has no delete(). Use a content store that can delete (memory, fs, IndexedDB, or an EncryptingContentStore over one).",
+    );
   }
   if (config.observability?.onWarn !== undefined && typeof config.observability.onWarn !== "function") {
     throw new ConfigError("observability.onWarn", "a function (warning) => void.");

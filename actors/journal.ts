@@ -6,8 +6,9 @@ import type { EventStore, JournalRecord, StoredSnapshot } from "../stores/types.
 export interface JournalCodec {
   seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<JournalRecord[]>;
   open(executionId: string, records: JournalRecord[]): Promise<JournalRecord[]>;
-  sealState(executionId: string, subject: string | undefined, state: unknown): Promise<unknown>;
-  openState(executionId: string, state: unknown): Promise<unknown>;
+  /** `seq` is the snapshot's: a sealing codec binds the state to it so it cannot be moved to another seq. */
+  sealState(executionId: string, subject: string | undefined, state: unknown, seq?: number): Promise<unknown>;
+  openState(executionId: string, state: unknown, seq?: number): Promise<unknown>;
 }
 
 export class Journal {
@@ -27,13 +28,13 @@ export class Journal {
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot, subject?: string): Promise<void> {
-    const state = this.codec ? await this.codec.sealState(executionId, subject, snapshot.state) : snapshot.state;
+    const state = this.codec ? await this.codec.sealState(executionId, subject, snapshot.state, snapshot.seq) : snapshot.state;
     await this.events.putSnapshot(executionId, { ...snapshot, state });
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     const snapshot = await this.events.getSnapshot(executionId);
     if (!snapshot || !this.codec) return snapshot;
-    return { ...snapshot, state: await this.codec.openState(executionId, snapshot.state) };
+    return { ...snapshot, state: await this.codec.openState(executionId, snapshot.state, snapshot.seq) };
   }
 }

@@ -1,0 +1,271 @@
+// Erasure (ADR 0140 D8 (b), D11 (3), D12): the internal effects of the eraseCoordinator machine and
+// `app.eraseSubject()`. The coordinator runs as a journaled execution `loom.erase:<subject>:<n>` with no
+// subject of its own, so its log stays readable after the shred and a retry can finish from the intent.
+//
+// Its log, between macrosteps: ERASURE_CONTENT_DELETE_INTENDED { subject, addresses, touchCutoff }
+// (before the shred) and ERASURE_CONTENT_DELETED { subject, intentSeq, deleted, retained } (after the
+// deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
+// the others (unsealed records: no security.crypto) are deleted whole by the shred step.
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../machines/eraseCoordinator.js";
+import { LoomworkError } from "../stores/errors.js";
+import { forgetRecordKeys, isSealed } from "../stores/recordSealing.js";
+import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../stores/schema.js";
+import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../stores/types.js";
+import type { App } from "./app.js";
+import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
+import { ExecutionErasedError, isSealedState, SubjectCodec } from "./crypto.js";
+import { ConfigError, type SerializedError } from "./errors.js";
+import type { JournalCodec } from "./journal.js";
+import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
+
+export type { ContentDeleted, EraseSubjectResult } from "../machines/eraseCoordinator.js";
+
+/** Why erasure refused: each names what to fix. */
+export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
+
+const REASONS: Record<ContentCopiesRemainReason, string> = {
+  "not-wired": "no content store is wired to erase them from. Pass { content }: the store execution.claimCheck writes to",
+  "cannot-delete": "the content store cannot delete (no delete()). Use a store that can, e.g. the memory, fs or IndexedDB store",
+  "no-conditional-delete":
+    "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0), and erasure never deletes a blob another execution may have just re-put. Use a store that implements both",
+  "not-enumerable": "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
+  "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
+};
+
+/**
+ * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
+ * was destroyed; fix what the message names and erase again.
+ */
+export class ContentCopiesRemainError extends LoomworkError {
+  readonly subject: string;
+  /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */
+  readonly blobs: number;
+  readonly reason: ContentCopiesRemainReason;
+  constructor(subject: string, blobs: number, reason: ContentCopiesRemainReason) {
+    super(
+      "LOOM_CONTENT_COPIES_REMAIN",
+      `Erasing subject "${subject}" refused before the shred: ${blobs >= 0 ? `${blobs} claim-checked blob(s)` : "its claim-checked blobs"} ` +
+        `would stay readable after its key is destroyed, because ${REASONS[reason]}. Nothing was erased.`,
+    );
+    this.subject = subject;
+    this.blobs = blobs;
+    this.reason = reason;
+  }
+}
+
+/** Throws ContentCopiesRemainError unless `content` can take erasure's conditional deletes. */
+function requireErasable(subject: string, blobs: number, content: ContentStore | undefined): asserts content is ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
+  if (!content) throw new ContentCopiesRemainError(subject, blobs, "not-wired");
+  if (typeof content.delete !== "function") throw new ContentCopiesRemainError(subject, blobs, "cannot-delete");
+  if (typeof content.deleteIfUntouchedSince !== "function" || typeof content.touchClock !== "function") {
+    throw new ContentCopiesRemainError(subject, blobs, "no-conditional-delete");
+  }
+}
+
+async function listOrRefuse(events: EventStore, subject: string): Promise<ExecutionInfo[]> {
+  try {
+    if (typeof events.listExecutions !== "function") throw new TypeError("no listExecutions");
+    return await events.listExecutions();
+  } catch {
+    throw new ContentCopiesRemainError(subject, -1, "not-enumerable");
+  }
+}
+
+/** Prefix of the coordinators' execution ids for a subject. */
+export function coordinatorPrefix(subject: string): string {
+  return `loom.erase:${encodeURIComponent(subject)}:`;
+}
+
+/** An execution's whole history as stored: archived records, live records, snapshot. */
+async function historyOf(events: EventStore, executionId: string) {
+  const archived = (await events.readArchives(executionId)).flatMap((segment) => segment.records);
+  const records = [...archived, ...(await events.read(executionId))];
+  return { records, snapshot: await events.getSnapshot(executionId) };
+}
+
+/** Intents of earlier coordinators of the subject that journaled no result: their addresses still need deleting. */
+async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], subject: string, self: string): Promise<string[]> {
+  const addresses: string[] = [];
+  for (const info of infos) {
+    if (info.executionId === self || info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(coordinatorPrefix(subject))) continue;
+    const log = await events.read(info.executionId);
+    const results = new Set(log.filter((r) => r.type === ERASURE_CONTENT_DELETED).map((r) => r.intentSeq));
+    for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...(intent.addresses as string[]));
+  }
+  return addresses;
+}
+
+/**
+ * The plan (before anything is destroyed): every address the subject's executions cite, anywhere, minus
+ * those another non-erased execution still cites at the trusted position, minus those already gone.
+ */
+async function plan(subject: string, ctx: InternalEffectContext): Promise<ErasePlan> {
+  const { app } = ctx;
+  const events = app.stores.events;
+  const codec = app.effectRuntime.codec;
+  const content = lifecycleContentOf(app);
+  const keys = keyStoresOf(app);
+  const trust = claimCheckTrustFor(app);
+  // The cutoff first: a blob put after this moment is spared by the conditional delete.
+  const touchCutoff = typeof content?.touchClock === "function" ? await content.touchClock() : null;
+  const alreadyErased = (await Promise.all(keys.map((k) => k.isDestroyed(subject)))).some(Boolean);
+  const infos = await listOrRefuse(events, subject);
+  const own = infos.filter((info) => info.subject === subject && !isInternalLogic(info.logicId));
+  const candidates = new Set<string>(await unfinishedIntents(events, infos, subject, ctx.executionId));
+  const deleteHistories: string[] = [];
+  for (const { executionId } of own) {
+    const { records, snapshot } = await historyOf(events, executionId);
+    // The broad collection: the subject's own refs wherever they sit (sealed records list them readably).
+    let cited = records;
+    if (citesUnknown(records)) {
+      if (!codec || alreadyErased) throw new ContentCopiesRemainError(subject, -1, "unknown-citations");
+      cited = await codec.open(executionId, records);
+    }
+    for (const address of claimCheckRefsOf(cited)) candidates.add(address);
+    if (snapshot) for (const address of claimCheckRefsOf(snapshot.state)) candidates.add(address);
+    const sealedWhole = records.every(isSealed) && (!snapshot || isSealedState(snapshot.state));
+    if (!sealedWhole) deleteHistories.push(executionId);
+  }
+  if (content && candidates.size > 0) for (const address of [...candidates]) if (!(await content.has(address))) candidates.delete(address);
+  for (const info of infos) {
+    if (candidates.size === 0) break;
+    if (info.subject === subject || isInternalLogic(info.logicId)) continue;
+    if (info.subject !== undefined && (await Promise.all(keys.map((k) => k.isDestroyed(info.subject!)))).some(Boolean)) continue;
+    const { records, snapshot } = await historyOf(events, info.executionId);
+    let trusted: Set<string>;
+    try {
+      trusted = trustedClaimCheckRefsOf(await openTrustedCandidates(codec, info.executionId, records, candidates), { trust });
+    } catch (error) {
+      if (error instanceof ExecutionErasedError) continue;
+      throw error;
+    }
+    for (const address of trusted) candidates.delete(address);
+    // A snapshot vouches only when no recorded STEP_COMPLETED is left to (history gone: fail closed).
+    if (snapshot && !records.some((r) => r.type === STEP_COMPLETED)) for (const address of claimCheckRefsOf(snapshot.state)) candidates.delete(address);
+  }
+  const addresses = [...candidates].sort();
+  if (addresses.length > 0) requireErasable(subject, addresses.length, content);
+  return { executions: own.map((info) => info.executionId), deleteHistories, addresses, touchCutoff, alreadyErased };
+}
+
+/** Opens another execution's sealed STEP_COMPLETED records whose refs meet the candidates, so trust is judged by position. */
+async function openTrustedCandidates(codec: JournalCodec | undefined, executionId: string, records: JournalRecord[], candidates: Set<string>): Promise<JournalRecord[]> {
+  if (!codec) return records;
+  const relevant = records.filter((r) => isSealed(r) && r.type === STEP_COMPLETED && (r.refs ?? []).some((a) => candidates.has(a)));
+  if (relevant.length === 0) return records;
+  const opened = new Map((await codec.open(executionId, relevant)).map((r) => [r.seq, r]));
+  return records.map((r) => opened.get(r.seq) ?? r);
+}
+
+const progress = (ctx: InternalEffectContext, done: number, total: number) => ctx.app.bus.emit("progress", { task: "erase.delete", done, total });
+
+/** The coordinator's internal effects; each is idempotent (a crash before its outcome is journaled re-runs it). */
+export const eraseEffects: Record<string, InternalEffect> = {
+  [ERASE_EFFECTS.plan]: {
+    run: ({ subject }: { subject: string }, ctx) => plan(subject, ctx),
+  },
+  [ERASE_EFFECTS.journalIntent]: {
+    async run(input: { subject: string; addresses: string[]; touchCutoff: number | null }, ctx) {
+      const written = (await ctx.readOwnLog()).find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED);
+      if (written) return { intentSeq: written.seq };
+      return { intentSeq: await ctx.appendControl({ type: ERASURE_CONTENT_DELETE_INTENDED, ...input }) };
+    },
+  },
+  [ERASE_EFFECTS.shred]: {
+    async run({ subject, deleteHistories }: { subject: string; deleteHistories: string[] }, ctx) {
+      const { app } = ctx;
+      for (const keys of keyStoresOf(app)) await keys.destroy(subject);
+      // No derived key outlives the subject's key in this process.
+      forgetRecordKeys();
+      const codec = app.effectRuntime.codec;
+      for (const executionId of deleteHistories) {
+        await app.stores.events.deleteHistory(executionId);
+        if (codec instanceof SubjectCodec) codec.forget(executionId);
+      }
+      return { shredded: true };
+    },
+  },
+  [ERASE_EFFECTS.deleteContent]: {
+    async run({ subject, addresses, touchCutoff }: { subject: string; addresses: string[]; touchCutoff: number | null }, ctx): Promise<ContentDeleted> {
+      const result: ContentDeleted = { deleted: 0, retained: 0 };
+      if (addresses.length === 0) return result;
+      const content = lifecycleContentOf(ctx.app);
+      requireErasable(subject, addresses.length, content);
+      for (const address of addresses) {
+        // Conditional only (D12): a blob re-put since the cutoff belongs to another execution now.
+        if (await content.deleteIfUntouchedSince(address, touchCutoff!)) result.deleted++;
+        else if (await content.has(address)) result.retained++;
+        else result.deleted++; // gone already: a crashed attempt deleted it before its outcome was journaled
+        progress(ctx, result.deleted + result.retained, addresses.length);
+      }
+      return result;
+    },
+  },
+  [ERASE_EFFECTS.journalResult]: {
+    async run(input: { subject: string; intentSeq: number } & ContentDeleted, ctx) {
+      const written = (await ctx.readOwnLog()).find((r) => r.type === ERASURE_CONTENT_DELETED && r.intentSeq === input.intentSeq);
+      if (written) return { seq: written.seq };
+      return { seq: await ctx.appendControl({ type: ERASURE_CONTENT_DELETED, ...input }) };
+    },
+  },
+};
+
+/** The typed error a failed coordinator journaled, rebuilt. */
+function rebuildError(subject: string, error: unknown): Error {
+  const e = (error ?? {}) as SerializedError;
+  if (e.code === "LOOM_CONTENT_COPIES_REMAIN") return new ContentCopiesRemainError(subject, Number(e.blobs ?? -1), e.reason as ContentCopiesRemainReason);
+  return Object.assign(new Error(`Erasing subject "${subject}" failed: ${e.name ?? "Error"}: ${e.message ?? "unknown"}`), { code: e.code, cause: error });
+}
+
+// Erasures in flight per app and subject: a concurrent call for the same subject joins the running one.
+const inFlight = new WeakMap<App, Map<string, Promise<EraseSubjectResult>>>();
+
+/**
+ * Erases a subject with the eraseCoordinator machine. An unfinished coordinator (a crash mid-erasure) is
+ * resumed and finished; otherwise a new one is started. A repeated erase is a successful no-op.
+ */
+export function runErase(app: App, subject: string): Promise<EraseSubjectResult> {
+  let running = inFlight.get(app);
+  if (!running) inFlight.set(app, (running = new Map()));
+  const joined = running.get(subject);
+  if (joined) return joined;
+  const erasure = erase(app, subject).finally(() => running.delete(subject));
+  running.set(subject, erasure);
+  return erasure;
+}
+
+async function erase(app: App, subject: string): Promise<EraseSubjectResult> {
+  if (app.config.compliance?.erase !== true) {
+    throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");
+  }
+  if (typeof subject !== "string" || subject === "") throw new ConfigError("eraseSubject.subject", "a non-empty subject id.");
+  const events = app.stores.events;
+  const infos = await listOrRefuse(events, subject);
+  // The subject's executions running here stop first: nothing of theirs is written after the plan.
+  for (const info of infos) {
+    const live = info.subject === subject ? app.execution(info.executionId) : undefined;
+    if (!live || live.ended) continue;
+    await app.stop(info.executionId, "its subject is being erased").catch(() => live.halt());
+  }
+  const prefix = coordinatorPrefix(subject);
+  const coordinators = infos.filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.executionId.startsWith(prefix));
+  const unfinished = coordinators.find((info) => info.status === "running");
+  let coordinatorId: string;
+  if (unfinished) {
+    coordinatorId = unfinished.executionId;
+    // D12: a journaled intent with addresses left is only finished over a store that deletes conditionally.
+    const log = await events.read(coordinatorId);
+    const intent = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED);
+    const finished = log.some((r) => r.type === ERASURE_CONTENT_DELETED);
+    if (intent && !finished && (intent.addresses as string[]).length > 0) requireErasable(subject, (intent.addresses as string[]).length, lifecycleContentOf(app));
+    await app.resume(coordinatorId, eraseCoordinatorMachine);
+  } else {
+    const n = Math.max(0, ...coordinators.map((info) => Number(info.executionId.slice(prefix.length)) || 0)) + 1;
+    coordinatorId = `${prefix}${n}`;
+    await app.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
+  }
+  const output = (await app.result(coordinatorId)) as EraseCoordinatorOutput;
+  if (output.status === "failed") throw rebuildError(subject, output.error);
+  const { status: _status, ...result } = output;
+  return result;
+}

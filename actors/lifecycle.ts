@@ -1,0 +1,128 @@
+// The data-lifecycle entry points outside an app: for a CLI, a cron job or a maintenance script that has
+// the stores but runs no agents. Each builds a host app over the stores (no user effects) and runs the same
+// journaled machine `app.sweep` / `app.eraseSubject` runs, so a crash is finished by running it again.
+import { SubjectErasedError } from "../stores/errors.js";
+import { KEY_STORE_SPI_VERSION, type ContentStore, type EventStore, type KeyStore } from "../stores/types.js";
+import { createApp, type App } from "./app.js";
+import type { RuntimeEvents } from "./bus.js";
+import type { Clock } from "./clock.js";
+import type { EraseSubjectResult } from "./erase.js";
+import type { SubjectExport } from "./export.js";
+import type { ClaimCheckTrust } from "./citations.js";
+import { setClaimCheckTrust, UNWIRED_CONTENT } from "./internalEffects.js";
+import type { SweepResult } from "./sweep.js";
+
+// A host without keys: nothing sealed can be opened (a sweep then fails closed on sealed records).
+const NO_KEYS: KeyStore = Object.freeze({
+  spiVersion: KEY_STORE_SPI_VERSION,
+  getOrCreate: (subject: string) => Promise.reject(new SubjectErasedError(subject)),
+  get: () => Promise.resolve(undefined),
+  destroy: () => Promise.reject(new TypeError("No KeyStore was given: pass { keys }.")),
+  isDestroyed: () => Promise.resolve(false),
+});
+
+interface HostOptions {
+  events: EventStore;
+  content?: ContentStore | undefined;
+  keys?: KeyStore | undefined;
+  clock?: Clock | undefined;
+  trust?: ClaimCheckTrust | undefined;
+}
+
+/** The writer check option of the standalone entry points. */
+export interface TrustOption {
+  /**
+   * Which recorded steps the claim-check could have written an envelope for: pass
+   * `claimCheckTrustOf(config)` of the app that wrote the logs. Omitted, a retained envelope is trusted by
+   * its position alone, so an unlisted tool's top-level lookalike is honoured too (over-retain).
+   */
+  trust?: ClaimCheckTrust;
+}
+
+function host(options: HostOptions): App {
+  if (!options || typeof options.events?.append !== "function") throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
+  const { events, content, keys, clock, trust } = options;
+  const app = createApp({
+    stores: { events, content: content ?? UNWIRED_CONTENT, keys: keys ?? NO_KEYS },
+    effects: {},
+    ...(keys ? { security: { crypto: { keys } } } : {}),
+    compliance: { erase: true },
+    ...(clock ? { clock } : {}),
+  });
+  if (trust) setClaimCheckTrust(app, trust);
+  return app;
+}
+
+async function withHost<T>(options: HostOptions, run: (app: App) => Promise<T>, onProgress?: RuntimeEvents["progress"]): Promise<T> {
+  const app = host(options);
+  const off = onProgress ? app.on("progress", onProgress) : undefined;
+  try {
+    return await run(app);
+  } finally {
+    off?.();
+    await app.close();
+  }
+}
+
+export interface SweepUnpinnedContentOptions extends TrustOption {
+  events: EventStore;
+  /** The store claim-checked blobs live in (execution.claimCheck.store). */
+  content: ContentStore;
+  /** How long a telemetry ref outlives its citation (or its execution's end). */
+  ttlMs: number;
+  /** With the keys, sealed records are opened and judged precisely; without, their refs pin their blobs (fail closed). */
+  keys?: KeyStore;
+  clock?: Clock;
+  /** Journaled reclaim batches. @defaultValue 4 */
+  batches?: number;
+  onProgress?: RuntimeEvents["progress"];
+}
+
+/**
+ * Reclaims the blobs nothing load-bearing cites, as a journaled `loom.sweep:<n>` execution (see `app.sweep`).
+ *
+ * @example
+ * const result = await sweepUnpinnedContent({ events: stores.events, content: stores.content, ttlMs: 7 * 86_400_000 });
+ */
+export function sweepUnpinnedContent(options: SweepUnpinnedContentOptions): Promise<SweepResult> {
+  const { ttlMs, batches, onProgress } = options ?? ({} as SweepUnpinnedContentOptions);
+  return withHost(options, (app) => app.sweep({ ttlMs, ...(batches === undefined ? {} : { batches }) }), onProgress);
+}
+
+export interface EraseSubjectOptions extends TrustOption {
+  events: EventStore;
+  /** The KeyStore holding the subject's key: destroying it is the shred. */
+  keys: KeyStore;
+  /** The store claim-checked blobs live in; without it, erasure refuses when the subject's records cite blobs. */
+  content?: ContentStore;
+  clock?: Clock;
+}
+
+/**
+ * Erases a subject from the stores with the eraseCoordinator machine (see `app.eraseSubject`).
+ *
+ * @example
+ * await eraseSubject("user-42", { events: stores.events, keys: stores.keys, content: stores.content });
+ */
+export function eraseSubject(subject: string, options: EraseSubjectOptions): Promise<EraseSubjectResult> {
+  if (typeof options?.keys?.destroy !== "function") return Promise.reject(new TypeError("eraseSubject needs { keys }: destroying the subject's key is the shred."));
+  return withHost(options, (app) => app.eraseSubject(subject));
+}
+
+export interface ExportSubjectOptions {
+  events: EventStore;
+  /** Needed to open the records of a subject whose executions are sealed (security.crypto). */
+  keys?: KeyStore;
+  /** The store claim-checked blobs live in; without it every blob is reported `missing`. */
+  content?: ContentStore;
+}
+
+/**
+ * A subject's data: its executions with their records opened, and every claim-checked blob they cite resolved.
+ *
+ * @example
+ * const { executions, claimChecked } = await exportSubject("user-42", { events: stores.events, keys: stores.keys, content });
+ */
+export function exportSubject(subject: string, options: ExportSubjectOptions): Promise<SubjectExport> {
+  return withHost(options, (app) => app.exportSubject(subject));
+}

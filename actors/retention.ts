@@ -1,0 +1,98 @@
+// Archive segments and retention. `app.archive` moves old records out of the live log into a segment
+// (which pins every blob it cites); by default through the latest snapshot, so a resume, which starts
+// from the snapshot, never needs an archived record. `app.deleteHistory` is retention: the whole history
+// goes, and the blobs only it cited become reclaimable by the next sweep.
+import type { AnyStateMachine } from "xstate";
+import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
+import { LoomworkError } from "../stores/errors.js";
+import { ConfigError, UnknownExecutionError } from "./errors.js";
+import type { Journal } from "./journal.js";
+import { isMacrostepInput, persistState, planMacrostep, restoreState, type RuntimeState } from "./plan.js";
+
+/** `app.deleteHistory` of an execution this app is running: stop it first. */
+export class HistoryInUseError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super("LOOM_HISTORY_IN_USE", `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
+    this.executionId = executionId;
+  }
+}
+
+export interface ArchiveOptions {
+  /** Archive the live records with `seq <= throughSeq`. @defaultValue the latest snapshot's seq (one is taken first if needed) */
+  throughSeq?: number;
+}
+
+/** What `app.archive` moved: the new segment's bounds, or nothing when the live log had nothing to move. */
+export interface ArchiveResult {
+  executionId: string;
+  /** The new segment, or undefined when there was nothing to archive. */
+  segment?: { fromSeq: number; toSeq: number };
+  /** The snapshot the default bound came from. */
+  snapshotSeq?: number;
+}
+
+export interface RetentionHost {
+  journal: Journal;
+  effectIds: ReadonlySet<string>;
+  now(): number;
+  logicOf(logicId: string | undefined): AnyStateMachine | undefined;
+  /** Every record of the execution, archived ones first, opened (`app.log`). */
+  log(executionId: string): Promise<JournalRecord[]>;
+}
+
+/**
+ * Folds the journal into the state at its head, purely (the planner, no effect runs), and stores it as
+ * a snapshot (sealed like the records when the subject's are). Resolves the snapshot's seq.
+ */
+async function snapshotAtHead(host: RetentionHost, info: ExecutionInfo): Promise<number> {
+  const { executionId } = info;
+  const machine = host.logicOf(info.logicId);
+  if (!machine) {
+    throw new ConfigError(
+      "logics",
+      `archiving execution "${executionId}" needs a snapshot, and its logic "${info.logicId}" is unknown to this app: list it in defineConfig({ logics: [...] }) or pass throughSeq.`,
+    );
+  }
+  const journal = host.journal;
+  const stored = await journal.getSnapshot(executionId);
+  let state: RuntimeState | undefined = stored ? restoreState(machine, stored.state) : undefined;
+  let seq = stored?.seq ?? 0;
+  const opened = (await host.log(executionId)).filter((r) => r.seq > seq);
+  const ctx = { machine, executionId, effectIds: host.effectIds };
+  for (let i = 0; i < opened.length; ) {
+    const input = opened[i]!;
+    if (!isMacrostepInput(input)) {
+      seq = input.seq; // a control record between macrosteps
+      i++;
+      continue;
+    }
+    const step = planMacrostep(ctx, state, input);
+    state = step.state;
+    seq = step.records.at(-1)!.seq;
+    i += step.records.length;
+  }
+  if (!state) throw new UnknownExecutionError(executionId);
+  await journal.putSnapshot(executionId, { seq, at: host.now(), state: persistState(machine, state) }, info.subject);
+  return seq;
+}
+
+/** Moves the execution's old live records into an archive segment. */
+export async function archiveExecution(host: RetentionHost, executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
+  const events = host.journal.events;
+  const info = await events.getExecution(executionId);
+  if (!info) throw new UnknownExecutionError(executionId);
+  const archivedThrough = (await events.readArchives(executionId)).at(-1)?.toSeq ?? 0;
+  let throughSeq = options.throughSeq;
+  let snapshotSeq: number | undefined;
+  if (throughSeq === undefined) {
+    const snapshot = await events.getSnapshot(executionId);
+    snapshotSeq = snapshot && snapshot.seq > archivedThrough ? snapshot.seq : await snapshotAtHead(host, info);
+    throughSeq = snapshotSeq;
+  } else if (!Number.isInteger(throughSeq) || throughSeq < 1 || throughSeq > info.head) {
+    throw new ConfigError("archive.throughSeq", `a seq between 1 and the head (${info.head}) of execution "${executionId}".`);
+  }
+  if (throughSeq <= archivedThrough) return { executionId, ...(snapshotSeq === undefined ? {} : { snapshotSeq }) };
+  await events.archive(executionId, throughSeq);
+  return { executionId, segment: { fromSeq: archivedThrough + 1, toSeq: throughSeq }, ...(snapshotSeq === undefined ? {} : { snapshotSeq }) };
+}

@@ -1,0 +1,268 @@
+// The content sweep (ADR 0140 D6, sweep side; ADR 0146 for the TTL's origin): the internal effects of the
+// `sweep` machine and `app.sweep()`. What it keeps and what it reclaims:
+// - a load-bearing citation (a retained envelope at the top of a STEP_COMPLETED output, anything an
+//   archive segment or a snapshot cites, a sealed record's refs when the app has no key) keeps its blob
+//   however old, for as long as it is cited;
+// - any other citation (telemetry: no retain, or a nested lookalike) keeps its blob for `ttlMs`, measured
+//   from the citing execution's END once it has ended, else from the citing record's `at`;
+// - an uncited blob is reclaimable.
+// Every delete is `deleteIfUntouchedSince(touchCutoff)`, the touch clock read when the sweep began, so a
+// blob put (or re-put) since then survives. Memory holds the set of cited addresses and one
+// execution's log at a time; blobs are streamed from `list()` and their bytes are never read.
+import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../machines/sweep.js";
+import { isSealed } from "../stores/recordSealing.js";
+import { STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
+import type { ContentStore, JournalRecord } from "../stores/types.js";
+import type { App } from "./app.js";
+import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
+import { realClock } from "./clock.js";
+import { ExecutionErasedError } from "./crypto.js";
+import { ConfigError } from "./errors.js";
+import { claimCheckTrustFor, isInternalLogic, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
+
+export type { SweepResult } from "../machines/sweep.js";
+
+/** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
+export const DEFAULT_SWEEP_BATCHES = 4;
+/** Finished sweep executions kept for audit; older ones are deleted when a new sweep starts. */
+export const SWEEP_LOGS_KEPT = 10;
+const PROGRESS_EVERY = 256;
+
+export interface SweepOptions {
+  /** How long a telemetry ref (no load-bearing retain) outlives its citation, or its execution's end. */
+  ttlMs: number;
+  /** Journaled reclaim batches (each streams `list()` once and handles its slice of the addresses). @defaultValue 4 */
+  batches?: number;
+}
+
+/** The cited set of one sweep: load-bearing addresses, and each telemetry address's latest citation time. */
+interface CitationIndex {
+  pinned: Set<string>;
+  telemetry: Map<string, number>;
+  executions: number;
+  unknown: boolean;
+}
+
+interface SweepState {
+  indexes: Map<string, Promise<CitationIndex>>;
+}
+const states = new WeakMap<App, SweepState>();
+function stateOf(app: App): SweepState {
+  let state = states.get(app);
+  if (!state) {
+    state = { indexes: new Map() };
+    states.set(app, state);
+  }
+  return state;
+}
+
+/**
+ * Addresses offloaded in this process whose citing STEP_COMPLETED is not journaled yet, by any app: one
+ * app's append may still land after it was closed, while another app over the same stores sweeps.
+ * Keyed by address (a content hash), so it holds across store wrappers.
+ */
+const inflight = new Map<string, Set<string>>();
+
+/**
+ * Tracks an app's claim-check offloads until the STEP_COMPLETED citing each is journaled: the blob is put
+ * before the record that cites it is appended, and a sweep scanning in between must not take it for uncited.
+ * (Another process's offloads are covered only by the touch cutoff: see docs/security.md.)
+ */
+export function trackInflightOffloads(app: App): void {
+  const key = (executionId: string, stepId: string) => `${executionId}\u0000${stepId}`;
+  app.bus.on("offload", ({ executionId, stepId, address }) => {
+    const steps = inflight.get(address) ?? new Set<string>();
+    steps.add(key(executionId, stepId));
+    inflight.set(address, steps);
+  });
+  app.bus.on("append", ({ executionId, records }) => {
+    if (inflight.size === 0) return;
+    const done = records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => key(executionId, String(r.stepId)));
+    if (done.length === 0) return;
+    for (const [address, steps] of inflight) {
+      for (const step of done) steps.delete(step);
+      if (steps.size === 0) inflight.delete(address);
+    }
+  });
+}
+
+/** The content store the sweep deletes from, refused unless it has the conditional delete and the touch clock. */
+export function sweepableContentOf(app: App): ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
+  const content = lifecycleContentOf(app);
+  if (!content) throw new ConfigError("sweep", "no content store is wired: pass { content }, the store execution.claimCheck writes to.");
+  if (typeof content.deleteIfUntouchedSince !== "function" || typeof content.touchClock !== "function") {
+    throw new ConfigError(
+      "sweep",
+      "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0): the sweep only ever deletes conditionally, " +
+        "so a concurrent put survives. Use a store that implements both (memory, fs and IndexedDB stores do).",
+    );
+  }
+  return content as ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">>;
+}
+
+const progress = (ctx: InternalEffectContext, task: string, done: number, total?: number) =>
+  ctx.app.bus.emit("progress", { task, done, ...(total === undefined ? {} : { total }) });
+
+/** Opens the sealed records that cite something, when the app holds the keys; the rest stay as they are. */
+async function openCiting(app: App, executionId: string, records: JournalRecord[]): Promise<JournalRecord[]> {
+  const codec = app.effectRuntime.codec;
+  if (!codec) return records;
+  const citing = records.filter((r) => isSealed(r) && (!Array.isArray(r.refs) || r.refs.length > 0));
+  if (citing.length === 0) return records;
+  const opened = new Map((await codec.open(executionId, citing)).map((r) => [r.seq, r]));
+  return records.map((r) => opened.get(r.seq) ?? r);
+}
+
+/** Walks every history once, one execution at a time. */
+async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
+  const { app } = ctx;
+  const events = app.stores.events;
+  const keys = app.config.security?.crypto?.keys;
+  const trust = claimCheckTrustFor(app);
+  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false };
+  const pin = (address: string) => {
+    index.pinned.add(address);
+    index.telemetry.delete(address);
+  };
+  const infos = await events.listExecutions();
+  let done = 0;
+  for (const info of infos) {
+    progress(ctx, "sweep.scan", ++done, infos.length);
+    if (isInternalLogic(info.logicId)) continue;
+    // An erased subject's sealed history is unreadable data: it vouches for no blob (erasure kept what others cite).
+    if (keys && info.subject !== undefined && (await keys.isDestroyed(info.subject))) continue;
+    index.executions++;
+    const { executionId } = info;
+    for (const segment of await events.readArchives(executionId)) {
+      if (citesUnknown(segment.records)) index.unknown = true;
+      visitCitedAddresses(segment.records, pin, { pinAll: true });
+    }
+    const snapshot = await events.getSnapshot(executionId);
+    if (snapshot) {
+      if (citesUnknown(snapshot.state)) index.unknown = true;
+      visitCitedAddresses(snapshot.state, pin, { pinAll: true });
+    }
+    let live: JournalRecord[];
+    try {
+      live = await openCiting(app, executionId, await events.read(executionId));
+    } catch (error) {
+      if (error instanceof ExecutionErasedError) continue;
+      throw error;
+    }
+    if (citesUnknown(live)) index.unknown = true;
+    const retainRoots = retainRootsOf(live, { trust });
+    for (const record of live) {
+      // ADR 0146: a telemetry ref's TTL runs from its execution's end once it has ended.
+      const citedAt = info.endedAt ?? record.at;
+      visitCitedAddresses(
+        record,
+        (address, { loadBearing }) => {
+          if (loadBearing) pin(address);
+          else if (!index.pinned.has(address)) index.telemetry.set(address, Math.max(index.telemetry.get(address) ?? -Infinity, citedAt));
+        },
+        { retainRoots, trust },
+      );
+    }
+  }
+  return index;
+}
+
+/** The index the scan built, or a fresh one when this process did not run the scan (a resumed sweep). */
+function indexFor(ctx: InternalEffectContext): Promise<CitationIndex> {
+  const { indexes } = stateOf(ctx.app);
+  let index = indexes.get(ctx.executionId);
+  if (!index) {
+    index = buildIndex(ctx);
+    indexes.set(ctx.executionId, index);
+    index.catch(() => indexes.delete(ctx.executionId));
+  }
+  return index;
+}
+
+/** FNV-1a of the address: which reclaim batch handles it (stable across processes and stores). */
+export function sweepBatchOf(address: string, batches: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < address.length; i++) hash = Math.imul(hash ^ address.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % batches;
+}
+
+/** The sweep machine's internal effects. */
+export const sweepEffects: Record<string, InternalEffect> = {
+  [SWEEP_EFFECTS.begin]: {
+    async run(_input: unknown, ctx): Promise<SweepBegun> {
+      const content = sweepableContentOf(ctx.app);
+      return { touchCutoff: await content.touchClock(), startedAt: (ctx.app.config.clock ?? realClock).now() };
+    },
+  },
+  [SWEEP_EFFECTS.scan]: {
+    async run(_input: SweepBegun & SweepInput, ctx): Promise<SweepScanned> {
+      stateOf(ctx.app).indexes.delete(ctx.executionId);
+      const index = await indexFor(ctx);
+      return { executions: index.executions, cited: index.pinned.size + index.telemetry.size, pinned: index.pinned.size, unknownCitations: index.unknown };
+    },
+  },
+  [SWEEP_EFFECTS.reclaim]: {
+    async run(input: SweepBatchInput, ctx): Promise<SweepBatch> {
+      const content = sweepableContentOf(ctx.app);
+      const index = await indexFor(ctx);
+      const batch: SweepBatch = { scanned: 0, kept: 0, deleted: 0, spared: 0, bytesDeleted: 0 };
+      for await (const info of content.list()) {
+        const { address } = info;
+        if (sweepBatchOf(address, input.batches) !== input.batch) continue;
+        if (++batch.scanned % PROGRESS_EVERY === 0) progress(ctx, "sweep.reclaim", batch.scanned);
+        const telemetryAt = index.telemetry.get(address);
+        const cited = index.unknown || index.pinned.has(address) || (telemetryAt !== undefined && input.startedAt - telemetryAt < input.ttlMs);
+        if (cited) batch.kept++;
+        else if (info.touchedAt >= input.touchCutoff || inflight.has(address)) batch.spared++;
+        else if (await content.deleteIfUntouchedSince(address, input.touchCutoff)) {
+          batch.deleted++;
+          batch.bytesDeleted += info.size;
+        } else batch.spared++;
+      }
+      progress(ctx, "sweep.reclaim", batch.scanned);
+      if (input.batch === input.batches - 1) stateOf(ctx.app).indexes.delete(ctx.executionId);
+      return batch;
+    },
+  },
+};
+
+const SWEEP_ID = /^loom\.sweep:(\d+)$/;
+
+// The sweep in flight per app: a concurrent call joins it rather than racing it.
+const inFlight = new WeakMap<App, Promise<SweepResult>>();
+
+/**
+ * Runs the content sweep as a journaled execution `loom.sweep:<n>`. An unfinished sweep (a crash mid-sweep)
+ * is resumed and finished first, with the options it was started with, and its result is returned; so is
+ * a sweep already running in this app.
+ */
+export function runSweep(app: App, options: SweepOptions): Promise<SweepResult> {
+  const joined = inFlight.get(app);
+  if (joined) return joined;
+  const sweep = sweepOnce(app, options).finally(() => inFlight.delete(app));
+  inFlight.set(app, sweep);
+  return sweep;
+}
+
+async function sweepOnce(app: App, options: SweepOptions): Promise<SweepResult> {
+  const ttlMs = options?.ttlMs;
+  if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
+  const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;
+  if (!Number.isInteger(batches) || batches < 1) throw new ConfigError("sweep.batches", "a positive integer.");
+  sweepableContentOf(app);
+  const sweeps = (await app.stores.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && SWEEP_ID.test(info.executionId));
+  const unfinished = sweeps.find((info) => info.status === "running");
+  if (unfinished) {
+    await app.resume(unfinished.executionId, sweepMachine);
+    return (await app.result(unfinished.executionId)) as SweepResult;
+  }
+  const numberOf = (executionId: string) => Number(SWEEP_ID.exec(executionId)![1]);
+  const sweepId = `loom.sweep:${Math.max(0, ...sweeps.map((info) => numberOf(info.executionId))) + 1}`;
+  const input: SweepInput & { sweepId: string } = { sweepId, ttlMs, batches };
+  await app.start(sweepMachine, { executionId: sweepId, input });
+  const result = (await app.result(sweepId)) as SweepResult;
+  // Housekeeping: the newest sweep logs stay for audit.
+  const finished = sweeps.filter((info) => info.status !== "running").map((info) => info.executionId).sort((a, b) => numberOf(a) - numberOf(b));
+  for (const id of finished.slice(0, Math.max(0, finished.length + 1 - SWEEP_LOGS_KEPT))) await app.deleteHistory(id);
+  return result;
+}

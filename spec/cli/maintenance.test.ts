@@ -1,0 +1,45 @@
+// `loomwork export | erase | sweep` call the app's own entry points over the journal directory.
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, makeJournal, type Journal } from "./support.js";
+
+let journal: Journal;
+beforeAll(async () => void (journal = await makeJournal()));
+afterAll(() => rm(journal.dir, { recursive: true, force: true }));
+
+describe("loomwork export, erase, sweep", () => {
+  it("exports a subject's executions to a file", async () => {
+    const file = join(journal.dir, "..", `export-${process.pid}.json`);
+    try {
+      const { code, stdout } = await cli(["export", "user-42", "-o", file, "--dir", journal.dir]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^exported subject user-42 to .* \(\d+ bytes\)$/m);
+      const exported = JSON.parse(await readFile(file, "utf8"));
+      expect(exported.subject).toBe("user-42");
+      expect(exported.executions.map((e: { executionId: string }) => e.executionId)).toEqual(["research-done"]);
+      expect(exported.executions[0].records).toHaveLength(29);
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
+  it("refuses a subject with nothing to erase or export (3)", async () => {
+    for (const command of ["erase", "export"]) {
+      const { code, stderr } = await cli([command, "user-7", "--dir", journal.dir]);
+      expect(code, command).toBe(3);
+      expect(stderr).toContain(`loomwork ${command}: no execution holds data of subject "user-7"`);
+    }
+  });
+
+  it("sweeps, then erases a subject", async () => {
+    expect((await cli(["sweep", "--ttl-ms", "soon", "--dir", journal.dir])).code).toBe(2);
+    const swept = await cli(["sweep", "--dir", journal.dir, "--json"]);
+    expect(swept.code).toBe(0);
+    expect(JSON.parse(swept.stdout)).toMatchObject({ sweepId: expect.stringMatching(/^loom\.sweep:/) });
+    const erased = await cli(["erase", "user-42", "--dir", journal.dir]);
+    expect(erased.code).toBe(0);
+    expect(erased.stdout).toMatch(/^erased subject user-42 \(loom\.erase:user-42:\d+\): 1 executions, key destroyed;/m);
+    expect((await cli(["ls", "--subject", "user-42", "--json", "--dir", journal.dir])).stdout.trim()).toBe("[]");
+  });
+});

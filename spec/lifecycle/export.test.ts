@@ -1,0 +1,71 @@
+// ADR 0140 D8: exportSubject resolves the subject's blobs, so an Art. 15/20 export is the data, not refs.
+import { describe, expect, it } from "vitest";
+import { exportSubject } from "../../actors/lifecycle.js";
+import { toBase64 } from "../../stores/bytes.js";
+import { SubjectErasedError } from "../../stores/errors.js";
+import { isSealed } from "../../stores/recordSealing.js";
+import { EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import { canaryOf, offloaded, rejection, runAgent, world } from "./support.js";
+
+describe("exportSubject / app.exportSubject", () => {
+  it("returns the subject's executions with their records decrypted", async () => {
+    const w = world({ crypto: true });
+    const app = w.app();
+    await runAgent(app, "a1", "A", ["fetch"]);
+    await app.archive("a1");
+    await runAgent(app, "a2", "A", ["public2"]);
+    await runAgent(app, "b1", "B", ["fetch"]);
+    const exported = await app.exportSubject("A");
+    expect(exported.subject).toBe("A");
+    expect(exported.executions.map((e) => e.executionId)).toEqual(["a1", "a2"]);
+    const [a1] = exported.executions;
+    expect(a1).toMatchObject({ status: "done", logicId: "agent-fetch", startedAt: expect.any(Number), endedAt: expect.any(Number) });
+    expect(a1!.records.some(isSealed)).toBe(false);
+    expect(a1!.records[0]).toMatchObject({ seq: 1, type: EXECUTION_STARTED, input: { prompt: "work for A" } });
+    expect(a1!.records.map((r) => r.seq)).toEqual(a1!.records.map((_, i) => i + 1));
+    expect(a1!.snapshot?.state).toMatchObject({ status: "done" });
+    expect(JSON.stringify(exported)).not.toContain(canaryOf("B"));
+  });
+
+  it("claimChecked: [{ address, size, digest, value | bytesBase64 | missing }] for every blob the records cite", async () => {
+    const w = world({ crypto: true });
+    const app = w.app();
+    const binary = new Uint8Array([0xff, 0xfe, 0x00, 0x80]);
+    const file = await w.content.put(binary, { subject: "A" });
+    w.outputs.set("A", { attachment: { __loomContent: file } });
+    await runAgent(app, "a1", "A", ["fetch", "public2", "note"]);
+    const { fetch, public2 } = await offloaded(app, "a1");
+    await w.stores.content.delete!(public2!);
+    const { claimChecked } = await app.exportSubject("A");
+    const by = new Map(claimChecked.map((blob) => [blob.address, blob]));
+    const fetchEnvelope = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!.output as { size: number; digest: unknown };
+    expect(by.get(fetch!)).toEqual({
+      address: fetch,
+      size: fetchEnvelope.size,
+      digest: fetchEnvelope.digest,
+      value: { owner: "A", canary: canaryOf("A"), rows: expect.any(Array) },
+      citedBy: ["a1"],
+    });
+    expect(by.get(file)).toMatchObject({ bytesBase64: toBase64(binary), size: 4 });
+    expect(by.get(public2!)).toMatchObject({ missing: true });
+    expect(by.get(public2!)).not.toHaveProperty("value");
+  });
+
+  it("exportSubject(subject, { events, keys, content }) reads bare stores", async () => {
+    const w = world({ crypto: true });
+    await runAgent(w.app(), "a1", "A", ["fetch"]);
+    const exported = await exportSubject("A", { events: w.stores.events, keys: w.stores.keys, content: w.content });
+    expect(exported.claimChecked).toHaveLength(1);
+    expect(exported.claimChecked[0]!.value).toMatchObject({ canary: canaryOf("A") });
+    const unwired = await exportSubject("A", { events: w.stores.events, keys: w.stores.keys });
+    expect(unwired.claimChecked[0]).toMatchObject({ missing: true });
+  });
+
+  it("an erased subject cannot be exported: SubjectErasedError", async () => {
+    const w = world({ crypto: true });
+    const app = w.app();
+    await runAgent(app, "a1", "A", ["fetch"]);
+    await app.eraseSubject("A");
+    expect(await rejection(app.exportSubject("A"))).toBeInstanceOf(SubjectErasedError);
+  });
+});
