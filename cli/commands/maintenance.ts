@@ -3,25 +3,17 @@
 import { writeFile } from "node:fs/promises";
 import type { App } from "../../index.js";
 import type { Command, Context } from "../context.js";
-import { CliError, EXIT, NotFoundError, UsageError } from "../errors.js";
+import { NotFoundError, UsageError } from "../errors.js";
 import { bytes, progress } from "../terminal.js";
 
 /** The sweep's default TTL for telemetry refs: 7 days. */
 const DEFAULT_TTL_MS = 7 * 24 * 3600_000;
-
-type Method = (...args: unknown[]) => Promise<unknown>;
 
 /** An app over the journal with no effects: enough to sweep, erase and export. */
 async function maintenanceApp(ctx: Context): Promise<App> {
   const stores = await ctx.journal();
   const { createApp, defineConfig } = await import("../../index.js");
   return createApp(defineConfig({ stores, effects: {}, security: { crypto: { keys: stores.keys } }, compliance: { erase: true } }));
-}
-
-function method(app: App, name: string, command: string): Method {
-  const fn = (app as unknown as Record<string, unknown>)[name];
-  if (typeof fn !== "function") throw new CliError(`\`loomwork ${command}\` is not available in this build: app.${name} is missing`, EXIT.failure, `This command calls the runtime's own app.${name}(); update loomwork.`);
-  return (fn as Method).bind(app);
 }
 
 /** Runs `work` with the bus's progress events drawn as a bar on stderr (TTY only). */
@@ -62,15 +54,11 @@ export const sweep: Command = {
     const ttl = ctx.values["ttl-ms"];
     if (ttl !== undefined && !/^\d+$/.test(String(ttl))) throw new UsageError(`--ttl-ms must be a whole number of milliseconds; got "${String(ttl)}"`);
     const app = await maintenanceApp(ctx);
-    const sweepFn = method(app, "sweep", "sweep");
-    const result = (await withProgress(app, "sweeping", () => sweepFn({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }))) as Record<string, unknown>;
+    const result = await withProgress(app, "sweeping", () => app.sweep({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }));
     if (ctx.json) return ctx.printJson(result);
-    const known = ["sweepId", "executions", "cited", "pinned", "scanned", "deleted", "kept", "bytesDeleted"].every((k) => k in result);
     ctx.out(
-      known
-        ? `swept ${ctx.dir} (${String(result.sweepId)}): walked ${String(result.executions)} executions citing ${String(result.cited)} addresses ` +
-            `(${String(result.pinned)} load-bearing); of ${String(result.scanned)} blobs deleted ${String(result.deleted)} (${bytes(Number(result.bytesDeleted))}), kept ${String(result.kept)}`
-        : `swept ${ctx.dir}: ${summarize(result)}`,
+      `swept ${ctx.dir} (${result.sweepId}): walked ${result.executions} executions citing ${result.cited} addresses ` +
+        `(${result.pinned} load-bearing); of ${result.scanned} blobs deleted ${result.deleted} (${bytes(result.bytesDeleted)}), kept ${result.kept}`,
     );
   },
 };
@@ -87,16 +75,12 @@ export const erase: Command = {
   async run(ctx) {
     const subject = ctx.positionals[0]!;
     const app = await maintenanceApp(ctx);
-    const eraseFn = method(app, "eraseSubject", "erase");
     await requireSubject(ctx, subject);
-    const result = (await withProgress(app, "erasing", () => eraseFn(subject))) as Record<string, unknown>;
+    const result = await withProgress(app, "erasing", () => app.eraseSubject(subject));
     if (ctx.json) return ctx.printJson(result);
-    const content = result.contentDeleted as { deleted?: number; retained?: number } | undefined;
     ctx.out(
-      Array.isArray(result.executions) && content
-        ? `erased subject ${subject} (${String(result.coordinatorId)}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
-            `${(result.historiesDeleted as unknown[] | undefined)?.length ?? 0} unsealed histories deleted; content: ${content.deleted ?? 0} blobs deleted, ${content.retained ?? 0} retained`
-        : `erased subject ${subject}: ${summarize(result)}`,
+      `erased subject ${subject} (${result.coordinatorId}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
+        `${result.historiesDeleted.length} unsealed histories deleted; content: ${result.contentDeleted.deleted} blobs deleted, ${result.contentDeleted.retained} retained`,
     );
   },
 };
@@ -113,9 +97,8 @@ export const exportSubject: Command = {
   async run(ctx) {
     const subject = ctx.positionals[0]!;
     const app = await maintenanceApp(ctx);
-    const exportFn = method(app, "exportSubject", "export");
     await requireSubject(ctx, subject);
-    const data = await withProgress(app, "exporting", () => exportFn(subject));
+    const data = await withProgress(app, "exporting", () => app.exportSubject(subject));
     const text = `${JSON.stringify(data, null, 2)}\n`;
     const file = ctx.values.output as string | undefined;
     if (!file) return void process.stdout.write(text);
@@ -125,10 +108,3 @@ export const exportSubject: Command = {
   },
 };
 
-/** `key value, key value` of a result's scalar fields (and the lengths of its arrays). */
-function summarize(result: unknown): string {
-  if (typeof result !== "object" || result === null) return String(result);
-  return Object.entries(result)
-    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.length : typeof v === "object" && v !== null ? `{ ${summarize(v)} }` : String(v)}`)
-    .join(", ");
-}
