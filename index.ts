@@ -126,3 +126,4 @@ export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";
 export { sentinelClaimCheck } from "./actors/sentinel.js";
 export type { SentinelOptions } from "./actors/sentinel.js";
+export { ErasureInProgressError } from "./actors/erase.js";

@@ -25,6 +25,8 @@ import { Journal } from "./journal.js";
 import type { PendingStep } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 import { effectSourcesOf } from "./machineInfo.js";
+import { plainJson } from "./json.js";
+import { assertNoErasureInProgress } from "./erase.js";
 import { loopHooksOf } from "./agentLoop.js";
 import { resolveClaimCheck } from "./claimCheck.js";
 import { claimCheckLayer, validateClaimCheck } from "./claimCheckPreset.js";
@@ -78,7 +80,13 @@ export class App {
       if (event === "warn") reportOnce(message);
       else this.warn({ code: "LOOM_LISTENER_FAILED", message, event });
     });
-    for (const logic of config.logics ?? []) this.registerLogic(logic);
+    for (const logic of config.logics ?? []) {
+      // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
+      const known = Object.keys(config.effects);
+      const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
+      if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
+      this.registerLogic(logic);
+    }
     // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
     for (const logic of INTERNAL_LOGICS) this.registerLogic(logic);
     this.effects = new EffectRuntime(config, this.bus, { clock: config.clock ?? realClock, readLog: (id) => this.log(id) });
@@ -170,6 +178,8 @@ export class App {
       throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
     }
     this.checkEffects(logic);
+    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`));
+    if (options.subject !== undefined) await assertNoErasureInProgress(this.stores.events, options.subject);
     this.registerLogic(logic);
     const { executionId } = options;
     if (this.executions.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
@@ -183,7 +193,7 @@ export class App {
     this.executions.set(executionId, execution);
     this.outcomeOf(executionId);
     try {
-      await execution.start(options.input);
+      await execution.start(input);
     } catch (error) {
       this.executions.delete(executionId);
       await this.releaseWriter(executionId);
@@ -204,6 +214,7 @@ export class App {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
     }
     this.checkEffects(machine);
+    if (info.subject !== undefined) await assertNoErasureInProgress(this.stores.events, info.subject);
     this.registerLogic(machine);
     const execution = new Execution(this.runtime, {
       executionId,

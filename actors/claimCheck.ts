@@ -4,6 +4,8 @@ import { fromUtf8, utf8, utf8Length } from "../stores/bytes.js";
 import type { ContentStore } from "../stores/types.js";
 import { isTainted, taintOrigins, tainted, TAINT_KEY } from "../machines/taint.js";
 import type { EffectContext, EffectMiddleware } from "./effects.js";
+import { NonJsonOutputError } from "./errors.js";
+import { jsonText } from "./json.js";
 
 export const CLAIM_CHECK_KEY = "__loomClaimCheck";
 export const CONTENT_REF_KEY = "__loomContent";
@@ -84,7 +86,8 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
   return async (ctx, input, next) => {
     const output = await next(input);
     if (output === undefined || (options.appliesTo && !options.appliesTo(ctx)) || options.passThrough?.(ctx)) return output;
-    const text = JSON.stringify(output);
+    // A value JSON cannot carry fails the step here, as it would when journaled: never dropped silently.
+    const text = jsonText(output, (reason) => new NonJsonOutputError(ctx.stepId, reason));
     if (text === undefined) return output;
     const size = utf8Length(text);
     // A result that nests anything envelope-shaped is offloaded whole, so the log never holds a lookalike.

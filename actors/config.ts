@@ -115,6 +115,13 @@ export function validateConfig(config: LoomConfig): void {
     // The runtime's internal effects (sweep, erasure) live under "loom."; a user effect may not shadow them.
     if (id.startsWith("loom.")) throw new ConfigError(`effects.${id}`, 'effect ids starting with "loom." are reserved for the runtime: rename it.');
   }
+  if (config.logics !== undefined && (!Array.isArray(config.logics) || config.logics.some((l) => !l || typeof (l as { transition?: unknown }).transition !== "function" || !("root" in l)))) {
+    throw new ConfigError("logics", "an array of XState machines (or agentLoop$(...) results) that a fresh app may resume by id.");
+  }
+  const clock = config.clock as Partial<Clock> | undefined;
+  if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.setTimer !== "function")) {
+    throw new ConfigError("clock", "a Clock: { now(): number; setTimer(fn, ms): cancel }, e.g. simulatedClock() in tests; omit it for the real clock.");
+  }
   const every = config.execution?.snapshotEvery;
   if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
     throw new ConfigError("execution.snapshotEvery", "a positive integer number of records, or false.");

@@ -13,7 +13,7 @@ import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
 import { realClock, type Clock } from "./clock.js";
 import type { LoomConfig, RedactOption } from "./config.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
-import { serializeError, UnknownEffectError, type SerializedError } from "./errors.js";
+import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "./errors.js";
 import type { Execution } from "./execution.js";
 import type { JournalCodec } from "./journal.js";
 import type { PendingStep } from "./plan.js";
@@ -365,13 +365,19 @@ export function redactionLayer(option: RedactOption): EffectMiddleware {
     }
     return error;
   };
-  return async (_ctx, input, next) => {
+  return async (ctx, input, next) => {
     let output: unknown;
     try {
       output = await next(input);
     } catch (error) {
       throw scrubError(error);
     }
-    return walk(output, []);
+    try {
+      return walk(output, []);
+    } catch (error) {
+      // Nesting deeper than the stack: JSON could not journal it either, so the step fails typed.
+      if (error instanceof RangeError) throw new NonJsonOutputError(ctx.stepId, "nesting too deep to serialise");
+      throw error;
+    }
   };
 }

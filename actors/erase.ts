@@ -36,6 +36,29 @@ const REASONS: Record<ContentCopiesRemainReason, string> = {
  * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
  * was destroyed; fix what the message names and erase again.
  */
+/** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
+export class ErasureInProgressError extends LoomworkError {
+  readonly subject: string;
+  readonly coordinatorId: string;
+  constructor(subject: string, coordinatorId: string) {
+    super(
+      "LOOM_ERASURE_IN_PROGRESS",
+      `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
+        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
+    );
+    this.subject = subject;
+    this.coordinatorId = coordinatorId;
+  }
+}
+
+/** Refuses work for a subject whose erasure coordinator is still running in the journal. */
+export async function assertNoErasureInProgress(events: EventStore, subject: string): Promise<void> {
+  const prefix = `loom.erase:${subject}:`;
+  for (const info of await events.listExecutions()) {
+    if (info.status === "running" && info.executionId.startsWith(prefix)) throw new ErasureInProgressError(subject, info.executionId);
+  }
+}
+
 export class ContentCopiesRemainError extends LoomworkError {
   readonly subject: string;
   /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */

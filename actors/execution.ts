@@ -4,9 +4,10 @@ import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent,
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
 import type { JournalRecord } from "../stores/types.js";
 import { failedFields, unwrapStepResult } from "./effectRuntime.js";
-import { NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
+import { ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
 import { isMacrostepInput, plannedFacts, planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
 import type { Runtime } from "./runtime.js";
+import { plainJson } from "./json.js";
 
 type Listener = (snapshot: AnyMachineSnapshot) => void;
 
@@ -113,7 +114,11 @@ export class Execution {
         const logged = tail[i + k];
         const planned = step.records[k]!;
         const expected = logged ? plannedFacts(logged) : "no record";
-        const actual = plannedFacts({ ...planned, dueAt: planned.dueAt !== undefined && logged ? (logged.dueAt as number) : planned.dueAt });
+        const actual = plannedFacts({
+          ...planned,
+          dueAt: planned.dueAt !== undefined && logged ? (logged.dueAt as number) : planned.dueAt,
+          inputDigest: logged?.inputDigest === undefined ? undefined : planned.inputDigest,
+        });
         if (JSON.stringify(expected) !== JSON.stringify(actual)) {
           throw new NonDeterminismError(this.executionId, planned.seq, "record", expected, actual);
         }
@@ -136,7 +141,17 @@ export class Execution {
 
   /** Journals an external event, then delivers it. */
   send(event: EventObject): Promise<void> {
-    return this.enqueue({ type: EVENT_RECEIVED, event });
+    // Refused before the mailbox: a bad event is the caller's error and leaves the execution running.
+    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
+      return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
+    }
+    let plain: EventObject;
+    try {
+      plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueue({ type: EVENT_RECEIVED, event: plain });
   }
 
   /** Ends the execution as stopped: journaled, running effects aborted, timers disarmed. */
@@ -337,17 +352,5 @@ export class Execution {
 /** A step's output as journaled: plain JSON, so the live run and every replay deliver the same value. */
 function jsonOutput(stepId: string, output: unknown): { output?: unknown } {
   if (output === undefined) return {};
-  let text: string;
-  try {
-    text = JSON.stringify(output, (_key, value: unknown) => {
-      if (typeof value === "bigint") throw new NonJsonOutputError(stepId, "a BigInt");
-      if (typeof value === "function") throw new NonJsonOutputError(stepId, "a function");
-      if (typeof value === "symbol") throw new NonJsonOutputError(stepId, "a symbol");
-      return value;
-    });
-  } catch (error) {
-    if (error instanceof NonJsonOutputError) throw error;
-    throw new NonJsonOutputError(stepId, error instanceof Error ? error.message : String(error));
-  }
-  return { output: JSON.parse(text) };
+  return { output: plainJson(output, (reason) => new NonJsonOutputError(stepId, reason)) };
 }

@@ -157,7 +157,14 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     }
   }
 
-  push({ type: TRANSITION, from: stateValueText(previous?.snapshot), to: stateValueText(next), event: event.type });
+  push({
+    type: TRANSITION,
+    from: stateValueText(previous?.snapshot),
+    to: stateValueText(next),
+    event: event.type,
+    // The first transition vouches for the start input: a replay of an edited input diverges loudly.
+    ...(previous ? {} : { inputDigest: digestOf((input as { input?: unknown }).input ?? null) }),
+  });
   state.snapshot = next;
   if (next.status === "done") {
     state.status = "done";
@@ -183,8 +190,12 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: JournalRecord): E
     case EXECUTION_STARTED:
       return { type: "xstate.init", input: input.input } as EventObject;
     case EVENT_RECEIVED: {
+      const event = input.event as EventObject | undefined;
+      if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
+        throw new NonDeterminismError(ctx.executionId, input.seq, "an event record holding", event ?? null, "an event: an object with a string type");
+      }
       if (typeof input.timerId === "string") delete state.timers[input.timerId];
-      return input.event as EventObject;
+      return event;
     }
     case STEP_COMPLETED:
     case STEP_FAILED: {
@@ -209,18 +220,32 @@ export function isMacrostepInput(record: JournalRecord): boolean {
   return record.type === EXECUTION_STARTED || record.type === EVENT_RECEIVED || record.type === STEP_COMPLETED || record.type === STEP_FAILED;
 }
 
-/** The facts of a record that replay must reproduce (everything the planner derives, not the clock). */
+/**
+ * The facts of a record that replay must reproduce (everything the planner derives, not the clock).
+ * `inputDigest` is compared only where the journal has one (logs from before it was journaled lack it).
+ */
 export function plannedFacts(record: JournalRecord): unknown {
   switch (record.type) {
     case TIMER_SET:
       return { type: record.type, timerId: record.timerId, dueAt: record.dueAt };
     case TRANSITION:
-      return { type: record.type, from: record.from, to: record.to, event: record.event };
+      return { type: record.type, from: record.from, to: record.to, event: record.event, ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }) };
     case EXECUTION_ENDED:
       return { type: record.type, status: record.status };
     default:
       return { type: record.type };
   }
+}
+
+/** FNV-1a (32-bit) of a value's JSON text: a cheap, synchronous fingerprint, not a cryptographic one. */
+export function digestOf(value: unknown): string {
+  const text = JSON.stringify(value) ?? "null";
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
 }
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */

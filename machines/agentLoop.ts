@@ -92,6 +92,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   }).createMachine({
     id: config.id,
     context: ({ input }) => {
+      const valid = typeof input === "object" && input !== null && ("messages" in input ? Array.isArray(input.messages) : typeof (input as { prompt?: unknown }).prompt === "string");
+      if (!valid) throw new TypeError(`agentLoop$ "${config.id}" input: { prompt: string } or { messages: Message[] }; got ${JSON.stringify(input) ?? String(input)}.`);
       const given = "messages" in input ? input.messages : [{ role: "user" as const, content: input.prompt }];
       const messages: Message[] = [...(config.system && given[0]?.role !== "system" ? [{ role: "system" as const, content: config.system }] : []), ...given];
       return { turn: 0, messages, transcriptBytes: bytesOf(messages), calls: [], results: [], sawTaintFrom: taintOrigins(messages), text: "", compactions: 0 };

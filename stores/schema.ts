@@ -21,7 +21,7 @@ export const EVENT_SCHEMA = {
     [STEP_COMPLETED]: ["stepId", "effectId", "output", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
     [TIMER_SET]: ["timerId", "dueAt", "event"],
-    [TRANSITION]: ["from", "to", "event"],
+    [TRANSITION]: ["from", "to", "event", "inputDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
     [ERASURE_CONTENT_DELETE_INTENDED]: ["subject", "addresses", "touchCutoff"],
     [ERASURE_CONTENT_DELETED]: ["subject", "intentSeq", "deleted", "retained"],
