@@ -1,0 +1,121 @@
+// Campaign 4: deterministic simulation (simulation.ts). 200 seeds in CI: a seeded scheduler drives
+// event order, the simulated clock, tool failures and latencies and storage faults across concurrent
+// executions (agent loops and the demo machine with its timer), with app restarts in between.
+// Invariants: every execution ends; seqs contiguous; every step outcome recorded once, and no effect
+// runs once its outcome is journaled; every completed tool's side effect applied; a fresh app replays
+// every journal without running an effect. A failing seed is printed; LOOMWORK_SEED=<seed> reruns it
+// and must reproduce the same trace hash.
+import { describe, expect, it } from "vitest";
+import { agentLoop$ } from "../../actors/agentLoop.js";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createToolEffect } from "../../actors/effects.js";
+import { createLlmEffect } from "../../actors/model.js";
+import { scriptedModel } from "../../adapters/scripted/index.js";
+import { MemoryEventStore, memoryStores } from "../../stores/memory.js";
+import { STEP_COMPLETED } from "../../stores/schema.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { simulate, type SimulationResult } from "./simulation.js";
+import { cases, timeout } from "./support.js";
+
+function seedList(count: number): number[] {
+  const only = Number(process.env.LOOMWORK_SEED);
+  return Number.isInteger(only) && only > 0 ? [only] : Array.from({ length: count }, (_, i) => i + 1);
+}
+
+describe("campaign 4: deterministic simulation", () => {
+  it(
+    "holds every invariant for every seed",
+    async () => {
+      const seeds = seedList(cases("SIM_SEEDS", 200, 10_000));
+      const failures: string[] = [];
+      const results: SimulationResult[] = [];
+      for (const seed of seeds) {
+        const result = await simulate({ seed });
+        results.push(result);
+        if (result.violations.length > 0) {
+          failures.push(`seed ${seed} (trace hash ${result.traceHash}; rerun: LOOMWORK_SEED=${seed} npx vitest run spec/reliability/simulation.test.ts):\n  ${result.violations.join("\n  ")}`);
+        }
+      }
+      const sum = (f: (r: SimulationResult) => number) => results.reduce((n, r) => n + f(r), 0);
+      console.info(
+        `[campaign 4] ${seeds.length} seeds: ${sum((r) => r.records)} records, ${sum((r) => r.faults)} storage faults, ` +
+          `${sum((r) => r.restarts)} restarts (crashes), ${sum((r) => r.erasures)} erasures, ${sum((r) => r.sweeps)} sweeps, ` +
+          `${sum((r) => r.trace.length)} trace events; ${failures.length} failing seeds`,
+      );
+      expect(failures, failures.join("\n")).toEqual([]);
+    },
+    timeout(120_000, 7_200_000),
+  );
+
+  it(
+    "reproduces the same trace hash when a seed is rerun",
+    async () => {
+      const seeds = seedList(cases("SIM_RERUNS", 8, 200));
+      for (const seed of seeds) {
+        const [first, second] = [await simulate({ seed }), await simulate({ seed })];
+        expect(second.traceHash, `seed ${seed}: ${first.trace.length} vs ${second.trace.length} trace events`).toBe(first.traceHash);
+      }
+    },
+    timeout(60_000, 3_600_000),
+  );
+});
+
+/** An event store whose appends of STEP_COMPLETED records wait until the test opens the gate. */
+class GatedEvents extends MemoryEventStore {
+  private open = false;
+  private waiting: (() => void)[] = [];
+  release(): void {
+    this.open = true;
+    for (const go of this.waiting.splice(0)) go();
+  }
+  override async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+    if (!this.open && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"))) {
+      await new Promise<void>((go) => this.waiting.push(go));
+    }
+    return super.append(executionId, expectedSeq, records);
+  }
+}
+
+describe("campaign 4: found by the simulation", () => {
+  // Found by seed 182 while restarts were modelled as app.close() (before they became crashes): close()
+  // resolves while the closing app's append of a claim-checked step is still in flight, and that append
+  // lands later. A sweep by a second app over the same stores in between takes the offloaded blob for
+  // uncited (the first app's in-flight tracking, actors/sweep.ts trackInflightOffloads, is per app) and
+  // deletes it: the journal then cites a blob that is gone and resolveClaimCheck returns null for a
+  // retained, load-bearing result. Either close() waits for in-flight appends, or the sweep's tracking
+  // covers every app over the content store.
+  it("keeps a claim-checked blob whose citing append, started by an app that was closed, lands after a sweep by the next app", async () => {
+    const events = new GatedEvents();
+    const stores = { ...memoryStores(), events };
+    const loop = agentLoop$({ id: "gated", model: "model", tools: ["search"], maxTurns: 2, warnTranscriptBytes: false });
+    const config = () =>
+      defineConfig({
+        stores,
+        logics: [loop],
+        effects: {
+          model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
+          search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
+        },
+        execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
+      });
+    const first = createApp(config());
+    await first.start(loop, { executionId: "g", input: { prompt: "go" } });
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    let blobs = 0;
+    for await (const _ of stores.content.list()) blobs++;
+    expect(blobs, "the tool's output was offloaded; its citing append waits at the gate").toBe(1);
+
+    const closed = first.close();
+    setTimeout(() => events.release(), 50);
+    await closed;
+    const second = createApp(config());
+    await second.sweep({ ttlMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
+    expect(cited, "the in-flight append landed").toBeDefined();
+    expect(await second.resolveClaimCheck(cited!.output), "the blob the journal cites").not.toBeNull();
+    await second.close();
+  });
+});
