@@ -1,0 +1,206 @@
+// Measurement 2: resuming an interrupted execution (stopped at its last tool call, so the resume has a
+// tail to replay after the latest snapshot) against the floor: reading the same bytes and JSON.parse'ing
+// them. fs in fresh processes (`node --import tsx`, resume and floor alike); memory and IndexedDB in-process.
+import { IDBKeyRange } from "fake-indexeddb";
+import { indexedDbStores } from "../adapters/indexeddb/index.js";
+import { utf8Length } from "../stores/bytes.js";
+import { memoryStores } from "../stores/memory.js";
+import type { Stores } from "../stores/types.js";
+import { EXECUTION_ID, resumeInterrupted, runInterrupted } from "./agent.js";
+import { interleave, median, ratioOf, span, type Sample } from "./measure.js";
+import type { BenchOptions } from "./options.js";
+import { bytes, ratio, ratios, type Cell, type Goal, type Section, type Table } from "./report.js";
+import { resumePhases } from "./resumeBreakdown.js";
+import { runChild, type ChildReport } from "./spawn.js";
+import { diskUsage } from "./storeBytes.js";
+import { openStores, type BenchStores } from "./stores.js";
+
+const GOAL = 3;
+
+interface Result {
+  store: string;
+  turns: number;
+  bytes: number;
+  ratio: Sample;
+  /** fs only: whole-process ratio and the share of the resume spent opening the directory. */
+  process?: number;
+  openShare?: number;
+  replay?: { fromSnapshotSeq: number; recordsReplayed: number; stepsToRun: number };
+  /** fs only: each phase of a resume in its own fresh process, in units of the floor (median). */
+  phases?: { phase: string; ratio: number }[];
+  floor: string;
+  goal: boolean;
+}
+
+const childSample = (r: ChildReport): Sample => ({ wall: r.ms, cpu: Number(r.cpuMs) });
+
+async function resumeFs(turns: number, reps: number, warmup: number): Promise<Result> {
+  const bench = await openStores("fs");
+  if (bench.kind !== "fs") throw new Error("unreachable");
+  await runInterrupted(bench.stores, turns);
+  await bench.close();
+  const reports: Record<"floor" | "resume", ChildReport[]> = { floor: [], resume: [] };
+  const samples = await interleave(
+    {
+      floor: async () => childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
+      resume: async () => childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
+    },
+    { reps, warmup },
+  );
+  const kept = (name: "floor" | "resume") => reports[name].slice(-reps);
+  // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
+  const phaseRuns: Record<string, number>[] = [];
+  for (let i = 0; i < reps; i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
+  const floor = median(kept("floor").map((r) => r.ms));
+  return {
+    phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({ phase, ratio: median(phaseRuns.map((p) => p[phase]!)) / floor })),
+    store: "fs (fresh process)",
+    turns,
+    bytes: (await diskUsage(bench.dir, ["content"])).apparent,
+    ratio: ratioOf(samples.resume!, samples.floor!),
+    process: median(kept("resume").map((r) => r.sinceStart)) / median(kept("floor").map((r) => r.sinceStart)),
+    openShare: median(kept("resume").map((r) => Number(r.openMs) / r.ms)),
+    replay: kept("resume")[0]?.replay as Result["replay"],
+    floor: "readFile of the catalogue checkpoint, log and snapshot + JSON.parse of every frame",
+    goal: true,
+  };
+}
+
+/** The JSON texts a memory or IndexedDB resume decodes: the stored snapshot and the live log. */
+async function storedTexts(stores: Stores): Promise<string[]> {
+  return [JSON.stringify((await stores.events.getSnapshot(EXECUTION_ID)) ?? null), JSON.stringify(await stores.events.read(EXECUTION_ID))];
+}
+
+async function rawIndexedDbRead(factory: IDBFactory, name: string): Promise<void> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = factory.open(name);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const tx = db.transaction(["snapshots", "records"], "readonly");
+  const get = <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error))));
+  await Promise.all([get(tx.objectStore("snapshots").get(EXECUTION_ID)), get(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, -Infinity], [EXECUTION_ID, Infinity])))]);
+  db.close();
+}
+
+async function resumeInProcess(bench: BenchStores, turns: number, reps: number, warmup: number): Promise<Result[]> {
+  await runInterrupted(bench.stores, turns);
+  const texts = await storedTexts(bench.stores);
+  let replay: Result["replay"];
+  const variants: Record<string, () => Promise<Sample>> = {
+    floor: async () => {
+      const end = span();
+      for (const text of texts) JSON.parse(text);
+      return end();
+    },
+    resume: async () => {
+      const end = span();
+      // A fresh app over the same storage: IndexedDB is opened again, as a reloaded page does.
+      const stores = bench.kind === "indexeddb" ? await indexedDbStores({ name: bench.name, indexedDB: bench.factory, IDBKeyRange, locks: null }) : bench.stores;
+      const { app } = await resumeInterrupted(stores, turns);
+      const sample = end();
+      replay = app.execution(EXECUTION_ID)?.replay;
+      await app.close();
+      if (stores !== bench.stores) await (stores as { close(): Promise<void> }).close();
+      return sample;
+    },
+  };
+  // IndexedDB's own floor: open it and read the snapshot and every record in one read-only transaction.
+  if (bench.kind === "indexeddb") variants.idbRead = async () => ((end) => rawIndexedDbRead(bench.factory, bench.name).then(end))(span());
+  const samples = await interleave(variants, { reps, warmup });
+  await bench.close();
+  const common = { turns, bytes: texts.reduce((n, t) => n + utf8Length(t), 0), replay };
+  const results: Result[] = [{ ...common, store: `${bench.kind} (in-process)`, ratio: ratioOf(samples.resume!, samples.floor!), floor: "JSON.parse of the stored snapshot's and log's JSON text", goal: true }];
+  if (samples.idbRead) {
+    results.push({ ...common, store: "indexeddb (in-process), against its own read", ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record", goal: false });
+  }
+  return results;
+}
+
+/** "a (2.1x), b (1.3x), c (0.9x)": the three largest phases, "of which" and "for scale" rows left out. */
+function largest(phases: { phase: string; ratio: number }[]): string {
+  return phases
+    .filter((p) => !p.phase.trimStart().startsWith("of which") && !p.phase.startsWith("for scale"))
+    .sort((a, b) => b.ratio - a.ratio)
+    .slice(0, 3)
+    .map((p) => `${p.phase} (${ratio(p.ratio)} the floor)`)
+    .join(", ");
+}
+
+async function resumeAll(turns: number, options: BenchOptions): Promise<Result[]> {
+  return [
+    await resumeFs(turns, options.reps, options.warmup),
+    ...(await resumeInProcess(await openStores("memory"), turns, options.inProcessReps, options.warmup)),
+    ...(await resumeInProcess(await openStores("indexeddb"), turns, options.inProcessReps, options.warmup)),
+  ];
+}
+
+const resultCells = (r: Result): Cell[] => [
+  r.store,
+  r.turns,
+  bytes(r.bytes),
+  ratios(r.ratio),
+  r.goal ? (r.ratio.wall <= GOAL ? "met" : "**missed**") : "",
+  r.floor,
+  r.replay ? `from the snapshot at seq ${r.replay.fromSnapshotSeq}: ${r.replay.recordsReplayed} records, ${r.replay.stepsToRun} call re-started` : "",
+];
+
+const resultGoals = (results: Result[], full: boolean): Goal[] =>
+  results
+    .filter((r) => r.goal)
+    .map((r) => ({ ...(full ? { full: true as const } : {}), goal: `resume within ${GOAL}x of the floor: ${r.store}, ${r.turns} turns`, met: r.ratio.wall <= GOAL, detail: ratios(r.ratio) }));
+
+export async function measureResume(options: BenchOptions): Promise<Section> {
+  const results: Result[] = [];
+  const fullResults: Result[] = [];
+  for (const turns of options.resumeTurns) results.push(...(await resumeAll(turns, options)));
+  for (const turns of options.fullResumeTurns) fullResults.push(...(await resumeAll(turns, options)));
+  const table: Table = {
+    head: ["store", "turns", "bytes read by the floor", "resume / floor (median wall; CPU)", `≤ ${GOAL}x`, "floor", "replayed"],
+    rows: results.map(resultCells),
+    fullRows: fullResults.map(resultCells),
+  };
+  const processCells = (r: Result): Cell[] => [r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
+  const processTable: Table = {
+    caption: "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), and the share of the resume spent in `fsStores` (recovery, the writer lock)",
+    head: ["turns", "resume process / floor process", "fsStores open / resume"],
+    rows: results.filter((r) => r.process !== undefined).map(processCells),
+    fullRows: fullResults.filter((r) => r.process !== undefined).map(processCells),
+  };
+  // The breakdown: the recover phases one by one on a memory store, at the first turn count.
+  const turns = options.resumeTurns[0]!;
+  const stores = memoryStores();
+  await runInterrupted(stores, turns);
+  const breakdown = await resumePhases(stores, turns, options.inProcessReps);
+  const phaseTable: Table = {
+    caption: `Where a resume's time goes (${turns} turns, memory, in-process; ${breakdown.macrosteps} macrosteps / ${breakdown.turnsReplayed} turns replayed), each phase in units of the floor`,
+    head: ["phase", "time / floor (median)"],
+    rows: breakdown.phases.map((p) => [p.phase, ratio(p.ms / breakdown.floor)]),
+  };
+  const fsPhases = results.find((r) => r.phases)?.phases ?? [];
+  const fsPhaseTable: Table = {
+    caption: `Where a resume from fs goes (${turns} turns), each phase in a fresh process of its own, in units of the floor process's work. \`events.read(id, fromSeq)\` reads, checks and parses the whole log, then keeps the tail`,
+    head: ["phase", "time / floor (median)"],
+    rows: fsPhases.map((p) => [p.phase, ratio(p.ratio)]),
+  };
+  const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
+  return {
+    id: "resume",
+    title: "2. Resume vs the floor",
+    method: [
+      "The run stops at its last tool call (a tool that never resolves) and the app is closed: the journal holds every other turn, the latest snapshot is behind the head. " +
+        "A resume builds a new app over the same storage, rebuilds the actor from the snapshot, replays the tail (no model or tool re-run) and re-starts the stalled call; it is timed until `app.resume` resolves. " +
+        `fs: each resume and each floor runs in its own fresh \`node --import tsx\` process, timed inside it after its imports. Memory and IndexedDB (fake-indexeddb): in-process. ` +
+        `${options.reps} repetitions for fs (${options.inProcessReps} in-process), interleaved, medians of wall-clock and of CPU time; claim-check off.`,
+    ],
+    tables: [table, processTable, fsPhaseTable, phaseTable],
+    goals,
+    notes: [
+      `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
+      `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
+      "What the phases point at: the tail is replayed through XState's transition for every record, and each replayed turn rebuilds its model request (the taint fence walks the whole transcript) although the reply is served from the log; " +
+        "on fs, `events.read(id, fromSeq)` reads, CRC-checks (a JS CRC-32) and parses the whole log to return a tail of a few dozen records, and a fresh process runs all of it as cold code, while the floor is one native JSON.parse per frame.",
+    ],
+    raw: { results, fullResults, breakdown },
+  };
+}
