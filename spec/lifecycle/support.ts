@@ -6,7 +6,10 @@ import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { createToolEffect, type EffectContext } from "../../actors/effects.js";
 import { createLlmEffect } from "../../actors/model.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
-import { memoryStores, MemoryEventStore } from "../../stores/memory.js";
+import { memoryStores } from "../../stores/memory.js";
+import { ForwardingEventStore, SimulatedCrash } from "../support/harness.js";
+
+export { SimulatedCrash };
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, JournalRecord, StoredSnapshot, Stores } from "../../stores/types.js";
 
@@ -126,8 +129,6 @@ export async function everything(stores: Stores): Promise<string> {
   return parts.join("\n");
 }
 
-/** Thrown by a CrashingEvents store: the process "died" around this write. */
-export class SimulatedCrash extends Error {}
 
 export interface CrashPlan {
   /** Appends to executions whose id starts with this prefix are counted. */
@@ -141,14 +142,14 @@ export interface CrashPlan {
 }
 
 /** An EventStore over `inner` that counts the appends of one kind of execution and dies at the k-th (then refuses every write). */
-export class CrashingEvents extends MemoryEventStore {
+export class CrashingEvents extends ForwardingEventStore {
   counted = 0;
   dead = false;
   constructor(
-    readonly inner: EventStore,
+    inner: EventStore,
     private readonly plan: CrashPlan,
   ) {
-    super();
+    super(inner);
   }
   private check(): void {
     if (this.dead) throw new SimulatedCrash("the process is dead");
@@ -173,31 +174,13 @@ export class CrashingEvents extends MemoryEventStore {
       throw new SimulatedCrash(`died after append ${this.counted} of ${id}`);
     }
   }
-  override read(id: string, from?: number) {
-    return this.inner.read(id, from);
-  }
-  override head(id: string) {
-    return this.inner.head(id);
-  }
-  override getExecution(id: string) {
-    return this.inner.getExecution(id);
-  }
-  override listExecutions() {
-    return this.inner.listExecutions();
-  }
   override async putSnapshot(id: string, snapshot: StoredSnapshot) {
     this.check();
     return this.inner.putSnapshot(id, snapshot);
   }
-  override getSnapshot(id: string) {
-    return this.inner.getSnapshot(id);
-  }
   override async archive(id: string, through: number) {
     this.check();
     return this.inner.archive(id, through);
-  }
-  override readArchives(id: string) {
-    return this.inner.readArchives(id);
   }
   override async deleteHistory(id: string) {
     this.check();

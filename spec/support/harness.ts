@@ -1,7 +1,6 @@
 // Test harness: counted effects, a store that "dies" at a seq, helpers to run the demo machine.
 import { createToolEffect } from "../../actors/effects.js";
-import { MemoryEventStore } from "../../stores/memory.js";
-import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
+import type { EventStore, JournalRecord, StoredSnapshot, Stores } from "../../stores/types.js";
 
 /** Effects that count every live run per step id, so a test can assert "ran exactly once". */
 export function countedDemoEffects(options: { failWrite?: boolean } = {}) {
@@ -26,41 +25,61 @@ export function countedDemoEffects(options: { failWrite?: boolean } = {}) {
 /** Thrown by a DyingEventStore: the process "died" before this write reached the disk. */
 export class SimulatedCrash extends Error {}
 
+/** An EventStore that forwards every call to `inner`: fault-injecting test stores override what they change. */
+export class ForwardingEventStore implements EventStore {
+  readonly spiVersion: string;
+  constructor(readonly inner: EventStore) {
+    this.spiVersion = inner.spiVersion;
+  }
+  append(id: string, expected: number, records: JournalRecord[]) {
+    return this.inner.append(id, expected, records);
+  }
+  read(id: string, from?: number) {
+    return this.inner.read(id, from);
+  }
+  head(id: string) {
+    return this.inner.head(id);
+  }
+  getExecution(id: string) {
+    return this.inner.getExecution(id);
+  }
+  listExecutions() {
+    return this.inner.listExecutions();
+  }
+  putSnapshot(id: string, snapshot: StoredSnapshot) {
+    return this.inner.putSnapshot(id, snapshot);
+  }
+  getSnapshot(id: string) {
+    return this.inner.getSnapshot(id);
+  }
+  archive(id: string, through: number) {
+    return this.inner.archive(id, through);
+  }
+  readArchives(id: string) {
+    return this.inner.readArchives(id);
+  }
+  deleteHistory(id: string) {
+    return this.inner.deleteHistory(id);
+  }
+}
+
 /**
  * An EventStore over `inner` that refuses (as if the process died first) every append that would
  * take the log past `crashAfterSeq`. What was appended before stays, as on a real disk.
  */
-export class DyingEventStore extends MemoryEventStore {
+export class DyingEventStore extends ForwardingEventStore {
   constructor(
-    readonly inner: EventStore,
+    inner: EventStore,
     private readonly crashAfterSeq: number,
   ) {
-    super();
+    super(inner);
   }
   override async append(id: string, expected: number, records: JournalRecord[]) {
     if ((records.at(-1)?.seq ?? 0) > this.crashAfterSeq) throw new SimulatedCrash(`crash after seq ${this.crashAfterSeq}`);
     return this.inner.append(id, expected, records);
   }
-  override read(id: string, from?: number) {
-    return this.inner.read(id, from);
-  }
-  override head(id: string) {
-    return this.inner.head(id);
-  }
-  override getExecution(id: string) {
-    return this.inner.getExecution(id);
-  }
-  override listExecutions() {
-    return this.inner.listExecutions();
-  }
   override async putSnapshot() {
     // A dying process may or may not have written its snapshot; the log alone must suffice.
-  }
-  override getSnapshot(id: string) {
-    return this.inner.getSnapshot(id);
-  }
-  override readArchives(id: string) {
-    return this.inner.readArchives(id);
   }
 }
 
