@@ -3,6 +3,7 @@
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
 import type { Execution, ReplayReport } from "./execution.js";
 
+/** A journaled execution as an XState-like actor: `getSnapshot`, `subscribe`, `send`. */
 export class JournaledActor {
   /** The execution id; also the actor's id. */
   readonly id: string;

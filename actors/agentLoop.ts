@@ -9,8 +9,10 @@ import { ConfigError } from "./errors.js";
 export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
 /** Default `maxTurns` of an agent loop. */
 export const DEFAULT_MAX_TURNS = 50;
+/** The code of the agent state-growth warning (ADR 0137 D1). */
 export const STATE_GROWTH_WARNING_CODE = "LOOM_AGENT_STATE_GROWTH";
 
+/** Options of `agentLoop$`. */
 export interface AgentLoopConfig {
   /** The loop's id: the machine id, and the prefix of every step id (`<id>#turn:<i>:model`). */
   id: string;

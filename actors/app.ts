@@ -37,6 +37,7 @@ import { runErase, type EraseSubjectResult } from "./erase.js";
 import { exportFrom, type SubjectExport } from "./export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./retention.js";
 
+/** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
   executionId: string;
   /** Whose personal data the execution holds (sealing, erasure, export). */
@@ -57,6 +58,7 @@ interface Outcome {
   reject(error: unknown): void;
 }
 
+/** An app hosting journaled executions over one set of stores; build it with `createApp`. */
 export class App {
   readonly stores: Stores;
   readonly bus: RuntimeBus;

@@ -12,6 +12,7 @@ export interface Warning {
   [fact: string]: unknown;
 }
 
+/** The runtime's event bus: what `app.on(event, listener)` can listen to. */
 export interface RuntimeEvents {
   /** Records were appended (after the write is durable). */
   append(event: { executionId: string; records: JournalRecord[] }): void;

@@ -21,6 +21,7 @@ export interface QuotaOptions {
 /** What `guardRequest` returns: nothing (send as is), a rewritten request, or a veto. */
 export type GuardVerdict = ModelRequest | { veto: string } | undefined | void;
 
+/** The `capabilities` group: grants, quotas, guardRequest, retry and timeouts. */
 export interface CapabilitiesOptions {
   /**
    * Which effects each logic (by machine id) may call; `"*"` applies to logics not listed. A logic

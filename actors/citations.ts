@@ -39,6 +39,7 @@ export interface Citation {
   loadBearing: boolean;
 }
 
+/** Options of `visitCitedAddresses`. */
 export interface VisitOptions {
   /** Envelopes (by identity) whose `retain: true` is honoured; from `retainRootsOf`. Without it no `retain` is honoured. */
   retainRoots?: ReadonlySet<object>;
@@ -107,6 +108,7 @@ export function visitCitedAddresses(value: unknown, visit: (address: string, cit
 }
 
 
+/** Which recorded envelopes vouch for their blobs (ADR 0140 D11, ADR 0004). */
 export interface TrustOptions {
   /** From `claimCheckTrustOf(config)`; omitted, any step at the trusted position vouches (the conservative walker's default). */
   trust?: ClaimCheckTrust;

@@ -33,8 +33,10 @@ export interface PreviewDigest {
   truncated?: true;
 }
 
+/** A pure, deterministic digest of an offloaded value, kept in its envelope for the model. */
 export type Digest = (value: unknown) => unknown;
 
+/** Options of `claimCheckMiddleware` (the classic claim-check, ADR 0054). */
 export interface ClaimCheckOptions {
   store: ContentStore;
   /** Offload results whose JSON text is over this many UTF-8 bytes. @defaultValue 16 KiB */

@@ -13,6 +13,7 @@ import {
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
 
+/** The `execution.claimCheck` opt-in (ADR 0140). */
 export interface ClaimCheckConfig {
   /** Where offloaded results go: the same store you hand the sweep. */
   store: ContentStore;

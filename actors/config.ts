@@ -11,6 +11,7 @@ import type { ClaimCheckConfig } from "./claimCheckPreset.js";
 /** Redaction: patterns whose matches become "[REDACTED]", or a function over each string. */
 export type RedactOption = (RegExp | string)[] | ((text: string) => string);
 
+/** The `execution` group: the effect chain's middleware, snapshots and the claim-check. */
 export interface ExecutionOptions {
   /** User middleware, outermost first, run inside the kill switch, claim-check and redaction. */
   effectMiddleware?: EffectMiddleware[];
@@ -23,6 +24,7 @@ export interface ExecutionOptions {
   claimCheck?: ClaimCheckConfig;
 }
 
+/** The `security` group: per-subject sealing and secret redaction. */
 export interface SecurityOptions {
   /** Seal each record of a subject's executions under that subject's key (AES-GCM). */
   crypto?: { keys: KeyStore };
@@ -30,6 +32,7 @@ export interface SecurityOptions {
   redact?: RedactOption;
 }
 
+/** The `compliance` group: erasure. */
 export interface ComplianceOptions {
   /**
    * Enables `app.eraseSubject`; with execution.claimCheck, requires a claim-check store with `delete()`
@@ -38,6 +41,7 @@ export interface ComplianceOptions {
   erase?: boolean;
 }
 
+/** The `observability` group: warnings and XState inspection. */
 export interface ObservabilityOptions {
   /** Receives warnings; a throwing sink never fails a run. */
   onWarn?: (warning: Warning) => void;
@@ -45,6 +49,7 @@ export interface ObservabilityOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
 
+/** The app's configuration, in named groups; validated whole by `createApp`. */
 export interface LoomConfig {
   stores: Stores;
   effects: Record<string, Effect>;

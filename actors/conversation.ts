@@ -2,6 +2,7 @@
 import { createConversationMachine } from "../machines/conversation.js";
 import { ConfigError } from "./errors.js";
 
+/** Options of `conversation$`. */
 export interface ConversationConfig {
   id: string;
   /** The registered llm effect that answers. */

@@ -1,6 +1,7 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
 import type { Model } from "./model.js";
 
+/** What an effect is: a model call (`llm`), a tool, or a hand-written flow step (`task`). */
 export type EffectKind = "llm" | "tool" | "task";
 
 /** What an effect (and every middleware) knows about the call it serves. */

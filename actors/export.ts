@@ -22,6 +22,7 @@ export interface ClaimCheckedBlob {
   citedBy: string[];
 }
 
+/** One execution in a subject export, its records opened. */
 export interface ExportedExecution {
   executionId: string;
   logicId?: string;

@@ -109,6 +109,7 @@ export function eraseSubject(subject: string, options: EraseSubjectOptions): Pro
   return withHost(options, (app) => app.eraseSubject(subject));
 }
 
+/** Options of the standalone `exportSubject`. */
 export interface ExportSubjectOptions {
   events: EventStore;
   /** Needed to open the records of a subject whose executions are sealed (security.crypto). */

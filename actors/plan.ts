@@ -31,6 +31,7 @@ export interface PendingTimer {
   event: EventObject;
 }
 
+/** Where an execution stands in the catalogue. */
 export type ExecutionStatus = "running" | "done" | "error" | "stopped";
 
 /** Everything a resume needs beside the log's tail. JSON-safe once `snapshot` is persisted. */

@@ -101,8 +101,10 @@ export function createExecutionsStore(isModel: (effectId: string) => boolean) {
   });
 }
 
+/** An @xstate/store of the execution list, fed from the journal. */
 export type ExecutionsStore = ReturnType<typeof createExecutionsStore>;
 
+/** The app's read models on @xstate/store: executions with status, steps and usage. */
 export interface ReadModels {
   /** The execution list with status and counters (an @xstate/store store: subscribe, select, getSnapshot). */
   readonly executions: ExecutionsStore;

@@ -18,6 +18,7 @@ export class HistoryInUseError extends LoomworkError {
   }
 }
 
+/** Options of `app.archive`. */
 export interface ArchiveOptions {
   /** Archive the live records with `seq <= throughSeq`. @defaultValue the latest snapshot's seq (one is taken first if needed) */
   throughSeq?: number;

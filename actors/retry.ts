@@ -56,6 +56,7 @@ export class EffectTimeoutError extends LoomworkError {
 /** Error codes a retry never retries: refusals, which the same call would meet again. */
 const NEVER_RETRIED = new Set(["LOOM_EFFECT_STOPPED", "LOOM_GRANT_DENIED", "LOOM_QUOTA_EXCEEDED", "LOOM_GUARD_REFUSED", "LOOM_NON_JSON_OUTPUT"]);
 
+/** Options of `retryMiddleware`: attempts, backoff and which errors to retry. */
 export interface RetryOptions {
   /** Attempts in all, the first included: `attempts: 3` runs the effect at most three times. */
   attempts: number;

@@ -5,6 +5,7 @@ import type { ContentStore } from "../stores/types.js";
 import { claimCheckMiddleware, CLASSIC_CLAIM_CHECK_CAP_BYTES } from "./claimCheck.js";
 import type { EffectMiddleware } from "./effects.js";
 
+/** Options of `sentinelClaimCheck`. */
 export interface SentinelOptions {
   store: ContentStore;
   /** @defaultValue 16 KiB (the classic cap) */

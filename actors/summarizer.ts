@@ -8,6 +8,7 @@ import type { Model } from "./model.js";
 /** Origin of the summarizer's input: the transcript is untrusted data to the summarizer model. */
 export const SUMMARIZER_INPUT_ORIGIN = "agent:summarizer-input";
 
+/** The built-in summarizer's system instruction (ADR 0137 D2). */
 export const DEFAULT_SUMMARIZER_INSTRUCTION =
   "You compact an agent's transcript. Write a faithful, dense summary of the conversation below: the user's goal, " +
   "decisions made, facts found (with their sources), tool results that still matter, and open questions. " +
@@ -24,6 +25,7 @@ export class SummarizerEmptyError extends LoomworkError {
   }
 }
 
+/** Options of `createSummarizerEffect`. */
 export interface SummarizerOptions {
   /** The system instruction. @defaultValue DEFAULT_SUMMARIZER_INSTRUCTION */
   instruction?: string;

@@ -28,6 +28,7 @@ export const DEFAULT_SWEEP_BATCHES = 4;
 export const SWEEP_LOGS_KEPT = 10;
 const PROGRESS_EVERY = 256;
 
+/** Options of `sweepUnpinnedContent` and `app.sweep`. */
 export interface SweepOptions {
   /** How long a telemetry ref (no load-bearing retain) outlives its citation, or its execution's end. */
   ttlMs: number;

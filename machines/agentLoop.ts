@@ -18,8 +18,10 @@ export interface AgentLoopMachineConfig {
   compaction?: { toolId: string; afterBytes: number };
 }
 
+/** An agent loop's input: a prompt, or a whole transcript. */
 export type AgentLoopInput = { prompt: string } | { messages: Message[] };
 
+/** An agent loop's output: the final text, turns, transcript bytes and taint origins seen. */
 export interface AgentLoopOutput {
   text: string;
   turns: number;
@@ -27,6 +29,7 @@ export interface AgentLoopOutput {
   sawTaintFrom: string[];
 }
 
+/** The agent loop machine's context: the transcript and the turn in progress. */
 export interface AgentLoopContext {
   /** Index of the turn in progress: its steps are `turn:<turn>:model`, `turn:<turn>:tool:<j>`, `turn:<turn>:compact`. */
   turn: number;

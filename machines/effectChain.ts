@@ -14,6 +14,7 @@ export type ChainLayer = (typeof CHAIN_LAYERS)[number];
 /** How a step left the chain: the machine's final states. */
 export type ChainOutcome = "completed" | "stopped" | "refused" | "failed" | "timedOut";
 
+/** The effect chain's final states: how a live step ended. */
 export const CHAIN_OUTCOMES: readonly ChainOutcome[] = ["completed", "stopped", "refused", "failed", "timedOut"];
 
 /**

@@ -33,6 +33,7 @@ export interface ErasePlan {
   alreadyErased: boolean;
 }
 
+/** What an erasure deleted and retained. */
 export interface ContentDeleted {
   deleted: number;
   /** Spared: re-put (touched) since the cutoff, so another execution owns a copy now. */
@@ -71,6 +72,7 @@ export interface EraseContext {
 
 const fail = { target: "failed", actions: "recordError" } as const;
 
+/** The erase coordinator as a pure XState machine, run as a journaled execution by `app.eraseSubject`. */
 export const eraseCoordinatorMachine = setup({
   types: {} as {
     context: EraseContext;

@@ -73,6 +73,7 @@ export interface SweepContext extends SweepInput, SweepBegun, SweepBatch {
   unknownCitations: boolean;
 }
 
+/** The sweep as a pure XState machine, run as a journaled execution by `app.sweep`. */
 export const sweepMachine = setup({
   types: {} as {
     context: SweepContext;

@@ -3,13 +3,21 @@
 
 /** Record types, namespaced like XState's own constants. */
 export const EXECUTION_STARTED = "loom.execution.started";
+/** Record type: an external event or a fired timer, journaled before the machine sees it. */
 export const EVENT_RECEIVED = "loom.event.received";
+/** Record type: an effect step's output, by step id. */
 export const STEP_COMPLETED = "loom.step.completed";
+/** Record type: an effect step's error, by step id, with where in the chain it stopped. */
 export const STEP_FAILED = "loom.step.failed";
+/** Record type: a delayed event and its due time. */
 export const TIMER_SET = "loom.timer.set";
+/** Record type: one macrostep's transition (from, to, event type). */
 export const TRANSITION = "loom.transition";
+/** Record type: the execution's end: done, error or stopped. */
 export const EXECUTION_ENDED = "loom.execution.ended";
+/** Control record: an erasure's plan, journaled before the shred. */
 export const ERASURE_CONTENT_DELETE_INTENDED = "loom.erasure.content-delete-intended";
+/** Control record: what an erasure deleted and retained, naming its intent. */
 export const ERASURE_CONTENT_DELETED = "loom.erasure.content-deleted";
 
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */

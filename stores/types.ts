@@ -91,6 +91,7 @@ export interface EventStore {
 /** A content address: `sha256:<hex>` of the stored bytes (for a sealing store, of the per-subject ciphertext). */
 export type ContentAddress = string;
 
+/** One blob as `ContentStore.list` reports it. */
 export interface ContentInfo {
   address: ContentAddress;
   size: number;
@@ -98,6 +99,7 @@ export interface ContentInfo {
   touchedAt: number;
 }
 
+/** Options of `ContentStore.put` / `get`: the subject a sealing store keys the blob to. */
 export interface ContentPutOptions {
   /** The subject whose data the bytes are; a sealing store keys the address and seals under this subject's key. */
   subject?: string;

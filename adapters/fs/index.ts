@@ -8,6 +8,7 @@ import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
 import { DirectoryLock } from "./lock.js";
 
+/** Options of `fsStores`: the journal directory and tuning. */
 export interface FsStoresOptions {
   /** The journal directory, created when missing. One process writes it at a time (a lock file guards it). */
   dir: string;

@@ -132,6 +132,7 @@ export function executionsLiveQuery(source: CatalogueSource, query: ExecutionsQu
   return viewOf(source).executions(query);
 }
 
+/** Options of `watchExecutions`. */
 export interface WatchExecutionsOptions {
   query?: ExecutionsQuery;
   /** Called when the catalogue cannot be read (e.g. the database was upgraded by a newer tab). */

@@ -2,6 +2,7 @@
 // IndexedDbConnectionError; every other error passes through unchanged.
 import { LoomworkError, StorageQuotaError } from "../../stores/errors.js";
 
+/** Why an IndexedDB connection refuses calls: closed, deleted, or a newer version. */
 export type IndexedDbConnectionReason = "closed" | "deleted" | "newer-version" | "unavailable";
 
 /** The connection to the database is gone and will not come back by itself. */

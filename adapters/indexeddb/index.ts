@@ -8,6 +8,7 @@ import { IndexedDbEventStore } from "./eventStore.js";
 import { IndexedDbKeyStore } from "./keyStore.js";
 import { acquireWriter, type AcquireWriterOptions, type LockManagerLike, type WriterLease } from "./locks.js";
 
+/** Options of `indexedDbStores`: the database name, and an IndexedDB factory for tests. */
 export interface IndexedDbStoresOptions {
   /** The IndexedDB database name; one database holds journal, catalogue, blobs and keys. */
   name: string;

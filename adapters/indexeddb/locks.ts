@@ -13,6 +13,7 @@ export interface LockManagerLike {
   ): Promise<unknown>;
 }
 
+/** Options of `acquireWriter`: wait for the lock, or fail fast. */
 export interface AcquireWriterOptions {
   /** Wait until the current holder releases (or its tab closes) instead of refusing at once. @defaultValue false */
   wait?: boolean;

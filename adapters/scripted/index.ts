@@ -3,6 +3,7 @@ import type { EffectContext } from "../../actors/effects.js";
 import type { Model } from "../../actors/model.js";
 import type { ModelReply, ModelRequest } from "../../machines/messages.js";
 
+/** A scripted model's script: replies in order, or a function of the request and the call number. */
 export type Script = ModelReply[] | ((request: ModelRequest, call: number) => ModelReply);
 
 const TURN_STEP = /#turn:(\d+):model$/;
