@@ -12,7 +12,9 @@ import {
   TIMER_SET,
   TRANSITION,
 } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { ExecutionStatus, JournalRecord } from "../stores/types.js";
+
+export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "./errors.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
@@ -32,7 +34,6 @@ export interface PendingTimer {
 }
 
 /** Where an execution stands in the catalogue. */
-export type ExecutionStatus = "running" | "done" | "error" | "stopped";
 
 /** Everything a resume needs beside the log's tail. JSON-safe once `snapshot` is persisted. */
 export interface RuntimeState {

@@ -20,6 +20,7 @@ export interface JournalRecord {
   [field: string]: unknown;
 }
 
+/** Where an execution stands: running, or ended as done, error or stopped. */
 export type ExecutionStatus = "running" | "done" | "error" | "stopped";
 
 /** What `listExecutions` reports of one execution; maintained by the store from the records it appends. */
