@@ -33,8 +33,6 @@ export interface PendingTimer {
   event: EventObject;
 }
 
-/** Where an execution stands in the catalogue. */
-
 /** Everything a resume needs beside the log's tail. JSON-safe once `snapshot` is persisted. */
 export interface RuntimeState {
   snapshot: AnyMachineSnapshot;
