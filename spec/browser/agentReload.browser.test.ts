@@ -3,11 +3,11 @@
 // (counted in localStorage, which survives the reload); and a second tab of the origin cannot write
 // the same execution: the Web Lock refuses it, and past the lock the seq fence does.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { AgentRun } from "./page/agent.js";
-import { useBrowserHarness } from "./harness.js";
+import { openHarnessPage, useBrowserHarness } from "./harness.js";
 
 const harness = useBrowserHarness({ beforeAll, afterAll });
 const noise: string[] = [];
@@ -16,13 +16,8 @@ const TURNS = 6;
 const HELD_TURN = 4;
 const HELD = `agent#turn:${HELD_TURN}:tool:0`;
 
-async function openPage(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
-  page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));
-  await page.goto(harness().url);
-  await page.waitForFunction(() => window.loom?.ready === true);
-  return page;
+function openPage(context: BrowserContext): Promise<Page> {
+  return openHarnessPage(harness(), context, noise);
 }
 
 const run = (db: string, lock = false): AgentRun => ({ db, executionId: "run", turns: TURNS, lock });

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser } from "playwright-core";
+import type { Browser, BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
 import { assertChromium, launchChromium } from "./chromium.js";
 
@@ -95,4 +95,14 @@ export function useBrowserHarness(hooks: { beforeAll: (fn: () => Promise<void>) 
     if (!launched) throw new Error("the browser harness has not started");
     return launched;
   };
+}
+
+/** Opens the harness page in `context`, collecting every console message and page error into `noise`. */
+export async function openHarnessPage(harness: BrowserHarness, context: BrowserContext, noise: string[]): Promise<Page> {
+  const page = await context.newPage();
+  page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
+  page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));
+  await page.goto(harness.url);
+  await page.waitForFunction(() => window.loom?.ready === true);
+  return page;
 }

@@ -1,10 +1,10 @@
 // The IndexedDB adapter in a real headless Chromium: persistence across a reload, the cross-tab
 // writer lock, the live catalogue across tabs, versionchange, and the SPI operations end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import type { JournalRecord } from "../../stores/types.js";
 import { started, step } from "../conformance/suite.js";
-import { useBrowserHarness } from "./harness.js";
+import { openHarnessPage, useBrowserHarness } from "./harness.js";
 
 const harness = useBrowserHarness({ beforeAll, afterAll });
 // The adapter must stay silent: any console message or page error fails the run.
@@ -15,13 +15,8 @@ function newContext(): Promise<BrowserContext> {
   return harness().browser.newContext();
 }
 
-async function openPage(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
-  page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));
-  await page.goto(harness().url);
-  await page.waitForFunction(() => window.loom?.ready === true);
-  return page;
+function openPage(context: BrowserContext): Promise<Page> {
+  return openHarnessPage(harness(), context, noise);
 }
 
 const seqs = (records: JournalRecord[]) => records.map((r) => r.seq);

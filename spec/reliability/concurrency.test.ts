@@ -6,14 +6,14 @@
 // second takes over and finishes with no seq duplicated or skipped.
 import { join } from "node:path";
 import { stat } from "node:fs/promises";
-import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
 import { ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { WriterLockedError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
-import { startBrowserHarness, type BrowserHarness } from "../browser/harness.js";
+import { openHarnessPage, useBrowserHarness, type BrowserHarness } from "../browser/harness.js";
 import type { AgentRun } from "../browser/page/agent.js";
 import {
   buildChild,
@@ -139,32 +139,18 @@ describe("campaign 5: two processes on one fs directory", () => {
 // ---------------------------------------------------------------------------------------------------
 // Two Chromium pages on one origin, on the browser harness (spec/browser/harness.ts, page/agent.ts).
 
-let launched: BrowserHarness | Error | undefined;
-const harness = (): BrowserHarness => {
-  if (launched instanceof Error) throw launched;
-  return launched!;
-};
 const noise: string[] = [];
+let harness: () => BrowserHarness;
 
-async function openPage(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
-  page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));
-  await page.goto(harness().url);
-  await page.waitForFunction(() => window.loom?.ready === true);
-  return page;
+function openPage(context: BrowserContext): Promise<Page> {
+  return openHarnessPage(harness(), context, noise);
 }
 
 const HELD = "agent#turn:2:tool:0";
 const run = (db: string): AgentRun => ({ db, executionId: "run", turns: 5, lock: true });
 
 describe("campaign 5: two Chromium pages on one origin", () => {
-  beforeAll(async () => {
-    launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-  }, 120_000);
-  afterAll(async () => {
-    if (launched && !(launched instanceof Error)) await launched.close();
-  });
+  harness = useBrowserHarness({ beforeAll: (fn) => beforeAll(fn, 120_000), afterAll });
 
   it(
     "keeps one writer; the second page takes over when the first closes, with no seq duplicated or skipped",
