@@ -7,11 +7,10 @@
 // stdout:  "point <k> <op> <path>" before each write point, "ack <records JSON>" once an append is
 //          durable, "result <JSON>" and "log <JSON>" at the end, or "error <JSON>".
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
-import { relative } from "node:path";
 import { createApp } from "../../../actors/app.js";
 import { defineConfig } from "../../../actors/config.js";
-import { fsStores, type FsOps } from "../../../adapters/fs/index.js";
-import { nodeFsOps } from "../../../adapters/fs/fsOps.js";
+import { fsStores } from "../../../adapters/fs/index.js";
+import { writePoints } from "./writePoints.js";
 import { crashAgent, crashAgentEffects, EXECUTION_ID } from "../support.js";
 
 interface Options {
@@ -40,40 +39,7 @@ if (options.probe) {
   process.exit(0);
 }
 
-let point = 0;
-let frozen = false;
-/** Numbers a write point; at `crashAt` (and after it) never returns. */
-async function writePoint(op: string, path: string): Promise<void> {
-  if (frozen) return new Promise(() => undefined);
-  point++;
-  const where = relative(options.dir, path) || ".";
-  if (point === options.crashAt) {
-    frozen = true;
-    setInterval(() => undefined, 1 << 30); // keeps the process alive, blocked, until the SIGKILL
-    out(`crash ${point} ${op} ${where}`);
-    return new Promise(() => undefined);
-  }
-  out(`point ${point} ${op} ${where}`);
-}
-
-const fsOps: FsOps = {
-  async fsync(handle, path) {
-    await writePoint("fsync", path);
-    return nodeFsOps.fsync(handle, path);
-  },
-  async fsyncDir(path) {
-    await writePoint("fsyncDir", path);
-    return nodeFsOps.fsyncDir(path);
-  },
-  async write(handle, bytes, position, path) {
-    await writePoint("write", path);
-    return nodeFsOps.write(handle, bytes, position, path);
-  },
-  async rename(from, to) {
-    await writePoint("rename", to);
-    return nodeFsOps.rename(from, to);
-  },
-};
+const { writePoint, fsOps } = writePoints(options.dir, options.crashAt, out);
 
 async function sideEffect(key: string, turn: number): Promise<void> {
   await writePoint("side", options.side);

@@ -5,35 +5,14 @@
 // argv[2]: JSON { dir, mode: "setup" | "erase", crashAt? }
 // stdout:  "setup <JSON { outputs, addresses }>", "point <k> <op> <path>", "step <coordinator record type>",
 //          "erased <JSON EraseSubjectResult>", or "error <JSON>".
-import { relative } from "node:path";
-import { fsStores, type FsOps } from "../../../adapters/fs/index.js";
-import { nodeFsOps } from "../../../adapters/fs/fsOps.js";
+import { fsStores } from "../../../adapters/fs/index.js";
+import { writePoints } from "./writePoints.js";
 import { LIFECYCLE_EXECUTIONS, lifecycleApp, lifecycleLoop, offloadedAddresses, SUBJECT_A } from "../lifecycleWorld.js";
 
 const options = JSON.parse(process.argv[2]!) as { dir: string; mode: "setup" | "erase"; crashAt?: number };
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-let point = 0;
-let frozen = false;
-async function writePoint(op: string, path: string): Promise<void> {
-  if (frozen) return new Promise(() => undefined);
-  point++;
-  const where = relative(options.dir, path) || ".";
-  if (point === options.crashAt) {
-    frozen = true;
-    setInterval(() => undefined, 1 << 30);
-    out(`crash ${point} ${op} ${where}`);
-    return new Promise(() => undefined);
-  }
-  out(`point ${point} ${op} ${where}`);
-}
-
-const fsOps: FsOps = {
-  fsync: async (handle, path) => (await writePoint("fsync", path), nodeFsOps.fsync(handle, path)),
-  fsyncDir: async (path) => (await writePoint("fsyncDir", path), nodeFsOps.fsyncDir(path)),
-  write: async (handle, bytes, position, path) => (await writePoint("write", path), nodeFsOps.write(handle, bytes, position, path)),
-  rename: async (from, to) => (await writePoint("rename", to), nodeFsOps.rename(from, to)),
-};
+const { fsOps } = writePoints(options.dir, options.crashAt, out);
 
 try {
   const stores = await fsStores({ dir: options.dir, fsOps });
