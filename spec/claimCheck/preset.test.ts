@@ -36,7 +36,11 @@ async function agentRun(tools: Record<string, Effect>, claimCheck: Record<string
   const loop = agentLoop$({ id: "cc", model: "model", tools: names });
   await app.start(loop, { executionId: "r", input: { prompt: "go" } });
   const output = await app.result("r");
-  const results = (await app.log("r")).filter((r) => r.type === STEP_COMPLETED && r.effectId !== "model").map((r) => r.output);
+  // In call order (the step ids say it), not in the order the concurrent tools happened to finish.
+  const results = (await app.log("r"))
+    .filter((r) => r.type === STEP_COMPLETED && r.effectId !== "model")
+    .sort((a, b) => String(a.stepId).localeCompare(String(b.stepId)))
+    .map((r) => r.output);
   return { app, stores, content, seen: seen!, output, results, loop, config };
 }
 
