@@ -1,7 +1,7 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { EXECUTION_ENDED } from "../stores/schema.js";
-import type { JournalRecord, Stores, WriterLease } from "../stores/types.js";
+import type { ExecutionInfo, JournalRecord, Stores, WriterLease } from "../stores/types.js";
 import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
 import { JournaledActor } from "./actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
@@ -209,21 +209,8 @@ export class App {
     this.assertOpen("resume an execution");
     const live = this.executions.get(executionId);
     if (live && !live.failure) return this.actorOf(live);
-    const info = await this.stores.events.getExecution(executionId);
-    if (!info) throw new UnknownExecutionError(executionId);
-    const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
-    if (!machine) {
-      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
-    }
-    this.checkEffects(machine);
+    const { execution, info } = await this.rebuilt(executionId, logic);
     if (info.subject !== undefined) await assertNoErasureInProgress(this.stores.events, info.subject);
-    this.registerLogic(machine);
-    const execution = new Execution(this.runtime, {
-      executionId,
-      machine,
-      machineHash: await machineHash(machine),
-      ...(info.subject === undefined ? {} : { subject: info.subject }),
-    });
     await this.takeWriter(executionId);
     this.executions.set(executionId, execution);
     this.outcomes.delete(executionId);
@@ -311,8 +298,9 @@ export class App {
     const logBytes = records.reduce((sum, r) => sum + utf8Length(JSON.stringify(r)), 0);
     let execution = this.executions.get(executionId);
     if (!execution) {
-      await this.resume(executionId);
-      execution = this.executions.get(executionId)!;
+      // Measuring must not resume the run: rebuild its state from the journal, run nothing, take no lock.
+      execution = (await this.rebuilt(executionId)).execution;
+      await execution.recover({ observe: false });
     }
     return { records: records.length, logBytes, stateBytes: utf8Length(JSON.stringify(execution.persistedState())) };
   }
@@ -403,6 +391,25 @@ export class App {
     } catch (error) {
       reportOnce(`onWarn threw: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  /** A new Execution of `executionId` over its journaled logic, not yet recovered nor registered. */
+  private async rebuilt(executionId: string, logic?: AnyStateMachine): Promise<{ execution: Execution; info: ExecutionInfo }> {
+    const info = await this.stores.events.getExecution(executionId);
+    if (!info) throw new UnknownExecutionError(executionId);
+    const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
+    if (!machine) {
+      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
+    }
+    this.checkEffects(machine);
+    this.registerLogic(machine);
+    const execution = new Execution(this.runtime, {
+      executionId,
+      machine,
+      machineHash: await machineHash(machine),
+      ...(info.subject === undefined ? {} : { subject: info.subject }),
+    });
+    return { execution, info };
   }
 
   // The stores' single-writer lock (IndexedDB: Web Locks across tabs), held while this app runs the execution.

@@ -77,7 +77,12 @@ export class Execution {
   }
 
   /** Rebuilds the state from the latest snapshot and the log's tail, then runs what has no outcome. */
-  async recover(): Promise<void> {
+  /**
+   * `observe: false` rebuilds the state only, to measure or read it: no inspection events, no hooks
+   * (warnings), and nothing runs afterwards.
+   */
+  async recover(options: { observe?: boolean } = {}): Promise<void> {
+    const observe = options.observe !== false;
     const journal = this.runtime.journal;
     const stored = await journal.getSnapshot(this.executionId);
     let from = 1;
@@ -128,12 +133,15 @@ export class Execution {
       this.state = step.state;
       this.seq = step.records.at(-1)!.seq;
       i += step.records.length;
-      this.inspectStep(step);
-      this.runtime.afterMacrostep(this);
+      if (observe) {
+        this.inspectStep(step);
+        this.runtime.afterMacrostep(this);
+      }
     }
     if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
-    this.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
+    if (!observe) return;
+    this.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
     if (this.ended) return;
     for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
     for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);

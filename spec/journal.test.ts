@@ -136,3 +136,24 @@ describe("a stopped execution", () => {
     expect((await app2.stats("s")).records).toBe((await stores.events.read("s")).length);
   });
 });
+
+describe("app.stats", () => {
+  it("measures an execution this app is not running without resuming it: no effect runs, no actor starts", async () => {
+    const stores = memoryStores();
+    const first = countedDemoEffects();
+    const app1 = createApp(defineConfig({ stores, effects: first.effects }));
+    const actor = await app1.start(demoMachine, { executionId: "m", input: { topic: "t" } });
+    await actor.settled();
+    await actor.sendAsync({ type: "APPROVE" });
+    const before = (await stores.events.read("m")).length;
+    await app1.close(); // "write" was in flight: a resume would run it again
+    const second = countedDemoEffects();
+    const app2 = createApp(defineConfig({ stores, effects: second.effects, logics: [demoMachine] }));
+    const stats = await app2.stats("m");
+    expect(stats.records).toBe(before);
+    expect(stats.stateBytes).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(second.runs.size).toBe(0);
+    expect((await stores.events.read("m")).length).toBe(before);
+  });
+});
