@@ -1,12 +1,13 @@
 // One writer per directory: a second opener fails fast; a SIGKILLed holder's lock is taken over.
+// (Pid reuse by an unrelated live process: spec/reliability/fsLockKeys.test.ts.)
 import { spawnSync } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
 import { WriterLockedError } from "../../stores/errors.js";
-import { kill, removeTempDirs, spawnChild, step, tempDir, waitForOutput } from "./helpers.js";
+import { kill, removeTempDirs, spawnChild, started, step, tempDir, waitForOutput } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -45,16 +46,29 @@ describe("fs writer lock", () => {
 
   it("takes over a lock left by a dead process or left unreadable", async () => {
     const dir = await tempDir("stale");
+    const lockPath = join(dir, "loomwork.lock");
+    /** Opens over the stale lock at `lockPath`; checks the lock is ours while open, works, and is gone after close. */
+    const takeOver = async (stale: string) => {
+      await writeFile(lockPath, stale);
+      const stores = await fsStores({ dir });
+      const held = JSON.parse(await readFile(lockPath, "utf8"));
+      expect(held).toMatchObject({ pid: process.pid, hostname: hostname() });
+      expect(held.token).toMatch(/^[0-9a-f]{24}$/);
+      expect(stale).not.toContain(held.token);
+      // The directory is writable and a second opener is refused: the takeover produced a real lock.
+      const seq = await stores.events.head("t");
+      await stores.events.append("t", seq, [seq === 0 ? started(1) : step(seq + 1)]);
+      await expect(fsStores({ dir })).rejects.toBeInstanceOf(WriterLockedError);
+      await stores.close();
+      expect((await readdir(dir)).filter((name) => name.startsWith("loomwork.lock"))).toEqual([]);
+    };
     const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
-    await writeFile(join(dir, "loomwork.lock"), JSON.stringify({ pid: dead, hostname: hostname(), token: "t", acquiredAt: "" }));
-    const stores = await fsStores({ dir });
-    await stores.close();
-    await writeFile(join(dir, "loomwork.lock"), "{ torn");
-    const again = await fsStores({ dir });
-    await again.close();
+    await takeOver(JSON.stringify({ pid: dead, hostname: hostname(), token: "t", acquiredAt: "" }));
+    await takeOver("{ torn");
     // A lock with this process's pid but a token it never issued is from a previous incarnation (pid reuse).
-    await writeFile(join(dir, "loomwork.lock"), JSON.stringify({ pid: process.pid, hostname: hostname(), token: "old", acquiredAt: "" }));
-    const reused = await fsStores({ dir });
-    await reused.close();
+    await takeOver(JSON.stringify({ pid: process.pid, hostname: hostname(), token: "old", acquiredAt: "" }));
+    const stores = await fsStores({ dir });
+    expect((await stores.events.read("t")).map((r) => r.seq)).toEqual([1, 2, 3]);
+    await stores.close();
   });
 });
