@@ -49,6 +49,7 @@ export {
   WriterLockedError,
   WriterFailedError,
   SubjectErasedError,
+  KeyMissingError,
 } from "./stores/errors.js";
 export {
   EVENT_SCHEMA,

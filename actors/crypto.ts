@@ -14,7 +14,7 @@
 //
 // Sealing happens before the store's append is called: no WebCrypto work runs inside a storage transaction.
 import { EXECUTION_ENDED, EXECUTION_STARTED } from "../stores/schema.js";
-import { SubjectErasedError } from "../stores/errors.js";
+import { KeyMissingError, SubjectErasedError } from "../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../stores/recordSealing.js";
 import type { EventStore, JournalRecord, KeyStore } from "../stores/types.js";
 import { claimCheckRefsOf, SNAPSHOT_RECORD_TYPE } from "./citations.js";
@@ -129,10 +129,18 @@ export class SubjectCodec implements JournalCodec {
   private async openingKey(executionId: string, seq: number, records: JournalRecord[]): Promise<Uint8Array> {
     const subject = await this.subjectOf(executionId, records);
     if (subject === undefined) throw new RecordAuthenticationError(executionId, seq, "the execution has no subject, so nothing of it was sealed");
-    const key = await this.keys.get(subject);
+    let key: Uint8Array | undefined;
+    try {
+      key = await this.keys.get(subject);
+    } catch (error) {
+      if (error instanceof KeyMissingError) throw new KeyMissingError(subject, { location: error.location, executionId });
+      throw error;
+    }
     if (key) return key;
     if (await this.keys.isDestroyed(subject)) throw new ExecutionErasedError(executionId, subject);
-    throw new RecordAuthenticationError(executionId, seq, `subject "${subject}" has no key, so nothing was sealed for it`);
+    // Records sealed under a key the store has no trace of (it lost the key and its record of it): the
+    // key is missing, never "nothing was sealed".
+    throw new KeyMissingError(subject, { executionId });
   }
 
   private async subjectOf(executionId: string, records: JournalRecord[]): Promise<string | undefined> {

@@ -81,3 +81,37 @@ export class SubjectErasedError extends LoomworkError {
     this.subject = subject;
   }
 }
+
+/** Where `KeyMissingError` found the key gone, and what it was reading. */
+export interface KeyMissingDetails {
+  /** Where the key should be: the fs key file, or the IndexedDB database, object store and key. */
+  location?: string;
+  /** The execution whose sealed records needed the key. */
+  executionId?: string;
+}
+
+/**
+ * A subject's key is gone although it was created (data may be sealed under it) and the subject was never
+ * erased: a deleted key file, a lost key row. No fresh key is ever made in its place (that would hide the
+ * loss behind a key that opens nothing); starts and reads for the subject are refused until it is restored.
+ */
+export class KeyMissingError extends LoomworkError {
+  readonly subject: string;
+  /** Where the key should be (the fs key file; the IndexedDB database and row), when the store knows. */
+  readonly location: string | undefined;
+  readonly executionId: string | undefined;
+  constructor(subject: string, details: KeyMissingDetails = {}) {
+    const where = details.location ? ` (${details.location})` : "";
+    const reading = details.executionId ? ` Execution "${details.executionId}" is sealed under it and cannot be read.` : "";
+    super(
+      "LOOM_KEY_MISSING",
+      `The key of subject "${subject}" is missing${where}, although it was created and the subject was never erased: ` +
+        `its sealed data cannot be read, and no fresh key is made in its place.${reading} ` +
+        `Restore ${details.location ?? "the key"} from a backup of the journal; if the key is lost for good, ` +
+        `erase the subject (app.eraseSubject("${subject}")): what was sealed under it is unrecoverable either way.`,
+    );
+    this.subject = subject;
+    this.location = details.location;
+    this.executionId = details.executionId;
+  }
+}

@@ -1,4 +1,11 @@
-// The KeyStore on node:fs: keys/<name>.key holds a subject's 32-byte key, keys/<name>.erased its tombstone.
+// The KeyStore on node:fs: keys/<name>.key holds a subject's 32-byte key, keys/<name>.erased its tombstone,
+// keys/<name>.created the record that a key was made for the subject.
+//
+// A key once handed out is never silently replaced: `.created` is written (durably) after the key file
+// and before getOrCreate returns, so data can only be sealed under a key that has one. A `.created` with
+// neither key nor tombstone is a lost key (a deleted file): KeyMissingError on every get and
+// getOrCreate, never a fresh key. A crash between the key file and `.created` leaves a key without a
+// record, which open completes (as it does for key files written before `.created` existed).
 //
 // Destroy order: tombstone first (durable), then the key file is overwritten with zeros, fsync'd and
 // unlinked. A crash in between leaves a tombstone beside a key: the subject already reads as erased,
@@ -7,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { open, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { JournalCorruptionError, SubjectErasedError } from "../../stores/errors.js";
+import { JournalCorruptionError, KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { KEY_STORE_SPI_VERSION, type KeyStore } from "../../stores/types.js";
 import { entryName, hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame } from "./framing.js";
@@ -21,6 +28,8 @@ export class FsKeyStore implements KeyStore {
   private readonly mutex = new KeyedMutex();
   private readonly keys = new Map<string, Uint8Array>();
   private readonly erased = new Set<string>();
+  /** Subjects known to have a `.created` record (a cache: the file is the truth). */
+  private readonly created = new Set<string>();
 
   private constructor(
     private readonly directory: FsDirectory,
@@ -37,12 +46,19 @@ export class FsKeyStore implements KeyStore {
       const key = name.replace(/\.erased$/, ".key");
       if (key !== name && names.has(key)) await store.shred(join(keysDir, key));
     }
+    for (const name of names) {
+      const stem = name.replace(/\.key$/, "");
+      if (stem === name || names.has(`${stem}.erased`) || names.has(`${stem}.created`)) continue;
+      // A key without its record: written by an older loomwork, or a crash right after the key file.
+      const subject = await store.subjectOfKeyFile(stem);
+      if (subject !== undefined) await store.recordCreated(subject);
+    }
     return store;
   }
 
-  private paths(subject: string): { key: string; tombstone: string } {
+  private paths(subject: string): { key: string; tombstone: string; created: string } {
     const name = entryName(subject);
-    return { key: join(this.keysDir, `${name}.key`), tombstone: join(this.keysDir, `${name}.erased`) };
+    return { key: join(this.keysDir, `${name}.key`), tombstone: join(this.keysDir, `${name}.erased`), created: join(this.keysDir, `${name}.created`) };
   }
 
   async getOrCreate(subject: string): Promise<Uint8Array> {
@@ -53,6 +69,7 @@ export class FsKeyStore implements KeyStore {
         return this.directory.write(async () => {
           const key = new Uint8Array(randomBytes(KEY_BYTES));
           await this.directory.writeFileAtomic(this.paths(subject).key, encodeJsonFrame({ subject, key: Buffer.from(key).toString("base64") }));
+          await this.recordCreated(subject);
           this.keys.set(subject, key);
           return key.slice();
         });
@@ -95,7 +112,8 @@ export class FsKeyStore implements KeyStore {
     await this.onClose();
   }
 
-  // The subject's key, undefined when none was created; rejects once the subject is erased.
+  // The subject's key, undefined when none was created; rejects once the subject is erased, and with
+  // KeyMissingError when one was created and its file is gone.
   private async load(subject: string): Promise<Uint8Array | undefined> {
     if (this.erased.has(subject)) throw new SubjectErasedError(subject);
     const cached = this.keys.get(subject);
@@ -106,11 +124,26 @@ export class FsKeyStore implements KeyStore {
       throw new SubjectErasedError(subject);
     }
     const value = (await readSingleFrame(key)) as { subject?: string; key?: string } | undefined;
-    if (!value) return undefined;
+    if (!value) {
+      if (this.created.has(subject) || (await pathExists(this.paths(subject).created))) throw new KeyMissingError(subject, { location: key });
+      return undefined;
+    }
     const bytes = typeof value.key === "string" ? new Uint8Array(Buffer.from(value.key, "base64")) : undefined;
     if (value.subject !== subject || bytes?.length !== KEY_BYTES) throw new JournalCorruptionError(key, 0, "not a key of this subject");
     this.keys.set(subject, bytes);
     return bytes;
+  }
+
+  /** Durably records that `subject` has a key; written only once the key file itself is durable. */
+  private async recordCreated(subject: string): Promise<void> {
+    if (!this.created.has(subject)) await this.directory.writeFileAtomic(this.paths(subject).created, encodeJsonFrame({ subject }));
+    this.created.add(subject);
+  }
+
+  // The subject a key file names; undefined when it is unreadable (load reports that, for that subject only).
+  private async subjectOfKeyFile(stem: string): Promise<string | undefined> {
+    const value = (await readSingleFrame(join(this.keysDir, `${stem}.key`)).catch(() => undefined)) as { subject?: unknown } | undefined;
+    return typeof value?.subject === "string" && entryName(value.subject) === stem ? value.subject : undefined;
   }
 
   private async shred(path: string): Promise<void> {
