@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agentLoop.js";
@@ -21,7 +22,7 @@ import { scriptedModel } from "../../adapters/scripted/index.js";
 import { KeyMissingError, SubjectErasedError, WriterLockedError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { kill, spawnChild, waitForOutput } from "../fs/helpers.js";
-import { removeTempDirs, tempDir } from "./support.js";
+import { linesOf, pool, removeTempDirs, runChild, tempDir } from "./support.js";
 
 afterAll(removeTempDirs);
 
@@ -201,6 +202,8 @@ describe("campaign 12: a key file deleted without an erasure", () => {
     expect(await pathExists(keyFile)).toBe(false);
     expectKeyMissing(await refusal(app.result("a1")), keyFile);
     expectKeyMissing(await refusal(app.log("a1")), keyFile);
+    expectKeyMissing(await refusal(app.resume("a1")), keyFile);
+    expectKeyMissing(await refusal(app.exportSubject("alice")), keyFile);
     expectKeyMissing(await refusal(stores.keys.get("alice")), keyFile);
     expectKeyMissing(await refusal(stores.keys.getOrCreate("alice")), keyFile);
     expect(await stores.keys.isDestroyed("alice")).toBe(false);
@@ -276,6 +279,73 @@ describe("campaign 12: a key file deleted without an erasure", () => {
     await app.close();
     await stores.close();
   });
+});
+
+// A child that opens the directory with every write numbered (writePoints), creates alice's key, prints it
+// and closes; with a crash point it blocks there until SIGKILLed.
+const here = (path: string) => JSON.stringify(fileURLToPath(new URL(path, import.meta.url)));
+const KEY_CHILD = `
+const { fsStores } = await import(${here("../../adapters/fs/index.ts")});
+const { writePoints } = await import(${here("./children/writePoints.ts")});
+const [dir, crashAt] = process.argv.slice(1);
+const out = (line) => process.stdout.write(line + "\\n");
+const { fsOps } = writePoints(dir, crashAt ? Number(crashAt) : undefined, out);
+const stores = await fsStores({ dir, fsOps });
+out("opened");
+const key = await stores.keys.getOrCreate("alice");
+out("key " + Buffer.from(key).toString("hex"));
+await stores.close();
+`;
+const keyChild = (dir: string, crashAt?: number) =>
+  runChild(spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", KEY_CHILD, dir, ...(crashAt ? [String(crashAt)] : [])], { stdio: ["ignore", "pipe", "pipe"] }), {
+    killWhen: (line) => line.startsWith("crash "),
+  });
+
+describe("campaign 12: SIGKILL at every write point of a key's creation", () => {
+  it(
+    "leaves a key with its record or no key at all: never a record without a key, never a key handed out and lost",
+    async () => {
+      const baselineDir = await tempDir("key-crash-baseline");
+      const baseline = await keyChild(baselineDir);
+      const lines = baseline.stdout.split("\n");
+      const opened = lines.indexOf("opened");
+      const handedOut = lines.findIndex((line) => line.startsWith("key "));
+      // The write points between the open and the key being handed out: the key file, then its record.
+      const points = lines.slice(opened + 1, handedOut).map((line) => Number(line.split(" ")[1]));
+      expect(points.length).toBeGreaterThanOrEqual(8);
+      expect(lines.slice(opened + 1, handedOut).filter((line) => line.includes(" rename "))).toEqual([
+        `point ${points[2]} rename keys/${entryName("alice")}.key`,
+        `point ${points[6]} rename keys/${entryName("alice")}.created`,
+      ]);
+      const outcomes = await pool([...points, points.at(-1)! + 1], 2, async (crashAt) => {
+        const dir = await tempDir("key-crash");
+        const run = await keyChild(dir, crashAt);
+        expect(linesOf(run.stdout, "crash"), `crash at ${crashAt}`).toHaveLength(1);
+        const handed = linesOf(run.stdout, "key")[0];
+        const stores = await fsStores({ dir });
+        const key = await stores.keys.get("alice"); // never KeyMissingError: no key was lost
+        const files = (await readdir(join(dir, "keys"))).sort();
+        await stores.close();
+        if (handed !== undefined) expect(key && Buffer.from(key).toString("hex"), `crash at ${crashAt}: the handed-out key`).toBe(handed);
+        if (key === undefined) {
+          expect(files, `crash at ${crashAt}`).toEqual([]);
+          return "no key";
+        }
+        expect(files, `crash at ${crashAt}: the open completes the record`).toEqual([`${entryName("alice")}.created`, `${entryName("alice")}.key`]);
+        // From now on the key is guarded: deleting it is a typed refusal, not a fresh key.
+        await unlink(join(dir, "keys", `${entryName("alice")}.key`));
+        const after = await fsStores({ dir });
+        expect(await refusal(after.keys.getOrCreate("alice")), `crash at ${crashAt}`).toBeInstanceOf(KeyMissingError);
+        await after.close();
+        return "key and record";
+      });
+      const noKey = outcomes.filter((o) => o === "no key").length;
+      console.info(`[campaign 12] ${outcomes.length} SIGKILLs during a key's creation: ${noKey} left no key, ${outcomes.length - noKey} a key with its record; none a record without a key`);
+      expect(noKey).toBeGreaterThan(0);
+      expect(outcomes.length - noKey).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
 
 describe("campaign 12: a key row deleted from IndexedDB without an erasure", () => {
