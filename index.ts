@@ -51,6 +51,8 @@ export {
   SubjectErasedError,
   KeyMissingError,
 } from "./stores/errors.js";
+export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
+export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal.js";
 export {
   EVENT_SCHEMA,
   EXECUTION_STARTED,
@@ -71,6 +73,7 @@ export type {
   KeyStore,
   JournalRecord,
   ExecutionInfo,
+  ExecutionDamage,
   ExecutionStatus,
   StoredSnapshot,
   ArchiveSegment,

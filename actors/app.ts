@@ -119,7 +119,7 @@ export class App {
     const clock: Clock = config.clock ?? realClock;
     const inspect = config.observability?.inspect;
     this.runtime = {
-      journal: new Journal(config.stores.events, this.effects.codec),
+      journal: new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning)),
       clock,
       bus: this.bus,
       effectIds: new Set([...Object.keys(config.effects), ...Object.keys(INTERNAL_EFFECTS)]),

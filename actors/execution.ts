@@ -93,7 +93,7 @@ export class Execution {
       from = stored.seq + 1;
       this.replay.fromSnapshotSeq = stored.seq;
     }
-    const tail = await journal.read(this.executionId, from);
+    const tail = await journal.readForReplay(this.executionId, from);
     let i = 0;
     while (i < tail.length) {
       const input = tail[i]!;

@@ -1,6 +1,12 @@
 // The journal as the runtime sees it: the EventStore behind a codec that seals a subject's records
 // (security.crypto) on the way in and opens them on the way out. Without crypto it is the store itself.
+//
+// It is also where a resume finds its starting point (`getSnapshot`, `readForReplay`): a snapshot is a
+// cache of the log, so a damaged one is skipped with a warning and the history replayed from the
+// archive segments and the live log; only when those do not cover it is the damage an error.
+import { JournalCorruptionError } from "../stores/errors.js";
 import type { EventStore, JournalRecord, StoredSnapshot } from "../stores/types.js";
+import type { Warning } from "./bus.js";
 
 /** Seals and opens record payloads; see actors/crypto.ts. */
 export interface JournalCodec {
@@ -11,10 +17,14 @@ export interface JournalCodec {
   openState(executionId: string, state: unknown, seq?: number): Promise<unknown>;
 }
 
+/** The warning code of a snapshot that failed its checksum and was replaced by a replay of the log. */
+export const SNAPSHOT_DAMAGED_WARNING_CODE = "LOOM_SNAPSHOT_DAMAGED";
+
 export class Journal {
   constructor(
     readonly events: EventStore,
     private readonly codec?: JournalCodec,
+    private readonly warn: (warning: Warning) => void = () => undefined,
   ) {}
 
   async append(executionId: string, expectedSeq: number, records: JournalRecord[], subject?: string): Promise<void> {
@@ -27,14 +37,79 @@ export class Journal {
     return this.codec ? this.codec.open(executionId, records) : records;
   }
 
+  /**
+   * The records a replay from `fromSeq` needs: the live ones, preceded by archived ones when the live log
+   * starts later (a resume that could not use its snapshot replays from seq 1).
+   */
+  async readForReplay(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+    let records = await this.events.read(executionId, fromSeq);
+    const firstLive = records[0]?.seq ?? (await this.events.head(executionId)) + 1;
+    if (firstLive > fromSeq) {
+      const archived = (await this.events.readArchives(executionId)).flatMap((s) => s.records).filter((r) => r.seq >= fromSeq && r.seq < firstLive);
+      records = [...archived, ...records];
+    }
+    return this.codec ? this.codec.open(executionId, records) : records;
+  }
+
   async putSnapshot(executionId: string, snapshot: StoredSnapshot, subject?: string): Promise<void> {
     const state = this.codec ? await this.codec.sealState(executionId, subject, snapshot.state, snapshot.seq) : snapshot.state;
     await this.events.putSnapshot(executionId, { ...snapshot, state });
   }
 
+  /**
+   * The snapshot a resume starts from. One that fails its checksum (`JournalCorruptionError` of kind
+   * "snapshot") is a lost cache: warns `LOOM_SNAPSHOT_DAMAGED` and resolves undefined (replay from seq 1),
+   * provided the archive segments and the live log hold every record from seq 1; else it rejects.
+   */
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    const snapshot = await this.events.getSnapshot(executionId);
+    let snapshot: StoredSnapshot | undefined;
+    try {
+      snapshot = await this.events.getSnapshot(executionId);
+    } catch (error) {
+      if (!(error instanceof JournalCorruptionError) || error.kind !== "snapshot") throw error;
+      await this.assertWholeHistory(executionId, error);
+      this.warn({
+        code: SNAPSHOT_DAMAGED_WARNING_CODE,
+        message: `${error.message} Execution "${executionId}" is replayed from its log instead.`,
+        executionId,
+        file: error.file,
+        offset: error.offset,
+      });
+      return undefined;
+    }
+    if (snapshot) {
+      // Any adapter: a snapshot past the head means the log lost records the snapshot had seen.
+      const head = await this.events.head(executionId);
+      if (snapshot.seq > head) {
+        throw new JournalCorruptionError(`the journal of execution "${executionId}"`, 0, `the log ends at seq ${head}, but its snapshot folds the records through seq ${snapshot.seq}: the log lost records the snapshot had seen`, {
+          kind: "behind-snapshot",
+          remedy: "Restore the journal from a backup; or, to resume from what the log holds (the steps after its last seq run again), delete the snapshot (docs/storage.md, \"Recovery\").",
+        });
+      }
+    }
     if (!snapshot || !this.codec) return snapshot;
     return { ...snapshot, state: await this.codec.openState(executionId, snapshot.state, snapshot.seq) };
+  }
+
+  // A replay from seq 1 needs every record: the segments contiguous from 1, then the live log after them.
+  private async assertWholeHistory(executionId: string, damage: JournalCorruptionError): Promise<void> {
+    const refuse = (why: string) =>
+      new JournalCorruptionError(damage.file, damage.offset, `the snapshot is damaged and ${why}, so nothing whole covers the history`, {
+        kind: "snapshot",
+        remedy: "Restore the snapshot or the damaged segment from a backup (docs/storage.md, \"Recovery\").",
+      });
+    let next = 1;
+    try {
+      for (const segment of await this.events.readArchives(executionId)) {
+        if (segment.fromSeq > next) throw refuse(`no archive segment holds seqs ${next}-${segment.fromSeq - 1}`);
+        next = Math.max(next, segment.toSeq + 1);
+      }
+    } catch (error) {
+      if (error instanceof JournalCorruptionError && error.kind !== "snapshot") throw refuse(`an archive segment is damaged too (${error.file})`);
+      throw error;
+    }
+    const live = await this.events.read(executionId, next);
+    const head = await this.events.head(executionId);
+    if ((live[0]?.seq ?? head + 1) > next) throw refuse(`the live log does not start at seq ${next}`);
   }
 }

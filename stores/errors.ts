@@ -27,18 +27,67 @@ export class ConcurrencyError extends LoomworkError {
   }
 }
 
-/** A record in the middle of a journal fails its checksum or framing. Never silently dropped. */
+/**
+ * What kind of damage a `JournalCorruptionError` reports:
+ * - `frame`: a frame fails its checksum or framing (or does not continue the log) before the last durable size.
+ * - `missing`: the log file is gone or unreadable from its first byte, while a snapshot, archive segments
+ *   or the catalogue checkpoint prove records were acknowledged.
+ * - `cut`: the file ends before the size the store had recorded as durable: acknowledged bytes are gone.
+ * - `behind-snapshot`: the log ends at a seq below its snapshot's: it lost records the snapshot had seen.
+ * - `snapshot`: the snapshot file fails its checksum. A snapshot is a cache: the runtime replays the log
+ *   instead (warning `LOOM_SNAPSHOT_DAMAGED`) and fails only when the log does not cover the history.
+ */
+export type JournalDamageKind = "frame" | "missing" | "cut" | "behind-snapshot" | "snapshot";
+
+/** What is still whole beside a damaged journal (an execution's other files). */
+export interface JournalSurvivors {
+  /** Seq of the execution's snapshot, when one is whole. */
+  snapshotSeq?: number;
+  /** Seq ranges of the whole archive segments. */
+  archives?: { fromSeq: number; toSeq: number }[];
+  /** Last seq the log still holds whole (0 when none). */
+  logHead?: number;
+}
+
+/** Facts of a `JournalCorruptionError` beyond the file and offset. */
+export interface JournalCorruptionDetails {
+  /** @defaultValue "frame" */
+  kind?: JournalDamageKind;
+  survives?: JournalSurvivors;
+  /** What to do; replaces the default advice (restore the file from a backup). */
+  remedy?: string;
+}
+
+function survivorsText(s: JournalSurvivors | undefined): string {
+  if (!s) return "";
+  const parts = [
+    s.logHead === undefined ? undefined : s.logHead > 0 ? `the log holds seqs through ${s.logHead}` : "the log holds no record",
+    s.snapshotSeq === undefined ? "no whole snapshot" : `a whole snapshot at seq ${s.snapshotSeq}`,
+    s.archives?.length ? `archive segments ${s.archives.map((a) => `${a.fromSeq}-${a.toSeq}`).join(", ")}` : "no archive segment",
+  ].filter((p) => p !== undefined);
+  return ` What survives: ${parts.join("; ")}.`;
+}
+
+/**
+ * A journal file is damaged where bytes were acknowledged as durable: a bad frame, a missing or cut log,
+ * a log behind its snapshot. Never silently dropped or truncated: every open reports it again.
+ */
 export class JournalCorruptionError extends LoomworkError {
   readonly file: string;
   readonly offset: number;
-  constructor(file: string, offset: number, reason: string) {
+  readonly kind: JournalDamageKind;
+  /** What is still whole (set when the store looked). */
+  readonly survives?: JournalSurvivors;
+  constructor(file: string, offset: number, reason: string, details: JournalCorruptionDetails = {}) {
     super(
       "LOOM_JOURNAL_CORRUPT",
-      `Journal ${file} is corrupt at byte offset ${offset}: ${reason}. ` +
-        `Only a torn tail is repaired automatically; restore this file from a backup.`,
+      `Journal ${file} is corrupt at byte offset ${offset}: ${reason}.${survivorsText(details.survives)} ` +
+        (details.remedy ?? `Only a torn tail is repaired automatically; restore this file from a backup (docs/storage.md, "Recovery").`),
     );
     this.file = file;
     this.offset = offset;
+    this.kind = details.kind ?? "frame";
+    if (details.survives) this.survives = details.survives;
   }
 }
 

@@ -34,6 +34,22 @@ export interface ExecutionInfo {
   endedAt?: number;
   /** Seq of the last record appended (live or archived). */
   head: number;
+  /**
+   * Set when the store found the execution's journal damaged (a bad frame, a missing or cut log, a log
+   * behind its snapshot): reads and resumes are refused with `JournalCorruptionError` until the file is
+   * restored (docs/storage.md, "Recovery"). `status` and `head` are then the last ones the store knew.
+   */
+  damaged?: ExecutionDamage;
+}
+
+/** The damage an `ExecutionInfo` reports: the facts of the `JournalCorruptionError` its reads fail with. */
+export interface ExecutionDamage {
+  /** `JournalCorruptionError.kind`: "frame", "missing", "cut" or "behind-snapshot". */
+  kind: string;
+  file: string;
+  offset: number;
+  /** The error's message: what is damaged, what survives, what to do. */
+  message: string;
 }
 
 /** The folded state of an execution at `seq`: what a resume starts from. */

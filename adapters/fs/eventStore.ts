@@ -8,7 +8,7 @@ import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeBatch, encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
 import { parseLog, planArchive, readRange, readSegment, readSnapshot } from "./journalFiles.js";
-import { recoverExecutions, saveCheckpoint, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
+import { behindSnapshotReason, behindSnapshotRemedy, damageOf, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
 
 interface LogState {
   /** Bytes of the log covered by this state. */
@@ -32,6 +32,7 @@ interface Execution {
   /** Effective archived seq: the header's or the newest segment's (after a crash mid-archive); lazy. */
   archivedThrough?: number;
   snapshotSeq?: number;
+  /** Set once the journal was found damaged: every read and append is refused with it, every checkpoint keeps it. */
   corruption?: JournalCorruptionError;
 }
 
@@ -145,14 +146,17 @@ export class FsEventStore implements EventStore {
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
     this.directory.assertOpen();
-    const info = this.executions.get(executionId)?.durable.info;
-    return info && structuredClone(info);
+    const execution = this.executions.get(executionId);
+    return execution && this.infoOf(execution);
   }
 
   async listExecutions(): Promise<ExecutionInfo[]> {
     this.directory.assertOpen();
     const infos: ExecutionInfo[] = [];
-    for (const execution of this.executions.values()) if (execution.durable.info) infos.push(structuredClone(execution.durable.info));
+    for (const execution of this.executions.values()) {
+      const info = this.infoOf(execution);
+      if (info) infos.push(info);
+    }
     return infos.sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
   }
 
@@ -175,10 +179,36 @@ export class FsEventStore implements EventStore {
     );
   }
 
+  /**
+   * The snapshot. A damaged snapshot file rejects with `JournalCorruptionError` of kind "snapshot" (a
+   * cache: the runtime replays the log instead); a snapshot ahead of the log marks the execution damaged
+   * ("behind-snapshot": the log lost records the snapshot had seen).
+   */
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     return this.directory.read(async () => {
       const execution = this.executions.get(executionId);
-      return execution && readSnapshot(execution.paths, executionId);
+      if (!execution) return undefined;
+      let snapshot: StoredSnapshot | undefined;
+      try {
+        snapshot = await readSnapshot(execution.paths, executionId);
+      } catch (error) {
+        if (!(error instanceof JournalCorruptionError)) throw error;
+        throw new JournalCorruptionError(error.file, error.offset, `the snapshot is damaged (${error.message.replace(/^.*? at byte offset \d+: /, "").replace(/\. Only a torn tail.*$/, "")})`, {
+          kind: "snapshot",
+          remedy: "A snapshot is a cache: the runtime replays the log instead; the next snapshot replaces the file.",
+        });
+      }
+      const head = execution.durable.info?.head ?? 0;
+      if (snapshot && snapshot.seq > head && !execution.corruption) {
+        const { survives } = await survey(execution.paths, executionId);
+        execution.corruption = new JournalCorruptionError(execution.paths.log, execution.durable.size, behindSnapshotReason(head, snapshot.seq, execution.paths), {
+          kind: "behind-snapshot",
+          survives: { ...survives, logHead: head },
+          remedy: behindSnapshotRemedy(execution.paths),
+        });
+      }
+      if (snapshot && snapshot.seq > head && execution.corruption) throw execution.corruption;
+      return snapshot;
     });
   }
 
@@ -252,6 +282,13 @@ export class FsEventStore implements EventStore {
     for (const execution of this.executions.values()) await execution.appender?.handle.close().catch(() => undefined);
   }
 
+  /** The catalogue entry as callers get it: a copy, with the damage when the journal is damaged. */
+  private infoOf(execution: Execution): ExecutionInfo | undefined {
+    const info = execution.durable.info;
+    if (!info) return undefined;
+    return { ...structuredClone(info), ...(execution.corruption ? { damaged: damageOf(execution.corruption) } : {}) };
+  }
+
   private existing(executionId: string): Execution | undefined {
     const execution = this.executions.get(executionId);
     if (execution?.corruption) throw execution.corruption;
@@ -284,8 +321,10 @@ export class FsEventStore implements EventStore {
   private async saveCheckpoint(): Promise<void> {
     this.appendsSinceCheckpoint = 0;
     const entries: [string, CheckpointEntry][] = [];
+    // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
-      if (!e.corruption && e.durable.info) entries.push([e.paths.name, { fileId: e.fileId, size: e.durable.size, info: e.durable.info }]);
+      if (!e.durable.info) continue;
+      entries.push([e.paths.name, { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
     await saveCheckpoint(this.directory, entries);
   }

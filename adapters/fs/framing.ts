@@ -55,6 +55,8 @@ export interface BadFrame {
    * damaged: data after it would be lost by truncating, so it must be reported.
    */
   torn: boolean;
+  /** File offset of the first valid frame after the bad one, when there is one (`torn` is false). */
+  next?: number;
 }
 
 export interface FrameScan {
@@ -76,16 +78,16 @@ function checksumMatches(bytes: Uint8Array, at: number, length: number): boolean
 // A valid frame anywhere after `from` proves the damage before it is not a torn tail. Payloads are
 // JSON text, so inside them a "length" read from 4 ASCII bytes is > 0x20202020 and fails the bound
 // at once; the brackets filter the rest before a checksum is computed. Linear in practice.
-function validFrameAfter(bytes: Uint8Array, from: number): boolean {
+function validFrameAfter(bytes: Uint8Array, from: number): number | undefined {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let at = from; at + FRAME_HEADER_BYTES + 2 <= bytes.length; at++) {
     const length = view.readUInt32LE(at);
     const end = at + FRAME_HEADER_BYTES + length;
     if (length < 2 || end > bytes.length) continue;
     if (!OPENERS.has(bytes[at + FRAME_HEADER_BYTES]!) || !CLOSERS.has(bytes[end - 1]!)) continue;
-    if (checksumMatches(bytes, at, length)) return true;
+    if (checksumMatches(bytes, at, length)) return at;
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -96,11 +98,10 @@ export function scanFrames(bytes: Uint8Array, base = 0): FrameScan {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const frames: Frame[] = [];
   let at = 0;
-  const bad = (reason: string): FrameScan => ({
-    frames,
-    end: base + at,
-    bad: { offset: base + at, reason, torn: !validFrameAfter(bytes, at + 1) },
-  });
+  const bad = (reason: string): FrameScan => {
+    const next = validFrameAfter(bytes, at + 1);
+    return { frames, end: base + at, bad: { offset: base + at, reason, torn: next === undefined, ...(next === undefined ? {} : { next: base + next }) } };
+  };
   while (at < bytes.length) {
     if (at + FRAME_HEADER_BYTES > bytes.length) return bad(`frame header cut short (${bytes.length - at} of ${FRAME_HEADER_BYTES} bytes)`);
     const length = view.readUInt32LE(at);

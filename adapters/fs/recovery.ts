@@ -10,11 +10,11 @@
 import { open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
-import { JournalCorruptionError } from "../../stores/errors.js";
-import type { ExecutionInfo } from "../../stores/types.js";
-import { hasCode, type FsDirectory } from "./directory.js";
+import { JournalCorruptionError, type JournalDamageKind, type JournalSurvivors } from "../../stores/errors.js";
+import type { ExecutionDamage, ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import { entryName, hasCode, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames } from "./framing.js";
-import { batchRecords, executionsDir, ExecutionPaths, headerProblem, readRange, readSingleFrame, type LogHeader } from "./journalFiles.js";
+import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSnapshot, type LogHeader } from "./journalFiles.js";
 
 const CHECKPOINT_FORMAT = "loomwork-catalogue";
 
@@ -23,6 +23,11 @@ export interface CheckpointEntry {
   /** Bytes of the log that were durable and folded into `info`. */
   size: number;
   info: ExecutionInfo;
+  /**
+   * Set once the log was found damaged: the entry is kept (with the durable size it had) so that every
+   * later open reports the damage again instead of reading it as a torn tail.
+   */
+  damaged?: ExecutionDamage;
 }
 
 export const checkpointPath = (root: string): string => join(root, "catalogue.ckpt");
@@ -48,9 +53,9 @@ export interface RecoveredExecution {
   fileId: string;
   /** The header's `archivedThrough` (segments may cover more after a crash mid-archive). */
   headerArchivedThrough: number;
-  /** Durable bytes of the log after tail repair. */
+  /** Durable bytes of the log after tail repair; for a damaged log, the durable size it should have. */
   size: number;
-  /** Undefined only when corruption hides even the first record. */
+  /** Undefined only when corruption hides even the first record and nothing else tells. */
   info?: ExecutionInfo;
   corruption?: JournalCorruptionError;
 }
@@ -76,17 +81,65 @@ async function truncateTail(directory: FsDirectory, path: string, length: number
   }
 }
 
-// A log that never held an acknowledged record: its creation was cut short by a crash.
+// A log that never held an acknowledged record: its creation was cut short by a crash. Only called
+// when the directory holds nothing else (no snapshot, no segment) and no checkpoint knew the execution.
 async function discard(directory: FsDirectory, paths: ExecutionPaths): Promise<undefined> {
   await rm(paths.dir, { recursive: true, force: true });
   await directory.ops.fsyncDir(executionsDir(directory.dir));
   return undefined;
 }
 
+/** The names in the execution's directory other than its log. */
+async function otherFiles(paths: ExecutionPaths): Promise<string[]> {
+  try {
+    return (await readdir(paths.dir)).filter((n) => n !== "log");
+  } catch (error) {
+    if (hasCode(error, "ENOENT")) return [];
+    throw error;
+  }
+}
+
+/** What is whole beside a log: the snapshot's seq and the segments (with their records, to fold). */
+export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: JournalRecord[] }> {
+  const snapshotSeq = await readSnapshot(paths, executionId).then(
+    (s) => s?.seq,
+    () => undefined,
+  );
+  const archives: { fromSeq: number; toSeq: number }[] = [];
+  const archived: JournalRecord[] = [];
+  for (const { path } of await listSegments(paths)) {
+    try {
+      const segment = await readSegment(path, executionId);
+      archives.push({ fromSeq: segment.fromSeq, toSeq: segment.toSeq });
+      if (segment.fromSeq === (archived.at(-1)?.seq ?? 0) + 1) archived.push(...segment.records);
+    } catch (error) {
+      if (!(error instanceof JournalCorruptionError)) throw error;
+    }
+  }
+  return { survives: { ...(snapshotSeq === undefined ? {} : { snapshotSeq }), archives }, archived };
+}
+
+/** The execution id of a directory whose log cannot tell it: from its name, its checkpoint entry, or its snapshot. */
+async function idOf(paths: ExecutionPaths, entry: CheckpointEntry | undefined): Promise<string | undefined> {
+  if (paths.name.startsWith("x")) return Buffer.from(paths.name.slice(1), "hex").toString("utf8");
+  if (entry) return entry.info.executionId;
+  const value = (await readSingleFrame(paths.snapshot).catch(() => undefined)) as { executionId?: unknown } | undefined;
+  return typeof value?.executionId === "string" && entryName(value.executionId) === paths.name ? value.executionId : undefined;
+}
+
+export const damageOf = (error: JournalCorruptionError): ExecutionDamage => ({ kind: error.kind, file: error.file, offset: error.offset, message: error.message });
+
+const REMEDY_MISSING =
+  "Restore the log from a backup; or, to give the execution up, delete it with app.deleteHistory(id) (docs/storage.md, \"Recovery\").";
+const REMEDY_CUT =
+  "Restore the log from a backup; or, to accept the loss and continue from what the log holds, delete catalogue.ckpt " +
+  "with the directory closed (docs/storage.md, \"Recovery\").";
+
 /**
- * Recovers one execution directory: truncates a torn tail, reports a damaged middle frame as
- * `corruption`, and folds the catalogue entry. Undefined when nothing acknowledged is there.
- * Throws JournalCorruptionError only when the damage hides which execution the file belongs to.
+ * Recovers one execution directory: truncates a torn tail past the last durable size, reports damage
+ * before it as `corruption`, and folds the catalogue entry. Undefined only when nothing in the directory
+ * was ever acknowledged (a creation cut short). Throws JournalCorruptionError only when the damage hides
+ * which execution the directory belongs to.
  */
 export async function recoverExecution(
   directory: FsDirectory,
@@ -94,50 +147,131 @@ export async function recoverExecution(
   entry: CheckpointEntry | undefined,
 ): Promise<RecoveredExecution | undefined> {
   const paths = new ExecutionPaths(directory.dir, name);
+  // Acknowledged once: a checkpoint listed it, or a snapshot or segment (written only after the log was durable) exists.
+  const acknowledged = async () => entry !== undefined || (await otherFiles(paths)).length > 0;
+  // The log cannot be read from its first byte: keep everything, report it.
+  const unreadable = async (kind: JournalDamageKind, problem: string): Promise<RecoveredExecution> => {
+    const executionId = await idOf(paths, entry);
+    if (executionId === undefined) throw new JournalCorruptionError(paths.log, 0, problem, { kind });
+    const { survives, archived } = await survey(paths, executionId);
+    const corruption = new JournalCorruptionError(paths.log, 0, problem, {
+      kind,
+      survives: { ...survives, logHead: 0 },
+      ...(kind === "missing" ? { remedy: REMEDY_MISSING } : {}),
+    });
+    const folded = archived.length > 0 ? foldCatalogue(executionId, undefined, archived) : undefined;
+    const known = entry?.info ?? folded ?? { executionId, status: "running" as const, startedAt: 0, head: 0 };
+    const head = Math.max(known.head, folded?.head ?? 0, survives.snapshotSeq ?? 0);
+    return { executionId, name, fileId: entry?.fileId ?? "", headerArchivedThrough: 0, size: entry?.size ?? 0, info: { ...known, head }, corruption };
+  };
   let size: number;
   try {
     size = (await stat(paths.log)).size;
   } catch (error) {
-    if (hasCode(error, "ENOENT")) return discard(directory, paths);
-    throw error;
+    if (!hasCode(error, "ENOENT")) throw error;
+    if (!(await acknowledged())) return discard(directory, paths);
+    return unreadable("missing", "the log file is missing");
   }
   const first = await readHeader(paths.log, size);
-  const problem = first ? headerProblem(first.value, name) : "the journal header frame is damaged";
-  if (problem) {
+  if (!first) {
     const scan = scanFrames(await readRange(paths.log, 0, size));
-    // Nothing valid at all (an empty file or a torn first write): the creation never completed.
-    if (!first && (!scan.bad || scan.bad.torn)) return discard(directory, paths);
-    const corruption = new JournalCorruptionError(paths.log, 0, problem);
-    const executionId = name.startsWith("x") ? Buffer.from(name.slice(1), "hex").toString("utf8") : entry?.info.executionId;
-    if (executionId === undefined) throw corruption;
-    return { executionId, name, fileId: "", headerArchivedThrough: 0, size, corruption, ...(entry ? { info: entry.info } : {}) };
+    // Nothing valid at all (an empty file or a torn first write) and nothing else acknowledged: the creation never completed.
+    if ((!scan.bad || scan.bad.torn) && !(await acknowledged())) return discard(directory, paths);
+    return unreadable("missing", size === 0 ? "the log is empty" : `the log's ${size} bytes hold no whole journal header`);
   }
-  const header = first!.value as LogHeader;
+  const problem = headerProblem(first.value, name);
+  if (problem) return unreadable("frame", problem);
+  const header = first.value as LogHeader;
   const executionId = header.executionId;
-  const trusted = entry !== undefined && entry.fileId === header.fileId && entry.size >= first!.end && entry.size <= size;
+  // The checkpoint's entry speaks for this file only while it has the same fileId (a rewrite draws a new one).
+  const same = entry !== undefined && entry.fileId === header.fileId;
+  const durable = same ? Math.max(entry.size, first.end) : first.end;
+  const trusted = same && !entry.damaged && entry.size >= first.end && entry.size <= size;
   let info: ExecutionInfo | undefined = trusted ? entry.info : (header.base ?? undefined);
-  let end = trusted ? entry.size : first!.end;
-  let corruption: JournalCorruptionError | undefined;
+  let end = trusted ? entry.size : first.end;
+  let damage: { offset: number; reason: string; kind: JournalDamageKind } | undefined;
   if (end < size) {
-    const scan = scanFrames(await readRange(paths.log, end, size), end);
+    const from = end;
+    const bytes = await readRange(paths.log, from, size);
+    const scan = scanFrames(bytes, from);
     for (const frame of scan.frames) {
       const records = batchRecords(frame, info?.head ?? header.archivedThrough);
       if (typeof records === "string") {
-        corruption = new JournalCorruptionError(paths.log, frame.offset, records);
+        damage = { offset: frame.offset, reason: records, kind: "frame" };
         break;
       }
       info = foldCatalogue(executionId, info, records);
       end = frame.end;
     }
-    if (!corruption && scan.bad) {
-      if (!scan.bad.torn) corruption = new JournalCorruptionError(paths.log, scan.bad.offset, scan.bad.reason);
-      else await truncateTail(directory, paths.log, scan.bad.offset);
+    if (!damage && scan.bad) {
+      const { offset, next } = scan.bad;
+      // Past the durable size a bad frame is an append that was never acknowledged: cut there when nothing
+      // valid follows (a torn write), or when the bytes up to the next valid frame are a hole (zeros: an
+      // earlier unsynced write lost while a later one persisted). Damage with data in it, followed by valid
+      // frames, looks like a flipped bit in what may have been acknowledged since the checkpoint: report it.
+      // Before the durable size everything was acknowledged: report it, unless the file merely ends early
+      // (a cut, reported below).
+      if (offset >= durable) {
+        if (next === undefined || isHole(bytes.subarray(offset - from, next - from))) await cutTail(directory, paths, offset, size, next !== undefined);
+        else damage = { offset, reason: `${scan.bad.reason}, with valid frames after it`, kind: "frame" };
+      } else if (!(next === undefined && size < durable)) damage = { offset, reason: scan.bad.reason, kind: "frame" };
     }
-    if (!corruption) size = end;
   }
-  if (!info && !corruption) return discard(directory, paths);
-  return { executionId, name, fileId: header.fileId, headerArchivedThrough: header.archivedThrough, size, ...(info ? { info } : {}), ...(corruption ? { corruption } : {}) };
+  // Bytes the store had made durable are gone: never a torn tail.
+  if (!damage && size < durable) {
+    damage = {
+      offset: size,
+      reason: `the log is ${size} bytes, but ${durable} bytes were acknowledged as durable (catalogue checkpoint); what followed byte ${end} is lost`,
+      kind: "cut",
+    };
+  }
+  const logHead = info?.head ?? header.archivedThrough;
+  let surveyed: Awaited<ReturnType<typeof survey>> | undefined;
+  if (!damage && !info) {
+    if (!(await acknowledged())) return discard(directory, paths);
+    surveyed = await survey(paths, executionId);
+    damage = { offset: end, reason: "the log holds no record, but the execution's snapshot or archive segments exist", kind: "missing" };
+  }
+  // Untrusted (after a crash, or without a checkpoint): the snapshot must not be ahead of what the log holds.
+  if (!damage && !trusted) {
+    surveyed = await survey(paths, executionId);
+    const snapshotSeq = surveyed.survives.snapshotSeq;
+    if (snapshotSeq !== undefined && snapshotSeq > logHead) damage = { offset: end, reason: behindSnapshotReason(logHead, snapshotSeq, paths), kind: "behind-snapshot" };
+  }
+  const base = { executionId, name, fileId: header.fileId, headerArchivedThrough: header.archivedThrough };
+  if (!damage) return { ...base, size: end, ...(info ? { info } : {}) };
+  surveyed ??= await survey(paths, executionId);
+  const remedy = { "behind-snapshot": behindSnapshotRemedy(paths), cut: REMEDY_CUT, missing: REMEDY_MISSING, frame: undefined, snapshot: undefined }[damage.kind];
+  const corruption = new JournalCorruptionError(paths.log, damage.offset, damage.reason, {
+    kind: damage.kind,
+    survives: { ...surveyed.survives, logHead },
+    ...(remedy ? { remedy } : {}),
+  });
+  const known = (same ? entry.info : undefined) ?? info ?? { executionId, status: "running" as const, startedAt: 0, head: logHead };
+  return { ...base, size: Math.max(durable, end), info: { ...known, head: Math.max(known.head, logHead) }, corruption };
 }
+
+export const behindSnapshotReason = (head: number, snapshotSeq: number, paths: ExecutionPaths): string =>
+  `the log ends at seq ${head}, but its snapshot ${paths.snapshot} folds the records through seq ${snapshotSeq}: the log lost records the snapshot had seen`;
+
+export const behindSnapshotRemedy = (paths: ExecutionPaths): string =>
+  `Restore the log from a backup; or, to accept the loss and resume from what the log holds (the steps after its last seq run again), ` +
+  `delete ${paths.snapshot} with the directory closed (docs/storage.md, "Recovery").`;
+
+/**
+ * Cuts the log at a bad frame past the last durable size: nothing there was acknowledged. When a valid
+ * frame follows the damage (an earlier unsynced write lost, a later one persisted), the cut bytes are
+ * first kept beside the log (`tail-<offset>-<fileId>`): recovery never deletes what it could read.
+ */
+async function cutTail(directory: FsDirectory, paths: ExecutionPaths, offset: number, size: number, readable: boolean): Promise<void> {
+  if (readable) {
+    const header = (await readHeader(paths.log, size))?.value as LogHeader;
+    await directory.writeFileAtomic(join(paths.dir, `tail-${offset}-${header.fileId}`), await readRange(paths.log, offset, size));
+  }
+  await truncateTail(directory, paths.log, offset);
+}
+
+const isHole = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 
 /** Recovers every execution directory, 32 at a time; the caller holds the writer lock. */
 export async function recoverExecutions(directory: FsDirectory): Promise<RecoveredExecution[]> {

@@ -5,7 +5,8 @@ import { UsageError } from "../errors.js";
 import { executionDiskBytes, lastWrite } from "../journal.js";
 import { bytes, progress, table, timestamp } from "../terminal.js";
 
-const STATUSES = ["running", "done", "error", "stopped"];
+// "damaged" is not an ExecutionStatus: it selects the executions whose journal the store found damaged.
+const STATUSES = ["running", "done", "error", "stopped", "damaged"];
 
 export const ls: Command = {
   spec: {
@@ -13,12 +14,14 @@ export const ls: Command = {
     summary: "List the executions of a journal: id, logic, subject, status, records and bytes on disk.",
     args: [],
     options: {
-      status: { type: "string", value: "<status>", description: "only executions with this status: running, done, error or stopped" },
+      status: { type: "string", value: "<status>", description: "only executions with this status: running, done, error, stopped, or damaged (a journal file is damaged)" },
       subject: { type: "string", value: "<subject>", description: "only executions holding this subject's data" },
     },
     details: [
       "Read from the catalogue and the file sizes, so it is fast on large journals. `running` means unfinished: no " +
         "process is writing the journal while the CLI holds it, so a running execution waits for an app to resume it.",
+      "`damaged` means a journal file is damaged (a bad frame, a missing or cut log, a log behind its snapshot): reads and resumes " +
+        "are refused until the file is restored; the line under the table says which file, where, and what survives. Nothing was deleted.",
     ],
     examples: ["loomwork ls", "loomwork ls --status running", "loomwork ls --subject user-42 --json"],
   },
@@ -28,7 +31,7 @@ export const ls: Command = {
     const stores = await ctx.journal();
     const subject = ctx.values.subject as string | undefined;
     const executions = (await stores.events.listExecutions())
-      .filter((e) => (status === undefined || e.status === status) && (subject === undefined || e.subject === subject))
+      .filter((e) => (status === undefined || (status === "damaged" ? e.damaged !== undefined : e.status === status)) && (subject === undefined || e.subject === subject))
       .sort((a, b) => a.startedAt - b.startedAt || (a.executionId < b.executionId ? -1 : 1));
     const bar = progress("sizing", executions.length, { atLeast: 500 });
     const rows: (ExecutionInfo & { diskBytes: number; lastWriteAt?: number })[] = [];
@@ -53,7 +56,7 @@ export const ls: Command = {
           r.logicId?.startsWith("loom.") ? c.dim(r.executionId) : c.bold(r.executionId),
           r.logicId ?? "?",
           r.subject ?? c.dim("—"),
-          paint(r.status),
+          r.damaged ? c.red("damaged") : paint(r.status),
           String(r.head),
           bytes(r.diskBytes),
           timestamp(r.startedAt),
@@ -64,7 +67,12 @@ export const ls: Command = {
     );
     for (const l of lines) ctx.out(l);
     const total = rows.reduce((n, r) => n + r.diskBytes, 0);
-    const running = rows.filter((r) => r.status === "running").length;
-    ctx.out(c.dim(`${rows.length} execution${rows.length === 1 ? "" : "s"}, ${bytes(total)} on disk${running ? `, ${running} unfinished` : ""}`));
+    const running = rows.filter((r) => r.status === "running" && !r.damaged).length;
+    const damaged = rows.filter((r) => r.damaged);
+    ctx.out(
+      c.dim(`${rows.length} execution${rows.length === 1 ? "" : "s"}, ${bytes(total)} on disk${running ? `, ${running} unfinished` : ""}`) +
+        (damaged.length ? c.red(`, ${damaged.length} damaged`) : ""),
+    );
+    for (const r of damaged) ctx.out(`${c.red("damaged")} ${c.bold(r.executionId)}: ${r.damaged!.message}`);
   },
 };
