@@ -1,11 +1,23 @@
 // A process SIGKILLed in the middle of a stream of appends loses nothing it acknowledged.
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import { kill, removeTempDirs, spawnChild, tempDir, waitForOutput } from "./helpers.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { kill, removeTempDirs, spawnChild, started, step, tempDir, waitForOutput } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 const ackCount = (out: string) => out.split("\n").filter((l) => l.startsWith("ack ")).length;
+
+/**
+ * The record children/appender.ts writes at `seq`: seq 1 starts; every seq divisible by 5 opens a
+ * two-record append (a pad of seq % 700 "x", then a default step); the others carry { n: seq }.
+ */
+function written(seq: number): JournalRecord {
+  if (seq === 1) return started(1);
+  if (seq % 5 === 0) return step(seq, "x".repeat(seq % 700));
+  if (seq % 5 === 1) return step(seq);
+  return step(seq, { n: seq });
+}
 
 describe("fs crash safety", () => {
   it.each([150, 400])("reopens with every acknowledged record after a SIGKILL past %i acks", async (acks) => {
@@ -29,7 +41,10 @@ describe("fs crash safety", () => {
       const head = await stores.events.head(executionId);
       expect(head).toBeGreaterThanOrEqual(seq);
       const records = await stores.events.read(executionId);
-      expect(records.map((r) => r.seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+      // Every record read back is the one written at its seq, byte for byte, acknowledged or not.
+      expect(records).toEqual(Array.from({ length: head }, (_, i) => written(i + 1)));
+      expect(JSON.stringify(records)).toBe(JSON.stringify(records.map((r) => written(r.seq))));
+      expect((await stores.events.getExecution(executionId))?.damaged).toBeUndefined();
       await stores.events.append(executionId, head, [{ seq: head + 1, at: 0, type: "loom.step.completed" }]);
     }
     await stores.close();
