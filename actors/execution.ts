@@ -2,10 +2,11 @@
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent, Observer, Subscription } from "xstate";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
+import { foldRecords } from "./replay.js";
 import type { JournalRecord } from "../stores/types.js";
 import { failedFields, unwrapStepResult } from "./effectRuntime.js";
 import { ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
-import { isMacrostepInput, plannedFacts, planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
+import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 import { plainJson } from "./json.js";
 
@@ -94,50 +95,18 @@ export class Execution {
       this.replay.fromSnapshotSeq = stored.seq;
     }
     const tail = await journal.readForReplay(this.executionId, from);
-    let i = 0;
-    while (i < tail.length) {
-      const input = tail[i]!;
-      if (!isMacrostepInput(input)) {
-        // Control records (erasure) stand between macrosteps; anything else here means a record was removed.
-        if (input.type.startsWith("loom.erasure.")) {
-          this.seq = input.seq;
-          i++;
-          continue;
-        }
-        // app.stop journals the end on its own, between macrosteps.
-        if (input.type === EXECUTION_ENDED && input.status === "stopped" && this.state && input.seq === this.seq + 1) {
-          this.state = { ...this.state, status: "stopped", error: input.error as SerializedError, pending: {}, timers: {} };
-          this.seq = input.seq;
-          i++;
-          continue;
-        }
-        throw new NonDeterminismError(this.executionId, input.seq, "a record of type", input.type, "the start of a macrostep");
-      }
-      if (input.seq !== this.seq + 1) throw new NonDeterminismError(this.executionId, input.seq, "seq", input.seq, this.seq + 1);
-      const step = planMacrostep(this.planContext(), this.state, input);
-      for (let k = 1; k < step.records.length; k++) {
-        const logged = tail[i + k];
-        const planned = step.records[k]!;
-        const expected = logged ? plannedFacts(logged) : "no record";
-        const actual = plannedFacts({
-          ...planned,
-          dueAt: planned.dueAt !== undefined && logged ? (logged.dueAt as number) : planned.dueAt,
-          inputDigest: logged?.inputDigest === undefined ? undefined : planned.inputDigest,
-        });
-        if (JSON.stringify(expected) !== JSON.stringify(actual)) {
-          throw new NonDeterminismError(this.executionId, planned.seq, "record", expected, actual);
-        }
-      }
-      if (input.type === STEP_COMPLETED || input.type === STEP_FAILED) this.replay.stepsServedFromLog++;
+    const folded = foldRecords(this.planContext(), { state: this.state, seq: this.seq }, tail, (step) => {
+      if (step.records[0]!.type === STEP_COMPLETED || step.records[0]!.type === STEP_FAILED) this.replay.stepsServedFromLog++;
       this.replay.recordsReplayed += step.records.length;
       this.state = step.state;
       this.seq = step.records.at(-1)!.seq;
-      i += step.records.length;
       if (observe) {
         this.inspectStep(step);
         this.runtime.afterMacrostep(this);
       }
-    }
+    });
+    if (folded.state) this.state = folded.state;
+    this.seq = folded.seq;
     if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (!observe) return;

@@ -7,7 +7,8 @@ import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
 import { LoomworkError } from "../stores/errors.js";
 import { ConfigError, UnknownExecutionError } from "./errors.js";
 import type { Journal } from "./journal.js";
-import { isMacrostepInput, persistState, planMacrostep, restoreState, type RuntimeState } from "./plan.js";
+import { persistState, restoreState } from "./plan.js";
+import { foldRecords } from "./replay.js";
 
 /** `app.deleteHistory` of an execution this app is running: stop it first. */
 export class HistoryInUseError extends LoomworkError {
@@ -57,22 +58,10 @@ async function snapshotAtHead(host: RetentionHost, info: ExecutionInfo): Promise
   }
   const journal = host.journal;
   const stored = await journal.getSnapshot(executionId);
-  let state: RuntimeState | undefined = stored ? restoreState(machine, stored.state) : undefined;
-  let seq = stored?.seq ?? 0;
-  const opened = (await host.log(executionId)).filter((r) => r.seq > seq);
-  const ctx = { machine, executionId, effectIds: host.effectIds };
-  for (let i = 0; i < opened.length; ) {
-    const input = opened[i]!;
-    if (!isMacrostepInput(input)) {
-      seq = input.seq; // a control record between macrosteps
-      i++;
-      continue;
-    }
-    const step = planMacrostep(ctx, state, input);
-    state = step.state;
-    seq = step.records.at(-1)!.seq;
-    i += step.records.length;
-  }
+  const from = { state: stored ? restoreState(machine, stored.state) : undefined, seq: stored?.seq ?? 0 };
+  const opened = (await host.log(executionId)).filter((r) => r.seq > from.seq);
+  // The fold recovery uses: a stopped EXECUTION_ENDED ends the state as stopped, as a resume sees it.
+  const { state, seq } = foldRecords({ machine, executionId, effectIds: host.effectIds }, from, opened);
   if (!state) throw new UnknownExecutionError(executionId);
   await journal.putSnapshot(executionId, { seq, at: host.now(), state: persistState(machine, state) }, info.subject);
   return seq;
