@@ -26,7 +26,7 @@ import type { PendingStep } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 import { effectSourcesOf } from "./machineInfo.js";
 import { plainJson } from "./json.js";
-import { assertNoErasureInProgress } from "./erase.js";
+import { assertSubjectOpen, erasedExecutionError } from "./erase.js";
 import { loopHooksOf } from "./agentLoop.js";
 import { resolveClaimCheck } from "./claimCheck.js";
 import { claimCheckLayer, validateClaimCheck } from "./claimCheckPreset.js";
@@ -181,7 +181,7 @@ export class App {
     }
     this.checkEffects(logic);
     const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`));
-    if (options.subject !== undefined) await assertNoErasureInProgress(this.stores.events, options.subject);
+    if (options.subject !== undefined) await assertSubjectOpen(this, options.subject);
     this.registerLogic(logic);
     const { executionId } = options;
     if (this.executions.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
@@ -210,7 +210,7 @@ export class App {
     const live = this.executions.get(executionId);
     if (live && !live.failure) return this.actorOf(live);
     const { execution, info } = await this.rebuilt(executionId, logic);
-    if (info.subject !== undefined) await assertNoErasureInProgress(this.stores.events, info.subject);
+    if (info.subject !== undefined) await assertSubjectOpen(this, info.subject, executionId);
     await this.takeWriter(executionId);
     this.executions.set(executionId, execution);
     this.outcomes.delete(executionId);
@@ -230,7 +230,7 @@ export class App {
   async result(executionId: string): Promise<unknown> {
     if (!this.executions.has(executionId)) {
       const records = await this.log(executionId);
-      if (records.length === 0) throw new UnknownExecutionError(executionId);
+      if (records.length === 0) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
       const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
       if (ended) return outcomeFromRecord(executionId, ended);
       return this.resume(executionId).then(() => this.outcomeOf(executionId).promise);
@@ -377,6 +377,23 @@ export class App {
     await this.releaseWriter(executionId);
   }
 
+  /**
+   * Drops what this app holds in memory of an erased subject's executions (for the erasure): their
+   * state, outcomes and read-model views are the subject's data too, so app.result reads the journal.
+   */
+  forgetSubject(subject: string, executionIds: readonly string[]): void {
+    const ids = new Set(executionIds);
+    for (const [id, execution] of this.executions) if (execution.subject === subject) ids.add(id);
+    for (const id of ids) {
+      this.executions.get(id)?.halt();
+      this.executions.delete(id);
+      this.outcomes.delete(id);
+      if (this.effects.codec instanceof SubjectCodec) this.effects.codec.forget(id);
+      void this.releaseWriter(id);
+    }
+    this.models?.forget([...ids]);
+  }
+
   /** The live execution (for the runtime's own modules). */
   execution(executionId: string): Execution | undefined {
     return this.executions.get(executionId);
@@ -396,7 +413,7 @@ export class App {
   /** A new Execution of `executionId` over its journaled logic, not yet recovered nor registered. */
   private async rebuilt(executionId: string, logic?: AnyStateMachine): Promise<{ execution: Execution; info: ExecutionInfo }> {
     const info = await this.stores.events.getExecution(executionId);
-    if (!info) throw new UnknownExecutionError(executionId);
+    if (!info) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
     const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);

@@ -7,12 +7,13 @@
 // deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
 // the others (unsealed records: no security.crypto) are deleted whole by the shred step.
 import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../machines/eraseCoordinator.js";
-import { LoomworkError } from "../stores/errors.js";
+import { LoomworkError, SubjectErasedError } from "../stores/errors.js";
 import { forgetRecordKeys, isSealed } from "../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../stores/types.js";
 import type { App } from "./app.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
+import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorId, eraseCoordinatorNumber, eraseCoordinatorPrefix } from "./constants.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "./crypto.js";
 import { ConfigError, type SerializedError } from "./errors.js";
 import type { JournalCodec } from "./journal.js";
@@ -32,10 +33,6 @@ const REASONS: Record<ContentCopiesRemainReason, string> = {
   "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
 };
 
-/**
- * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
- * was destroyed; fix what the message names and erase again.
- */
 /** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
 export class ErasureInProgressError extends LoomworkError {
   readonly subject: string;
@@ -51,14 +48,52 @@ export class ErasureInProgressError extends LoomworkError {
   }
 }
 
-/** Refuses work for a subject whose erasure coordinator is still running in the journal. */
-export async function assertNoErasureInProgress(events: EventStore, subject: string): Promise<void> {
-  const prefix = `loom.erase:${subject}:`;
-  for (const info of await events.listExecutions()) {
-    if (info.status === "running" && info.executionId.startsWith(prefix)) throw new ErasureInProgressError(subject, info.executionId);
-  }
+/** The subject's erase coordinators in the catalogue (their ids built by `eraseCoordinatorId`). */
+function coordinatorsOf(infos: ExecutionInfo[], subject: string): ExecutionInfo[] {
+  const prefix = eraseCoordinatorPrefix(subject);
+  return infos.filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.executionId.startsWith(prefix));
 }
 
+/** True once a coordinator journaled its result (ERASURE_CONTENT_DELETED): the shred before it is done. */
+async function journaledResult(events: EventStore, coordinatorId: string): Promise<boolean> {
+  return (await events.read(coordinatorId)).some((r) => r.type === ERASURE_CONTENT_DELETED);
+}
+
+/**
+ * Refuses work for a subject whose erasure is unfinished (ErasureInProgressError) or done
+ * (SubjectErasedError), before anything is written. Both modes: with security.crypto the key's
+ * destruction says so; without it, the key stores' tombstone or a coordinator's journaled result.
+ */
+export async function assertSubjectOpen(app: App, subject: string, executionId?: string): Promise<void> {
+  const events = app.stores.events;
+  const coordinators = coordinatorsOf(await events.listExecutions(), subject);
+  const unfinished = coordinators.find((info) => info.status === "running");
+  if (unfinished) throw new ErasureInProgressError(subject, unfinished.executionId);
+  const erased = () => (executionId === undefined ? new SubjectErasedError(subject) : new ExecutionErasedError(executionId, subject));
+  for (const keys of keyStoresOf(app)) if (await keys.isDestroyed(subject)) throw erased();
+  for (const info of coordinators) if (await journaledResult(events, info.executionId)) throw erased();
+}
+
+/**
+ * The typed error for an execution id whose history an erasure deleted (no security.crypto): the
+ * coordinators' journaled plans name the executions they erased. Undefined when none did.
+ */
+export async function erasedExecutionError(events: EventStore, executionId: string): Promise<ExecutionErasedError | undefined> {
+  for (const info of await events.listExecutions()) {
+    if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) continue;
+    const log = await events.read(info.executionId);
+    if (!log.some((r) => r.type === ERASURE_CONTENT_DELETED)) continue;
+    const planned = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output as ErasePlan | undefined;
+    const subject = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)?.subject;
+    if (typeof subject === "string" && planned?.executions?.includes(executionId)) return new ExecutionErasedError(executionId, subject);
+  }
+  return undefined;
+}
+
+/**
+ * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
+ * was destroyed; fix what the message names and erase again.
+ */
 export class ContentCopiesRemainError extends LoomworkError {
   readonly subject: string;
   /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */
@@ -94,11 +129,6 @@ async function listOrRefuse(events: EventStore, subject: string): Promise<Execut
   }
 }
 
-/** Prefix of the coordinators' execution ids for a subject. */
-export function coordinatorPrefix(subject: string): string {
-  return `loom.erase:${encodeURIComponent(subject)}:`;
-}
-
 /** An execution's whole history as stored: archived records, live records, snapshot. */
 async function historyOf(events: EventStore, executionId: string) {
   const archived = (await events.readArchives(executionId)).flatMap((segment) => segment.records);
@@ -109,8 +139,8 @@ async function historyOf(events: EventStore, executionId: string) {
 /** Intents of earlier coordinators of the subject that journaled no result: their addresses still need deleting. */
 async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], subject: string, self: string): Promise<string[]> {
   const addresses: string[] = [];
-  for (const info of infos) {
-    if (info.executionId === self || info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(coordinatorPrefix(subject))) continue;
+  for (const info of coordinatorsOf(infos, subject)) {
+    if (info.executionId === self) continue;
     const log = await events.read(info.executionId);
     const results = new Set(log.filter((r) => r.type === ERASURE_CONTENT_DELETED).map((r) => r.intentSeq));
     for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...(intent.addresses as string[]));
@@ -270,8 +300,7 @@ async function erase(app: App, subject: string): Promise<EraseSubjectResult> {
     if (!live || live.ended) continue;
     await app.stop(info.executionId, "its subject is being erased").catch(() => live.halt());
   }
-  const prefix = coordinatorPrefix(subject);
-  const coordinators = infos.filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.executionId.startsWith(prefix));
+  const coordinators = coordinatorsOf(infos, subject);
   const unfinished = coordinators.find((info) => info.status === "running");
   let coordinatorId: string;
   if (unfinished) {
@@ -283,12 +312,13 @@ async function erase(app: App, subject: string): Promise<EraseSubjectResult> {
     if (intent && !finished && (intent.addresses as string[]).length > 0) requireErasable(subject, (intent.addresses as string[]).length, lifecycleContentOf(app));
     await app.resume(coordinatorId, eraseCoordinatorMachine);
   } else {
-    const n = Math.max(0, ...coordinators.map((info) => Number(info.executionId.slice(prefix.length)) || 0)) + 1;
-    coordinatorId = `${prefix}${n}`;
+    coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);
     await app.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
   }
   const output = (await app.result(coordinatorId)) as EraseCoordinatorOutput;
   if (output.status === "failed") throw rebuildError(subject, output.error);
+  // What this app holds in memory of the subject's executions is its data too.
+  app.forgetSubject(subject, output.executions);
   const { status: _status, ...result } = output;
   return result;
 }

@@ -91,6 +91,12 @@ export function createExecutionsStore(isModel: (effectId: string) => boolean) {
         fold(view, event.records, isModel, true);
         return { executions: { ...context.executions, [event.executionId]: view } };
       },
+      /** Executions whose views are dropped (their subject was erased). */
+      forgotten: (context, event: { executionIds: string[] }) => {
+        const executions = { ...context.executions };
+        for (const executionId of event.executionIds) delete executions[executionId];
+        return { executions };
+      },
       /** Records the app appended (the bus's `append`). */
       appended: (context, event: { executionId: string; records: JournalRecord[] }) => {
         const view = copy(context.executions[event.executionId] ?? blank(event.executionId));
@@ -113,6 +119,8 @@ export interface ReadModels {
   /** Every execution, ordered by id. */
   list(): ExecutionView[];
   execution(executionId: string): ExecutionView | undefined;
+  /** Drops the views of these executions (an erasure: the views are the subject's data too). */
+  forget(executionIds: string[]): void;
   /** Stops listening to the app. */
   dispose(): void;
 }
@@ -151,6 +159,10 @@ export function createReadModels(app: App): ReadModels {
     ready,
     list: () => Object.values(executions.getSnapshot().context.executions).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)),
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
+    forget: (executionIds) => {
+      for (const executionId of executionIds) liveFrom.delete(executionId);
+      executions.trigger.forgotten({ executionIds });
+    },
     dispose: unbind,
   };
 }
