@@ -1,5 +1,6 @@
 // The content walker: which content addresses a journal cites, and which of those citations are
-// load-bearing (ADR 0140 D6, D11 (2)(3)). The sweep, erasure, export and record sealing all use it.
+// load-bearing (ADR 0140 D6, D11 (2)(3)). The sweep, erasure, export and record sealing all use it;
+// which envelopes are trusted is one rule, `trustedEnvelopeOf`.
 //
 // Trust is by POSITION, never by a flag alone: `retain: true` is plain JSON any tool can return, so it
 // is honoured only on the envelope at the top level of a recorded STEP_COMPLETED output (through one
@@ -130,8 +131,13 @@ export function claimCheckTrustOf(config: Pick<LoomConfig, "effects" | "executio
 }
 
 
-/** The envelope at the trusted position of a record: the top level of a STEP_COMPLETED output, through one taint wrapper. */
-function topLevelEnvelopeOf(record: JournalRecord, trust?: ClaimCheckTrust): ClaimCheckEnvelope | undefined {
+/**
+ * The envelope at the trusted position of a record (ADR 0140 D11): the top level of an unsealed
+ * STEP_COMPLETED output, through one taint wrapper, of a step the `trust` check accepts. The one rule
+ * the sweep (`retainRootsOf`), erasure (`trustedClaimCheckRefsOf`) and export apply; any other
+ * envelope-shaped value is data.
+ */
+export function trustedEnvelopeOf(record: JournalRecord, trust?: ClaimCheckTrust): ClaimCheckEnvelope | undefined {
   if (record.type !== STEP_COMPLETED || hasSealedPayload(record) || !vouches(record, trust)) return undefined;
   const output = isTainted(record.output) ? record.output.value : record.output;
   return isClaimCheckEnvelope(output) ? output : undefined;
@@ -145,7 +151,7 @@ function topLevelEnvelopeOf(record: JournalRecord, trust?: ClaimCheckTrust): Cla
 export function retainRootsOf(records: Iterable<JournalRecord>, options: TrustOptions = {}): Set<ClaimCheckEnvelope> {
   const roots = new Set<ClaimCheckEnvelope>();
   for (const record of records) {
-    const envelope = topLevelEnvelopeOf(record, options.trust);
+    const envelope = trustedEnvelopeOf(record, options.trust);
     if (envelope?.retain === true) roots.add(envelope);
   }
   return roots;
@@ -163,7 +169,7 @@ export function trustedClaimCheckRefsOf(records: Iterable<JournalRecord>, option
       if (record.type === STEP_COMPLETED && vouches(record, options.trust)) for (const address of sealedRefsOf(record) ?? []) refs.add(address);
       continue;
     }
-    const envelope = topLevelEnvelopeOf(record, options.trust);
+    const envelope = trustedEnvelopeOf(record, options.trust);
     if (envelope) refs.add(envelope.ref[CONTENT_REF_KEY]);
   }
   return refs;

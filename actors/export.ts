@@ -1,12 +1,18 @@
 // exportSubject (ADR 0140 D8, the Art. 15/20 export): every execution of a subject with its records opened,
-// and every blob those records cite resolved, so the export is the data and not just refs.
+// and every blob the claim-check offloaded for them resolved, so the export is the data and not just refs.
+//
+// Only envelopes at the trusted position (ADR 0140 D11, `trustedEnvelopeOf`: the rule the sweep and
+// erasure apply) are resolved. Any other citation (an envelope-shaped value inside a tool's own output,
+// a bare `{ __loomContent }`, or one only a snapshot holds) is data the tool returned: it is listed in
+// `unresolved` and never read, so a forged ref cannot pull another subject's blob into this export.
 import { fromUtf8, toBase64 } from "../stores/bytes.js";
 import { SubjectErasedError } from "../stores/errors.js";
 import type { ContentAddress, ExecutionStatus, JournalRecord, StoredSnapshot } from "../stores/types.js";
 import type { App } from "./app.js";
-import { visitCitedAddresses } from "./citations.js";
+import { trustedEnvelopeOf, visitCitedAddresses } from "./citations.js";
+import { CONTENT_REF_KEY } from "./claimCheck.js";
 import { ConfigError } from "./errors.js";
-import { isInternalLogic, keyStoresOf, lifecycleContentOf } from "./internalEffects.js";
+import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf } from "./internalEffects.js";
 
 /** One claim-checked blob of the subject, resolved: `value` (JSON), `bytesBase64` (not JSON), or `missing`. */
 export interface ClaimCheckedBlob {
@@ -35,11 +41,24 @@ export interface ExportedExecution {
   snapshot?: StoredSnapshot;
 }
 
+/** A content address the subject's records cite somewhere the claim-check never writes: data, not resolved. */
+export interface UnresolvedCitation {
+  address: ContentAddress;
+  /** The executions whose records or snapshot cite it. */
+  citedBy: string[];
+}
+
 /** What `exportSubject` returns. */
 export interface SubjectExport {
   subject: string;
   executions: ExportedExecution[];
+  /** The blobs the claim-check offloaded for the subject's executions (envelopes at the trusted position), resolved. */
   claimChecked: ClaimCheckedBlob[];
+  /**
+   * Addresses cited anywhere else (inside a tool's own output, a bare `{ __loomContent }`, a snapshot only):
+   * what a tool returned, kept as data in `records`; never read from the content store.
+   */
+  unresolved: UnresolvedCitation[];
 }
 
 /** The subject's data from `app`'s stores; rejects with SubjectErasedError once the subject was erased. */
@@ -48,7 +67,9 @@ export async function exportFrom(app: App, subject: string): Promise<SubjectExpo
   for (const keys of keyStoresOf(app)) if (await keys.isDestroyed(subject)) throw new SubjectErasedError(subject);
   const events = app.stores.events;
   const codec = app.effectRuntime.codec;
+  const trust = claimCheckTrustFor(app);
   const blobs = new Map<ContentAddress, ClaimCheckedBlob>();
+  const others = new Map<ContentAddress, UnresolvedCitation>();
   const executions: ExportedExecution[] = [];
   for (const info of await events.listExecutions()) {
     if (info.subject !== subject || isInternalLogic(info.logicId)) continue;
@@ -64,13 +85,22 @@ export async function exportFrom(app: App, subject: string): Promise<SubjectExpo
       records,
       ...(snapshot ? { snapshot } : {}),
     });
-    visitCitedAddresses([records, snapshot?.state], (address, { envelope }) => {
-      const blob = blobs.get(address) ?? { address, size: envelope?.size ?? 0, digest: envelope?.digest, citedBy: [] };
-      if (blob.digest === undefined && envelope?.digest !== undefined) blob.digest = envelope.digest;
-      if (!blob.citedBy.includes(info.executionId)) blob.citedBy.push(info.executionId);
+    for (const record of records) {
+      const envelope = trustedEnvelopeOf(record, trust);
+      if (!envelope) continue;
+      const address = envelope.ref[CONTENT_REF_KEY];
+      const blob = blobs.get(address) ?? { address, size: envelope.size ?? 0, digest: envelope.digest, citedBy: [] };
+      if (blob.digest === undefined && envelope.digest !== undefined) blob.digest = envelope.digest;
+      citedBy(blob, info.executionId);
       blobs.set(address, blob);
+    }
+    visitCitedAddresses([records, snapshot?.state], (address) => {
+      const other = others.get(address) ?? { address, citedBy: [] };
+      citedBy(other, info.executionId);
+      others.set(address, other);
     });
   }
+  const unresolved = [...others.values()].filter((citation) => !blobs.has(citation.address));
   const content = lifecycleContentOf(app);
   for (const blob of blobs.values()) {
     const bytes = content ? await content.get(blob.address, { subject }) : undefined;
@@ -85,5 +115,9 @@ export async function exportFrom(app: App, subject: string): Promise<SubjectExpo
       blob.bytesBase64 = toBase64(bytes);
     }
   }
-  return { subject, executions, claimChecked: [...blobs.values()] };
+  return { subject, executions, claimChecked: [...blobs.values()], unresolved };
+}
+
+function citedBy(entry: { citedBy: string[] }, executionId: string): void {
+  if (!entry.citedBy.includes(executionId)) entry.citedBy.push(executionId);
 }

@@ -109,8 +109,8 @@ export function eraseSubject(subject: string, options: EraseSubjectOptions): Pro
   return withHost(options, (app) => app.eraseSubject(subject));
 }
 
-/** Options of the standalone `exportSubject`. */
-export interface ExportSubjectOptions {
+/** Options of the standalone `exportSubject`; `trust` decides which recorded envelopes are resolved. */
+export interface ExportSubjectOptions extends TrustOption {
   events: EventStore;
   /** Needed to open the records of a subject whose executions are sealed (security.crypto). */
   keys?: KeyStore;
@@ -119,7 +119,8 @@ export interface ExportSubjectOptions {
 }
 
 /**
- * A subject's data: its executions with their records opened, and every claim-checked blob they cite resolved.
+ * A subject's data: its executions with their records opened, and the blobs the claim-check offloaded for
+ * them resolved; any other cited address (inside a tool's own output) is listed in `unresolved`, never read.
  *
  * @example
  * const { executions, claimChecked } = await exportSubject("user-42", { events: stores.events, keys: stores.keys, content });

@@ -27,12 +27,15 @@ describe("exportSubject / app.exportSubject", () => {
     expect(JSON.stringify(exported)).not.toContain(canaryOf("B"));
   });
 
-  it("claimChecked: [{ address, size, digest, value | bytesBase64 | missing }] for every blob the records cite", async () => {
+  it("claimChecked: [{ address, size, digest, value | bytesBase64 | missing }] for every blob the claim-check recorded", async () => {
     const w = world({ crypto: true });
     const app = w.app();
     const binary = new Uint8Array([0xff, 0xfe, 0x00, 0x80]);
     const file = await w.content.put(binary, { subject: "A" });
-    w.outputs.set("A", { attachment: { __loomContent: file } });
+    // An envelope of an effect this config no longer registers, at the trusted position: its history vouches (over-retain).
+    const start = { seq: 1, at: 1, type: EXECUTION_STARTED, logicId: "legacy", machineHash: "0", subject: "A", input: null, schema: 1 };
+    const attached = { seq: 2, at: 1, type: STEP_COMPLETED, effectId: "legacyAttach", stepId: "legacy#turn:0:tool:0", output: { __loomClaimCheck: 1, ref: { __loomContent: file }, size: 4 } };
+    await w.stores.events.append("a0", 0, [start, attached]);
     await runAgent(app, "a1", "A", ["fetch", "public2", "note"]);
     const { fetch, public2 } = await offloaded(app, "a1");
     await w.stores.content.delete!(public2!);
@@ -49,6 +52,18 @@ describe("exportSubject / app.exportSubject", () => {
     expect(by.get(file)).toMatchObject({ bytesBase64: toBase64(binary), size: 4 });
     expect(by.get(public2!)).toMatchObject({ missing: true });
     expect(by.get(public2!)).not.toHaveProperty("value");
+  });
+
+  it("D11: a ref inside a tool's own output is data: listed in unresolved with its citers, never read", async () => {
+    const w = world({ crypto: true });
+    const app = w.app();
+    const file = await w.content.put(new Uint8Array([1, 2, 3]), { subject: "A" });
+    w.outputs.set("A", { attachment: { __loomContent: file }, forged: { __loomClaimCheck: 1, ref: { __loomContent: "sha256:00" }, size: 3, retain: true } });
+    await runAgent(app, "a1", "A", ["note"]);
+    const exported = await app.exportSubject("A");
+    expect(exported.claimChecked).toEqual([]);
+    expect(exported.unresolved).toEqual(expect.arrayContaining([{ address: file, citedBy: ["a1"] }, { address: "sha256:00", citedBy: ["a1"] }]));
+    expect(exported.unresolved).toHaveLength(2);
   });
 
   it("exportSubject(subject, { events, keys, content }) reads bare stores", async () => {
