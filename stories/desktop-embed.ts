@@ -3,16 +3,18 @@
 // app.close() and stores.close(), as in Electron's before-quit); the app starts again in a new process,
 // finds the unfinished executions in the catalogue and resumes them, its UI following each actor.
 //
-//   npx tsx stories/desktop-embed.ts [--dir <data dir>]     (else $LOOMWORK_DIR, else ./.tmp/desktop-embed, wiped first)
+//   npx tsx stories/desktop-embed.ts [--dir <data dir>]     (else $LOOMWORK_DIR, else ./.tmp/desktop-embed,
+//   emptied first if the story made it, else a fresh temporary directory; a given one is never emptied)
 //
 // The same file is the app process: `--app <dir> <session number> [<id suffix>]`.
 import { spawn } from "node:child_process";
-import { readdir, rm } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApp, defineConfig, STEP_COMPLETED, STEP_FAILED, TRANSITION, type JournaledActor } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { desktopAssistant, desktopEffects } from "./support/desktopAssistant.js";
+import { defaultStoryDir } from "./support/storyDir.js";
 import { CHILD_TAG, colours, tell } from "./support/terminal.js";
 
 const thisFile = fileURLToPath(import.meta.url);
@@ -119,8 +121,8 @@ function launch(dir: string, session: number, idSuffix: string, onMessage: (m: R
 async function launcher(): Promise<void> {
   const c = colours();
   const given = option("--dir") ?? process.env.LOOMWORK_DIR;
-  const dir = resolve(given ?? ".tmp/desktop-embed");
-  if (!given) await rm(dir, { recursive: true, force: true });
+  // A given directory is written beside what it holds (nothing deleted); the default one is the story's own.
+  const dir = given ? resolve(given) : await defaultStoryDir(".tmp/desktop-embed", "desktop-embed");
   const used = (await readdir(join(dir, "executions")).catch(() => [])).length > 0;
   const idSuffix = used ? `-${Date.now().toString(36)}` : "";
   const out = (text = "") => process.stdout.write(`${text}\n`);

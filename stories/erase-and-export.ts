@@ -1,8 +1,12 @@
 // Story: two subjects' agents on one journal; an Art. 15/20 export of one written to a JSON file, then
 // its erasure (crypto-shredding plus deletion of its claim-checked blobs), and the proof: no byte of the
-// erased subject's data is readable anywhere on disk, while the other subject's runs are intact.
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+// erased subject's data is readable anywhere in the journal, while the other subject's runs are intact.
+//
+//   npx tsx stories/erase-and-export.ts      (LOOMWORK_DIR: a new or empty directory, or one this story made;
+//                                             else a fresh temporary directory. A non-empty directory the story
+//                                             did not create is refused untouched: it may hold a user's journal.)
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join, sep } from "node:path";
 import {
   agentLoop$,
   createApp,
@@ -14,10 +18,12 @@ import {
   SubjectErasedError,
 } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
+import { exitOnRefusal, freshStoryDir, ownedStoryDir } from "./support/storyDir.js";
 
-const dir = process.env.LOOMWORK_DIR ?? join(process.cwd(), ".tmp", "erase-and-export");
-await rm(dir, { recursive: true, force: true });
-await mkdir(dir, { recursive: true });
+const given = process.env.LOOMWORK_DIR;
+const dir = await (given ? ownedStoryDir(given, "erase-and-export") : freshStoryDir("erase-and-export")).catch(exitOnRefusal);
+// The export is the copy the subject asked for: kept apart from the journal the proof scans.
+const exportDir = join(dir, "export");
 const tty = process.stdout.isTTY && !process.env.NO_COLOR;
 const bold = (text: string) => (tty ? `\x1b[1m${text}\x1b[22m` : text);
 const line = (text = "") => console.log(text);
@@ -57,7 +63,8 @@ for (const subject of Object.keys(people)) {
 line(`  two support chats journaled in ${dir}, each sealed under its subject's key`);
 
 const exported = await app.exportSubject("user-alice");
-const exportFile = join(dir, "..", "export-user-alice.json");
+const exportFile = join(exportDir, "export-user-alice.json");
+await mkdir(exportDir, { recursive: true });
 await writeFile(exportFile, JSON.stringify(exported, null, 2) + "\n");
 const exportText = JSON.stringify(exported);
 line(`  export of user-alice: ${exported.executions.length} execution, ${exported.claimChecked.length} claim-checked blob(s) resolved -> ${exportFile}`);
@@ -73,8 +80,8 @@ try {
   unreadable = error instanceof SubjectErasedError;
 }
 line(`    her records: ${unreadable ? "unreadable (crypto-shredded)" : "STILL READABLE"}`);
-const canaryHits = await grep(dir, [people["user-alice"]!.canary, "Alice Liddell"]);
-line(`    her canary on disk: ${canaryHits.length === 0 ? "found in no file" : `FOUND in ${canaryHits.join(", ")}`}`);
+const canaryHits = (await grep(dir, [people["user-alice"]!.canary, "Alice Liddell"])).filter((path) => !path.startsWith(`${exportDir}${sep}`));
+line(`    her canary on disk: ${canaryHits.length === 0 ? "found in no file of the journal" : `FOUND in ${canaryHits.join(", ")}`} (the export above aside)`);
 const again = await app.eraseSubject("user-alice");
 line(`    a second erase: ${again.alreadyErased ? "a no-op" : "did work again"}`);
 

@@ -2,16 +2,17 @@
 // offline model) journaled to the filesystem runs in a child process, which is killed with SIGKILL mid-run;
 // a second process opens the same directory, resumes the execution and finishes it. Nothing recorded runs twice.
 //
-//   npx tsx stories/research-agent.ts [--dir <journal dir>]     (default ./.tmp/research-agent, wiped first)
+//   npx tsx stories/research-agent.ts [--dir <journal dir>]     (default ./.tmp/research-agent, emptied first if
+//   the story made it, else a fresh temporary directory; a given --dir is written to, never emptied)
 //
 // The same file is the child: `--child <dir> start|resume <executionId>`.
 import { spawn } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApp, defineConfig, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type JournalRecord } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { describeStep, RESEARCH_QUESTION, researchAgent, researchEffects } from "./support/researchAgent.js";
+import { defaultStoryDir } from "./support/storyDir.js";
 import { bytes, bytesOnDisk, CHILD_TAG, colours, ms, tell } from "./support/terminal.js";
 
 /** The first process is killed as soon as this many turns are journaled. */
@@ -115,8 +116,8 @@ function runChild(dir: string, mode: "start" | "resume", executionId: string, on
 async function parent(): Promise<void> {
   const c = colours();
   const given = option("--dir") ?? process.env.LOOMWORK_DIR;
-  const dir = resolve(given ?? ".tmp/research-agent");
-  if (!given) await rm(dir, { recursive: true, force: true });
+  // A given directory is written beside what it holds (nothing deleted); the default one is the story's own.
+  const dir = given ? resolve(given) : await defaultStoryDir(".tmp/research-agent", "research-agent");
   const shown = relative(process.cwd(), dir) || ".";
   const executionId = `research-${Date.now().toString(36)}`;
   const out = (text = "") => process.stdout.write(`${text}\n`);

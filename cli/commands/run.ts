@@ -30,6 +30,9 @@ export const run: Command = {
       "The story runs as its own process (node --import tsx stories/<story>.ts) with LOOMWORK_DIR set to --dir, so " +
         "`loomwork ls` and `loomwork log` show what it journaled (stories on memory stores journal nothing there). " +
         "Stories ship with the repository, not with the npm package. The exit code is the story's.",
+      "A story never deletes data it did not create: one that starts from an empty directory (erase-and-export) " +
+        "refuses a non-empty --dir it did not make (LOOM_STORY_DIR_NOT_OWNED, exit code 2 passed on as 1) and leaves it " +
+        "untouched; the others write their executions beside what --dir holds.",
     ],
     examples: ["loomwork run", "loomwork run research-agent", "loomwork run research-agent --dir /tmp/journal && loomwork ls --dir /tmp/journal"],
   },

@@ -15,10 +15,10 @@ describe("story: erase-and-export", () => {
     expect(out).toContain("contains her data: yes");
     expect(out).toMatch(/erase user-alice: key shredded yes; blobs deleted 1, retained 0/);
     expect(out).toContain("her records: unreadable (crypto-shredded)");
-    expect(out).toContain("her canary on disk: found in no file");
+    expect(out).toContain("her canary on disk: found in no file of the journal");
     expect(out).toContain("a second erase: a no-op");
     expect(out).toContain("user-bob intact: yes");
-    const exported = JSON.parse(readFileSync(join(root, "export-user-alice.json"), "utf8")) as { subject: string; claimChecked: { value?: unknown }[] };
+    const exported = JSON.parse(readFileSync(join(dir, "export", "export-user-alice.json"), "utf8")) as { subject: string; claimChecked: { value?: unknown }[] };
     expect(exported.subject).toBe("user-alice");
     expect(JSON.stringify(exported.claimChecked[0]!.value)).toContain("CANARY-alice-7f3a91");
   });
