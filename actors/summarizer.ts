@@ -1,7 +1,8 @@
 // The built-in compaction summarizer (ADR 0137 D2): an ordinary llm effect { messages } -> { summary }.
 import { LoomworkError } from "../stores/errors.js";
-import type { Message } from "../machines/messages.js";
+import type { Message, Usage } from "../machines/messages.js";
 import { fencedMessages, summarizerText, tainted } from "../machines/taint.js";
+import { usageOf } from "./capabilities.js";
 import type { Effect } from "./effects.js";
 import type { Model } from "./model.js";
 
@@ -25,6 +26,12 @@ export class SummarizerEmptyError extends LoomworkError {
   }
 }
 
+/** What the summarizer returns: the summary, and the model's usage when its reply reported one. */
+export interface SummarizerOutput {
+  summary: string;
+  usage?: Usage;
+}
+
 /** Options of `createSummarizerEffect`. */
 export interface SummarizerOptions {
   /** The system instruction. @defaultValue DEFAULT_SUMMARIZER_INSTRUCTION */
@@ -42,7 +49,7 @@ export interface SummarizerOptions {
  * @example
  * effects: { summarize: createSummarizerEffect(model, { maxTokens: 512 }) }
  */
-export function createSummarizerEffect(model: Model, options: SummarizerOptions = {}): Effect<{ messages: Message[] }, { summary: string }> {
+export function createSummarizerEffect(model: Model, options: SummarizerOptions = {}): Effect<{ messages: Message[] }, SummarizerOutput> {
   const instruction = options.instruction ?? DEFAULT_SUMMARIZER_INSTRUCTION;
   const maxTokens = options.maxTokens ?? 1024;
   return {
@@ -59,7 +66,10 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
       const reply = await model.generate({ messages: fencedMessages(messages), tools: [], maxTokens }, ctx);
       const summary = typeof reply?.text === "string" ? reply.text : "";
       if (summary.trim() === "") throw new SummarizerEmptyError(ctx.stepId);
-      return { summary };
+      // The reply's usage goes with the summary, as a model reply's does: the capability ring meters it, so it is
+      // recorded on the compaction step, counted by app.usage and held against quotas.maxTokens (ADR 0137 D2).
+      const usage = usageOf(reply);
+      return usage ? { summary, usage } : { summary };
     },
   };
 }
