@@ -2,10 +2,11 @@
 // the journal records a small envelope { __loomClaimCheck, ref, size, digest?, retain? } in its place.
 import { fromUtf8, utf8, utf8Length } from "../stores/bytes.js";
 import type { ContentStore } from "../stores/types.js";
-import { isTainted, taintOrigins, tainted, TAINT_KEY } from "../machines/taint.js";
+import { isTainted, TAINT_KEY, TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../machines/taint.js";
+import type { Warning } from "./bus.js";
 import type { EffectContext, EffectMiddleware } from "./effects.js";
 import { NonJsonOutputError } from "./errors.js";
-import { jsonText } from "./json.js";
+import { plainJson } from "./json.js";
 
 export const CLAIM_CHECK_KEY = "__loomClaimCheck";
 export const CONTENT_REF_KEY = "__loomContent";
@@ -56,7 +57,14 @@ export interface ClaimCheckOptions {
   /** Called after an offload; a throw is reported through `onError`, never failing the call (ADR 0140 L). */
   onOffload?: (event: { ctx: EffectContext; envelope: ClaimCheckEnvelope; size: number }) => void;
   onError?: (error: unknown, ctx: EffectContext) => void;
+  /** Reports what never fails the call: a result too large to scan whole for taint (recorded as tainted). */
+  onWarn?: (warning: Warning, ctx: EffectContext) => void;
 }
+
+const TAINT_NEEDLE = `"${TAINT_KEY}":`;
+
+/** True once the step's signal was aborted: its outcome will not be journaled (actors/effectRuntime.ts). */
+const abandoned = (ctx: EffectContext): boolean => ctx.signal?.aborted === true;
 
 /** True for an envelope (not looking through taint). */
 export function isClaimCheckEnvelope(value: unknown): value is ClaimCheckEnvelope {
@@ -66,7 +74,8 @@ export function isClaimCheckEnvelope(value: unknown): value is ClaimCheckEnvelop
 }
 
 /**
- * The preset's default digest: the first `maxChars` characters of the result's JSON text.
+ * The preset's default digest: the first `maxChars` characters (Unicode code points, so an emoji is never
+ * cut in half) of the result's JSON text.
  *
  * @example
  * previewDigest(256)({ rows: [...] }) // { preview: '{"rows":[...', truncated: true }
@@ -75,8 +84,16 @@ export function previewDigest(maxChars: number = DEFAULT_CLAIM_CHECK_PREVIEW_CHA
   if (!(Number.isInteger(maxChars) && maxChars > 0)) throw new TypeError("previewDigest(maxChars): a positive integer number of characters.");
   return (value) => {
     const text = JSON.stringify(value) ?? "null";
-    return text.length <= maxChars ? { preview: text } : { preview: text.slice(0, maxChars), truncated: true };
+    const end = codePointOffset(text, maxChars);
+    return end >= text.length ? { preview: text } : { preview: text.slice(0, end), truncated: true };
   };
+}
+
+/** The UTF-16 offset just past the first `count` code points of `text` (its length when it has fewer). */
+function codePointOffset(text: string, count: number): number {
+  let offset = 0;
+  for (let n = 0; n < count && offset < text.length; n++) offset += (text.codePointAt(offset) ?? 0) > 0xffff ? 2 : 1;
+  return offset;
 }
 
 /**
@@ -88,16 +105,38 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
   return async (ctx, input, next) => {
     const output = await next(input);
     if (output === undefined || (options.appliesTo && !options.appliesTo(ctx)) || options.passThrough?.(ctx)) return output;
+    // A result that arrives after its step was abandoned (app.stop, eraseSubject, its state left) is discarded
+    // by the runtime: nothing of it is put, since no record would ever cite the blob.
+    if (abandoned(ctx)) return output;
     // A value JSON cannot carry fails the step here, as it would when journaled: never dropped silently.
-    const text = jsonText(output, (reason) => new NonJsonOutputError(ctx.stepId, reason));
-    if (text === undefined) return output;
+    const plain = plainJson(output, (reason) => new NonJsonOutputError(ctx.stepId, reason));
+    if (plain === undefined) return output;
+    const text = JSON.stringify(plain);
     const size = utf8Length(text);
     // A result that nests anything envelope-shaped is offloaded whole, so the log never holds a lookalike.
     const lookalike = options.envelopesAreData === true && text.includes(CLAIM_CHECK_KEY);
     if (size <= cap && !lookalike) return output;
 
     const address = await options.store.put(utf8(text), ctx.subject === undefined ? {} : { subject: ctx.subject });
-    const origins = taintOrigins(output);
+    // Abandoned while the blob was being written: not reported as an offload (no sweep spares it as in flight),
+    // so the next sweep reclaims it; its address may be another record's too, so it is not deleted here.
+    if (abandoned(ctx)) return output;
+    // Without the marker's key in the JSON text there is no marker anywhere; with it, a walk that runs out of
+    // budget fails closed (UNSCANNED_TAINT_ORIGIN), so the result is never previewed (ADR 0140 D3, D10).
+    const origins = text.includes(TAINT_NEEDLE) ? taintOrigins(plain) : [];
+    if (origins.includes(UNSCANNED_TAINT_ORIGIN)) {
+      options.onWarn?.(
+        {
+          code: TAINT_SCAN_INCOMPLETE,
+          message:
+            `Step "${ctx.stepId}": its result holds a taint marker and was too large to scan whole (over ${TAINT_SCAN_MAX_NODES} nodes), ` +
+            `so it is recorded as tainted (origin "${UNSCANNED_TAINT_ORIGIN}") and not previewed.`,
+          executionId: ctx.executionId,
+          stepId: ctx.stepId,
+        },
+        ctx,
+      );
+    }
     const declared = options.digests?.[ctx.effectId];
     // A digest is prompt text: previewing untrusted content would launder its taint (ADR 0140 D3).
     const digest = declared ? declared(output) : origins.length === 0 && options.defaultDigest ? options.defaultDigest(output) : undefined;
@@ -116,9 +155,11 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
         options.onError?.(error, ctx);
       }
     }
-    // The taint is carried by the envelope (ADR 0140 D10): top-level origin first, else the first nested one.
+    // The taint is carried by the envelope (ADR 0140 D10): top-level origin first, else the first nested one
+    // (the generic origin when the walk could not finish: a marker past the bound may come first).
     if (origins.length === 0) return envelope;
-    return tainted(envelope, isTainted(output) ? output[TAINT_KEY] : origins[0]!);
+    const origin = isTainted(output) ? output[TAINT_KEY] : origins.includes(UNSCANNED_TAINT_ORIGIN) ? UNSCANNED_TAINT_ORIGIN : origins[0]!;
+    return tainted(envelope, origin);
   };
 }
 

@@ -1,5 +1,6 @@
 // execution.claimCheck (ADR 0140 D1-D4, D6, D9, L): the opt-in that wires the classic middleware for an
 // agent's listed tools, validated whole at boot. Unset, it adds nothing.
+import { invokedAs } from "../machines/invokeAs.js";
 import type { ContentStore } from "../stores/types.js";
 import {
   AGENT_TOOL_STEP,
@@ -26,7 +27,7 @@ export interface ClaimCheckConfig {
    * taint-free: a digest is prompt text.
    */
   digests?: Record<string, Digest>;
-  /** Characters of the JSON text kept as `{ preview }`, or false for `{ ref, size }` only. @defaultValue 256 */
+  /** Characters (code points) of the JSON text kept as `{ preview }`, or false for `{ ref, size }` only. @defaultValue 256 */
   preview?: number | false;
   /** Called after each offload; a throw is reported through onWarn, never failing the call. */
   onOffload?: (event: { ctx: EffectContext; envelope: ClaimCheckEnvelope; size: number }) => void;
@@ -95,8 +96,10 @@ export function claimCheckLayer(config: ClaimCheckConfig, effects: Record<string
     ...(preview === false ? {} : { defaultDigest: previewDigest(preview) }),
     retain: (ctx) => !reclaimable.has(ctx.effectId),
     envelopesAreData: true,
-    // Only agentLoop$ tool frames of listed tools: never a hand-written step or another kind sharing the id (D9).
-    appliesTo: (ctx) => listed.has(ctx.effectId) && ctx.taskKind === "tool" && AGENT_TOOL_STEP.test(ctx.stepId),
+    // Only agentLoop$ tool frames of listed tools (D9): a step the machine invoked as a tool (invokeAs, as the loop
+    // does, whatever the effect's kind) under a tool-frame step id. A plain invoke of a tool effect is a flow step,
+    // however its step id looks; a task effect the loop calls as a tool is a tool frame.
+    appliesTo: (ctx) => listed.has(ctx.effectId) && ctx.taskKind === "tool" && invokedAs(ctx) === "tool" && AGENT_TOOL_STEP.test(ctx.stepId),
     // A media result passes through: the loop renders its parts, an envelope would blind the model (D9).
     passThrough: (ctx) => effects[ctx.effectId]?.returnsMedia === true,
     ...(config.onOffload ? { onOffload: config.onOffload } : {}),

@@ -8,8 +8,10 @@ import { CHAIN_LAYERS, effectChain, type ChainLayer, type ChainOutcome, type Eff
 import type { Usage } from "../machines/messages.js";
 import { LoomworkError } from "../stores/errors.js";
 import type { JournalRecord } from "../stores/types.js";
+import { loopHooksOf } from "./agentLoop.js";
 import type { RuntimeBus } from "./bus.js";
 import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
+import { AGENT_TOOL_STEP } from "./claimCheck.js";
 import { realClock, type Clock } from "./clock.js";
 import type { LoomConfig, RedactOption } from "./config.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
@@ -17,6 +19,7 @@ import { NonJsonOutputError, serializeError, UnknownEffectError, type Serialized
 import type { Execution } from "./execution.js";
 import type { JournalCodec } from "./journal.js";
 import type { PendingStep } from "./plan.js";
+import { LOOM_INVOKED_AS, type TaskKind } from "../machines/invokeAs.js";
 import { LOOM_CLOCK, type Next } from "./retry.js";
 
 /** The step was refused by the kill switch (global, or `app.stop` of its execution); it reached no inner layer. */
@@ -166,6 +169,8 @@ export class EffectRuntime {
   /** Per-execution model usage, derived from the journal. */
   readonly meter: Meter;
   private readonly stopped = new Map<string, string>();
+  /** The signals of each execution's steps still in the chain, so `app.stop` aborts them at once. */
+  private readonly live = new Map<string, Set<AbortController>>();
   private readonly clock: Clock;
   private readonly redaction: EffectMiddleware | undefined;
   private transientCalls = 0;
@@ -199,24 +204,62 @@ export class EffectRuntime {
     return this.killSwitch.engaged;
   }
 
-  /** From now on, no step of the execution enters another layer (`app.stop`; the journaled stop follows). */
+  /**
+   * From now on, no step of the execution enters another layer, and the signals of its running steps are
+   * aborted (`app.stop`; the journaled stop follows, so none of their outcomes will be journaled).
+   */
   stopExecution(executionId: string, reason: string): void {
     this.stopped.set(executionId, reason);
+    for (const controller of this.live.get(executionId) ?? []) controller.abort(new Error(`execution "${executionId}" was stopped (${reason})`));
+  }
+
+  /**
+   * The role the machine invoked the step in: what `invokeAs` said (agentLoop$ invokes every tool call as
+   * "tool"), else an agentLoop$ tool frame restored from a state journaled before it said so, else nothing.
+   */
+  private declaredRole(execution: Execution, pending: PendingStep): TaskKind | undefined {
+    if (pending.taskKind) return pending.taskKind;
+    const machine = execution.machine;
+    return loopHooksOf(machine) && pending.stepId.startsWith(`${machine.id}#`) && AGENT_TOOL_STEP.test(pending.stepId) ? "tool" : undefined;
+  }
+
+  /** A signal that aborts with the execution's, or when the execution is stopped; tracked while the step runs. */
+  private stepSignal(executionId: string, signal: AbortSignal): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    const forward = () => controller.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
+    const live = this.live.get(executionId) ?? new Set<AbortController>();
+    live.add(controller);
+    this.live.set(executionId, live);
+    return {
+      signal: controller.signal,
+      done: () => {
+        live.delete(controller);
+        if (live.size === 0 && this.live.get(executionId) === live) this.live.delete(executionId);
+      },
+    };
   }
 
   /** Runs one journaled step live through the chain; resolves a StepResult, rejects with a StepFailure. */
   async run(execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<StepResult> {
     const effect = this.config.effects[pending.effectId]!;
-    const ctx = this.context({
-      executionId: execution.executionId,
-      stepId: pending.stepId,
-      effectId: pending.effectId,
-      taskKind: pending.taskKind ?? effect.kind,
-      ...(execution.subject === undefined ? {} : { subject: execution.subject }),
-      attempt: 1,
-      idempotencyKey: `${execution.executionId}/${pending.stepId}`,
-      signal,
-    });
+    const invokedAs = this.declaredRole(execution, pending);
+    // Once this signal is aborted the step is abandoned: the execution journals none of its outcome.
+    const step = this.stepSignal(execution.executionId, signal);
+    const ctx = this.context(
+      {
+        executionId: execution.executionId,
+        stepId: pending.stepId,
+        effectId: pending.effectId,
+        taskKind: invokedAs ?? effect.kind,
+        ...(execution.subject === undefined ? {} : { subject: execution.subject }),
+        attempt: 1,
+        idempotencyKey: `${execution.executionId}/${pending.stepId}`,
+        signal: step.signal,
+      },
+      invokedAs,
+    );
     let usage: Usage | undefined;
     const ring: RingContext = {
       logicId: execution.machine.id,
@@ -246,6 +289,8 @@ export class EffectRuntime {
       const { outcome, stoppedAt } = trace.finish(chainEventFor(error));
       report(false, outcome, stoppedAt);
       throw new StepFailure(error, stoppedAt, outcome);
+    } finally {
+      step.done();
     }
   }
 
@@ -306,8 +351,10 @@ export class EffectRuntime {
     );
   }
 
-  private context(ctx: EffectContext): EffectContext {
-    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock });
+  // Beside the clock, the role the machine declared (none for a plain invoke, whose taskKind is only the effect's
+  // kind): the claim-check preset offloads only steps declared as tool frames (ADR 0140 D9).
+  private context(ctx: EffectContext, invokedAs?: TaskKind): EffectContext {
+    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : {});
   }
 
   private assertRunning(ctx: EffectContext): void {

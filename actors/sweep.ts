@@ -76,14 +76,24 @@ export function trackInflightOffloads(app: App): void {
     steps.add(key(executionId, stepId));
     inflight.set(address, steps);
   });
-  app.bus.on("append", ({ executionId, records }) => {
-    if (inflight.size === 0) return;
-    const done = records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => key(executionId, String(r.stepId)));
-    if (done.length === 0) return;
+  const settle = (isDone: (step: string) => boolean) => {
     for (const [address, steps] of inflight) {
-      for (const step of done) steps.delete(step);
+      for (const step of steps) if (isDone(step)) steps.delete(step);
       if (steps.size === 0) inflight.delete(address);
     }
+  };
+  app.bus.on("append", ({ executionId, records }) => {
+    if (inflight.size === 0) return;
+    const done = new Set(records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => key(executionId, String(r.stepId))));
+    if (done.size > 0) settle((step) => done.has(step));
+  });
+  // An ended execution journals no further outcome: an offload of a step it abandoned (app.stop, eraseSubject,
+  // its state left) is no longer in flight, so the sweep may reclaim the uncited blob. (The claim-check does
+  // not report an offload whose step was abandoned before its blob was written.)
+  app.bus.on("ended", ({ executionId }) => {
+    if (inflight.size === 0) return;
+    const prefix = `${executionId}\u0000`;
+    settle((step) => step.startsWith(prefix));
   });
 }
 

@@ -2,6 +2,7 @@
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
 import { assign, enqueueActions, setup } from "xstate";
 import { effectActor, stepInput } from "./effect.js";
+import { invokeAs } from "./invokeAs.js";
 import type { Message, ModelReply, ModelRequest, ToolCall } from "./messages.js";
 import { fencedMessages, isTainted, taintOrigins, tainted } from "./taint.js";
 
@@ -160,7 +161,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
         entry: enqueueActions(({ context, enqueue }) => {
           context.calls.forEach((call, j) => {
             if (toolNames.has(call.toolName)) {
-              enqueue.spawnChild(call.toolName as never, { id: `tool:${context.turn}:${j}`, input: stepInput(`turn:${context.turn}:tool:${j}`, call.input) as never });
+              // Invoked as a tool frame, whatever the effect's registered kind (ADR 0140 D9: EffectContext.taskKind "tool").
+              enqueue.spawnChild(call.toolName as never, { id: `tool:${context.turn}:${j}`, input: invokeAs("tool", `turn:${context.turn}:tool:${j}`, call.input) as never });
             }
           });
           // A tool the model made up is answered without running anything: the error is the result.

@@ -26,3 +26,14 @@ export function taskKindOf(value: unknown): TaskKind | undefined {
   const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[LOOM_TASK_KIND] : undefined;
   return kind === "llm" || kind === "tool" || kind === "task" ? kind : undefined;
 }
+
+/**
+ * Where the runtime keeps, on an EffectContext, the role the machine declared with `invokeAs` (absent for a
+ * plain invoke, whose `taskKind` is only the registered effect's kind). Read it with `invokedAs(ctx)`.
+ */
+export const LOOM_INVOKED_AS: unique symbol = Symbol.for("loomwork.invokedAs");
+
+/** The role a step was declared in (`invokeAs`; agentLoop$ declares every tool call "tool"), or undefined for a plain invoke. */
+export function invokedAs(ctx: object): TaskKind | undefined {
+  return (ctx as { [LOOM_INVOKED_AS]?: TaskKind })[LOOM_INVOKED_AS];
+}

@@ -25,22 +25,47 @@ export function isTainted(value: unknown): value is Tainted {
   return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[TAINT_KEY] === "string" && "value" in value;
 }
 
-/** Every taint origin found in a value, depth-first, at most `limit` nodes visited. */
-export function taintOrigins(value: unknown, limit = 10_000): string[] {
+/** Nodes a taint scan visits before it gives up and fails closed (ADR 0140 D10). */
+export const TAINT_SCAN_MAX_NODES = 1_000_000;
+
+/**
+ * The origin a value is listed under when it was too large to scan whole: it may hold a marker past
+ * the bound, so it is treated as tainted (fenced, never previewed), never as clean.
+ */
+export const UNSCANNED_TAINT_ORIGIN = "loom:unscanned";
+
+/** The code of the warning that a value was too large to scan whole for taint, so it was treated as tainted. */
+export const TAINT_SCAN_INCOMPLETE = "LOOM_TAINT_SCAN_INCOMPLETE";
+
+/**
+ * Every taint origin found in a value, depth-first, at most `limit` nodes visited. A walk that runs out
+ * of budget fails closed: the origins found so far plus UNSCANNED_TAINT_ORIGIN, never "not tainted".
+ */
+export function taintOrigins(value: unknown, limit = TAINT_SCAN_MAX_NODES): string[] {
   const found = new Set<string>();
-  let budget = limit;
-  const walk = (v: unknown) => {
-    if (budget-- <= 0 || typeof v !== "object" || v === null) return;
+  // Every value visited counts, primitives included; an explicit stack, so deep nesting cannot overflow the call stack.
+  let budget = limit - 1;
+  const stack: object[] = typeof value === "object" && value !== null ? [value] : [];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
     if (isTainted(v)) found.add(v[TAINT_KEY]);
-    for (const child of Array.isArray(v) ? v : Object.values(v)) walk(child);
-  };
-  walk(value);
+    const children = Array.isArray(v) ? v : Object.values(v);
+    if (children.length > budget) {
+      found.add(UNSCANNED_TAINT_ORIGIN);
+      break;
+    }
+    budget -= children.length;
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child: unknown = children[i];
+      if (typeof child === "object" && child !== null) stack.push(child);
+    }
+  }
   return [...found];
 }
 
-/** True when a value carries a taint marker anywhere inside. */
-export function containsTaint(value: unknown): boolean {
-  return taintOrigins(value, 10_000).length > 0;
+/** True when a value carries a taint marker anywhere inside, or is too large to tell (fails closed). */
+export function containsTaint(value: unknown, limit = TAINT_SCAN_MAX_NODES): boolean {
+  return taintOrigins(value, limit).length > 0;
 }
 
 /** Text of a content value for a prompt: strings as they are, anything else as JSON. */
@@ -100,8 +125,14 @@ export function summarizerText(messages: Message[], options: { maxChars?: number
     const calls = message.toolCalls?.length ? ` [calls ${message.toolCalls.map((c) => `${c.toolName}(${JSON.stringify(flatten(c.input, 1))})`).join(", ")}]` : "";
     const who = message.role === "tool" ? `tool ${message.toolName ?? ""}`.trim() : message.role;
     const block = `${who}: ${contentText(flatten(message.content, 0))}${calls}\n`;
-    if (out.length + block.length > maxChars) return out + block.slice(0, Math.max(0, maxChars - out.length)) + SUMMARIZER_TEXT_TRUNCATED;
+    if (out.length + block.length > maxChars) return out + headWithoutSplitPair(block, Math.max(0, maxChars - out.length)) + SUMMARIZER_TEXT_TRUNCATED;
     out += block;
   }
   return out;
+}
+
+/** The first `units` UTF-16 code units of `text`, one fewer when the cut would split a surrogate pair. */
+function headWithoutSplitPair(text: string, units: number): string {
+  const last = text.charCodeAt(units - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? units - 1 : units);
 }
