@@ -4,8 +4,8 @@ import { setup } from "xstate";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects.js";
-import { effectActor } from "../../machines/effect.js";
-import { invokeAs, taskKindOf } from "../../machines/invokeAs.js";
+import { effectActor, stepInput } from "../../machines/effect.js";
+import { invokeAs, invokedAs, taskKindOf } from "../../machines/invokeAs.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import { countingModel, recordsOf } from "./helpers.js";
@@ -70,6 +70,24 @@ describe("EffectContext", () => {
     expect(kinds).toEqual({ "chore@kinds#chore:1": "task", "helper@kinds#turn:0:tool:0": "tool", "model@kinds#turn:0:tool:1": "tool" });
     // An llm effect invoked as a tool frame is still a model call: the ring meters it by the effect's kind.
     expect(await app.usage("k")).toMatchObject({ modelCalls: 1 });
+  });
+
+  it("keeps the declared role apart from the kind: invokedAs(ctx) is the invokeAs role, undefined for a plain invoke", async () => {
+    const roles: Record<string, unknown> = {};
+    const record = (_input: unknown, ctx: EffectContext) => ((roles[ctx.stepId] = [ctx.taskKind, invokedAs(ctx)]), "ok");
+    const machine = setup({ actors: { lookup: effectActor() } }).createMachine({
+      id: "roles",
+      initial: "a",
+      states: {
+        a: { invoke: { src: "lookup", id: "plain", input: stepInput("turn:0:tool:0", {}), onDone: "b" } },
+        b: { invoke: { src: "lookup", id: "framed", input: invokeAs("tool", "turn:0:tool:1", {}), onDone: "c" } },
+        c: { type: "final" },
+      },
+    });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { lookup: createToolEffect(record) } }));
+    await app.start(machine, { executionId: "roles" });
+    await app.result("roles");
+    expect(roles).toEqual({ "roles#turn:0:tool:0": ["tool", undefined], "roles#turn:0:tool:1": ["tool", "tool"] });
   });
 
   it("keeps the role out of the effect's input", () => {
