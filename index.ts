@@ -36,6 +36,7 @@ export {
   ExecutionStoppedError,
   NonJsonOutputError,
   AppClosedError,
+  ModelReplyError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/effect.js";

@@ -1,7 +1,16 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
+import type { Warning } from "./bus.js";
+import { AppClosedError, ConfigError } from "./errors.js";
 import type { Execution, ReplayReport } from "./execution.js";
+import { plainJson } from "./json.js";
+
+/** What an actor needs of the app that made it: whether it is closed, and its warning sink. */
+export interface ActorHost {
+  closed(): boolean;
+  warn(warning: Warning): void;
+}
 
 /** A journaled execution as an XState-like actor: `getSnapshot`, `subscribe`, `send`. */
 export class JournaledActor {
@@ -11,7 +20,10 @@ export class JournaledActor {
   readonly logic: AnyStateMachine;
   readonly src: string;
 
-  constructor(private readonly execution: Execution) {
+  constructor(
+    private readonly execution: Execution,
+    private readonly host?: ActorHost,
+  ) {
     this.id = execution.executionId;
     this.sessionId = execution.sessionId;
     this.logic = execution.machine;
@@ -30,14 +42,46 @@ export class JournaledActor {
     return this.execution.subscribe(observer);
   }
 
-  /** Journals the event, then delivers it. Fire-and-forget like XState's send; `sendAsync` awaits the write. */
+  /**
+   * Journals the event, then delivers it. Fire-and-forget like XState's send: it never throws. An event
+   * that is not journaled (the app is closed, the event is not plain JSON, the store refused the write)
+   * is reported through `observability.onWarn` (`LOOM_APP_CLOSED` / `LOOM_SEND_FAILED`, with `executionId`,
+   * `eventType` and the error's `errorCode`), never dropped silently. `sendAsync` rejects instead.
+   */
   send(event: AnyEventObject): void {
-    this.execution.send(event).catch(() => undefined);
+    this.deliver(event).catch((error: unknown) => {
+      const closed = error instanceof AppClosedError;
+      const code = (error as { code?: unknown } | null)?.code;
+      this.host?.warn({
+        code: closed ? "LOOM_APP_CLOSED" : "LOOM_SEND_FAILED",
+        message: `actor.send(${JSON.stringify(eventTypeOf(event))}) to execution "${this.id}" was not journaled: ${error instanceof Error ? error.message : String(error)}`,
+        executionId: this.id,
+        eventType: eventTypeOf(event),
+        ...(typeof code === "string" ? { errorCode: code } : {}),
+      });
+    });
   }
 
-  /** Resolves once the event is journaled and processed; rejects if the journal refused it. */
+  /**
+   * Resolves once the event is journaled and processed; rejects if the journal refused it: ConfigError
+   * (`send.event`) for an event that is not an object with a string `type` or not plain JSON (naming the
+   * path inside it), AppClosedError once the app is closed.
+   */
   sendAsync(event: AnyEventObject): Promise<void> {
-    return this.execution.send(event);
+    return this.deliver(event);
+  }
+
+  private deliver(event: AnyEventObject): Promise<void> {
+    if (this.host?.closed()) return Promise.reject(new AppClosedError(`send event ${JSON.stringify(eventTypeOf(event))} to execution "${this.id}"`));
+    // The shape is the execution's to check; here the JSON check names the path inside the event.
+    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") return this.execution.send(event);
+    let plain: AnyEventObject;
+    try {
+      plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.execution.send(plain);
   }
 
   /** What the resume that produced this actor replayed (zeros for a fresh start). */
@@ -49,4 +93,9 @@ export class JournaledActor {
   settled(): Promise<void> {
     return this.execution.whenSettled();
   }
+}
+
+function eventTypeOf(event: unknown): string | undefined {
+  const type = (event as { type?: unknown } | null | undefined)?.type;
+  return typeof type === "string" ? type : undefined;
 }

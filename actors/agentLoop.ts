@@ -54,6 +54,8 @@ export function configureAgentLoopDefaults(next: LoopDefaults): void {
 /** Per-machine runtime hooks the app calls after every macrostep, live or replayed. */
 export interface LoopHooks {
   config: AgentLoopConfig;
+  /** Refuses (ConfigError "start.input") an input the loop cannot take, before app.start writes anything. */
+  checkInput(input: unknown, executionId: string): void;
   afterMacrostep(
     snapshot: AnyMachineSnapshot,
     run: { executionId: string; warned: Set<string> },
@@ -87,12 +89,20 @@ export function agentLoop$(config: AgentLoopConfig) {
   });
   hooks.set(machine, {
     config,
+    checkInput(input, executionId) {
+      if (isAgentLoopInput(input)) return;
+      throw new ConfigError(
+        "start.input",
+        `agentLoop$ "${config.id}" (execution "${executionId}") takes { prompt: string } or { messages: Message[] }; got ${shownInput(input)}.`,
+      );
+    },
     afterMacrostep(snapshot, run, appWarn, announce) {
       if (config.compaction) return;
       const threshold = config.warnTranscriptBytes ?? defaults.warnTranscriptBytes ?? DEFAULT_STATE_GROWTH_WARN_BYTES;
       if (threshold === false) return;
-      const bytes = (snapshot.context as AgentLoopContext).transcriptBytes;
-      if (bytes <= threshold || run.warned.has(STATE_GROWTH_WARNING_CODE)) return;
+      // A run that failed at once (its input refused by the machine) has no transcript to warn about.
+      const bytes = (snapshot.context as AgentLoopContext | undefined)?.transcriptBytes;
+      if (typeof bytes !== "number" || bytes <= threshold || run.warned.has(STATE_GROWTH_WARNING_CODE)) return;
       run.warned.add(STATE_GROWTH_WARNING_CODE);
       const warning: Warning = {
         code: STATE_GROWTH_WARNING_CODE,
@@ -108,6 +118,23 @@ export function agentLoop$(config: AgentLoopConfig) {
     },
   });
   return machine;
+}
+
+const ROLES = new Set<unknown>(["system", "user", "assistant", "tool"]);
+
+/** An agent loop's input: `{ prompt: string }` or `{ messages: Message[] }`, each message with a role. */
+function isAgentLoopInput(input: unknown): boolean {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  if ("messages" in input) {
+    const messages = (input as { messages?: unknown }).messages;
+    return Array.isArray(messages) && messages.every((m: unknown) => typeof m === "object" && m !== null && ROLES.has((m as { role?: unknown }).role));
+  }
+  return typeof (input as { prompt?: unknown }).prompt === "string";
+}
+
+function shownInput(input: unknown): string {
+  const text = JSON.stringify(input);
+  return text === undefined ? String(input) : text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }
 
 export function stateGrowthMessage(loopId: string, executionId: string, bytes: number, threshold: number): string {

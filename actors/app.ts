@@ -6,7 +6,7 @@ import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
 import { JournaledActor } from "./actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
-import { validateConfig, type LoomConfig } from "./config.js";
+import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./capabilities.js";
 import { EffectRuntime, type KillSwitch } from "./effectRuntime.js";
 import { createReadModels, type ReadModels } from "./readModels.js";
@@ -179,8 +179,11 @@ export class App {
     if (typeof options?.executionId !== "string" || options.executionId === "") {
       throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
     }
+    // Every refusal below comes before anything is written.
+    if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
     this.checkEffects(logic);
-    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`));
+    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
+    loopHooksOf(logic)?.checkInput(input, options.executionId);
     if (options.subject !== undefined) await assertSubjectOpen(this, options.subject);
     this.registerLogic(logic);
     const { executionId } = options;
@@ -337,12 +340,22 @@ export class App {
    */
   eraseSubject(subject: string): Promise<EraseSubjectResult> {
     this.assertOpen("erase a subject");
+    try {
+      checkSubject(subject, "eraseSubject.subject");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return runErase(this, subject);
   }
 
   /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
   exportSubject(subject: string): Promise<SubjectExport> {
     this.assertOpen("export a subject");
+    try {
+      checkSubject(subject, "exportSubject.subject");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return exportFrom(this, subject);
   }
 
@@ -460,7 +473,7 @@ export class App {
   private actorOf(execution: Execution): JournaledActor {
     let actor = this.actors.get(execution);
     if (!actor) {
-      actor = new JournaledActor(execution);
+      actor = new JournaledActor(execution, { closed: () => this.closed, warn: (warning) => this.warn(warning) });
       this.actors.set(execution, actor);
     }
     return actor;

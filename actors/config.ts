@@ -4,6 +4,7 @@ import type { KeyStore, Stores } from "../stores/types.js";
 import type { Warning } from "./bus.js";
 import { validateCapabilities, type CapabilitiesOptions } from "./capabilities.js";
 import type { Clock } from "./clock.js";
+import { utf8Length } from "../stores/bytes.js";
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectMiddleware } from "./effects.js";
 import type { ClaimCheckConfig } from "./claimCheckPreset.js";
@@ -156,4 +157,27 @@ export function validateConfig(config: LoomConfig): void {
     throw new ConfigError("observability.onWarn", "a function (warning) => void.");
   }
   validateCapabilities(config.capabilities, Object.keys(effects));
+}
+
+/** Longest data subject, in UTF-8 bytes (a lone surrogate counts 3, as it is written): an id, not data. */
+export const MAX_SUBJECT_BYTES = 256;
+
+/**
+ * Refuses anything but a data subject id, a non-empty string of at most MAX_SUBJECT_BYTES UTF-8 bytes, with
+ * ConfigError naming `path` (`start.subject`, `eraseSubject.subject`, ...) and the value, before anything is written.
+ */
+export function checkSubject(subject: unknown, path: string): asserts subject is string {
+  if (typeof subject === "string" && subject !== "" && utf8Length(subject) <= MAX_SUBJECT_BYTES) return;
+  const shown = typeof subject === "string" ? (subject === "" ? '""' : `a string of ${utf8Length(subject)} UTF-8 bytes (${JSON.stringify(subject.slice(0, 24))}...)`) : showValue(subject);
+  throw new ConfigError(path, `a subject is a non-empty string of at most ${MAX_SUBJECT_BYTES} UTF-8 bytes (the id of whose data it is, e.g. "user-42"); got ${shown}.`);
+}
+
+function showValue(value: unknown): string {
+  try {
+    if (value === null || value === undefined) return String(value);
+    const kind = Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
+    return `${kind} ${JSON.stringify(value) ?? String(value)}`.slice(0, 80);
+  } catch {
+    return typeof value;
+  }
 }

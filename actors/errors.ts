@@ -104,6 +104,25 @@ export class AppClosedError extends LoomworkError {
   }
 }
 
+/**
+ * A model provider's reply is not a ModelReply (`{ text?: string, toolCalls?: { toolName: string, input }[], usage? }`):
+ * the model step fails with this (journaled as STEP_FAILED), naming the step and the field at fault.
+ */
+export class ModelReplyError extends LoomworkError {
+  readonly stepId: string;
+  /** The field at fault: `reply` (the whole reply), `text`, `toolCalls`, `toolCalls[1].toolName`, ... */
+  readonly field: string;
+  constructor(stepId: string, field: string, problem: string) {
+    super(
+      "LOOM_MODEL_REPLY",
+      `Model step "${stepId}": the reply's ${field} ${problem}. A model returns { text?: string, toolCalls?: { toolName: string, input }[], usage? }; ` +
+        `fix the provider (or the script of scriptedModel).`,
+    );
+    this.stepId = stepId;
+    this.field = field;
+  }
+}
+
 /** A journaled error: what STEP_FAILED and EXECUTION_ENDED records carry, and what machines receive. */
 export interface SerializedError {
   name: string;

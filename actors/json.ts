@@ -1,24 +1,180 @@
 // Everything that crosses into the journal is plain JSON: one check, shared by step outputs, the
 // claim-check, start inputs and events, so a live run and its replay see the same values.
+//
+// The rule (docs/getting-started.md, "What may be journaled"): null, booleans, strings, finite numbers,
+// arrays and plain objects are kept as they are; a value with a toJSON() method is journaled as what
+// toJSON returns (a Date as its ISO string, a Buffer as { type, data }); a boxed primitive as its
+// primitive; an undefined property is left out and an undefined array element becomes null, as JSON
+// does. Anything JSON would drop or turn into something else is refused, naming the path inside the
+// value: a BigInt, function or symbol, NaN or ±Infinity, a cycle, an invalid Date, and any other object
+// that is not a plain object or an array (a Map, Set, typed array, ArrayBuffer, RegExp, Error, class
+// instance), since JSON would keep only its own enumerable fields, often none.
 
-/** The JSON text of `value`, or `fail(reason)` thrown for a BigInt, function, symbol, cycle or too-deep value. */
-export function jsonText(value: unknown, fail: (reason: string) => Error): string | undefined {
+/**
+ * Deepest nesting journaled: deterministic (a stack overflow depends on the caller and the engine) and well
+ * under what JSON.stringify, JSON.parse and structuredClone manage in V8 (about 3,500 levels), so a value
+ * accepted here is read back by every store, including inside the record and the snapshot that wrap it.
+ */
+export const MAX_JSON_DEPTH = 1_000;
+
+/** The walk's refusal, unwound frame by frame: each frame adds its key, so the success path pays nothing for paths. */
+class Refusal {
+  readonly keys: (string | number)[] = [];
+  constructor(
+    readonly reason: string,
+    readonly hint = "",
+  ) {}
+}
+
+/** The JSON text of `value`, or `fail(reason, path)` thrown for anything JSON would drop or convert (see the rule above). */
+export function jsonText(value: unknown, fail: (reason: string, path: string) => Error, root = "output"): string | undefined {
+  const plain = plainJson(value, fail, root);
+  return plain === undefined ? undefined : JSON.stringify(plain);
+}
+
+/**
+ * `value` as the journal keeps it: a fresh plain-JSON copy (see the rule above), or `fail(reason, path)`
+ * thrown, where `reason` names what was refused and where (`a Map at input.items[3].when`) and `path` is
+ * that path alone. `root` names the value in paths ("input", "event", "output").
+ */
+export function plainJson<T>(value: T, fail: (reason: string, path: string) => Error, root = "output"): T {
+  const stack: object[] = [];
   try {
-    return JSON.stringify(value, (_key, v: unknown) => {
-      if (typeof v === "bigint") throw fail("a BigInt");
-      if (typeof v === "function") throw fail("a function");
-      if (typeof v === "symbol") throw fail("a symbol");
-      return v;
-    });
+    return copy(value, "", stack) as T;
   } catch (error) {
-    if (error instanceof RangeError) throw fail("nesting too deep to serialise");
-    if (error instanceof TypeError && /circular/i.test(error.message)) throw fail("a cycle");
+    if (error instanceof Refusal) {
+      const path = root + pathText(error.keys.reverse());
+      throw fail(`${error.reason} at ${path}${error.hint && `; ${error.hint}`}`, path);
+    }
+    // Nesting deeper than the stack: JSON could not journal it either.
+    if (error instanceof RangeError) throw fail(`nesting too deep to serialise at ${root}`, root);
     throw error;
   }
 }
 
-/** `value` as JSON would carry it (a Date becomes its string, a Map `{}`), or `fail(reason)` thrown. */
-export function plainJson<T>(value: T, fail: (reason: string) => Error): T {
-  const text = jsonText(value, fail);
-  return (text === undefined ? undefined : JSON.parse(text)) as T;
+// One walk: checks and copies at once, in JSON.stringify's order (toJSON with its key, then the value).
+function copy(value: unknown, key: string, stack: object[]): unknown {
+  if (value !== null && (typeof value === "object" || typeof value === "bigint")) {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") {
+      if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value))) throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
+      let converted: unknown;
+      try {
+        converted = toJSON.call(value, key);
+      } catch (error) {
+        throw new Refusal(`a toJSON() that threw ${JSON.stringify(error instanceof Error ? error.message : String(error))}`);
+      }
+      return plainValue(converted, stack);
+    }
+  }
+  return plainValue(value, stack);
+}
+
+function plainValue(value: unknown, stack: object[]): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "undefined":
+      return value;
+    case "number":
+      if (Number.isFinite(value)) return value === 0 ? 0 : value; // -0 is journaled as 0, as JSON writes it
+      throw new Refusal(Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity");
+    case "bigint":
+      throw new Refusal("a BigInt");
+    case "function":
+      throw new Refusal("a function");
+    case "symbol":
+      throw new Refusal("a symbol");
+  }
+  if (value === null) return null;
+  const object = value as object;
+  if (stack.includes(object)) throw new Refusal("a cycle");
+  if (stack.length >= MAX_JSON_DEPTH) throw new Refusal(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
+  if (Array.isArray(object)) {
+    stack.push(object);
+    const out: unknown[] = new Array(object.length);
+    for (let i = 0; i < object.length; i++) {
+      try {
+        const item = copy(object[i], String(i), stack);
+        // JSON writes an undefined, dropped element as null.
+        out[i] = item === undefined ? null : item;
+      } catch (error) {
+        if (error instanceof Refusal) error.keys.push(i);
+        throw error;
+      }
+    }
+    stack.pop();
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(object);
+  if (proto !== Object.prototype && proto !== null && !isPlainPrototype(proto)) {
+    const boxed = unboxed(object);
+    if (boxed !== undefined) return plainValue(boxed.value, stack);
+    throw new Refusal(describe(object), "convert it to plain JSON (Object.fromEntries(map), [...set], Array.from(bytes), { ...fields }) or give it a toJSON()");
+  }
+  stack.push(object);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(object)) {
+    let item: unknown;
+    try {
+      item = copy((object as Record<string, unknown>)[k], k, stack);
+    } catch (error) {
+      if (error instanceof Refusal) error.keys.push(k);
+      throw error;
+    }
+    if (item === undefined) continue;
+    // "__proto__" is an own key in JSON.parse's result, never the prototype.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[k] = item;
+  }
+  stack.pop();
+  return out;
+}
+
+// A plain object made in another realm (an iframe, a vm context): its prototype is that realm's Object.prototype.
+function isPlainPrototype(proto: unknown): boolean {
+  if (typeof proto !== "object" || proto === null || Object.getPrototypeOf(proto) !== null) return false;
+  const ctor = (proto as { constructor?: unknown }).constructor;
+  return typeof ctor === "function" && ctor.name === "Object";
+}
+
+// JSON.stringify writes a Number, String or Boolean object as its primitive.
+function unboxed(object: object): { value: unknown } | undefined {
+  if (object instanceof Number) return { value: Number(object) };
+  if (object instanceof String) return { value: String(object) };
+  if (object instanceof Boolean) return { value: object.valueOf() };
+  return undefined;
+}
+
+const BUILT_INS = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
+
+function describe(object: object): string {
+  if (ArrayBuffer.isView(object) || BUILT_INS.some((type) => object instanceof type)) {
+    const name = Object.prototype.toString.call(object).slice(8, -1);
+    const shown = object instanceof Error ? object.name || "Error" : name;
+    return `${article(shown)} ${shown}`;
+  }
+  const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
+  if (typeof name !== "string" || name === "" || name === "Object") return "an object whose prototype is not Object.prototype";
+  return `an instance of ${name}`;
+}
+
+function isDate(value: object | bigint): boolean {
+  return value instanceof Date || Object.prototype.toString.call(value) === "[object Date]";
+}
+
+function article(word: string): string {
+  return /^[AEIO]/i.test(word) ? "an" : "a"; // "a Uint8Array", "an Int8Array"
+}
+
+// A path of a deeply nested value is shown by its ends.
+function pathText(keys: (string | number)[]): string {
+  if (keys.length <= 24) return keys.map(segment).join("");
+  return `${keys.slice(0, 12).map(segment).join("")}…(${keys.length - 20} more)…${keys.slice(-8).map(segment).join("")}`;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+function segment(key: string | number): string {
+  if (typeof key === "number") return `[${key}]`;
+  return IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }

@@ -1,6 +1,7 @@
 // The one small interface every model provider implements, and the llm effect built on it.
 import type { ModelReply, ModelRequest } from "../machines/messages.js";
 import type { Effect, EffectContext } from "./effects.js";
+import { ModelReplyError } from "./errors.js";
 
 export type { Message, ModelReply, ModelRequest, ToolCall, Usage } from "../machines/messages.js";
 
@@ -12,11 +13,47 @@ export interface Model {
 }
 
 /**
- * An llm effect over a provider: input a ModelRequest, output a ModelReply.
+ * An llm effect over a provider: input a ModelRequest, output a ModelReply. A reply that is not a
+ * ModelReply fails the step with ModelReplyError naming the step and the field (see `checkModelReply`).
  *
  * @example
  * effects: { model: createLlmEffect(scriptedModel([{ text: "hi" }])) }
  */
 export function createLlmEffect(model: Model): Effect<ModelRequest, ModelReply> {
-  return { kind: "llm", model, run: (request, ctx) => model.generate(request, ctx) };
+  return {
+    kind: "llm",
+    model,
+    run: async (request, ctx) => {
+      const reply = await model.generate(request, ctx);
+      checkModelReply(reply, ctx.stepId);
+      return reply;
+    },
+  };
+}
+
+/**
+ * Refuses a value that is not a ModelReply with ModelReplyError naming `stepId` and the field: the reply
+ * is an object; `text`, when present, a string; `toolCalls`, when present, an array of objects with a
+ * non-empty string `toolName`. `usage` is metered only when well-formed and never refused.
+ */
+export function checkModelReply(reply: unknown, stepId: string): asserts reply is ModelReply {
+  if (typeof reply !== "object" || reply === null || Array.isArray(reply)) {
+    throw new ModelReplyError(stepId, "reply", `is ${shown(reply)}, not an object`);
+  }
+  const { text, toolCalls } = reply as { text?: unknown; toolCalls?: unknown };
+  if (text !== undefined && typeof text !== "string") throw new ModelReplyError(stepId, "text", `is ${shown(text)}, not a string`);
+  if (toolCalls === undefined) return;
+  if (!Array.isArray(toolCalls)) throw new ModelReplyError(stepId, "toolCalls", `is ${shown(toolCalls)}, not an array`);
+  toolCalls.forEach((call: unknown, j) => {
+    if (typeof call !== "object" || call === null || Array.isArray(call)) throw new ModelReplyError(stepId, `toolCalls[${j}]`, `is ${shown(call)}, not { toolName, input }`);
+    const name = (call as { toolName?: unknown }).toolName;
+    if (typeof name !== "string" || name === "") throw new ModelReplyError(stepId, `toolCalls[${j}].toolName`, `is ${shown(name)}, not a tool's name`);
+  });
+}
+
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return typeof value === "object" ? "an object" : `the ${typeof value} ${String(value)}`;
 }

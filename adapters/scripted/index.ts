@@ -1,6 +1,7 @@
 // The built-in offline model: deterministic replies from a script. The default for stories and tests.
 import type { EffectContext } from "../../actors/effects.js";
-import type { Model } from "../../actors/model.js";
+import { ModelReplyError } from "../../actors/errors.js";
+import { checkModelReply, type Model } from "../../actors/model.js";
 import type { ModelReply, ModelRequest } from "../../machines/messages.js";
 
 /** A scripted model's script: replies in order, or a function of the request and the call number. */
@@ -13,6 +14,8 @@ const TURN_STEP = /#turn:(\d+):model$/;
  *
  * The call number is the agent loop turn (read from the step id `<loop>#turn:<i>:model`), so a run resumed
  * in a fresh process gets the reply its next turn would have got; other callers count calls per model.
+ * A call past the script's end, or a reply that is undefined or not a ModelReply, fails with ModelReplyError
+ * naming the step.
  *
  * @example
  * createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: { q: "owls" } }] }, { text: "Done." }]))
@@ -27,8 +30,15 @@ export function scriptedModel(script: Script, options: { id?: string } = {}): Mo
       model.calls++;
       const turn = TURN_STEP.exec(ctx.stepId);
       const call = turn ? Number(turn[1]) : counter++;
+      if (Array.isArray(script) && call >= script.length) {
+        throw new ModelReplyError(ctx.stepId, "reply", `is missing: scriptedModel has no reply scripted for call ${call} (the script has ${script.length}; add replies, or end the run with a reply without toolCalls)`);
+      }
       const reply = Array.isArray(script) ? script[call] : script(request, call);
-      if (!reply) throw new RangeError(`scriptedModel: no reply scripted for call ${call} (the script has ${Array.isArray(script) ? script.length : "computed"} replies).`);
+      if (reply === undefined || reply === null) {
+        const where = Array.isArray(script) ? `reply ${call} of the script is ${String(reply)}` : `script(request, ${call}) returned ${String(reply)}`;
+        throw new ModelReplyError(ctx.stepId, "reply", `is missing: scriptedModel's ${where}`);
+      }
+      checkModelReply(reply, ctx.stepId);
       return structuredClone(reply);
     },
   };

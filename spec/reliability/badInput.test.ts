@@ -10,10 +10,12 @@ import { createApp, type App } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { createToolEffect, type Effect } from "../../actors/effects.js";
-import { ConfigError } from "../../actors/errors.js";
+import type { Warning } from "../../actors/bus.js";
+import { AppClosedError, ConfigError, ModelReplyError } from "../../actors/errors.js";
 import { createLlmEffect } from "../../actors/model.js";
 import { fsStores } from "../../adapters/fs/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
+import { createAgentLoopMachine } from "../../machines/agentLoop.js";
 import { tainted } from "../../machines/taint.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
@@ -315,7 +317,12 @@ function tamper(log: JournalRecord[], mutations: Mutation[]): JournalRecord[] {
   return records;
 }
 
-type Verdict = { kind: "refused"; error: unknown } | { kind: "ended"; output: unknown } | { kind: "failed"; error: unknown } | { kind: "running" };
+type Verdict = { kind: "refused"; error: unknown } | { kind: "ended"; output: unknown } | { kind: "failed"; error: unknown } | { kind: "running"; state: unknown };
+
+/** Drive rounds a tampered replay gets to end: each settles it, approves a waiting demo and advances the clock past its timer. */
+const REPLAY_ROUNDS = 4;
+/** Only a hang guard (a replay that never settles fails the property with its label): never reached by a replay that ends. */
+const HANG_GUARD_MS = 10_000;
 
 async function replayTampered(which: "demo" | "agent", records: JournalRecord[]): Promise<Verdict> {
   const stores = memoryStores();
@@ -324,27 +331,42 @@ async function replayTampered(which: "demo" | "agent", records: JournalRecord[])
   const app = createApp(
     defineConfig({ stores, clock, effects: which === "demo" ? countedDemoEffects().effects : twoToolEffects(), logics: [which === "demo" ? demoMachine : TWO_TOOLS] }),
   );
+  let guard: ReturnType<typeof setTimeout> | undefined;
   try {
-    const actor = await app.resume("t");
-    for (let i = 0; i < 4; i++) {
+    const drive = async (): Promise<Verdict> => {
+      const actor = await app.resume("t");
+      for (let i = 0; i < REPLAY_ROUNDS; i++) {
+        await actor.settled();
+        if (actor.getSnapshot().value === "waiting") await actor.sendAsync({ type: "APPROVE" }).catch(() => undefined);
+        clock.advance(1_000);
+      }
       await actor.settled();
-      if (actor.getSnapshot().value === "waiting") await actor.sendAsync({ type: "APPROVE" }).catch(() => undefined);
-      clock.advance(1_000);
-    }
-    await actor.settled();
-    const state = await Promise.race([
-      app.result("t").then(
+      // Within the bound: an execution that ended has settled its outcome before the next macrotask.
+      const outcome = app.result("t").then(
         (output) => ({ kind: "ended", output }) as const,
         (error: unknown) => ({ kind: "failed", error }) as const,
-      ),
-      new Promise<{ kind: "running" }>((resolve) => setTimeout(() => resolve({ kind: "running" }), 50)),
-    ]);
-    return state;
+      );
+      const still = new Promise<Verdict>((resolve) => setImmediate(() => resolve({ kind: "running", state: actor.getSnapshot().value })));
+      return Promise.race([outcome, still]);
+    };
+    const hang = new Promise<Verdict>((resolve) => {
+      guard = setTimeout(() => resolve({ kind: "running", state: `did not settle within ${HANG_GUARD_MS} ms` }), HANG_GUARD_MS);
+    });
+    return await Promise.race([drive(), hang]);
   } catch (error) {
     return { kind: "refused", error };
   } finally {
+    clearTimeout(guard);
     await app.close();
   }
+}
+
+/** A typed refusal: a loomwork error, or an ExecutionFailedError whose journaled error is itself typed (a LOOM_ code). */
+function typedRefusal(error: unknown): boolean {
+  if (!isTyped(error)) return false;
+  const failed = error as { code?: string; error?: { code?: unknown } };
+  const inner = failed.code === "LOOM_EXECUTION_FAILED" ? failed.error : undefined;
+  return inner === undefined || (typeof inner.code === "string" && inner.code.startsWith("LOOM_"));
 }
 
 describe("campaign 7: tampered logs", () => {
@@ -372,19 +394,30 @@ describe("campaign 7: tampered logs", () => {
     async () => {
       const reference = await referenceRuns();
       const tally = { refused: 0, ended: 0, failed: 0, running: 0 };
+      let total = 0;
       await fc.assert(
         fc.asyncProperty(fc.constantFrom("demo" as const, "agent" as const), fc.array(mutationArb, { minLength: 1, maxLength: 3 }), async (which, mutations) => {
           const records = tamper(reference[which].log, mutations);
           const verdict = await replayTampered(which, records);
           tally[verdict.kind]++;
+          total++;
           const label = `${which} ${JSON.stringify(mutations)}`;
-          if (verdict.kind === "refused") expect(isTyped(verdict.error), `${label}: ${String(verdict.error)}`).toBe(true);
-          if (verdict.kind === "failed") expect(isTyped(verdict.error), `${label}: ${String(verdict.error)}`).toBe(true);
+          // Every tampered replay ends within REPLAY_ROUNDS: with the untampered answer, or refused with a typed error.
+          expect(verdict.kind, `${label}: still running (${JSON.stringify((verdict as { state?: unknown }).state)}) after ${REPLAY_ROUNDS} rounds`).not.toBe("running");
+          if (verdict.kind === "refused" || verdict.kind === "failed") {
+            const error = verdict.error as { message?: string; error?: unknown };
+            expect(typedRefusal(verdict.error), `${label}: ${String(error.message ?? error)} ${JSON.stringify(error.error ?? "")}`).toBe(true);
+          }
           if (verdict.kind === "ended") expect(verdict.output, `${label}: a resumed tampered log answered differently`).toEqual(reference[which].output);
         }),
         runs(250, 20_000),
       );
-      console.info(`[campaign 7] tampered logs: ${JSON.stringify(tally)}`);
+      console.info(`[campaign 7] tampered logs: ${total} replays ${JSON.stringify(tally)}`);
+      // Both outcomes are exercised, and every case is one of them.
+      expect(tally.running).toBe(0);
+      expect(tally.refused + tally.failed + tally.ended).toBe(total);
+      expect(tally.refused + tally.failed, "some tampered replays were refused").toBeGreaterThan(0);
+      expect(tally.ended, "some tampered replays resumed to the untampered answer").toBeGreaterThan(0);
     },
     timeout(60_000, 3_600_000),
   );
@@ -685,5 +718,299 @@ describe("campaign 7: non-JSON input and events from the caller", () => {
       await app.close();
       await stores.close?.();
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Issue 13, "Bad input: a typed error naming the value, and nothing written". Each case failed on the
+// code before the issue (accepted and journaled, silently converted, or a raw TypeError / RangeError).
+
+describe("issue 13: bad input", () => {
+  const storesOf = async (kind: "memory" | "fs"): Promise<ClosableStores> => (kind === "memory" ? memoryStores() : fsStores({ dir: await tempDir("i13") }));
+  const rejection = <T>(promise: Promise<T>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  const written = async (stores: Stores) => (await stores.events.listExecutions()).length;
+
+  // A subject is a non-empty string of at most MAX_SUBJECT_BYTES (256) UTF-8 bytes.
+  const BAD_SUBJECTS: [string, unknown][] = [
+    ['""', ""],
+    ['["a"]', ["a"]],
+    ["42", 42],
+    ["{}", {}],
+    ["null", null],
+    ["true", true],
+    ["257 bytes", "s".repeat(257)],
+    ["129 two-byte characters (258 bytes)", "é".repeat(129)],
+  ];
+
+  it.each(BAD_SUBJECTS)("app.start refuses subject %s with ConfigError start.subject and writes nothing (memory and fs)", async (shown, subject) => {
+    for (const kind of ["memory", "fs"] as const) {
+      const stores = await storesOf(kind);
+      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+      const error = await rejection(app.start(demoMachine, { executionId: "s", subject: subject as string, input: { topic: "t" } }));
+      expect(error, `${kind} ${shown}`).toBeInstanceOf(ConfigError);
+      expect(error, `${kind} ${shown}`).toMatchObject({ path: "start.subject" });
+      expect((error as Error).message, `${kind} ${shown}: the message names the value`).toContain(subject === "" ? '""' : String(JSON.stringify(subject)).slice(0, 20));
+      expect(await written(stores), `${kind} ${shown}: nothing written`).toBe(0);
+      await app.close();
+      await stores.close?.();
+    }
+  });
+
+  it.each(BAD_SUBJECTS)("eraseSubject and exportSubject refuse subject %s with ConfigError naming the call, and write nothing", async (shown, subject) => {
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }));
+    await app.start(demoMachine, { executionId: "kept", subject: "A", input: { topic: "t" } });
+    const erase = await rejection(app.eraseSubject(subject as string));
+    expect(erase, shown).toBeInstanceOf(ConfigError);
+    expect(erase, shown).toMatchObject({ path: "eraseSubject.subject" });
+    const exported = await rejection(app.exportSubject(subject as string));
+    expect(exported, shown).toBeInstanceOf(ConfigError);
+    expect(exported, shown).toMatchObject({ path: "exportSubject.subject" });
+    expect((await stores.events.listExecutions()).map((info) => info.executionId), `${shown}: nothing but "kept" written`).toEqual(["kept"]);
+    await app.close();
+  });
+
+  it("accepts a subject of exactly 256 UTF-8 bytes, and exports and erases it", async () => {
+    const subject = `${"é".repeat(127)}xx`;
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }));
+    const actor = await app.start(demoMachine, { executionId: "s", subject, input: { topic: "t" } });
+    await actor.settled();
+    expect((await app.exportSubject(subject)).executions.map((e) => e.executionId)).toEqual(["s"]);
+    await expect(app.eraseSubject(subject)).resolves.toBeDefined();
+    await app.close();
+  });
+
+  // Values JSON would convert silently (Map to {}, NaN to null, a typed array to { "0": .. }).
+  const NOT_JSON: [string, () => unknown, RegExp][] = [
+    ["a Map", () => new Map([["k", 1]]), /a Map/],
+    ["a Set", () => new Set([1]), /a Set/],
+    ["a Uint8Array", () => new Uint8Array([1, 2]), /a Uint8Array/],
+    ["a Float64Array", () => new Float64Array([1.5]), /a Float64Array/],
+    ["an ArrayBuffer", () => new ArrayBuffer(4), /an ArrayBuffer/],
+    ["a RegExp", () => /owls/g, /a RegExp/],
+    ["an Error", () => new Error("lost message"), /an Error/],
+    ["an instance of a class", () => new (class Point { x = 1; #y = 2; get y() { return this.#y; } })(), /an instance of Point/],
+    ["an invalid Date", () => new Date(Number.NaN), /an invalid Date/],
+    ["NaN", () => Number.NaN, /NaN/],
+    ["Infinity", () => Number.POSITIVE_INFINITY, /Infinity/],
+    ["-Infinity", () => Number.NEGATIVE_INFINITY, /-Infinity/],
+  ];
+  const nested = (value: unknown) => ({ topic: "t", items: [0, 1, 2, { when: value }] });
+
+  it.each(NOT_JSON)("app.start refuses an input holding %s with ConfigError naming its path, journals nothing (memory and fs)", async (_what, make, reason) => {
+    for (const kind of ["memory", "fs"] as const) {
+      const stores = await storesOf(kind);
+      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+      const error = await rejection(app.start(demoMachine, { executionId: "i", input: nested(make()) }));
+      expect(error, kind).toBeInstanceOf(ConfigError);
+      expect(error, kind).toMatchObject({ path: "start.input" });
+      expect((error as Error).message, kind).toMatch(reason);
+      expect((error as Error).message, kind).toContain("input.items[3].when");
+      expect(await written(stores), kind).toBe(0);
+      await app.close();
+      await stores.close?.();
+    }
+  });
+
+  it.each(NOT_JSON)("sendAsync refuses an event holding %s with ConfigError naming its path; nothing journaled, the run goes on", async (_what, make, reason) => {
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+    const actor = await app.start(demoMachine, { executionId: "v", input: { topic: "owls" } });
+    await actor.settled();
+    const head = await stores.events.head("v");
+    const error = await rejection(actor.sendAsync({ type: "APPROVE", payload: { at: [make()] } }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ path: "send.event" });
+    expect((error as Error).message).toMatch(reason);
+    expect((error as Error).message).toContain("event.payload.at[0]");
+    expect(await stores.events.head("v")).toBe(head);
+    await actor.sendAsync({ type: "APPROVE" });
+    await actor.settled();
+    await expect(app.result("v")).resolves.toMatchObject({ approved: true });
+    await app.close();
+  });
+
+  it.each(NOT_JSON.flatMap(([what, make, reason]) => (["plain", "claimCheck"] as const).map((variant) => [what, variant, make, reason] as const)))(
+    "fails a tool step returning %s with NonJsonOutputError naming the step and the path (%s app); nothing offloaded",
+    async (_what, variant, make, reason) => {
+      const run = await runAgent(() => ({ rows: [{ ok: 1 }, { when: make() }] }), { variant });
+      const failed = run.log.find((r) => r.stepId === TOOL_STEP && (r.type === STEP_FAILED || r.type === STEP_COMPLETED));
+      expect(failed).toMatchObject({ type: STEP_FAILED, error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
+      const message = (failed!.error as { message: string }).message;
+      expect(message).toMatch(reason);
+      expect(message).toContain("output.rows[1].when");
+      expect(run.blobs).toBe(0);
+      expect(run.result).toMatchObject({ text: "done" });
+      await expectDefinedState(run, variant);
+      await run.app.close();
+    },
+  );
+
+  it("converts a value with toJSON by its toJSON (a Date to its ISO string, a Buffer to { type, data }), the same live and replayed", async () => {
+    const output = { when: new Date(Date.UTC(2026, 0, 2)), bytes: Buffer.from([1, 2]), custom: { toJSON: () => ({ kept: [1, 2] }) } };
+    const run = await runAgent(() => output);
+    const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
+    expect(completed.output).toEqual({ when: "2026-01-02T00:00:00.000Z", bytes: { type: "Buffer", data: [1, 2] }, custom: { kept: [1, 2] } });
+    await expectDefinedState(run, "toJSON");
+    await run.app.close();
+  });
+
+  it("refuses a value whose toJSON throws, or returns a Map, naming the path", async () => {
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+    const threw = await rejection(app.start(demoMachine, { executionId: "j", input: { topic: "t", x: { toJSON: () => { throw new Error("boom"); } } } }));
+    expect(threw).toBeInstanceOf(ConfigError);
+    expect((threw as Error).message).toMatch(/a toJSON\(\) that threw "boom" at input\.x/);
+    const map = await rejection(app.start(demoMachine, { executionId: "j", input: { topic: "t", x: { toJSON: () => new Map() } } }));
+    expect((map as Error).message).toMatch(/a Map at input\.x/);
+    expect(await written(stores)).toBe(0);
+    await app.close();
+  });
+
+  it("names a key that is not an identifier in the path, quoted", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    const error = await rejection(app.start(demoMachine, { executionId: "q", input: { topic: "t", "my key": { "0": NaN } } }));
+    expect((error as Error).message).toContain('input["my key"]["0"]');
+    await app.close();
+  });
+
+  it("keeps a JSON value exactly (key order, __proto__ as a plain key, -0 as 0, lone surrogates, sparse arrays as null)", async () => {
+    const input = JSON.parse('{"topic":"t","b":1,"a":{"__proto__":{"x":1},"2":"two","1":"one"},"s":"\\ud800","z":-0}') as Record<string, unknown>;
+    (input as { holes: unknown[] }).holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+    await app.start(demoMachine, { executionId: "k", input });
+    const started = (await stores.events.read("k"))[0]!;
+    expect(JSON.stringify(started.input)).toBe(JSON.stringify(JSON.parse(JSON.stringify(input))));
+    expect(Object.getPrototypeOf((started.input as { a: object }).a)).toBe(Object.prototype);
+    await app.close();
+  });
+
+  // agentLoop$'s input is { prompt: string } or { messages: Message[] }: refused at start, nothing written.
+  it.each<[string, unknown]>([
+    ["undefined", undefined],
+    ["null", null],
+    ["42", 42],
+    ["{}", {}],
+    ["{ prompt: 5 }", { prompt: 5 }],
+    ['{ messages: "hi" }', { messages: "hi" }],
+    ["[]", []],
+  ])("app.start of an agentLoop$ refuses input %s with ConfigError start.input naming the loop; nothing written", async (shown, input) => {
+    const stores = memoryStores();
+    const warnings: Warning[] = [];
+    const app = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: (w) => warnings.push(w) } }));
+    const error = await rejection(app.start(LOOP, { executionId: "l", input }));
+    expect(error, shown).toBeInstanceOf(ConfigError);
+    expect(error, shown).toMatchObject({ path: "start.input" });
+    expect((error as Error).message, shown).toContain('agentLoop$ "bad"');
+    expect(await written(stores), shown).toBe(0);
+    expect(warnings, shown).toEqual([]);
+    await app.close();
+  });
+
+  // A model reply that is not { text?: string, toolCalls?: { toolName: string, input }[] }.
+  it.each<[string, unknown, string]>([
+    ["undefined", undefined, "reply"],
+    ["null", null, "reply"],
+    ["a number", 5, "reply"],
+    ["an array", [{ text: "hi" }], "reply"],
+    ["text that is not a string", { text: 5 }, "text"],
+    ["toolCalls that is not an array", { toolCalls: "search" }, "toolCalls"],
+    ["toolCalls holding a number", { toolCalls: [1] }, "toolCalls[0]"],
+    ["a tool call without toolName", { toolCalls: [{ toolName: "tool", input: {} }, { input: {} }] }, "toolCalls[1].toolName"],
+  ])("a model replying %s fails the run with ModelReplyError naming the step and the field", async (shown, reply, field) => {
+    const stores = memoryStores();
+    const app = createApp(
+      defineConfig({ stores, effects: { model: createLlmEffect({ id: "odd", generate: async () => reply as never }), tool: createToolEffect(async () => "x") } }),
+    );
+    await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
+    const error = await rejection(app.result("m"));
+    expect(error, shown).toMatchObject({ error: { name: "ModelReplyError", code: "LOOM_MODEL_REPLY", stepId: "bad#turn:0:model", field } });
+    expect((error as Error).message, shown).toContain(`bad#turn:0:model`);
+    const failed = (await app.log("m")).find((r) => r.type === STEP_FAILED);
+    expect(failed, shown).toMatchObject({ stepId: "bad#turn:0:model", error: { name: "ModelReplyError", field } });
+    await app.close();
+  });
+
+  it.each<[string, Parameters<typeof scriptedModel>[0], RegExp]>([
+    ["an undefined reply", [undefined as never], /reply 0 of the script is undefined/],
+    ["a script that ran out", [{ toolCalls: [{ toolName: "tool", input: {} }] }], /no reply scripted for call 1 \(the script has 1;/],
+    ["a function returning undefined", () => undefined as never, /script\(request, 0\) returned undefined/],
+  ])("scriptedModel with %s fails with ModelReplyError naming the step, not a RangeError", async (_shown, script, message) => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel(script)), tool: createToolEffect(async () => "x") } }));
+    await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
+    const error = (await rejection(app.result("m"))) as { error: { name: string; message: string; stepId: string } };
+    expect(error.error.name).toBe("ModelReplyError");
+    expect(error.error.stepId).toMatch(/^bad#turn:\d:model$/);
+    expect(error.error.message).toMatch(message);
+    await app.close();
+  });
+
+  it("exports ModelReplyError from the public entry point", async () => {
+    const index = await import("../../index.js");
+    expect(index.ModelReplyError).toBe(ModelReplyError);
+    expect(new ModelReplyError("l#turn:0:model", "toolCalls", "not an array")).toMatchObject({ code: "LOOM_MODEL_REPLY", stepId: "l#turn:0:model", field: "toolCalls" });
+  });
+
+  it("a run whose input fails at once does not warn about state growth ('reached undefined bytes')", async () => {
+    // A journal whose input the loop cannot take (written before app.start refused it, or by the pure
+    // machine, which has no start-time check): on resume its first macrostep fails the run at once.
+    const config = { id: "grow", model: "model", tools: ["tool"], maxTurns: 3 };
+    const pure = createAgentLoopMachine({ ...config, tools: [{ name: "tool" }] });
+    const stores = memoryStores();
+    const writer = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: () => undefined } }));
+    await writer.start(pure, { executionId: "g", input: null });
+    await rejection(writer.result("g"));
+    await writer.close();
+    expect((await stores.events.read("g")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error" });
+    const warnings: Warning[] = [];
+    const loop = agentLoop$(config);
+    const app = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), logics: [loop], observability: { onWarn: (w) => warnings.push(w) } }));
+    await app.resume("g");
+    await rejection(app.result("g"));
+    expect(warnings.map((w) => w.message).join("\n")).not.toContain("undefined bytes");
+    expect(warnings.filter((w) => w.code === "LOOM_AGENT_STATE_GROWTH")).toEqual([]);
+    await app.close();
+  });
+
+  it("after app.close(), sendAsync rejects with AppClosedError and send warns through onWarn; nothing is written (memory and fs)", async () => {
+    for (const kind of ["memory", "fs"] as const) {
+      const stores = await storesOf(kind);
+      const warnings: Warning[] = [];
+      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, observability: { onWarn: (w) => warnings.push(w) } }));
+      const actor = await app.start(demoMachine, { executionId: "c", input: { topic: "owls" } });
+      await actor.settled();
+      const head = await stores.events.head("c");
+      await app.close();
+      const error = await rejection(actor.sendAsync({ type: "APPROVE" }));
+      expect(error, kind).toBeInstanceOf(AppClosedError);
+      expect(error, kind).toMatchObject({ code: "LOOM_APP_CLOSED" });
+      expect((error as Error).message, kind).toContain('"c"');
+      expect(() => actor.send({ type: "APPROVE" }), `${kind}: send does not throw`).not.toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(warnings.filter((w) => w.code === "LOOM_APP_CLOSED"), kind).toMatchObject([{ executionId: "c", eventType: "APPROVE" }]);
+      expect(await stores.events.head("c"), `${kind}: nothing written`).toBe(head);
+      await stores.close?.();
+    }
+  });
+
+  it("send of an event the journal refuses (not JSON) warns through onWarn instead of dropping it silently", async () => {
+    const warnings: Warning[] = [];
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, observability: { onWarn: (w) => warnings.push(w) } }));
+    const actor = await app.start(demoMachine, { executionId: "w", input: { topic: "owls" } });
+    await actor.settled();
+    const head = await stores.events.head("w");
+    actor.send({ type: "APPROVE", at: new Map() });
+    await actor.settled();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(warnings.filter((w) => w.code === "LOOM_SEND_FAILED")).toMatchObject([{ executionId: "w", eventType: "APPROVE", errorCode: "LOOM_CONFIG" }]);
+    expect(await stores.events.head("w")).toBe(head);
+    await app.close();
   });
 });
