@@ -99,12 +99,16 @@ async function otherFiles(paths: ExecutionPaths): Promise<string[]> {
   }
 }
 
-/** What is whole beside a log: the snapshot's seq and the segments (with their records, to fold). */
-export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: JournalRecord[] }> {
-  const snapshotSeq = await readSnapshot(paths, executionId).then(
+/** Seq of the execution's snapshot when it is whole; undefined when there is none or it is damaged. */
+const wholeSnapshotSeq = (paths: ExecutionPaths, executionId: string): Promise<number | undefined> =>
+  readSnapshot(paths, executionId).then(
     (s) => s?.seq,
     () => undefined,
   );
+
+/** What is whole beside a log: the snapshot's seq and the segments (with their records, to fold). */
+export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: JournalRecord[] }> {
+  const snapshotSeq = await wholeSnapshotSeq(paths, executionId);
   const archives: { fromSeq: number; toSeq: number }[] = [];
   const archived: JournalRecord[] = [];
   for (const { path } of await listSegments(paths)) {
@@ -212,7 +216,7 @@ export async function recoverExecution(
       // Before the durable size everything was acknowledged: report it, unless the file merely ends early
       // (a cut, reported below).
       if (offset >= durable) {
-        if (next === undefined || isHole(bytes.subarray(offset - from, next - from))) await cutTail(directory, paths, offset, size, next !== undefined);
+        if (next === undefined || isHole(bytes.subarray(offset - from, next - from))) await cutTail(directory, paths, header.fileId, offset, size, next !== undefined);
         else damage = { offset, reason: `${scan.bad.reason}, with valid frames after it`, kind: "frame" };
       } else if (!(next === undefined && size < durable)) damage = { offset, reason: scan.bad.reason, kind: "frame" };
     }
@@ -234,8 +238,7 @@ export async function recoverExecution(
   }
   // Untrusted (after a crash, or without a checkpoint): the snapshot must not be ahead of what the log holds.
   if (!damage && !trusted) {
-    surveyed = await survey(paths, executionId);
-    const snapshotSeq = surveyed.survives.snapshotSeq;
+    const snapshotSeq = await wholeSnapshotSeq(paths, executionId);
     if (snapshotSeq !== undefined && snapshotSeq > logHead) damage = { offset: end, reason: behindSnapshotReason(logHead, snapshotSeq, paths), kind: "behind-snapshot" };
   }
   const base = { executionId, name, fileId: header.fileId, headerArchivedThrough: header.archivedThrough };
@@ -263,11 +266,8 @@ export const behindSnapshotRemedy = (paths: ExecutionPaths): string =>
  * frame follows the damage (an earlier unsynced write lost, a later one persisted), the cut bytes are
  * first kept beside the log (`tail-<offset>-<fileId>`): recovery never deletes what it could read.
  */
-async function cutTail(directory: FsDirectory, paths: ExecutionPaths, offset: number, size: number, readable: boolean): Promise<void> {
-  if (readable) {
-    const header = (await readHeader(paths.log, size))?.value as LogHeader;
-    await directory.writeFileAtomic(join(paths.dir, `tail-${offset}-${header.fileId}`), await readRange(paths.log, offset, size));
-  }
+async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, size: number, readable: boolean): Promise<void> {
+  if (readable) await directory.writeFileAtomic(join(paths.dir, `tail-${offset}-${fileId}`), await readRange(paths.log, offset, size));
   await truncateTail(directory, paths.log, offset);
 }
 

@@ -18,7 +18,7 @@ describe("usage errors exit 2", () => {
     [["lss"], /loomwork: unknown command "lss"\nDid you mean `loomwork ls`\?/],
     [["ls", "--colour"], /loomwork ls: unknown option '--colour'\nRun `loomwork ls --help` for its options\./],
     [["log"], /loomwork log: missing executionId\nUsage: loomwork log <executionId> \[options\]/],
-    [["ls", "--status", "finished"], /--status must be one of running, done, error, stopped; got "finished"/],
+    [["ls", "--status", "finished"], /--status must be one of running, done, error, stopped, damaged; got "finished"/],
   ])("loomwork %j", async (args, message) => {
     const { code, stdout, stderr } = await cli([...args, "--dir", journal.dir].slice(0, args.length ? undefined : 0));
     expect(code).toBe(2);
