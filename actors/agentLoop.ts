@@ -2,6 +2,7 @@
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
 import { createAgentLoopMachine, type AgentLoopContext } from "../machines/agentLoop.js";
+import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../machines/taint.js";
 import type { Warning } from "./bus.js";
 import { ConfigError } from "./errors.js";
 
@@ -97,6 +98,7 @@ export function agentLoop$(config: AgentLoopConfig) {
       );
     },
     afterMacrostep(snapshot, run, appWarn, announce) {
+      warnUnscannedTaint(config, snapshot, run, appWarn, announce);
       if (config.compaction) return;
       const threshold = config.warnTranscriptBytes ?? defaults.warnTranscriptBytes ?? DEFAULT_STATE_GROWTH_WARN_BYTES;
       if (threshold === false) return;
@@ -145,6 +147,33 @@ export function stateGrowthMessage(loopId: string, executionId: string, bytes: n
     `to execution.claimCheck, but an offloaded tool result is withheld from the model except its digest/preview, so list only tools ` +
     `whose output the model does not need in full. Set warnTranscriptBytes: false to silence this warning.`
   );
+}
+
+// Once per run, when sawTaintFrom holds the generic origin: a tool result (or an envelope the claim-check
+// recorded for one) was too large to scan whole, and the loop fenced it as untrusted rather than trust it.
+function warnUnscannedTaint(
+  config: AgentLoopConfig,
+  snapshot: AnyMachineSnapshot,
+  run: { executionId: string; warned: Set<string> },
+  appWarn: ((w: Warning) => void) | undefined,
+  announce: ((w: Warning) => void) | undefined,
+): void {
+  const seen = (snapshot.context as AgentLoopContext | undefined)?.sawTaintFrom;
+  if (!Array.isArray(seen) || !seen.includes(UNSCANNED_TAINT_ORIGIN) || run.warned.has(TAINT_SCAN_INCOMPLETE)) return;
+  run.warned.add(TAINT_SCAN_INCOMPLETE);
+  const loopId = config.id;
+  const warning: Warning = {
+    code: TAINT_SCAN_INCOMPLETE,
+    executionId: run.executionId,
+    loopId,
+    origin: UNSCANNED_TAINT_ORIGIN,
+    message:
+      `agentLoop$ "${loopId}" (execution "${run.executionId}"): a tool result was too large to scan whole for taint markers ` +
+      `(over ${TAINT_SCAN_MAX_NODES} nodes), so it is treated as untrusted: fenced for the model, never previewed, and listed in ` +
+      `sawTaintFrom as "${UNSCANNED_TAINT_ORIGIN}". Return smaller results, or mark the tool's output tainted(value, origin) at its top.`,
+  };
+  if (!appWarn) announce?.(warning);
+  deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
 }
 
 // A throwing sink never fails the run: it is reported once through the process warning channel instead.
