@@ -124,7 +124,7 @@ export { DEFAULT_SWEEP_BATCHES } from "./actors/sweep.js";
 export type { SweepOptions, SweepResult } from "./actors/sweep.js";
 export { ContentCopiesRemainError } from "./actors/erase.js";
 export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/erase.js";
-export type { SubjectExport, ExportedExecution, ClaimCheckedBlob } from "./actors/export.js";
+export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/export.js";
 export { HistoryInUseError } from "./actors/retention.js";
 export type { ArchiveOptions, ArchiveResult } from "./actors/retention.js";
 export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";

@@ -11,6 +11,7 @@ import type {
   SweepOptions,
   SweepResult,
   SweepUnpinnedContentOptions,
+  UnresolvedCitation,
 } from "../../index.js";
 import { eraseSubject, exportSubject, sweepUnpinnedContent, visitCitedAddresses } from "../../index.js";
 
@@ -29,6 +30,8 @@ describe("the lifecycle API's types", () => {
     expectTypeOf(sweepUnpinnedContent).parameter(0).toEqualTypeOf<SweepUnpinnedContentOptions>();
     expectTypeOf(eraseSubject).parameters.toEqualTypeOf<[string, EraseSubjectOptions]>();
     expectTypeOf(exportSubject).returns.resolves.toHaveProperty("claimChecked").toEqualTypeOf<ClaimCheckedBlob[]>();
+    expectTypeOf(exportSubject).returns.resolves.toHaveProperty("unresolved").toEqualTypeOf<UnresolvedCitation[]>();
+    expectTypeOf<UnresolvedCitation>().toEqualTypeOf<{ address: string; citedBy: string[] }>();
     expectTypeOf<EraseSubjectResult["contentDeleted"]>().toEqualTypeOf<{ deleted: number; retained: number }>();
     expectTypeOf<SweepResult>().toHaveProperty("spared").toBeNumber();
     // @ts-expect-error ttlMs is required

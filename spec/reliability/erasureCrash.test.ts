@@ -4,6 +4,7 @@
 // result); a new process retries. Pass: every retry completes; A's key is destroyed, its blobs are gone,
 // its executions refuse to resume with a typed error and no file holds its plaintext; every coordinator
 // execution has ended; B is intact (its blobs, its export, its result); a further erase is a no-op.
+import { ERASE_COORDINATOR_ID_PREFIX } from "../../actors/constants.js";
 import { cp, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +16,7 @@ import { createToolEffect } from "../../actors/effects.js";
 import { createLlmEffect } from "../../actors/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
+import { ErasureInProgressError } from "../../actors/erase.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
@@ -65,7 +67,7 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
       expect(error, `${label}: ${id} after the erasure`).toBeInstanceOf(LoomworkError);
       expect((error as LoomworkError).code, label).toBe("LOOM_SUBJECT_ERASED");
     }
-    const coordinators = (await stores.events.listExecutions()).filter((info) => info.executionId.startsWith("loom.erase:"));
+    const coordinators = (await stores.events.listExecutions()).filter((info) => info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX));
     expect(coordinators.length, label).toBeGreaterThan(0);
     for (const info of coordinators) expect(info.status, `${label}: coordinator ${info.executionId}`).toBe("done");
 
@@ -128,19 +130,17 @@ describe("campaign 6: erasure under crashes", () => {
 describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () => {
   // An erasure that failed after its plan was journaled is finished by the retry from that plan
   // (actors/erase.ts: the unfinished coordinator is resumed). If one of the subject's executions, not
-  // running in the app when the first attempt stopped the live ones, is resumed in between (a restart that
-  // resumes what was running), it runs on under the still-existing key and offloads new blobs; the retry
-  // deletes only the planned addresses, so those blobs outlive the erasure, pinned for good by the sealed
-  // records' readable refs (ciphertext under a destroyed key; without security.crypto, plaintext until a
-  // sweep). Either resume refuses an execution whose subject has an unfinished erasure, or the retry
-  // plans again what the subject cites before it shreds.
-  it("deletes what a subject's execution offloaded between a failed erasure and its retry, or refuses to resume it", async () => {
+  // running in the app when the first attempt stopped the live ones, were resumed in between (a restart
+  // that resumes what was running), it would run on under the still-existing key and offload new blobs the
+  // retry never plans. So resume refuses an execution whose subject has an unfinished erasure
+  // (ErasureInProgressError), nothing is written, and the retry finishes the erasure.
+  it("refuses to resume a subject's execution between a failed erasure and its retry; the retry erases it", async () => {
     const base = memoryStores();
     let loseNextPlanAck = false;
     const events: EventStore = Object.assign(Object.create(base.events) as EventStore, {
       async append(executionId: string, expectedSeq: number, records: JournalRecord[]) {
         await base.events.append(executionId, expectedSeq, records);
-        if (loseNextPlanAck && executionId.startsWith("loom.erase:") && records.some((r) => r.type === STEP_COMPLETED)) {
+        if (loseNextPlanAck && executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX) && records.some((r) => r.type === STEP_COMPLETED)) {
           loseNextPlanAck = false;
           throw Object.assign(new Error("the plan landed, its acknowledgement was lost"), { code: "EIO" });
         }
@@ -149,6 +149,9 @@ describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () 
     const stores = { ...base, events };
     const loop = agentLoop$({ id: "late", model: "model", tools: ["fetch"], maxTurns: 2, warnTranscriptBytes: false });
     let park = true;
+    let fetches = 0;
+    let fetching!: () => void;
+    const inFetch = new Promise<void>((resolve) => (fetching = resolve));
     const app = () =>
       createApp(
         defineConfig({
@@ -157,6 +160,8 @@ describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () 
           effects: {
             model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "fetch", input: {} }] }, { text: "done" }])),
             fetch: createToolEffect(async () => {
+              fetches++;
+              fetching();
               if (park) await new Promise(() => undefined); // the first process dies in here
               return { secret: canaryOf("late"), rows: Array.from({ length: 40 }, (_, i) => `row ${i} of a result over the inline cap`) };
             }),
@@ -168,27 +173,36 @@ describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () 
       );
     const first = app();
     await first.start(loop, { executionId: "x", subject: "S", input: { prompt: "go" } });
+    await inFetch;
     await first.close(); // the process dies with x's tool call in flight: x is still running in the journal
+    const head = await base.events.head("x");
+    expect(fetches).toBe(1);
 
     const second = app(); // a new process: x is not running in it yet
     loseNextPlanAck = true;
-    await expect(second.eraseSubject("S")).rejects.toBeDefined();
-    park = false;
-    const resumed = await second.resume("x").then(
-      () => true,
+    const failed = await second.eraseSubject("S").then(
+      () => undefined,
       (error: unknown) => error,
     );
-    if (resumed === true) {
-      await second.result("x").catch(() => undefined);
-      const cited = (await base.events.read("x")).flatMap((r) => (r.refs as string[] | undefined) ?? []);
-      expect(cited.length, "x offloaded its tool output after the failed erasure").toBeGreaterThan(0);
-      await second.eraseSubject("S");
-      for (const address of cited) expect(await base.content.has(address), `blob ${address} outlived the erasure`).toBe(false);
-    } else {
-      expect(resumed).toBeInstanceOf(LoomworkError);
-      await second.eraseSubject("S");
-    }
+    expect(failed).toMatchObject({ code: "EIO", message: "the plan landed, its acknowledgement was lost" });
+    expect(await base.keys.isDestroyed("S"), "the failed attempt shredded nothing").toBe(false);
+    const coordinator = await base.events.getExecution("loom.erase:S:1");
+    expect(coordinator).toMatchObject({ status: "running" });
+    park = false;
+    const refused = await second.resume("x").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(ErasureInProgressError);
+    expect(refused).toMatchObject({ code: "LOOM_ERASURE_IN_PROGRESS", subject: "S", coordinatorId: "loom.erase:S:1" });
+    expect(await base.events.head("x"), "nothing of x was written").toBe(head);
+    expect(fetches, "x's tool did not run again").toBe(1);
+
+    const erased = await second.eraseSubject("S");
+    expect(erased).toMatchObject({ subject: "S", shredded: true, alreadyErased: false, coordinatorId: "loom.erase:S:1", executions: ["x"], contentDeleted: { deleted: 0, retained: 0 } });
     expect(await base.keys.isDestroyed("S")).toBe(true);
+    expect(await second.resume("x").then(() => undefined, (error: unknown) => error)).toMatchObject({ code: "LOOM_SUBJECT_ERASED", executionId: "x" });
+    expect(await base.events.head("x")).toBe(head);
     await second.close();
   });
 });

@@ -5,6 +5,7 @@
 // argv[2]: JSON { dir, mode: "setup" | "erase", crashAt? }
 // stdout:  "setup <JSON { outputs, addresses }>", "point <k> <op> <path>", "step <coordinator record type>",
 //          "erased <JSON EraseSubjectResult>", or "error <JSON>".
+import { ERASE_COORDINATOR_ID_PREFIX } from "../../../actors/constants.js";
 import { fsStores } from "../../../adapters/fs/index.js";
 import { writePoints } from "./writePoints.js";
 import { LIFECYCLE_EXECUTIONS, lifecycleApp, lifecycleLoop, offloadedAddresses, SUBJECT_A } from "../lifecycleWorld.js";
@@ -28,7 +29,7 @@ try {
     out(`setup ${JSON.stringify({ outputs, addresses })}`);
   } else {
     app.on("append", ({ executionId, records }) => {
-      if (executionId.startsWith("loom.erase:")) for (const r of records) out(`step ${r.type}${r.type === "loom.transition" ? ` ${String(r.to)}` : ""}`);
+      if (executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) for (const r of records) out(`step ${r.type}${r.type === "loom.transition" ? ` ${String(r.to)}` : ""}`);
     });
     out(`erased ${JSON.stringify(await app.eraseSubject(SUBJECT_A))}`);
   }
