@@ -11,6 +11,7 @@ import { fsStores, type FsStores } from "../../adapters/fs/index.js";
 import { encodeJsonFrame, scanFrames } from "../../adapters/fs/framing.js";
 import { encodeSnapshot, ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
+import { memoryStores } from "../../stores/memory.js";
 import type { JournalRecord, StoredSnapshot } from "../../stores/types.js";
 import { cli } from "../cli/support.js";
 import { started, step } from "../conformance/suite.js";
@@ -282,6 +283,55 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     } finally {
       await stores.close();
     }
+  });
+
+  it("diagnoses a log behind its snapshot on any adapter (memory stores): JournalCorruptionError behind-snapshot, not ConcurrencyError", async () => {
+    const stores = memoryStores();
+    const { log } = await runCrashAgent(stores, { turns: TURNS });
+    // The log "lost" its records after seq 4 while the snapshot (seq 13) had seen them.
+    const truncated = new (class extends ForwardingEventStore {
+      override async read(id: string, from?: number) {
+        return (await this.inner.read(id, from)).filter((r) => r.seq <= 4);
+      }
+      override async head() {
+        return 4;
+      }
+      override async getExecution(id: string) {
+        const info = await this.inner.getExecution(id);
+        return info && { ...info, head: 4 };
+      }
+    })(stores.events);
+    const app = createApp(defineConfig({ stores: withEvents(stores, truncated), effects: crashAgentEffects(TURNS, () => undefined), logics: [crashAgent(TURNS)] }));
+    try {
+      const error = await app.resume(EXECUTION_ID).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(JournalCorruptionError);
+      expect(error).toMatchObject({ kind: "behind-snapshot" });
+      expect((error as Error).message).toContain(`seq ${log.length}`);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("lets a damaged execution be given up with app.deleteHistory, the documented way out when there is no backup", async () => {
+    const fixture = await agentJournal("b1-delete", { archiveThrough: 6 });
+    await rm(pathsOf(fixture.dir).log);
+    const stores = await fsStores({ dir: fixture.dir });
+    try {
+      expect((await stores.events.getExecution(EXECUTION_ID))?.damaged).toMatchObject({ kind: "missing" });
+      const app = newApp(stores);
+      await app.deleteHistory(EXECUTION_ID);
+      await app.close();
+      expect(await stores.events.getExecution(EXECUTION_ID)).toBeUndefined();
+    } finally {
+      await stores.close();
+    }
+    expect(await readdir(join(fixture.dir, "executions"))).toEqual([]);
+    const reopened = await fsStores({ dir: fixture.dir });
+    expect(await reopened.events.listExecutions()).toEqual([]);
+    await reopened.close();
   });
 
   it("falls back to replaying the log when the snapshot fails its checksum, warns LOOM_SNAPSHOT_DAMAGED, and resumes to the same output", async () => {
