@@ -1,7 +1,7 @@
 // An agentLoop$ run entirely in a real headless Chromium on indexedDbStores: the tab is reloaded with a
 // tool call in flight and the run resumes from IndexedDB with no recorded model or tool call re-run
-// (counted in localStorage, which survives the reload); and a second tab of the origin cannot write
-// the same execution: the Web Lock refuses it, and past the lock the seq fence does.
+// (counted in localStorage, which survives the reload, and in the test process); and a second tab of
+// the origin cannot write the same execution: the Web Lock refuses it, and past the lock the seq fence does.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
 import { EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
@@ -36,7 +36,7 @@ const contiguous = (log: JournalRecord[]) => log.every((r, i) => r.seq === i + 1
 
 describe("an agent in headless Chromium on IndexedDB", () => {
   it("is reloaded mid-run and resumes from IndexedDB with no recorded model or tool call repeated", async () => {
-    const page = await openPage(await harness().browser.newContext());
+    const page = await openPage(harness().context);
 
     // The same agent run uninterrupted, for the output and journal the resumed run must reproduce.
     expect(await start(page, run("reference"))).toEqual({ ok: true, value: null });
@@ -69,12 +69,14 @@ describe("an agent in headless Chromium on IndexedDB", () => {
     expect(counted[HELD]).toBe(2);
     expect(Object.keys(counted).sort()).toEqual(completedSteps(log).sort());
     expect(Object.values(counted).reduce((a, b) => a + b, 0)).toBe(completedSteps(log).length + 1);
+    // The same counts reached the test process, call by call, before each call ran.
+    expect(harness().reports.callsOf("reload")).toEqual(counted);
     expect(contiguous(log)).toBe(true);
     expect(withoutTime(log)).toEqual(withoutTime(referenceLog));
   });
 
   it("lets a second tab of the origin not write the same execution: refused by the Web Lock, and past it by the seq fence", async () => {
-    const context = await harness().browser.newContext();
+    const context = harness().context;
     const [first, second] = [await openPage(context), await openPage(context)];
     await hold(first, HELD);
     expect(await start(first, run("two-tabs", true))).toEqual({ ok: true, value: null });

@@ -1,15 +1,19 @@
 // Builds spec/browser/page with Vite, serves it on 127.0.0.1 (random port) and launches the
-// system's headless Chromium through playwright-core. Never downloads a browser: CI installs
-// Debian's `chromium` package (see .ci/run); a missing binary fails loudly, it is not skipped.
+// system's headless Chromium through playwright-core on a persistent profile in a temporary directory,
+// so IndexedDB is on disk as a user's browser keeps it (an incognito context would keep it in memory),
+// and the browser can be SIGKILLed and relaunched on the same profile. Never downloads a browser: CI
+// installs Debian's `chromium` package (see .ci/run); a missing binary fails loudly, it is not skipped.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, BrowserContext, ConsoleMessage, Page } from "playwright-core";
+import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
-import { assertChromium, launchChromium } from "./chromium.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumProcess } from "./chromium.js";
+import type { PageReport } from "./page/agent.js";
 
 const PAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "page");
 const CONTENT_TYPES: Record<string, string> = {
@@ -19,18 +23,80 @@ const CONTENT_TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
+/** What the harness page reported to this process (through the `loomReport` binding), across launches. */
+export class PageReports {
+  /** Live model and tool calls per database and step id, counted before each call runs. */
+  readonly calls = new Map<string, Record<string, number>>();
+  /** Records the page saw acknowledged (its app's "append" event), per database and execution, in order. */
+  readonly acks = new Map<string, JournalRecord[]>();
+  private readonly appends = new Map<string, number>();
+  private readonly listeners = new Set<(report: PageReport) => void>();
+
+  callsOf(db: string): Record<string, number> {
+    return { ...this.calls.get(db) };
+  }
+
+  acksOf(db: string, executionId: string): JournalRecord[] {
+    return [...(this.acks.get(`${db}/${executionId}`) ?? [])];
+  }
+
+  /** How many appends the page saw acknowledged (one "append" event each). */
+  appendsOf(db: string, executionId: string): number {
+    return this.appends.get(`${db}/${executionId}`) ?? 0;
+  }
+
+  /** Calls `listener` (synchronously, before the page's call resumes) with every later report. */
+  on(listener: (report: PageReport) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  record(report: PageReport): void {
+    if (report.kind === "call") {
+      const calls = this.calls.get(report.db) ?? {};
+      calls[report.stepId] = (calls[report.stepId] ?? 0) + 1;
+      this.calls.set(report.db, calls);
+    } else {
+      const key = `${report.db}/${report.executionId}`;
+      this.acks.set(key, [...(this.acks.get(key) ?? []), ...report.records]);
+      this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
+    }
+    for (const listener of this.listeners) listener(report);
+  }
+}
+
 export interface BrowserHarness {
   /** The page's URL, on 127.0.0.1: a secure context, so Web Locks and WebCrypto exist. */
   url: string;
-  browser: Browser;
+  /** The user data directory every launch of this harness runs on. */
+  profileDir: string;
+  /** The persistent context of the current launch (a new object after `relaunch`). */
+  readonly context: BrowserContext;
+  reports: PageReports;
+  /**
+   * SIGKILLs the browser (its main process and every child process, at once); synchronous, so it can be
+   * called from a report listener while the page waits on it. Returns the processes it killed.
+   */
+  kill(): ChromiumProcess[];
+  /** Launches Chromium again on the same profile: after `kill` (once every process is gone), or after closing it. */
+  relaunch(): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
 export async function startBrowserHarness(): Promise<BrowserHarness> {
   assertChromium();
   const outDir = await mkdtemp(join(tmpdir(), "loomwork-browser-page-"));
+  const profileDir = await mkdtemp(join(tmpdir(), "loomwork-browser-profile-"));
+  const reports = new PageReports();
   let server: Server | undefined;
-  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  let killed = false;
+  const launch = async () => {
+    const launched = await launchProfile(profileDir);
+    await launched.exposeBinding("loomReport", (_source, report: PageReport) => reports.record(report));
+    return launched;
+  };
+  const removeDirs = () => Promise.all([rm(outDir, { recursive: true, force: true }), rm(profileDir, { recursive: true, force: true })]);
   try {
     await build({
       root: PAGE_ROOT,
@@ -39,21 +105,39 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
       build: { outDir, emptyOutDir: true, minify: false, target: "es2022", reportCompressedSize: false },
     });
     server = await serve(outDir);
-    browser = await launchChromium();
+    context = await launch();
   } catch (error) {
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await rm(outDir, { recursive: true, force: true });
+    await removeDirs();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
-  const running = { server, browser };
+  const running = { server, context };
   return {
     url: `http://127.0.0.1:${port}/index.html`,
-    browser: running.browser,
+    profileDir,
+    reports,
+    get context() {
+      return running.context;
+    },
+    kill() {
+      killed = true;
+      return killChromium(profileDir);
+    },
+    async relaunch() {
+      // After a SIGKILL this only lets playwright notice the closed pipe; otherwise a graceful close.
+      await running.context.close().catch((error: unknown) => {
+        if (!killed) throw error;
+      });
+      await chromiumGone(profileDir);
+      killed = false;
+      running.context = await launch();
+      return running.context;
+    },
     async close() {
-      await running.browser.close();
+      await running.context.close().catch(() => undefined);
       await new Promise((resolve) => running.server.close(resolve));
-      await rm(outDir, { recursive: true, force: true });
+      await removeDirs();
     },
   };
 }

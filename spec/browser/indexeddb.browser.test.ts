@@ -1,4 +1,5 @@
-// The IndexedDB adapter in a real headless Chromium: persistence across a reload, the cross-tab
+// The IndexedDB adapter in a real headless Chromium on a persistent profile: persistence across a reload
+// and across a browser restart (a SIGKILLed browser: spec/reliability/browserCrash.test.ts), the cross-tab
 // writer lock, the live catalogue across tabs, versionchange, and the SPI operations end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
@@ -10,9 +11,12 @@ const harness = useBrowserHarness({ beforeAll, afterAll });
 // The adapter must stay silent: any console message or page error fails the run.
 const noise: string[] = [];
 
-/** A fresh browser profile partition: its own IndexedDB and Web Locks. */
-function newContext(): Promise<BrowserContext> {
-  return harness().browser.newContext();
+/**
+ * The harness's persistent profile (IndexedDB on disk, as a user's browser keeps it). Every test works
+ * on databases of its own names, so they share it without seeing each other's data or Web Locks.
+ */
+function profile(): BrowserContext {
+  return harness().context;
 }
 
 function openPage(context: BrowserContext): Promise<Page> {
@@ -23,7 +27,7 @@ const seqs = (records: JournalRecord[]) => records.map((r) => r.seq);
 
 describe("IndexedDB adapter in headless Chromium", () => {
   it("keeps records, catalogue, snapshot, blobs and keys across a page reload", async () => {
-    const page = await openPage(await newContext());
+    const page = await openPage(profile());
     const records = [started(1, "alice"), step(2, { text: "héllo ✓" }), step(3)];
     const before = await page.evaluate(async (records) => {
       const stores = await window.loom.stores("persist");
@@ -54,8 +58,39 @@ describe("IndexedDB adapter in headless Chromium", () => {
     expect(after.key).toHaveLength(32);
   });
 
+  it("keeps records, catalogue, snapshot, blobs and keys across a browser restart on the same profile", async () => {
+    const page = await openPage(profile());
+    const records = [started(1, "dora"), step(2, { text: "restart ✓" }), step(3)];
+    const before = await page.evaluate(async (records) => {
+      const stores = await window.loom.stores("restart");
+      await stores.events.append("e1", 0, records);
+      await stores.events.putSnapshot("e1", { seq: 2, at: 7, state: { value: "a" } });
+      return { address: await stores.content.put(window.loom.utf8("kept")), key: [...(await stores.keys.getOrCreate("dora"))] };
+    }, records);
+    // The browser process ends and a new one starts on the same user data directory.
+    await harness().relaunch();
+    const after = await (await openPage(profile())).evaluate(async (address) => {
+      const stores = await window.loom.stores("restart");
+      const bytes = await stores.content.get(address);
+      return {
+        log: await stores.events.read("e1"),
+        info: await stores.events.getExecution("e1"),
+        snapshot: await stores.events.getSnapshot("e1"),
+        blob: bytes && window.loom.fromUtf8(bytes),
+        key: [...((await stores.keys.get("dora")) ?? [])],
+      };
+    }, before.address);
+    expect(after).toEqual({
+      log: records,
+      info: expect.objectContaining({ executionId: "e1", subject: "dora", head: 3, status: "running" }),
+      snapshot: { seq: 2, at: 7, state: { value: "a" } },
+      blob: "kept",
+      key: before.key,
+    });
+  });
+
   it("gives one tab the writer lock; the other takes over when it closes, and no seq is duplicated or skipped", async () => {
-    const context = await newContext();
+    const context = profile();
     const [first, second] = [await openPage(context), await openPage(context)];
     const db = "locks";
     expect(await first.evaluate((db) => window.loom.acquireWriter(db, "e1"), db)).toEqual({ ok: true, value: `loomwork:${db}:e1` });
@@ -87,7 +122,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
   });
 
   it("updates another tab's live execution list after an append", async () => {
-    const context = await newContext();
+    const context = profile();
     const [writer, watcher] = [await openPage(context), await openPage(context)];
     await watcher.evaluate(() => window.loom.watch("live"));
     await watcher.waitForFunction(() => window.loom.watched("live").length > 0);
@@ -101,7 +136,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
   });
 
   it("closes its connection when another tab upgrades the database, then refuses clearly", async () => {
-    const context = await newContext();
+    const context = profile();
     const [old, newer] = [await openPage(context), await openPage(context)];
     await old.evaluate(async (records) => {
       const stores = await window.loom.stores("upgrade");
@@ -132,7 +167,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
   });
 
   it("runs the SPI operations end to end: append, fence, archive, snapshot, blobs, sweep, keys", async () => {
-    const page = await openPage(await newContext());
+    const page = await openPage(profile());
     const out = await page.evaluate(async ([records, tail]) => {
       const { stores, utf8, fromUtf8, settle } = window.loom;
       const { events, content, keys } = await stores("spi");

@@ -1,7 +1,10 @@
 // The agent half of the browser harness page: an agentLoop$ run entirely in the tab on indexedDbStores,
 // on the seeded workload (spec/support/workload.ts). Every model and tool call is counted per step id
 // in localStorage, which a reload does not clear and IndexedDB does not hold, so a test can prove that
-// a resumed run re-ran nothing recorded. A tool step can be held open until the test releases it.
+// a resumed run re-ran nothing recorded; and, when the test exposes the `loomReport` binding (the
+// harness does), reported to the test process before the call runs, with every record the app saw
+// acknowledged, so the counts and acknowledgements outlive a SIGKILL of the browser itself (localStorage
+// is written to disk lazily and would not). A model or tool step can be held open until released.
 import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type Effect, type JournalRecord, type ReplayReport } from "../../../index.js";
 import type { IndexedDbStores, WriterLease } from "../../../adapters/indexeddb/index.js";
 import { toolOutput, workloadReply } from "../../support/workload.js";
@@ -18,6 +21,17 @@ export interface AgentRun {
   lock?: boolean;
 }
 
+/** What the page tells the test process through the `loomReport` binding, when one is exposed. */
+export type PageReport =
+  | { kind: "call"; db: string; stepId: string }
+  | { kind: "ack"; db: string; executionId: string; records: JournalRecord[] };
+
+declare global {
+  interface Window {
+    loomReport?: (report: PageReport) => Promise<void>;
+  }
+}
+
 type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } }>;
 
 const LOOP_ID = "agent";
@@ -28,11 +42,22 @@ const outcomes = new Map<string, Promise<unknown>>();
 
 const callsKey = (db: string) => `loomwork-calls:${db}`;
 
-/** Counts a live call of `stepId` in localStorage before the call runs. */
-function countCall(db: string, stepId: string): void {
+/**
+ * Counts a live call of `stepId` before the call runs: in localStorage, and in the test process, whose
+ * count is in hand before the call starts (the binding's reply is awaited).
+ */
+async function countCall(db: string, stepId: string): Promise<void> {
   const calls = readCalls(db);
   calls[stepId] = (calls[stepId] ?? 0) + 1;
   localStorage.setItem(callsKey(db), JSON.stringify(calls));
+  await window.loomReport?.({ kind: "call", db, stepId });
+}
+
+/** Held until released (or until the page or the browser goes away: the run "dies" right here). */
+async function gate(stepId: string): Promise<void> {
+  if (!held.has(stepId)) return;
+  await new Promise<void>((release) => gates.set(stepId, release));
+  gates.delete(stepId);
 }
 
 function readCalls(db: string): Record<string, number> {
@@ -46,14 +71,17 @@ function loopOf(turns: number) {
 function effectsFor(db: string, turns: number): Record<string, Effect> {
   const llm = createLlmEffect(scriptedModel(workloadReply(turns)));
   return {
-    model: { ...llm, run: (input, ctx) => (countCall(db, ctx.stepId), llm.run(input, ctx)) },
+    model: {
+      ...llm,
+      run: async (input, ctx) => {
+        await countCall(db, ctx.stepId);
+        await gate(ctx.stepId);
+        return llm.run(input, ctx);
+      },
+    },
     search: createToolEffect(async (_input: unknown, ctx) => {
-      countCall(db, ctx.stepId);
-      if (held.has(ctx.stepId)) {
-        // Held until released (or until the page goes away: a reload "kills" the run right here).
-        await new Promise<void>((release) => gates.set(ctx.stepId, release));
-        gates.delete(ctx.stepId);
-      }
+      await countCall(db, ctx.stepId);
+      await gate(ctx.stepId);
       return toolOutput(42, Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1]));
     }),
   };
@@ -68,6 +96,8 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
       const { acquireWriter, ...fenceOnly } = await storesOf(run.db);
       const stores = run.lock ? { ...fenceOnly, acquireWriter } : fenceOnly;
       app = createApp(defineConfig({ stores, effects: effectsFor(run.db, run.turns), logics: [loopOf(run.turns)], execution: { snapshotEvery: 8 } }));
+      // Not awaited: an acknowledgement the browser's death cuts off before it reaches the test was never seen.
+      app.on("append", ({ executionId, records }) => void window.loomReport?.({ kind: "ack", db: run.db, executionId, records }).catch(() => undefined));
       apps.set(key, app);
     }
     return app;
@@ -88,12 +118,12 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
   return {
     LOOP_ID,
 
-    /** Holds every tool call of these step ids open until `release` (e.g. `agent#turn:3:tool:0`). */
+    /** Holds every model or tool call of these step ids open until `release` (e.g. `agent#turn:3:tool:0`). */
     hold(stepIds: string[]): void {
       for (const id of stepIds) held.add(id);
     },
 
-    /** Step ids whose tool call is running and held. */
+    /** Step ids whose model or tool call is running and held. */
     holding(): string[] {
       return [...gates.keys()];
     },
