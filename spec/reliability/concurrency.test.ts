@@ -33,6 +33,15 @@ import {
 } from "./support.js";
 
 const TURNS = 3;
+/**
+ * A second opener must be refused at once, not after waiting for the holder (which never lets go here).
+ * Typically a few milliseconds; stalls of up to ~220 ms were seen on a 2-core machine at load average 9,
+ * so the bound is 500 ms: far above that noise, far below any wait or retry loop.
+ */
+const REFUSAL_BOUND_MS = 500;
+const REFUSALS_PER_HOLDER = 5;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 afterAll(removeTempDirs);
 
@@ -69,7 +78,7 @@ describe("campaign 5: two processes on one fs directory", () => {
       const afterOpen = points.findIndex((p) => p.includes("catalogue.ckpt")) + 1;
       const candidates = Array.from({ length: points.length - afterOpen - 4 }, (_, i) => afterOpen + 1 + i);
       const positions = SOAK ? candidates : [candidates[0]!, candidates[Math.floor(candidates.length / 2)]!, candidates.at(-1)!];
-      const timings: number[] = [];
+      const refusals = { inProcess: [] as number[], crossProcess: [] as number[] };
       let raced = 0;
 
       for (const k of positions) {
@@ -83,17 +92,23 @@ describe("campaign 5: two processes on one fs directory", () => {
           const log = ExecutionPaths.of(dir, EXECUTION_ID).log;
           const sizeBefore = (await stat(log).catch(() => undefined))?.size;
 
-          const t0 = performance.now();
-          const refused = await fsStores({ dir }).catch((error: unknown) => error);
-          timings.push(performance.now() - t0);
-          expect(refused, label).toBeInstanceOf(WriterLockedError);
-          expect(refused, label).toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
+          // Refused at once, not after waiting for the holder: timed in this process (several tries) and
+          // in a probe process (from its open call, not its start-up), each under REFUSAL_BOUND_MS.
+          for (let attempt = 0; attempt < REFUSALS_PER_HOLDER; attempt++) {
+            const t0 = performance.now();
+            const refused = await fsStores({ dir }).catch((error: unknown) => error);
+            const ms = performance.now() - t0;
+            refusals.inProcess.push(ms);
+            expect(refused, label).toBeInstanceOf(WriterLockedError);
+            expect(refused, label).toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
+            expect(ms, `${label}: in-process refusal ${attempt}`).toBeLessThan(REFUSAL_BOUND_MS);
+          }
 
           const probe = await runChild(await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, probe: true })]));
           const opened = JSON.parse(linesOf(probe.stdout, "open")[0]!) as { ok: boolean; code?: string; ms: number };
           expect(opened, label).toMatchObject({ ok: false, code: "LOOM_WRITER_LOCKED" });
-          expect(opened.ms, label).toBeLessThan(1_000);
-          timings.push(opened.ms);
+          expect(opened.ms, `${label}: refusal in another process`).toBeLessThan(REFUSAL_BOUND_MS);
+          refusals.crossProcess.push(opened.ms);
 
           const intruder = await runAgent(dir, side);
           expect(intruder.error, `${label}: a second agent process`).toMatchObject({ code: "LOOM_WRITER_LOCKED" });
@@ -128,7 +143,9 @@ describe("campaign 5: two processes on one fs directory", () => {
         for (const [key, n] of applied) expect(n, `${label}: ${key}`).toBeLessThanOrEqual(2);
       }
       console.info(
-        `[campaign 5] fs: ${positions.length} holders blocked mid-run; second opener refused in max ${Math.max(...timings).toFixed(1)} ms; ` +
+        `[campaign 5] fs: ${positions.length} holders blocked mid-run; second opener refused (bound ${REFUSAL_BOUND_MS} ms) ` +
+          `in process in median ${median(refusals.inProcess).toFixed(1)} ms, max ${Math.max(...refusals.inProcess).toFixed(1)} ms (${refusals.inProcess.length} tries), ` +
+          `in another process in median ${median(refusals.crossProcess).toFixed(1)} ms, max ${Math.max(...refusals.crossProcess).toFixed(1)} ms (${refusals.crossProcess.length}); ` +
           `${raced} of ${positions.length} takeovers raced by two successors (one refused)`,
       );
     },
@@ -155,7 +172,7 @@ describe("campaign 5: two Chromium pages on one origin", () => {
   it(
     "keeps one writer; the second page takes over when the first closes, with no seq duplicated or skipped",
     async () => {
-      const context = await harness().browser.newContext();
+      const context = harness().context;
       const [first, second] = [await openPage(context), await openPage(context)];
       const rounds = SOAK ? 10 : 2;
       for (let round = 0; round < rounds; round++) {
