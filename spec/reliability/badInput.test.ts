@@ -280,7 +280,8 @@ type Mutation =
   | { op: "duplicate"; i: number; j: number }
   | { op: "retype"; i: number; type: string }
   | { op: "set"; i: number; field: string; value: unknown }
-  | { op: "drop"; i: number; field: string };
+  | { op: "drop"; i: number; field: string }
+  | { op: "truncate"; i: number };
 
 const TYPES = ["loom.execution.started", "loom.event.received", "loom.step.completed", "loom.step.failed", "loom.timer.set", "loom.transition", "loom.execution.ended", "loom.erasure.content-deleted", "loom.bogus"];
 const FIELDS = ["stepId", "effectId", "from", "to", "event", "timerId", "dueAt", "status", "logicId", "input"];
@@ -296,6 +297,8 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
     value: fc.oneof(fc.constantFrom<unknown>("two#turn:0:tool:1", "two#turn:1:model", "demo#write:1", "waiting", "done", "error", null, 0, { type: "APPROVE" }), fc.jsonValue({ maxDepth: 1 })),
   }),
   fc.record({ op: fc.constant("drop" as const), i: fc.nat(), field: fc.constantFrom(...FIELDS) }),
+  // A log cut after record i (what a store at rest may hold after losing its tail): the replay must run the rest.
+  fc.record({ op: fc.constant("truncate" as const), i: fc.nat() }),
 );
 
 function tamper(log: JournalRecord[], mutations: Mutation[]): JournalRecord[] {
@@ -310,6 +313,7 @@ function tamper(log: JournalRecord[], mutations: Mutation[]): JournalRecord[] {
     else if (m.op === "duplicate") records.splice(m.j % (records.length + 1), 0, structuredClone(records[i]!));
     else if (m.op === "retype") records[i]!.type = m.type;
     else if (m.op === "set") records[i]![m.field] = structuredClone(m.value);
+    else if (m.op === "truncate") records.splice(i + 1);
     else delete records[i]![m.field];
   }
   // Tampered at rest: the store's own seq fence would refuse gaps, so seqs are renumbered.
