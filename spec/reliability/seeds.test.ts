@@ -198,10 +198,11 @@ function stubbornTool() {
   const returned = new Promise<void>((resolve) => (finish = resolve));
   let started!: () => void;
   const running = new Promise<void>((resolve) => (started = resolve));
-  const effect = createToolEffect(async () => {
+  // Each execution's rows are its own, so no two tests share a content address (the in-flight set is per process).
+  const effect = createToolEffect(async (_input: unknown, ctx) => {
     started();
     await returned;
-    return { rows: Array.from({ length: 100 }, (_, i) => ({ id: i, secret: `subject data ${i}` })) };
+    return { rows: Array.from({ length: 100 }, (_, i) => ({ id: i, secret: `subject data ${i} of ${ctx.executionId}` })) };
   });
   return { effect, running, finish };
 }
@@ -284,6 +285,25 @@ describe("ADR 0140 D6 and D8: a result that arrives after its step was abandoned
     const swept = await app.sweep({ ttlMs: 0 });
     expect(swept).toMatchObject({ deleted: 1, spared: 0 });
     expect(await blobs(content)).toEqual([]);
+  });
+
+  it("an offload reported just before its step was abandoned leaves the in-flight set when the execution ends", async () => {
+    const stores = memoryStores();
+    const content = new CountingContentStore(stores.content);
+    const { app, tool, loop } = lateApp(content, stores);
+    // Stopped from inside the offload report: the blob is put and reported, and the step's outcome is then discarded.
+    let stopped: Promise<void> | undefined;
+    app.on("offload", ({ executionId }) => void (stopped ??= app.stop(executionId)));
+    await app.start(loop, { executionId: "o", input: { prompt: "go" } });
+    await tool.running;
+    const left = chainLeft(app, "late#turn:0:tool:0");
+    tool.finish();
+    await left;
+    await until(() => stopped !== undefined);
+    await stopped;
+    expect((await app.log("o")).filter((r) => r.stepId === "late#turn:0:tool:0")).toEqual([]);
+    expect(await blobs(content)).toHaveLength(1);
+    expect(await app.sweep({ ttlMs: 0 })).toMatchObject({ deleted: 1, spared: 0 });
   });
 });
 
