@@ -17,7 +17,7 @@ export type { KillSwitch } from "./actors/effectRuntime.js";
 // The effect chain, the capability ring, retries and timeouts, read models.
 export { effectChain, CHAIN_LAYERS, CHAIN_OUTCOMES } from "./machines/effectChain.js";
 export type { ChainLayer, ChainOutcome, EffectChainEvent } from "./machines/effectChain.js";
-export { invokeAs } from "./machines/invokeAs.js";
+export { invokeAs, invokedAs } from "./machines/invokeAs.js";
 export type { TaskKind } from "./machines/invokeAs.js";
 export { GrantDeniedError, QuotaExceededError, GuardRefusedError } from "./actors/capabilities.js";
 export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/capabilities.js";
@@ -88,10 +88,10 @@ export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES
 export type { AgentLoopConfig } from "./actors/agentLoop.js";
 export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
 export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/summarizer.js";
-export type { SummarizerOptions } from "./actors/summarizer.js";
+export type { SummarizerOptions, SummarizerOutput } from "./actors/summarizer.js";
 export { scriptedModel } from "./adapters/scripted/index.js";
 export type { Script } from "./adapters/scripted/index.js";
-export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages } from "./machines/taint.js";
+export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN, TAINT_SCAN_INCOMPLETE } from "./machines/taint.js";
 export type { Tainted } from "./machines/taint.js";
 export { conversation$ } from "./actors/conversation.js";
 export type { ConversationConfig } from "./actors/conversation.js";
