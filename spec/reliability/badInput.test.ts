@@ -806,6 +806,97 @@ describe("issue 13: bad input", () => {
   ];
   const nested = (value: unknown) => ({ topic: "t", items: [0, 1, 2, { when: value }] });
 
+  /** Follows a path as the refusal prints it (`input.a[3]["my key"]`) from `root`, by own properties only. */
+  function follow(root: unknown, path: string): { found: boolean; value?: unknown } {
+    const SEGMENT = /\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/gy;
+    let node = root;
+    let match: RegExpExecArray | null;
+    let at = 0;
+    while (at < path.length && (match = SEGMENT.exec(path))) {
+      const key = match[1] ?? (match[2] !== undefined ? Number(match[2]) : (JSON.parse(match[3]!) as string));
+      if (typeof node !== "object" || node === null || !Object.prototype.hasOwnProperty.call(node, key)) return { found: false };
+      node = Object.getOwnPropertyDescriptor(node, key)!.value;
+      at = SEGMENT.lastIndex;
+    }
+    return at === path.length ? { found: true, value: node } : { found: false };
+  }
+
+  /** Puts `value` at the object or array the path walks to, as an own property even for "__proto__". */
+  function plantAt(json: unknown, value: unknown, path: number[]): unknown {
+    const holder: Record<string, unknown> = { json };
+    let node: object = holder;
+    let key: string | number = "json";
+    for (const step of path) {
+      const child = Object.getOwnPropertyDescriptor(node, key)!.value as unknown;
+      if (typeof child !== "object" || child === null) break;
+      const keys: (string | number)[] = Array.isArray(child) ? child.map((_, i) => i) : Object.keys(child);
+      if (keys.length === 0) break;
+      node = child;
+      key = keys[step % keys.length]!;
+    }
+    Object.defineProperty(node, key, { value: { kept: 1, poison: value }, enumerable: true, writable: true, configurable: true });
+    return holder.json;
+  }
+
+  const POISONS: [string, () => unknown][] = [
+    ["Map", () => new Map([[1, 2]])],
+    ["Set", () => new Set(["a"])],
+    ["Uint8Array", () => new Uint8Array([1])],
+    ["DataView", () => new DataView(new ArrayBuffer(2))],
+    ["RegExp", () => /x/],
+    ["Error", () => new TypeError("t")],
+    ["class instance", () => new (class Owl { name = "barn"; })()],
+    ["invalid Date", () => new Date(Number.NaN)],
+    ["NaN", () => Number.NaN],
+    ["Infinity", () => Number.POSITIVE_INFINITY],
+    ["-Infinity", () => Number.NEGATIVE_INFINITY],
+    ["BigInt", () => 7n],
+    ["function", () => () => 1],
+    ["symbol", () => Symbol("s")],
+  ];
+
+  it(
+    "refuses any start input hiding a value with no faithful JSON form with ConfigError whose path leads to it; keeps plain JSON exactly (generated)",
+    async () => {
+      const tally = { refused: 0, kept: 0 };
+      await fc.assert(
+        fc.asyncProperty(fc.jsonValue({ maxDepth: 4 }), fc.option(fc.constantFrom(...POISONS), { nil: undefined }), fc.array(fc.nat(), { maxLength: 5 }), async (json, poison, path) => {
+          const stores = memoryStores();
+          const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+          const planted = poison ? poison[1]() : undefined;
+          const value = poison ? plantAt(structuredClone(json), planted, path) : json;
+          const input = { topic: "t", value };
+          const label = `${poison?.[0] ?? "plain JSON"} at ${JSON.stringify(path)} in ${fc.stringify(json).slice(0, 200)}`;
+          const error = await rejection(app.start(demoMachine, { executionId: "p", input }));
+          if (poison) {
+            tally.refused++;
+            expect(error, label).toBeInstanceOf(ConfigError);
+            expect(error, label).toMatchObject({ path: "start.input" });
+            const printed = / at (input(?:\.[A-Za-z_$][\w$]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*)(?:;|\.$)/.exec((error as Error).message)?.[1];
+            expect(printed, `${label}: ${(error as Error).message}`).toBeDefined();
+            const reached = follow({ input }, printed!.replace(/^input/, ".input"));
+            expect(reached.found, `${label}: the path ${printed} leads nowhere`).toBe(true);
+            // The path names the planted value itself, or (a function or symbol) the property holding it.
+            const poisonOf = (node: unknown) => (node as { poison?: unknown } | null)?.poison;
+            expect(Object.is(reached.value, planted) || Object.is(poisonOf(reached.value), planted), `${label}: ${printed} is not the planted value`).toBe(true);
+            expect(await stores.events.head("p"), label).toBe(0);
+          } else {
+            tally.kept++;
+            expect(error, label).toBeUndefined();
+            const started = (await stores.events.read("p"))[0]!;
+            expect(JSON.stringify(started.input), label).toBe(JSON.stringify(JSON.parse(JSON.stringify(input))));
+          }
+          await app.close();
+        }),
+        runs(300, 20_000),
+      );
+      console.info(`[campaign 7] generated start inputs: ${JSON.stringify(tally)}`);
+      expect(tally.refused).toBeGreaterThan(0);
+      expect(tally.kept).toBeGreaterThan(0);
+    },
+    timeout(60_000, 3_600_000),
+  );
+
   it.each(NOT_JSON)("app.start refuses an input holding %s with ConfigError naming its path, journals nothing (memory and fs)", async (_what, make, reason) => {
     for (const kind of ["memory", "fs"] as const) {
       const stores = await storesOf(kind);
