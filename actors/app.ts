@@ -6,7 +6,7 @@ import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
 import { JournaledActor } from "./actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
-import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
+import { checkSubject, DEFAULT_SETTLED_CACHE, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./capabilities.js";
 import { EffectRuntime, type KillSwitch } from "./effectRuntime.js";
 import { createReadModels, type ReadModels } from "./readModels.js";
@@ -58,6 +58,14 @@ interface Outcome {
   reject(error: unknown): void;
 }
 
+/** What the app keeps of an ended execution (execution.settledCache of them): its journaled outcome, and its subject. */
+interface SettledOutcome {
+  status: string;
+  output?: unknown;
+  error?: SerializedError;
+  subject?: string;
+}
+
 /** An app hosting journaled executions over one set of stores; build it with `createApp`. */
 export class App {
   readonly stores: Stores;
@@ -66,6 +74,8 @@ export class App {
   private readonly executions = new Map<string, Execution>();
   private readonly actors = new WeakMap<Execution, JournaledActor>();
   private readonly outcomes = new Map<string, Outcome>();
+  // Ended executions' outcomes, oldest first (a bounded LRU): an ended execution's state is not kept.
+  private readonly settled = new Map<string, SettledOutcome>();
   private readonly logics = new Map<string, AnyStateMachine>();
   private readonly writers = new Map<string, WriterLease>();
   private readonly effects: EffectRuntime;
@@ -232,6 +242,8 @@ export class App {
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
   async result(executionId: string): Promise<unknown> {
     if (!this.executions.has(executionId)) {
+      const settled = this.settled.get(executionId);
+      if (settled) return outcomeFromRecord(executionId, settled);
       const records = await this.log(executionId);
       if (records.length === 0) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
       const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
@@ -244,7 +256,13 @@ export class App {
   /** Ends a running execution as stopped (journaled); its running effects are aborted. */
   async stop(executionId: string, reason = "stopped by app.stop"): Promise<void> {
     const execution = this.executions.get(executionId);
-    if (!execution) throw new UnknownExecutionError(executionId);
+    if (!execution) {
+      // Nothing runs it here: it ended (a no-op, as for a live ended one), or the app is closed.
+      if (this.settled.has(executionId)) return;
+      const info = await this.stores.events.getExecution(executionId);
+      if (info && (info.status !== "running" || this.closed)) return;
+      throw new UnknownExecutionError(executionId);
+    }
     // At once: a step of this execution that has not reached its effect enters no further layer.
     this.effects.stopExecution(executionId, reason);
     await execution.stop(reason);
@@ -315,6 +333,11 @@ export class App {
     this.models?.dispose();
     for (const execution of this.executions.values()) execution.halt();
     await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
+    // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
+    this.executions.clear();
+    this.outcomes.clear();
+    this.settled.clear();
+    this.models = undefined;
   }
 
   /**
@@ -386,6 +409,7 @@ export class App {
     await this.stores.events.deleteHistory(executionId);
     this.executions.delete(executionId);
     this.outcomes.delete(executionId);
+    this.settled.delete(executionId);
     if (this.effects.codec instanceof SubjectCodec) this.effects.codec.forget(executionId);
     await this.releaseWriter(executionId);
   }
@@ -502,7 +526,30 @@ export class App {
     else if (status === "stopped") outcome.reject(new ExecutionStoppedError(execution.executionId, error?.message ?? "stopped"));
     else outcome.reject(new ExecutionFailedError(execution.executionId, error ?? { name: "Error", message: "unknown" }));
     void this.releaseWriter(execution.executionId);
+    this.release(execution);
     this.bus.emit("ended", { executionId: execution.executionId, status });
+  }
+
+  // The outcome is settled: keep it (bounded, oldest evicted), drop the execution and its state.
+  private release(execution: Execution): void {
+    const { executionId } = execution;
+    if (this.executions.get(executionId) === execution) this.executions.delete(executionId);
+    this.outcomes.delete(executionId);
+    this.settled.delete(executionId);
+    if (this.effects.codec instanceof SubjectCodec) this.effects.codec.forget(executionId);
+    const limit = this.config.execution?.settledCache ?? DEFAULT_SETTLED_CACHE;
+    if (limit === 0) return;
+    const { status, output, error } = execution.state;
+    this.settled.set(executionId, {
+      status,
+      ...(output === undefined ? {} : { output }),
+      ...(error === undefined ? {} : { error }),
+      ...(execution.subject === undefined ? {} : { subject: execution.subject }),
+    });
+    for (const oldest of this.settled.keys()) {
+      if (this.settled.size <= limit) break;
+      this.settled.delete(oldest);
+    }
   }
 
   private assertOpen(what: string): void {
@@ -510,7 +557,7 @@ export class App {
   }
 }
 
-function outcomeFromRecord(executionId: string, ended: JournalRecord): unknown {
+function outcomeFromRecord(executionId: string, ended: JournalRecord | SettledOutcome): unknown {
   const error = ended.error as SerializedError | undefined;
   if (ended.status === "done") return ended.output;
   if (ended.status === "stopped") throw new ExecutionStoppedError(executionId, error?.message ?? "stopped");

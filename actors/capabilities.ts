@@ -147,7 +147,11 @@ export class Meter {
     private readonly isModel: (effectId: string) => boolean,
   ) {
     bus.on("append", ({ executionId, records }) => this.appended(executionId, records));
-    bus.on("ended", ({ executionId }) => this.reserved.delete(executionId));
+    // An ended execution's tally is let go: app.usage of it folds its journal again (nothing is held per ended run).
+    bus.on("ended", ({ executionId }) => {
+      this.reserved.delete(executionId);
+      this.tallies.delete(executionId);
+    });
   }
 
   /** The execution's usage so far (journaled outcomes only). */

@@ -23,7 +23,17 @@ export interface ExecutionOptions {
   snapshotEvery?: number | false;
   /** ADR 0140: offload listed tools' large results to a content store (see docs/scaling.md). */
   claimCheck?: ClaimCheckConfig;
+  /**
+   * How many ended executions' outcomes (status and serialized output or error) the app keeps in memory
+   * for `app.result`; an ended execution's state is released at once, and past this many `app.result`
+   * reads the outcome from the journal. 0 keeps none.
+   * @defaultValue DEFAULT_SETTLED_CACHE (256)
+   */
+  settledCache?: number;
 }
+
+/** `execution.settledCache` by default: ended executions whose outcome `app.result` answers from memory. */
+export const DEFAULT_SETTLED_CACHE = 256;
 
 /** The `security` group: per-subject sealing and secret redaction. */
 export interface SecurityOptions {
@@ -77,7 +87,7 @@ export function defineConfig<const C extends LoomConfig>(config: C): C {
 }
 
 const GROUPS: Record<string, readonly string[]> = {
-  execution: ["effectMiddleware", "snapshotEvery", "claimCheck"],
+  execution: ["effectMiddleware", "snapshotEvery", "claimCheck", "settledCache"],
   security: ["crypto", "redact"],
   compliance: ["erase"],
   observability: ["onWarn", "inspect"],
@@ -131,6 +141,10 @@ export function validateConfig(config: LoomConfig): void {
   const every = config.execution?.snapshotEvery;
   if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
     throw new ConfigError("execution.snapshotEvery", "a positive integer number of records, or false.");
+  }
+  const settledCache = config.execution?.settledCache;
+  if (settledCache !== undefined && !(Number.isInteger(settledCache) && settledCache >= 0)) {
+    throw new ConfigError("execution.settledCache", `a non-negative integer number of ended executions whose outcome app.result keeps in memory; got ${String(settledCache)}.`);
   }
   const middleware = config.execution?.effectMiddleware;
   if (middleware !== undefined && (!Array.isArray(middleware) || middleware.some((m) => typeof m !== "function"))) {

@@ -302,6 +302,8 @@ export class Execution {
         this.runtime.warn("subscriber", error);
       }
     }
+    // An ended execution notifies nobody again: its observers are completed and let go.
+    if (this.ended) this.listeners.clear();
   }
 
   private wakeSettled(): void {

@@ -1,0 +1,46 @@
+// Memory: an app releases what it held for an execution once its outcome is settled, and closing gives
+// the rest back, although the app object is still referenced (a long-lived desktop process keeps it).
+// Measured in fresh `node --expose-gc` processes (bench/child/memory.ts, the same child `npm run bench`
+// runs): the heap after a full GC, V8's code space left out, with the app held and once it is let go:
+// the difference is the app's share, divided by the executions it ran. (What an app holds whatever it
+// ran, some 10-20 kB of its own objects, counts against the bound too.)
+import { describe, expect, it } from "vitest";
+import type { MemoryReport } from "../../bench/child/memory.js";
+import { runChild } from "../../bench/spawn.js";
+import { cases, timeout } from "./support.js";
+
+const EXECUTIONS = cases("MEMORY_EXECUTIONS", 150, 1_000);
+const TURNS = 30;
+const SETTLED_CACHE = 16;
+/** The bound per finished execution (issue 13: under 1 KB after close, and bounded while open by the cache). */
+const BYTES_PER_EXECUTION = 1024;
+
+describe("memory: an app keeps no per-execution state once an outcome is settled", () => {
+  it(
+    `retains under ${BYTES_PER_EXECUTION} bytes per finished ${TURNS}-turn execution after close (app still referenced), and while open beyond execution.settledCache`,
+    async () => {
+      const args = { executions: EXECUTIONS, turns: TURNS, warmup: 10, concurrency: 8, settledCache: SETTLED_CACHE };
+      const report = (await runChild("memory", args, ["--expose-gc"])) as unknown as MemoryReport;
+      const figures = {
+        executions: EXECUTIONS,
+        turns: TURNS,
+        settledCache: SETTLED_CACHE,
+        appShareOpenBytes: report.open - report.appDropped,
+        appShareClosedBytes: report.closed - report.appDropped,
+        perExecutionOpenBytes: Math.round((report.open - report.appDropped) / EXECUTIONS),
+        perExecutionClosedBytes: Math.round((report.closed - report.appDropped) / EXECUTIONS),
+        wholeHeapPerExecutionBytes: Math.round((report.storesClosed - report.before) / EXECUTIONS),
+      };
+      console.info(`[memory] ${JSON.stringify(figures)}`);
+      expect(figures.perExecutionClosedBytes).toBeLessThan(BYTES_PER_EXECUTION);
+      expect(figures.perExecutionOpenBytes).toBeLessThan(BYTES_PER_EXECUTION);
+      // The whole process (app, the fs stores' own catalogue, everything) stays within a few kB per run.
+      expect(figures.wholeHeapPerExecutionBytes).toBeLessThan(8 * BYTES_PER_EXECUTION);
+      // app.result keeps working: the first run is long evicted from the cache, the last is in it; after
+      // close both come from the journal.
+      const expected = { text: `Done after ${TURNS} turns.`, turns: TURNS };
+      for (const result of [...report.openResults, ...report.closedResults]) expect(result).toMatchObject(expected);
+    },
+    timeout(120_000, 1_200_000),
+  );
+});
