@@ -178,9 +178,17 @@ export async function recoverExecution(
   }
   const first = await readHeader(paths.log, size);
   if (!first) {
-    const scan = scanFrames(await readRange(paths.log, 0, size));
-    // Nothing valid at all (an empty file or a torn first write) and nothing else acknowledged: the creation never completed.
-    if ((!scan.bad || scan.bad.torn) && !(await acknowledged())) return discard(directory, paths);
+    const bytes = await readRange(paths.log, 0, size);
+    const { bad } = scanFrames(bytes);
+    // Nothing valid at all (an empty file or a torn first write), or a hole where the first write was lost
+    // before a later one that persisted, and nothing else acknowledged: the creation never completed.
+    if (!(await acknowledged())) {
+      if (!bad || bad.torn) return discard(directory, paths);
+      if (isHole(bytes.subarray(0, bad.next))) {
+        await keepAside(directory, paths, "none", 0, bytes);
+        return discard(directory, paths);
+      }
+    }
     return unreadable("missing", size === 0 ? "the log is empty" : `the log's ${size} bytes hold no whole journal header`);
   }
   const problem = headerProblem(first.value, name);
@@ -261,13 +269,21 @@ export const behindSnapshotRemedy = (paths: ExecutionPaths): string =>
   `Restore the log from a backup; or, to accept the loss and resume from what the log holds (the steps after its last seq run again), ` +
   `delete ${paths.snapshot} with the directory closed (docs/storage.md, "Recovery").`;
 
+/** The folder where recovery keeps bytes it cut from a log that held a readable frame; never read nor emptied by loomwork. */
+export const recoveredDir = (root: string): string => join(root, "recovered");
+
+async function keepAside(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, bytes: Uint8Array): Promise<void> {
+  await directory.ensureDir(recoveredDir(directory.dir));
+  await directory.writeFileAtomic(join(recoveredDir(directory.dir), `${paths.name}-${fileId}-${offset}`), bytes);
+}
+
 /**
  * Cuts the log at a bad frame past the last durable size: nothing there was acknowledged. When a valid
  * frame follows the damage (an earlier unsynced write lost, a later one persisted), the cut bytes are
- * first kept beside the log (`tail-<offset>-<fileId>`): recovery never deletes what it could read.
+ * first kept in `recovered/<name>-<fileId>-<offset>`: recovery never deletes what it could read.
  */
 async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, size: number, readable: boolean): Promise<void> {
-  if (readable) await directory.writeFileAtomic(join(paths.dir, `tail-${offset}-${fileId}`), await readRange(paths.log, offset, size));
+  if (readable) await keepAside(directory, paths, fileId, offset, await readRange(paths.log, offset, size));
   await truncateTail(directory, paths.log, offset);
 }
 

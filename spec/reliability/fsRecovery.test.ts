@@ -1,7 +1,7 @@
 // fs recovery never deletes or silently cuts what was acknowledged (issue 13, "fs recovery"). Each test
 // writes a real journal with the crash agent on fsStores, then cuts, flips or deletes its files between
 // opens, as a disk, a backup tool or a person may, and checks what the next opens and the CLI report.
-import { cp, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -9,7 +9,7 @@ import type { Warning } from "../../actors/bus.js";
 import { defineConfig } from "../../actors/config.js";
 import { fsStores, type FsStores } from "../../adapters/fs/index.js";
 import { encodeJsonFrame, scanFrames } from "../../adapters/fs/framing.js";
-import { encodeSnapshot, ExecutionPaths } from "../../adapters/fs/journalFiles.js";
+import { encodeHeader, encodeSnapshot, ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import type { JournalRecord, StoredSnapshot } from "../../stores/types.js";
@@ -399,12 +399,31 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     } finally {
       await reopened.close();
     }
-    // The cut bytes hold a readable frame: they are kept beside the log, not deleted.
-    const kept = (await readdir(ExecutionPaths.of(dir, "e").dir)).filter((n) => n.startsWith("tail-"));
-    expect(kept).toHaveLength(1);
-    const tail = await readFile(join(ExecutionPaths.of(dir, "e").dir, kept[0]!));
+    // The cut bytes hold a readable frame: they are kept in recovered/, not deleted.
+    const kept = await readdir(join(dir, "recovered"));
+    expect(kept).toEqual([expect.stringMatching(new RegExp(`^${ExecutionPaths.of(dir, "e").name}-[0-9a-f]+-${durable}$`))]);
+    const tail = await readFile(join(dir, "recovered", kept[0]!));
     expect(tail).toEqual(Buffer.concat([Buffer.alloc(lost.length), persisted]));
     expect(durable).toBeGreaterThan(0);
+  });
+
+  it("forgets an execution whose first write was lost while its second persisted (never acknowledged), keeping the readable bytes in recovered/", async () => {
+    const dir = await tempDir("b7-first");
+    await (await fsStores({ dir })).close();
+    const paths = ExecutionPaths.of(dir, "e");
+    await mkdir(paths.dir, { recursive: true });
+    const second = encodeJsonFrame([step(2)]);
+    const bytes = Buffer.concat([Buffer.alloc(encodeHeader("e", 0, null).length + encodeJsonFrame([started(1)]).length), second]);
+    await writeFile(paths.log, bytes);
+    const stores = await fsStores({ dir });
+    try {
+      expect(await stores.events.listExecutions()).toEqual([]);
+      await stores.events.append("e", 0, [started(1)]);
+      expect(await stores.events.read("e")).toEqual([started(1)]);
+    } finally {
+      await stores.close();
+    }
+    expect(await readFile(join(dir, "recovered", `${paths.name}-none-0`))).toEqual(bytes);
   });
 
   it("still reports the same hole as corruption when it lies before the durable size", async () => {

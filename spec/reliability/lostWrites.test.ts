@@ -4,7 +4,7 @@
 // key) survives byte for byte; no partial or foreign record is ever read; the agent resumes to the
 // uninterrupted output. A failure names its seed: LOOMWORK_SEED=<seed> reruns that one.
 import { readdir, readFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores, type FsOps, type FsStores } from "../../adapters/fs/index.js";
 import { scanFrames } from "../../adapters/fs/framing.js";
@@ -185,11 +185,9 @@ async function crashCycles(seed: number, modes: CrashMode[], cycles: number): Pr
   return { tails };
 }
 
-/** The `tail-*` files recovery kept beside the logs: bytes it cut that held a readable frame. */
+/** The files in `recovered/`: bytes recovery cut from a log that held a readable frame. */
 async function tailsKept(dir: string): Promise<number> {
-  let count = 0;
-  for (const id of EXECUTIONS) count += (await readdir(dirname(ExecutionPaths.of(dir, id).log)).catch(() => [] as string[])).filter((n) => n.startsWith("tail-")).length;
-  return count;
+  return (await readdir(join(dir, "recovered")).catch(() => [] as string[])).length;
 }
 
 function seeds(count: number): number[] {
