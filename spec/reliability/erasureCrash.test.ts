@@ -120,6 +120,10 @@ describe("campaign 6: erasure under crashes", () => {
         return { k, step: crashed.steps.filter((s) => s.startsWith("loom.transition")).at(-1) };
       });
       const steps = new Set(rows.map((r) => r.step ?? "before the coordinator started"));
+      // docs/reliability.md: crashes fell before the coordinator started and in every one of its states.
+      const states = ["planning", "journalingIntent", "shredding", "deletingContent", "journalingResult", "erased"].map((state) => `loom.transition ${state}`);
+      expect([...steps].sort()).toEqual(["before the coordinator started", ...states].sort());
+      expect(rows).toHaveLength(total + 1);
       console.info(`[campaign 6] ${total} write points of one erasure, each SIGKILLed and retried in a new process; crashes fell in: ${[...steps].join(", ")}`);
       if (SOAK) console.info(`[campaign 6] soak: ${rows.length} runs`);
     },
