@@ -5,10 +5,11 @@
 // arrays and plain objects are kept as they are; a value with a toJSON() method is journaled as what
 // toJSON returns (a Date as its ISO string, a Buffer as { type, data }); a boxed primitive as its
 // primitive; an undefined property is left out and an undefined array element becomes null, as JSON
-// does. Anything JSON would drop or turn into something else is refused, naming the path inside the
-// value: a BigInt, function or symbol, NaN or ±Infinity, a cycle, an invalid Date, and any other object
-// that is not a plain object or an array (a Map, Set, typed array, ArrayBuffer, RegExp, Error, class
-// instance), since JSON would keep only its own enumerable fields, often none.
+// does; any other class instance as its own enumerable fields, as JSON writes it. Anything JSON would
+// drop or turn into something else is refused, naming the path inside the value: a BigInt, function or
+// symbol, NaN or ±Infinity, a cycle, an invalid Date, a built-in whose data JSON cannot see (a Map, Set,
+// typed array, ArrayBuffer, DataView, RegExp, Error, Promise), and any other non-plain object with no own
+// fields (URLSearchParams, Headers, a class keeping its data in private fields), which JSON writes as {}.
 
 /**
  * Deepest nesting journaled: deterministic (a stack overflow depends on the caller and the engine) and well
@@ -110,7 +111,11 @@ function plainValue(value: unknown, stack: object[]): unknown {
   if (proto !== Object.prototype && proto !== null && !isPlainPrototype(proto)) {
     const boxed = unboxed(object);
     if (boxed !== undefined) return plainValue(boxed.value, stack);
-    throw new Refusal(describe(object), "convert it to plain JSON (Object.fromEntries(map), [...set], Array.from(bytes), { ...fields }) or give it a toJSON()");
+    // Its data is where JSON does not look (internal slots, private fields, getters): refused, never written as {}.
+    if (isSlotted(object) || Object.keys(object).length === 0) {
+      throw new Refusal(describe(object), "convert it to plain JSON (Object.fromEntries(map), [...set], Array.from(bytes), { name, message }) or give it a toJSON()");
+    }
+    // Any other class instance is journaled as its own enumerable fields, as JSON writes it.
   }
   stack.push(object);
   const out: Record<string, unknown> = {};
@@ -146,17 +151,26 @@ function unboxed(object: object): { value: unknown } | undefined {
   return undefined;
 }
 
-const BUILT_INS = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
+// Built-ins whose data lives in internal slots, which JSON never writes.
+const SLOTTED: (abstract new (...args: never[]) => object)[] = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
+for (const name of ["SharedArrayBuffer", "WeakRef"]) {
+  const type = (globalThis as Record<string, unknown>)[name];
+  if (typeof type === "function") SLOTTED.push(type as abstract new () => object);
+}
+
+function isSlotted(object: object): boolean {
+  return ArrayBuffer.isView(object) || SLOTTED.some((type) => object instanceof type);
+}
 
 function describe(object: object): string {
-  if (ArrayBuffer.isView(object) || BUILT_INS.some((type) => object instanceof type)) {
+  if (isSlotted(object)) {
     const name = Object.prototype.toString.call(object).slice(8, -1);
     const shown = object instanceof Error ? object.name || "Error" : name;
     return `${article(shown)} ${shown}`;
   }
   const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
-  if (typeof name !== "string" || name === "" || name === "Object") return "an object whose prototype is not Object.prototype";
-  return `an instance of ${name}`;
+  const what = typeof name !== "string" || name === "" || name === "Object" ? "an object whose prototype is not Object.prototype" : `an instance of ${name}`;
+  return `${what} with no own fields (JSON would write {})`;
 }
 
 function isDate(value: object | bigint): boolean {

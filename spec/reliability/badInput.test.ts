@@ -798,7 +798,9 @@ describe("issue 13: bad input", () => {
     ["an ArrayBuffer", () => new ArrayBuffer(4), /an ArrayBuffer/],
     ["a RegExp", () => /owls/g, /a RegExp/],
     ["an Error", () => new Error("lost message"), /an Error/],
-    ["an instance of a class", () => new (class Point { x = 1; #y = 2; get y() { return this.#y; } })(), /an instance of Point/],
+    ["a class instance keeping its data in private fields", () => new (class Celsius { #c = 21; get celsius() { return this.#c; } })(), /an instance of Celsius with no own fields/],
+    ["a URLSearchParams", () => new URLSearchParams("q=owls"), /an instance of URLSearchParams with no own fields/],
+    ["a DataView", () => new DataView(new ArrayBuffer(2)), /a DataView/],
     ["an invalid Date", () => new Date(Number.NaN), /an invalid Date/],
     ["NaN", () => Number.NaN, /NaN/],
     ["Infinity", () => Number.POSITIVE_INFINITY, /Infinity/],
@@ -845,7 +847,8 @@ describe("issue 13: bad input", () => {
     ["DataView", () => new DataView(new ArrayBuffer(2))],
     ["RegExp", () => /x/],
     ["Error", () => new TypeError("t")],
-    ["class instance", () => new (class Owl { name = "barn"; })()],
+    ["class instance without own fields", () => new (class Owl { #name = "barn"; get name() { return this.#name; } })()],
+    ["URLSearchParams", () => new URLSearchParams("q=owls")],
     ["invalid Date", () => new Date(Number.NaN)],
     ["NaN", () => Number.NaN],
     ["Infinity", () => Number.POSITIVE_INFINITY],
@@ -952,6 +955,23 @@ describe("issue 13: bad input", () => {
     const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
     expect(completed.output).toEqual({ when: "2026-01-02T00:00:00.000Z", bytes: { type: "Buffer", data: [1, 2] }, custom: { kept: [1, 2] } });
     await expectDefinedState(run, "toJSON");
+    await run.app.close();
+  });
+
+  it("journals a class instance with own fields as those fields, as JSON does, live and replayed", async () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+      norm() {
+        return Math.hypot(this.x, this.y);
+      }
+    }
+    const run = await runAgent(() => ({ at: new Point(3, 4) }));
+    const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
+    expect(completed.output).toEqual({ at: { x: 3, y: 4 } });
+    await expectDefinedState(run, "class instance");
     await run.app.close();
   });
 
