@@ -85,29 +85,37 @@ function isZombie(pid: number): boolean {
 }
 
 /**
- * SIGKILLs the Chromium on `userDataDir`: its main process and, in the same instant, every child
- * process of it (the storage service that runs IndexedDB among them), so none gets to finish a write.
- * Synchronous, so a test can call it from inside a binding the page is calling. Returns what it killed.
+ * How much of a Chromium to SIGKILL: `"browser"` only its main process, as a browser crash does (the
+ * children, the storage service that runs IndexedDB among them, notice and exit on their own); `"all"`
+ * the main process and, in the same instant, every child, so none gets to finish a write.
  */
-export function killChromium(userDataDir: string): ChromiumProcess[] {
+export type ChromiumKill = "browser" | "all";
+
+/**
+ * SIGKILLs the Chromium on `userDataDir` (see ChromiumKill). Synchronous, so a test can call it from
+ * inside a binding the page is calling. Returns the processes it killed.
+ */
+export function killChromium(userDataDir: string, what: ChromiumKill = "all"): ChromiumProcess[] {
   const processes = chromiumProcesses(userDataDir);
   if (!processes.some((p) => p.type === "browser")) throw new Error(`no Chromium main process runs on ${userDataDir}`);
-  for (const { pid } of processes) {
+  const doomed = what === "all" ? processes : processes.filter((p) => p.type === "browser");
+  for (const { pid } of doomed) {
     try {
       process.kill(pid, "SIGKILL");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
     }
   }
-  return processes;
+  return doomed;
 }
 
-/** Resolves once no process of the Chromium on `userDataDir` is left (reaped or a zombie). */
-export async function chromiumGone(userDataDir: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Resolves once no process of the Chromium on `userDataDir` is left (reaped or a zombie); returns how long that took. */
+export async function chromiumGone(userDataDir: string, timeoutMs = 15_000): Promise<number> {
+  const t0 = Date.now();
+  const deadline = t0 + timeoutMs;
   for (;;) {
     const left = chromiumProcesses(userDataDir);
-    if (left.length === 0) return;
+    if (left.length === 0) return Date.now() - t0;
     if (Date.now() > deadline) throw new Error(`Chromium on ${userDataDir} still runs ${timeoutMs} ms after its SIGKILL: ${JSON.stringify(left)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
 import type { JournalRecord } from "../../stores/types.js";
-import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumProcess } from "./chromium.js";
+import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumKill, type ChromiumProcess } from "./chromium.js";
 import type { PageReport } from "./page/agent.js";
 
 const PAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "page");
@@ -74,12 +74,15 @@ export interface BrowserHarness {
   readonly context: BrowserContext;
   reports: PageReports;
   /**
-   * SIGKILLs the browser (its main process and every child process, at once); synchronous, so it can be
-   * called from a report listener while the page waits on it. Returns the processes it killed.
+   * SIGKILLs the browser: its main process and every child at once (`"all"`, the default), or only the
+   * main process (`"browser"`); synchronous, so it can be called from a report listener while the page
+   * waits on it. Returns the processes it killed.
    */
-  kill(): ChromiumProcess[];
+  kill(what?: ChromiumKill): ChromiumProcess[];
   /** Launches Chromium again on the same profile: after `kill` (once every process is gone), or after closing it. */
   relaunch(): Promise<BrowserContext>;
+  /** How long the last killed browser's processes took to be gone, in ms (measured by `relaunch`). */
+  readonly lastExitMs: number;
   close(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
   let server: Server | undefined;
   let context: BrowserContext | undefined;
   let killed = false;
+  let lastExitMs = 0;
   const launch = async () => {
     const launched = await launchProfile(profileDir);
     await launched.exposeBinding("loomReport", (_source, report: PageReport) => reports.record(report));
@@ -120,12 +124,14 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
     get context() {
       return running.context;
     },
-    kill() {
+    kill(what) {
       killed = true;
-      return killChromium(profileDir);
+      return killChromium(profileDir, what);
     },
     async relaunch() {
-      // After a SIGKILL this only lets playwright notice the closed pipe; otherwise a graceful close.
+      // After a SIGKILL, the children left (if only the main process was killed) exit on their own before
+      // the context is closed: closing it first would have playwright SIGKILL their process group.
+      if (killed) lastExitMs = await chromiumGone(profileDir);
       await running.context.close().catch((error: unknown) => {
         if (!killed) throw error;
       });
@@ -133,6 +139,9 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
       killed = false;
       running.context = await launch();
       return running.context;
+    },
+    get lastExitMs() {
+      return lastExitMs;
     },
     async close() {
       await running.context.close().catch(() => undefined);

@@ -11,7 +11,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
-import type { ChromiumProcess } from "../browser/chromium.js";
+import type { ChromiumKill, ChromiumProcess } from "../browser/chromium.js";
 import { openHarnessPage, useBrowserHarness } from "../browser/harness.js";
 import type { AgentRun, PageReport } from "../browser/page/agent.js";
 import { cases, contiguous, duplicateOutcomes, timeout, withoutTime } from "./support.js";
@@ -34,14 +34,21 @@ const noise: string[] = [];
  */
 type KillPoint = { label: string } & ({ park: string } | { afterAck: string } | { afterCall: string; delayMs: number });
 
+/** What is SIGKILLed: the main process only (a browser crash: the children exit on their own), or all at once. */
+type Kill = { point: KillPoint; what: ChromiumKill };
+
 const run = (db: string): AgentRun => ({ db, executionId: EXECUTION, turns: TURNS, lock: true });
 const openPage = () => openHarnessPage(harness(), harness().context, noise);
 const journal = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.log(db, id), [db, EXECUTION] as const);
 const result = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.result(db, id), [db, EXECUTION] as const);
 const completedSteps = (log: JournalRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
 
-/** The CI points first (the issue's: parked in the first tool call, just after turn 1's model reply, in the last turn), then every other. */
-function killPoints(): KillPoint[] {
+/**
+ * The CI kills first (the issue's points: parked in the first tool call, just after turn 1's model
+ * reply, in the last turn; and one racing an append), alternately of the main process only and of all;
+ * then every point, each both ways.
+ */
+function kills(): Kill[] {
   const first: KillPoint[] = [
     { label: "parked in the first tool call", park: tool(0) },
     { label: "the moment turn 1's model reply was acknowledged", afterAck: model(1) },
@@ -49,15 +56,20 @@ function killPoints(): KillPoint[] {
     { label: "2 ms after turn 2's tool call went ahead", afterCall: tool(2), delayMs: 2 },
   ];
   const steps = Array.from({ length: TURNS }, (_, turn) => (turn < TURNS - 1 ? [model(turn), tool(turn)] : [model(turn)])).flat();
-  const rest: KillPoint[] = [
+  const every: KillPoint[] = [
+    ...first,
     ...steps.map((step) => ({ label: `parked in ${step}`, park: step })),
     // Not the last step's: its append ends the run, and a kill after it leaves nothing to resume.
     ...steps.slice(0, -1).map((step) => ({ label: `the moment ${step}'s outcome was acknowledged`, afterAck: step })),
     ...[0, 1, 2, 5, 10].flatMap((delayMs) => steps.map((step) => ({ label: `${delayMs} ms after ${step} went ahead`, afterCall: step, delayMs }))),
   ];
-  const key = (p: KillPoint) => JSON.stringify({ ...p, label: undefined });
-  const seen = new Set(first.map(key));
-  return [...first, ...rest.filter((p) => !seen.has(key(p)) && (seen.add(key(p)), true))];
+  const all: Kill[] = [
+    ...first.map((point, i): Kill => ({ point, what: i % 2 === 0 ? "browser" : "all" })),
+    ...every.flatMap((point) => (["browser", "all"] as const).map((what): Kill => ({ point, what }))),
+  ];
+  const key = ({ point, what }: Kill) => JSON.stringify({ ...point, label: undefined, what });
+  const seen = new Set<string>();
+  return all.filter((kill) => !seen.has(key(kill)) && (seen.add(key(kill)), true));
 }
 
 describe("browser crash: the browser process SIGKILLed mid-run, relaunched on the same profile", () => {
@@ -78,23 +90,24 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
       expect(reports.acksOf("reference", EXECUTION)).toEqual(referenceLog);
       const appends = reports.appendsOf("reference", EXECUTION);
 
-      const all = killPoints();
+      const all = kills();
       const points = Array.from({ length: cases("BROWSER_KILLS", 4, all.length) }, (_, i) => all[i % all.length]!);
       let killedProcesses = 0;
       let acknowledged = 0;
       let reran = 0;
       let fromSnapshot = 0;
       let unacknowledged = 0;
+      let childrenExitMs = 0;
       // Where the afterCall kills landed against the append of the raced call's outcome.
       const raced = { beforeCommit: 0, committedUnacknowledged: 0, acknowledged: 0 };
 
-      for (const [i, point] of points.entries()) {
+      for (const [i, { point, what }] of points.entries()) {
         const db = `kill-${i}`;
-        const label = `kill point ${i} (${point.label})`;
+        const label = `kill ${i} (${what === "all" ? "every process" : "the main process"}, ${point.label})`;
 
         // Run until the kill point, then SIGKILL the browser there.
         let killed: ChromiumProcess[] | undefined;
-        const kill = () => void (killed ??= harness().kill());
+        const kill = () => void (killed ??= harness().kill(what));
         let unsubscribe: () => void = () => undefined;
         const died = new Promise<void>((resolve) => {
           if ("park" in point) return resolve();
@@ -126,6 +139,7 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
 
         // Relaunch on the same profile; the journal must hold every record acknowledged before the kill.
         await harness().relaunch();
+        if (what === "browser") childrenExitMs = Math.max(childrenExitMs, harness().lastExitMs);
         page = await openPage();
         const acked = reports.acksOf(db, EXECUTION);
         const callsBefore = reports.callsOf(db);
@@ -177,10 +191,12 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
       }
       expect(noise).toEqual([]);
       const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+      const mainOnly = points.filter((k) => k.what === "browser").length;
       console.info(
-        `[browser crash] ${points.length} SIGKILLs of Chromium (${killedProcesses} processes) mid-run of a ${TURNS}-turn agent ` +
-          `(${appends} appends); ${acknowledged} acknowledged records all survived (in ${unacknowledged} kills more had committed than the page ` +
-          `saw acknowledged; raced appends ${JSON.stringify(raced)}); ${points.length} runs resumed to the reference ` +
+        `[browser crash] ${points.length} SIGKILLs of Chromium mid-run of a ${TURNS}-turn agent (${appends} appends): ` +
+          `${mainOnly} of the main process only (its children gone in at most ${childrenExitMs} ms), ${points.length - mainOnly} of every process ` +
+          `(${killedProcesses} processes killed in all); ${acknowledged} acknowledged records all survived; raced appends ${JSON.stringify(raced)} ` +
+          `(${unacknowledged} kills left more committed than the page saw acknowledged); ${points.length} runs resumed to the reference ` +
           `(${fromSnapshot} from a snapshot); ${reran} in-flight calls ran again, no recorded one; ${seconds} s`,
       );
     },
