@@ -1,7 +1,8 @@
-// The browser-crash campaign: the browser process killed mid-run. An agentLoop$ runs in a real headless Chromium on
-// indexedDbStores, on a persistent profile (spec/browser/harness.ts). At a kill point the whole browser
-// is SIGKILLed (its main process and every child at once, the storage service that runs IndexedDB
-// among them), then Chromium is relaunched on the same profile directory and the run resumed there.
+// The browser-crash campaign: the browser process killed mid-run. An agentLoop$ runs in a real
+// headless Chromium on indexedDbStores, on a persistent profile (spec/browser/harness.ts). At a kill
+// point Chromium is SIGKILLed: its main process only, as a browser crash does (the children exit on
+// their own), or every process at once (the storage service that runs IndexedDB among them, so none
+// finishes a write); then it is relaunched on the same profile directory and the run resumed there.
 // The page reports to this process, before each call runs, every model and tool call, and every record
 // its app saw acknowledged, so both counts span the two launches. Held: the run ends with the
 // uninterrupted run's output and journal, seqs contiguous, every acknowledged record there as it was
