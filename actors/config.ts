@@ -173,17 +173,29 @@ export function validateConfig(config: LoomConfig): void {
   validateCapabilities(config.capabilities, Object.keys(effects));
 }
 
-/** Longest data subject, in UTF-8 bytes (a lone surrogate counts 3, as it is written): an id, not data. */
+/** Longest data subject, in UTF-8 bytes: an id, not data. */
 export const MAX_SUBJECT_BYTES = 256;
 
+// In a /u pattern a surrogate pair is one code point, so this matches lone surrogates only.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 /**
- * Refuses anything but a data subject id, a non-empty string of at most MAX_SUBJECT_BYTES UTF-8 bytes, with
- * ConfigError naming `path` (`start.subject`, `eraseSubject.subject`, ...) and the value, before anything is written.
+ * Refuses anything but a data subject id, a non-empty, well-formed (no lone surrogate) string of at most
+ * MAX_SUBJECT_BYTES UTF-8 bytes, with ConfigError naming `path` (`start.subject`, `eraseSubject.subject`, ...)
+ * and the value, before anything is written. Well-formed, because a UTF-8 store (a file, PostgreSQL text,
+ * a URI-encoded coordinator id) would write two different lone surrogates as the same U+FFFD, or refuse them.
  */
 export function checkSubject(subject: unknown, path: string): asserts subject is string {
-  if (typeof subject === "string" && subject !== "" && utf8Length(subject) <= MAX_SUBJECT_BYTES) return;
-  const shown = typeof subject === "string" ? (subject === "" ? '""' : `a string of ${utf8Length(subject)} UTF-8 bytes (${JSON.stringify(subject.slice(0, 24))}...)`) : showValue(subject);
-  throw new ConfigError(path, `a subject is a non-empty string of at most ${MAX_SUBJECT_BYTES} UTF-8 bytes (the id of whose data it is, e.g. "user-42"); got ${shown}.`);
+  if (typeof subject === "string" && subject !== "" && !LONE_SURROGATE.test(subject) && utf8Length(subject) <= MAX_SUBJECT_BYTES) return;
+  const shown =
+    typeof subject !== "string"
+      ? showValue(subject)
+      : subject === ""
+        ? '""'
+        : LONE_SURROGATE.test(subject)
+          ? `${JSON.stringify(subject.slice(0, 24))}, which holds a lone surrogate (not well-formed Unicode)`
+          : `a string of ${utf8Length(subject)} UTF-8 bytes (${JSON.stringify(subject.slice(0, 24))}...)`;
+  throw new ConfigError(path, `a subject is a non-empty, well-formed string of at most ${MAX_SUBJECT_BYTES} UTF-8 bytes (the id of whose data it is, e.g. "user-42"); got ${shown}.`);
 }
 
 function showValue(value: unknown): string {
