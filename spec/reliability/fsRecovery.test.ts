@@ -196,6 +196,15 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
       }
       expect(await readFile(log), `open ${open}: the log is left as it was`).toEqual(damaged);
     }
+    // The way out: restore the file (here: its bytes before the flip). The next open rescans it, whole.
+    await writeFile(log, bytes);
+    const restored = await fsStores({ dir: fixture.dir });
+    try {
+      expect((await restored.events.getExecution(EXECUTION_ID))?.damaged).toBeUndefined();
+      expect(withoutTime(await restored.events.read(EXECUTION_ID))).toEqual(withoutTime(fixture.log));
+    } finally {
+      await restored.close();
+    }
   });
 
   it("reports a log cut below the size the catalogue checkpoint recorded as durable, at a frame boundary or inside a frame", async () => {
