@@ -421,10 +421,12 @@ export class App {
   forgetSubject(subject: string, executionIds: readonly string[]): void {
     const ids = new Set(executionIds);
     for (const [id, execution] of this.executions) if (execution.subject === subject) ids.add(id);
+    for (const [id, settled] of this.settled) if (settled.subject === subject) ids.add(id);
     for (const id of ids) {
       this.executions.get(id)?.halt();
       this.executions.delete(id);
       this.outcomes.delete(id);
+      this.settled.delete(id);
       if (this.effects.codec instanceof SubjectCodec) this.effects.codec.forget(id);
       void this.releaseWriter(id);
     }
