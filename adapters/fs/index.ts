@@ -33,8 +33,11 @@ export interface FsStores extends Stores {
 }
 
 /**
- * Opens (or creates) a journal directory: recovers every execution (a torn tail is truncated, a damaged
- * middle record is reported), takes the writer lock, and returns durable stores: a resolved write is fsync'd.
+ * Opens (or creates) a journal directory: recovers every execution (a torn tail past the last durable size is
+ * truncated; damage before it, a missing or cut log, or a log behind its snapshot is reported: the execution
+ * stays listed with `ExecutionInfo.damaged` and its reads fail with `JournalCorruptionError`; nothing is
+ * deleted, see docs/storage.md "Recovery"), takes the writer lock, and returns durable stores: a resolved
+ * write is fsync'd.
  * Rejects with `WriterLockedError` when another live process holds the directory.
  *
  * @example

@@ -127,8 +127,12 @@ export async function survey(paths: ExecutionPaths, executionId: string): Promis
 async function idOf(paths: ExecutionPaths, entry: CheckpointEntry | undefined): Promise<string | undefined> {
   if (paths.name.startsWith("x")) return Buffer.from(paths.name.slice(1), "hex").toString("utf8");
   if (entry) return entry.info.executionId;
-  const value = (await readSingleFrame(paths.snapshot).catch(() => undefined)) as { executionId?: unknown } | undefined;
-  return typeof value?.executionId === "string" && entryName(value.executionId) === paths.name ? value.executionId : undefined;
+  // Snapshots and segments store the id too.
+  for (const path of [paths.snapshot, ...(await listSegments(paths)).map((s) => s.path)]) {
+    const value = (await readSingleFrame(path).catch(() => undefined)) as { executionId?: unknown } | undefined;
+    if (typeof value?.executionId === "string" && entryName(value.executionId) === paths.name) return value.executionId;
+  }
+  return undefined;
 }
 
 export const damageOf = (error: JournalCorruptionError): ExecutionDamage => ({ kind: error.kind, file: error.file, offset: error.offset, message: error.message });

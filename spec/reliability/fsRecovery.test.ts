@@ -324,6 +324,25 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     }
   });
 
+  it("keeps a damaged execution whose id is too long for its folder name, naming it from its segment", async () => {
+    const dir = await tempDir("b1-long");
+    const id = `long-${"é".repeat(120)}`; // over 100 UTF-8 bytes: stored under h<sha256>
+    const stores = await fsStores({ dir });
+    await stores.events.append(id, 0, [started(1)]);
+    await stores.events.append(id, 1, [step(2)]);
+    await stores.events.archive(id, 1);
+    await stores.close();
+    await rm(ExecutionPaths.of(dir, id).log);
+    await rm(checkpointOf(dir));
+    const reopened = await fsStores({ dir });
+    try {
+      expect(await reopened.events.listExecutions()).toEqual([expect.objectContaining({ executionId: id, damaged: expect.objectContaining({ kind: "missing" }) })]);
+      expect((await reopened.events.readArchives(id)).flatMap((s) => s.records)).toEqual([started(1)]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("lets a damaged execution be given up with app.deleteHistory, the documented way out when there is no backup", async () => {
     const fixture = await agentJournal("b1-delete", { archiveThrough: 6 });
     await rm(pathsOf(fixture.dir).log);
