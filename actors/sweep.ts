@@ -42,6 +42,8 @@ interface CitationIndex {
   telemetry: Map<string, number>;
   executions: number;
   unknown: boolean;
+  /** Addresses in flight when the scan began: their citing append may land after the scan read its log. */
+  inflightAtScan: Set<string>;
 }
 
 interface SweepState {
@@ -130,7 +132,9 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
   const events = app.stores.events;
   const keys = app.config.security?.crypto?.keys;
   const trust = claimCheckTrustFor(app);
-  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false };
+  // Taken before any log is read: an offload in flight now is cited by an append the scan may miss, and the
+  // append takes it out of `inflight` before the reclaim looks, so the reclaim spares what was in flight here.
+  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false, inflightAtScan: new Set(inflight.keys()) };
   const pin = (address: string) => {
     index.pinned.add(address);
     index.telemetry.delete(address);
@@ -224,7 +228,7 @@ export const sweepEffects: Record<string, InternalEffect> = {
         const telemetryAt = index.telemetry.get(address);
         const cited = index.unknown || index.pinned.has(address) || (telemetryAt !== undefined && input.startedAt - telemetryAt < input.ttlMs);
         if (cited) batch.kept++;
-        else if (info.touchedAt >= input.touchCutoff || inflight.has(address)) batch.spared++;
+        else if (info.touchedAt >= input.touchCutoff || inflight.has(address) || index.inflightAtScan.has(address)) batch.spared++;
         else if (await content.deleteIfUntouchedSince(address, input.touchCutoff)) {
           batch.deleted++;
           batch.bytesDeleted += info.size;

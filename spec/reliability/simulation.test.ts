@@ -3,8 +3,10 @@
 // executions (agent loops and the demo machine with its timer), with app restarts in between.
 // Invariants: every execution ends; seqs contiguous; every step outcome recorded once, and no effect
 // runs once its outcome is journaled; every completed tool's side effect applied; a fresh app replays
-// every journal without running an effect. A failing seed is printed; LOOMWORK_SEED=<seed> reruns it
-// and must reproduce the same trace hash.
+// every journal without running an effect; nothing cited is swept. The counts of what was injected (each
+// fault kind, crashes, erasures, sweeps, sweeps while a citing append was held in flight) are printed and
+// must not be zero over the seeds. A failing seed is printed; LOOMWORK_SEED=<seed> reruns it and must
+// reproduce the same trace hash.
 import { describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agentLoop.js";
 import { createApp } from "../../actors/app.js";
@@ -15,7 +17,7 @@ import { scriptedModel } from "../../adapters/scripted/index.js";
 import { MemoryEventStore, memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
-import { simulate, type SimulationResult } from "./simulation.js";
+import { FAULTS, simulate, type SimulationResult } from "./simulation.js";
 import { cases, timeout } from "./support.js";
 
 function seedList(count: number): number[] {
@@ -38,12 +40,29 @@ describe("campaign 4: deterministic simulation", () => {
         }
       }
       const sum = (f: (r: SimulationResult) => number) => results.reduce((n, r) => n + f(r), 0);
+      const injected = {
+        records: sum((r) => r.records),
+        faults: sum((r) => r.faults),
+        ...Object.fromEntries(FAULTS.map((kind) => [kind, sum((r) => r.faultKinds[kind])])),
+        crashes: sum((r) => r.restarts),
+        erasures: sum((r) => r.erasures),
+        sweeps: sum((r) => r.sweeps),
+        inflightSweeps: sum((r) => r.inflightSweeps),
+        traceEvents: sum((r) => r.trace.length),
+      } as Record<string, number>;
       console.info(
-        `[campaign 4] ${seeds.length} seeds: ${sum((r) => r.records)} records, ${sum((r) => r.faults)} storage faults, ` +
-          `${sum((r) => r.restarts)} restarts (crashes), ${sum((r) => r.erasures)} erasures, ${sum((r) => r.sweeps)} sweeps, ` +
-          `${sum((r) => r.trace.length)} trace events; ${failures.length} failing seeds`,
+        `[campaign 4] ${seeds.length} seeds: ${injected.records} records, ${injected.faults} storage faults ` +
+          `(${FAULTS.map((kind) => `${injected[kind]} ${kind}`).join(", ")}), ${injected.crashes} restarts (crashes), ` +
+          `${injected.erasures} erasures, ${injected.sweeps} sweeps (${injected.inflightSweeps} while a citing append was in flight), ` +
+          `${injected.traceEvents} trace events; ${failures.length} failing seeds`,
       );
       expect(failures, failures.join("\n")).toEqual([]);
+      // The campaign injected what it claims: every kind of fault, crashes, erasures, sweeps, and sweeps
+      // that only the in-flight offload tracking survives. (A single rerun seed need not draw every kind.)
+      expect(sum((r) => r.faultKinds.refuse + r.faultKinds["lost-ack"] + r.faultKinds.stall + r.faultKinds.read + r.faultKinds["stall-cited"])).toBe(injected.faults);
+      if (seeds.length > 1) {
+        for (const kind of ["records", ...FAULTS, "crashes", "erasures", "sweeps", "inflightSweeps"]) expect(injected[kind], `${kind} injected over ${seeds.length} seeds`).toBeGreaterThan(0);
+      }
     },
     timeout(120_000, 7_200_000),
   );
@@ -117,5 +136,44 @@ describe("campaign 4: found by the simulation", () => {
     expect(cited, "the in-flight append landed").toBeDefined();
     expect(await second.resolveClaimCheck(cited!.output), "the blob the journal cites").not.toBeNull();
     await second.close();
+  });
+});
+
+describe("campaign 4: found by the simulation's sweeps while a citing append is in flight", () => {
+  // Found by seeds 46 and 57 once the simulation held a citing append (`stall-cited`) and swept meanwhile:
+  // a sweep's scan reads the journals while the append that cites a just-offloaded blob is still in
+  // flight; the append lands before the sweep's reclaim step, which takes the blob out of the in-flight
+  // set; the reclaim then finds it neither in its (older) citation index nor in flight, and deletes a
+  // blob the journal now cites, for good.
+  it("keeps a blob whose citing append was in flight during the sweep's scan and landed before its reclaim", async () => {
+    const events = new GatedEvents();
+    const stores = { ...memoryStores(), events };
+    const loop = agentLoop$({ id: "gated", model: "model", tools: ["search"], maxTurns: 2, warnTranscriptBytes: false });
+    const app = createApp(
+      defineConfig({
+        stores,
+        logics: [loop],
+        effects: {
+          model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
+          search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
+        },
+        execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
+      }),
+    );
+    await app.start(loop, { executionId: "g", input: { prompt: "go" } });
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    let blobs = 0;
+    for await (const _ of stores.content.list()) blobs++;
+    expect(blobs, "the tool's output was offloaded; its citing append waits at the gate").toBe(1);
+    // The citing append lands as soon as the sweep's scan has read the journals, before its reclaim.
+    app.on("append", ({ executionId, records }) => {
+      if (executionId.startsWith("loom.sweep") && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes("scan"))) events.release();
+    });
+    await app.sweep({ ttlMs: 0 });
+    expect(await app.result("g")).toMatchObject({ text: "done" });
+    const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
+    expect(cited, "the in-flight append landed").toBeDefined();
+    expect(await app.resolveClaimCheck(cited!.output), "the blob the journal cites").not.toBeNull();
+    await app.close();
   });
 });

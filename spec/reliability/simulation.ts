@@ -23,8 +23,16 @@ import { demoMachine } from "../support/demoMachine.js";
 import { prng } from "../support/workload.js";
 import { contiguous, duplicateOutcomes, sha256 } from "./support.js";
 
-/** A storage fault the scheduler arms for the next append(s). */
-type Fault = "refuse" | "lost-ack" | "stall" | "read";
+/**
+ * A storage fault the scheduler arms for the next append(s). `stall-cited` holds the next append whose
+ * records cite a claim-checked blob (its STEP_COMPLETED): its blob is in the content store, no record cites
+ * it yet, and the scheduler sweeps while it is held (the sweep's in-flight tracking must keep the blob).
+ */
+export type Fault = "refuse" | "lost-ack" | "stall" | "read" | "stall-cited";
+export const FAULTS: readonly Fault[] = ["refuse", "lost-ack", "stall", "read", "stall-cited"];
+
+/** True when a record (sealed or not) cites a claim-checked blob: its readable `refs`. */
+const citesContent = (record: JournalRecord) => Array.isArray(record.refs) && record.refs.length > 0;
 
 /** Thrown by the faulting store: an I/O error of the simulated disk. */
 export class SimulatedStorageError extends Error {
@@ -71,6 +79,10 @@ class FaultingEventStore implements EventStore {
   readonly spiVersion: string;
   faults: Fault[] = [];
   injected = 0;
+  /** Injected faults by kind. */
+  readonly kinds = Object.fromEntries(FAULTS.map((kind) => [kind, 0])) as Record<Fault, number>;
+  /** Appends citing a blob that `stall-cited` holds right now. */
+  heldCited = 0;
   /** Every call, for the scheduler's quiescence check. */
   calls = 0;
 
@@ -101,15 +113,23 @@ class FaultingEventStore implements EventStore {
 
   private async appendFrom(owner: Process, executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
     this.calls++;
-    const fault = this.faults[0] === "read" ? undefined : this.faults.shift();
+    // `stall-cited` waits in the queue for an append that cites a blob; the others apply to the next append
+    // (a `read` to the next read), in the order they were armed.
+    const cited = this.faults.indexOf("stall-cited");
+    const next = this.nextFault();
+    const fault = cited >= 0 && records.some(citesContent) ? this.faults.splice(cited, 1)[0] : next >= 0 && this.faults[next] !== "read" ? this.faults.splice(next, 1)[0] : undefined;
     if (fault) {
       this.injected++;
+      this.kinds[fault]++;
       this.note(`fault ${fault} append ${executionId}@${expectedSeq}`);
     }
     if (fault === "refuse") throw new SimulatedStorageError(`refused append to ${executionId} at ${expectedSeq}`);
-    if (fault === "stall") {
+    if (fault === "stall" || fault === "stall-cited") {
       let cancel = () => undefined as void;
-      await Promise.race([new Promise<void>((resolve) => (cancel = this.clock.setTimer(resolve, 250))), owner.died()]);
+      if (fault === "stall-cited") this.heldCited++;
+      await Promise.race([new Promise<void>((resolve) => (cancel = this.clock.setTimer(resolve, 250))), owner.died()]).finally(() => {
+        if (fault === "stall-cited") this.heldCited--;
+      });
       cancel();
       if (owner.dead) {
         // The crash came while the write was in flight: it reached the disk or it did not, never later.
@@ -123,11 +143,18 @@ class FaultingEventStore implements EventStore {
     if (fault === "lost-ack") throw new SimulatedStorageError(`append to ${executionId} at ${expectedSeq} landed, its ack was lost`);
   }
 
+  /** The first armed fault that is not waiting for a citing append. */
+  private nextFault(): number {
+    return this.faults.findIndex((fault) => fault !== "stall-cited");
+  }
+
   async read(executionId: string, fromSeq?: number): Promise<JournalRecord[]> {
     this.calls++;
-    if (this.faults[0] === "read") {
-      this.faults.shift();
+    const next = this.nextFault();
+    if (next >= 0 && this.faults[next] === "read") {
+      this.faults.splice(next, 1);
       this.injected++;
+      this.kinds.read++;
       this.note(`fault read ${executionId}`);
       throw new SimulatedStorageError(`read of ${executionId} failed`);
     }
@@ -163,10 +190,14 @@ export interface SimulationResult {
   trace: string[];
   violations: string[];
   faults: number;
+  /** Injected faults by kind (they sum to `faults`). */
+  faultKinds: Record<Fault, number>;
   restarts: number;
   records: number;
   erasures: number;
   sweeps: number;
+  /** Sweeps run while an append citing a claim-checked blob was held in flight (`stall-cited`). */
+  inflightSweeps: number;
 }
 
 /**
@@ -329,6 +360,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
   const world = { app: makeApp() };
   let erasures = 0;
   let sweeps = 0;
+  let inflightSweeps = 0;
   let eraseRequested = false;
 
   // Drains every promise the last action set off. Nothing waits on real I/O or real timers, and WebCrypto
@@ -400,7 +432,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
         live.send({ type: event }).catch(() => undefined);
       }
     } else if (roll < 0.7) {
-      const fault = pick(["refuse", "lost-ack", "stall", "read"] as const);
+      const fault = pick(FAULTS);
       faulting.faults.push(fault);
       note(`arm ${fault}`);
     } else if (roll < 0.8) {
@@ -417,6 +449,13 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       await attempt(`sweep ttl ${ttlMs}`, () => world.app.sweep({ ttlMs }));
     }
     await flush();
+    // A claim-checked blob is put and the append that cites it is held: sweep now, with nothing spared by
+    // its age. Only the sweep's tracking of in-flight offloads keeps the blob the journal will cite.
+    if (faulting.heldCited > 0) {
+      sweeps++;
+      inflightSweeps++;
+      await attempt("sweep ttl 0 while a citing append is in flight", () => world.app.sweep({ ttlMs: 0 }));
+    }
   }
 
   // Settle: no more faults; finish a requested erasure; restart, resume, advance and approve until every
@@ -530,5 +569,5 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
   await replayer.close();
 
   const traceHash = sha256(JSON.stringify({ trace, journals, applied }));
-  return { seed, traceHash, trace, violations, faults: faulting.injected, restarts, records, erasures, sweeps };
+  return { seed, traceHash, trace, violations, faults: faulting.injected, faultKinds: { ...faulting.kinds }, restarts, records, erasures, sweeps, inflightSweeps };
 }
