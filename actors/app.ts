@@ -285,6 +285,13 @@ export class App {
    */
   invokeTransient<O = unknown>(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<O> {
     this.assertOpen("invoke an effect");
+    if (options.subject !== undefined) {
+      try {
+        checkSubject(options.subject, "invokeTransient.subject");
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return this.effects.invokeTransient(effectId, input, options) as Promise<O>;
   }
 

@@ -781,6 +781,16 @@ describe("issue 13: bad input", () => {
     await app.close();
   });
 
+  it.each(BAD_SUBJECTS)("invokeTransient refuses subject %s with ConfigError invokeTransient.subject and runs nothing", async (shown, subject) => {
+    const counted = countedDemoEffects();
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: counted.effects }));
+    const error = await rejection(app.invokeTransient("research", { topic: "t" }, { subject: subject as string }));
+    expect(error, shown).toBeInstanceOf(ConfigError);
+    expect(error, shown).toMatchObject({ path: "invokeTransient.subject" });
+    expect(counted.runs.size, `${shown}: the effect did not run`).toBe(0);
+    await app.close();
+  });
+
   it("accepts a subject of exactly 256 UTF-8 bytes, and exports and erases it", async () => {
     const subject = `${"é".repeat(127)}xx`;
     const stores = memoryStores();
