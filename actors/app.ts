@@ -460,6 +460,8 @@ export class App {
   private async rebuilt(executionId: string, logic?: AnyStateMachine): Promise<{ execution: Execution; info: ExecutionInfo }> {
     const info = await this.stores.events.getExecution(executionId);
     if (!info) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
+    // A damaged journal refuses with the store's JournalCorruptionError before anything else is judged.
+    if (info.damaged) await this.stores.events.read(executionId);
     const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);

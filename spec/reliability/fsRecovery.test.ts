@@ -324,6 +324,21 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     }
   });
 
+  it("refuses the resume of a deleted log with JournalCorruptionError even when only its snapshot is left (no checkpoint, no segment)", async () => {
+    const fixture = await agentJournal("b1-bare");
+    await rm(pathsOf(fixture.dir).log);
+    await rm(checkpointOf(fixture.dir));
+    const stores = await fsStores({ dir: fixture.dir });
+    try {
+      expect((await stores.events.getExecution(EXECUTION_ID))?.damaged).toMatchObject({ kind: "missing" });
+      const error = await resumeError(stores);
+      expect(error).toBeInstanceOf(JournalCorruptionError);
+      expect((error as Error).message).toContain(`a whole snapshot at seq ${fixture.log.length}`);
+    } finally {
+      await stores.close();
+    }
+  });
+
   it("keeps a damaged execution whose id is too long for its folder name, naming it from its segment", async () => {
     const dir = await tempDir("b1-long");
     const id = `long-${"é".repeat(120)}`; // over 100 UTF-8 bytes: stored under h<sha256>
