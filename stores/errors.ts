@@ -76,6 +76,8 @@ export class JournalCorruptionError extends LoomworkError {
   readonly file: string;
   readonly offset: number;
   readonly kind: JournalDamageKind;
+  /** What is wrong there, without the advice (e.g. "checksum mismatch"). */
+  readonly reason: string;
   /** What is still whole (set when the store looked). */
   readonly survives?: JournalSurvivors;
   constructor(file: string, offset: number, reason: string, details: JournalCorruptionDetails = {}) {
@@ -87,6 +89,7 @@ export class JournalCorruptionError extends LoomworkError {
     this.file = file;
     this.offset = offset;
     this.kind = details.kind ?? "frame";
+    this.reason = reason;
     if (details.survives) this.survives = details.survives;
   }
 }

@@ -193,7 +193,7 @@ export class FsEventStore implements EventStore {
         snapshot = await readSnapshot(execution.paths, executionId);
       } catch (error) {
         if (!(error instanceof JournalCorruptionError)) throw error;
-        throw new JournalCorruptionError(error.file, error.offset, `the snapshot is damaged (${error.message.replace(/^.*? at byte offset \d+: /, "").replace(/\. Only a torn tail.*$/, "")})`, {
+        throw new JournalCorruptionError(error.file, error.offset, `the snapshot is damaged (${error.reason})`, {
           kind: "snapshot",
           remedy: "A snapshot is a cache: the runtime replays the log instead; the next snapshot replaces the file.",
         });
