@@ -10,6 +10,7 @@ import { measureOverhead } from "./overhead.js";
 import { measureThroughput } from "./throughput.js";
 import { measureLangGraph } from "./langgraph.js";
 import { measureSweep } from "./sweep.js";
+import { measureMemory } from "./memory.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -18,6 +19,7 @@ export const MEASUREMENTS = [
   { id: "throughput", run: measureThroughput },
   { id: "langgraph", run: measureLangGraph },
   { id: "sweep", run: measureSweep },
+  { id: "memory", run: measureMemory },
 ] as const;
 
 export interface BenchRun {

@@ -1,0 +1,97 @@
+// Measurement 7: retained heap per finished execution (issue 13). Each row is a fresh `node --expose-gc`
+// process (bench/child/memory.ts) that runs finished 30-turn agent executions in one app on fs stores and
+// measures the heap after a full GC, V8's code space left out: with the app open, after `app.close()` with
+// the app still referenced (as a long-lived desktop process keeps it), and once the app is let go; the
+// app's share is the difference. spec/reliability/memory.test.ts asserts the same figures.
+import type { MemoryArgs, MemoryReport } from "./child/memory.js";
+import type { BenchOptions } from "./options.js";
+import { bytes, type Cell, type Goal, type Section } from "./report.js";
+import { runChild } from "./spawn.js";
+import { DEFAULT_SETTLED_CACHE } from "../actors/config.js";
+
+/** The bound per finished execution after close, and per cached outcome while open. */
+const BOUND_BYTES = 1024;
+const TURNS = 30;
+
+interface Row {
+  settledCache: number;
+  report?: MemoryReport;
+  error?: string;
+}
+
+const HEAD = [
+  "execution.settledCache",
+  "finished executions",
+  "app's share, open",
+  "per cached outcome (open)",
+  "app's share after close",
+  "per execution after close",
+  "whole heap per execution (fs stores' own catalogue included)",
+  "app.result after close",
+];
+
+function cells(row: Row): Cell[] {
+  const r = row.report;
+  if (!r) return [row.settledCache, "", `not measured: ${row.error ?? "?"}`, "", "", "", "", ""];
+  const open = r.open - r.appDropped;
+  const closed = r.closed - r.appDropped;
+  const cached = Math.min(r.executions, row.settledCache);
+  const ok = r.closedResults.every((v) => (v as { turns?: number }).turns === TURNS);
+  return [
+    row.settledCache === DEFAULT_SETTLED_CACHE ? `${row.settledCache} (default)` : row.settledCache,
+    r.executions,
+    bytes(open),
+    cached > 0 ? bytes((open - closed) / cached) : "n/a",
+    bytes(closed),
+    bytes(closed / r.executions),
+    bytes((r.storesClosed - r.before) / r.executions),
+    ok ? "the output, from the journal" : `wrong: ${JSON.stringify(r.closedResults).slice(0, 80)}`,
+  ];
+}
+
+export async function measureMemory(options: BenchOptions): Promise<Section> {
+  const executions = options.mode === "quick" ? 12 : 300;
+  const warmup = options.mode === "quick" ? 2 : 20;
+  const rows: Row[] = [];
+  for (const settledCache of [DEFAULT_SETTLED_CACHE, 16]) {
+    const args: MemoryArgs = { executions, turns: TURNS, warmup, concurrency: 8, settledCache };
+    try {
+      rows.push({ settledCache, report: (await runChild("memory", args, ["--expose-gc"])) as unknown as MemoryReport });
+    } catch (error) {
+      rows.push({ settledCache, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  const measured = rows.filter((r) => r.report);
+  const closedPer = measured.map((r) => (r.report!.closed - r.report!.appDropped) / r.report!.executions);
+  const cachedPer = measured.map((r) => (r.report!.open - r.report!.closed) / Math.max(1, Math.min(r.report!.executions, r.settledCache)));
+  const goals: Goal[] = [
+    {
+      goal: `under ${BOUND_BYTES.toLocaleString("en-US")} B retained per finished ${TURNS}-turn execution after app.close(), the app still referenced`,
+      met: measured.length === rows.length ? closedPer.every((b) => b < BOUND_BYTES) : "not measured",
+      detail: measured.length > 0 ? `largest: ${bytes(Math.max(...closedPer))} per execution` : (rows[0]?.error ?? ""),
+    },
+    {
+      goal: `bounded while open by execution.settledCache: under ${BOUND_BYTES.toLocaleString("en-US")} B per cached outcome, nothing per execution beyond it`,
+      met: measured.length === rows.length ? cachedPer.every((b) => b < BOUND_BYTES) : "not measured",
+      detail: measured.length > 0 ? `largest: ${bytes(Math.max(...cachedPer))} per cached outcome` : (rows[0]?.error ?? ""),
+    },
+  ];
+  return {
+    id: "memory",
+    title: "7. Retained heap per finished execution",
+    method: [
+      `Each row is a fresh \`node --expose-gc\` process (\`bench/child/memory.ts\`): ${warmup} warm-up executions in another app, then ${executions} ${TURNS}-turn executions of the harness (claim-check off, 8 at a time) ` +
+        "run to their end in one app on fs stores (fsync made a no-op: durability is not measured here). The heap is `heapUsed` after a full GC, without V8's code space (compiled code grows as the JIT warms, whatever the app holds): " +
+        "with the app open, after `app.close()` with the app and its stores still referenced, and after the app is let go. The app's share is the difference with the last figure; it includes what an app holds whatever it ran (its own objects, some 10-20 kB). " +
+        "The whole-heap column is everything above the baseline after the stores are closed too, the fs stores' per-execution catalogue (paths, log state) included. " +
+        "`spec/reliability/memory.test.ts` asserts the same bounds.",
+    ],
+    tables: [{ head: HEAD, rows: rows.map(cells) }],
+    goals,
+    notes: [
+      "Before issue 13 the app kept every ended execution (its folded state: the whole transcript) until the app object itself was dropped: about 381 kB per finished 30-turn execution, open or closed (measured by the same child on the previous commit). " +
+        "Now an execution is released when its outcome is settled; `app.result` answers from the last `execution.settledCache` outcomes, then from the journal.",
+    ],
+    raw: rows,
+  };
+}
