@@ -32,15 +32,20 @@ export interface CheckpointEntry {
 
 export const checkpointPath = (root: string): string => join(root, "catalogue.ckpt");
 
-/** The checkpoint by execution file name; empty when absent or unreadable (it is only a cache). */
-export async function loadCheckpoint(root: string): Promise<Map<string, CheckpointEntry>> {
+/**
+ * The checkpoint by execution file name; empty when absent. `damaged` when the file exists but fails its
+ * checksum or format: then nothing tells which bytes of a log were durable, and recovery takes them all as
+ * acknowledged (it reports damage instead of truncating it).
+ */
+export async function loadCheckpoint(root: string): Promise<{ entries: Map<string, CheckpointEntry>; damaged: boolean }> {
   try {
     const value = (await readSingleFrame(checkpointPath(root))) as { format?: string; entries?: [string, CheckpointEntry][] } | undefined;
-    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) return new Map(value.entries);
+    if (value === undefined) return { entries: new Map(), damaged: false };
+    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) return { entries: new Map(value.entries), damaged: false };
   } catch (error) {
     if (!(error instanceof JournalCorruptionError)) throw error;
   }
-  return new Map();
+  return { entries: new Map(), damaged: true };
 }
 
 export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][]): Promise<void> {
@@ -153,10 +158,12 @@ export async function recoverExecution(
   directory: FsDirectory,
   name: string,
   entry: CheckpointEntry | undefined,
+  checkpointDamaged = false,
 ): Promise<RecoveredExecution | undefined> {
   const paths = new ExecutionPaths(directory.dir, name);
-  // Acknowledged once: a checkpoint listed it, or a snapshot or segment (written only after the log was durable) exists.
-  const acknowledged = async () => entry !== undefined || (await otherFiles(paths)).length > 0;
+  // Acknowledged once: a checkpoint listed it (or may have: it is damaged), or a snapshot or segment
+  // (written only after the log was durable) exists.
+  const acknowledged = async () => entry !== undefined || checkpointDamaged || (await otherFiles(paths)).length > 0;
   // The log cannot be read from its first byte: keep everything, report it.
   const unreadable = async (kind: JournalDamageKind, problem: string): Promise<RecoveredExecution> => {
     const executionId = await idOf(paths, entry);
@@ -201,7 +208,8 @@ export async function recoverExecution(
   const executionId = header.executionId;
   // The checkpoint's entry speaks for this file only while it has the same fileId (a rewrite draws a new one).
   const same = entry !== undefined && entry.fileId === header.fileId;
-  const durable = same ? Math.max(entry.size, first.end) : first.end;
+  // A damaged checkpoint may have vouched for every byte: take them all as acknowledged.
+  const durable = same ? Math.max(entry.size, first.end) : checkpointDamaged ? size : first.end;
   const trusted = same && !entry.damaged && entry.size >= first.end && entry.size <= size;
   let info: ExecutionInfo | undefined = trusted ? entry.info : (header.base ?? undefined);
   let end = trusted ? entry.size : first.end;
@@ -230,7 +238,10 @@ export async function recoverExecution(
       if (offset >= durable) {
         if (next === undefined || isHole(bytes.subarray(offset - from, next - from))) await cutTail(directory, paths, header.fileId, offset, size, next !== undefined);
         else damage = { offset, reason: `${scan.bad.reason}, with valid frames after it`, kind: "frame" };
-      } else if (!(next === undefined && size < durable)) damage = { offset, reason: scan.bad.reason, kind: "frame" };
+      } else if (!(next === undefined && size < durable)) {
+        const why = checkpointDamaged && !same ? " (catalogue.ckpt is damaged, so every byte of the log is taken as acknowledged)" : "";
+        damage = { offset, reason: `${scan.bad.reason}${why}`, kind: "frame" };
+      }
     }
   }
   // Bytes the store had made durable are gone: never a torn tail.
@@ -300,7 +311,7 @@ export async function recoverExecutions(directory: FsDirectory): Promise<Recover
   const names = (await readdir(executionsDir(directory.dir))).filter((n) => /^[xh][0-9a-f]*$/.test(n));
   const recovered: RecoveredExecution[] = [];
   for (let i = 0; i < names.length; i += 32) {
-    const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.get(n))));
+    const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)));
     for (const execution of batch) if (execution) recovered.push(execution);
   }
   return recovered;

@@ -207,6 +207,31 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     }
   });
 
+  it("takes every byte as acknowledged when catalogue.ckpt itself is damaged: a flipped last frame is reported, not truncated", async () => {
+    const fixture = await agentJournal("b2-ckpt");
+    const other = await fsStores({ dir: fixture.dir });
+    await other.events.append("healthy", 0, [started(1)]);
+    await other.close();
+    const { log } = pathsOf(fixture.dir);
+    const last = (await framesOf(fixture.dir)).at(-1)!;
+    const damaged = await readFile(log);
+    damaged[last.offset + 12]! ^= 0x01;
+    await writeFile(log, damaged);
+    const checkpoint = await readFile(checkpointOf(fixture.dir));
+    checkpoint[checkpoint.length - 5]! ^= 0x01;
+    await writeFile(checkpointOf(fixture.dir), checkpoint);
+    for (let open = 1; open <= 2; open++) {
+      const stores = await fsStores({ dir: fixture.dir });
+      try {
+        expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `open ${open}`).toMatchObject({ kind: "frame", offset: last.offset });
+        expect(await stores.events.read("healthy")).toEqual([started(1)]);
+      } finally {
+        await stores.close();
+      }
+      expect(await readFile(log), `open ${open}`).toEqual(damaged);
+    }
+  });
+
   it("reports a log cut below the size the catalogue checkpoint recorded as durable, at a frame boundary or inside a frame", async () => {
     const fixture = await agentJournal("b3");
     const frames = await framesOf(fixture.dir);
