@@ -38,7 +38,14 @@ type KillPoint = { label: string } & ({ park: string } | { afterAck: string } | 
 /** What is SIGKILLed: the main process only (a browser crash: the children exit on their own), or all at once. */
 type Kill = { point: KillPoint; what: ChromiumKill };
 
-const run = (db: string): AgentRun => ({ db, executionId: EXECUTION, turns: TURNS, lock: true });
+/**
+ * Every tool returns 1 MiB of incompressible text besides its rows: each append and snapshot then takes
+ * the browser long enough to commit that kills land mid-commit (with the adapter mutated to acknowledge
+ * before the commit, soak-sized runs lose acknowledged records; at the workload's few KiB they did not).
+ */
+const TOOL_OUTPUT_KB = 1024;
+
+const run = (db: string): AgentRun => ({ db, executionId: EXECUTION, turns: TURNS, lock: true, toolOutputKb: TOOL_OUTPUT_KB });
 const openPage = () => openHarnessPage(harness(), harness().context, noise);
 const journal = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.log(db, id), [db, EXECUTION] as const);
 const result = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.result(db, id), [db, EXECUTION] as const);
@@ -194,7 +201,7 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
       const seconds = ((performance.now() - t0) / 1000).toFixed(1);
       const mainOnly = points.filter((k) => k.what === "browser").length;
       console.info(
-        `[browser crash] ${points.length} SIGKILLs of Chromium mid-run of a ${TURNS}-turn agent (${appends} appends): ` +
+        `[browser crash] ${points.length} SIGKILLs of Chromium mid-run of a ${TURNS}-turn agent (${appends} appends, ${TOOL_OUTPUT_KB} KiB tool outputs): ` +
           `${mainOnly} of the main process only (its children gone in at most ${childrenExitMs} ms), ${points.length - mainOnly} of every process ` +
           `(${killedProcesses} processes killed in all); ${acknowledged} acknowledged records all survived; raced appends ${JSON.stringify(raced)} ` +
           `(${unacknowledged} kills left more committed than the page saw acknowledged); ${points.length} runs resumed to the reference ` +

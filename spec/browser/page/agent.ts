@@ -19,6 +19,11 @@ export interface AgentRun {
    * resume until it ends. Without it the app gets stores with no lock and only the seq fence guards the log.
    */
   lock?: boolean;
+  /**
+   * Pads every tool output with this many KiB of incompressible text (the same for a given step), so an
+   * append takes the browser long enough to commit that a kill can land while it does.
+   */
+  toolOutputKb?: number;
 }
 
 /** What the page tells the test process through the `loomReport` binding, when one is exposed. */
@@ -68,7 +73,20 @@ function loopOf(turns: number) {
   return agentLoop$({ id: LOOP_ID, model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false });
 }
 
-function effectsFor(db: string, turns: number): Record<string, Effect> {
+/** `kb` KiB of base-36 text from a seeded xorshift: the same for a seed, and no compressor shrinks it. */
+function padding(seed: number, kb: number): string {
+  let x = seed * 2_654_435_761 + 1;
+  let text = "";
+  for (let i = 0; i < kb * 1024; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    text += ((x >>> 0) % 36).toString(36);
+  }
+  return text;
+}
+
+function effectsFor(db: string, turns: number, toolOutputKb = 0): Record<string, Effect> {
   const llm = createLlmEffect(scriptedModel(workloadReply(turns)));
   return {
     model: {
@@ -82,7 +100,8 @@ function effectsFor(db: string, turns: number): Record<string, Effect> {
     search: createToolEffect(async (_input: unknown, ctx) => {
       await countCall(db, ctx.stepId);
       await gate(ctx.stepId);
-      return toolOutput(42, Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1]));
+      const turn = Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1]);
+      return toolOutputKb > 0 ? { ...toolOutput(42, turn), padding: padding(turn + 1, toolOutputKb) } : toolOutput(42, turn);
     }),
   };
 }
@@ -95,7 +114,7 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
     if (!app) {
       const { acquireWriter, ...fenceOnly } = await storesOf(run.db);
       const stores = run.lock ? { ...fenceOnly, acquireWriter } : fenceOnly;
-      app = createApp(defineConfig({ stores, effects: effectsFor(run.db, run.turns), logics: [loopOf(run.turns)], execution: { snapshotEvery: 8 } }));
+      app = createApp(defineConfig({ stores, effects: effectsFor(run.db, run.turns, run.toolOutputKb), logics: [loopOf(run.turns)], execution: { snapshotEvery: 8 } }));
       // Not awaited: an acknowledgement the browser's death cuts off before it reaches the test was never seen.
       app.on("append", ({ executionId, records }) => void window.loomReport?.({ kind: "ack", db: run.db, executionId, records }).catch(() => undefined));
       apps.set(key, app);
