@@ -2,7 +2,7 @@
 
 export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
-export { defineConfig } from "./actors/config.js";
+export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
 export { JournaledActor } from "./actors/actor.js";
 export type { ReplayReport } from "./actors/execution.js";

@@ -5,6 +5,13 @@
 // the difference is the app's share, divided by the executions it ran. (What an app holds whatever it
 // ran, some 10-20 kB of its own objects, counts against the bound too.)
 import { describe, expect, it } from "vitest";
+import { agentLoop$ } from "../../actors/agentLoop.js";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { UnknownExecutionError } from "../../actors/errors.js";
+import { createLlmEffect } from "../../actors/model.js";
+import { scriptedModel } from "../../adapters/scripted/index.js";
+import { memoryStores } from "../../stores/memory.js";
 import type { MemoryReport } from "../../bench/child/memory.js";
 import { runChild } from "../../bench/spawn.js";
 import { cases, timeout } from "./support.js";
@@ -43,4 +50,38 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
     },
     timeout(120_000, 1_200_000),
   );
+});
+
+describe("memory: execution.settledCache", () => {
+  const loop = agentLoop$({ id: "settled", model: "model", tools: [], maxTurns: 1, warnTranscriptBytes: false });
+  const effects = { model: createLlmEffect(scriptedModel((request) => ({ text: `answer to ${JSON.stringify(request.messages.at(-1)?.content)}` }))) };
+
+  it("refuses a settledCache that is not a non-negative integer, naming the option", () => {
+    for (const settledCache of [-1, 1.5, Number.NaN, "8"]) {
+      expect(() => createApp(defineConfig({ stores: memoryStores(), effects, execution: { settledCache: settledCache as number } })), String(settledCache)).toThrow(
+        expect.objectContaining({ name: "ConfigError", path: "execution.settledCache" }) as Error,
+      );
+    }
+  });
+
+  it("answers app.result, stop and resume of ended executions past the cache (and with none) from the journal", async () => {
+    for (const settledCache of [0, 2]) {
+      const app = createApp(defineConfig({ stores: memoryStores(), effects, logics: [loop], execution: { settledCache } }));
+      const ids = ["a", "b", "c", "d"];
+      for (const id of ids) {
+        await app.start(loop, { executionId: id, input: { prompt: id } });
+        await app.result(id);
+      }
+      for (const id of ids) {
+        expect(await app.result(id), `cache ${settledCache}: ${id}`).toMatchObject({ text: `answer to "${id}"` });
+        await expect(app.stop(id), `cache ${settledCache}: stopping ended ${id} is a no-op`).resolves.toBeUndefined();
+        expect((await app.resume(id)).getSnapshot().status, `cache ${settledCache}: ${id}`).toBe("done");
+        expect(await app.result(id)).toMatchObject({ text: `answer to "${id}"` });
+      }
+      expect(app.execution("a"), "an ended execution is not held").toBeUndefined();
+      await expect(app.stop("never")).rejects.toBeInstanceOf(UnknownExecutionError);
+      await app.close();
+      expect(await app.result("d"), "after close, from the journal").toMatchObject({ text: `answer to "d"` });
+    }
+  });
 });
