@@ -36,7 +36,7 @@ export function waitForOutput(child: ChildProcess, done: (stdout: string) => boo
     const finish = (error?: Error) => {
       clearTimeout(timer);
       child.stdout!.off("data", onData);
-      child.off("exit", onExit);
+      child.off("close", onExit);
       if (error) reject(error);
       else resolve(stdout);
     };
@@ -50,7 +50,8 @@ export function waitForOutput(child: ChildProcess, done: (stdout: string) => boo
     };
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     child.stdout!.on("data", onData);
-    child.on("exit", onExit);
+    // "close", not "exit": the child's last lines may still be in the pipe when it exits.
+    child.on("close", onExit);
   });
 }
 

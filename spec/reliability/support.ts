@@ -177,8 +177,10 @@ export function runChild(child: ChildProcess, options: { killWhen?: (line: strin
       child.kill("SIGKILL");
       reject(new Error(`child timed out after ${options.timeoutMs ?? 30_000} ms; stdout tail: ${stdout.slice(-2_000)} stderr: ${stderr.slice(-2_000)}`));
     }, options.timeoutMs ?? 30_000);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      const text = chunk.toString("utf8");
+    // Decoded by the stream, so a character split across two chunks is not garbled.
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (text: string) => {
       stdout += text;
       pending += text;
       const lines = pending.split("\n");
@@ -188,12 +190,13 @@ export function runChild(child: ChildProcess, options: { killWhen?: (line: strin
         child.kill("SIGKILL");
       }
     });
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.stderr!.on("data", (text: string) => (stderr += text));
     child.on("error", (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    child.on("exit", (code) => {
+    // "close", not "exit": the child's last lines may still be in the pipe when it exits.
+    child.on("close", (code) => {
       clearTimeout(timer);
       resolve({ stdout, stderr, code: killed ? null : code });
     });
@@ -208,12 +211,15 @@ export class LiveChild {
   private waiters: { test: (stdout: string) => boolean; resolve: () => void }[] = [];
 
   constructor(readonly child: ChildProcess) {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      this.stdout += chunk.toString("utf8");
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (text: string) => {
+      this.stdout += text;
       this.waiters = this.waiters.filter((w) => (w.test(this.stdout) ? (w.resolve(), false) : true));
     });
-    child.stderr!.on("data", (chunk: Buffer) => (this.stderr += chunk.toString("utf8")));
-    this.exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+    child.stderr!.on("data", (text: string) => (this.stderr += text));
+    // "close", not "exit": stdout is read to its end before the child counts as gone.
+    this.exited = new Promise((resolve) => child.on("close", (code) => resolve(code)));
   }
 
   /** Resolves once stdout satisfies `test`; rejects if the child exits first or after `timeoutMs`. */
