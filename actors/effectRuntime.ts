@@ -18,6 +18,7 @@ import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
 import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "./errors.js";
 import type { Execution } from "./execution.js";
 import type { JournalCodec } from "./journal.js";
+import { plainJson } from "./json.js";
 import type { PendingStep } from "./plan.js";
 import { LOOM_INVOKED_AS, type TaskKind } from "../machines/invokeAs.js";
 import { LOOM_CLOCK, type Next } from "./retry.js";
@@ -419,12 +420,8 @@ export function redactionLayer(option: RedactOption): EffectMiddleware {
     } catch (error) {
       throw scrubError(error);
     }
-    try {
-      return walk(output, []);
-    } catch (error) {
-      // Nesting deeper than the stack: JSON could not journal it either, so the step fails typed.
-      if (error instanceof RangeError) throw new NonJsonOutputError(ctx.stepId, "nesting too deep to serialise");
-      throw error;
-    }
+    // Checked as the journal checks it first (a Map, NaN, a typed array refused with the path, never
+    // turned into {} or null by the walk), then scrubbed: what the walk sees is plain JSON.
+    return walk(plainJson(output, (reason) => new NonJsonOutputError(ctx.stepId, reason)), []);
   };
 }

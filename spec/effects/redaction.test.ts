@@ -102,7 +102,7 @@ describe("secret redaction", () => {
     expect(redactor((text) => text.replace(/\d/g, "#"))("pin 1234")).toBe("pin ####");
   });
 
-  it("walks results as JSON would (toJSON, class instances, cycles left for the journal to refuse)", async () => {
+  it("walks results as JSON would (toJSON, class instances), and refuses what the journal refuses (a cycle, a Map)", async () => {
     class Secretive {
       token = SECRET;
     }
@@ -110,10 +110,11 @@ describe("secret redaction", () => {
     const ctx = {} as EffectContext;
     const cyclic: Record<string, unknown> = { token: SECRET };
     cyclic.self = cyclic;
-    const out = (await layer(ctx, null, async () => ({ at: { toJSON: () => `at ${SECRET}` }, obj: new Secretive(), n: 1, cyclic }))) as Record<string, any>;
+    const out = (await layer(ctx, null, async () => ({ at: { toJSON: () => `at ${SECRET}` }, obj: new Secretive(), n: 1 }))) as Record<string, any>;
     expect(out.at).toBe("at [REDACTED]");
     expect(out.obj).toEqual({ token: "[REDACTED]" });
     expect(out.n).toBe(1);
-    expect(out.cyclic.token).toBe("[REDACTED]");
+    await expect(layer(ctx, null, async () => ({ cyclic }))).rejects.toMatchObject({ code: "LOOM_NON_JSON_OUTPUT", message: expect.stringContaining("a cycle at output.cyclic.self") });
+    await expect(layer(ctx, null, async () => ({ m: new Map([[SECRET, 1]]) }))).rejects.toMatchObject({ code: "LOOM_NON_JSON_OUTPUT", message: expect.stringContaining("a Map at output.m") });
   });
 });
