@@ -5,7 +5,7 @@ import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STE
 import { foldRecords } from "./replay.js";
 import type { JournalRecord } from "../stores/types.js";
 import { failedFields, unwrapStepResult } from "./effectRuntime.js";
-import { ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
+import { AppClosedError, ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
 import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
 import type { Runtime } from "./runtime.js";
 import { plainJson } from "./json.js";
@@ -128,7 +128,9 @@ export class Execution {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue({ type: EVENT_RECEIVED, event: plain });
+    // A send the app closed before its turn in the mailbox was never journaled: say so, never resolve.
+    const refused = () => new AppClosedError(`send event "${plain.type}" to execution "${this.executionId}"`);
+    return this.enqueue({ type: EVENT_RECEIVED, event: plain }, refused);
   }
 
   /** Ends the execution as stopped: journaled, running effects aborted, timers disarmed. */
@@ -185,20 +187,24 @@ export class Execution {
     return { machine: this.machine, executionId: this.executionId, effectIds: this.runtime.effectIds };
   }
 
-  private enqueue(partial: Omit<JournalRecord, "seq" | "at">): Promise<void> {
+  private enqueue(partial: Omit<JournalRecord, "seq" | "at">, whenClosed?: () => Error): Promise<void> {
     return this.enqueueRaw(async () => {
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
       const input = { seq: this.seq + 1, at: this.runtime.clock.now(), ...partial } as JournalRecord;
       const step = planMacrostep(this.planContext(), this.state, input);
       await this.write(step.records);
       this.apply(step);
-    });
+    }, whenClosed);
   }
 
-  private enqueueRaw(work: () => Promise<void>): Promise<void> {
+  // Internal work (outcomes, timers) found after close is dropped: a resume re-runs it from the journal.
+  private enqueueRaw(work: () => Promise<void>, whenClosed?: () => Error): Promise<void> {
     const run = this.mailbox.then(() => {
       if (this.failure) throw this.failure;
-      if (this.runtime.closed) return;
+      if (this.runtime.closed) {
+        if (whenClosed) throw whenClosed();
+        return;
+      }
       return work();
     });
     this.mailbox = run.catch(() => undefined);

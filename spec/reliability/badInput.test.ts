@@ -22,7 +22,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
-import { countedDemoEffects } from "../support/harness.js";
+import { countedDemoEffects, ForwardingEventStore } from "../support/harness.js";
 import { cases, contiguous, removeTempDirs, tempDir, timeout } from "./support.js";
 
 afterAll(removeTempDirs);
@@ -946,7 +946,7 @@ describe("issue 13: bad input", () => {
     await app.close();
   });
 
-  it.each(NOT_JSON.flatMap(([what, make, reason]) => (["plain", "claimCheck"] as const).map((variant) => [what, variant, make, reason] as const)))(
+  it.each(NOT_JSON.flatMap(([what, make, reason]) => (["plain", "claimCheck", "redact"] as const).map((variant) => [what, variant, make, reason] as const)))(
     "fails a tool step returning %s with NonJsonOutputError naming the step and the path (%s app); nothing offloaded",
     async (_what, variant, make, reason) => {
       const run = await runAgent(() => ({ rows: [{ ok: 1 }, { when: make() }] }), { variant });
@@ -1125,6 +1125,36 @@ describe("issue 13: bad input", () => {
       expect(await stores.events.head("c"), `${kind}: nothing written`).toBe(head);
       await stores.close?.();
     }
+  });
+
+  it("a sendAsync queued before app.close() and reached after it rejects with AppClosedError; nothing of it is written", async () => {
+    let gate: (() => void) | undefined;
+    class HeldAppends extends ForwardingEventStore {
+      hold = false;
+      override async append(id: string, expected: number, records: JournalRecord[]) {
+        if (this.hold) await new Promise<void>((resolve) => (gate = resolve));
+        return super.append(id, expected, records);
+      }
+    }
+    const inner = memoryStores();
+    const events = new HeldAppends(inner.events);
+    const stores = { ...inner, events };
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+    const actor = await app.start(demoMachine, { executionId: "q", input: { topic: "owls" } });
+    await actor.settled();
+    events.hold = true;
+    const first = actor.sendAsync({ type: "APPROVE" }); // its append is held
+    const second = actor.sendAsync({ type: "REJECT" }); // waits in the mailbox behind it
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const closed = app.close();
+    events.hold = false;
+    gate!();
+    await first.catch(() => undefined);
+    const error = await rejection(second);
+    expect(error).toBeInstanceOf(AppClosedError);
+    expect((error as Error).message).toContain('"REJECT"');
+    await closed;
+    expect((await inner.events.read("q")).filter((r) => r.type === "loom.event.received").map((r) => (r.event as { type: string }).type)).not.toContain("REJECT");
   });
 
   it("send of an event the journal refuses (not JSON) warns through onWarn instead of dropping it silently", async () => {
