@@ -81,7 +81,20 @@ export class FsEventStore implements EventStore {
     await this.directory.write(async () => {
       const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
       await durable;
+      await this.mutex.run(executionId, () => this.releaseEnded(executionId));
     });
+  }
+
+  // An ended execution is rarely appended to again (erasure's control records): its log's handle is
+  // closed once its last write is durable, so a long-lived process holds no file per finished run.
+  // A later append reopens it.
+  private async releaseEnded(executionId: string): Promise<void> {
+    const execution = this.executions.get(executionId);
+    const appender = execution?.appender;
+    if (!execution || !appender || execution.written.info?.status === "running") return;
+    if (execution.written.index !== execution.durable.index) return; // a later write is still on its way
+    execution.appender = undefined;
+    await appender.handle.close().catch(() => undefined);
   }
 
   // Runs under the execution's mutex: the fence and the order of writes stay exact, while the

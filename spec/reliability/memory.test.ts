@@ -4,17 +4,19 @@
 // runs): the heap after a full GC, V8's code space left out, with the app held and once it is let go:
 // the difference is the app's share, divided by the executions it ran. (What an app holds whatever it
 // ran, some 10-20 kB of its own objects, counts against the bound too.)
+import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { UnknownExecutionError } from "../../actors/errors.js";
 import { createLlmEffect } from "../../actors/model.js";
+import { fsStores } from "../../adapters/fs/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";
 import type { MemoryReport } from "../../bench/child/memory.js";
 import { runChild } from "../../bench/spawn.js";
-import { cases, timeout } from "./support.js";
+import { cases, removeTempDirs, tempDir, timeout } from "./support.js";
 
 const EXECUTIONS = cases("MEMORY_EXECUTIONS", 150, 1_000);
 const TURNS = 30;
@@ -83,5 +85,33 @@ describe("memory: execution.settledCache", () => {
       await app.close();
       expect(await app.result("d"), "after close, from the journal").toMatchObject({ text: `answer to "d"` });
     }
+  });
+});
+
+describe("memory: the fs store holds no open file per finished execution", () => {
+  it("closes an ended execution's log handle once its last write is durable, and reopens it for a later append", async () => {
+    const dir = await tempDir("fds");
+    const openFds = async () => (await readdir("/proc/self/fd")).length;
+    const stores = await fsStores({ dir });
+    const loop = agentLoop$({ id: "fd", model: "model", warnTranscriptBytes: false });
+    const model = scriptedModel(() => ({ text: "done" }));
+    const app = createApp(defineConfig({ stores, effects: { model: createLlmEffect(model) } }));
+    const before = await openFds();
+    for (let i = 0; i < 40; i++) {
+      await app.start(loop, { executionId: `r${i}`, input: { prompt: "go" } });
+      await app.result(`r${i}`);
+    }
+    // Each finished run left no descriptor behind (a little slack for the runtime's own).
+    expect(await openFds()).toBeLessThanOrEqual(before + 2);
+    // A later append to an ended log (erasure's control records do this) reopens it.
+    const head = await stores.events.head("r0");
+    await stores.events.append("r0", head, [{ seq: head + 1, at: 0, type: "loom.erasure.intent", subject: "s" }]);
+    expect(await stores.events.head("r0")).toBe(head + 1);
+    await app.close();
+    await stores.close();
+    const reopened = await fsStores({ dir });
+    expect((await reopened.events.read("r0")).at(-1)).toMatchObject({ seq: head + 1, type: "loom.erasure.intent" });
+    await reopened.close();
+    await removeTempDirs();
   });
 });
