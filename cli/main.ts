@@ -60,7 +60,7 @@ function failureOf(error: unknown, dir: string): Failure {
       exitCode: EXIT.corrupt,
       code: error.code,
       message: `corrupt journal: ${error.file} is damaged at byte offset ${error.offset} (${error.message.replace(/^.*?: /, "").replace(/\. Only a torn tail.*$/, "")})`,
-      hint: "Only a torn tail is repaired automatically; nothing was changed. Restore that file from a backup; `loomwork stats` lists every damaged execution.",
+      hint: "Nothing was changed: only bytes past the last durable size are ever cut. Restore that file from a backup, or see the ways out for each kind of damage in docs/storage.md (Recovery); `loomwork ls --status damaged` lists every damaged execution.",
     };
   }
   if (error instanceof LoomworkError && error.code === "LOOM_UNKNOWN_EXECUTION") return { exitCode: EXIT.notFound, code: error.code, message: error.message };

@@ -69,7 +69,7 @@ describe("a corrupt journal exits 4", () => {
     expect(log.code).toBe(4);
     expect(log.stdout).toBe("");
     expect(log.stderr).toMatch(/^loomwork log: corrupt journal: .*executions\/x[0-9a-f]+\/log is damaged at byte offset \d+ \(checksum mismatch\)\n/);
-    expect(log.stderr).toContain("Only a torn tail is repaired automatically; nothing was changed.");
+    expect(log.stderr).toContain("Nothing was changed: only bytes past the last durable size are ever cut.");
     // stats measures the other executions and reports the damaged one.
     const stats = await cli(["stats", "--dir", copy]);
     expect(stats.code).toBe(4);
