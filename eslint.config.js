@@ -19,7 +19,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-globals": ["error", "Date", "setTimeout", "setInterval", "fetch", "crypto", "performance"],
       "no-restricted-properties": ["error", { object: "Math", property: "random" }],
-      "no-restricted-imports": ["error", { patterns: ["node:*", "../actors/*", "../stores/*", "../adapters/*"] }],
+      "no-restricted-imports": ["error", { patterns: ["node:*", "**/actors/*", "**/stores/*", "**/adapters/*"] }],
     },
   },
   {

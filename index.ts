@@ -4,27 +4,27 @@ export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
-export { JournaledActor } from "./actors/actor.js";
-export type { ReplayReport } from "./actors/execution.js";
+export { JournaledActor } from "./actors/journal/actor.js";
+export type { ReplayReport } from "./actors/journal/execution.js";
 export { realClock, simulatedClock } from "./actors/clock.js";
 export type { Clock, SimulatedClock } from "./actors/clock.js";
-export { createToolEffect, createTaskEffect } from "./actors/effects.js";
-export type { Effect, EffectContext, EffectKind, EffectMiddleware } from "./actors/effects.js";
-export { createLlmEffect } from "./actors/model.js";
-export type { Model, Message, ModelReply, ModelRequest, ToolCall, Usage } from "./actors/model.js";
-export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effectRuntime.js";
-export type { KillSwitch } from "./actors/effectRuntime.js";
+export { createToolEffect, createTaskEffect } from "./actors/effects/effect.js";
+export type { Effect, EffectContext, EffectKind, EffectMiddleware } from "./actors/effects/effect.js";
+export { createLlmEffect } from "./actors/agents/model.js";
+export type { Model, Message, ModelReply, ModelRequest, ToolCall, Usage } from "./actors/agents/model.js";
+export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effects/chain.js";
+export type { KillSwitch } from "./actors/effects/chain.js";
 // The effect chain, the capability ring, retries and timeouts, read models.
 export { effectChain, CHAIN_LAYERS, CHAIN_OUTCOMES } from "./machines/effectChain.js";
 export type { ChainLayer, ChainOutcome, EffectChainEvent } from "./machines/effectChain.js";
-export { invokeAs, invokedAs } from "./machines/invokeAs.js";
-export type { TaskKind } from "./machines/invokeAs.js";
-export { GrantDeniedError, QuotaExceededError, GuardRefusedError } from "./actors/capabilities.js";
-export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/capabilities.js";
-export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/retry.js";
-export type { RetryOptions, Next } from "./actors/retry.js";
-export { createReadModels, createExecutionsStore } from "./actors/readModels.js";
-export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/readModels.js";
+export { invokeAs, invokedAs } from "./machines/helpers/invokeAs.js";
+export type { TaskKind } from "./machines/helpers/invokeAs.js";
+export { GrantDeniedError, QuotaExceededError, GuardRefusedError } from "./actors/effects/capabilities.js";
+export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/effects/capabilities.js";
+export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
+export type { RetryOptions, Next } from "./actors/effects/retry.js";
+export { createReadModels, createExecutionsStore } from "./actors/journal/readModels.js";
+export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/journal/readModels.js";
 export type { RuntimeEvents, Warning } from "./actors/bus.js";
 export {
   NonDeterminismError,
@@ -39,7 +39,7 @@ export {
   ModelReplyError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
-export { stepInput, effectActor } from "./machines/effect.js";
+export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
 
 export { memoryStores, MemoryEventStore, MemoryContentStore, MemoryKeyStore } from "./stores/memory.js";
 export {
@@ -53,7 +53,7 @@ export {
   KeyMissingError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
-export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal.js";
+export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";
 export {
   EVENT_SCHEMA,
   EXECUTION_STARTED,
@@ -84,17 +84,17 @@ export type {
 } from "./stores/types.js";
 
 // The agent loop, providers, the summarizer and taint.
-export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS, STATE_GROWTH_WARNING_CODE } from "./actors/agentLoop.js";
-export type { AgentLoopConfig } from "./actors/agentLoop.js";
+export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS, STATE_GROWTH_WARNING_CODE } from "./actors/agents/agentLoop.js";
+export type { AgentLoopConfig } from "./actors/agents/agentLoop.js";
 export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
-export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/summarizer.js";
-export type { SummarizerOptions, SummarizerOutput } from "./actors/summarizer.js";
+export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/agents/summarizer.js";
+export type { SummarizerOptions, SummarizerOutput } from "./actors/agents/summarizer.js";
 export { scriptedModel } from "./adapters/scripted/index.js";
 export type { Script } from "./adapters/scripted/index.js";
-export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN, TAINT_SCAN_INCOMPLETE } from "./machines/taint.js";
-export type { Tainted } from "./machines/taint.js";
-export { conversation$ } from "./actors/conversation.js";
-export type { ConversationConfig } from "./actors/conversation.js";
+export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN, TAINT_SCAN_INCOMPLETE } from "./machines/helpers/taint.js";
+export type { Tainted } from "./machines/helpers/taint.js";
+export { conversation$ } from "./actors/agents/conversation.js";
+export type { ConversationConfig } from "./actors/agents/conversation.js";
 export { fromAiSdk, AiSdkReplyError } from "./adapters/ai-sdk/index.js";
 export type { AiSdkLanguageModel } from "./adapters/ai-sdk/index.js";
 
@@ -107,28 +107,28 @@ export {
   DEFAULT_CLAIM_CHECK_CAP_BYTES,
   DEFAULT_CLAIM_CHECK_PREVIEW_CHARS,
   CLASSIC_CLAIM_CHECK_CAP_BYTES,
-} from "./actors/claimCheck.js";
-export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/claimCheck.js";
-export type { ClaimCheckConfig } from "./actors/claimCheckPreset.js";
+} from "./actors/effects/claimCheck.js";
+export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/effects/claimCheck.js";
+export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
 export { RecordAuthenticationError } from "./stores/recordSealing.js";
 
 // The data lifecycle: per-subject record sealing, the content walker, the sweep, erasure, export,
 // archive segments and retention (docs/security.md).
-export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/citations.js";
-export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/citations.js";
-export { createJournalCodec, ExecutionErasedError } from "./actors/crypto.js";
-export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle.js";
-export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle.js";
-export { DEFAULT_SWEEP_BATCHES } from "./actors/sweep.js";
-export type { SweepOptions, SweepResult } from "./actors/sweep.js";
-export { ContentCopiesRemainError } from "./actors/erase.js";
-export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/erase.js";
-export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/export.js";
-export { HistoryInUseError } from "./actors/retention.js";
-export type { ArchiveOptions, ArchiveResult } from "./actors/retention.js";
+export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/lifecycle/citations.js";
+export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/lifecycle/citations.js";
+export { createJournalCodec, ExecutionErasedError } from "./actors/journal/sealing.js";
+export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
+export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle/standalone.js";
+export { DEFAULT_SWEEP_BATCHES } from "./actors/lifecycle/sweep.js";
+export type { SweepOptions, SweepResult } from "./actors/lifecycle/sweep.js";
+export { ContentCopiesRemainError } from "./actors/lifecycle/erase.js";
+export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/lifecycle/erase.js";
+export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/lifecycle/export.js";
+export { HistoryInUseError } from "./actors/lifecycle/retention.js";
+export type { ArchiveOptions, ArchiveResult } from "./actors/lifecycle/retention.js";
 export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";
-export { sentinelClaimCheck } from "./actors/sentinel.js";
-export type { SentinelOptions } from "./actors/sentinel.js";
-export { ErasureInProgressError } from "./actors/erase.js";
+export { sentinelClaimCheck } from "./actors/effects/sentinel.js";
+export type { SentinelOptions } from "./actors/effects/sentinel.js";
+export { ErasureInProgressError } from "./actors/lifecycle/erase.js";

@@ -3,13 +3,13 @@ import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { EXECUTION_ENDED } from "../stores/schema.js";
 import type { ExecutionInfo, JournalRecord, Stores, WriterLease } from "../stores/types.js";
 import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
-import { JournaledActor } from "./actor.js";
+import { JournaledActor } from "./journal/actor.js";
 import { createBus, type RuntimeBus, type RuntimeEvents, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { checkSubject, DEFAULT_SETTLED_CACHE, validateConfig, type LoomConfig } from "./config.js";
-import type { ExecutionUsage } from "./capabilities.js";
-import { EffectRuntime, type KillSwitch } from "./effectRuntime.js";
-import { createReadModels, type ReadModels } from "./readModels.js";
+import type { ExecutionUsage } from "./effects/capabilities.js";
+import { EffectRuntime, type KillSwitch } from "./effects/chain.js";
+import { createReadModels, type ReadModels } from "./journal/readModels.js";
 import {
   AppClosedError,
   DuplicateExecutionError,
@@ -20,22 +20,22 @@ import {
   ConfigError,
   type SerializedError,
 } from "./errors.js";
-import { Execution } from "./execution.js";
-import { Journal } from "./journal.js";
-import type { PendingStep } from "./plan.js";
-import type { Runtime } from "./runtime.js";
-import { effectSourcesOf } from "./machineInfo.js";
-import { plainJson } from "./json.js";
-import { assertSubjectOpen, erasedExecutionError } from "./erase.js";
-import { loopHooksOf } from "./agentLoop.js";
-import { resolveClaimCheck } from "./claimCheck.js";
-import { claimCheckLayer, validateClaimCheck } from "./claimCheckPreset.js";
-import { createJournalCodec, SubjectCodec } from "./crypto.js";
-import { attachLifecycle, INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect, runInternalStep } from "./maintenance.js";
-import { runSweep, type SweepOptions, type SweepResult } from "./sweep.js";
-import { runErase, type EraseSubjectResult } from "./erase.js";
-import { exportFrom, type SubjectExport } from "./export.js";
-import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./retention.js";
+import { Execution } from "./journal/execution.js";
+import { Journal } from "./journal/journal.js";
+import type { PendingStep } from "./journal/planner.js";
+import type { Runtime } from "./journal/host.js";
+import { effectSourcesOf } from "./journal/machineInfo.js";
+import { plainJson } from "./journal/json.js";
+import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erase.js";
+import { loopHooksOf } from "./agents/agentLoop.js";
+import { resolveClaimCheck } from "./effects/claimCheck.js";
+import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
+import { createJournalCodec, SubjectCodec } from "./journal/sealing.js";
+import { attachLifecycle, INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect, runInternalStep } from "./lifecycle/maintenance.js";
+import { runSweep, type SweepOptions, type SweepResult } from "./lifecycle/sweep.js";
+import { runErase, type EraseSubjectResult } from "./lifecycle/erase.js";
+import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
+import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -102,7 +102,7 @@ export class App {
     // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
     for (const logic of INTERNAL_LOGICS) this.registerLogic(logic);
     this.effects = new EffectRuntime(config, this.bus, { clock: config.clock ?? realClock, readLog: (id) => this.log(id) });
-    // security.crypto: a subject's records and snapshot states are sealed under its key (actors/crypto.ts).
+    // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
     if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
     if (claimCheck !== undefined) {
       const onOffload = claimCheck.onOffload;
@@ -137,7 +137,7 @@ export class App {
       get closed() {
         return isClosed();
       },
-      // Internal effects (actors/internalEffects.ts) bypass the effect chain; everything else runs through it.
+      // Internal effects (actors/lifecycle/internalEffects.ts) bypass the effect chain; everything else runs through it.
       runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) =>
         isInternalEffect(pending.effectId) ? runInternalStep(this, this.runtime.journal, execution, pending, signal) : this.effects.run(execution, pending, signal),
       executionEnded: (execution: Execution) => this.settle(execution),

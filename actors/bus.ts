@@ -1,7 +1,7 @@
 // The runtime's typed event bus (nanoevents): what tools, UIs and tests can listen to.
 import { createNanoEvents, type Emitter } from "nanoevents";
 import type { ChainLayer, ChainOutcome } from "../machines/effectChain.js";
-import type { Usage } from "../machines/messages.js";
+import type { Usage } from "../machines/helpers/messages.js";
 import type { JournalRecord } from "../stores/types.js";
 
 /** A report that never fails a run: state growth, a failed snapshot, a throwing hook. */

@@ -2,12 +2,12 @@
 import type { AnyStateMachine, InspectionEvent, Observer } from "xstate";
 import type { KeyStore, Stores } from "../stores/types.js";
 import type { Warning } from "./bus.js";
-import { validateCapabilities, type CapabilitiesOptions } from "./capabilities.js";
+import { validateCapabilities, type CapabilitiesOptions } from "./effects/capabilities.js";
 import type { Clock } from "./clock.js";
 import { utf8Length } from "../stores/bytes.js";
 import { ConfigError } from "./errors.js";
-import type { Effect, EffectMiddleware } from "./effects.js";
-import type { ClaimCheckConfig } from "./claimCheckPreset.js";
+import type { Effect, EffectMiddleware } from "./effects/effect.js";
+import type { ClaimCheckConfig } from "./effects/claimCheckPreset.js";
 
 /** Redaction: patterns whose matches become "[REDACTED]", or a function over each string. */
 export type RedactOption = (RegExp | string)[] | ((text: string) => string);

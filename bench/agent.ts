@@ -1,10 +1,10 @@
 // The workload every measurement shares: the seeds' harness (spec/support/workload.ts), a real
 // defineConfig app and agentLoop$ on the scripted model, 1.5-4 kB of seeded tool output per turn,
 // no compaction, with claim-check off, on (256-char preview) or on with preview: false.
-import { agentLoop$ } from "../actors/agentLoop.js";
+import { agentLoop$ } from "../actors/agents/agentLoop.js";
 import { createApp, type App } from "../actors/app.js";
 import { defineConfig, type LoomConfig } from "../actors/config.js";
-import { createToolEffect, type Effect } from "../actors/effects.js";
+import { createToolEffect, type Effect } from "../actors/effects/effect.js";
 import type { Stores } from "../stores/types.js";
 import { workloadEffects } from "../spec/support/workload.js";
 import { span, type Sample } from "./measure.js";

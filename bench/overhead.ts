@@ -3,8 +3,8 @@
 // resolve at once), interleaved. Two more journaled variants break the overhead down.
 import { createActor, fromPromise, toPromise, type AnyStateMachine } from "xstate";
 import { createApp } from "../actors/app.js";
-import type { Effect, EffectContext } from "../actors/effects.js";
-import { LOOM_STEP } from "../machines/effect.js";
+import type { Effect, EffectContext } from "../actors/effects/effect.js";
+import { LOOM_STEP } from "../machines/helpers/effectActor.js";
 import { memoryStores } from "../stores/memory.js";
 import type { Stores } from "../stores/types.js";
 import { workloadEffects } from "../spec/support/workload.js";

@@ -4,7 +4,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import { effectSourcesOf } from "../actors/machineInfo.js";
+import { effectSourcesOf } from "../actors/journal/machineInfo.js";
 import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type JournalRecord, type ReplayReport } from "../index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { isSealed } from "./journal.js";

@@ -1,10 +1,10 @@
 // The agent loop as a pure XState machine: model call -> tool calls -> next turn, until the model answers
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
 import { assign, enqueueActions, setup } from "xstate";
-import { effectActor, stepInput } from "./effect.js";
-import { invokeAs } from "./invokeAs.js";
-import type { Message, ModelReply, ModelRequest, ToolCall } from "./messages.js";
-import { fencedMessages, isTainted, taintOrigins, tainted } from "./taint.js";
+import { effectActor, stepInput } from "./helpers/effectActor.js";
+import { invokeAs } from "./helpers/invokeAs.js";
+import type { Message, ModelReply, ModelRequest, ToolCall } from "./helpers/messages.js";
+import { fencedMessages, isTainted, taintOrigins, tainted } from "./helpers/taint.js";
 
 /** Origin of a summary that folded tainted content: it stays tainted (ADR 0137 D2). */
 export const SUMMARY_ORIGIN = "agent:summary";

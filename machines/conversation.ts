@@ -2,10 +2,10 @@
 // Each user message is a journaled model step; past `budget.maxBytes` the older transcript is folded into
 // the summary by the same { messages } -> { summary } effect agentLoop$ compaction uses.
 import { assign, setup } from "xstate";
-import { effectActor, stepInput } from "./effect.js";
-import type { Message, ModelReply } from "./messages.js";
+import { effectActor, stepInput } from "./helpers/effectActor.js";
+import type { Message, ModelReply } from "./helpers/messages.js";
 import { compactionSplit, messageBytes, SUMMARY_ORIGIN } from "./agentLoop.js";
-import { fencedMessages, taintOrigins, tainted } from "./taint.js";
+import { fencedMessages, taintOrigins, tainted } from "./helpers/taint.js";
 
 export interface ConversationMachineConfig {
   id: string;

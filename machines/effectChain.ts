@@ -1,6 +1,6 @@
 // The path one effect step takes through the middleware chain, as a pure machine (ADR 0140 D5).
 // Its states are the layers, outside in; its final states are how the step ended. The runtime
-// (actors/effectRuntime.ts) drives it with the pure transition() API while the chain runs, so every
+// (actors/effects/chain.ts) drives it with the pure transition() API while the chain runs, so every
 // live step knows the innermost layer it reached; a STEP_FAILED record journals that as `stoppedAt`.
 // No I/O, no clock: paste it into the Stately visualizer as is.
 import { assign, setup } from "xstate";

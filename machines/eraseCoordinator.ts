@@ -6,7 +6,7 @@
 // The refusal (ContentCopiesRemainError) is raised by the plan step, before the intent and the shred.
 // Any failed step ends the machine in `failed`; nothing after it runs.
 import { assign, setup } from "xstate";
-import { effectActor, stepInput } from "./effect.js";
+import { effectActor, stepInput } from "./helpers/effectActor.js";
 
 /** The machine id, journaled as the coordinators' logic id. */
 export const ERASE_COORDINATOR_LOGIC_ID = "loom.eraseCoordinator";

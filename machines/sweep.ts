@@ -4,7 +4,7 @@
 // of its own (`loom.sweep:<n>`), so a crash mid-sweep is finished by resuming it: every completed step
 // is served from the log, and the batch in flight runs again with the same cutoff.
 import { assign, setup } from "xstate";
-import { effectActor, stepInput } from "./effect.js";
+import { effectActor, stepInput } from "./helpers/effectActor.js";
 
 /** The machine id, journaled as the sweep executions' logic id. */
 export const SWEEP_LOGIC_ID = "loom.sweep";

@@ -4,7 +4,7 @@ import { setup } from "xstate";
 import { createApp } from "../actors/app.js";
 import { defineConfig, type LoomConfig } from "../actors/config.js";
 import { ConfigError, DuplicateExecutionError, UnknownEffectError, UnknownExecutionError } from "../actors/errors.js";
-import { effectActor } from "../machines/effect.js";
+import { effectActor } from "../machines/helpers/effectActor.js";
 import { memoryStores } from "../stores/memory.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects } from "./support/harness.js";

@@ -75,7 +75,7 @@ describe("the journal", () => {
 
   it("ends the execution visibly when an effect fails and the machine does not handle it", async () => {
     const { setup } = await import("xstate");
-    const { effectActor } = await import("../machines/effect.js");
+    const { effectActor } = await import("../machines/helpers/effectActor.js");
     const machine = setup({ actors: { boom: effectActor() } }).createMachine({
       id: "fragile",
       initial: "a",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp, type App } from "../actors/app.js";
 import { simulatedClock, type SimulatedClock } from "../actors/clock.js";
 import { defineConfig } from "../actors/config.js";
-import type { JournaledActor } from "../actors/actor.js";
+import type { JournaledActor } from "../actors/journal/actor.js";
 import { memoryStores } from "../stores/memory.js";
 import { STEP_COMPLETED } from "../stores/schema.js";
 import { demoMachine } from "./support/demoMachine.js";

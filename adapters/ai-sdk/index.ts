@@ -1,9 +1,9 @@
 // fromAiSdk: any AI SDK LanguageModel (specification v2: OpenAI, Anthropic, Ollama, ... providers) as a
 // loomwork model provider. Structural types only: loomwork does not depend on the `ai` package at run time.
-import type { EffectContext } from "../../actors/effects.js";
-import type { Model } from "../../actors/model.js";
-import type { Message, ModelReply, ModelRequest } from "../../machines/messages.js";
-import { contentText } from "../../machines/taint.js";
+import type { EffectContext } from "../../actors/effects/effect.js";
+import type { Model } from "../../actors/agents/model.js";
+import type { Message, ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
+import { contentText } from "../../machines/helpers/taint.js";
 
 type Part = { type: string; [field: string]: unknown };
 type PromptMessage = { role: "system"; content: string } | { role: "user" | "assistant" | "tool"; content: Part[] };

@@ -1,8 +1,8 @@
 // The built-in offline model: deterministic replies from a script. The default for stories and tests.
-import type { EffectContext } from "../../actors/effects.js";
+import type { EffectContext } from "../../actors/effects/effect.js";
 import { ModelReplyError } from "../../actors/errors.js";
-import { checkModelReply, type Model } from "../../actors/model.js";
-import type { ModelReply, ModelRequest } from "../../machines/messages.js";
+import { checkModelReply, type Model } from "../../actors/agents/model.js";
+import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
 
 /** A scripted model's script: replies in order, or a function of the request and the call number. */
 export type Script = ModelReply[] | ((request: ModelRequest, call: number) => ModelReply);

@@ -1,6 +1,6 @@
 // loomwork stats [executionId...]: log, state and disk bytes per execution, and what to look at.
 import type { AnyStateMachine } from "xstate";
-import { DEFAULT_STATE_GROWTH_WARN_BYTES } from "../../actors/agentLoop.js";
+import { DEFAULT_STATE_GROWTH_WARN_BYTES } from "../../actors/agents/agentLoop.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";

@@ -1,13 +1,13 @@
 // agentLoop$: turns, step ids, concurrent tools in call order, unknown tools, maxTurns, bad config.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { ConfigError } from "../../actors/errors.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import type { ModelRequest } from "../../machines/messages.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 

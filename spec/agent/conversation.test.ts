@@ -1,11 +1,11 @@
 // ADR 0137 D4: two unrelated consumers of one registered { messages } -> { summary } effect.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { conversation$ } from "../../actors/conversation.js";
-import { createLlmEffect } from "../../actors/model.js";
-import { createSummarizerEffect } from "../../actors/summarizer.js";
+import { conversation$ } from "../../actors/agents/conversation.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
+import { createSummarizerEffect } from "../../actors/agents/summarizer.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";

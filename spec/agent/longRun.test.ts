@@ -1,10 +1,10 @@
 // A 200-turn scripted agent: killed mid-run and resumed with no recorded turn re-run; its log grows linearly.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
 import { prng, toolOutput, workloadEffects } from "../support/workload.js";
 

@@ -1,12 +1,12 @@
 // Providers: the scripted offline model and the AI SDK adapter, against the AI SDK's own mock model.
 import { MockLanguageModelV2 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import type { EffectContext } from "../../actors/effects.js";
-import { createToolEffect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import type { EffectContext } from "../../actors/effects/effect.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { fromAiSdk, type AiSdkLanguageModel } from "../../adapters/ai-sdk/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";

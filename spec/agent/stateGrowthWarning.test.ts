@@ -1,14 +1,14 @@
 // ADR 0137 D1 (and the ADR 0140 D7 amendment): warn, never act. One test per sentence of the decision.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, STATE_GROWTH_WARNING_CODE } from "../../actors/agentLoop.js";
+import { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, STATE_GROWTH_WARNING_CODE } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import { createSummarizerEffect } from "../../actors/summarizer.js";
-import type { ModelRequest } from "../../machines/messages.js";
+import { createSummarizerEffect } from "../../actors/agents/summarizer.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
 import { memoryStores } from "../../stores/memory.js";
 import { workloadEffects } from "../support/workload.js";
 

@@ -1,14 +1,14 @@
 // ADR 0137 D2 and D3: the built-in summarizer and summarizerText. One test per sentence.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import type { EffectContext } from "../../actors/effects.js";
-import { createLlmEffect, type Model } from "../../actors/model.js";
-import { createSummarizerEffect, DEFAULT_SUMMARIZER_INSTRUCTION, SUMMARIZER_INPUT_ORIGIN, SummarizerEmptyError } from "../../actors/summarizer.js";
+import type { EffectContext } from "../../actors/effects/effect.js";
+import { createLlmEffect, type Model } from "../../actors/agents/model.js";
+import { createSummarizerEffect, DEFAULT_SUMMARIZER_INSTRUCTION, SUMMARIZER_INPUT_ORIGIN, SummarizerEmptyError } from "../../actors/agents/summarizer.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import type { Message, ModelRequest } from "../../machines/messages.js";
-import { isTainted, SUMMARIZER_TEXT_TRUNCATED, summarizerText, tainted } from "../../machines/taint.js";
+import type { Message, ModelRequest } from "../../machines/helpers/messages.js";
+import { isTainted, SUMMARIZER_TEXT_TRUNCATED, summarizerText, tainted } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import { workloadEffects } from "../support/workload.js";

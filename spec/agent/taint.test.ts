@@ -1,13 +1,13 @@
 // Taint: tainted tool output is fenced before the model sees it, recorded in sawTaintFrom, and stays tainted.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import type { ModelRequest } from "../../machines/messages.js";
-import { fencedMessages, isTainted, tainted } from "../../machines/taint.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
+import { fencedMessages, isTainted, tainted } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 
 describe("taint", () => {

@@ -1,7 +1,7 @@
 // ADR 0140 "Measured", reproduced on our runtime: 50 and 200 turns, 1.5-4 kB tool output per turn,
 // claim-check off / on (256-char preview) / on with preview: false. Sizes are exact bytes.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { memoryStores } from "../../stores/memory.js";

@@ -1,17 +1,17 @@
 // ADR 0140: execution.claimCheck, one test per decision sentence (D1-D7, D9-D11, L).
 import { describe, expect, it, vi } from "vitest";
-import { agentLoop$, stateGrowthMessage } from "../../actors/agentLoop.js";
+import { agentLoop$, stateGrowthMessage } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
-import { claimCheckMiddleware, DEFAULT_CLAIM_CHECK_CAP_BYTES, DEFAULT_CLAIM_CHECK_PREVIEW_CHARS, previewDigest, resolveClaimCheck } from "../../actors/claimCheck.js";
+import { claimCheckMiddleware, DEFAULT_CLAIM_CHECK_CAP_BYTES, DEFAULT_CLAIM_CHECK_PREVIEW_CHARS, previewDigest, resolveClaimCheck } from "../../actors/effects/claimCheck.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { ConfigError } from "../../actors/errors.js";
-import { createTaskEffect, createToolEffect, type Effect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createTaskEffect, createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import { effectActor, stepInput } from "../../machines/effect.js";
-import type { ModelRequest } from "../../machines/messages.js";
-import { isTainted, tainted } from "../../machines/taint.js";
+import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
+import { isTainted, tainted } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import { CountingContentStore } from "../support/countingContentStore.js";

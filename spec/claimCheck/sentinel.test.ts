@@ -2,11 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { setup } from "xstate";
 import { createApp } from "../../actors/app.js";
-import { resolveClaimCheck } from "../../actors/claimCheck.js";
+import { resolveClaimCheck } from "../../actors/effects/claimCheck.js";
 import { defineConfig } from "../../actors/config.js";
-import { createTaskEffect, createToolEffect } from "../../actors/effects.js";
-import { sentinelClaimCheck } from "../../actors/sentinel.js";
-import { effectActor } from "../../machines/effect.js";
+import { createTaskEffect, createToolEffect } from "../../actors/effects/effect.js";
+import { sentinelClaimCheck } from "../../actors/effects/sentinel.js";
+import { effectActor } from "../../machines/helpers/effectActor.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 

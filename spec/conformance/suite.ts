@@ -1,11 +1,11 @@
 // One conformance suite for every adapter: each adapter's test file calls describeStoresConformance
 // with a factory. What it asserts is the SPI contract written in stores/types.ts.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { ConcurrencyError, SubjectErasedError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";

@@ -4,7 +4,7 @@ import { createApp } from "../../actors/app.js";
 import type { RuntimeEvents, Warning } from "../../actors/bus.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import { until } from "../support/harness.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { ConfigError } from "../../actors/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { countingModel } from "./helpers.js";

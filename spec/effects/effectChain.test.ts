@@ -6,7 +6,7 @@ import { getShortestPaths, getSimplePaths } from "xstate/graph";
 import { createApp, type App } from "../../actors/app.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createToolEffect, type EffectMiddleware } from "../../actors/effects.js";
+import { createToolEffect, type EffectMiddleware } from "../../actors/effects/effect.js";
 import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type EffectChainEvent } from "../../machines/effectChain.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";

@@ -1,9 +1,9 @@
 // capabilities.grants: which effects a logic may call. A call outside its grant is refused, typed and journaled.
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
-import { GrantDeniedError } from "../../actors/capabilities.js";
+import { GrantDeniedError } from "../../actors/effects/capabilities.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { ExecutionFailedError } from "../../actors/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";

@@ -1,10 +1,10 @@
 // capabilities.guardRequest: sees every model request first; may rewrite it or veto it.
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
-import { GuardRefusedError } from "../../actors/capabilities.js";
+import { GuardRefusedError } from "../../actors/effects/capabilities.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createToolEffect, type EffectContext } from "../../actors/effects.js";
-import type { ModelRequest } from "../../machines/messages.js";
+import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { countingModel, modelLoop, oneStep, recordsOf } from "./helpers.js";

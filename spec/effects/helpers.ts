@@ -1,9 +1,9 @@
 // Machines and effects the effect-chain specs share.
 import { assign, setup } from "xstate";
 import type { App } from "../../actors/app.js";
-import { createLlmEffect, type Model } from "../../actors/model.js";
-import { effectActor, stepInput } from "../../machines/effect.js";
-import type { ModelReply, ModelRequest } from "../../machines/messages.js";
+import { createLlmEffect, type Model } from "../../actors/agents/model.js";
+import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
+import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
 import type { JournalRecord } from "../../stores/types.js";
 
 /** A machine that invokes `src` once: done with its output; on error, unhandled (the execution fails) or handled. */

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type EffectMiddleware } from "../../actors/effects.js";
+import { createToolEffect, type EffectMiddleware } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { demoMachine } from "../support/demoMachine.js";

@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
-import { createReadModels, type ExecutionView } from "../../actors/readModels.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { createReadModels, type ExecutionView } from "../../actors/journal/readModels.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { demoMachine } from "../support/demoMachine.js";

@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { TRANSIENT_EXECUTION_ID } from "../../actors/effectRuntime.js";
-import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects.js";
+import { TRANSIENT_EXECUTION_ID } from "../../actors/effects/chain.js";
+import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import { AppClosedError, UnknownEffectError } from "../../actors/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { countingModel } from "./helpers.js";

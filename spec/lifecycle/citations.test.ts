@@ -1,10 +1,10 @@
 // ADR 0140 D6 / D11 (2)(3): the content walker. Trust is by position, never by the retain flag alone.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimCheckRefsOf, claimCheckTrustOf, citesUnknown, retainRootsOf, trustedClaimCheckRefsOf, visitCitedAddresses } from "../../actors/citations.js";
-import { createToolEffect } from "../../actors/effects.js";
+import { claimCheckRefsOf, claimCheckTrustOf, citesUnknown, retainRootsOf, trustedClaimCheckRefsOf, visitCitedAddresses } from "../../actors/lifecycle/citations.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
-import { tainted } from "../../machines/taint.js";
+import { tainted } from "../../machines/helpers/taint.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, nestedPath, plant } from "./forgery.js";

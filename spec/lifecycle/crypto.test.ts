@@ -1,7 +1,7 @@
 // security.crypto: one test per sentence of the per-subject sealing decision (issue 6, ADR 0140 D8).
 import { describe, expect, it } from "vitest";
-import { createJournalCodec, ExecutionErasedError, isSealedState } from "../../actors/crypto.js";
-import { sweepUnpinnedContent } from "../../actors/lifecycle.js";
+import { createJournalCodec, ExecutionErasedError, isSealedState } from "../../actors/journal/sealing.js";
+import { sweepUnpinnedContent } from "../../actors/lifecycle/standalone.js";
 import { SubjectErasedError } from "../../stores/errors.js";
 import { MemoryEventStore } from "../../stores/memory.js";
 import { isSealed, RecordAuthenticationError } from "../../stores/recordSealing.js";

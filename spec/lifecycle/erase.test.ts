@@ -2,9 +2,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { simulatedClock } from "../../actors/clock.js";
-import { ExecutionErasedError } from "../../actors/crypto.js";
-import { ContentCopiesRemainError } from "../../actors/erase.js";
-import { eraseSubject } from "../../actors/lifecycle.js";
+import { ExecutionErasedError } from "../../actors/journal/sealing.js";
+import { ContentCopiesRemainError } from "../../actors/lifecycle/erase.js";
+import { eraseSubject } from "../../actors/lifecycle/standalone.js";
 import { ERASE_COORDINATOR_LOGIC_ID } from "../../machines/eraseCoordinator.js";
 import { utf8 } from "../../stores/bytes.js";
 import { openRecord, RecordAuthenticationError } from "../../stores/recordSealing.js";

@@ -1,6 +1,6 @@
 // ADR 0140 D8: exportSubject resolves the subject's blobs, so an Art. 15/20 export is the data, not refs.
 import { describe, expect, it } from "vitest";
-import { exportSubject } from "../../actors/lifecycle.js";
+import { exportSubject } from "../../actors/lifecycle/standalone.js";
 import { toBase64 } from "../../stores/bytes.js";
 import { SubjectErasedError } from "../../stores/errors.js";
 import { isSealed } from "../../stores/recordSealing.js";

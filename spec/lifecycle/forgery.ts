@@ -1,7 +1,7 @@
 // Generators for the forgery properties (ADR 0140 D11): a retained-looking envelope planted at a nested
 // position of a tool output.
 import fc from "fast-check";
-import { tainted } from "../../machines/taint.js";
+import { tainted } from "../../machines/helpers/taint.js";
 
 // A path from the top of a tool output down to where the forgery sits: object keys, array slots, taint wrappers.
 const json = fc.jsonValue({ maxDepth: 2 });

@@ -1,7 +1,7 @@
 // Archive segments and retention: the kernel parts the sweep and erasure assume.
 import { describe, expect, it } from "vitest";
 import { ConfigError, UnknownExecutionError } from "../../actors/errors.js";
-import { HistoryInUseError } from "../../actors/retention.js";
+import { HistoryInUseError } from "../../actors/lifecycle/retention.js";
 import { isSealed } from "../../stores/recordSealing.js";
 import { EXECUTION_STARTED } from "../../stores/schema.js";
 import type { EventStore } from "../../stores/types.js";

@@ -1,10 +1,10 @@
 // Shared fixtures for the data-lifecycle suites: an agent app per configuration, a store that "dies"
 // mid-erasure, and a scan of every byte the stores hold.
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp, type App } from "../../actors/app.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createToolEffect, type EffectContext } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { memoryStores } from "../../stores/memory.js";
 import { ForwardingEventStore, SimulatedCrash } from "../support/harness.js";

@@ -1,9 +1,9 @@
 // ADR 0140 D6 (sweep side, with ADR 0146's TTL origin): one test per sentence of the sweep decision.
 import { describe, expect, it } from "vitest";
 import { simulatedClock } from "../../actors/clock.js";
-import { claimCheckTrustOf } from "../../actors/citations.js";
+import { claimCheckTrustOf } from "../../actors/lifecycle/citations.js";
 import { ConfigError } from "../../actors/errors.js";
-import { sweepUnpinnedContent } from "../../actors/lifecycle.js";
+import { sweepUnpinnedContent } from "../../actors/lifecycle/standalone.js";
 import { SWEEP_LOGIC_ID } from "../../machines/sweep.js";
 import { utf8 } from "../../stores/bytes.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
@@ -83,7 +83,7 @@ describe("ADR 0140 D6 / ADR 0146: telemetry refs are TTL-reclaimed from the citi
     const reached = new Promise<void>((resolve) => (arrive = resolve));
     const w = world({ clock, snapshotEvery: false, beforeAnswer: () => (arrive(), parked) });
     const app = w.app();
-    await app.start((await import("../../actors/agentLoop.js")).agentLoop$({ id: "agent-telemetry", model: "model", tools: ["telemetry"], warnTranscriptBytes: false }), {
+    await app.start((await import("../../actors/agents/agentLoop.js")).agentLoop$({ id: "agent-telemetry", model: "model", tools: ["telemetry"], warnTranscriptBytes: false }), {
       executionId: "t1",
       subject: "A",
       input: { prompt: "go" },

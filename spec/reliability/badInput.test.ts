@@ -5,18 +5,18 @@
 // half-written (the journal is JSON, contiguous, reopens), nothing pinned that should not be.
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp, type App } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import type { Warning } from "../../actors/bus.js";
 import { AppClosedError, ConfigError, ModelReplyError } from "../../actors/errors.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { fsStores } from "../../adapters/fs/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { createAgentLoopMachine } from "../../machines/agentLoop.js";
-import { tainted } from "../../machines/taint.js";
+import { tainted } from "../../machines/helpers/taint.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
@@ -375,7 +375,7 @@ function typedRefusal(error: unknown): boolean {
 
 describe("campaign 7: tampered logs", () => {
   // Found by this campaign: an EVENT_RECEIVED record whose `event` is missing or not an object with a
-  // string `type` makes resume throw a raw TypeError from the planner (actors/plan.ts planMacrostep reads
+  // string `type` makes resume throw a raw TypeError from the planner (actors/journal/planner.ts planMacrostep reads
   // event.type.startsWith; eventOf passes input.event through unchecked), instead of a typed error
   // naming the execution and the seq.
   it.each<[string, (r: JournalRecord) => void]>([
@@ -460,7 +460,7 @@ describe("campaign 7: tool outputs that are not JSON", () => {
   // with NonJsonOutputError (ADR 0001 D6). BigInt / cycles / a throwing toJSON fail the step with the raw
   // TypeError / Error of the claim-check's JSON.stringify (no code, no step id); a function or symbol in
   // an output over the cap is silently dropped by JSON.stringify and the output is offloaded and
-  // COMPLETED, while the same value under the cap fails. actors/claimCheck.ts claimCheckMiddleware.
+  // COMPLETED, while the same value under the cap fails. actors/effects/claimCheck.ts claimCheckMiddleware.
   it.each<[string, () => unknown]>([
     ["a BigInt", () => ({ n: 1n })],
     ["a cycle", () => {
@@ -518,7 +518,7 @@ describe("campaign 7: tool outputs that are not JSON", () => {
 
   // Found by this campaign: 100k-deep output through the claim-check or the redaction layer fails the
   // step with a raw RangeError (stack overflow in JSON.stringify / the recursive redaction walk), not
-  // NonJsonOutputError naming the step. actors/claimCheck.ts, actors/effectRuntime.ts redactionLayer.
+  // NonJsonOutputError naming the step. actors/effects/claimCheck.ts, actors/effects/chain.ts redactionLayer.
   it.each<Variant>(["claimCheck", "redact"])("fails a 100k-deep output with NonJsonOutputError through the %s layer", async (variant) => {
     const run = await runAgent(() => deep(100_000), { variant });
     expect(run.log.find((r) => r.type === STEP_FAILED)).toMatchObject({ error: { code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
@@ -621,7 +621,7 @@ describe("campaign 7: forged claim-check envelopes", () => {
   );
 
   // Found by this campaign: a retained lookalike at the TOP level of an unlisted tool's output is trusted
-  // (actors/citations.ts topLevelEnvelopeOf / retainRootsOf / trustedClaimCheckRefsOf trust the position
+  // (actors/lifecycle/citations.ts topLevelEnvelopeOf / retainRootsOf / trustedClaimCheckRefsOf trust the position
   // whatever the effect; the preset's envelopesAreData only rewrites listed tools' outputs). Such a tool
   // (an MCP server, a web page echoed by a tool) can pin any blob forever, and, without security.crypto,
   // keep another subject's plaintext blob through eraseSubject (contentDeleted { deleted: 0, retained: 0 }).
@@ -672,7 +672,7 @@ describe("campaign 7: forged claim-check envelopes", () => {
 
 // ---------------------------------------------------------------------------------------------------
 // Found by this campaign: what the app journals on the caller's behalf is not checked for JSON.
-// actors/app.ts start (options.input) and actors/execution.ts send (the event) pass it to the store as is:
+// actors/app.ts start (options.input) and actors/journal/execution.ts send (the event) pass it to the store as is:
 // on memory (and IndexedDB, structured clone) a BigInt or a cycle is journaled, so the log is no longer
 // JSON (ADR 0001 D2) and a Date or a Map reaches the live run as itself but a replay as a string or {};
 // on fs the store's JSON.stringify throws a raw TypeError, and for an event that error FAILS the running

@@ -9,14 +9,14 @@ import { cp, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
-import { ErasureInProgressError } from "../../actors/erase.js";
+import { ErasureInProgressError } from "../../actors/lifecycle/erase.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
@@ -133,7 +133,7 @@ describe("campaign 6: erasure under crashes", () => {
 
 describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () => {
   // An erasure that failed after its plan was journaled is finished by the retry from that plan
-  // (actors/erase.ts: the unfinished coordinator is resumed). If one of the subject's executions, not
+  // (actors/lifecycle/erase.ts: the unfinished coordinator is resumed). If one of the subject's executions, not
   // running in the app when the first attempt stopped the live ones, were resumed in between (a restart
   // that resumes what was running), it would run on under the still-existing key and offload new blobs the
   // retry never plans. So resume refuses an execution whose subject has an unfinished erasure

@@ -4,12 +4,12 @@
 // STEP_FAILED), a second turn, model usage, a subject, and the answer. Never regenerate it to make a
 // failing replay pass: a change that breaks it needs a schema version bump (docs/adr/0001-journal.md).
 import { writeFile } from "node:fs/promises";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { EVENT_SCHEMA } from "../../stores/schema.js";
 import { memoryStores } from "../../stores/memory.js";

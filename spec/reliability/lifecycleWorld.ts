@@ -1,11 +1,11 @@
 // The app of campaign 6 (erasure under crashes), shared by its child process and the checks: agents of
 // two subjects on sealed records (security.crypto) with their tool outputs claim-checked into an
 // EncryptingContentStore, and erasure enabled.
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp, type App } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord, Stores } from "../../stores/types.js";

@@ -6,11 +6,11 @@
 // ran, some 10-20 kB of its own objects, counts against the bound too.)
 import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { UnknownExecutionError } from "../../actors/errors.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { fsStores } from "../../adapters/fs/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";

@@ -2,18 +2,18 @@
 // each a regression test through the public API that failed on the code before its fix.
 import { describe, expect, it } from "vitest";
 import { setup } from "xstate";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp, type App } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
-import { previewDigest } from "../../actors/claimCheck.js";
+import { previewDigest } from "../../actors/effects/claimCheck.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
-import { createTaskEffect, createToolEffect, type Effect, type EffectContext } from "../../actors/effects.js";
-import { createLlmEffect, type Model } from "../../actors/model.js";
-import { createSummarizerEffect } from "../../actors/summarizer.js";
+import { createTaskEffect, createToolEffect, type Effect, type EffectContext } from "../../actors/effects/effect.js";
+import { createLlmEffect, type Model } from "../../actors/agents/model.js";
+import { createSummarizerEffect } from "../../actors/agents/summarizer.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import { effectActor, stepInput } from "../../machines/effect.js";
-import type { ModelReply, ModelRequest } from "../../machines/messages.js";
-import { containsTaint, isTainted, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/taint.js";
+import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
+import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
+import { containsTaint, isTainted, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { ContentPutOptions, JournalRecord } from "../../stores/types.js";

@@ -8,11 +8,11 @@
 // must not be zero over the seeds. A failing seed is printed; LOOMWORK_SEED=<seed> reruns it and must
 // reproduce the same trace hash.
 import { describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { MemoryEventStore, memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
@@ -100,7 +100,7 @@ describe("campaign 4: found by the simulation", () => {
   // Found by seed 182 while restarts were modelled as app.close() (before they became crashes): close()
   // resolves while the closing app's append of a claim-checked step is still in flight, and that append
   // lands later. A sweep by a second app over the same stores in between takes the offloaded blob for
-  // uncited (the first app's in-flight tracking, actors/sweep.ts trackInflightOffloads, is per app) and
+  // uncited (the first app's in-flight tracking, actors/lifecycle/sweep.ts trackInflightOffloads, is per app) and
   // deletes it: the journal then cites a blob that is gone and resolveClaimCheck returns null for a
   // retained, load-bearing result. Either close() waits for in-flight appends, or the sweep's tracking
   // covers every app over the content store.

@@ -7,12 +7,12 @@
 // randomness, results delivered in call order) leave no other source of nondeterminism, so a seed
 // replays to the same trace and the same journals: `traceHash`.
 import type { AnyStateMachine } from "xstate";
-import { agentLoop$ } from "../../actors/agentLoop.js";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock, type SimulatedClock } from "../../index.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
-import { createLlmEffect } from "../../actors/model.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { memoryStores } from "../../stores/memory.js";

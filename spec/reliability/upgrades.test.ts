@@ -9,7 +9,7 @@ import type { AnyStateMachine } from "xstate";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import type { Effect } from "../../actors/effects.js";
+import type { Effect } from "../../actors/effects/effect.js";
 import { fsStores } from "../../adapters/fs/index.js";
 import { indexedDbStores } from "../../adapters/indexeddb/index.js";
 import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";

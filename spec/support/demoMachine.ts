@@ -1,6 +1,6 @@
 // A machine with two effects, a timer and an external event: the kernel's test subject.
 import { assign, setup } from "xstate";
-import { effectActor } from "../../machines/effect.js";
+import { effectActor } from "../../machines/helpers/effectActor.js";
 
 export const demoMachine = setup({
   types: {} as {

@@ -1,5 +1,5 @@
 // Test harness: counted effects, a store that "dies" at a seq, helpers to run the demo machine.
-import { createToolEffect } from "../../actors/effects.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import type { EventStore, JournalRecord, StoredSnapshot, Stores } from "../../stores/types.js";
 
 /** Effects that count every live run per step id, so a test can assert "ran exactly once". */

@@ -1,9 +1,9 @@
 // The seeds' harness (ADR 0140 "Measured"): a scripted agent with 1.5-4 kB of tool output per turn,
 // seeded, so tests, stories and benchmarks measure the same bytes.
-import { createLlmEffect } from "../../actors/model.js";
-import { createToolEffect, type Effect } from "../../actors/effects.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
-import type { ModelReply } from "../../machines/messages.js";
+import type { ModelReply } from "../../machines/helpers/messages.js";
 
 /** A small, fast, seeded PRNG (mulberry32). */
 export function prng(seed: number): () => number {

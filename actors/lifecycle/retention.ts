@@ -3,12 +3,12 @@
 // from the snapshot, never needs an archived record. `app.deleteHistory` is retention: the whole history
 // goes, and the blobs only it cited become reclaimable by the next sweep.
 import type { AnyStateMachine } from "xstate";
-import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
-import { LoomworkError } from "../stores/errors.js";
-import { ConfigError, UnknownExecutionError } from "./errors.js";
-import type { Journal } from "./journal.js";
-import { persistState, restoreState } from "./plan.js";
-import { foldRecords } from "./replay.js";
+import type { ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import { LoomworkError } from "../../stores/errors.js";
+import { ConfigError, UnknownExecutionError } from "../errors.js";
+import type { Journal } from "../journal/journal.js";
+import { persistState, restoreState } from "../journal/planner.js";
+import { foldRecords } from "../journal/replay.js";
 
 /** `app.deleteHistory` of an execution this app is running: stop it first. */
 export class HistoryInUseError extends LoomworkError {

@@ -1,17 +1,17 @@
 // The registry of the runtime's maintenance executions (the sweep, the erase coordinator): their
 // internal effects, their machines, and the runner the app calls for an internal step instead of the
-// effect chain. See actors/internalEffects.ts for what makes an effect internal.
+// effect chain. See actors/lifecycle/internalEffects.ts for what makes an effect internal.
 import type { AnyStateMachine } from "xstate";
-import { eraseCoordinatorMachine } from "../machines/eraseCoordinator.js";
-import { sweepMachine } from "../machines/sweep.js";
-import type { JournalRecord } from "../stores/types.js";
-import type { App } from "./app.js";
-import { realClock } from "./clock.js";
+import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
+import { sweepMachine } from "../../machines/sweep.js";
+import type { JournalRecord } from "../../stores/types.js";
+import type { App } from "../app.js";
+import { realClock } from "../clock.js";
 import { eraseEffects } from "./erase.js";
-import type { Execution } from "./execution.js";
+import type { Execution } from "../journal/execution.js";
 import type { InternalEffect, InternalEffectContext } from "./internalEffects.js";
-import type { Journal } from "./journal.js";
-import type { PendingStep } from "./plan.js";
+import type { Journal } from "../journal/journal.js";
+import type { PendingStep } from "../journal/planner.js";
 import { sweepEffects, trackInflightOffloads } from "./sweep.js";
 
 /** Every internal effect, by id. */

@@ -1,5 +1,5 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
-import type { Model } from "./model.js";
+import type { Model } from "../agents/model.js";
 
 /** What an effect is: a model call (`llm`), a tool, or a hand-written flow step (`task`). */
 export type EffectKind = "llm" | "tool" | "task";

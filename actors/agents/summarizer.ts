@@ -1,9 +1,9 @@
 // The built-in compaction summarizer (ADR 0137 D2): an ordinary llm effect { messages } -> { summary }.
-import { LoomworkError } from "../stores/errors.js";
-import type { Message, Usage } from "../machines/messages.js";
-import { fencedMessages, summarizerText, tainted } from "../machines/taint.js";
-import { usageOf } from "./capabilities.js";
-import type { Effect } from "./effects.js";
+import { LoomworkError } from "../../stores/errors.js";
+import type { Message, Usage } from "../../machines/helpers/messages.js";
+import { fencedMessages, summarizerText, tainted } from "../../machines/helpers/taint.js";
+import { usageOf } from "../effects/capabilities.js";
+import type { Effect } from "../effects/effect.js";
 import type { Model } from "./model.js";
 
 /** Origin of the summarizer's input: the transcript is untrusted data to the summarizer model. */

@@ -5,13 +5,13 @@
 // erasure apply) are resolved. Any other citation (an envelope-shaped value inside a tool's own output,
 // a bare `{ __loomContent }`, or one only a snapshot holds) is data the tool returned: it is listed in
 // `unresolved` and never read, so a forged ref cannot pull another subject's blob into this export.
-import { fromUtf8, toBase64 } from "../stores/bytes.js";
-import { SubjectErasedError } from "../stores/errors.js";
-import type { ContentAddress, ExecutionStatus, JournalRecord, StoredSnapshot } from "../stores/types.js";
-import type { App } from "./app.js";
+import { fromUtf8, toBase64 } from "../../stores/bytes.js";
+import { SubjectErasedError } from "../../stores/errors.js";
+import type { ContentAddress, ExecutionStatus, JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import type { App } from "../app.js";
 import { trustedEnvelopeOf, visitCitedAddresses } from "./citations.js";
-import { CONTENT_REF_KEY } from "./claimCheck.js";
-import { ConfigError } from "./errors.js";
+import { CONTENT_REF_KEY } from "../effects/claimCheck.js";
+import { ConfigError } from "../errors.js";
 import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf } from "./internalEffects.js";
 
 /** One claim-checked blob of the subject, resolved: `value` (JSON), `bytesBase64` (not JSON), or `missing`. */

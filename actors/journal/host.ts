@@ -1,10 +1,10 @@
 // What an Execution needs from its app: the seam between one journaled actor and the app that hosts it.
 import type { InspectionEvent } from "xstate";
-import type { RuntimeBus } from "./bus.js";
-import type { Clock } from "./clock.js";
+import type { RuntimeBus } from "../bus.js";
+import type { Clock } from "../clock.js";
 import type { Execution } from "./execution.js";
 import type { Journal } from "./journal.js";
-import type { PendingStep } from "./plan.js";
+import type { PendingStep } from "./planner.js";
 import type { JournaledActor } from "./actor.js";
 
 export interface Runtime {

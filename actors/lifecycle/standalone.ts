@@ -1,11 +1,11 @@
 // The data-lifecycle entry points outside an app: for a CLI, a cron job or a maintenance script that has
 // the stores but runs no agents. Each builds a host app over the stores (no user effects) and runs the same
 // journaled machine `app.sweep` / `app.eraseSubject` runs, so a crash is finished by running it again.
-import { SubjectErasedError } from "../stores/errors.js";
-import { KEY_STORE_SPI_VERSION, type ContentStore, type EventStore, type KeyStore } from "../stores/types.js";
-import { createApp, type App } from "./app.js";
-import type { RuntimeEvents } from "./bus.js";
-import type { Clock } from "./clock.js";
+import { SubjectErasedError } from "../../stores/errors.js";
+import { KEY_STORE_SPI_VERSION, type ContentStore, type EventStore, type KeyStore } from "../../stores/types.js";
+import { createApp, type App } from "../app.js";
+import type { RuntimeEvents } from "../bus.js";
+import type { Clock } from "../clock.js";
 import type { EraseSubjectResult } from "./erase.js";
 import type { SubjectExport } from "./export.js";
 import type { ClaimCheckTrust } from "./citations.js";

@@ -1,6 +1,6 @@
 // conversation$: a journaled multi-session chat with a rolling summary under a byte budget.
-import { createConversationMachine } from "../machines/conversation.js";
-import { ConfigError } from "./errors.js";
+import { createConversationMachine } from "../../machines/conversation.js";
+import { ConfigError } from "../errors.js";
 
 /** Options of `conversation$`. */
 export interface ConversationConfig {

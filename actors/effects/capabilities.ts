@@ -1,13 +1,13 @@
 // The capability ring: middleware the app installs from `capabilities` (grants, quotas, guardRequest,
 // metering, retry, timeout). It sits inside secret redaction and outside every user middleware
 // (machines/effectChain.ts). Quotas count from the journal, so they hold across a resume.
-import type { ModelRequest, Usage } from "../machines/messages.js";
-import { LoomworkError } from "../stores/errors.js";
-import { STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
-import type { RuntimeBus } from "./bus.js";
-import type { EffectContext, EffectMiddleware } from "./effects.js";
-import { ConfigError } from "./errors.js";
+import type { ModelRequest, Usage } from "../../machines/helpers/messages.js";
+import { LoomworkError } from "../../stores/errors.js";
+import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import type { JournalRecord } from "../../stores/types.js";
+import type { RuntimeBus } from "../bus.js";
+import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { ConfigError } from "../errors.js";
 import { retryMiddleware, timeoutMiddleware, validateRetryOptions, type RetryOptions } from "./retry.js";
 
 /** Per-execution limits on model (llm) calls. */

@@ -1,12 +1,12 @@
 // The claim-check (ADR 0054 classic, ADR 0140 preset): a large effect result goes to the content store and
 // the journal records a small envelope { __loomClaimCheck, ref, size, digest?, retain? } in its place.
-import { fromUtf8, utf8, utf8Length } from "../stores/bytes.js";
-import type { ContentStore } from "../stores/types.js";
-import { isTainted, TAINT_KEY, TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../machines/taint.js";
-import type { Warning } from "./bus.js";
-import type { EffectContext, EffectMiddleware } from "./effects.js";
-import { NonJsonOutputError } from "./errors.js";
-import { plainJson } from "./json.js";
+import { fromUtf8, utf8, utf8Length } from "../../stores/bytes.js";
+import type { ContentStore } from "../../stores/types.js";
+import { isTainted, TAINT_KEY, TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
+import type { Warning } from "../bus.js";
+import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { NonJsonOutputError } from "../errors.js";
+import { plainJson } from "../journal/json.js";
 
 export const CLAIM_CHECK_KEY = "__loomClaimCheck";
 export const CONTENT_REF_KEY = "__loomContent";
@@ -63,7 +63,7 @@ export interface ClaimCheckOptions {
 
 const TAINT_NEEDLE = `"${TAINT_KEY}":`;
 
-/** True once the step's signal was aborted: its outcome will not be journaled (actors/effectRuntime.ts). */
+/** True once the step's signal was aborted: its outcome will not be journaled (actors/effects/chain.ts). */
 const abandoned = (ctx: EffectContext): boolean => ctx.signal?.aborted === true;
 
 /** True for an envelope (not looking through taint). */

@@ -2,11 +2,11 @@
 // step and usage counters, for UIs (`useSelector(app.readModels.executions, ...)`) and the CLI.
 // Built from the event store's catalogue and each log at creation, then kept current from the bus.
 import { createStore } from "@xstate/store";
-import type { ChainLayer } from "../machines/effectChain.js";
-import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
-import type { ExecutionInfo, ExecutionStatus, JournalRecord } from "../stores/types.js";
-import type { App } from "./app.js";
-import { emptyUsage, foldUsage, type ExecutionUsage } from "./capabilities.js";
+import type { ChainLayer } from "../../machines/effectChain.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import type { ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
+import type { App } from "../app.js";
+import { emptyUsage, foldUsage, type ExecutionUsage } from "../effects/capabilities.js";
 
 /** One execution as the read model shows it. */
 export interface ExecutionView {

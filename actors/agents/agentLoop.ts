@@ -1,10 +1,10 @@
 // agentLoop$: builds the agent loop machine from a config, validates it, and watches its transcript
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
-import { createAgentLoopMachine, type AgentLoopContext } from "../machines/agentLoop.js";
-import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../machines/taint.js";
-import type { Warning } from "./bus.js";
-import { ConfigError } from "./errors.js";
+import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
+import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
+import type { Warning } from "../bus.js";
+import { ConfigError } from "../errors.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
 export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;

@@ -1,8 +1,8 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
-import type { Warning } from "./bus.js";
-import { AppClosedError, ConfigError } from "./errors.js";
+import type { Warning } from "../bus.js";
+import { AppClosedError, ConfigError } from "../errors.js";
 import type { Execution, ReplayReport } from "./execution.js";
 import { plainJson } from "./json.js";
 

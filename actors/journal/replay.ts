@@ -1,13 +1,13 @@
 // The one replay fold: journal records onto a runtime state, through the pure planner. Recovery
-// (Execution.recover), the archive's snapshot at the head (actors/retention.ts) and so app.stats use it,
+// (Execution.recover), the archive's snapshot at the head (actors/lifecycle/retention.ts) and so app.stats use it,
 // so they agree on every record: a control record is skipped, a stopped EXECUTION_ENDED (app.stop
 // journals it on its own, between macrosteps) ends the state as stopped, and a macrostep's records are
 // checked against what the planner derives from its input.
-import { EXECUTION_ENDED } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
-import { isControlRecord } from "./constants.js";
-import { NonDeterminismError, type SerializedError } from "./errors.js";
-import { isMacrostepInput, plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./plan.js";
+import { EXECUTION_ENDED } from "../../stores/schema.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { isControlRecord } from "../constants.js";
+import { NonDeterminismError, type SerializedError } from "../errors.js";
+import { isMacrostepInput, plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
 export interface FoldPosition {

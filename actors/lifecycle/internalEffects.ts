@@ -7,10 +7,10 @@
 //   stops agents' model and tool calls, does not block erasure or a sweep;
 // - they are journaled like any step: STEP_COMPLETED / STEP_FAILED by a deterministic step id, served from
 //   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
-import { ERASE_COORDINATOR_LOGIC_ID } from "../machines/eraseCoordinator.js";
-import { SWEEP_LOGIC_ID } from "../machines/sweep.js";
-import type { ContentStore, JournalRecord, KeyStore } from "../stores/types.js";
-import type { App } from "./app.js";
+import { ERASE_COORDINATOR_LOGIC_ID } from "../../machines/eraseCoordinator.js";
+import { SWEEP_LOGIC_ID } from "../../machines/sweep.js";
+import type { ContentStore, JournalRecord, KeyStore } from "../../stores/types.js";
+import type { App } from "../app.js";
 import { claimCheckTrustOf, type ClaimCheckTrust } from "./citations.js";
 
 /** Effect ids under this prefix belong to the runtime. */

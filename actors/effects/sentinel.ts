@@ -1,9 +1,9 @@
 // The sentinel preset (ADR 0054's telemetry use): the classic claim-check for a flow's own task steps,
 // the second consumer of claimCheckMiddleware beside the agent preset. Telemetry is reclaimable: its
 // envelopes carry no `retain`, so the sweep deletes the blobs once their TTL has passed.
-import type { ContentStore } from "../stores/types.js";
+import type { ContentStore } from "../../stores/types.js";
 import { claimCheckMiddleware, CLASSIC_CLAIM_CHECK_CAP_BYTES } from "./claimCheck.js";
-import type { EffectMiddleware } from "./effects.js";
+import type { EffectMiddleware } from "./effect.js";
 
 /** Options of `sentinelClaimCheck`. */
 export interface SentinelOptions {

@@ -4,11 +4,11 @@
 // It is also where a resume finds its starting point (`getSnapshot`, `readForReplay`): a snapshot is a
 // cache of the log, so a damaged one is skipped with a warning and the history replayed from the
 // archive segments and the live log; only when those do not cover it is the damage an error.
-import { JournalCorruptionError } from "../stores/errors.js";
-import type { EventStore, JournalRecord, StoredSnapshot } from "../stores/types.js";
-import type { Warning } from "./bus.js";
+import { JournalCorruptionError } from "../../stores/errors.js";
+import type { EventStore, JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import type { Warning } from "../bus.js";
 
-/** Seals and opens record payloads; see actors/crypto.ts. */
+/** Seals and opens record payloads; see actors/journal/sealing.ts. */
 export interface JournalCodec {
   seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<JournalRecord[]>;
   open(executionId: string, records: JournalRecord[]): Promise<JournalRecord[]>;

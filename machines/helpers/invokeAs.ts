@@ -1,5 +1,5 @@
 // How a machine says in what role it invokes an effect (EffectContext.taskKind, ADR 0140 D9). Pure.
-import { stepInput, type StepInput } from "./effect.js";
+import { stepInput, type StepInput } from "./effectActor.js";
 
 /** The key under which `invokeAs` records the role; reserved, never passed to the effect. */
 export const LOOM_TASK_KIND = "__loomTaskKind";

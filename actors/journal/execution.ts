@@ -1,13 +1,13 @@
 // One journaled execution: runs a machine through the pure planner, appends each macrostep before
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent, Observer, Subscription } from "xstate";
-import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
-import type { JournalRecord } from "../stores/types.js";
-import { failedFields, unwrapStepResult } from "./effectRuntime.js";
-import { AppClosedError, ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "./errors.js";
-import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./plan.js";
-import type { Runtime } from "./runtime.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { failedFields, unwrapStepResult } from "../effects/chain.js";
+import { AppClosedError, ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "../errors.js";
+import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./planner.js";
+import type { Runtime } from "./host.js";
 import { plainJson } from "./json.js";
 
 type Listener = (snapshot: AnyMachineSnapshot) => void;

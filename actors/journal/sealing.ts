@@ -13,11 +13,11 @@
 // record of type `loom.snapshot` at the snapshot's seq, so it cannot be moved to another seq or execution.
 //
 // Sealing happens before the store's append is called: no WebCrypto work runs inside a storage transaction.
-import { EXECUTION_ENDED, EXECUTION_STARTED } from "../stores/schema.js";
-import { KeyMissingError, SubjectErasedError } from "../stores/errors.js";
-import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../stores/recordSealing.js";
-import type { EventStore, JournalRecord, KeyStore } from "../stores/types.js";
-import { claimCheckRefsOf, SNAPSHOT_RECORD_TYPE } from "./citations.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
+import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
+import type { EventStore, JournalRecord, KeyStore } from "../../stores/types.js";
+import { claimCheckRefsOf, SNAPSHOT_RECORD_TYPE } from "../lifecycle/citations.js";
 import type { JournalCodec } from "./journal.js";
 
 /** The marker of a sealed snapshot state. */

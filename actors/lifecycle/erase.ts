@@ -6,20 +6,20 @@
 // (before the shred) and ERASURE_CONTENT_DELETED { subject, intentSeq, deleted, retained } (after the
 // deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
 // the others (unsealed records: no security.crypto) are deleted whole by the shred step.
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../machines/eraseCoordinator.js";
-import { LoomworkError, SubjectErasedError } from "../stores/errors.js";
-import { forgetRecordKeys, isSealed } from "../stores/recordSealing.js";
-import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../stores/schema.js";
-import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../stores/types.js";
-import type { App } from "./app.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
+import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
+import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
+import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import type { App } from "../app.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
-import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorId, eraseCoordinatorNumber, eraseCoordinatorPrefix } from "./constants.js";
-import { ExecutionErasedError, isSealedState, SubjectCodec } from "./crypto.js";
-import { ConfigError, type SerializedError } from "./errors.js";
-import type { JournalCodec } from "./journal.js";
+import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorId, eraseCoordinatorNumber, eraseCoordinatorPrefix } from "../constants.js";
+import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
+import { ConfigError, type SerializedError } from "../errors.js";
+import type { JournalCodec } from "../journal/journal.js";
 import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
 
-export type { ContentDeleted, EraseSubjectResult } from "../machines/eraseCoordinator.js";
+export type { ContentDeleted, EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 
 /** Why erasure refused: each names what to fix. */
 export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";

@@ -1,8 +1,8 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
 import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
-import { isStepInput, LOOM_STEP } from "../machines/effect.js";
-import { taskKindOf, type TaskKind } from "../machines/invokeAs.js";
+import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
+import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import {
   EVENT_RECEIVED,
   EXECUTION_ENDED,
@@ -11,11 +11,11 @@ import {
   STEP_FAILED,
   TIMER_SET,
   TRANSITION,
-} from "../stores/schema.js";
-import type { ExecutionStatus, JournalRecord } from "../stores/types.js";
+} from "../../stores/schema.js";
+import type { ExecutionStatus, JournalRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
-import { NonDeterminismError, serializeError, type SerializedError } from "./errors.js";
+import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {

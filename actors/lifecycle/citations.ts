@@ -13,11 +13,11 @@
 // A sealed record (security.crypto) keeps its cited addresses readable as `refs`, computed by this
 // walker before sealing. Without the key a walker cannot see WHERE in the payload an address sat, so
 // it fails closed: a sealed record's refs count as load-bearing and as trusted.
-import { isTainted } from "../machines/taint.js";
-import { STEP_COMPLETED } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
-import { AGENT_TOOL_STEP, CONTENT_REF_KEY, isClaimCheckEnvelope, type ClaimCheckEnvelope } from "./claimCheck.js";
-import type { LoomConfig } from "./config.js";
+import { isTainted } from "../../machines/helpers/taint.js";
+import { STEP_COMPLETED } from "../../stores/schema.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { AGENT_TOOL_STEP, CONTENT_REF_KEY, isClaimCheckEnvelope, type ClaimCheckEnvelope } from "../effects/claimCheck.js";
+import type { LoomConfig } from "../config.js";
 
 /** The record type a snapshot state is sealed as (it never appears in a log). */
 export const SNAPSHOT_RECORD_TYPE = "loom.snapshot";

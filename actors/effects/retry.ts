@@ -1,9 +1,9 @@
 // Retries with backoff and the effect timeout: middleware on the app's clock, so a simulated clock
 // drives them in tests exactly as the real one does in production.
-import { LoomworkError } from "../stores/errors.js";
-import { realClock, type Clock } from "./clock.js";
-import type { EffectContext, EffectMiddleware } from "./effects.js";
-import { ConfigError } from "./errors.js";
+import { LoomworkError } from "../../stores/errors.js";
+import { realClock, type Clock } from "../clock.js";
+import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { ConfigError } from "../errors.js";
 
 /**
  * The `next` the runtime hands a middleware: it takes an optional context for the inner layers

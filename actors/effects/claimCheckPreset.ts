@@ -1,7 +1,7 @@
 // execution.claimCheck (ADR 0140 D1-D4, D6, D9, L): the opt-in that wires the classic middleware for an
 // agent's listed tools, validated whole at boot. Unset, it adds nothing.
-import { invokedAs } from "../machines/invokeAs.js";
-import type { ContentStore } from "../stores/types.js";
+import { invokedAs } from "../../machines/helpers/invokeAs.js";
+import type { ContentStore } from "../../stores/types.js";
 import {
   AGENT_TOOL_STEP,
   claimCheckMiddleware,
@@ -11,8 +11,8 @@ import {
   type ClaimCheckEnvelope,
   type Digest,
 } from "./claimCheck.js";
-import { ConfigError } from "./errors.js";
-import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
+import { ConfigError } from "../errors.js";
+import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
 
 /** The `execution.claimCheck` opt-in (ADR 0140). */
 export interface ClaimCheckConfig {

@@ -1,9 +1,9 @@
 // The one small interface every model provider implements, and the llm effect built on it.
-import type { ModelReply, ModelRequest } from "../machines/messages.js";
-import type { Effect, EffectContext } from "./effects.js";
-import { ModelReplyError } from "./errors.js";
+import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
+import type { Effect, EffectContext } from "../effects/effect.js";
+import { ModelReplyError } from "../errors.js";
 
-export type { Message, ModelReply, ModelRequest, ToolCall, Usage } from "../machines/messages.js";
+export type { Message, ModelReply, ModelRequest, ToolCall, Usage } from "../../machines/helpers/messages.js";
 
 /** A model provider: scripted, the AI SDK adapter, or your own. */
 export interface Model {

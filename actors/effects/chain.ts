@@ -4,23 +4,23 @@
 // so the innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never
 // runs the chain: a recorded step is served from the log.
 import { initialTransition, transition, type SnapshotFrom } from "xstate";
-import { CHAIN_LAYERS, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../machines/effectChain.js";
-import type { Usage } from "../machines/messages.js";
-import { LoomworkError } from "../stores/errors.js";
-import type { JournalRecord } from "../stores/types.js";
-import { loopHooksOf } from "./agentLoop.js";
-import type { RuntimeBus } from "./bus.js";
+import { CHAIN_LAYERS, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../../machines/effectChain.js";
+import type { Usage } from "../../machines/helpers/messages.js";
+import { LoomworkError } from "../../stores/errors.js";
+import type { JournalRecord } from "../../stores/types.js";
+import { loopHooksOf } from "../agents/agentLoop.js";
+import type { RuntimeBus } from "../bus.js";
 import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
 import { AGENT_TOOL_STEP } from "./claimCheck.js";
-import { realClock, type Clock } from "./clock.js";
-import type { LoomConfig, RedactOption } from "./config.js";
-import type { Effect, EffectContext, EffectMiddleware } from "./effects.js";
-import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "./errors.js";
-import type { Execution } from "./execution.js";
-import type { JournalCodec } from "./journal.js";
-import { plainJson } from "./json.js";
-import type { PendingStep } from "./plan.js";
-import { LOOM_INVOKED_AS, type TaskKind } from "../machines/invokeAs.js";
+import { realClock, type Clock } from "../clock.js";
+import type { LoomConfig, RedactOption } from "../config.js";
+import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
+import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "../errors.js";
+import type { Execution } from "../journal/execution.js";
+import type { JournalCodec } from "../journal/journal.js";
+import { plainJson } from "../journal/json.js";
+import type { PendingStep } from "../journal/planner.js";
+import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { LOOM_CLOCK, type Next } from "./retry.js";
 
 /** The step was refused by the kill switch (global, or `app.stop` of its execution); it reached no inner layer. */

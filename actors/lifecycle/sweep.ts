@@ -9,18 +9,18 @@
 // Every delete is `deleteIfUntouchedSince(touchCutoff)`, the touch clock read when the sweep began, so a
 // blob put (or re-put) since then survives. Memory holds the set of cited addresses and one
 // execution's log at a time; blobs are streamed from `list()` and their bytes are never read.
-import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../machines/sweep.js";
-import { isSealed } from "../stores/recordSealing.js";
-import { STEP_COMPLETED, STEP_FAILED } from "../stores/schema.js";
-import type { ContentStore, JournalRecord } from "../stores/types.js";
-import type { App } from "./app.js";
+import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../../machines/sweep.js";
+import { isSealed } from "../../stores/recordSealing.js";
+import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import type { ContentStore, JournalRecord } from "../../stores/types.js";
+import type { App } from "../app.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
-import { realClock } from "./clock.js";
-import { ExecutionErasedError } from "./crypto.js";
-import { ConfigError } from "./errors.js";
+import { realClock } from "../clock.js";
+import { ExecutionErasedError } from "../journal/sealing.js";
+import { ConfigError } from "../errors.js";
 import { claimCheckTrustFor, isInternalLogic, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
 
-export type { SweepResult } from "../machines/sweep.js";
+export type { SweepResult } from "../../machines/sweep.js";
 
 /** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
 export const DEFAULT_SWEEP_BATCHES = 4;
