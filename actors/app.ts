@@ -26,12 +26,13 @@ import type { PendingStep } from "./journal/planner.js";
 import type { Runtime } from "./journal/host.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { plainJson } from "./journal/json.js";
-import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erase.js";
+import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { loopHooksOf } from "./agents/agentLoop.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
 import { createJournalCodec, SubjectCodec } from "./journal/sealing.js";
-import { attachLifecycle, INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect, runInternalStep } from "./lifecycle/maintenance.js";
+import { controlWriterOf, INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect, runInternalStep } from "./lifecycle/maintenance.js";
+import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import { runSweep, type SweepOptions, type SweepResult } from "./lifecycle/sweep.js";
 import { runErase, type EraseSubjectResult } from "./lifecycle/erase.js";
 import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
@@ -79,10 +80,12 @@ export class App {
   private readonly logics = new Map<string, AnyStateMachine>();
   private readonly writers = new Map<string, WriterLease>();
   private readonly effects: EffectRuntime;
+  private readonly lifecycle: LifecycleHost;
   private models: ReadModels | undefined;
   private closed = false;
 
-  constructor(readonly config: LoomConfig) {
+  /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
+  constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
     validateConfig(config);
     const claimCheck = config.execution?.claimCheck;
     if (claimCheck !== undefined) validateClaimCheck(claimCheck, config.effects, config.security?.crypto !== undefined);
@@ -137,9 +140,11 @@ export class App {
       get closed() {
         return isClosed();
       },
-      // Internal effects (actors/lifecycle/internalEffects.ts) bypass the effect chain; everything else runs through it.
+      // Internal effects (actors/lifecycle/maintenance.ts) bypass the effect chain; everything else runs through it.
       runStep: (execution: Execution, pending: PendingStep, signal: AbortSignal) =>
-        isInternalEffect(pending.effectId) ? runInternalStep(this, this.runtime.journal, execution, pending, signal) : this.effects.run(execution, pending, signal),
+        isInternalEffect(pending.effectId)
+          ? runInternalStep(this.lifecycle, { executionId: execution.executionId, pending, signal, appendControl: controlWriterOf(this.lifecycle, execution) })
+          : this.effects.run(execution, pending, signal),
       executionEnded: (execution: Execution) => this.settle(execution),
       executionFailed: (execution: Execution, error: unknown) => {
         this.outcomeOf(execution.executionId).reject(error);
@@ -164,7 +169,14 @@ export class App {
         hooks.afterMacrostep(execution.state.snapshot, execution, sink ? (w) => this.warn(w) : undefined, (w) => this.bus.emit("warn", w));
       },
     };
-    attachLifecycle(this);
+    // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
+    this.lifecycle = createLifecycleHost({
+      config, journal: this.runtime.journal, codec: this.effects.codec, effectIds: this.runtime.effectIds, bus: this.bus, clock, trust: lifecycleOptions.trust,
+      logicOf: (logicId) => (logicId === undefined ? undefined : this.logics.get(logicId)),
+      running: (id) => this.executions.get(id),
+      log: (id) => this.log(id), start: (logic, options) => this.start(logic, options), resume: (id, logic) => this.resume(id, logic), result: (id) => this.result(id),
+      stop: (id, reason) => this.stop(id, reason), deleteHistory: (id) => this.deleteHistory(id), forgetSubject: (subject, ids) => this.forgetSubject(subject, ids),
+    });
   }
 
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
@@ -194,7 +206,7 @@ export class App {
     this.checkEffects(logic);
     const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
     loopHooksOf(logic)?.checkInput(input, options.executionId);
-    if (options.subject !== undefined) await assertSubjectOpen(this, options.subject);
+    if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.registerLogic(logic);
     const { executionId } = options;
     if (this.executions.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
@@ -223,7 +235,7 @@ export class App {
     const live = this.executions.get(executionId);
     if (live && !live.failure) return this.actorOf(live);
     const { execution, info } = await this.rebuilt(executionId, logic);
-    if (info.subject !== undefined) await assertSubjectOpen(this, info.subject, executionId);
+    if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
     await this.takeWriter(executionId);
     this.executions.set(executionId, execution);
     this.outcomes.delete(executionId);
@@ -356,7 +368,7 @@ export class App {
    */
   sweep(options: SweepOptions): Promise<SweepResult> {
     this.assertOpen("sweep content");
-    return runSweep(this, options);
+    return runSweep(this.lifecycle, options);
   }
 
   /**
@@ -375,7 +387,7 @@ export class App {
     } catch (error) {
       return Promise.reject(error);
     }
-    return runErase(this, subject);
+    return runErase(this.lifecycle, subject);
   }
 
   /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
@@ -386,7 +398,7 @@ export class App {
     } catch (error) {
       return Promise.reject(error);
     }
-    return exportFrom(this, subject);
+    return exportFrom(this.lifecycle, subject);
   }
 
   /**
@@ -395,14 +407,7 @@ export class App {
    */
   archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
     this.assertOpen("archive an execution");
-    const host = {
-      journal: this.runtime.journal,
-      effectIds: this.runtime.effectIds,
-      now: () => this.runtime.clock.now(),
-      logicOf: (logicId: string | undefined) => (logicId === undefined ? undefined : this.logics.get(logicId)),
-      log: (id: string) => this.log(id),
-    };
-    return archiveExecution(host, executionId, options);
+    return archiveExecution(this.lifecycle, executionId, options);
   }
 
   /**

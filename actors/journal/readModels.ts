@@ -4,8 +4,9 @@
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
-import type { App } from "../app.js";
+import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
+import type { RuntimeEvents, Warning } from "../bus.js";
+import type { LoomConfig } from "../config.js";
 import { emptyUsage, foldUsage, type ExecutionUsage } from "../effects/capabilities.js";
 
 /** One execution as the read model shows it. */
@@ -125,6 +126,16 @@ export interface ReadModels {
   dispose(): void;
 }
 
+/** What the read models follow: the app (`createReadModels(app)`), or anything with its journal, catalogue and bus. */
+export interface ReadModelsSource {
+  readonly config: Pick<LoomConfig, "effects">;
+  readonly stores: { readonly events: Pick<EventStore, "listExecutions"> };
+  on(event: "append", listener: RuntimeEvents["append"]): () => void;
+  /** Every record of the execution, archived ones first, opened. */
+  log(executionId: string): Promise<JournalRecord[]>;
+  warn(warning: Warning): void;
+}
+
 /**
  * The app's read models (`app.readModels` creates them on first use).
  *
@@ -133,7 +144,7 @@ export interface ReadModels {
  * await models.ready;
  * models.executions.subscribe(({ context }) => render(Object.values(context.executions)));
  */
-export function createReadModels(app: App): ReadModels {
+export function createReadModels(app: ReadModelsSource): ReadModels {
   const isModel = (effectId: string) => app.config.effects[effectId]?.kind === "llm";
   const executions = createExecutionsStore(isModel);
   // The first seq each execution's live appends carried: hydration folds only what came before it.

@@ -6,20 +6,21 @@
 // (before the shred) and ERASURE_CONTENT_DELETED { subject, intentSeq, deleted, retained } (after the
 // deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
 // the others (unsealed records: no security.crypto) are deleted whole by the shred step.
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
-import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
+import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+import { LoomworkError } from "../../stores/errors.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../../stores/types.js";
-import type { App } from "../app.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
-import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorId, eraseCoordinatorNumber, eraseCoordinatorPrefix } from "../constants.js";
+import { eraseCoordinatorId, eraseCoordinatorNumber } from "../constants.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
 import { ConfigError, type SerializedError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
-import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
+import { coordinatorsOf } from "./erasureStatus.js";
+import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
 export type { ContentDeleted, EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+export { ErasureInProgressError } from "./erasureStatus.js";
 
 /** Why erasure refused: each names what to fix. */
 export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
@@ -32,63 +33,6 @@ const REASONS: Record<ContentCopiesRemainReason, string> = {
   "not-enumerable": "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
   "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
 };
-
-/** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
-export class ErasureInProgressError extends LoomworkError {
-  readonly subject: string;
-  readonly coordinatorId: string;
-  constructor(subject: string, coordinatorId: string) {
-    super(
-      "LOOM_ERASURE_IN_PROGRESS",
-      `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
-        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
-    );
-    this.subject = subject;
-    this.coordinatorId = coordinatorId;
-  }
-}
-
-/** The subject's erase coordinators in the catalogue (their ids built by `eraseCoordinatorId`). */
-function coordinatorsOf(infos: ExecutionInfo[], subject: string): ExecutionInfo[] {
-  const prefix = eraseCoordinatorPrefix(subject);
-  return infos.filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.executionId.startsWith(prefix));
-}
-
-/** True once a coordinator journaled its result (ERASURE_CONTENT_DELETED): the shred before it is done. */
-async function journaledResult(events: EventStore, coordinatorId: string): Promise<boolean> {
-  return (await events.read(coordinatorId)).some((r) => r.type === ERASURE_CONTENT_DELETED);
-}
-
-/**
- * Refuses work for a subject whose erasure is unfinished (ErasureInProgressError) or done
- * (SubjectErasedError), before anything is written. Both modes: with security.crypto the key's
- * destruction says so; without it, the key stores' tombstone or a coordinator's journaled result.
- */
-export async function assertSubjectOpen(app: App, subject: string, executionId?: string): Promise<void> {
-  const events = app.stores.events;
-  const coordinators = coordinatorsOf(await events.listExecutions(), subject);
-  const unfinished = coordinators.find((info) => info.status === "running");
-  if (unfinished) throw new ErasureInProgressError(subject, unfinished.executionId);
-  const erased = () => (executionId === undefined ? new SubjectErasedError(subject) : new ExecutionErasedError(executionId, subject));
-  for (const keys of keyStoresOf(app)) if (await keys.isDestroyed(subject)) throw erased();
-  for (const info of coordinators) if (await journaledResult(events, info.executionId)) throw erased();
-}
-
-/**
- * The typed error for an execution id whose history an erasure deleted (no security.crypto): the
- * coordinators' journaled plans name the executions they erased. Undefined when none did.
- */
-export async function erasedExecutionError(events: EventStore, executionId: string): Promise<ExecutionErasedError | undefined> {
-  for (const info of await events.listExecutions()) {
-    if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) continue;
-    const log = await events.read(info.executionId);
-    if (!log.some((r) => r.type === ERASURE_CONTENT_DELETED)) continue;
-    const planned = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output as ErasePlan | undefined;
-    const subject = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)?.subject;
-    if (typeof subject === "string" && planned?.executions?.includes(executionId)) return new ExecutionErasedError(executionId, subject);
-  }
-  return undefined;
-}
 
 /**
  * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
@@ -153,12 +97,7 @@ async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], sub
  * those another non-erased execution still cites at the trusted position, minus those already gone.
  */
 async function plan(subject: string, ctx: InternalEffectContext): Promise<ErasePlan> {
-  const { app } = ctx;
-  const events = app.stores.events;
-  const codec = app.effectRuntime.codec;
-  const content = lifecycleContentOf(app);
-  const keys = keyStoresOf(app);
-  const trust = claimCheckTrustFor(app);
+  const { events, codec, content, keyStores: keys, trust } = ctx.host;
   // The cutoff first: a blob put after this moment is spared by the conditional delete.
   const touchCutoff = typeof content?.touchClock === "function" ? await content.touchClock() : null;
   const alreadyErased = (await Promise.all(keys.map((k) => k.isDestroyed(subject)))).some(Boolean);
@@ -210,7 +149,7 @@ async function openTrustedCandidates(codec: JournalCodec | undefined, executionI
   return records.map((r) => opened.get(r.seq) ?? r);
 }
 
-const progress = (ctx: InternalEffectContext, done: number, total: number) => ctx.app.bus.emit("progress", { task: "erase.delete", done, total });
+const progress = (ctx: InternalEffectContext, done: number, total: number) => ctx.host.bus.emit("progress", { task: "erase.delete", done, total });
 
 /** The coordinator's internal effects; each is idempotent (a crash before its outcome is journaled re-runs it). */
 export const eraseEffects: Record<string, InternalEffect> = {
@@ -226,13 +165,13 @@ export const eraseEffects: Record<string, InternalEffect> = {
   },
   [ERASE_EFFECTS.shred]: {
     async run({ subject, deleteHistories }: { subject: string; deleteHistories: string[] }, ctx) {
-      const { app } = ctx;
-      for (const keys of keyStoresOf(app)) await keys.destroy(subject);
+      const { host } = ctx;
+      for (const keys of host.keyStores) await keys.destroy(subject);
       // No derived key outlives the subject's key in this process.
       forgetRecordKeys();
-      const codec = app.effectRuntime.codec;
+      const codec = host.codec;
       for (const executionId of deleteHistories) {
-        await app.stores.events.deleteHistory(executionId);
+        await host.events.deleteHistory(executionId);
         if (codec instanceof SubjectCodec) codec.forget(executionId);
       }
       return { shredded: true };
@@ -242,7 +181,7 @@ export const eraseEffects: Record<string, InternalEffect> = {
     async run({ subject, addresses, touchCutoff }: { subject: string; addresses: string[]; touchCutoff: number | null }, ctx): Promise<ContentDeleted> {
       const result: ContentDeleted = { deleted: 0, retained: 0 };
       if (addresses.length === 0) return result;
-      const content = lifecycleContentOf(ctx.app);
+      const content = ctx.host.content;
       requireErasable(subject, addresses.length, content);
       for (const address of addresses) {
         // Conditional only (D12): a blob re-put since the cutoff belongs to another execution now.
@@ -270,36 +209,28 @@ function rebuildError(subject: string, error: unknown): Error {
   return Object.assign(new Error(`Erasing subject "${subject}" failed: ${e.name ?? "Error"}: ${e.message ?? "unknown"}`), { code: e.code, cause: error });
 }
 
-// Erasures in flight per app and subject: a concurrent call for the same subject joins the running one.
-const inFlight = new WeakMap<App, Map<string, Promise<EraseSubjectResult>>>();
-
 /**
  * Erases a subject with the eraseCoordinator machine. An unfinished coordinator (a crash mid-erasure) is
  * resumed and finished; otherwise a new one is started. A repeated erase is a successful no-op.
  */
-export function runErase(app: App, subject: string): Promise<EraseSubjectResult> {
-  let running = inFlight.get(app);
-  if (!running) inFlight.set(app, (running = new Map()));
+export function runErase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
+  const running = host.state.erasures;
   const joined = running.get(subject);
   if (joined) return joined;
-  const erasure = erase(app, subject).finally(() => running.delete(subject));
+  const erasure = erase(host, subject).finally(() => running.delete(subject));
   running.set(subject, erasure);
   return erasure;
 }
 
-async function erase(app: App, subject: string): Promise<EraseSubjectResult> {
-  if (app.config.compliance?.erase !== true) {
+async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
+  if (!host.eraseEnabled) {
     throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");
   }
   if (typeof subject !== "string" || subject === "") throw new ConfigError("eraseSubject.subject", "a non-empty subject id.");
-  const events = app.stores.events;
+  const { events } = host;
   const infos = await listOrRefuse(events, subject);
   // The subject's executions running here stop first: nothing of theirs is written after the plan.
-  for (const info of infos) {
-    const live = info.subject === subject ? app.execution(info.executionId) : undefined;
-    if (!live || live.ended) continue;
-    await app.stop(info.executionId, "its subject is being erased").catch(() => live.halt());
-  }
+  for (const info of infos) if (info.subject === subject) await host.stopRunning(info.executionId, "its subject is being erased");
   const coordinators = coordinatorsOf(infos, subject);
   const unfinished = coordinators.find((info) => info.status === "running");
   let coordinatorId: string;
@@ -309,16 +240,16 @@ async function erase(app: App, subject: string): Promise<EraseSubjectResult> {
     const log = await events.read(coordinatorId);
     const intent = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED);
     const finished = log.some((r) => r.type === ERASURE_CONTENT_DELETED);
-    if (intent && !finished && (intent.addresses as string[]).length > 0) requireErasable(subject, (intent.addresses as string[]).length, lifecycleContentOf(app));
-    await app.resume(coordinatorId, eraseCoordinatorMachine);
+    if (intent && !finished && (intent.addresses as string[]).length > 0) requireErasable(subject, (intent.addresses as string[]).length, host.content);
+    await host.resume(coordinatorId, eraseCoordinatorMachine);
   } else {
     coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);
-    await app.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
+    await host.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
   }
-  const output = (await app.result(coordinatorId)) as EraseCoordinatorOutput;
+  const output = (await host.result(coordinatorId)) as EraseCoordinatorOutput;
   if (output.status === "failed") throw rebuildError(subject, output.error);
   // What this app holds in memory of the subject's executions is its data too.
-  app.forgetSubject(subject, output.executions);
+  host.forgetSubject(subject, output.executions);
   const { status: _status, ...result } = output;
   return result;
 }

@@ -8,11 +8,10 @@
 import { fromUtf8, toBase64 } from "../../stores/bytes.js";
 import { SubjectErasedError } from "../../stores/errors.js";
 import type { ContentAddress, ExecutionStatus, JournalRecord, StoredSnapshot } from "../../stores/types.js";
-import type { App } from "../app.js";
 import { trustedEnvelopeOf, visitCitedAddresses } from "./citations.js";
 import { CONTENT_REF_KEY } from "../effects/claimCheck.js";
 import { ConfigError } from "../errors.js";
-import { claimCheckTrustFor, isInternalLogic, keyStoresOf, lifecycleContentOf } from "./internalEffects.js";
+import { isInternalLogic, type LifecycleHost } from "./host.js";
 
 /** One claim-checked blob of the subject, resolved: `value` (JSON), `bytesBase64` (not JSON), or `missing`. */
 export interface ClaimCheckedBlob {
@@ -61,19 +60,17 @@ export interface SubjectExport {
   unresolved: UnresolvedCitation[];
 }
 
-/** The subject's data from `app`'s stores; rejects with SubjectErasedError once the subject was erased. */
-export async function exportFrom(app: App, subject: string): Promise<SubjectExport> {
+/** The subject's data from the host's stores; rejects with SubjectErasedError once the subject was erased. */
+export async function exportFrom(host: LifecycleHost, subject: string): Promise<SubjectExport> {
   if (typeof subject !== "string" || subject === "") throw new ConfigError("exportSubject.subject", "a non-empty subject id.");
-  for (const keys of keyStoresOf(app)) if (await keys.isDestroyed(subject)) throw new SubjectErasedError(subject);
-  const events = app.stores.events;
-  const codec = app.effectRuntime.codec;
-  const trust = claimCheckTrustFor(app);
+  for (const keys of host.keyStores) if (await keys.isDestroyed(subject)) throw new SubjectErasedError(subject);
+  const { events, codec, trust } = host;
   const blobs = new Map<ContentAddress, ClaimCheckedBlob>();
   const others = new Map<ContentAddress, UnresolvedCitation>();
   const executions: ExportedExecution[] = [];
   for (const info of await events.listExecutions()) {
     if (info.subject !== subject || isInternalLogic(info.logicId)) continue;
-    const records = await app.log(info.executionId);
+    const records = await host.log(info.executionId);
     const stored = await events.getSnapshot(info.executionId);
     const snapshot = stored && codec ? { ...stored, state: await codec.openState(info.executionId, stored.state, stored.seq) } : stored;
     executions.push({
@@ -101,7 +98,7 @@ export async function exportFrom(app: App, subject: string): Promise<SubjectExpo
     });
   }
   const unresolved = [...others.values()].filter((citation) => !blobs.has(citation.address));
-  const content = lifecycleContentOf(app);
+  const { content } = host;
   for (const blob of blobs.values()) {
     const bytes = content ? await content.get(blob.address, { subject }) : undefined;
     if (bytes === undefined) {

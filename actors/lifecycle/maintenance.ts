@@ -1,18 +1,21 @@
-// The registry of the runtime's maintenance executions (the sweep, the erase coordinator): their
-// internal effects, their machines, and the runner the app calls for an internal step instead of the
-// effect chain. See actors/lifecycle/internalEffects.ts for what makes an effect internal.
+// The runtime's maintenance executions (the sweep, the erase coordinator) and their internal effects: the
+// steps of those machines, which run as journaled executions like any machine. The app registers them,
+// not `defineConfig({ effects })`:
+// - user config cannot see them: a user machine that invokes one is refused at start (UnknownEffectError),
+//   and an effect id under the reserved `loom.` prefix is refused at boot;
+// - they bypass the effect chain (kill switch, claim-check, redaction, the capability ring, user
+//   middleware): grants cannot restrict them, a middleware never sees them, and the kill switch, which
+//   stops agents' model and tool calls, does not block erasure or a sweep;
+// - they are journaled like any step: STEP_COMPLETED / STEP_FAILED by a deterministic step id, served from
+//   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
 import type { AnyStateMachine } from "xstate";
 import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
 import { sweepMachine } from "../../machines/sweep.js";
 import type { JournalRecord } from "../../stores/types.js";
-import type { App } from "../app.js";
-import { realClock } from "../clock.js";
-import { eraseEffects } from "./erase.js";
-import type { Execution } from "../journal/execution.js";
-import type { InternalEffect, InternalEffectContext } from "./internalEffects.js";
-import type { Journal } from "../journal/journal.js";
 import type { PendingStep } from "../journal/planner.js";
-import { sweepEffects, trackInflightOffloads } from "./sweep.js";
+import { eraseEffects } from "./erase.js";
+import type { InternalEffect, InternalEffectContext, LifecycleHost } from "./host.js";
+import { sweepEffects } from "./sweep.js";
 
 /** Every internal effect, by id. */
 export const INTERNAL_EFFECTS: Readonly<Record<string, InternalEffect>> = Object.freeze({ ...sweepEffects, ...eraseEffects });
@@ -24,33 +27,43 @@ export function isInternalEffect(effectId: string): boolean {
   return Object.hasOwn(INTERNAL_EFFECTS, effectId);
 }
 
-/**
- * Runs one internal step of `execution`. The internal machines run one step at a time and take no
- * events or timers, so while a step runs nothing else appends to its log: `appendControl` can write at
- * `execution.seq + 1` and move the head, and the step's outcome follows at the next seq.
- */
-export function runInternalStep(app: App, journal: Journal, execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<unknown> {
-  const effect = INTERNAL_EFFECTS[pending.effectId]!;
-  const clock = app.config.clock ?? realClock;
+/** One live run of an internal step: whose step it is, the step, its signal, and the control-record writer. */
+export interface InternalStepCall {
+  readonly executionId: string;
+  readonly pending: PendingStep;
+  readonly signal: AbortSignal;
+  /** Journals control records in the execution's log while the step runs; resolves the seq of the last. */
+  appendControl(records: readonly Omit<JournalRecord, "seq" | "at">[]): Promise<number>;
+}
+
+/** Runs one internal step: the effect its pending step names, with the host and the step's control-record writer. */
+export function runInternalStep(host: LifecycleHost, call: InternalStepCall): Promise<unknown> {
+  const effect = INTERNAL_EFFECTS[call.pending.effectId]!;
   const ctx: InternalEffectContext = {
-    app,
-    executionId: execution.executionId,
-    stepId: pending.stepId,
-    signal,
-    appendControl: async (partial) => {
-      const record = { seq: execution.seq + 1, at: clock.now(), ...partial } as JournalRecord;
-      await journal.append(execution.executionId, execution.seq, [record], execution.subject);
-      execution.seq = record.seq;
-      app.bus.emit("append", { executionId: execution.executionId, records: [record] });
-      return record.seq;
-    },
-    readOwnLog: () => journal.read(execution.executionId),
+    host,
+    executionId: call.executionId,
+    stepId: call.pending.stepId,
+    signal: call.signal,
+    appendControl: (record) => call.appendControl([record]),
+    readOwnLog: () => host.journal.read(call.executionId),
   };
-  return effect.run(pending.input, ctx);
+  return effect.run(call.pending.input, ctx);
 }
 
-/** Installs what the lifecycle needs from the app's bus from the first moment (the in-flight offload tracker). */
-export function attachLifecycle(app: App): void {
-  trackInflightOffloads(app);
+/**
+ * The control-record writer of an execution that does not journal control records itself. The internal
+ * machines run one step at a time and take no events or timers, so while a step runs nothing else appends
+ * to its log: a control record is written at `execution.seq + 1` and moves the head, and the step's
+ * outcome follows at the next seq.
+ */
+export function controlWriterOf(host: LifecycleHost, execution: { readonly executionId: string; readonly subject?: string | undefined; seq: number }): InternalStepCall["appendControl"] {
+  return async (partials) => {
+    const at = host.clock.now();
+    const records = partials.map((partial, i) => ({ seq: execution.seq + 1 + i, at, ...partial }) as JournalRecord);
+    if (records.length === 0) return execution.seq;
+    await host.journal.append(execution.executionId, execution.seq, records, execution.subject);
+    execution.seq = records.at(-1)!.seq;
+    host.bus.emit("append", { executionId: execution.executionId, records });
+    return execution.seq;
+  };
 }
-

@@ -2,13 +2,12 @@
 // (which pins every blob it cites); by default through the latest snapshot, so a resume, which starts
 // from the snapshot, never needs an archived record. `app.deleteHistory` is retention: the whole history
 // goes, and the blobs only it cited become reclaimable by the next sweep.
-import type { AnyStateMachine } from "xstate";
-import type { ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import type { ExecutionInfo } from "../../stores/types.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
-import type { Journal } from "../journal/journal.js";
 import { persistState, restoreState } from "../journal/planner.js";
 import { foldRecords } from "../journal/replay.js";
+import type { LifecycleHost } from "./host.js";
 
 /** `app.deleteHistory` of an execution this app is running: stop it first. */
 export class HistoryInUseError extends LoomworkError {
@@ -34,14 +33,8 @@ export interface ArchiveResult {
   snapshotSeq?: number;
 }
 
-export interface RetentionHost {
-  journal: Journal;
-  effectIds: ReadonlySet<string>;
-  now(): number;
-  logicOf(logicId: string | undefined): AnyStateMachine | undefined;
-  /** Every record of the execution, archived ones first, opened (`app.log`). */
-  log(executionId: string): Promise<JournalRecord[]>;
-}
+/** What archiving uses of the lifecycle host. */
+type RetentionHost = Pick<LifecycleHost, "journal" | "effectIds" | "clock" | "logicOf" | "log">;
 
 /**
  * Folds the journal into the state at its head, purely (the planner, no effect runs), and stores it as
@@ -63,7 +56,7 @@ async function snapshotAtHead(host: RetentionHost, info: ExecutionInfo): Promise
   // The fold recovery uses: a stopped EXECUTION_ENDED ends the state as stopped, as a resume sees it.
   const { state, seq } = foldRecords({ machine, executionId, effectIds: host.effectIds }, from, opened);
   if (!state) throw new UnknownExecutionError(executionId);
-  await journal.putSnapshot(executionId, { seq, at: host.now(), state: persistState(machine, state) }, info.subject);
+  await journal.putSnapshot(executionId, { seq, at: host.clock.now(), state: persistState(machine, state) }, info.subject);
   return seq;
 }
 

@@ -3,13 +3,13 @@
 // journaled machine `app.sweep` / `app.eraseSubject` runs, so a crash is finished by running it again.
 import { SubjectErasedError } from "../../stores/errors.js";
 import { KEY_STORE_SPI_VERSION, type ContentStore, type EventStore, type KeyStore } from "../../stores/types.js";
-import { createApp, type App } from "../app.js";
+import { App } from "../app.js";
 import type { RuntimeEvents } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { EraseSubjectResult } from "./erase.js";
 import type { SubjectExport } from "./export.js";
 import type { ClaimCheckTrust } from "./citations.js";
-import { setClaimCheckTrust, UNWIRED_CONTENT } from "./internalEffects.js";
+import { UNWIRED_CONTENT } from "./host.js";
 import type { SweepResult } from "./sweep.js";
 
 // A host without keys: nothing sealed can be opened (a sweep then fails closed on sealed records).
@@ -39,22 +39,23 @@ export interface TrustOption {
   trust?: ClaimCheckTrust;
 }
 
-function host(options: HostOptions): App {
+function hostApp(options: HostOptions): App {
   if (!options || typeof options.events?.append !== "function") throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
   const { events, content, keys, clock, trust } = options;
-  const app = createApp({
-    stores: { events, content: content ?? UNWIRED_CONTENT, keys: keys ?? NO_KEYS },
-    effects: {},
-    ...(keys ? { security: { crypto: { keys } } } : {}),
-    compliance: { erase: true },
-    ...(clock ? { clock } : {}),
-  });
-  if (trust) setClaimCheckTrust(app, trust);
-  return app;
+  return new App(
+    {
+      stores: { events, content: content ?? UNWIRED_CONTENT, keys: keys ?? NO_KEYS },
+      effects: {},
+      ...(keys ? { security: { crypto: { keys } } } : {}),
+      compliance: { erase: true },
+      ...(clock ? { clock } : {}),
+    },
+    trust ? { trust } : {},
+  );
 }
 
 async function withHost<T>(options: HostOptions, run: (app: App) => Promise<T>, onProgress?: RuntimeEvents["progress"]): Promise<T> {
-  const app = host(options);
+  const app = hostApp(options);
   const off = onProgress ? app.on("progress", onProgress) : undefined;
   try {
     return await run(app);

@@ -11,14 +11,12 @@
 // execution's log at a time; blobs are streamed from `list()` and their bytes are never read.
 import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../../machines/sweep.js";
 import { isSealed } from "../../stores/recordSealing.js";
-import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { ContentStore, JournalRecord } from "../../stores/types.js";
-import type { App } from "../app.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
-import { realClock } from "../clock.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
 import { ConfigError } from "../errors.js";
-import { claimCheckTrustFor, isInternalLogic, lifecycleContentOf, type InternalEffect, type InternalEffectContext } from "./internalEffects.js";
+import { isInternalLogic, type CitationIndex, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
+import { inflightOffloads } from "./offloads.js";
 
 export type { SweepResult } from "../../machines/sweep.js";
 
@@ -36,72 +34,9 @@ export interface SweepOptions {
   batches?: number;
 }
 
-/** The cited set of one sweep: load-bearing addresses, and each telemetry address's latest citation time. */
-interface CitationIndex {
-  pinned: Set<string>;
-  telemetry: Map<string, number>;
-  executions: number;
-  unknown: boolean;
-  /** Addresses in flight when the scan began: their citing append may land after the scan read its log. */
-  inflightAtScan: Set<string>;
-}
-
-interface SweepState {
-  indexes: Map<string, Promise<CitationIndex>>;
-}
-const states = new WeakMap<App, SweepState>();
-function stateOf(app: App): SweepState {
-  let state = states.get(app);
-  if (!state) {
-    state = { indexes: new Map() };
-    states.set(app, state);
-  }
-  return state;
-}
-
-/**
- * Addresses offloaded in this process whose citing STEP_COMPLETED is not journaled yet, by any app: one
- * app's append may still land after it was closed, while another app over the same stores sweeps.
- * Keyed by address (a content hash), so it holds across store wrappers.
- */
-const inflight = new Map<string, Set<string>>();
-
-/**
- * Tracks an app's claim-check offloads until the STEP_COMPLETED citing each is journaled: the blob is put
- * before the record that cites it is appended, and a sweep scanning in between must not take it for uncited.
- * (Another process's offloads are covered only by the touch cutoff: see docs/security.md.)
- */
-export function trackInflightOffloads(app: App): void {
-  const key = (executionId: string, stepId: string) => `${executionId}\u0000${stepId}`;
-  app.bus.on("offload", ({ executionId, stepId, address }) => {
-    const steps = inflight.get(address) ?? new Set<string>();
-    steps.add(key(executionId, stepId));
-    inflight.set(address, steps);
-  });
-  const settle = (isDone: (step: string) => boolean) => {
-    for (const [address, steps] of inflight) {
-      for (const step of steps) if (isDone(step)) steps.delete(step);
-      if (steps.size === 0) inflight.delete(address);
-    }
-  };
-  app.bus.on("append", ({ executionId, records }) => {
-    if (inflight.size === 0) return;
-    const done = new Set(records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => key(executionId, String(r.stepId))));
-    if (done.size > 0) settle((step) => done.has(step));
-  });
-  // An ended execution journals no further outcome: an offload of a step it abandoned (app.stop, eraseSubject,
-  // its state left) is no longer in flight, so the sweep may reclaim the uncited blob. (The claim-check does
-  // not report an offload whose step was abandoned before its blob was written.)
-  app.bus.on("ended", ({ executionId }) => {
-    if (inflight.size === 0) return;
-    const prefix = `${executionId}\u0000`;
-    settle((step) => step.startsWith(prefix));
-  });
-}
-
 /** The content store the sweep deletes from, refused unless it has the conditional delete and the touch clock. */
-export function sweepableContentOf(app: App): ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
-  const content = lifecycleContentOf(app);
+export function sweepableContentOf(host: LifecycleHost): ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
+  const content = host.content;
   if (!content) throw new ConfigError("sweep", "no content store is wired: pass { content }, the store execution.claimCheck writes to.");
   if (typeof content.deleteIfUntouchedSince !== "function" || typeof content.touchClock !== "function") {
     throw new ConfigError(
@@ -114,11 +49,11 @@ export function sweepableContentOf(app: App): ContentStore & Required<Pick<Conte
 }
 
 const progress = (ctx: InternalEffectContext, task: string, done: number, total?: number) =>
-  ctx.app.bus.emit("progress", { task, done, ...(total === undefined ? {} : { total }) });
+  ctx.host.bus.emit("progress", { task, done, ...(total === undefined ? {} : { total }) });
 
 /** Opens the sealed records that cite something, when the app holds the keys; the rest stay as they are. */
-async function openCiting(app: App, executionId: string, records: JournalRecord[]): Promise<JournalRecord[]> {
-  const codec = app.effectRuntime.codec;
+async function openCiting(host: LifecycleHost, executionId: string, records: JournalRecord[]): Promise<JournalRecord[]> {
+  const codec = host.codec;
   if (!codec) return records;
   const citing = records.filter((r) => isSealed(r) && (!Array.isArray(r.refs) || r.refs.length > 0));
   if (citing.length === 0) return records;
@@ -128,13 +63,12 @@ async function openCiting(app: App, executionId: string, records: JournalRecord[
 
 /** Walks every history once, one execution at a time. */
 async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
-  const { app } = ctx;
-  const events = app.stores.events;
-  const keys = app.config.security?.crypto?.keys;
-  const trust = claimCheckTrustFor(app);
+  const { host } = ctx;
+  const { events, trust } = host;
+  const keys = host.sealingKeys;
   // Taken before any log is read: an offload in flight now is cited by an append the scan may miss, and the
   // append takes it out of `inflight` before the reclaim looks, so the reclaim spares what was in flight here.
-  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false, inflightAtScan: new Set(inflight.keys()) };
+  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false, inflightAtScan: new Set(inflightOffloads.keys()) };
   const pin = (address: string) => {
     index.pinned.add(address);
     index.telemetry.delete(address);
@@ -159,7 +93,7 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
     }
     let live: JournalRecord[];
     try {
-      live = await openCiting(app, executionId, await events.read(executionId));
+      live = await openCiting(host, executionId, await events.read(executionId));
     } catch (error) {
       if (error instanceof ExecutionErasedError) continue;
       throw error;
@@ -184,7 +118,7 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
 
 /** The index the scan built, or a fresh one when this process did not run the scan (a resumed sweep). */
 function indexFor(ctx: InternalEffectContext): Promise<CitationIndex> {
-  const { indexes } = stateOf(ctx.app);
+  const indexes = ctx.host.state.sweepIndexes;
   let index = indexes.get(ctx.executionId);
   if (!index) {
     index = buildIndex(ctx);
@@ -205,20 +139,20 @@ export function sweepBatchOf(address: string, batches: number): number {
 export const sweepEffects: Record<string, InternalEffect> = {
   [SWEEP_EFFECTS.begin]: {
     async run(_input: unknown, ctx): Promise<SweepBegun> {
-      const content = sweepableContentOf(ctx.app);
-      return { touchCutoff: await content.touchClock(), startedAt: (ctx.app.config.clock ?? realClock).now() };
+      const content = sweepableContentOf(ctx.host);
+      return { touchCutoff: await content.touchClock(), startedAt: ctx.host.clock.now() };
     },
   },
   [SWEEP_EFFECTS.scan]: {
     async run(_input: SweepBegun & SweepInput, ctx): Promise<SweepScanned> {
-      stateOf(ctx.app).indexes.delete(ctx.executionId);
+      ctx.host.state.sweepIndexes.delete(ctx.executionId);
       const index = await indexFor(ctx);
       return { executions: index.executions, cited: index.pinned.size + index.telemetry.size, pinned: index.pinned.size, unknownCitations: index.unknown };
     },
   },
   [SWEEP_EFFECTS.reclaim]: {
     async run(input: SweepBatchInput, ctx): Promise<SweepBatch> {
-      const content = sweepableContentOf(ctx.app);
+      const content = sweepableContentOf(ctx.host);
       const index = await indexFor(ctx);
       const batch: SweepBatch = { scanned: 0, kept: 0, deleted: 0, spared: 0, bytesDeleted: 0 };
       for await (const info of content.list()) {
@@ -228,14 +162,14 @@ export const sweepEffects: Record<string, InternalEffect> = {
         const telemetryAt = index.telemetry.get(address);
         const cited = index.unknown || index.pinned.has(address) || (telemetryAt !== undefined && input.startedAt - telemetryAt < input.ttlMs);
         if (cited) batch.kept++;
-        else if (info.touchedAt >= input.touchCutoff || inflight.has(address) || index.inflightAtScan.has(address)) batch.spared++;
+        else if (info.touchedAt >= input.touchCutoff || inflightOffloads.has(address) || index.inflightAtScan.has(address)) batch.spared++;
         else if (await content.deleteIfUntouchedSince(address, input.touchCutoff)) {
           batch.deleted++;
           batch.bytesDeleted += info.size;
         } else batch.spared++;
       }
       progress(ctx, "sweep.reclaim", batch.scanned);
-      if (input.batch === input.batches - 1) stateOf(ctx.app).indexes.delete(ctx.executionId);
+      if (input.batch === input.batches - 1) ctx.host.state.sweepIndexes.delete(ctx.executionId);
       return batch;
     },
   },
@@ -243,41 +177,38 @@ export const sweepEffects: Record<string, InternalEffect> = {
 
 const SWEEP_ID = /^loom\.sweep:(\d+)$/;
 
-// The sweep in flight per app: a concurrent call joins it rather than racing it.
-const inFlight = new WeakMap<App, Promise<SweepResult>>();
-
 /**
  * Runs the content sweep as a journaled execution `loom.sweep:<n>`. An unfinished sweep (a crash mid-sweep)
  * is resumed and finished first, with the options it was started with, and its result is returned; so is
  * a sweep already running in this app.
  */
-export function runSweep(app: App, options: SweepOptions): Promise<SweepResult> {
-  const joined = inFlight.get(app);
-  if (joined) return joined;
-  const sweep = sweepOnce(app, options).finally(() => inFlight.delete(app));
-  inFlight.set(app, sweep);
+export function runSweep(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
+  const { state } = host;
+  if (state.sweep) return state.sweep;
+  const sweep = sweepOnce(host, options).finally(() => (state.sweep = undefined));
+  state.sweep = sweep;
   return sweep;
 }
 
-async function sweepOnce(app: App, options: SweepOptions): Promise<SweepResult> {
+async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const ttlMs = options?.ttlMs;
   if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
   const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;
   if (!Number.isInteger(batches) || batches < 1) throw new ConfigError("sweep.batches", "a positive integer.");
-  sweepableContentOf(app);
-  const sweeps = (await app.stores.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && SWEEP_ID.test(info.executionId));
+  sweepableContentOf(host);
+  const sweeps = (await host.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && SWEEP_ID.test(info.executionId));
   const unfinished = sweeps.find((info) => info.status === "running");
   if (unfinished) {
-    await app.resume(unfinished.executionId, sweepMachine);
-    return (await app.result(unfinished.executionId)) as SweepResult;
+    await host.resume(unfinished.executionId, sweepMachine);
+    return (await host.result(unfinished.executionId)) as SweepResult;
   }
   const numberOf = (executionId: string) => Number(SWEEP_ID.exec(executionId)![1]);
   const sweepId = `loom.sweep:${Math.max(0, ...sweeps.map((info) => numberOf(info.executionId))) + 1}`;
   const input: SweepInput & { sweepId: string } = { sweepId, ttlMs, batches };
-  await app.start(sweepMachine, { executionId: sweepId, input });
-  const result = (await app.result(sweepId)) as SweepResult;
+  await host.start(sweepMachine, { executionId: sweepId, input });
+  const result = (await host.result(sweepId)) as SweepResult;
   // Housekeeping: the newest sweep logs stay for audit.
   const finished = sweeps.filter((info) => info.status !== "running").map((info) => info.executionId).sort((a, b) => numberOf(a) - numberOf(b));
-  for (const id of finished.slice(0, Math.max(0, finished.length + 1 - SWEEP_LOGS_KEPT))) await app.deleteHistory(id);
+  for (const id of finished.slice(0, Math.max(0, finished.length + 1 - SWEEP_LOGS_KEPT))) await host.deleteHistory(id);
   return result;
 }

@@ -1,0 +1,67 @@
+// Whether a subject is erased, or being erased: what the app checks before an execution of the subject
+// starts or resumes, and what names an execution whose history an erasure deleted. Read from the erase
+// coordinators' journals (actors/lifecycle/erase.ts) and the key stores' tombstones.
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, type ErasePlan } from "../../machines/eraseCoordinator.js";
+import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
+import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
+import type { EventStore, ExecutionInfo } from "../../stores/types.js";
+import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorPrefix } from "../constants.js";
+import { ExecutionErasedError } from "../journal/sealing.js";
+import type { LifecycleHost } from "./host.js";
+
+/** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
+export class ErasureInProgressError extends LoomworkError {
+  readonly subject: string;
+  readonly coordinatorId: string;
+  constructor(subject: string, coordinatorId: string) {
+    super(
+      "LOOM_ERASURE_IN_PROGRESS",
+      `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
+        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
+    );
+    this.subject = subject;
+    this.coordinatorId = coordinatorId;
+  }
+}
+
+/** The subject's erase coordinators in the catalogue (their ids built by `eraseCoordinatorId`). */
+export function coordinatorsOf(infos: ExecutionInfo[], subject: string): ExecutionInfo[] {
+  const prefix = eraseCoordinatorPrefix(subject);
+  return infos.filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.executionId.startsWith(prefix));
+}
+
+/** True once a coordinator journaled its result (ERASURE_CONTENT_DELETED): the shred before it is done. */
+async function journaledResult(events: EventStore, coordinatorId: string): Promise<boolean> {
+  return (await events.read(coordinatorId)).some((r) => r.type === ERASURE_CONTENT_DELETED);
+}
+
+/**
+ * Refuses work for a subject whose erasure is unfinished (ErasureInProgressError) or done
+ * (SubjectErasedError), before anything is written. Both modes: with security.crypto the key's
+ * destruction says so; without it, the key stores' tombstone or a coordinator's journaled result.
+ */
+export async function assertSubjectOpen(host: Pick<LifecycleHost, "events" | "keyStores">, subject: string, executionId?: string): Promise<void> {
+  const { events } = host;
+  const coordinators = coordinatorsOf(await events.listExecutions(), subject);
+  const unfinished = coordinators.find((info) => info.status === "running");
+  if (unfinished) throw new ErasureInProgressError(subject, unfinished.executionId);
+  const erased = () => (executionId === undefined ? new SubjectErasedError(subject) : new ExecutionErasedError(executionId, subject));
+  for (const keys of host.keyStores) if (await keys.isDestroyed(subject)) throw erased();
+  for (const info of coordinators) if (await journaledResult(events, info.executionId)) throw erased();
+}
+
+/**
+ * The typed error for an execution id whose history an erasure deleted (no security.crypto): the
+ * coordinators' journaled plans name the executions they erased. Undefined when none did.
+ */
+export async function erasedExecutionError(events: EventStore, executionId: string): Promise<ExecutionErasedError | undefined> {
+  for (const info of await events.listExecutions()) {
+    if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) continue;
+    const log = await events.read(info.executionId);
+    if (!log.some((r) => r.type === ERASURE_CONTENT_DELETED)) continue;
+    const planned = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output as ErasePlan | undefined;
+    const subject = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)?.subject;
+    if (typeof subject === "string" && planned?.executions?.includes(executionId)) return new ExecutionErasedError(executionId, subject);
+  }
+  return undefined;
+}

@@ -1,0 +1,43 @@
+// The claim-check offloads in flight in this process: a blob is put before the STEP_COMPLETED that cites
+// it is appended, and a sweep scanning in between must not take it for uncited.
+// (Another process's offloads are covered only by the touch cutoff: see docs/security.md.)
+import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import type { RuntimeBus } from "../bus.js";
+
+/**
+ * Addresses offloaded in this process whose citing STEP_COMPLETED is not journaled yet, by any app: one
+ * app's append may still land after it was closed, while another app over the same stores sweeps. So this
+ * one registry is shared by every app of the process, not kept per app. Keyed by address (a content hash),
+ * so it holds across store wrappers; each address maps to the `<executionId>\0<stepId>` steps that put it.
+ */
+export const inflightOffloads = new Map<string, Set<string>>();
+
+const stepKey = (executionId: string, stepId: string) => `${executionId}\u0000${stepId}`;
+
+/** Tracks the offloads an app's bus reports until the STEP_COMPLETED citing each is journaled. */
+export function trackInflightOffloads(bus: RuntimeBus): void {
+  bus.on("offload", ({ executionId, stepId, address }) => {
+    const steps = inflightOffloads.get(address) ?? new Set<string>();
+    steps.add(stepKey(executionId, stepId));
+    inflightOffloads.set(address, steps);
+  });
+  const settle = (isDone: (step: string) => boolean) => {
+    for (const [address, steps] of inflightOffloads) {
+      for (const step of steps) if (isDone(step)) steps.delete(step);
+      if (steps.size === 0) inflightOffloads.delete(address);
+    }
+  };
+  bus.on("append", ({ executionId, records }) => {
+    if (inflightOffloads.size === 0) return;
+    const done = new Set(records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => stepKey(executionId, String(r.stepId))));
+    if (done.size > 0) settle((step) => done.has(step));
+  });
+  // An ended execution journals no further outcome: an offload of a step it abandoned (app.stop, eraseSubject,
+  // its state left) is no longer in flight, so the sweep may reclaim the uncited blob. (The claim-check does
+  // not report an offload whose step was abandoned before its blob was written.)
+  bus.on("ended", ({ executionId }) => {
+    if (inflightOffloads.size === 0) return;
+    const prefix = `${executionId}\u0000`;
+    settle((step) => step.startsWith(prefix));
+  });
+}
