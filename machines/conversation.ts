@@ -2,10 +2,11 @@
 // Each user message is a journaled model step; past `budget.maxBytes` the older transcript is folded into
 // the summary by the same { messages } -> { summary } effect agentLoop$ compaction uses.
 import { assign, setup } from "xstate";
+import { CONVERSATION_MODEL_CHILD, CONVERSATION_SUMMARIZE_CHILD, replyStepOf, summarizeStepOf } from "./helpers/agentIds.js";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
-import type { Message, ModelReply } from "./helpers/messages.js";
-import { compactionSplit, messageBytes, SUMMARY_ORIGIN } from "./agentLoop.js";
-import { fencedMessages, taintOrigins, tainted } from "./helpers/taint.js";
+import type { Message } from "./helpers/messages.js";
+import { fencedMessages } from "./helpers/taint.js";
+import { bytesOf, compacted, compactionSplit, messageBytes, replyOf, summaryOf } from "./helpers/transcript.js";
 
 export interface ConversationMachineConfig {
   id: string;
@@ -26,7 +27,6 @@ export interface ConversationContext {
 export type ConversationEvent = { type: "USER_MESSAGE"; text: string } | { type: "NEW_SESSION" } | { type: "END" };
 
 export function createConversationMachine(config: ConversationMachineConfig) {
-  const total = (messages: Message[]) => messages.reduce((n, m) => n + messageBytes(m), 0);
   return setup({
     types: {} as {
       context: ConversationContext;
@@ -38,7 +38,7 @@ export function createConversationMachine(config: ConversationMachineConfig) {
     id: config.id,
     context: () => {
       const messages: Message[] = config.system ? [{ role: "system", content: config.system }] : [];
-      return { messages, bytes: total(messages), n: 0, session: 1, summaries: 0 };
+      return { messages, bytes: bytesOf(messages), n: 0, session: 1, summaries: 0 };
     },
     initial: "idle",
     states: {
@@ -58,13 +58,12 @@ export function createConversationMachine(config: ConversationMachineConfig) {
       replying: {
         invoke: {
           src: config.model,
-          id: "model",
-          input: ({ context }) => stepInput(`msg:${context.n}:model`, { messages: fencedMessages(context.messages), tools: [] }),
+          id: CONVERSATION_MODEL_CHILD,
+          input: ({ context }) => stepInput(replyStepOf(context.n), { messages: fencedMessages(context.messages), tools: [] }),
           onDone: {
             target: "budgeting",
             actions: assign(({ context, event }) => {
-              const reply = (event.output ?? {}) as ModelReply;
-              const message: Message = { role: "assistant", content: reply.text ?? "" };
+              const message: Message = { role: "assistant", content: replyOf(event.output).text };
               return { messages: [...context.messages, message], bytes: context.bytes + messageBytes(message) };
             }),
           },
@@ -79,16 +78,13 @@ export function createConversationMachine(config: ConversationMachineConfig) {
       summarizing: {
         invoke: {
           src: config.budget.summarizerToolId,
-          id: "summarize",
-          input: ({ context }) => stepInput(`msg:${context.n}:summarize`, { messages: compactionSplit(context.messages).fold }),
+          id: CONVERSATION_SUMMARIZE_CHILD,
+          input: ({ context }) => stepInput(summarizeStepOf(context.n), { messages: compactionSplit(context.messages).fold }),
           onDone: {
             target: "idle",
             actions: assign(({ context, event }) => {
-              const { system, fold, keep } = compactionSplit(context.messages);
-              const text = `Summary of the conversation so far:\n${String((event.output as { summary?: unknown })?.summary ?? "")}`;
-              const summary: Message = { role: "user", content: taintOrigins(fold).length ? tainted(text, SUMMARY_ORIGIN) : text };
-              const messages = [...system, summary, ...keep];
-              return { messages, bytes: total(messages), summaries: context.summaries + 1 };
+              const messages = compacted(context.messages, summaryOf(event.output));
+              return { messages, bytes: bytesOf(messages), summaries: context.summaries + 1 };
             }),
           },
         },

@@ -87,7 +87,8 @@ export const eraseCoordinatorMachine = setup({
     [ERASE_EFFECTS.journalResult]: effectActor<{ subject: string; intentSeq: number } & ContentDeleted, { seq: number }>(),
   },
   actions: {
-    recordError: assign({ error: ({ event }) => (event as { error?: unknown }).error ?? { name: "Error", message: "a step failed" } }),
+    // Only onError takes this action: its event is an `xstate.error.actor.*` event, which carries the error.
+    recordError: assign({ error: ({ event }) => ("error" in event ? event.error : undefined) ?? { name: "Error", message: "a step failed" } }),
   },
 }).createMachine({
   id: ERASE_COORDINATOR_LOGIC_ID,
