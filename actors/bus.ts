@@ -3,6 +3,7 @@ import { createNanoEvents, type Emitter } from "nanoevents";
 import type { ChainLayer, ChainOutcome } from "../machines/effectChain.js";
 import type { Usage } from "../machines/helpers/messages.js";
 import type { JournalRecord } from "../stores/types.js";
+import { WARNING_CODES } from "./constants.js";
 
 /** A report that never fails a run: state growth, a failed snapshot, a throwing hook. */
 export interface Warning {
@@ -57,4 +58,22 @@ export function createBus(onListenerError?: (error: unknown, event: keyof Runtim
     }
   };
   return bus;
+}
+
+// Messages already given to the process warning channel with `once`.
+const reported = new Set<string>();
+
+/**
+ * The process warning channel (`process.emitWarning`; `console.warn` where there is no process, as in
+ * browsers): where a warning goes when no `onWarn` sink takes it, or the sink threw. With `once`, a
+ * message already reported this way is not reported again.
+ */
+export function processWarning(message: string, code: string = WARNING_CODES.warning, options: { once?: boolean } = {}): void {
+  if (options.once) {
+    if (reported.has(message)) return;
+    reported.add(message);
+  }
+  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
+  if (proc?.emitWarning) proc.emitWarning(message, { code });
+  else console.warn(`[${code}] ${message}`);
 }

@@ -5,6 +5,7 @@ import type { Warning } from "./bus.js";
 import { validateCapabilities, type CapabilitiesOptions } from "./effects/capabilities.js";
 import type { Clock } from "./clock.js";
 import { utf8Length } from "../stores/bytes.js";
+import { RUNTIME_ID_PREFIX } from "./constants.js";
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectMiddleware } from "./effects/effect.js";
 import type { ClaimCheckConfig } from "./effects/claimCheckPreset.js";
@@ -129,7 +130,7 @@ export function validateConfig(config: LoomConfig): void {
       throw new ConfigError(`effects.${id}`, "not an effect: build it with createToolEffect(fn), createLlmEffect(model) or createSummarizerEffect(model).");
     }
     // The runtime's internal effects (sweep, erasure) live under "loom."; a user effect may not shadow them.
-    if (id.startsWith("loom.")) throw new ConfigError(`effects.${id}`, 'effect ids starting with "loom." are reserved for the runtime: rename it.');
+    if (id.startsWith(RUNTIME_ID_PREFIX)) throw new ConfigError(`effects.${id}`, `effect ids starting with "${RUNTIME_ID_PREFIX}" are reserved for the runtime: rename it.`);
   }
   if (config.logics !== undefined && (!Array.isArray(config.logics) || config.logics.some((l) => !l || typeof (l as { transition?: unknown }).transition !== "function" || !("root" in l)))) {
     throw new ConfigError("logics", "an array of XState machines (or agentLoop$(...) results) that a fresh app may resume by id.");

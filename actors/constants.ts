@@ -1,9 +1,16 @@
-// The runtime's own ids and prefixes, built in one place: every module that names a maintenance
+// The runtime's own ids, prefixes and codes, built in one place: every module that names a maintenance
 // execution or recognises a control record calls these, so a guard and the coordinator never disagree
-// on how an id is spelled (a subject such as `user@example.com` is URI-encoded in its coordinator's id).
+// on how an id is spelled (a subject such as `user@example.com` is URI-encoded in its coordinator's id);
+// every error and warning code is spelled here once.
+import { RUNTIME_ID_PREFIX } from "../machines/helpers/constants.js";
+import { TAINT_SCAN_INCOMPLETE } from "../machines/helpers/taint.js";
+import { SWEEP_LOGIC_ID } from "../machines/sweep.js";
+import { STORE_ERROR_CODES } from "../stores/constants.js";
+
+export { RUNTIME_ID_PREFIX, STORE_ERROR_CODES };
 
 /** The prefix of every erase coordinator's execution id. */
-export const ERASE_COORDINATOR_ID_PREFIX = "loom.erase:";
+export const ERASE_COORDINATOR_ID_PREFIX = `${RUNTIME_ID_PREFIX}erase:`;
 
 /** The prefix of the coordinators' execution ids for one subject: `loom.erase:<URI-encoded subject>:`. */
 export function eraseCoordinatorPrefix(subject: string): string {
@@ -24,9 +31,109 @@ export function eraseCoordinatorNumber(subject: string, executionId: string): nu
 }
 
 /** The prefix of the control records' types (`loom.erasure.*`: erasure's intent and result). */
-export const CONTROL_RECORD_PREFIX = "loom.erasure.";
+export const CONTROL_RECORD_PREFIX = `${RUNTIME_ID_PREFIX}erasure.`;
 
 /** True for a control record: it stands between two macrosteps and replay skips it. */
 export function isControlRecord(type: string): boolean {
   return type.startsWith(CONTROL_RECORD_PREFIX);
 }
+
+/** The prefix of every content sweep's execution id: `loom.sweep:<n>`. */
+export const SWEEP_ID_PREFIX = `${SWEEP_LOGIC_ID}:`;
+
+/** The execution id of the `n`-th content sweep: `loom.sweep:<n>`. */
+export function sweepExecutionId(n: number): string {
+  return `${SWEEP_ID_PREFIX}${n}`;
+}
+
+/** The sweep's number `n` in an id of the form `sweepExecutionId` builds, or undefined when the id is not one. */
+export function sweepNumber(executionId: string): number | undefined {
+  const digits = executionId.startsWith(SWEEP_ID_PREFIX) ? executionId.slice(SWEEP_ID_PREFIX.length) : "";
+  return /^\d+$/.test(digits) ? Number(digits) : undefined;
+}
+
+/** The record type a sealed snapshot state is sealed as (its AAD names it; it is never appended to a log). */
+export const SNAPSHOT_RECORD_TYPE = `${RUNTIME_ID_PREFIX}snapshot`;
+
+/**
+ * The stable `code` of every runtime error (`LoomworkError.code`), each defined once: the classes take
+ * their code from here, and the chain, the retries and the CLI branch on the same constants.
+ */
+export const RUNTIME_ERROR_CODES = {
+  /** `NonDeterminismError`: replay diverged from the log. */
+  nonDeterminism: "LOOM_NONDETERMINISM",
+  /** `ConfigError`: bad configuration, refused at boot. */
+  config: "LOOM_CONFIG",
+  /** `UnknownEffectError`: a machine invokes an effect the config does not register. */
+  unknownEffect: "LOOM_UNKNOWN_EFFECT",
+  /** `DuplicateExecutionError`: `start` with an id that already has a log. */
+  duplicateExecution: "LOOM_DUPLICATE_EXECUTION",
+  /** `UnknownExecutionError`: an id with no log. */
+  unknownExecution: "LOOM_UNKNOWN_EXECUTION",
+  /** `ExecutionFailedError`: the execution ended in error. */
+  executionFailed: "LOOM_EXECUTION_FAILED",
+  /** `ExecutionStoppedError`: the execution was stopped. */
+  executionStopped: "LOOM_EXECUTION_STOPPED",
+  /** `NonJsonOutputError`: an effect returned a value with no JSON form. */
+  nonJsonOutput: "LOOM_NON_JSON_OUTPUT",
+  /** `AppClosedError`: the app was closed. */
+  appClosed: "LOOM_APP_CLOSED",
+  /** `ModelReplyError`: a provider's reply is not a ModelReply. */
+  modelReply: "LOOM_MODEL_REPLY",
+  /** `AiSdkReplyError`: an AI SDK reply that cannot be read (a tool call's input is not JSON). */
+  aiSdkReply: "LOOM_AI_SDK_REPLY",
+  /** `EffectStoppedError`: a step stopped before it ran (the kill switch, a stopped execution). */
+  effectStopped: "LOOM_EFFECT_STOPPED",
+  /** `EffectTimeoutError`: an attempt ran past `timeoutMiddleware`'s limit. */
+  effectTimeout: "LOOM_EFFECT_TIMEOUT",
+  /** `GrantDeniedError`: the capability ring grants the step no such effect. */
+  grantDenied: "LOOM_GRANT_DENIED",
+  /** `QuotaExceededError`: the execution spent its quota. */
+  quotaExceeded: "LOOM_QUOTA_EXCEEDED",
+  /** `GuardRefusedError`: `capabilities.guardRequest` refused a model request. */
+  guardRefused: "LOOM_GUARD_REFUSED",
+  /** `SummarizerEmptyError`: the summarizer returned no text. */
+  summarizerEmpty: "LOOM_SUMMARIZER_EMPTY",
+  /** `HistoryInUseError`: deleting the history of an execution that runs in this app. */
+  historyInUse: "LOOM_HISTORY_IN_USE",
+  /** `ErasureInProgressError`: a start or resume for a subject being erased. */
+  erasureInProgress: "LOOM_ERASURE_IN_PROGRESS",
+  /** `ContentCopiesRemainError`: erasure could not delete every copy of the subject's blobs. */
+  contentCopiesRemain: "LOOM_CONTENT_COPIES_REMAIN",
+} as const;
+
+/** Every error code loomwork throws: the storage layer's and the runtime's (docs/getting-started.md, "Errors"). */
+export const ERROR_CODES = { ...STORE_ERROR_CODES, ...RUNTIME_ERROR_CODES } as const;
+
+/** One of loomwork's error codes. */
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** The `code` of every warning the runtime reports through `observability.onWarn` (or the process warning channel). */
+export const WARNING_CODES = {
+  /** An agent's transcript grew past `warnTranscriptBytes` without compaction. */
+  agentStateGrowth: "LOOM_AGENT_STATE_GROWTH",
+  /** A snapshot failed its checksum; the log is replayed instead. */
+  snapshotDamaged: "LOOM_SNAPSHOT_DAMAGED",
+  /** A value was too large to scan whole for taint, so it was treated as tainted (defined with the scan). */
+  taintScanIncomplete: TAINT_SCAN_INCOMPLETE,
+  /** Writing a snapshot failed (the run goes on; a resume replays more of the log). */
+  snapshot: "LOOM_SNAPSHOT",
+  /** A snapshot subscriber threw. */
+  subscriber: "LOOM_SUBSCRIBER",
+  /** An `app.on` listener threw. */
+  listenerFailed: "LOOM_LISTENER_FAILED",
+  /** The inspector threw. */
+  inspectFailed: "LOOM_INSPECT_FAILED",
+  /** A claim-check `onOffload` hook threw. */
+  claimCheckOnOffload: "LOOM_CLAIM_CHECK_ON_OFFLOAD",
+  /** The read models could not load the execution list. */
+  readModelFailed: "LOOM_READ_MODEL_FAILED",
+  /** A fire-and-forget `send` reached a closed app (the error's code, reported as a warning). */
+  appClosed: RUNTIME_ERROR_CODES.appClosed,
+  /** A fire-and-forget `send` could not be journaled. */
+  sendFailed: "LOOM_SEND_FAILED",
+  /** An `onWarn` sink threw while reporting another warning. */
+  onWarnThrew: "LOOM_ON_WARN_THREW",
+  /** A process warning with no code of its own. */
+  warning: "LOOM_WARNING",
+} as const;

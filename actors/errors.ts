@@ -1,5 +1,7 @@
-// Runtime errors. Each carries the facts as fields and says what to do in its message.
-import { LoomworkError } from "../stores/errors.js";
+// Runtime errors. Each carries the facts as fields and says what to do in its message; each takes its
+// `code` from RUNTIME_ERROR_CODES (actors/constants.ts).
+import { LoomworkError, LoomworkTypeError } from "../stores/errors.js";
+import { RUNTIME_ERROR_CODES } from "./constants.js";
 
 /** Replay met a step id, transition or timer that the log does not have at that position. */
 export class NonDeterminismError extends LoomworkError {
@@ -9,7 +11,7 @@ export class NonDeterminismError extends LoomworkError {
   readonly actual: unknown;
   constructor(executionId: string, seq: number, what: string, expected: unknown, actual: unknown) {
     super(
-      "LOOM_NONDETERMINISM",
+      RUNTIME_ERROR_CODES.nonDeterminism,
       `Execution "${executionId}" diverged from its log at seq ${seq}: the log has ${what} ${JSON.stringify(expected)} ` +
         `but replaying the machine produced ${JSON.stringify(actual)}. The machine or its inputs changed since the run ` +
         `was journaled; version the change (a new machine id) or finish old runs with the old machine.`,
@@ -21,13 +23,15 @@ export class NonDeterminismError extends LoomworkError {
   }
 }
 
-/** Bad configuration, refused at boot (`createApp`) or at `start`, never mid-run. */
-export class ConfigError extends TypeError {
-  readonly code = "LOOM_CONFIG";
+/**
+ * Bad configuration, refused at boot (`createApp`) or at `start`, never mid-run. A `TypeError` (and a
+ * `LoomworkError`): code that catches `TypeError` from `createApp` keeps working.
+ */
+export class ConfigError extends LoomworkTypeError {
+  /** The option at fault, e.g. `execution.snapshotEvery`. */
   readonly path: string;
   constructor(path: string, message: string) {
-    super(`loomwork config "${path}": ${message}`);
-    this.name = "ConfigError";
+    super(RUNTIME_ERROR_CODES.config, `loomwork config "${path}": ${message}`);
     this.path = path;
   }
 }
@@ -38,7 +42,7 @@ export class UnknownEffectError extends LoomworkError {
   readonly logicId: string;
   constructor(logicId: string, effectId: string, known: string[]) {
     super(
-      "LOOM_UNKNOWN_EFFECT",
+      RUNTIME_ERROR_CODES.unknownEffect,
       `Machine "${logicId}" invokes effect "${effectId}" but the config's effects do not register it ` +
         `(registered: ${known.length ? known.join(", ") : "none"}). Add effects: { "${effectId}": createToolEffect(...) } to defineConfig.`,
     );
@@ -52,7 +56,7 @@ export class DuplicateExecutionError extends LoomworkError {
   readonly executionId: string;
   constructor(executionId: string) {
     super(
-      "LOOM_DUPLICATE_EXECUTION",
+      RUNTIME_ERROR_CODES.duplicateExecution,
       `Execution "${executionId}" already exists. Use app.resume("${executionId}") to continue it, or start with a new executionId.`,
     );
     this.executionId = executionId;
@@ -63,7 +67,7 @@ export class DuplicateExecutionError extends LoomworkError {
 export class UnknownExecutionError extends LoomworkError {
   readonly executionId: string;
   constructor(executionId: string) {
-    super("LOOM_UNKNOWN_EXECUTION", `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`);
+    super(RUNTIME_ERROR_CODES.unknownExecution, `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`);
     this.executionId = executionId;
   }
 }
@@ -73,7 +77,7 @@ export class ExecutionFailedError extends LoomworkError {
   readonly executionId: string;
   readonly error: SerializedError;
   constructor(executionId: string, error: SerializedError) {
-    super("LOOM_EXECUTION_FAILED", `Execution "${executionId}" failed: ${error.name}: ${error.message}`);
+    super(RUNTIME_ERROR_CODES.executionFailed, `Execution "${executionId}" failed: ${error.name}: ${error.message}`);
     this.executionId = executionId;
     this.error = error;
   }
@@ -83,7 +87,7 @@ export class ExecutionFailedError extends LoomworkError {
 export class ExecutionStoppedError extends LoomworkError {
   readonly executionId: string;
   constructor(executionId: string, reason: string) {
-    super("LOOM_EXECUTION_STOPPED", `Execution "${executionId}" was stopped: ${reason}.`);
+    super(RUNTIME_ERROR_CODES.executionStopped, `Execution "${executionId}" was stopped: ${reason}.`);
     this.executionId = executionId;
   }
 }
@@ -92,7 +96,7 @@ export class ExecutionStoppedError extends LoomworkError {
 export class NonJsonOutputError extends LoomworkError {
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
-    super("LOOM_NON_JSON_OUTPUT", `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`);
+    super(RUNTIME_ERROR_CODES.nonJsonOutput, `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`);
     this.stepId = stepId;
   }
 }
@@ -100,7 +104,7 @@ export class NonJsonOutputError extends LoomworkError {
 /** The app was closed; no more work is accepted. */
 export class AppClosedError extends LoomworkError {
   constructor(what: string) {
-    super("LOOM_APP_CLOSED", `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`);
+    super(RUNTIME_ERROR_CODES.appClosed, `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`);
   }
 }
 
@@ -114,7 +118,7 @@ export class ModelReplyError extends LoomworkError {
   readonly field: string;
   constructor(stepId: string, field: string, problem: string) {
     super(
-      "LOOM_MODEL_REPLY",
+      RUNTIME_ERROR_CODES.modelReply,
       `Model step "${stepId}": the reply's ${field} ${problem}. A model returns { text?: string, toolCalls?: { toolName: string, input }[], usage? }; ` +
         `fix the provider (or the script of scriptedModel).`,
     );

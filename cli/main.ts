@@ -4,6 +4,7 @@
 //   loomwork <command> [arguments] [--dir <dir>] [--json] [--no-color] [--help]
 //
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.
+import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
 import { helpText, parseCommand } from "./args.js";
 import { inspect } from "./commands/inspect.js";
@@ -63,7 +64,7 @@ function failureOf(error: unknown, dir: string): Failure {
       hint: "Nothing was changed: only bytes past the last durable size are ever cut. Restore that file from a backup, or see the ways out for each kind of damage in docs/storage.md (Recovery); `loomwork ls --status damaged` lists every damaged execution.",
     };
   }
-  if (error instanceof LoomworkError && error.code === "LOOM_UNKNOWN_EXECUTION") return { exitCode: EXIT.notFound, code: error.code, message: error.message };
+  if (error instanceof LoomworkError && error.code === ERROR_CODES.unknownExecution) return { exitCode: EXIT.notFound, code: error.code, message: error.message };
   if (error instanceof LoomworkError) return { exitCode: EXIT.failure, code: error.code, message: error.message };
   return { exitCode: EXIT.failure, message: error instanceof Error ? error.message : String(error), hint: "Set LOOMWORK_DEBUG=1 for the stack trace." };
 }

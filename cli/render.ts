@@ -1,10 +1,7 @@
 // Values as the timeline shows them: compact JSON cut to a width, claim-check envelopes as refs with
 // their digest, tainted values with their origin, model replies as text and tool calls.
+import { CLAIM_CHECK_KEY, CONTENT_REF_KEY, TAINT_KEY } from "../machines/helpers/constants.js";
 import { bytes } from "./terminal.js";
-
-const CLAIM_CHECK_KEY = "__loomClaimCheck";
-const CONTENT_REF_KEY = "__loomContent";
-const TAINT_KEY = "__loomTainted";
 
 export interface Envelope {
   address: string;

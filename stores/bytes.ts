@@ -57,3 +57,13 @@ export function fromBase64(text: string): Uint8Array {
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;
 }
+
+/**
+ * FNV-1a (32-bit) of a string's UTF-16 code units, as an unsigned integer: a cheap, synchronous,
+ * stable fingerprint (the same in every process and store), not a cryptographic one.
+ */
+export function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}

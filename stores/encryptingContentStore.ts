@@ -24,6 +24,7 @@
 //
 // Wrap a store of its own: `list` yields everything the inner store holds.
 import { sha256Hex, utf8 } from "./bytes.js";
+import { STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
 import {
   CONTENT_STORE_SPI_VERSION,
@@ -40,7 +41,7 @@ export class ContentAuthenticationError extends LoomworkError {
   readonly subject: string;
   constructor(address: ContentAddress, subject: string, reason: string, options?: { cause?: unknown }) {
     super(
-      "LOOM_CONTENT_AUTHENTICATION",
+      STORE_ERROR_CODES.contentAuthentication,
       `Blob ${address} does not authenticate for subject "${subject}" (${reason}). ` +
         `Read it with the subject that put it; if that is the subject, the content store was altered: restore it from a backup.`,
       options,

@@ -1,6 +1,16 @@
-// Storage errors. Each carries the facts as fields and says what to do in its message.
+// Storage errors. Each carries the facts as fields and says what to do in its message; each takes its
+// `code` from STORE_ERROR_CODES (stores/constants.ts).
+import { STORE_ERROR_CODES } from "./constants.js";
 
-/** Base class of every loomwork error; `code` is stable and safe to branch on. */
+// Marks loomwork's error prototypes. `Symbol.for`, so an error from another copy of the package (or
+// another realm) is recognised too.
+const LOOMWORK_ERROR: unique symbol = Symbol.for("loomwork.error");
+
+/**
+ * Base class of every loomwork error; `code` is stable and safe to branch on (`ERROR_CODES`).
+ * `error instanceof LoomworkError` is also true for the errors that extend `TypeError` so that
+ * `instanceof TypeError` keeps working (`LoomworkTypeError`: `ConfigError`, `AiSdkReplyError`).
+ */
 export class LoomworkError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
@@ -8,6 +18,29 @@ export class LoomworkError extends Error {
     this.name = new.target.name;
     this.code = code;
   }
+
+  // Only `LoomworkError` itself answers by the mark; its subclasses keep the ordinary prototype check.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== LoomworkError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === "object" && value !== null && (value as { [LOOMWORK_ERROR]?: unknown })[LOOMWORK_ERROR] === true;
+  }
+}
+
+/**
+ * Base class of the loomwork errors that are `TypeError`s (a bad argument or option): `instanceof TypeError`
+ * and `instanceof LoomworkError` both hold, and `code` is stable like every loomwork error's.
+ */
+export class LoomworkTypeError extends TypeError {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+for (const base of [LoomworkError, LoomworkTypeError]) {
+  Object.defineProperty(base.prototype, LOOMWORK_ERROR, { value: true });
 }
 
 /** A second writer appended at a stale seq. The log is unchanged; reload the head and retry, or stop. */
@@ -17,7 +50,7 @@ export class ConcurrencyError extends LoomworkError {
   readonly actual: number;
   constructor(executionId: string, expected: number, actual: number) {
     super(
-      "LOOM_CONCURRENCY",
+      STORE_ERROR_CODES.concurrency,
       `Execution "${executionId}": append expected head seq ${expected} but the log is at seq ${actual}. ` +
         `Another writer appended first; the log was not changed. Resume the execution in one app only.`,
     );
@@ -82,7 +115,7 @@ export class JournalCorruptionError extends LoomworkError {
   readonly survives?: JournalSurvivors;
   constructor(file: string, offset: number, reason: string, details: JournalCorruptionDetails = {}) {
     super(
-      "LOOM_JOURNAL_CORRUPT",
+      STORE_ERROR_CODES.journalCorrupt,
       `Journal ${file} is corrupt at byte offset ${offset}: ${reason}.${survivorsText(details.survives)} ` +
         (details.remedy ?? `Only a torn tail is repaired automatically; restore this file from a backup (docs/storage.md, "Recovery").`),
     );
@@ -97,7 +130,7 @@ export class JournalCorruptionError extends LoomworkError {
 /** The storage quota was exhausted; nothing of the failed write was kept. */
 export class StorageQuotaError extends LoomworkError {
   constructor(what: string, options?: { cause?: unknown }) {
-    super("LOOM_STORAGE_QUOTA", `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`, options);
+    super(STORE_ERROR_CODES.storageQuota, `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`, options);
   }
 }
 
@@ -106,7 +139,7 @@ export class WriterLockedError extends LoomworkError {
   readonly resource: string;
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
-      "LOOM_WRITER_LOCKED",
+      STORE_ERROR_CODES.writerLocked,
       `${resource} is locked by another writer (process or tab). Close it, or open the journal read-only.`,
       options,
     );
@@ -118,7 +151,7 @@ export class WriterLockedError extends LoomworkError {
 export class WriterFailedError extends LoomworkError {
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
-      "LOOM_WRITER_FAILED",
+      STORE_ERROR_CODES.writerFailed,
       `The writer for ${resource} failed and refuses further writes; reopen the stores to recover what was durable.`,
       options,
     );
@@ -129,7 +162,7 @@ export class WriterFailedError extends LoomworkError {
 export class SubjectErasedError extends LoomworkError {
   readonly subject: string;
   constructor(subject: string) {
-    super("LOOM_SUBJECT_ERASED", `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`);
+    super(STORE_ERROR_CODES.subjectErased, `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`);
     this.subject = subject;
   }
 }
@@ -156,7 +189,7 @@ export class KeyMissingError extends LoomworkError {
     const where = details.location ? ` (${details.location})` : "";
     const reading = details.executionId ? ` Execution "${details.executionId}" is sealed under it and cannot be read.` : "";
     super(
-      "LOOM_KEY_MISSING",
+      STORE_ERROR_CODES.keyMissing,
       `The key of subject "${subject}" is missing${where}, although it was created and the subject was never erased: ` +
         `its sealed data cannot be read, and no fresh key is made in its place.${reading} ` +
         `Restore ${details.location ?? "the key"} from a backup of the journal; if the key is lost for good, ` +

@@ -19,6 +19,7 @@
 // - `refs` present (even empty) means "the caller listed what this record cites"; absent means unknown,
 //   and a fail-closed sweep must then treat the record as citing anything.
 import { fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
+import { STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
 import type { JournalRecord } from "./types.js";
 
@@ -37,7 +38,7 @@ export class RecordAuthenticationError extends LoomworkError {
   readonly seq: number;
   constructor(executionId: string, seq: number, reason: string, options?: { cause?: unknown }) {
     super(
-      "LOOM_RECORD_AUTHENTICATION",
+      STORE_ERROR_CODES.recordAuthentication,
       `Execution "${executionId}": sealed record at seq ${seq} failed authentication (${reason}). ` +
         `It was altered, moved from another seq or execution, or sealed under another subject's key; ` +
         `restore the log from a backup rather than replaying it.`,

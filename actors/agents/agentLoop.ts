@@ -3,7 +3,8 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
 import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
 import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
-import type { Warning } from "../bus.js";
+import { processWarning, type Warning } from "../bus.js";
+import { WARNING_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
@@ -11,7 +12,7 @@ export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
 /** Default `maxTurns` of an agent loop. */
 export const DEFAULT_MAX_TURNS = 50;
 /** The code of the agent state-growth warning (ADR 0137 D1). */
-export const STATE_GROWTH_WARNING_CODE = "LOOM_AGENT_STATE_GROWTH";
+export const STATE_GROWTH_WARNING_CODE = WARNING_CODES.agentStateGrowth;
 
 /** Options of `agentLoop$`. */
 export interface AgentLoopConfig {
@@ -183,16 +184,10 @@ function deliver(warning: Warning, sink: ((w: Warning) => void) | undefined): vo
       sink(warning);
       return;
     } catch (error) {
-      processWarning(`onWarn threw while reporting ${warning.code}: ${error instanceof Error ? error.message : String(error)}`, "LOOM_ON_WARN_THREW");
+      processWarning(`onWarn threw while reporting ${warning.code}: ${error instanceof Error ? error.message : String(error)}`, WARNING_CODES.onWarnThrew);
     }
   }
   processWarning(warning.message, warning.code);
-}
-
-export function processWarning(message: string, code: string): void {
-  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
-  if (proc?.emitWarning) proc.emitWarning(message, { code });
-  else console.warn(`[${code}] ${message}`);
 }
 
 function validate(config: AgentLoopConfig): void {

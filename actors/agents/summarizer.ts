@@ -5,6 +5,7 @@ import { fencedMessages, summarizerText, tainted } from "../../machines/helpers/
 import { usageOf } from "../effects/capabilities.js";
 import type { Effect } from "../effects/effect.js";
 import type { Model } from "./model.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 
 /** Origin of the summarizer's input: the transcript is untrusted data to the summarizer model. */
 export const SUMMARIZER_INPUT_ORIGIN = "agent:summarizer-input";
@@ -19,7 +20,7 @@ export const DEFAULT_SUMMARIZER_INSTRUCTION =
 export class SummarizerEmptyError extends LoomworkError {
   constructor(stepId: string) {
     super(
-      "LOOM_SUMMARIZER_EMPTY",
+      RUNTIME_ERROR_CODES.summarizerEmpty,
       `Step "${stepId}": the summarizer returned an empty summary. A summary replaces the folded transcript and is journaled ` +
         `for good, so the step fails visibly instead; check the summarizer model and its maxTokens.`,
     );

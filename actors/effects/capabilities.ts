@@ -7,6 +7,7 @@ import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { retryMiddleware, timeoutMiddleware, validateRetryOptions, type RetryOptions } from "./retry.js";
 
@@ -48,7 +49,7 @@ export class GrantDeniedError extends LoomworkError {
   readonly effectId: string;
   constructor(logicId: string, effectId: string, granted: readonly string[], grantKey: string) {
     super(
-      "LOOM_GRANT_DENIED",
+      RUNTIME_ERROR_CODES.grantDenied,
       `Logic "${logicId}" may not call effect "${effectId}": capabilities.grants["${grantKey}"] grants ` +
         `${granted.length ? granted.join(", ") : "no effect"}. Add "${effectId}" to it if the call is intended.`,
     );
@@ -65,7 +66,7 @@ export class QuotaExceededError extends LoomworkError {
   readonly used: number;
   constructor(executionId: string, quota: keyof QuotaOptions, limit: number, used: number) {
     super(
-      "LOOM_QUOTA_EXCEEDED",
+      RUNTIME_ERROR_CODES.quotaExceeded,
       `Execution "${executionId}" reached capabilities.quotas.${quota} (${used} of ${limit}${quota === "maxTokens" ? " tokens" : " model calls"}); ` +
         `the model was not called. Raise the quota, or handle this error in the machine to end the run gracefully.`,
     );
@@ -81,7 +82,7 @@ export class GuardRefusedError extends LoomworkError {
   readonly stepId: string;
   readonly reason: string;
   constructor(stepId: string, reason: string) {
-    super("LOOM_GUARD_REFUSED", `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`);
+    super(RUNTIME_ERROR_CODES.guardRefused, `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`);
     this.stepId = stepId;
     this.reason = reason;
   }

@@ -14,6 +14,7 @@ import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
 import { AGENT_TOOL_STEP } from "./claimCheck.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig, RedactOption } from "../config.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
 import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "../errors.js";
 import type { Execution } from "../journal/execution.js";
@@ -27,7 +28,7 @@ import { LOOM_CLOCK, type Next } from "./retry.js";
 export class EffectStoppedError extends LoomworkError {
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
-    super("LOOM_EFFECT_STOPPED", `Step "${stepId}" was stopped before it ran: ${reason}.`);
+    super(RUNTIME_ERROR_CODES.effectStopped, `Step "${stepId}" was stopped before it ran: ${reason}.`);
     this.stepId = stepId;
   }
 }
@@ -127,13 +128,13 @@ export class ChainTrace {
 /** The chain event for what a step threw, by the error's stable code. */
 export function chainEventFor(error: unknown): EffectChainEvent {
   switch ((error as { code?: unknown } | null)?.code) {
-    case "LOOM_EFFECT_STOPPED":
+    case RUNTIME_ERROR_CODES.effectStopped:
       return { type: "STOP" };
-    case "LOOM_GRANT_DENIED":
-    case "LOOM_QUOTA_EXCEEDED":
-    case "LOOM_GUARD_REFUSED":
+    case RUNTIME_ERROR_CODES.grantDenied:
+    case RUNTIME_ERROR_CODES.quotaExceeded:
+    case RUNTIME_ERROR_CODES.guardRefused:
       return { type: "REFUSE" };
-    case "LOOM_EFFECT_TIMEOUT":
+    case RUNTIME_ERROR_CODES.effectTimeout:
       return { type: "TIMEOUT" };
     default:
       return { type: "FAIL" };
@@ -191,18 +192,6 @@ export class EffectRuntime {
   /** The user middleware list as the chain runs it (empty when none is configured). */
   get middleware(): EffectMiddleware[] {
     return [...(this.config.execution?.effectMiddleware ?? [])];
-  }
-
-  engageKillSwitch(reason?: string): void {
-    this.killSwitch.engage(reason);
-  }
-
-  releaseKillSwitch(): void {
-    this.killSwitch.release();
-  }
-
-  get killSwitchEngaged(): boolean {
-    return this.killSwitch.engaged;
   }
 
   /**

@@ -7,9 +7,9 @@ import type { Warning } from "../bus.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { NonJsonOutputError } from "../errors.js";
 import { plainJson } from "../journal/json.js";
+import { CLAIM_CHECK_KEY, CONTENT_REF_KEY } from "../../machines/helpers/constants.js";
 
-export const CLAIM_CHECK_KEY = "__loomClaimCheck";
-export const CONTENT_REF_KEY = "__loomContent";
+export { CLAIM_CHECK_KEY, CONTENT_REF_KEY };
 /** The classic middleware's cap: 16 KiB of UTF-8 JSON text (ADR 0054). */
 export const CLASSIC_CLAIM_CHECK_CAP_BYTES = 16 * 1024;
 /** The execution.claimCheck preset's cap: 1 KiB (ADR 0140 D4, the measured figure). */
@@ -68,9 +68,9 @@ const abandoned = (ctx: EffectContext): boolean => ctx.signal?.aborted === true;
 
 /** True for an envelope (not looking through taint). */
 export function isClaimCheckEnvelope(value: unknown): value is ClaimCheckEnvelope {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return CLAIM_CHECK_KEY in v && typeof (v.ref as Record<string, unknown> | undefined)?.[CONTENT_REF_KEY] === "string";
+  if (typeof value !== "object" || value === null || !(CLAIM_CHECK_KEY in value) || !("ref" in value)) return false;
+  const ref = value.ref;
+  return typeof ref === "object" && ref !== null && CONTENT_REF_KEY in ref && typeof ref[CONTENT_REF_KEY] === "string";
 }
 
 /**
@@ -146,8 +146,8 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
       ref: { [CONTENT_REF_KEY]: address },
       size,
       ...(digest === undefined ? {} : { digest }),
-      ...(retain ? { retain: true as const } : {}),
     };
+    if (retain) envelope.retain = true;
     if (options.onOffload) {
       try {
         options.onOffload({ ctx, envelope, size });

@@ -3,6 +3,7 @@
 import { LoomworkError } from "../../stores/errors.js";
 import { realClock, type Clock } from "../clock.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 
 /**
@@ -43,7 +44,7 @@ export class EffectTimeoutError extends LoomworkError {
   readonly timeoutMs: number;
   constructor(stepId: string, effectId: string, timeoutMs: number) {
     super(
-      "LOOM_EFFECT_TIMEOUT",
+      RUNTIME_ERROR_CODES.effectTimeout,
       `Step "${stepId}" (effect "${effectId}") did not settle within ${timeoutMs} ms; its signal was aborted. ` +
         `Raise capabilities.timeoutMs (or its "${effectId}" entry) if the effect needs longer.`,
     );
@@ -54,7 +55,8 @@ export class EffectTimeoutError extends LoomworkError {
 }
 
 /** Error codes a retry never retries: refusals, which the same call would meet again. */
-const NEVER_RETRIED = new Set(["LOOM_EFFECT_STOPPED", "LOOM_GRANT_DENIED", "LOOM_QUOTA_EXCEEDED", "LOOM_GUARD_REFUSED", "LOOM_NON_JSON_OUTPUT"]);
+const { effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput } = RUNTIME_ERROR_CODES;
+const NEVER_RETRIED = new Set<string>([effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput]);
 
 /** Options of `retryMiddleware`: attempts, backoff and which errors to retry. */
 export interface RetryOptions {

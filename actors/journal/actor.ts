@@ -2,6 +2,7 @@
 // selectors and the inspector work with a journaled execution.
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
 import type { Warning } from "../bus.js";
+import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, ConfigError } from "../errors.js";
 import type { Execution, ReplayReport } from "./execution.js";
 import { plainJson } from "./json.js";
@@ -53,7 +54,7 @@ export class JournaledActor {
       const closed = error instanceof AppClosedError;
       const code = (error as { code?: unknown } | null)?.code;
       this.host?.warn({
-        code: closed ? "LOOM_APP_CLOSED" : "LOOM_SEND_FAILED",
+        code: closed ? WARNING_CODES.appClosed : WARNING_CODES.sendFailed,
         message: `actor.send(${JSON.stringify(eventTypeOf(event))}) to execution "${this.id}" was not journaled: ${error instanceof Error ? error.message : String(error)}`,
         executionId: this.id,
         eventType: eventTypeOf(event),

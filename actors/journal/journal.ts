@@ -7,6 +7,7 @@
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { EventStore, JournalRecord, StoredSnapshot } from "../../stores/types.js";
 import type { Warning } from "../bus.js";
+import { WARNING_CODES } from "../constants.js";
 
 /** Seals and opens record payloads; see actors/journal/sealing.ts. */
 export interface JournalCodec {
@@ -18,7 +19,7 @@ export interface JournalCodec {
 }
 
 /** The warning code of a snapshot that failed its checksum and was replaced by a replay of the log. */
-export const SNAPSHOT_DAMAGED_WARNING_CODE = "LOOM_SNAPSHOT_DAMAGED";
+export const SNAPSHOT_DAMAGED_WARNING_CODE = WARNING_CODES.snapshotDamaged;
 
 export class Journal {
   constructor(

@@ -3,6 +3,7 @@
 import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
+import { fnv1a32 } from "../../stores/bytes.js";
 import {
   EVENT_RECEIVED,
   EXECUTION_ENDED,
@@ -239,13 +240,7 @@ export function plannedFacts(record: JournalRecord): unknown {
 
 /** FNV-1a (32-bit) of a value's JSON text: a cheap, synchronous fingerprint, not a cryptographic one. */
 export function digestOf(value: unknown): string {
-  const text = JSON.stringify(value) ?? "null";
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, "0");
+  return fnv1a32(JSON.stringify(value) ?? "null").toString(16).padStart(8, "0");
 }
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */

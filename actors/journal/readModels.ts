@@ -7,6 +7,7 @@ import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from 
 import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
 import type { RuntimeEvents, Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
+import { WARNING_CODES } from "../constants.js";
 import { emptyUsage, foldUsage, type ExecutionUsage } from "../effects/capabilities.js";
 
 /** One execution as the read model shows it. */
@@ -164,7 +165,7 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
       }),
     );
   })();
-  ready.catch((error: unknown) => app.warn({ code: "LOOM_READ_MODEL_FAILED", message: error instanceof Error ? error.message : String(error) }));
+  ready.catch((error: unknown) => app.warn({ code: WARNING_CODES.readModelFailed, message: error instanceof Error ? error.message : String(error) }));
   return {
     executions,
     ready,

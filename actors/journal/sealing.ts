@@ -17,7 +17,8 @@ import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
 import type { EventStore, JournalRecord, KeyStore } from "../../stores/types.js";
-import { claimCheckRefsOf, SNAPSHOT_RECORD_TYPE } from "../lifecycle/citations.js";
+import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
+import { claimCheckRefsOf } from "../lifecycle/citations.js";
 import type { JournalCodec } from "./journal.js";
 
 /** The marker of a sealed snapshot state. */

@@ -18,9 +18,7 @@ import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { AGENT_TOOL_STEP, CONTENT_REF_KEY, isClaimCheckEnvelope, type ClaimCheckEnvelope } from "../effects/claimCheck.js";
 import type { LoomConfig } from "../config.js";
-
-/** The record type a snapshot state is sealed as (it never appears in a log). */
-export const SNAPSHOT_RECORD_TYPE = "loom.snapshot";
+import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
 
 /**
  * Which recorded steps the claim-check could have written an envelope for, by the step's readable

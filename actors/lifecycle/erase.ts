@@ -12,7 +12,7 @@ import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../../stores/types.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
-import { eraseCoordinatorId, eraseCoordinatorNumber } from "../constants.js";
+import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
 import { ConfigError, type SerializedError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
@@ -45,7 +45,7 @@ export class ContentCopiesRemainError extends LoomworkError {
   readonly reason: ContentCopiesRemainReason;
   constructor(subject: string, blobs: number, reason: ContentCopiesRemainReason) {
     super(
-      "LOOM_CONTENT_COPIES_REMAIN",
+      RUNTIME_ERROR_CODES.contentCopiesRemain,
       `Erasing subject "${subject}" refused before the shred: ${blobs >= 0 ? `${blobs} claim-checked blob(s)` : "its claim-checked blobs"} ` +
         `would stay readable after its key is destroyed, because ${REASONS[reason]}. Nothing was erased.`,
     );
@@ -205,7 +205,7 @@ export const eraseEffects: Record<string, InternalEffect> = {
 /** The typed error a failed coordinator journaled, rebuilt. */
 function rebuildError(subject: string, error: unknown): Error {
   const e = (error ?? {}) as SerializedError;
-  if (e.code === "LOOM_CONTENT_COPIES_REMAIN") return new ContentCopiesRemainError(subject, Number(e.blobs ?? -1), e.reason as ContentCopiesRemainReason);
+  if (e.code === RUNTIME_ERROR_CODES.contentCopiesRemain) return new ContentCopiesRemainError(subject, Number(e.blobs ?? -1), e.reason as ContentCopiesRemainReason);
   return Object.assign(new Error(`Erasing subject "${subject}" failed: ${e.name ?? "Error"}: ${e.message ?? "unknown"}`), { code: e.code, cause: error });
 }
 

@@ -5,7 +5,7 @@ import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, type ErasePlan } from "../..
 import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, ExecutionInfo } from "../../stores/types.js";
-import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorPrefix } from "../constants.js";
+import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorPrefix, RUNTIME_ERROR_CODES } from "../constants.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
 import type { LifecycleHost } from "./host.js";
 
@@ -15,7 +15,7 @@ export class ErasureInProgressError extends LoomworkError {
   readonly coordinatorId: string;
   constructor(subject: string, coordinatorId: string) {
     super(
-      "LOOM_ERASURE_IN_PROGRESS",
+      RUNTIME_ERROR_CODES.erasureInProgress,
       `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
         `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
     );

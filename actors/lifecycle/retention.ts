@@ -4,6 +4,7 @@
 // goes, and the blobs only it cited become reclaimable by the next sweep.
 import type { ExecutionInfo } from "../../stores/types.js";
 import { LoomworkError } from "../../stores/errors.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
 import { persistState, restoreState } from "../journal/planner.js";
 import { foldRecords } from "../journal/replay.js";
@@ -13,7 +14,7 @@ import type { LifecycleHost } from "./host.js";
 export class HistoryInUseError extends LoomworkError {
   readonly executionId: string;
   constructor(executionId: string) {
-    super("LOOM_HISTORY_IN_USE", `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
+    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
     this.executionId = executionId;
   }
 }

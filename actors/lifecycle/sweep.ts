@@ -10,10 +10,12 @@
 // blob put (or re-put) since then survives. Memory holds the set of cited addresses and one
 // execution's log at a time; blobs are streamed from `list()` and their bytes are never read.
 import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../../machines/sweep.js";
+import { fnv1a32 } from "../../stores/bytes.js";
 import { isSealed } from "../../stores/recordSealing.js";
 import type { ContentStore, JournalRecord } from "../../stores/types.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
+import { sweepExecutionId, sweepNumber } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { isInternalLogic, type CitationIndex, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 import { inflightOffloads } from "./offloads.js";
@@ -130,9 +132,7 @@ function indexFor(ctx: InternalEffectContext): Promise<CitationIndex> {
 
 /** FNV-1a of the address: which reclaim batch handles it (stable across processes and stores). */
 export function sweepBatchOf(address: string, batches: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < address.length; i++) hash = Math.imul(hash ^ address.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % batches;
+  return fnv1a32(address) % batches;
 }
 
 /** The sweep machine's internal effects. */
@@ -175,8 +175,6 @@ export const sweepEffects: Record<string, InternalEffect> = {
   },
 };
 
-const SWEEP_ID = /^loom\.sweep:(\d+)$/;
-
 /**
  * Runs the content sweep as a journaled execution `loom.sweep:<n>`. An unfinished sweep (a crash mid-sweep)
  * is resumed and finished first, with the options it was started with, and its result is returned; so is
@@ -196,14 +194,14 @@ async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<Sw
   const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;
   if (!Number.isInteger(batches) || batches < 1) throw new ConfigError("sweep.batches", "a positive integer.");
   sweepableContentOf(host);
-  const sweeps = (await host.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && SWEEP_ID.test(info.executionId));
+  const sweeps = (await host.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && sweepNumber(info.executionId) !== undefined);
   const unfinished = sweeps.find((info) => info.status === "running");
   if (unfinished) {
     await host.resume(unfinished.executionId, sweepMachine);
     return (await host.result(unfinished.executionId)) as SweepResult;
   }
-  const numberOf = (executionId: string) => Number(SWEEP_ID.exec(executionId)![1]);
-  const sweepId = `loom.sweep:${Math.max(0, ...sweeps.map((info) => numberOf(info.executionId))) + 1}`;
+  const numberOf = (executionId: string) => sweepNumber(executionId)!;
+  const sweepId = sweepExecutionId(Math.max(0, ...sweeps.map((info) => numberOf(info.executionId))) + 1);
   const input: SweepInput & { sweepId: string } = { sweepId, ttlMs, batches };
   await host.start(sweepMachine, { executionId: sweepId, input });
   const result = (await host.result(sweepId)) as SweepResult;

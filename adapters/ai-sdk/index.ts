@@ -1,9 +1,11 @@
 // fromAiSdk: any AI SDK LanguageModel (specification v2: OpenAI, Anthropic, Ollama, ... providers) as a
 // loomwork model provider. Structural types only: loomwork does not depend on the `ai` package at run time.
+import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
 import type { EffectContext } from "../../actors/effects/effect.js";
 import type { Model } from "../../actors/agents/model.js";
 import type { Message, ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
 import { contentText } from "../../machines/helpers/taint.js";
+import { LoomworkTypeError } from "../../stores/errors.js";
 
 type Part = { type: string; [field: string]: unknown };
 type PromptMessage = { role: "system"; content: string } | { role: "user" | "assistant" | "tool"; content: Part[] };
@@ -21,11 +23,10 @@ export interface AiSdkLanguageModel {
   }): PromiseLike<{ content: Part[]; usage?: { inputTokens?: number; outputTokens?: number } }>;
 }
 
-/** The AI SDK returned a tool call whose input is not JSON. */
-export class AiSdkReplyError extends TypeError {
+/** The AI SDK returned a tool call whose input is not JSON. A `TypeError`, as before it had a `code`. */
+export class AiSdkReplyError extends LoomworkTypeError {
   constructor(message: string) {
-    super(message);
-    this.name = "AiSdkReplyError";
+    super(RUNTIME_ERROR_CODES.aiSdkReply, message);
   }
 }
 

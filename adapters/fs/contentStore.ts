@@ -8,6 +8,7 @@
 import { opendir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { contentAddress } from "../../stores/bytes.js";
+import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { JournalCorruptionError, LoomworkError } from "../../stores/errors.js";
 import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
 import { hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
@@ -196,7 +197,7 @@ async function probeSecondMtimes(directory: FsDirectory): Promise<void> {
   await unlink(probe);
   if (kept !== odd) {
     throw new LoomworkError(
-      "LOOM_FS_UNSUPPORTED",
+      STORE_ERROR_CODES.fsUnsupported,
       `${directory.dir} does not keep file modification times to the second (set ${odd}, read ${kept}); ` +
         `the content store keeps touch times there. Put the journal directory on ext4, XFS, Btrfs, APFS or NTFS.`,
     );

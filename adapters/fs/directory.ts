@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
 import type { FsOps } from "./fsOps.js";
 
@@ -77,7 +78,7 @@ export class FsDirectory {
   assertOpen(): void {
     if (this.closed) {
       throw new LoomworkError(
-        "LOOM_STORE_CLOSED",
+        STORE_ERROR_CODES.storeClosed,
         `The fs stores on ${this.dir} were closed; open a new fsStores({ dir }) to use the directory again.`,
       );
     }

@@ -1,5 +1,6 @@
 // How IndexedDB failures surface: quota as StorageQuotaError, lost connections as
 // IndexedDbConnectionError; every other error passes through unchanged.
+import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, StorageQuotaError } from "../../stores/errors.js";
 
 /** Why an IndexedDB connection refuses calls: closed, deleted, or a newer version. */
@@ -10,7 +11,7 @@ export class IndexedDbConnectionError extends LoomworkError {
   readonly database: string;
   readonly reason: IndexedDbConnectionReason;
   constructor(database: string, reason: IndexedDbConnectionReason, options?: { cause?: unknown }) {
-    super("LOOM_IDB_CONNECTION", connectionMessage(database, reason), options);
+    super(STORE_ERROR_CODES.indexedDbConnection, connectionMessage(database, reason), options);
     this.database = database;
     this.reason = reason;
   }

@@ -1,5 +1,6 @@
 // loomwork ls: the executions of a journal, from its catalogue (no log is read).
 import type { ExecutionInfo } from "../../index.js";
+import { RUNTIME_ID_PREFIX } from "../../actors/constants.js";
 import type { Command } from "../context.js";
 import { UsageError } from "../errors.js";
 import { executionDiskBytes, lastWrite } from "../journal.js";
@@ -53,7 +54,7 @@ export const ls: Command = {
         ["EXECUTION", "LOGIC", "SUBJECT", "STATUS", "RECORDS", "ON DISK", "STARTED", "LAST WRITE"].map((h) => c.dim(h)),
         ...rows.map((r) => [
           // The runtime's own executions (loom.sweep:<n>, loom.erase:<subject>:<n>) are its audit trail.
-          r.logicId?.startsWith("loom.") ? c.dim(r.executionId) : c.bold(r.executionId),
+          r.logicId?.startsWith(RUNTIME_ID_PREFIX) ? c.dim(r.executionId) : c.bold(r.executionId),
           r.logicId ?? "?",
           r.subject ?? c.dim("—"),
           r.damaged ? c.red("damaged") : paint(r.status),

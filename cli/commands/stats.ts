@@ -1,6 +1,8 @@
 // loomwork stats [executionId...]: log, state and disk bytes per execution, and what to look at.
 import type { AnyStateMachine } from "xstate";
 import { DEFAULT_STATE_GROWTH_WARN_BYTES } from "../../actors/agents/agentLoop.js";
+import { STORE_ERROR_CODES, WARNING_CODES } from "../../actors/constants.js";
+import { CLASSIC_CLAIM_CHECK_CAP_BYTES } from "../../actors/effects/claimCheck.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";
@@ -11,8 +13,17 @@ import { executionDiskBytes, jsonBytes, readRecords, requireExecution } from "..
 import { envelopesIn } from "../render.js";
 import { bytes, progress, table } from "../terminal.js";
 
-/** A step output above this is worth a claim-check (ADR 0054's classic cap). */
-const LARGE_OUTPUT_BYTES = 16 * 1024;
+/** A step output above this is worth a claim-check (the classic claim-check middleware's cap). */
+const LARGE_OUTPUT_BYTES = CLASSIC_CLAIM_CHECK_CAP_BYTES;
+/** The codes of the warnings `loomwork stats` gives (the runtime's own where it has one). */
+const STATS_WARNINGS = {
+  journalCorrupt: STORE_ERROR_CODES.journalCorrupt,
+  agentStateGrowth: WARNING_CODES.agentStateGrowth,
+  largeStepOutput: "LOOM_LARGE_STEP_OUTPUT",
+  longReplay: "LOOM_LONG_REPLAY",
+  unfinished: "LOOM_UNFINISHED",
+  logicMissing: "LOOM_LOGIC_MISSING",
+} as const;
 /** A resume that replays more records than this since the last snapshot is slow to start. */
 const LONG_REPLAY_RECORDS = 512;
 
@@ -55,9 +66,9 @@ export const stats: Command = {
         "holds: without --logic it is read from the execution's snapshot, at the seq the snapshot was taken (shown as @seq when " +
         "older than the head; — when the execution has none yet); with --logic the records are replayed in memory (nothing is " +
         "written, no effect runs) and the state is measured at the head, exactly as app.stats does.",
-      "Warnings: LOOM_JOURNAL_CORRUPT (a damaged file; exit code 4), LOOM_AGENT_STATE_GROWTH (state over 256 KiB: add compaction), " +
-        "LOOM_LARGE_STEP_OUTPUT (a step output over 16 KiB: consider execution.claimCheck for that tool), LOOM_LONG_REPLAY " +
-        "(over 512 records since the last snapshot), LOOM_UNFINISHED (running, waiting for an app to resume it), LOOM_LOGIC_MISSING " +
+      `Warnings: ${STATS_WARNINGS.journalCorrupt} (a damaged file; exit code 4), ${STATS_WARNINGS.agentStateGrowth} (state over 256 KiB: add compaction), ` +
+        `${STATS_WARNINGS.largeStepOutput} (a step output over 16 KiB: consider execution.claimCheck for that tool), ${STATS_WARNINGS.longReplay} ` +
+        `(over 512 records since the last snapshot), ${STATS_WARNINGS.unfinished} (running, waiting for an app to resume it), ${STATS_WARNINGS.logicMissing} ` +
         "(--logic has no machine with the execution's logic id).",
     ],
     examples: ["loomwork stats", "loomwork stats research-1 --logic stories/support/researchAgent.ts", "loomwork stats --json | jq '.warnings'"],
@@ -113,7 +124,7 @@ export const stats: Command = {
     if (warnings.length) {
       ctx.out();
       ctx.out(c.bold(`${warnings.length} warning${warnings.length === 1 ? "" : "s"}`));
-      for (const w of warnings) ctx.out(`  ${(w.code === "LOOM_JOURNAL_CORRUPT" ? c.red : c.yellow)(w.code)} ${c.bold(w.executionId)}: ${w.message}`);
+      for (const w of warnings) ctx.out(`  ${(w.code === STATS_WARNINGS.journalCorrupt ? c.red : c.yellow)(w.code)} ${c.bold(w.executionId)}: ${w.message}`);
     }
     return code;
   },
@@ -138,7 +149,7 @@ async function measure(dir: string, stores: FsStores, info: ExecutionInfo, logic
       ? { stateBytes: jsonBytes(snapshot.state), stateSeq: snapshot.seq, stateSource: "snapshot" }
       : { stateBytes: null, stateSeq: null, stateSource: null };
     const logic = logics.find((m) => m.id === info.logicId);
-    if (logics.length && !logic) warn("LOOM_LOGIC_MISSING", `--logic exports no machine "${info.logicId}": its state is read from the snapshot instead.`);
+    if (logics.length && !logic) warn(STATS_WARNINGS.logicMissing, `--logic exports no machine "${info.logicId}": its state is read from the snapshot instead.`);
     if (logic) {
       const bar = progress(`replaying ${id}`, records.length, { atLeast: 2_000 });
       const { replayInMemory } = await import("../replay.js");
@@ -163,20 +174,20 @@ async function measure(dir: string, stores: FsStores, info: ExecutionInfo, logic
       }
     }
     if (state.stateBytes !== null && state.stateBytes > DEFAULT_STATE_GROWTH_WARN_BYTES) {
-      warn("LOOM_AGENT_STATE_GROWTH", `the folded state is ${bytes(state.stateBytes)} (over ${bytes(DEFAULT_STATE_GROWTH_WARN_BYTES)}): every resume holds it. Bound an agent's transcript with compaction: { toolId, afterBytes } (docs/agents.md).`, { stateBytes: state.stateBytes });
+      warn(STATS_WARNINGS.agentStateGrowth, `the folded state is ${bytes(state.stateBytes)} (over ${bytes(DEFAULT_STATE_GROWTH_WARN_BYTES)}): every resume holds it. Bound an agent's transcript with compaction: { toolId, afterBytes } (docs/agents.md).`, { stateBytes: state.stateBytes });
     }
     for (const [effectId, l] of large) {
-      warn("LOOM_LARGE_STEP_OUTPUT", `${l.count} output${l.count === 1 ? "" : "s"} of effect "${effectId}" over ${bytes(LARGE_OUTPUT_BYTES)} (largest ${bytes(l.max)}, ${l.stepId}): consider execution.claimCheck for it (docs/scaling.md).`, { effectId, count: l.count, maxBytes: l.max });
+      warn(STATS_WARNINGS.largeStepOutput, `${l.count} output${l.count === 1 ? "" : "s"} of effect "${effectId}" over ${bytes(LARGE_OUTPUT_BYTES)} (largest ${bytes(l.max)}, ${l.stepId}): consider execution.claimCheck for it (docs/scaling.md).`, { effectId, count: l.count, maxBytes: l.max });
     }
     const sinceSnapshot = records.length - (snapshot?.seq ?? 0);
     if (sinceSnapshot > LONG_REPLAY_RECORDS) {
-      warn("LOOM_LONG_REPLAY", `a resume replays ${sinceSnapshot} records since ${snapshot ? `the snapshot at seq ${snapshot.seq}` : "the start (no snapshot)"}: check execution.snapshotEvery.`, { records: sinceSnapshot });
+      warn(STATS_WARNINGS.longReplay, `a resume replays ${sinceSnapshot} records since ${snapshot ? `the snapshot at seq ${snapshot.seq}` : "the start (no snapshot)"}: check execution.snapshotEvery.`, { records: sinceSnapshot });
     }
-    if (info.status === "running") warn("LOOM_UNFINISHED", "running but no process is writing this journal: it continues when an app calls app.resume(id).");
+    if (info.status === "running") warn(STATS_WARNINGS.unfinished, "running but no process is writing this journal: it continues when an app calls app.resume(id).");
     return { ...base, records: records.length, logBytes, ...state, refs, largestRecordBytes };
   } catch (error) {
     if (!(error instanceof JournalCorruptionError)) throw error;
-    warn("LOOM_JOURNAL_CORRUPT", error.message, { file: error.file, offset: error.offset });
+    warn(STATS_WARNINGS.journalCorrupt, error.message, { file: error.file, offset: error.offset });
     return { ...base, records: info.head, logBytes: 0, stateBytes: null, stateSeq: null, stateSource: null, refs: 0, largestRecordBytes: 0, corrupt: error.message };
   }
 }

@@ -1,8 +1,8 @@
 // Pure helpers a machine uses to name its effects. No I/O: the runtime supplies the effect.
 import { fromPromise } from "xstate";
+import { STEP_KEY as LOOM_STEP } from "./constants.js";
 
-/** The key under which `stepInput` names a step; reserved, never passed to the effect. */
-export const LOOM_STEP = "__loomStep";
+export { LOOM_STEP };
 
 /** An invoke input that names its step explicitly: the runtime journals it as `<machineId>#<step>`. */
 export interface StepInput<T> {

@@ -1,8 +1,8 @@
 // How a machine says in what role it invokes an effect (EffectContext.taskKind, ADR 0140 D9). Pure.
+import { TASK_KIND_KEY as LOOM_TASK_KIND } from "./constants.js";
 import { stepInput, type StepInput } from "./effectActor.js";
 
-/** The key under which `invokeAs` records the role; reserved, never passed to the effect. */
-export const LOOM_TASK_KIND = "__loomTaskKind";
+export { LOOM_TASK_KIND };
 
 /** The role an effect is invoked in: a model call, a tool frame, or another task. */
 export type TaskKind = "llm" | "tool" | "task";

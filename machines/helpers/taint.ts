@@ -1,8 +1,9 @@
 // Taint: a JSON-safe marker on untrusted content (MCP, A2A, the web). The marker survives journaling,
 // write-back and compaction; the model only ever sees tainted content fenced as data.
+import { TAINT_KEY } from "./constants.js";
 import type { Message } from "./messages.js";
 
-export const TAINT_KEY = "__loomTainted";
+export { TAINT_KEY };
 
 /** Untrusted content with where it came from. Plain JSON, so it is journaled as is. */
 export interface Tainted<T = unknown> {

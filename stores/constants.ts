@@ -1,0 +1,40 @@
+// The storage layer's codes and names, each defined once: the error classes of stores/ and adapters/
+// take their `code` from here, the runtime and the CLI branch on the same constants, and the
+// subject-key derivation that record sealing and EncryptingContentStore share is named here.
+
+/**
+ * The stable `code` of every storage error (stores and adapters). Branch on these, not on messages.
+ * The runtime's own codes are in `actors/constants.ts` (`ERROR_CODES` holds both).
+ */
+export const STORE_ERROR_CODES = {
+  /** `ConcurrencyError`: an append at a stale seq. */
+  concurrency: "LOOM_CONCURRENCY",
+  /** `JournalCorruptionError`: a journal file damaged where bytes were durable. */
+  journalCorrupt: "LOOM_JOURNAL_CORRUPT",
+  /** `StorageQuotaError`: the quota ran out; nothing of the write was kept. */
+  storageQuota: "LOOM_STORAGE_QUOTA",
+  /** `WriterLockedError`: another process or tab holds the writer lock. */
+  writerLocked: "LOOM_WRITER_LOCKED",
+  /** `WriterFailedError`: a write failed and the writer refuses further writes. */
+  writerFailed: "LOOM_WRITER_FAILED",
+  /** `SubjectErasedError` (and `ExecutionErasedError`): the subject's key was destroyed. */
+  subjectErased: "LOOM_SUBJECT_ERASED",
+  /** `KeyMissingError`: a created, never-erased subject's key is gone. */
+  keyMissing: "LOOM_KEY_MISSING",
+  /** `RecordAuthenticationError`: a sealed record fails authentication. */
+  recordAuthentication: "LOOM_RECORD_AUTHENTICATION",
+  /** `ContentAuthenticationError`: a sealed blob fails authentication. */
+  contentAuthentication: "LOOM_CONTENT_AUTHENTICATION",
+  /** `IndexedDbConnectionError`: the IndexedDB connection is gone. */
+  indexedDbConnection: "LOOM_IDB_CONNECTION",
+  /** The fs stores were closed and are used again. */
+  storeClosed: "LOOM_STORE_CLOSED",
+  /** The journal directory's file system cannot hold what the fs content store needs. */
+  fsUnsupported: "LOOM_FS_UNSUPPORTED",
+} as const;
+
+/** One of the storage layer's error codes. */
+export type StoreErrorCode = (typeof STORE_ERROR_CODES)[keyof typeof STORE_ERROR_CODES];
+
+/** The HKDF salt of every key derived from a subject's key (record sealing and sealed blobs). */
+export const SUBJECT_KEY_HKDF_SALT = "loomwork/subject-key/v1";
