@@ -104,7 +104,8 @@ export function agentLoop$(config: AgentLoopConfig) {
       const threshold = config.warnTranscriptBytes ?? defaults.warnTranscriptBytes ?? DEFAULT_STATE_GROWTH_WARN_BYTES;
       if (threshold === false) return;
       // A run that failed at once (its input refused by the machine) has no transcript to warn about.
-      const bytes = (snapshot.context as AgentLoopContext | undefined)?.transcriptBytes;
+      const context = loopContextOf(snapshot);
+      const bytes = context?.transcriptBytes;
       if (typeof bytes !== "number" || bytes <= threshold || run.warned.has(STATE_GROWTH_WARNING_CODE)) return;
       run.warned.add(STATE_GROWTH_WARNING_CODE);
       const warning: Warning = {
@@ -113,7 +114,7 @@ export function agentLoop$(config: AgentLoopConfig) {
         loopId: config.id,
         transcriptBytes: bytes,
         warnTranscriptBytes: threshold,
-        turn: (snapshot.context as AgentLoopContext).turn,
+        turn: context?.turn,
         message: stateGrowthMessage(config.id, run.executionId, bytes, threshold),
       };
       if (!appWarn) announce?.(warning);
@@ -123,16 +124,22 @@ export function agentLoop$(config: AgentLoopConfig) {
   return machine;
 }
 
+// The hooks get an AnyMachineSnapshot, whose context XState types `any`: each of the loop's fields may be
+// absent (a run whose input the machine refused at once has no context).
+function loopContextOf(snapshot: AnyMachineSnapshot): Partial<AgentLoopContext> | undefined {
+  return snapshot.context;
+}
+
 const ROLES = new Set<unknown>(["system", "user", "assistant", "tool"]);
 
 /** An agent loop's input: `{ prompt: string }` or `{ messages: Message[] }`, each message with a role. */
 function isAgentLoopInput(input: unknown): boolean {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if ("messages" in input) {
-    const messages = (input as { messages?: unknown }).messages;
-    return Array.isArray(messages) && messages.every((m: unknown) => typeof m === "object" && m !== null && ROLES.has((m as { role?: unknown }).role));
+    const messages = input.messages;
+    return Array.isArray(messages) && messages.every((m: unknown) => typeof m === "object" && m !== null && "role" in m && ROLES.has(m.role));
   }
-  return typeof (input as { prompt?: unknown }).prompt === "string";
+  return "prompt" in input && typeof input.prompt === "string";
 }
 
 function shownInput(input: unknown): string {
@@ -159,7 +166,7 @@ function warnUnscannedTaint(
   appWarn: ((w: Warning) => void) | undefined,
   announce: ((w: Warning) => void) | undefined,
 ): void {
-  const seen = (snapshot.context as AgentLoopContext | undefined)?.sawTaintFrom;
+  const seen = loopContextOf(snapshot)?.sawTaintFrom;
   if (!Array.isArray(seen) || !seen.includes(UNSCANNED_TAINT_ORIGIN) || run.warned.has(TAINT_SCAN_INCOMPLETE)) return;
   run.warned.add(TAINT_SCAN_INCOMPLETE);
   const loopId = config.id;

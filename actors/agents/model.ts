@@ -22,7 +22,6 @@ export interface Model {
 export function createLlmEffect(model: Model): Effect<ModelRequest, ModelReply> {
   return {
     kind: "llm",
-    model,
     run: async (request, ctx) => {
       const reply = await model.generate(request, ctx);
       checkModelReply(reply, ctx.stepId);
@@ -40,13 +39,14 @@ export function checkModelReply(reply: unknown, stepId: string): asserts reply i
   if (typeof reply !== "object" || reply === null || Array.isArray(reply)) {
     throw new ModelReplyError(stepId, "reply", `is ${shown(reply)}, not an object`);
   }
-  const { text, toolCalls } = reply as { text?: unknown; toolCalls?: unknown };
+  const text = "text" in reply ? reply.text : undefined;
+  const toolCalls = "toolCalls" in reply ? reply.toolCalls : undefined;
   if (text !== undefined && typeof text !== "string") throw new ModelReplyError(stepId, "text", `is ${shown(text)}, not a string`);
   if (toolCalls === undefined) return;
   if (!Array.isArray(toolCalls)) throw new ModelReplyError(stepId, "toolCalls", `is ${shown(toolCalls)}, not an array`);
   toolCalls.forEach((call: unknown, j) => {
     if (typeof call !== "object" || call === null || Array.isArray(call)) throw new ModelReplyError(stepId, `toolCalls[${j}]`, `is ${shown(call)}, not { toolName, input }`);
-    const name = (call as { toolName?: unknown }).toolName;
+    const name = "toolName" in call ? call.toolName : undefined;
     if (typeof name !== "string" || name === "") throw new ModelReplyError(stepId, `toolCalls[${j}].toolName`, `is ${shown(name)}, not a tool's name`);
   });
 }
