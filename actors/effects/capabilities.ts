@@ -1,23 +1,16 @@
 // The capability ring: middleware the app installs from `capabilities` (grants, quotas, guardRequest,
 // metering, retry, timeout). It sits inside secret redaction and outside every user middleware
-// (machines/effectChain.ts). Quotas count from the journal, so they hold across a resume.
+// (machines/effectChain.ts). Quotas count from the journal (./meter.ts), so they hold across a resume.
 import type { ModelRequest, Usage } from "../../machines/helpers/messages.js";
 import { LoomworkError } from "../../stores/errors.js";
-import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
-import type { RuntimeBus } from "../bus.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
+import { usageOf, type Meter, type QuotaOptions } from "./meter.js";
 import { retryMiddleware, timeoutMiddleware, validateRetryOptions, type RetryOptions } from "./retry.js";
 
-/** Per-execution limits on model (llm) calls. */
-export interface QuotaOptions {
-  /** Model calls an execution may make (a call that reached the model counts, completed or failed). */
-  maxModelCalls?: number;
-  /** Tokens (input + output, from each reply's usage) after which no further model call is made. */
-  maxTokens?: number;
-}
+export { emptyUsage, foldUsage, Meter, QuotaExceededError, usageOf } from "./meter.js";
+export type { ExecutionUsage, QuotaOptions } from "./meter.js";
 
 /** What `guardRequest` returns: nothing (send as is), a rewritten request, or a veto. */
 export type GuardVerdict = ModelRequest | { veto: string } | undefined | void;
@@ -58,25 +51,6 @@ export class GrantDeniedError extends LoomworkError {
   }
 }
 
-/** An execution used up a quota; the model was not called. */
-export class QuotaExceededError extends LoomworkError {
-  readonly executionId: string;
-  readonly quota: keyof QuotaOptions;
-  readonly limit: number;
-  readonly used: number;
-  constructor(executionId: string, quota: keyof QuotaOptions, limit: number, used: number) {
-    super(
-      RUNTIME_ERROR_CODES.quotaExceeded,
-      `Execution "${executionId}" reached capabilities.quotas.${quota} (${used} of ${limit}${quota === "maxTokens" ? " tokens" : " model calls"}); ` +
-        `the model was not called. Raise the quota, or handle this error in the machine to end the run gracefully.`,
-    );
-    this.executionId = executionId;
-    this.quota = quota;
-    this.limit = limit;
-    this.used = used;
-  }
-}
-
 /** `capabilities.guardRequest` vetoed a model request (or threw); the model was not called. */
 export class GuardRefusedError extends LoomworkError {
   readonly stepId: string;
@@ -85,141 +59,6 @@ export class GuardRefusedError extends LoomworkError {
     super(RUNTIME_ERROR_CODES.guardRefused, `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`);
     this.stepId = stepId;
     this.reason = reason;
-  }
-}
-
-/** Model usage summed over an execution: `app.usage(id)`, the read model, and what quotas count. */
-export interface ExecutionUsage {
-  modelCalls: number;
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-}
-
-export function emptyUsage(): ExecutionUsage {
-  return { modelCalls: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-}
-
-/** A reply's usage when it is well-formed (two non-negative numbers), else undefined. */
-export function usageOf(reply: unknown): Usage | undefined {
-  const usage = (reply as { usage?: Partial<Usage> } | null | undefined)?.usage;
-  if (!usage || typeof usage !== "object") return undefined;
-  const { inputTokens, outputTokens } = usage;
-  const ok = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
-  return ok(inputTokens) && ok(outputTokens) ? { inputTokens, outputTokens } : undefined;
-}
-
-/**
- * Adds one journal record to `usage` (in place): a model step that completed, or failed in the
- * effect itself, is a model call; STEP_COMPLETED.usage carries its tokens.
- */
-export function foldUsage(usage: ExecutionUsage, record: JournalRecord, isModel: (effectId: string) => boolean): void {
-  if (record.type !== STEP_COMPLETED && record.type !== STEP_FAILED) return;
-  if (!isModel(String(record.effectId))) return;
-  if (record.type === STEP_FAILED && record.stoppedAt !== "effect") return;
-  usage.modelCalls++;
-  const tokens = usageOf(record);
-  if (tokens) {
-    usage.inputTokens += tokens.inputTokens;
-    usage.outputTokens += tokens.outputTokens;
-    usage.totalTokens += tokens.inputTokens + tokens.outputTokens;
-  }
-}
-
-interface Tally {
-  usage: ExecutionUsage;
-  through: number;
-}
-
-/**
- * Per-execution model usage, derived from the journal: loaded from the log on first need (so a
- * resumed execution's quota counts what it used before), then kept current from the bus's appends.
- */
-export class Meter {
-  private readonly tallies = new Map<string, Tally>();
-  private readonly loading = new Map<string, Promise<Tally>>();
-  private readonly buffered = new Map<string, JournalRecord[]>();
-  /** Model steps that passed the quota and have no journaled outcome yet. */
-  private readonly reserved = new Map<string, Set<string>>();
-
-  constructor(
-    bus: RuntimeBus,
-    private readonly readLog: (executionId: string) => Promise<JournalRecord[]>,
-    private readonly isModel: (effectId: string) => boolean,
-  ) {
-    bus.on("append", ({ executionId, records }) => this.appended(executionId, records));
-    // An ended execution's tally is let go: app.usage of it folds its journal again (nothing is held per ended run).
-    bus.on("ended", ({ executionId }) => {
-      this.reserved.delete(executionId);
-      this.tallies.delete(executionId);
-    });
-  }
-
-  /** The execution's usage so far (journaled outcomes only). */
-  async usage(executionId: string): Promise<ExecutionUsage> {
-    return { ...(await this.tally(executionId)).usage };
-  }
-
-  /**
-   * Refuses the model call of `stepId` if it would pass a quota, else reserves it until its outcome is
-   * journaled (so concurrent model steps of one execution cannot overshoot `maxModelCalls` together).
-   */
-  async admit(executionId: string, stepId: string, quotas: QuotaOptions): Promise<void> {
-    const { usage } = await this.tally(executionId);
-    const reserved = this.reserved.get(executionId) ?? new Set<string>();
-    const inFlight = reserved.size - (reserved.has(stepId) ? 1 : 0);
-    if (quotas.maxModelCalls !== undefined && usage.modelCalls + inFlight >= quotas.maxModelCalls) {
-      throw new QuotaExceededError(executionId, "maxModelCalls", quotas.maxModelCalls, usage.modelCalls + inFlight);
-    }
-    if (quotas.maxTokens !== undefined && usage.totalTokens >= quotas.maxTokens) {
-      throw new QuotaExceededError(executionId, "maxTokens", quotas.maxTokens, usage.totalTokens);
-    }
-    reserved.add(stepId);
-    this.reserved.set(executionId, reserved);
-  }
-
-  /** Drops a reservation whose outcome will never be journaled (the step was aborted). */
-  release(executionId: string, stepId: string): void {
-    this.reserved.get(executionId)?.delete(stepId);
-  }
-
-  private tally(executionId: string): Promise<Tally> {
-    const known = this.tallies.get(executionId);
-    if (known) return Promise.resolve(known);
-    let loading = this.loading.get(executionId);
-    if (!loading) {
-      this.buffered.set(executionId, []);
-      loading = this.readLog(executionId)
-        .then((records) => {
-          const tally: Tally = { usage: emptyUsage(), through: 0 };
-          this.fold(tally, records);
-          this.fold(tally, this.buffered.get(executionId) ?? []);
-          this.tallies.set(executionId, tally);
-          return tally;
-        })
-        .finally(() => {
-          this.loading.delete(executionId);
-          this.buffered.delete(executionId);
-        });
-      this.loading.set(executionId, loading);
-    }
-    return loading;
-  }
-
-  private appended(executionId: string, records: JournalRecord[]): void {
-    const reserved = this.reserved.get(executionId);
-    if (reserved) for (const record of records) if (typeof record.stepId === "string") reserved.delete(record.stepId);
-    const tally = this.tallies.get(executionId);
-    if (tally) this.fold(tally, records);
-    else this.buffered.get(executionId)?.push(...records);
-  }
-
-  private fold(tally: Tally, records: JournalRecord[]): void {
-    for (const record of records) {
-      if (record.seq <= tally.through) continue;
-      foldUsage(tally.usage, record, this.isModel);
-      tally.through = record.seq;
-    }
   }
 }
 
@@ -270,10 +109,10 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
         throw new GuardRefusedError(ctx.stepId, error instanceof Error ? error.message : String(error));
       }
       if (verdict === undefined) return next(input);
-      if (typeof verdict === "object" && verdict !== null && typeof (verdict as { veto?: unknown }).veto === "string") {
-        throw new GuardRefusedError(ctx.stepId, (verdict as { veto: string }).veto);
+      if (typeof verdict === "object" && verdict !== null && "veto" in verdict && typeof verdict.veto === "string") {
+        throw new GuardRefusedError(ctx.stepId, verdict.veto);
       }
-      if (typeof verdict === "object" && verdict !== null && Array.isArray((verdict as ModelRequest).messages)) return next(verdict);
+      if (typeof verdict === "object" && verdict !== null && "messages" in verdict && Array.isArray(verdict.messages)) return next(verdict);
       throw new TypeError(
         `capabilities.guardRequest returned ${JSON.stringify(verdict)} for step "${ctx.stepId}": return nothing, a ModelRequest, or { veto: reason }.`,
       );
@@ -295,9 +134,8 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
 }
 
 /** Validates the `capabilities` group at boot (`createApp`), naming the option at fault. */
-export function validateCapabilities(options: unknown, effectIds: readonly string[]): void {
-  if (options === undefined) return;
-  const o = options as CapabilitiesOptions;
+export function validateCapabilities(o: CapabilitiesOptions | undefined, effectIds: readonly string[]): void {
+  if (o === undefined) return;
   const known = `registered effects: ${effectIds.length ? effectIds.join(", ") : "none"}`;
   if (o.grants !== undefined) {
     if (typeof o.grants !== "object" || o.grants === null || Array.isArray(o.grants)) {
@@ -314,7 +152,7 @@ export function validateCapabilities(options: unknown, effectIds: readonly strin
     if (typeof o.quotas !== "object" || o.quotas === null) throw new ConfigError("capabilities.quotas", "an object { maxModelCalls?, maxTokens? }.");
     for (const [key, value] of Object.entries(o.quotas)) {
       if (key !== "maxModelCalls" && key !== "maxTokens") throw new ConfigError(`capabilities.quotas.${key}`, "unknown quota. Known quotas: maxModelCalls, maxTokens.");
-      if (!Number.isInteger(value) || (value as number) < 1) throw new ConfigError(`capabilities.quotas.${key}`, `a positive integer, got ${JSON.stringify(value)}.`);
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ConfigError(`capabilities.quotas.${key}`, `a positive integer, got ${JSON.stringify(value)}.`);
     }
   }
   if (o.guardRequest !== undefined && typeof o.guardRequest !== "function") {

@@ -1,145 +1,33 @@
 // The path every live effect step takes, outside in (ADR 0140 D5): kill switch -> claim-check slot ->
 // secret redaction -> the capability ring -> each execution.effectMiddleware entry -> the effect.
-// Each step walks the effectChain machine (machines/effectChain.ts) with XState's pure transition(),
-// so the innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never
-// runs the chain: a recorded step is served from the log.
-import { initialTransition, transition, type SnapshotFrom } from "xstate";
-import { CHAIN_LAYERS, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../../machines/effectChain.js";
+// Each step walks the effectChain machine (machines/effectChain.ts, through ./trace.ts), so the
+// innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never runs the
+// chain: a recorded step is served from the log.
 import type { Usage } from "../../machines/helpers/messages.js";
-import { LoomworkError } from "../../stores/errors.js";
+import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.js";
+import type { ChainLayer } from "../../machines/effectChain.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { loopHooksOf } from "../agents/agentLoop.js";
 import type { RuntimeBus } from "../bus.js";
-import { capabilityRing, Meter, type RingContext } from "./capabilities.js";
-import { AGENT_TOOL_STEP } from "./claimCheck.js";
 import { realClock, type Clock } from "../clock.js";
-import type { LoomConfig, RedactOption } from "../config.js";
-import { RUNTIME_ERROR_CODES } from "../constants.js";
-import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
-import { NonJsonOutputError, serializeError, UnknownEffectError, type SerializedError } from "../errors.js";
+import type { LoomConfig } from "../config.js";
+import { UnknownEffectError } from "../errors.js";
 import type { Execution } from "../journal/execution.js";
-import type { JournalCodec } from "../journal/journal.js";
-import { plainJson } from "../journal/json.js";
 import type { PendingStep } from "../journal/planner.js";
-import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.js";
+import type { JournalCodec } from "../journal/journal.js";
+import { capabilityRing, type RingContext } from "./capabilities.js";
+import { AGENT_TOOL_STEP } from "./claimCheck.js";
+import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
+import { EffectStoppedError, KillSwitch, redactionLayer } from "./layers.js";
+import { Meter } from "./meter.js";
 import { LOOM_CLOCK, type Next } from "./retry.js";
+import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 
-/** The step was refused by the kill switch (global, or `app.stop` of its execution); it reached no inner layer. */
-export class EffectStoppedError extends LoomworkError {
-  readonly stepId: string;
-  constructor(stepId: string, reason: string) {
-    super(RUNTIME_ERROR_CODES.effectStopped, `Step "${stepId}" was stopped before it ran: ${reason}.`);
-    this.stepId = stepId;
-  }
-}
+export { EffectStoppedError, KillSwitch, redactionLayer, redactor } from "./layers.js";
+export { failedFields, StepFailure, StepResult, unwrapStepResult } from "./trace.js";
 
 /** The execution id `invokeTransient` calls carry: they belong to no execution and are never journaled. */
 export const TRANSIENT_EXECUTION_ID = "loom:transient";
-
-/** A live step's output with what the chain adds to its STEP_COMPLETED record. */
-export class StepResult {
-  constructor(
-    readonly output: unknown,
-    readonly usage?: Usage,
-  ) {}
-}
-
-/** A live step's error with where it stopped in the chain (STEP_FAILED.stoppedAt). */
-export class StepFailure {
-  constructor(
-    readonly error: unknown,
-    readonly stoppedAt: ChainLayer,
-    readonly outcome: ChainOutcome,
-  ) {}
-}
-
-/** The output and record facts of a step's result (a bare value is an output without facts). */
-export function unwrapStepResult(result: unknown): { output: unknown; usage?: Usage } {
-  return result instanceof StepResult ? { output: result.output, ...(result.usage ? { usage: result.usage } : {}) } : { output: result };
-}
-
-/** The fields of a STEP_FAILED record for what a step threw: `stoppedAt` (when the chain ran) and the plain error. */
-export function failedFields(thrown: unknown): { stoppedAt?: ChainLayer; error: SerializedError } {
-  return thrown instanceof StepFailure ? { stoppedAt: thrown.stoppedAt, error: serializeError(thrown.error) } : { error: serializeError(thrown) };
-}
-
-/** The global kill switch: while engaged, every new step (and every transient call) is stopped at the first layer. */
-export class KillSwitch {
-  private why: string | undefined;
-
-  /** Stops every step that has not yet reached its effect; running effects finish (stop an execution to abort them). */
-  engage(reason = "the kill switch is engaged"): void {
-    this.why = reason;
-  }
-
-  release(): void {
-    this.why = undefined;
-  }
-
-  get engaged(): boolean {
-    return this.why !== undefined;
-  }
-
-  /** Why it is engaged, while it is. */
-  get reason(): string | undefined {
-    return this.why;
-  }
-}
-
-type ChainSnapshot = SnapshotFrom<typeof effectChain>;
-
-/** One step's walk through the effectChain machine: pure transitions, no actor, no timers. */
-export class ChainTrace {
-  private snapshot: ChainSnapshot = initialTransition(effectChain)[0];
-  private depth = 0;
-
-  /** The layer the step is in (the innermost it reached). */
-  get layer(): ChainLayer {
-    return CHAIN_LAYERS[this.depth]!;
-  }
-
-  /** The machine's state: a layer while running, then the outcome. */
-  get state(): string {
-    return String(this.snapshot.value);
-  }
-
-  /** The step entered `layer`: PASS through every layer before it (unconfigured layers pass at once). */
-  reach(layer: ChainLayer): void {
-    const target = CHAIN_LAYERS.indexOf(layer);
-    while (this.depth < target && this.snapshot.status === "active") {
-      this.snapshot = transition(effectChain, this.snapshot, { type: "PASS" })[0];
-      this.depth++;
-    }
-  }
-
-  /** Ends the walk with `event` (FAIL where the layer does not take it); returns the outcome and where it stopped. */
-  finish(event: EffectChainEvent): { outcome: ChainOutcome; stoppedAt: ChainLayer } {
-    const stoppedAt = this.layer;
-    if (this.snapshot.status === "active") {
-      const accepted = this.snapshot.can(event) ? event : this.snapshot.can({ type: "FAIL" }) ? ({ type: "FAIL" } as const) : undefined;
-      if (accepted) this.snapshot = transition(effectChain, this.snapshot, accepted)[0];
-    }
-    const value = String(this.snapshot.value);
-    const outcome = (this.snapshot.status === "done" ? value : event.type === "RESOLVE" ? "completed" : "failed") as ChainOutcome;
-    return { outcome, stoppedAt };
-  }
-}
-
-/** The chain event for what a step threw, by the error's stable code. */
-export function chainEventFor(error: unknown): EffectChainEvent {
-  switch ((error as { code?: unknown } | null)?.code) {
-    case RUNTIME_ERROR_CODES.effectStopped:
-      return { type: "STOP" };
-    case RUNTIME_ERROR_CODES.grantDenied:
-    case RUNTIME_ERROR_CODES.quotaExceeded:
-    case RUNTIME_ERROR_CODES.guardRefused:
-      return { type: "REFUSE" };
-    case RUNTIME_ERROR_CODES.effectTimeout:
-      return { type: "TIMEOUT" };
-    default:
-      return { type: "FAIL" };
-  }
-}
 
 interface Entry {
   layer: ChainLayer;
@@ -233,19 +121,20 @@ export class EffectRuntime {
 
   /** Runs one journaled step live through the chain; resolves a StepResult, rejects with a StepFailure. */
   async run(execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<StepResult> {
+    const { executionId, subject } = execution;
     const effect = this.config.effects[pending.effectId]!;
     const invokedAs = this.declaredRole(execution, pending);
     // Once this signal is aborted the step is abandoned: the execution journals none of its outcome.
-    const step = this.stepSignal(execution.executionId, signal);
+    const step = this.stepSignal(executionId, signal);
     const ctx = this.context(
       {
-        executionId: execution.executionId,
+        executionId,
         stepId: pending.stepId,
         effectId: pending.effectId,
         taskKind: invokedAs ?? effect.kind,
-        ...(execution.subject === undefined ? {} : { subject: execution.subject }),
+        ...(subject === undefined ? {} : { subject }),
         attempt: 1,
-        idempotencyKey: `${execution.executionId}/${pending.stepId}`,
+        idempotencyKey: `${executionId}/${pending.stepId}`,
         signal: step.signal,
       },
       invokedAs,
@@ -260,7 +149,7 @@ export class EffectRuntime {
     };
     const trace = new ChainTrace();
     const started = this.clock.now();
-    const report = (ok: boolean, outcome: ChainOutcome, stoppedAt?: ChainLayer) =>
+    const report = (ok: boolean, { outcome, stoppedAt }: ChainEnd) =>
       this.bus.emit("step", {
         executionId: ctx.executionId,
         stepId: ctx.stepId,
@@ -273,12 +162,12 @@ export class EffectRuntime {
       });
     try {
       const output = await this.compose(this.entries(ring), effect, trace)(ctx, pending.input);
-      report(true, trace.finish({ type: "RESOLVE" }).outcome);
+      report(true, trace.finish({ type: "RESOLVE" }));
       return new StepResult(output, usage);
     } catch (error) {
-      const { outcome, stoppedAt } = trace.finish(chainEventFor(error));
-      report(false, outcome, stoppedAt);
-      throw new StepFailure(error, stoppedAt, outcome);
+      const end = trace.finish(chainEventFor(error));
+      report(false, end);
+      throw new StepFailure(error, end.stoppedAt, end.outcome);
     } finally {
       step.done();
     }
@@ -309,12 +198,13 @@ export class EffectRuntime {
 
   /** The configured layers, outside in, each tagged with its chain state. */
   private entries(call: RingContext): Entry[] {
+    const tagged = (layer: ChainLayer) => (run: EffectMiddleware): Entry => ({ layer, run });
     return [
-      { layer: "killSwitch", run: this.killSwitchLayer },
-      ...(call.journaled && this.claimCheck ? [{ layer: "claimCheck" as const, run: this.claimCheck }] : []),
-      ...(this.redaction ? [{ layer: "redaction" as const, run: this.redaction }] : []),
-      ...capabilityRing(this.config.capabilities, call).map((run) => ({ layer: "capabilities" as const, run })),
-      ...this.middleware.map((run) => ({ layer: "middleware" as const, run })),
+      tagged("killSwitch")(this.killSwitchLayer),
+      ...(call.journaled && this.claimCheck ? [tagged("claimCheck")(this.claimCheck)] : []),
+      ...(this.redaction ? [tagged("redaction")(this.redaction)] : []),
+      ...capabilityRing(this.config.capabilities, call).map(tagged("capabilities")),
+      ...this.middleware.map(tagged("middleware")),
     ];
   }
 
@@ -363,54 +253,5 @@ export class EffectRuntime {
   private readonly killSwitchLayer: EffectMiddleware = (ctx, input, next) => {
     this.assertRunning(ctx);
     return next(input);
-  };
-}
-
-/** The text scrubber for a `security.redact` option: every match becomes "[REDACTED]". */
-export function redactor(option: RedactOption): (text: string) => string {
-  if (typeof option === "function") return option;
-  const patterns = option.map((p) => (typeof p === "string" ? p : new RegExp(p.source, p.flags.includes("g") ? p.flags : `${p.flags}g`)));
-  return (text) => patterns.reduce<string>((t, p) => (typeof p === "string" ? (p === "" ? t : t.replaceAll(p, "[REDACTED]")) : t.replace(p, "[REDACTED]")), text);
-}
-
-/**
- * Scrubs every string (keys included) of a result, deeply and as JSON would see it, before anything
- * outside it (the claim-check, the journal, any store) sees it; an error's message and string facts
- * are scrubbed in place. The layers inside it (the ring, user middleware) see the real result.
- */
-export function redactionLayer(option: RedactOption): EffectMiddleware {
-  const scrub = redactor(option);
-  const walk = (value: unknown, ancestors: object[]): unknown => {
-    if (typeof value === "string") return scrub(value);
-    if (typeof value !== "object" || value === null || ancestors.includes(value)) return value;
-    const json = (value as { toJSON?: unknown }).toJSON;
-    if (typeof json === "function") return walk(json.call(value), ancestors);
-    const inner = [...ancestors, value];
-    if (Array.isArray(value)) return value.map((v) => walk(v, inner));
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), walk(v, inner)]));
-  };
-  const scrubError = (error: unknown): unknown => {
-    if (typeof error === "string") return scrub(error);
-    if (!(error instanceof Error)) return walk(error, []);
-    try {
-      error.message = scrub(error.message);
-      for (const [key, value] of Object.entries(error)) if (typeof value === "string") (error as unknown as Record<string, unknown>)[key] = scrub(value);
-      if (typeof error.stack === "string") error.stack = scrub(error.stack);
-    } catch {
-      // A frozen error cannot be scrubbed in place: journal a plain copy instead.
-      return Object.assign(new Error(scrub(error.message)), { name: error.name });
-    }
-    return error;
-  };
-  return async (ctx, input, next) => {
-    let output: unknown;
-    try {
-      output = await next(input);
-    } catch (error) {
-      throw scrubError(error);
-    }
-    // Checked as the journal checks it first (a Map, NaN, a typed array refused with the path, never
-    // turned into {} or null by the walk), then scrubbed: what the walk sees is plain JSON.
-    return walk(plainJson(output, (reason) => new NonJsonOutputError(ctx.stepId, reason)), []);
   };
 }

@@ -42,40 +42,44 @@ const KNOWN = ["store", "toolIds", "inlineCapBytes", "digests", "preview", "onOf
 
 /** Refuses a bad claim-check config at boot, naming the option (ADR 0140 D1, D2, D8). */
 export function validateClaimCheck(config: unknown, effects: Record<string, Effect>, hasCrypto: boolean): asserts config is ClaimCheckConfig {
-  const fail = (path: string, message: string): never => {
+  function fail(path: string, message: string): never {
     throw new ConfigError(`execution.claimCheck${path}`, message);
-  };
+  }
   if (typeof config !== "object" || config === null) fail("", "{ store, toolIds, inlineCapBytes?, digests?, preview?, onOffload?, reclaimable? }.");
-  const c = config as Record<string, unknown>;
-  for (const key of Object.keys(c)) if (!KNOWN.includes(key)) fail(`.${key}`, `unknown option. Known: ${KNOWN.join(", ")}.`);
-  const store = c.store as ContentStore | undefined;
-  if (!store || typeof store.put !== "function" || typeof store.get !== "function") fail(".store", "a ContentStore (e.g. stores.content): the same object you hand the sweep.");
-  const toolIds = c.toolIds;
-  if (!Array.isArray(toolIds) || toolIds.length === 0 || toolIds.some((t) => typeof t !== "string" || t === "")) {
+  const option = (key: string): unknown => Reflect.get(config, key);
+  for (const key of Object.keys(config)) if (!KNOWN.includes(key)) fail(`.${key}`, `unknown option. Known: ${KNOWN.join(", ")}.`);
+  const store = option("store");
+  if (!isStoreLike(store)) fail(".store", "a ContentStore (e.g. stores.content): the same object you hand the sweep.");
+  const toolIds = option("toolIds");
+  if (!isIdList(toolIds) || toolIds.length === 0) {
     fail(".toolIds", 'required: a non-empty list of tool effect ids, e.g. ["export"]. There is no "all": the model and the summarizer must never be offloaded (ADR 0140 D2).');
   }
-  for (const id of toolIds as string[]) {
+  for (const id of toolIds) {
     const effect = effects[id];
     if (!effect) fail(".toolIds", `"${id}" is not a registered effect (registered: ${Object.keys(effects).join(", ")}).`);
-    if (effect!.kind === "llm") fail(".toolIds", `"${id}" is an llm effect: listing a model or summarizer would hand the loop an envelope where it reads content (ADR 0140 D2/D9).`);
+    if (effect.kind === "llm") fail(".toolIds", `"${id}" is an llm effect: listing a model or summarizer would hand the loop an envelope where it reads content (ADR 0140 D2/D9).`);
   }
-  const cap = c.inlineCapBytes;
-  if (cap !== undefined && !(Number.isInteger(cap) && (cap as number) >= 0)) fail(".inlineCapBytes", "a whole number of bytes.");
-  const preview = c.preview;
-  if (preview !== undefined && preview !== false && !(Number.isInteger(preview) && (preview as number) > 0)) fail(".preview", "a positive number of characters, or false.");
-  if (c.digests !== undefined) {
-    if (typeof c.digests !== "object" || c.digests === null) fail(".digests", "an object of tool id -> (value) => digest.");
-    for (const [id, fn] of Object.entries(c.digests as object)) {
+  const cap = option("inlineCapBytes");
+  if (cap !== undefined && !(typeof cap === "number" && Number.isInteger(cap) && cap >= 0)) fail(".inlineCapBytes", "a whole number of bytes.");
+  const preview = option("preview");
+  if (preview !== undefined && preview !== false && !(typeof preview === "number" && Number.isInteger(preview) && preview > 0)) {
+    fail(".preview", "a positive number of characters, or false.");
+  }
+  const digests = option("digests");
+  if (digests !== undefined) {
+    if (typeof digests !== "object" || digests === null) fail(".digests", "an object of tool id -> (value) => digest.");
+    for (const [id, fn] of Object.entries(digests)) {
       if (typeof fn !== "function") fail(`.digests.${id}`, "a pure function (value) => digest.");
-      if (!(toolIds as string[]).includes(id)) fail(`.digests.${id}`, `"${id}" is not in toolIds.`);
+      if (!toolIds.includes(id)) fail(`.digests.${id}`, `"${id}" is not in toolIds.`);
     }
   }
-  if (c.onOffload !== undefined && typeof c.onOffload !== "function") fail(".onOffload", "a function.");
-  const r = c.reclaimable;
-  if (r !== undefined && r !== true && !(Array.isArray(r) && r.every((id) => (toolIds as string[]).includes(id)))) {
+  const onOffload = option("onOffload");
+  if (onOffload !== undefined && typeof onOffload !== "function") fail(".onOffload", "a function.");
+  const r = option("reclaimable");
+  if (r !== undefined && r !== true && !(Array.isArray(r) && r.every((id) => toolIds.includes(id)))) {
     fail(".reclaimable", "true, or a list of ids from toolIds.");
   }
-  if (hasCrypto && store!.sealsContent !== true) {
+  if (hasCrypto && Reflect.get(store, "sealsContent") !== true) {
     throw new TypeError(
       "execution.claimCheck with security.crypto needs a content store that seals each blob under its subject's key " +
         "(sealsContent: true), e.g. new EncryptingContentStore(stores.content, stores.keys): an offloaded tool output " +
@@ -105,4 +109,15 @@ export function claimCheckLayer(config: ClaimCheckConfig, effects: Record<string
     ...(config.onOffload ? { onOffload: config.onOffload } : {}),
     onError: warn,
   });
+}
+
+/** A content store as far as boot can tell: something with `put` and `get` functions. */
+function isStoreLike(value: unknown): value is object {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  return typeof Reflect.get(value, "put") === "function" && typeof Reflect.get(value, "get") === "function";
+}
+
+/** A list of non-empty strings. */
+function isIdList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((id) => typeof id === "string" && id !== "");
 }

@@ -32,8 +32,14 @@ export interface Effect<I = any, O = any> {
   model?: Model;
 }
 
+/**
+ * The `next` the runtime hands a middleware: it takes an optional context for the inner layers
+ * (a retry passes `{ ...ctx, attempt }`, the timeout a context whose `signal` it can abort).
+ */
+export type Next = (input: unknown, ctx?: EffectContext) => Promise<unknown>;
+
 /** A middleware: sees the call, may change input or output, and calls `next` (or not). */
-export type EffectMiddleware = (ctx: EffectContext, input: unknown, next: (input: unknown) => Promise<unknown>) => Promise<unknown>;
+export type EffectMiddleware = (ctx: EffectContext, input: unknown, next: Next) => Promise<unknown>;
 
 /**
  * A tool effect from a function.

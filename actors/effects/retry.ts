@@ -6,18 +6,15 @@ import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 
-/**
- * The `next` the runtime hands a middleware: it takes an optional context for the inner layers
- * (a retry passes `{ ...ctx, attempt }`, the timeout a context whose `signal` it can abort).
- */
-export type Next = (input: unknown, ctx?: EffectContext) => Promise<unknown>;
+export type { Next } from "./effect.js";
 
 /** Where the runtime puts the app's clock on every EffectContext it builds (a symbol: never JSON, never journaled). */
 export const LOOM_CLOCK: unique symbol = Symbol.for("loomwork.clock");
 
 /** The app clock the runtime attached to `ctx`, or the real clock outside a runtime. */
 export function clockOf(ctx: EffectContext): Clock {
-  return ((ctx as unknown as Record<symbol, Clock | undefined>)[LOOM_CLOCK]) ?? realClock;
+  const clock: Clock | undefined = Reflect.get(ctx, LOOM_CLOCK);
+  return clock ?? realClock;
 }
 
 /** Waits `ms` on the context's clock; rejects with the signal's reason if `ctx.signal` aborts first. */
@@ -80,20 +77,22 @@ export interface RetryOptions {
 /** Refuses bad retry options at boot, naming `path`. */
 export function validateRetryOptions(options: unknown, path: string): asserts options is RetryOptions {
   if (typeof options !== "object" || options === null) throw new ConfigError(path, "an object { attempts, backoffMs?, maxBackoffMs?, retryOn? }.");
-  const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
+  const option = (key: string): unknown => Reflect.get(options, key);
+  for (const key of Object.keys(options)) {
     if (!["attempts", "backoffMs", "maxBackoffMs", "retryOn"].includes(key)) {
       throw new ConfigError(`${path}.${key}`, "unknown option. Known retry options: attempts, backoffMs, maxBackoffMs, retryOn.");
     }
   }
-  if (!Number.isInteger(o.attempts) || (o.attempts as number) < 1) throw new ConfigError(`${path}.attempts`, "a positive integer (the first attempt included).");
-  const backoff = o.backoffMs;
+  const attempts = option("attempts");
+  if (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1) throw new ConfigError(`${path}.attempts`, "a positive integer (the first attempt included).");
+  const backoff = option("backoffMs");
   if (backoff !== undefined && typeof backoff !== "function" && !(typeof backoff === "number" && Number.isFinite(backoff) && backoff >= 0)) {
     throw new ConfigError(`${path}.backoffMs`, "a non-negative number of milliseconds, or a function (attempt) => ms.");
   }
-  const max = o.maxBackoffMs;
+  const max = option("maxBackoffMs");
   if (max !== undefined && !(typeof max === "number" && Number.isFinite(max) && max >= 0)) throw new ConfigError(`${path}.maxBackoffMs`, "a non-negative number of milliseconds.");
-  if (o.retryOn !== undefined && typeof o.retryOn !== "function") throw new ConfigError(`${path}.retryOn`, "a function (error, ctx) => boolean.");
+  const retryOn = option("retryOn");
+  if (retryOn !== undefined && typeof retryOn !== "function") throw new ConfigError(`${path}.retryOn`, "a function (error, ctx) => boolean.");
 }
 
 /**
@@ -116,9 +115,9 @@ export function retryMiddleware(options: RetryOptions): EffectMiddleware {
     for (let attempt = first; ; attempt++) {
       const attemptCtx: EffectContext = { ...ctx, attempt };
       try {
-        return await (next as Next)(input, attemptCtx);
+        return await next(input, attemptCtx);
       } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
+        const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
         const retryable = !ctx.signal.aborted && !(typeof code === "string" && NEVER_RETRIED.has(code)) && (retryOn?.(error, attemptCtx) ?? true);
         if (!retryable || attempt - first + 1 >= attempts) throw error;
         await sleep(ctx, delayBefore(attempt + 1));
@@ -149,7 +148,7 @@ export function timeoutMiddleware(timeoutMs: number | ((ctx: EffectContext) => n
         controller.abort(error);
         reject(error);
       }, ms);
-      (next as Next)(input, { ...ctx, signal: controller.signal })
+      next(input, { ...ctx, signal: controller.signal })
         .then(resolve, reject)
         .finally(() => {
           cancel();

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { setup } from "xstate";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { EffectStoppedError } from "../../actors/effects/chain.js";
+import { EffectStoppedError } from "../../actors/effects/layers.js";
 import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import { ExecutionStoppedError } from "../../actors/errors.js";
 import { effectActor } from "../../machines/helpers/effectActor.js";
