@@ -44,6 +44,7 @@ export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
 export { memoryStores, MemoryEventStore, MemoryContentStore, MemoryKeyStore } from "./stores/memory.js";
 export {
   LoomworkError,
+  LoomworkTypeError,
   ConcurrencyError,
   JournalCorruptionError,
   StorageQuotaError,
@@ -54,6 +55,8 @@ export {
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
 export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";
+export { ERROR_CODES, WARNING_CODES } from "./actors/constants.js";
+export type { ErrorCode } from "./actors/constants.js";
 export {
   EVENT_SCHEMA,
   EXECUTION_STARTED,

@@ -55,7 +55,6 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
   const maxTokens = options.maxTokens ?? 1024;
   return {
     kind: "llm",
-    model,
     async run(input, ctx) {
       if (!input || !Array.isArray(input.messages)) throw new TypeError(`Step "${ctx.stepId}": the summarizer takes { messages: Message[] }.`);
       const text = summarizerText(input.messages, options.maxInputChars === undefined ? {} : { maxChars: options.maxInputChars });

@@ -1,4 +1,4 @@
-// The claim-check (ADR 0054 classic, ADR 0140 preset): a large effect result goes to the content store and
+// The claim-check (the classic middleware, and the ADR 0140 preset built on it): a large effect result goes to the content store and
 // the journal records a small envelope { __loomClaimCheck, ref, size, digest?, retain? } in its place.
 import { fromUtf8, utf8, utf8Length } from "../../stores/bytes.js";
 import type { ContentStore } from "../../stores/types.js";
@@ -10,7 +10,7 @@ import { plainJson } from "../journal/json.js";
 import { CLAIM_CHECK_KEY, CONTENT_REF_KEY } from "../../machines/helpers/constants.js";
 
 export { CLAIM_CHECK_KEY, CONTENT_REF_KEY };
-/** The classic middleware's cap: 16 KiB of UTF-8 JSON text (ADR 0054). */
+/** The classic middleware's cap: 16 KiB of UTF-8 JSON text. */
 export const CLASSIC_CLAIM_CHECK_CAP_BYTES = 16 * 1024;
 /** The execution.claimCheck preset's cap: 1 KiB (ADR 0140 D4, the measured figure). */
 export const DEFAULT_CLAIM_CHECK_CAP_BYTES = 1024;
@@ -37,7 +37,7 @@ export interface PreviewDigest {
 /** A pure, deterministic digest of an offloaded value, kept in its envelope for the model. */
 export type Digest = (value: unknown) => unknown;
 
-/** Options of `claimCheckMiddleware` (the classic claim-check, ADR 0054). */
+/** Options of `claimCheckMiddleware` (the classic claim-check: any result over the cap, from any effect it wraps). */
 export interface ClaimCheckOptions {
   store: ContentStore;
   /** Offload results whose JSON text is over this many UTF-8 bytes. @defaultValue 16 KiB */
@@ -97,7 +97,7 @@ function codePointOffset(text: string, count: number): number {
 }
 
 /**
- * The classic claim-check middleware (ADR 0054): offloads any result over the cap. It runs on EVERY call it
+ * The classic claim-check middleware: offloads any result over the cap. It runs on EVERY call it
  * is given, the model's included; agents should use the `execution.claimCheck` preset, which lists tools.
  */
 export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddleware {

@@ -1,5 +1,4 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
-import type { Model } from "../agents/model.js";
 
 /** What an effect is: a model call (`llm`), a tool, or a hand-written flow step (`task`). */
 export type EffectKind = "llm" | "tool" | "task";
@@ -28,8 +27,6 @@ export interface Effect<I = any, O = any> {
   run(input: I, ctx: EffectContext): Promise<O>;
   /** The result carries media parts the loop renders; never offloaded by the claim-check (ADR 0140 D9). */
   returnsMedia?: boolean;
-  /** The model provider behind an llm effect, where there is one. */
-  model?: Model;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The sentinel preset (ADR 0054's telemetry use): the classic claim-check for a flow's own task steps,
+// The sentinel preset (the classic claim-check used for telemetry): the classic claim-check for a flow's own task steps,
 // the second consumer of claimCheckMiddleware beside the agent preset. Telemetry is reclaimable: its
 // envelopes carry no `retain`, so the sweep deletes the blobs once their TTL has passed.
 import type { ContentStore } from "../../stores/types.js";

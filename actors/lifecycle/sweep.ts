@@ -1,4 +1,4 @@
-// The content sweep (ADR 0140 D6, sweep side; ADR 0146 for the TTL's origin): the internal effects of the
+// The content sweep (ADR 0140 D6, sweep side, with the TTL measured from the citing execution's end): the internal effects of the
 // `sweep` machine and `app.sweep()`. What it keeps and what it reclaims:
 // - a load-bearing citation (a retained envelope at the top of a STEP_COMPLETED output, anything an
 //   archive segment or a snapshot cites, a sealed record's refs when the app has no key) keeps its blob
@@ -103,7 +103,7 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
     if (citesUnknown(live)) index.unknown = true;
     const retainRoots = retainRootsOf(live, { trust });
     for (const record of live) {
-      // ADR 0146: a telemetry ref's TTL runs from its execution's end once it has ended.
+      // A telemetry ref's TTL runs from its execution's end once it has ended (docs/adr/loom-0140-claim-check.md, D6).
       const citedAt = info.endedAt ?? record.at;
       visitCitedAddresses(
         record,
