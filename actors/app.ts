@@ -1,6 +1,6 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import { EXECUTION_ENDED } from "../stores/schema.js";
+import { EXECUTION_ENDED, readAsJournal } from "../stores/schema.js";
 import type { ExecutionInfo, JournalRecord, Stores, WriterLease } from "../stores/types.js";
 import { utf8Length, sha256Hex, utf8 } from "../stores/bytes.js";
 import { JournaledActor } from "./journal/actor.js";
@@ -328,7 +328,7 @@ export class App {
   async log(executionId: string): Promise<JournalRecord[]> {
     const archived = (await this.stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
     const opened = this.effects.codec ? await this.effects.codec.open(executionId, archived) : archived;
-    return [...opened, ...(await this.runtime.journal.read(executionId))];
+    return [...readAsJournal(opened), ...(await this.runtime.journal.read(executionId))];
   }
 
   /** Sizes for measuring: the log's records and bytes, and the folded state's bytes at the head. */

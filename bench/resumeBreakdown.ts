@@ -1,7 +1,8 @@
 // Where a resume's time goes: the phases of Execution.recover, run one by one with the runtime's own
 // functions, each in units of the floor (JSON.parse of the same bytes). In-process on memory (warm), and
 // once per fresh process on fs (cold, as a real resume is: bench/child/resumeFsPhases.ts).
-import { restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
+import { isMacrostepInput, restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
+import { isJournalRecord } from "../stores/schema.js";
 import { fencedMessages } from "../machines/helpers/taint.js";
 import type { AgentLoopContext } from "../machines/agentLoop.js";
 import { sha256Hex, utf8 } from "../stores/bytes.js";
@@ -40,7 +41,9 @@ export async function phasesOnce(stores: Stores, turns: number, label: string): 
   const ctx = { machine, executionId: EXECUTION_ID, effectIds: new Set(["model", "search"]) };
   let macrosteps = 0;
   for (let k = 0; k < tail.length; macrosteps++) {
-    const step = planMacrostep(ctx, state, tail[k]!);
+    const input = tail[k]!;
+    if (!isJournalRecord(input) || !isMacrostepInput(input)) throw new Error(`seq ${input.seq}: a ${input.type} record where a macrostep starts`);
+    const step = planMacrostep(ctx, state, input);
     state = step.state;
     k += step.records.length;
   }

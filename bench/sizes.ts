@@ -1,7 +1,7 @@
 // Measurement 1: folded state and log bytes per row (turns x claim-check), on memory, fs and IndexedDB,
 // beside Loom's published figures (ADR 0140 "Measured"); the slope per turn; the log by record type.
 import { utf8Length } from "../stores/bytes.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 import { CLAIM_CHECK_MODES, EXECUTION_ID, runAgent, type ClaimCheckMode } from "./agent.js";
 import type { BenchOptions } from "./options.js";
 import { bytes, kb, KB, ratio, type Cell, type Goal, type Section, type Table } from "./report.js";
@@ -38,7 +38,7 @@ interface Row {
 }
 
 /** Bytes of the log by record kind: model / tool step outcomes, transitions, the rest. */
-function logByType(records: JournalRecord[]): Record<string, { records: number; bytes: number }> {
+function logByType(records: StoredRecord[]): Record<string, { records: number; bytes: number }> {
   const out: Record<string, { records: number; bytes: number }> = {};
   for (const record of records) {
     const step = typeof record.stepId === "string" ? (/:(model|tool|compact)(?::\d+)?$/.exec(record.stepId)?.[1] ?? "step") : undefined;

@@ -3,7 +3,7 @@
 // subject and its own blobs' addresses, appended through the store's ordinary append.
 import { utf8 } from "../stores/bytes.js";
 import { EXECUTION_STARTED } from "../stores/schema.js";
-import type { JournalRecord, Stores } from "../stores/types.js";
+import type { StoredRecord, Stores } from "../stores/types.js";
 import { memoryStores } from "../stores/memory.js";
 import { EXECUTION_ID, runAgent } from "./agent.js";
 
@@ -58,7 +58,7 @@ export async function generateSweepData(stores: Stores, executions: number, conc
       log = log.replaceAll(addresses[t]!, address);
     }
     logBytes += log.length;
-    const records = JSON.parse(log) as JournalRecord[];
+    const records = JSON.parse(log) as StoredRecord[];
     const started = records[0]!;
     if (started.type !== EXECUTION_STARTED) throw new Error("sweep template: the first record is not EXECUTION_STARTED");
     started.subject = subjectOf(i);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fsStores, type FsOps } from "../adapters/fs/index.js";
 import { nodeFsOps } from "../adapters/fs/fsOps.js";
 import { EXECUTION_STARTED, STEP_COMPLETED, TRANSITION } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 import { toolOutput } from "../spec/support/workload.js";
 import { interleave, median, percentile } from "./measure.js";
 import type { BenchOptions } from "./options.js";
@@ -23,7 +23,7 @@ interface Sample {
 }
 
 /** One macrostep of the harness: a tool step's outcome and its TRANSITION, as the runtime appends them. */
-function batch(seq: number, turn: number): JournalRecord[] {
+function batch(seq: number, turn: number): StoredRecord[] {
   return [
     { seq, at: 0, type: STEP_COMPLETED, stepId: `harness#turn:${turn}:tool:0`, effectId: "search", output: toolOutput(42, turn) },
     { seq: seq + 1, at: 0, type: TRANSITION, from: "acting", to: "thinking", event: "xstate.done.actor.tool:0" },

@@ -1,7 +1,7 @@
 // What the inspector draws for a recorded journal: the machine's own definition when `--logic` gives it,
 // else one inferred from the TRANSITION records (the states visited and the events that moved between them).
 import { EXECUTION_ENDED, TRANSITION } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 
 interface StateNode {
   initial?: string;
@@ -29,7 +29,7 @@ export function stateValueOf(text: unknown): unknown {
 // Done/error events of spawned children carry their ids (tool:3:0): one edge per kind, not per turn.
 const edgeName = (event: string) => (/^xstate\.(done|error)\.actor\./.test(event) ? event.replace(/\d+/g, "*") : event);
 
-export function inferDefinition(logicId: string, records: JournalRecord[]): Record<string, unknown> {
+export function inferDefinition(logicId: string, records: StoredRecord[]): Record<string, unknown> {
   const root: StateNode = {};
   const ensure = (path: string): StateNode => {
     let node = root;

@@ -4,7 +4,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { fsStores, type FsStores } from "../adapters/fs/index.js";
 import { entryName } from "../adapters/fs/directory.js";
-import type { ExecutionInfo, JournalRecord } from "../index.js";
+import type { ExecutionInfo, StoredRecord } from "../index.js";
 import { NotFoundError } from "./errors.js";
 
 /** Opens `dir` with fsStores after checking it is a journal: the CLI never creates one by accident. */
@@ -51,7 +51,7 @@ function distance(a: string, b: string): number {
 }
 
 /** Every record of an execution, archived ones first. Throws JournalCorruptionError on a damaged file. */
-export async function readRecords(stores: FsStores, executionId: string): Promise<JournalRecord[]> {
+export async function readRecords(stores: FsStores, executionId: string): Promise<StoredRecord[]> {
   const archived = (await stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
   return [...archived, ...(await stores.events.read(executionId))];
 }
@@ -76,4 +76,4 @@ export async function lastWrite(dir: string, executionId: string): Promise<numbe
 }
 
 /** A sealed record (security.crypto): its payload is ciphertext; only seq, at, type and ids are readable. */
-export const isSealed = (record: JournalRecord): boolean => typeof record.sealed === "string";
+export const isSealed = (record: StoredRecord): boolean => typeof record.sealed === "string";

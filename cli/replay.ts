@@ -5,7 +5,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { effectSourcesOf } from "../actors/journal/machineInfo.js";
-import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type JournalRecord, type ReplayReport } from "../index.js";
+import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type StoredRecord, type ReplayReport } from "../index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { isSealed } from "./journal.js";
 
@@ -45,7 +45,7 @@ export interface MemoryReplay {
 }
 
 /** Replays `records` (every record of the execution, from seq 1) through `logic` in memory. */
-export async function replayInMemory(executionId: string, records: JournalRecord[], logic: AnyStateMachine, onMacrostep?: (count: number) => void): Promise<MemoryReplay> {
+export async function replayInMemory(executionId: string, records: StoredRecord[], logic: AnyStateMachine, onMacrostep?: (count: number) => void): Promise<MemoryReplay> {
   if (records.some(isSealed)) {
     throw new CliError(`execution "${executionId}" has sealed records (security.crypto): they cannot be replayed without the app's keys`, EXIT.failure, "Drop --logic to measure the state from the snapshot instead.");
   }

@@ -6,14 +6,14 @@ import { createApp } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { memoryStores } from "../stores/memory.js";
 import { EVENT_SCHEMA } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects } from "./support/harness.js";
 
 const golden = JSON.parse(readFileSync(new URL("./fixtures/demo-v1.journal.json", import.meta.url), "utf8")) as {
   schema: number;
   executionId: string;
-  records: JournalRecord[];
+  records: StoredRecord[];
 };
 
 describe("golden journals", () => {

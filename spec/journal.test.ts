@@ -5,13 +5,13 @@ import { simulatedClock } from "../actors/clock.js";
 import { defineConfig } from "../actors/config.js";
 import { MemoryEventStore, memoryStores } from "../stores/memory.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects, withEvents } from "./support/harness.js";
 
 class RecordingStore extends MemoryEventStore {
-  writes: JournalRecord[][] = [];
-  override async append(id: string, expected: number, records: JournalRecord[]) {
+  writes: StoredRecord[][] = [];
+  override async append(id: string, expected: number, records: StoredRecord[]) {
     this.writes.push(records);
     return super.append(id, expected, records);
   }

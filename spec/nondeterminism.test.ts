@@ -5,11 +5,11 @@ import { simulatedClock } from "../actors/clock.js";
 import { defineConfig } from "../actors/config.js";
 import { NonDeterminismError } from "../actors/errors.js";
 import { memoryStores } from "../stores/memory.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects } from "./support/harness.js";
 
-async function recordedLog(): Promise<JournalRecord[]> {
+async function recordedLog(): Promise<StoredRecord[]> {
   const stores = memoryStores();
   const clock = simulatedClock(0);
   const { effects } = countedDemoEffects();
@@ -21,7 +21,7 @@ async function recordedLog(): Promise<JournalRecord[]> {
   return stores.events.read("r");
 }
 
-async function resumeTampered(log: JournalRecord[]) {
+async function resumeTampered(log: StoredRecord[]) {
   const stores = memoryStores();
   await stores.events.append("r", 0, log.map((r, i) => ({ ...r, seq: i + 1 })));
   const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, logics: [demoMachine] }));

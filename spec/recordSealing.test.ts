@@ -13,12 +13,12 @@ import {
   type SealedJournalRecord,
 } from "../stores/recordSealing.js";
 import { EVENT_RECEIVED, STEP_COMPLETED, TRANSITION } from "../stores/schema.js";
-import type { JournalRecord } from "../stores/types.js";
+import type { StoredRecord } from "../stores/types.js";
 
 const newKey = () => crypto.getRandomValues(new Uint8Array(32));
 // Records are JSON: what a store gives back is the JSON round trip (e.g. -0 comes back as 0).
 const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
-const step = (seq: number, output: unknown): JournalRecord => ({
+const step = (seq: number, output: unknown): StoredRecord => ({
   seq,
   at: 1_700_000_000_000 + seq,
   type: STEP_COMPLETED,
@@ -59,7 +59,7 @@ describe("sealRecord / openRecord", () => {
         fc.integer({ min: 1 }),
         fc.option(fc.array(fc.string()), { nil: undefined }),
         async (output, fields, others, seq, cited) => {
-          const record = asJson({ ...others, ...fields, seq, at: 1_000, type: STEP_COMPLETED, output } as JournalRecord);
+          const record = asJson({ ...others, ...fields, seq, at: 1_000, type: STEP_COMPLETED, output } as StoredRecord);
           const sealed = await sealRecord(record, key, "exec-1", cited);
           expect(isSealed(sealed)).toBe(true);
           expect(await openRecord(sealed, key, "exec-1")).toEqual(record);
@@ -72,7 +72,7 @@ describe("sealRecord / openRecord", () => {
 
   it("keeps seq, at, type, the ids and refs readable and seals the rest", async () => {
     const key = newKey();
-    const record: JournalRecord = { ...step(7, { text: "CANARY-7f3a secret tool output" }), inputDigest: "d1", refs: ["own-field"] };
+    const record: StoredRecord = { ...step(7, { text: "CANARY-7f3a secret tool output" }), inputDigest: "d1", refs: ["own-field"] };
     const sealed = (await sealRecord(record, key, "exec-1", ["sha256:aa", "sha256:bb", "sha256:aa"])) as SealedJournalRecord;
     expect(Object.keys(sealed).sort()).toEqual(["at", "effectId", "refs", "sealed", "seq", "stepId", "type"]);
     expect(sealed).toMatchObject({ seq: 7, at: record.at, type: STEP_COMPLETED, stepId: record.stepId, effectId: "search" });
@@ -81,18 +81,18 @@ describe("sealRecord / openRecord", () => {
     // The record's own `refs` is payload; the readable `refs` is only the caller's annotation.
     expect(await openRecord(sealed, key, "exec-1")).toEqual(record);
 
-    const transition: JournalRecord = { seq: 8, at: 9, type: TRANSITION, from: { a: "b" }, to: "done", event: "NEXT" };
+    const transition: StoredRecord = { seq: 8, at: 9, type: TRANSITION, from: { a: "b" }, to: "done", event: "NEXT" };
     const sealedTransition = await sealRecord(transition, key, "exec-1");
     expect(sealedTransition).toMatchObject({ from: { a: "b" }, to: "done" });
     expect(sealedTransition).not.toHaveProperty("refs");
     expect(sealedTransition).not.toHaveProperty("event");
-    const timer: JournalRecord = { seq: 9, at: 10, type: EVENT_RECEIVED, timerId: "t1", event: { type: "TICK" } };
+    const timer: StoredRecord = { seq: 9, at: 10, type: EVENT_RECEIVED, timerId: "t1", event: { type: "TICK" } };
     expect(await sealRecord(timer, key, "exec-1", [])).toMatchObject({ timerId: "t1", refs: [] });
   });
 
   it("keeps a JSON field named __proto__ as data", async () => {
     const key = newKey();
-    const record = JSON.parse(`{"seq":1,"at":2,"type":"${STEP_COMPLETED}","__proto__":{"polluted":true},"output":1}`) as JournalRecord;
+    const record = JSON.parse(`{"seq":1,"at":2,"type":"${STEP_COMPLETED}","__proto__":{"polluted":true},"output":1}`) as StoredRecord;
     const opened = await openRecord(await sealRecord(record, key, "e"), key, "e");
     expect(Object.getPrototypeOf(opened)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(opened, "__proto__")?.value).toEqual({ polluted: true });

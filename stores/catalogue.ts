@@ -1,11 +1,11 @@
 import { EXECUTION_ENDED, EXECUTION_STARTED } from "./schema.js";
-import type { ExecutionInfo, ExecutionStatus, JournalRecord } from "./types.js";
+import type { ExecutionInfo, ExecutionStatus, StoredRecord } from "./types.js";
 
 /**
  * Folds appended records into the catalogue entry; every adapter calls it inside its append so the
  * catalogue never disagrees with the log.
  */
-export function foldCatalogue(executionId: string, previous: ExecutionInfo | undefined, records: JournalRecord[]): ExecutionInfo {
+export function foldCatalogue(executionId: string, previous: ExecutionInfo | undefined, records: StoredRecord[]): ExecutionInfo {
   let info: ExecutionInfo = previous ?? { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
   for (const record of records) {
     if (record.type === EXECUTION_STARTED) {
@@ -21,7 +21,7 @@ export function foldCatalogue(executionId: string, previous: ExecutionInfo | und
 }
 
 /** Checks the seq fence shared by every adapter; returns the error message facts or undefined when fine. */
-export function seqFenceViolation(head: number, expectedSeq: number, records: JournalRecord[]): string | undefined {
+export function seqFenceViolation(head: number, expectedSeq: number, records: StoredRecord[]): string | undefined {
   if (head !== expectedSeq) return "stale";
   for (let i = 0; i < records.length; i++) {
     if (records[i]!.seq !== expectedSeq + 1 + i) return `record ${i} has seq ${records[i]!.seq}, expected ${expectedSeq + 1 + i}`;

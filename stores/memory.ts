@@ -10,7 +10,7 @@ import {
   type ContentStore,
   type EventStore,
   type ExecutionInfo,
-  type JournalRecord,
+  type StoredRecord,
   type KeyStore,
   type Stores,
   type StoredSnapshot,
@@ -21,7 +21,7 @@ import {
 const clone = <T>(value: T): T => structuredClone(value);
 
 interface MemoryHistory {
-  live: JournalRecord[];
+  live: StoredRecord[];
   archives: ArchiveSegment[];
   snapshot?: StoredSnapshot;
   info: ExecutionInfo;
@@ -32,7 +32,7 @@ export class MemoryEventStore implements EventStore {
   readonly spiVersion = EVENT_STORE_SPI_VERSION;
   private readonly histories = new Map<string, MemoryHistory>();
 
-  async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     const history = this.histories.get(executionId);
     const head = history?.info.head ?? 0;
     const violation = seqFenceViolation(head, expectedSeq, records);
@@ -49,7 +49,7 @@ export class MemoryEventStore implements EventStore {
     }
   }
 
-  async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+  async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     const live = this.histories.get(executionId)?.live ?? [];
     return clone(live.filter((r) => r.seq >= fromSeq));
   }

@@ -21,13 +21,13 @@
 import { fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
 import { STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
-import type { JournalRecord } from "./types.js";
+import type { StoredRecord } from "./types.js";
 
 /** Fields a sealed record keeps readable beside `seq`, `at`, `type` (when the record has them). */
 export const READABLE_RECORD_FIELDS = ["stepId", "effectId", "timerId", "from", "to"] as const;
 
 /** A record whose payload is sealed: `sealed` is base64(iv ‖ ciphertext); `refs` lists the content it cites. */
-export interface SealedJournalRecord extends JournalRecord {
+export interface SealedJournalRecord extends StoredRecord {
   sealed: string;
   refs?: string[];
 }
@@ -67,7 +67,7 @@ export function recordIv(): Uint8Array {
 }
 
 /** True when the record's payload is sealed (it carries a `sealed` string). */
-export function isSealed(record: JournalRecord): record is SealedJournalRecord {
+export function isSealed(record: StoredRecord): record is SealedJournalRecord {
   return typeof record.sealed === "string";
 }
 
@@ -162,11 +162,11 @@ function additionalData(executionId: string, header: Record<string, unknown>): U
  * const sealed = await sealRecord(record, await keys.getOrCreate(subject), executionId, visitCitedAddresses(record));
  */
 export async function sealRecord(
-  record: JournalRecord,
+  record: StoredRecord,
   key: Uint8Array | CryptoKey,
   executionId: string,
   citedAddresses?: Iterable<string>,
-): Promise<JournalRecord> {
+): Promise<StoredRecord> {
   if (typeof executionId !== "string" || executionId === "") throw new TypeError("sealRecord needs the executionId of the record's execution (a non-empty string).");
   if (isSealed(record)) throw new TypeError(`Execution "${executionId}": record at seq ${record.seq} is already sealed; seal each record once.`);
   const header: Record<string, unknown> = {};
@@ -187,14 +187,14 @@ export async function sealRecord(
   const sealed = new Uint8Array(IV_BYTES + ciphertext.byteLength);
   sealed.set(iv);
   sealed.set(new Uint8Array(ciphertext), IV_BYTES);
-  return { ...(header as Pick<JournalRecord, "seq" | "at" | "type">), sealed: toBase64(sealed) };
+  return { ...(header as Pick<StoredRecord, "seq" | "at" | "type">), sealed: toBase64(sealed) };
 }
 
 /**
  * Opens a sealed record: the result deep-equals the record that was sealed. A record without
  * `sealed` is returned unchanged. Rejects with `RecordAuthenticationError` when it does not authenticate.
  */
-export async function openRecord(record: JournalRecord, key: Uint8Array | CryptoKey, executionId: string): Promise<JournalRecord> {
+export async function openRecord(record: StoredRecord, key: Uint8Array | CryptoKey, executionId: string): Promise<StoredRecord> {
   if (!isSealed(record)) return record;
   const { sealed, ...header } = record;
   const fail = (reason: string, cause?: unknown) =>
@@ -226,5 +226,5 @@ export async function openRecord(record: JournalRecord, key: Uint8Array | Crypto
   if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw fail("the payload is not a JSON object");
   // `refs` was the caller's annotation, not part of the record; a record's own `refs` is in the payload.
   const { refs: _refs, ...readable } = header;
-  return { ...readable, ...(payload as Record<string, unknown>) } as JournalRecord;
+  return { ...readable, ...(payload as Record<string, unknown>) } as StoredRecord;
 }

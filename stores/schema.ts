@@ -1,5 +1,9 @@
 // The journal's record schema (EVENT_SCHEMA). Versioned: a change that alters how an old log replays
 // bumps EVENT_SCHEMA.version and keeps replaying the old one (golden journals in spec/fixtures/).
+//
+// A record is a member of the discriminated union `JournalRecord`, keyed by `type`. A new record type is
+// one interface added to `RecordsByType`: EVENT_SCHEMA, and every fold written as a `RecordHandlers` map
+// (actors/journal/replay.ts, stores/catalogue.ts), then fail to compile until they handle it.
 
 /** Record types, namespaced like XState's own constants. */
 export const EXECUTION_STARTED = "loom.execution.started";
@@ -20,20 +24,215 @@ export const ERASURE_CONTENT_DELETE_INTENDED = "loom.erasure.content-delete-inte
 /** Control record: what an erasure deleted and retained, naming its intent. */
 export const ERASURE_CONTENT_DELETED = "loom.erasure.content-deleted";
 
+/**
+ * A record as the storage SPIs carry it: `{ seq, at, type }` and any JSON fields. Stores append and
+ * return these without reading them (a sealed record, a record of a future type); the runtime narrows
+ * them to `JournalRecord` with `isJournalRecord` where it reads them.
+ */
+export interface StoredRecord {
+  seq: number;
+  /** Milliseconds since the epoch, from the app's clock. */
+  at: number;
+  type: string;
+  [field: string]: unknown;
+}
+
+/** The fields every record carries: its position in the log and its time. */
+// The records are type aliases, not interfaces: an alias of an object type is assignable to the loose
+// `StoredRecord` (an interface would lack its implicit index signature), so the runtime appends them as they are.
+export type RecordBase = {
+  /** Contiguous from 1 within its execution. */
+  seq: number;
+  /** Milliseconds since the epoch, from the app's clock. */
+  at: number;
+};
+
+/** An error as journaled: plain JSON (structurally `SerializedError` of actors/errors.ts). */
+export interface RecordedError {
+  name: string;
+  message: string;
+  code?: string;
+  [fact: string]: unknown;
+}
+
+/** An event as journaled: plain JSON with a string `type` and the fields it was sent with (structurally an XState `EventObject`). */
+export interface RecordedEvent {
+  type: string;
+}
+
+/** An execution's first record (seq 1): the logic it runs and its input. */
+export type ExecutionStartedRecord = RecordBase & {
+  type: typeof EXECUTION_STARTED;
+  /** The machine's id. */
+  logicId: string;
+  /** The machine's shape hash. Written and not read yet: reserved for versioning (resume on the version started with). */
+  machineHash: string;
+  /** The subject whose personal data the execution holds. */
+  subject?: string;
+  /** The start input (`null` for none). */
+  input: unknown;
+  /** `EVENT_SCHEMA.version` the log was written with. Written and not read yet: reserved for versioning. */
+  schema: number;
+};
+
+/** An external event (or a fired timer's event), journaled before the machine sees it. */
+export type EventReceivedRecord = RecordBase & {
+  type: typeof EVENT_RECEIVED;
+  event: RecordedEvent;
+  /** Set when the event is a journaled timer firing: the timer it disarms. */
+  timerId?: string;
+};
+
+/** An effect step's output, keyed by its deterministic step id. */
+export type StepCompletedRecord = RecordBase & {
+  type: typeof STEP_COMPLETED;
+  stepId: string;
+  effectId: string;
+  /** Plain JSON; absent when the step returned undefined. */
+  output?: unknown;
+  /** Read by old logs only: a digest of the step's input. */
+  inputDigest?: string;
+  /** A model step's token usage (the capability ring meters it). */
+  usage?: { inputTokens: number; outputTokens: number };
+};
+
+/** An effect step's error, keyed by its step id. */
+export type StepFailedRecord = RecordBase & {
+  type: typeof STEP_FAILED;
+  stepId: string;
+  effectId: string;
+  error: RecordedError;
+  /** The innermost chain layer the step reached (a `ChainLayer` of machines/effectChain.ts). */
+  stoppedAt?: string;
+};
+
+/** A delayed event and its due time, armed by a macrostep. */
+export type TimerSetRecord = RecordBase & {
+  type: typeof TIMER_SET;
+  timerId: string;
+  dueAt: number;
+  event: RecordedEvent;
+};
+
+/** One macrostep's transition: the state values before and after (`null` before the first) and the event's type. */
+export type TransitionRecord = RecordBase & {
+  type: typeof TRANSITION;
+  from: string | null;
+  to: string | null;
+  event: string;
+  /** The first transition's digest of the start input (absent in logs from before it was journaled). */
+  inputDigest?: string;
+};
+
+/** The execution's end: done (with its output), error, or stopped. */
+export type ExecutionEndedRecord = RecordBase & {
+  type: typeof EXECUTION_ENDED;
+  status: "done" | "error" | "stopped";
+  output?: unknown;
+  error?: RecordedError;
+};
+
+/** Control record: an erasure's plan, journaled before the shred. */
+export type ErasureContentDeleteIntendedRecord = RecordBase & {
+  type: typeof ERASURE_CONTENT_DELETE_INTENDED;
+  subject: string;
+  addresses: string[];
+  /** The content store's touch clock when planned; `null` for a store without one. */
+  touchCutoff: number | null;
+};
+
+/** Control record: what an erasure deleted and retained, naming its intent's seq. */
+export type ErasureContentDeletedRecord = RecordBase & {
+  type: typeof ERASURE_CONTENT_DELETED;
+  subject: string;
+  intentSeq: number;
+  deleted: number;
+  retained: number;
+};
+
+/** Every record type and its record: the one list a new record type is added to. */
+interface RecordsByType {
+  [EXECUTION_STARTED]: ExecutionStartedRecord;
+  [EVENT_RECEIVED]: EventReceivedRecord;
+  [STEP_COMPLETED]: StepCompletedRecord;
+  [STEP_FAILED]: StepFailedRecord;
+  [TIMER_SET]: TimerSetRecord;
+  [TRANSITION]: TransitionRecord;
+  [EXECUTION_ENDED]: ExecutionEndedRecord;
+  [ERASURE_CONTENT_DELETE_INTENDED]: ErasureContentDeleteIntendedRecord;
+  [ERASURE_CONTENT_DELETED]: ErasureContentDeletedRecord;
+}
+
+/** A record type: one of the constants above. */
+export type RecordType = keyof RecordsByType;
+
+
+/**
+ * One journal record, as `app.log` reads it: a discriminated union keyed by `type`. Narrow it
+ * (`record.type === STEP_COMPLETED`) for its typed fields; any other field (one a later schema adds, or
+ * a hand-edited log's) reads as `unknown`.
+ */
+export type JournalRecord = { [K in RecordType]: RecordsByType[K] & { [field: string]: unknown } }[RecordType];
+
+/** The member of `JournalRecord` of one type (what a fold handler takes). */
+export type RecordOf<K extends RecordType> = Extract<JournalRecord, { type: K }>;
+
+/** A record (of the types `K`, default any) before the journal gives it its `seq` and `at`: exactly its fields, without them. */
+export type RecordBody<K extends RecordType = RecordType> = { [T in K]: Omit<RecordsByType[T], "seq" | "at"> }[K];
+
+/**
+ * One handler per record type: a fold written as this map does not compile until it handles every type.
+ * `S` is what the handler folds onto, `T` what it returns.
+ */
+export type RecordHandlers<S, T> = { readonly [K in RecordType]: (state: S, record: RecordOf<K>) => T };
+
+/** Calls the handler of `record`'s type (the one place the map is indexed, so each handler sees its own type). */
+export function foldRecord<S, T>(handlers: RecordHandlers<S, T>, state: S, record: JournalRecord): T {
+  return (handlers[record.type] as (state: S, record: JournalRecord) => T)(state, record);
+}
+
+// A record's fields beside { seq, at, type }, as EVENT_SCHEMA spells them: "name", or "name?" when optional.
+type FieldsOf<R> = {
+  [F in Exclude<keyof R, keyof RecordBase | "type">]-?: F extends string ? (Pick<R, F> extends Required<Pick<R, F>> ? F : `${F}?`) : never;
+}[Exclude<keyof R, keyof RecordBase | "type">];
+
+// Each type's field list, checked both ways against its interface: an unknown or missing field, or a
+// missing type, does not compile.
+type SchemaTypes = { readonly [K in RecordType]: readonly FieldsOf<RecordsByType[K]>[] };
+function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]: Exclude<FieldsOf<RecordsByType[K]>, T[K][number]> extends never ? unknown : never }): T {
+  return types;
+}
+
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */
 export const EVENT_SCHEMA = {
   version: 1,
-  types: {
+  types: schemaTypes({
     [EXECUTION_STARTED]: ["logicId", "machineHash", "subject?", "input", "schema"],
     [EVENT_RECEIVED]: ["event", "timerId?"],
-    [STEP_COMPLETED]: ["stepId", "effectId", "output", "inputDigest?", "usage?"],
+    [STEP_COMPLETED]: ["stepId", "effectId", "output?", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
     [TIMER_SET]: ["timerId", "dueAt", "event"],
     [TRANSITION]: ["from", "to", "event", "inputDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
     [ERASURE_CONTENT_DELETE_INTENDED]: ["subject", "addresses", "touchCutoff"],
     [ERASURE_CONTENT_DELETED]: ["subject", "intentSeq", "deleted", "retained"],
-  },
+  }),
 } as const;
 
-export type RecordType = keyof (typeof EVENT_SCHEMA)["types"];
+/**
+ * True for a record of a type this schema knows. It checks the `type` only: the fields are as the runtime
+ * wrote them (a sealed record's payload is authenticated when opened), and the readers that must survive a
+ * tampered log check what they use (the planner checks a received event's shape).
+ */
+export function isJournalRecord(record: StoredRecord | JournalRecord): record is JournalRecord {
+  return Object.hasOwn(EVENT_SCHEMA.types, record.type);
+}
+
+/**
+ * The records a store returned, read as the union: the runtime's one trust boundary for the log, as the
+ * seal is for a record's payload. Nothing is checked or dropped here (a record of a type this schema does
+ * not know is passed on as stored); the replay fold refuses such a record with `isJournalRecord`.
+ */
+export function readAsJournal(records: readonly StoredRecord[]): JournalRecord[] {
+  return records as JournalRecord[];
+}

@@ -11,14 +11,27 @@ export const CONTENT_STORE_SPI_VERSION = "1.5.0";
 /** Version of the KeyStore SPI. */
 export const KEY_STORE_SPI_VERSION = "1.0.0";
 
-/** One journal record: JSON, with a contiguous `seq` from 1 within its execution. */
-export interface JournalRecord {
-  seq: number;
-  /** Milliseconds since the epoch, from the app's clock. */
-  at: number;
-  type: string;
-  [field: string]: unknown;
-}
+import type { StoredRecord } from "./schema.js";
+
+// The records: a discriminated union of typed records (`JournalRecord`), and the loose form the SPIs carry.
+export type {
+  JournalRecord,
+  StoredRecord,
+  RecordType,
+  RecordOf,
+  RecordBody,
+  RecordedError,
+  RecordedEvent,
+  ExecutionStartedRecord,
+  EventReceivedRecord,
+  StepCompletedRecord,
+  StepFailedRecord,
+  TimerSetRecord,
+  TransitionRecord,
+  ExecutionEndedRecord,
+  ErasureContentDeleteIntendedRecord,
+  ErasureContentDeletedRecord,
+} from "./schema.js";
 
 /** Where an execution stands: running, or ended as done, error or stopped. */
 export type ExecutionStatus = "running" | "done" | "error" | "stopped";
@@ -64,7 +77,7 @@ export interface StoredSnapshot {
 export interface ArchiveSegment {
   fromSeq: number;
   toSeq: number;
-  records: JournalRecord[];
+  records: StoredRecord[];
 }
 
 /**
@@ -80,9 +93,9 @@ export interface ArchiveSegment {
  */
 export interface EventStore {
   readonly spiVersion: string;
-  append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void>;
+  append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void>;
   /** The live records with `seq >= fromSeq` (default 1), in order. Archived records are not returned. */
-  read(executionId: string, fromSeq?: number): Promise<JournalRecord[]>;
+  read(executionId: string, fromSeq?: number): Promise<StoredRecord[]>;
   /** Seq of the last record, 0 for an unknown execution. */
   head(executionId: string): Promise<number>;
   /** The catalogue entry, or undefined when the execution does not exist. */

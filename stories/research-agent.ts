@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createApp, defineConfig, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type JournalRecord } from "../index.js";
+import { createApp, defineConfig, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type StoredRecord } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { describeStep, RESEARCH_QUESTION, researchAgent, researchEffects } from "./support/researchAgent.js";
 import { defaultStoryDir } from "./support/storyDir.js";
@@ -64,7 +64,7 @@ async function child(dir: string, mode: string, executionId: string): Promise<vo
 }
 
 // A turn ends when the loop leaves "acting" (a tool result that leaves it there is one of several).
-const isTurnEnd = (r: JournalRecord) => r.type === TRANSITION && r.from === "acting" && r.to !== "acting";
+const isTurnEnd = (r: StoredRecord) => r.type === TRANSITION && r.from === "acting" && r.to !== "acting";
 
 /** Tells the parent about every journaled step outcome and every journaled end of a turn. */
 function report(app: App, turnsBefore: number): void {

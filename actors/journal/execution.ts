@@ -3,10 +3,10 @@
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent, Observer, Subscription } from "xstate";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { JournalRecord, RecordBody } from "../../stores/types.js";
 import { failedFields, unwrapStepResult } from "../effects/chain.js";
 import { AppClosedError, ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "../errors.js";
-import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./planner.js";
+import { planMacrostep, persistState, restoreState, type Macrostep, type MacrostepInput, type PendingStep, type RuntimeState } from "./planner.js";
 import type { Runtime } from "./host.js";
 import { plainJson } from "./json.js";
 
@@ -187,10 +187,10 @@ export class Execution {
     return { machine: this.machine, executionId: this.executionId, effectIds: this.runtime.effectIds };
   }
 
-  private enqueue(partial: Omit<JournalRecord, "seq" | "at">, whenClosed?: () => Error): Promise<void> {
+  private enqueue(partial: RecordBody<MacrostepInput["type"]>, whenClosed?: () => Error): Promise<void> {
     return this.enqueueRaw(async () => {
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
-      const input = { seq: this.seq + 1, at: this.runtime.clock.now(), ...partial } as JournalRecord;
+      const input: MacrostepInput = { seq: this.seq + 1, at: this.runtime.clock.now(), ...partial };
       const step = planMacrostep(this.planContext(), this.state, input);
       await this.write(step.records);
       this.apply(step);
@@ -252,7 +252,7 @@ export class Execution {
     const controller = new AbortController();
     this.running.set(pending.childId, controller);
     this.inflight++;
-    const outcome = async (): Promise<Omit<JournalRecord, "seq" | "at">> => {
+    const outcome = async (): Promise<RecordBody<typeof STEP_COMPLETED | typeof STEP_FAILED>> => {
       const base = { stepId: pending.stepId, effectId: pending.effectId };
       try {
         // The chain adds its facts: the model usage of a completed step, where a failed one stopped.

@@ -5,14 +5,16 @@
 // cache of the log, so a damaged one is skipped with a warning and the history replayed from the
 // archive segments and the live log; only when those do not cover it is the damage an error.
 import { JournalCorruptionError } from "../../stores/errors.js";
-import type { EventStore, JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import { readAsJournal } from "../../stores/schema.js";
+import type { EventStore, JournalRecord, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 
 /** Seals and opens record payloads; see actors/journal/sealing.ts. */
 export interface JournalCodec {
-  seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<JournalRecord[]>;
-  open(executionId: string, records: JournalRecord[]): Promise<JournalRecord[]>;
+  seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<StoredRecord[]>;
+  /** Stored records back as written (still `StoredRecord`: the journal reads them as the union). */
+  open(executionId: string, records: StoredRecord[]): Promise<StoredRecord[]>;
   /** `seq` is the snapshot's: a sealing codec binds the state to it so it cannot be moved to another seq. */
   sealState(executionId: string, subject: string | undefined, state: unknown, seq?: number): Promise<unknown>;
   openState(executionId: string, state: unknown, seq?: number): Promise<unknown>;
@@ -35,7 +37,7 @@ export class Journal {
 
   async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
     const records = await this.events.read(executionId, fromSeq);
-    return this.codec ? this.codec.open(executionId, records) : records;
+    return readAsJournal(this.codec ? await this.codec.open(executionId, records) : records);
   }
 
   /**
@@ -49,7 +51,7 @@ export class Journal {
       const archived = (await this.events.readArchives(executionId)).flatMap((s) => s.records).filter((r) => r.seq >= fromSeq && r.seq < firstLive);
       records = [...archived, ...records];
     }
-    return this.codec ? this.codec.open(executionId, records) : records;
+    return readAsJournal(this.codec ? await this.codec.open(executionId, records) : records);
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot, subject?: string): Promise<void> {

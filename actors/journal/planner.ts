@@ -1,6 +1,6 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
-import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import { createActor, initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
@@ -13,7 +13,7 @@ import {
   TIMER_SET,
   TRANSITION,
 } from "../../stores/schema.js";
-import type { ExecutionStatus, JournalRecord } from "../../stores/types.js";
+import type { ExecutionStatus, JournalRecord, RecordBody, RecordOf, StoredRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
@@ -45,6 +45,9 @@ export interface RuntimeState {
   output?: unknown;
   error?: SerializedError;
 }
+
+/** The records that start a macrostep: the start, an event, a step's outcome. The planner writes the others. */
+export type MacrostepInput = RecordOf<typeof EXECUTION_STARTED> | RecordOf<typeof EVENT_RECEIVED> | RecordOf<typeof STEP_COMPLETED> | RecordOf<typeof STEP_FAILED>;
 
 export interface PlanContext {
   machine: AnyStateMachine;
@@ -84,7 +87,7 @@ export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string
 }
 
 /** Plans one macrostep for `input` (a record with its seq and at already set). */
-export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: JournalRecord): Macrostep {
+export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: MacrostepInput): Macrostep {
   const { machine } = ctx;
   const state: RuntimeState = previous
     ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers }, counters: { ...previous.counters } }
@@ -93,7 +96,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   const records: JournalRecord[] = [input];
   const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
   let seq = input.seq;
-  const push = (record: Omit<JournalRecord, "seq" | "at">) => records.push({ seq: ++seq, at: input.at, ...record } as JournalRecord);
+  const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
 
   const unhandledError = previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event);
   let next: AnyMachineSnapshot;
@@ -102,7 +105,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     if (unhandledError) throw (event as unknown as { error: unknown }).error;
     [next, actions] = previous
       ? (transition(machine, previous.snapshot, event) as [AnyMachineSnapshot, typeof actions])
-      : (initialTransition(machine, (input as { input?: unknown }).input) as [AnyMachineSnapshot, typeof actions]);
+      : (initialTransition(machine, input.input) as [AnyMachineSnapshot, typeof actions]);
   } catch (thrown) {
     const error = isSerialized(thrown) ? thrown : serializeError(thrown);
     state.status = "error";
@@ -164,7 +167,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     to: stateValueText(next),
     event: event.type,
     // The first transition vouches for the start input: a replay of an edited input diverges loudly.
-    ...(previous ? {} : { inputDigest: digestOf((input as { input?: unknown }).input ?? null) }),
+    ...(previous ? {} : { inputDigest: digestOf(input.input ?? null) }),
   });
   state.snapshot = next;
   if (next.status === "done") {
@@ -186,13 +189,14 @@ function isSerialized(value: unknown): value is SerializedError {
   return typeof value === "object" && value !== null && !(value instanceof Error) && typeof (value as SerializedError).message === "string";
 }
 
-function eventOf(ctx: PlanContext, state: RuntimeState, input: JournalRecord): EventObject {
+// The XState event an input record delivers (exhaustive: a new input type does not compile without its case).
+function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): AnyEventObject {
   switch (input.type) {
     case EXECUTION_STARTED:
-      return { type: "xstate.init", input: input.input } as EventObject;
+      return { type: "xstate.init", input: input.input };
     case EVENT_RECEIVED: {
-      const event = input.event as EventObject | undefined;
-      if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
+      const event: unknown = input.event;
+      if (!isEventObject(event)) {
         throw new NonDeterminismError(ctx.executionId, input.seq, "an event record holding", event ?? null, "an event: an object with a string type");
       }
       if (typeof input.timerId === "string") delete state.timers[input.timerId];
@@ -208,16 +212,23 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: JournalRecord): E
       }
       delete state.pending[pending.childId];
       return input.type === STEP_COMPLETED
-        ? ({ type: `xstate.done.actor.${pending.childId}`, output: input.output, actorId: pending.childId } as EventObject)
-        : ({ type: `xstate.error.actor.${pending.childId}`, error: input.error, actorId: pending.childId } as EventObject);
+        ? { type: `xstate.done.actor.${pending.childId}`, output: input.output, actorId: pending.childId }
+        : { type: `xstate.error.actor.${pending.childId}`, error: input.error, actorId: pending.childId };
     }
-    default:
-      throw new NonDeterminismError(ctx.executionId, input.seq, "a record of type", input.type, "an input record (event, step outcome or start)");
+    default: {
+      const record: StoredRecord = input;
+      throw new NonDeterminismError(ctx.executionId, record.seq, "a record of type", record.type, "an input record (event, step outcome or start)");
+    }
   }
 }
 
+// A journaled event as the machine takes it: an object with a string type (a hand-edited log may hold anything).
+function isEventObject(value: unknown): value is EventObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
+}
+
 /** True for the records that start a macrostep; the others are written by the planner itself. */
-export function isMacrostepInput(record: JournalRecord): boolean {
+export function isMacrostepInput(record: JournalRecord): record is MacrostepInput {
   return record.type === EXECUTION_STARTED || record.type === EVENT_RECEIVED || record.type === STEP_COMPLETED || record.type === STEP_FAILED;
 }
 
@@ -225,7 +236,7 @@ export function isMacrostepInput(record: JournalRecord): boolean {
  * The facts of a record that replay must reproduce (everything the planner derives, not the clock).
  * `inputDigest` is compared only where the journal has one (logs from before it was journaled lack it).
  */
-export function plannedFacts(record: JournalRecord): unknown {
+export function plannedFacts(record: StoredRecord): unknown {
   switch (record.type) {
     case TIMER_SET:
       return { type: record.type, timerId: record.timerId, dueAt: record.dueAt };

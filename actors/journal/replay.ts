@@ -3,11 +3,27 @@
 // so they agree on every record: a control record is skipped, a stopped EXECUTION_ENDED (app.stop
 // journals it on its own, between macrosteps) ends the state as stopped, and a macrostep's records are
 // checked against what the planner derives from its input.
-import { EXECUTION_ENDED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+//
+// It is written as one handler per record type (`RecordHandlers`, the shape of Temporal's Activator):
+// a new record type does not compile until this fold says what it does at the start of a macrostep.
+import {
+  ERASURE_CONTENT_DELETE_INTENDED,
+  ERASURE_CONTENT_DELETED,
+  EVENT_RECEIVED,
+  EXECUTION_ENDED,
+  EXECUTION_STARTED,
+  foldRecord,
+  isJournalRecord,
+  STEP_COMPLETED,
+  STEP_FAILED,
+  TIMER_SET,
+  TRANSITION,
+  type RecordHandlers,
+  type StoredRecord,
+} from "../../stores/schema.js";
 import { isControlRecord } from "../constants.js";
-import { NonDeterminismError, type SerializedError } from "../errors.js";
-import { isMacrostepInput, plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
+import { NonDeterminismError } from "../errors.js";
+import { plannedFacts, planMacrostep, type Macrostep, type MacrostepInput, type PlanContext, type RuntimeState } from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
 export interface FoldPosition {
@@ -15,48 +31,86 @@ export interface FoldPosition {
   seq: number;
 }
 
+// What a handler sees: the position, the records, and where the record it handles stands in them.
+interface Cursor {
+  ctx: PlanContext;
+  position: FoldPosition;
+  /** As stored: a record of a type the schema does not know is refused where a macrostep should start. */
+  records: readonly StoredRecord[];
+  index: number;
+  onMacrostep: ((step: Macrostep) => void) | undefined;
+}
+
+/** A handler's verdict: how many records it consumed (the record it was given, and what followed it). */
+type Consumed = number;
+
+// A record the planner writes itself (TIMER_SET, TRANSITION), or of a type the schema does not know, met where a
+// macrostep should start: a record was removed or altered.
+function outOfPlace(cursor: Cursor, record: StoredRecord): never {
+  throw new NonDeterminismError(cursor.ctx.executionId, record.seq, "a record of type", record.type, "the start of a macrostep");
+}
+
+// An input record: plans its macrostep and checks the journaled records after it against the plan.
+function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
+  const { ctx, position, records, index } = cursor;
+  if (input.seq !== position.seq + 1) throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, position.seq + 1);
+  const step = planMacrostep(ctx, position.state, input);
+  for (let k = 1; k < step.records.length; k++) {
+    const logged = records[index + k];
+    const planned = step.records[k]!;
+    const expected = logged ? plannedFacts(logged) : "no record";
+    // The due time is the clock's (journaled, not derived); the start input's digest is checked only where the log has one.
+    const actual = plannedFacts({
+      ...planned,
+      dueAt: "dueAt" in planned ? (logged ? logged.dueAt : planned.dueAt) : undefined,
+      inputDigest: logged?.inputDigest === undefined ? undefined : "inputDigest" in planned ? planned.inputDigest : undefined,
+    });
+    if (JSON.stringify(expected) !== JSON.stringify(actual)) throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
+  }
+  position.state = step.state;
+  position.seq = step.records.at(-1)!.seq;
+  cursor.onMacrostep?.(step);
+  return step.records.length;
+}
+
+// Control records (erasure) stand between macrosteps: skipped (so is one of a later schema, by its `loom.erasure.` prefix).
+function skipControl(cursor: Cursor, record: StoredRecord): Consumed {
+  cursor.position.seq = record.seq;
+  return 1;
+}
+
+/** What the fold does with a record met at the start of a macrostep, for every record type. */
+const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
+  [EXECUTION_STARTED]: replayMacrostep,
+  [EVENT_RECEIVED]: replayMacrostep,
+  [STEP_COMPLETED]: replayMacrostep,
+  [STEP_FAILED]: replayMacrostep,
+  [TIMER_SET]: outOfPlace,
+  [TRANSITION]: outOfPlace,
+  // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
+  [EXECUTION_ENDED]: (cursor, record) => {
+    const { state, seq } = cursor.position;
+    if (record.status !== "stopped" || !state || record.seq !== seq + 1) return outOfPlace(cursor, record);
+    cursor.position.state = { ...state, status: "stopped", error: record.error, pending: {}, timers: {} };
+    cursor.position.seq = record.seq;
+    return 1;
+  },
+  [ERASURE_CONTENT_DELETE_INTENDED]: skipControl,
+  [ERASURE_CONTENT_DELETED]: skipControl,
+};
+
 /**
  * Folds `records` (contiguous, after `from.seq`) onto `from`; calls `onMacrostep` after each replayed
- * macrostep. Throws NonDeterminismError for a gap, a record out of place, or a macrostep whose records
- * differ from what the planner derives.
+ * macrostep. Throws NonDeterminismError for a gap, a record out of place or of a type the schema does
+ * not know, or a macrostep whose records differ from what the planner derives.
  */
-export function foldRecords(ctx: PlanContext, from: FoldPosition, records: JournalRecord[], onMacrostep?: (step: Macrostep) => void): FoldPosition {
-  let { state, seq } = from;
-  let i = 0;
-  while (i < records.length) {
-    const input = records[i]!;
-    if (!isMacrostepInput(input)) {
-      // Control records (erasure) stand between macrosteps; anything else here means a record was removed.
-      if (isControlRecord(input.type)) {
-        seq = input.seq;
-        i++;
-        continue;
-      }
-      if (input.type === EXECUTION_ENDED && input.status === "stopped" && state && input.seq === seq + 1) {
-        state = { ...state, status: "stopped", error: input.error as SerializedError, pending: {}, timers: {} };
-        seq = input.seq;
-        i++;
-        continue;
-      }
-      throw new NonDeterminismError(ctx.executionId, input.seq, "a record of type", input.type, "the start of a macrostep");
-    }
-    if (input.seq !== seq + 1) throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, seq + 1);
-    const step = planMacrostep(ctx, state, input);
-    for (let k = 1; k < step.records.length; k++) {
-      const logged = records[i + k];
-      const planned = step.records[k]!;
-      const expected = logged ? plannedFacts(logged) : "no record";
-      const actual = plannedFacts({
-        ...planned,
-        dueAt: planned.dueAt !== undefined && logged ? (logged.dueAt as number) : planned.dueAt,
-        inputDigest: logged?.inputDigest === undefined ? undefined : planned.inputDigest,
-      });
-      if (JSON.stringify(expected) !== JSON.stringify(actual)) throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
-    }
-    state = step.state;
-    seq = step.records.at(-1)!.seq;
-    i += step.records.length;
-    onMacrostep?.(step);
+export function foldRecords(ctx: PlanContext, from: FoldPosition, records: readonly StoredRecord[], onMacrostep?: (step: Macrostep) => void): FoldPosition {
+  const cursor: Cursor = { ctx, position: { ...from }, records, index: 0, onMacrostep };
+  while (cursor.index < records.length) {
+    const record = records[cursor.index]!;
+    if (isJournalRecord(record)) cursor.index += foldRecord(AT_MACROSTEP_START, cursor, record);
+    else if (isControlRecord(record.type)) cursor.index += skipControl(cursor, record);
+    else outOfPlace(cursor, record);
   }
-  return { state, seq };
+  return cursor.position;
 }

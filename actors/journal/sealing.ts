@@ -16,7 +16,7 @@
 import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
-import type { EventStore, JournalRecord, KeyStore } from "../../stores/types.js";
+import type { EventStore, JournalRecord, KeyStore, StoredRecord } from "../../stores/types.js";
 import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
 import { claimCheckRefsOf } from "../lifecycle/citations.js";
 import type { JournalCodec } from "./journal.js";
@@ -43,7 +43,7 @@ export class ExecutionErasedError extends SubjectErasedError {
 }
 
 /** A sealed snapshot state as stored. */
-export interface SealedState extends JournalRecord {
+export interface SealedState extends StoredRecord {
   [SEALED_STATE_KEY]: 1;
   sealed: string;
   refs?: string[];
@@ -62,7 +62,7 @@ export class SubjectCodec implements JournalCodec {
     private readonly events: EventStore,
   ) {}
 
-  async seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<JournalRecord[]> {
+  async seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<StoredRecord[]> {
     if (subject === undefined || records.length === 0) return records;
     this.subjects.set(executionId, subject);
     const key = await this.sealingKey(executionId, subject);
@@ -75,14 +75,14 @@ export class SubjectCodec implements JournalCodec {
     );
   }
 
-  async open(executionId: string, records: JournalRecord[]): Promise<JournalRecord[]> {
+  async open(executionId: string, records: StoredRecord[]): Promise<StoredRecord[]> {
     if (!records.some(isSealed)) return records;
     const key = await this.openingKey(executionId, records.find(isSealed)!.seq, records);
     return Promise.all(
       records.map(async (record) => {
         if (!isSealed(record)) return record;
         const copies = CATALOGUE_FIELDS[record.type] ?? [];
-        const header: JournalRecord = { ...record };
+        const header: StoredRecord = { ...record };
         for (const field of copies) delete header[field];
         const opened = await openRecord(header, key, executionId);
         for (const field of copies) {
@@ -98,7 +98,7 @@ export class SubjectCodec implements JournalCodec {
   async sealState(executionId: string, subject: string | undefined, state: unknown, seq = 0): Promise<unknown> {
     if (subject === undefined) return state;
     const key = await this.sealingKey(executionId, subject);
-    const record: JournalRecord = { seq, at: 0, type: SNAPSHOT_RECORD_TYPE, state };
+    const record: StoredRecord = { seq, at: 0, type: SNAPSHOT_RECORD_TYPE, state };
     return { [SEALED_STATE_KEY]: 1, ...(await sealRecord(record, key, executionId, claimCheckRefsOf(state))) };
   }
 
@@ -109,7 +109,7 @@ export class SubjectCodec implements JournalCodec {
       throw new RecordAuthenticationError(executionId, seq, `the sealed snapshot state belongs to seq ${record.seq}`);
     }
     const key = await this.openingKey(executionId, record.seq, []);
-    return (await openRecord(record as JournalRecord, key, executionId)).state;
+    return (await openRecord(record, key, executionId)).state;
   }
 
   /** Forgets cached subjects (after a history was deleted or a subject erased). */
@@ -127,7 +127,7 @@ export class SubjectCodec implements JournalCodec {
     }
   }
 
-  private async openingKey(executionId: string, seq: number, records: JournalRecord[]): Promise<Uint8Array> {
+  private async openingKey(executionId: string, seq: number, records: StoredRecord[]): Promise<Uint8Array> {
     const subject = await this.subjectOf(executionId, records);
     if (subject === undefined) throw new RecordAuthenticationError(executionId, seq, "the execution has no subject, so nothing of it was sealed");
     let key: Uint8Array | undefined;
@@ -144,10 +144,10 @@ export class SubjectCodec implements JournalCodec {
     throw new KeyMissingError(subject, { executionId });
   }
 
-  private async subjectOf(executionId: string, records: JournalRecord[]): Promise<string | undefined> {
+  private async subjectOf(executionId: string, records: StoredRecord[]): Promise<string | undefined> {
     if (this.subjects.has(executionId)) return this.subjects.get(executionId);
-    const started = records.find((r) => r.type === EXECUTION_STARTED && typeof r.subject === "string");
-    const subject = (started?.subject as string | undefined) ?? (await this.events.getExecution(executionId))?.subject;
+    const started = records.find((r) => r.type === EXECUTION_STARTED && typeof r.subject === "string")?.subject;
+    const subject = (typeof started === "string" ? started : undefined) ?? (await this.events.getExecution(executionId))?.subject;
     if (subject !== undefined) this.subjects.set(executionId, subject);
     return subject;
   }

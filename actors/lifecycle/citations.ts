@@ -15,7 +15,7 @@
 // it fails closed: a sealed record's refs count as load-bearing and as trusted.
 import { isTainted } from "../../machines/helpers/taint.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { AGENT_TOOL_STEP, CONTENT_REF_KEY, isClaimCheckEnvelope, type ClaimCheckEnvelope } from "../effects/claimCheck.js";
 import type { LoomConfig } from "../config.js";
 import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
@@ -26,7 +26,7 @@ import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
  */
 export type ClaimCheckTrust = (effectId: string, stepId: string) => boolean;
 
-function vouches(record: JournalRecord, trust: ClaimCheckTrust | undefined): boolean {
+function vouches(record: StoredRecord | SealedPayload, trust: ClaimCheckTrust | undefined): boolean {
   return !trust || trust(String(record.effectId), String(record.stepId));
 }
 
@@ -53,14 +53,21 @@ export interface VisitOptions {
  * a record or a state sits (the value walked, or an element of a walked array of records), never inside
  * data, so a tool output that happens to hold a `sealed` field is walked like any JSON.
  */
-export function hasSealedPayload(value: unknown): value is { sealed: string; refs?: unknown } {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { sealed?: unknown }).sealed === "string";
+export function hasSealedPayload(value: unknown): value is SealedPayload {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "sealed" in value && typeof value.sealed === "string";
+}
+
+/** A sealed record or state as the walker reads it without the key: `sealed`, `refs`, and its readable header. */
+export interface SealedPayload {
+  sealed: string;
+  refs?: unknown;
+  [field: string]: unknown;
 }
 
 /** The readable refs of a sealed payload, or undefined when the sealer did not list them (then it may cite anything). */
 export function sealedRefsOf(value: { refs?: unknown }): string[] | undefined {
   const refs = value.refs;
-  return Array.isArray(refs) && refs.every((r) => typeof r === "string") ? (refs as string[]) : undefined;
+  return Array.isArray(refs) && refs.every((r) => typeof r === "string") ? refs : undefined;
 }
 
 /**
@@ -78,10 +85,10 @@ export function visitCitedAddresses(value: unknown, visit: (address: string, cit
   const stack: unknown[] = [];
   for (const root of Array.isArray(value) ? value : [value]) {
     if (hasSealedPayload(root)) {
-      const type = (root as { type?: unknown }).type;
+      const type = root.type;
       // Only a STEP_COMPLETED output can hold a retained envelope; a sealed state may hold anything.
       const otherRecord = typeof type === "string" && type !== STEP_COMPLETED && type !== SNAPSHOT_RECORD_TYPE;
-      const loadBearing = options.pinAll === true || (type === STEP_COMPLETED ? vouches(root as unknown as JournalRecord, options.trust) : !otherRecord);
+      const loadBearing = options.pinAll === true || (type === STEP_COMPLETED ? vouches(root, options.trust) : !otherRecord);
       for (const address of sealedRefsOf(root) ?? []) visit(address, { loadBearing });
     } else stack.push(root);
   }
@@ -135,7 +142,7 @@ export function claimCheckTrustOf(config: Pick<LoomConfig, "effects" | "executio
  * the sweep (`retainRootsOf`), erasure (`trustedClaimCheckRefsOf`) and export apply; any other
  * envelope-shaped value is data.
  */
-export function trustedEnvelopeOf(record: JournalRecord, trust?: ClaimCheckTrust): ClaimCheckEnvelope | undefined {
+export function trustedEnvelopeOf(record: StoredRecord, trust?: ClaimCheckTrust): ClaimCheckEnvelope | undefined {
   if (record.type !== STEP_COMPLETED || hasSealedPayload(record) || !vouches(record, trust)) return undefined;
   const output = isTainted(record.output) ? record.output.value : record.output;
   return isClaimCheckEnvelope(output) ? output : undefined;
@@ -146,7 +153,7 @@ export function trustedEnvelopeOf(record: JournalRecord, trust?: ClaimCheckTrust
  * recorded STEP_COMPLETED output, through one taint wrapper (ADR 0140 D11 (2)), of a step the `trust`
  * check accepts. Pass the result to `visitCitedAddresses` as `retainRoots`.
  */
-export function retainRootsOf(records: Iterable<JournalRecord>, options: TrustOptions = {}): Set<ClaimCheckEnvelope> {
+export function retainRootsOf(records: Iterable<StoredRecord>, options: TrustOptions = {}): Set<ClaimCheckEnvelope> {
   const roots = new Set<ClaimCheckEnvelope>();
   for (const record of records) {
     const envelope = trustedEnvelopeOf(record, options.trust);
@@ -160,7 +167,7 @@ export function retainRootsOf(records: Iterable<JournalRecord>, options: TrustOp
  * "another execution still cites this blob". A sealed record's refs count (fail closed: open it first
  * to be precise).
  */
-export function trustedClaimCheckRefsOf(records: Iterable<JournalRecord>, options: TrustOptions = {}): Set<string> {
+export function trustedClaimCheckRefsOf(records: Iterable<StoredRecord>, options: TrustOptions = {}): Set<string> {
   const refs = new Set<string>();
   for (const record of records) {
     if (hasSealedPayload(record)) {

@@ -10,7 +10,7 @@ import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type Erase
 import { LoomworkError } from "../../stores/errors.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { ContentStore, EventStore, ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
 import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
@@ -141,7 +141,7 @@ async function plan(subject: string, ctx: InternalEffectContext): Promise<EraseP
 }
 
 /** Opens another execution's sealed STEP_COMPLETED records whose refs meet the candidates, so trust is judged by position. */
-async function openTrustedCandidates(codec: JournalCodec | undefined, executionId: string, records: JournalRecord[], candidates: Set<string>): Promise<JournalRecord[]> {
+async function openTrustedCandidates(codec: JournalCodec | undefined, executionId: string, records: StoredRecord[], candidates: Set<string>): Promise<StoredRecord[]> {
   if (!codec) return records;
   const relevant = records.filter((r) => isSealed(r) && r.type === STEP_COMPLETED && (r.refs ?? []).some((a) => candidates.has(a)));
   if (relevant.length === 0) return records;

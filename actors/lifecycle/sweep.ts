@@ -12,7 +12,7 @@
 import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../../machines/sweep.js";
 import { fnv1a32 } from "../../stores/bytes.js";
 import { isSealed } from "../../stores/recordSealing.js";
-import type { ContentStore, JournalRecord } from "../../stores/types.js";
+import type { ContentStore, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
 import { sweepExecutionId, sweepNumber } from "../constants.js";
@@ -54,7 +54,7 @@ const progress = (ctx: InternalEffectContext, task: string, done: number, total?
   ctx.host.bus.emit("progress", { task, done, ...(total === undefined ? {} : { total }) });
 
 /** Opens the sealed records that cite something, when the app holds the keys; the rest stay as they are. */
-async function openCiting(host: LifecycleHost, executionId: string, records: JournalRecord[]): Promise<JournalRecord[]> {
+async function openCiting(host: LifecycleHost, executionId: string, records: StoredRecord[]): Promise<StoredRecord[]> {
   const codec = host.codec;
   if (!codec) return records;
   const citing = records.filter((r) => isSealed(r) && (!Array.isArray(r.refs) || r.refs.length > 0));
@@ -93,7 +93,7 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
       if (citesUnknown(snapshot.state)) index.unknown = true;
       visitCitedAddresses(snapshot.state, pin, { pinAll: true });
     }
-    let live: JournalRecord[];
+    let live: StoredRecord[];
     try {
       live = await openCiting(host, executionId, await events.read(executionId));
     } catch (error) {

@@ -3,7 +3,7 @@ import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue, seqFenceViolation } from "../../stores/catalogue.js";
 import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
-import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type JournalRecord, type StoredSnapshot } from "../../stores/types.js";
+import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
 import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeBatch, encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
@@ -77,7 +77,7 @@ export class FsEventStore implements EventStore {
     });
   }
 
-  async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     await this.directory.write(async () => {
       const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
       await durable;
@@ -99,7 +99,7 @@ export class FsEventStore implements EventStore {
 
   // Runs under the execution's mutex: the fence and the order of writes stay exact, while the
   // write and the fsync are awaited outside it, so later appends join the same write and round.
-  private async writeBatch(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<{ durable: Promise<void> }> {
+  private async writeBatch(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<{ durable: Promise<void> }> {
     this.directory.assertWritable();
     let execution = this.executions.get(executionId);
     if (execution?.corruption) throw execution.corruption;
@@ -141,7 +141,7 @@ export class FsEventStore implements EventStore {
     return { durable };
   }
 
-  async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+  async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
         const execution = this.existing(executionId);

@@ -10,7 +10,7 @@ import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
-import type { ArchiveSegment, ExecutionInfo, JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import type { ArchiveSegment, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import { entryName, hasCode } from "./directory.js";
 import { encodeJsonFrame, scanFrames, type Frame } from "./framing.js";
 
@@ -61,7 +61,7 @@ export function encodeHeader(executionId: string, archivedThrough: number, base:
   return encodeJsonFrame(header);
 }
 
-export const encodeBatch = (records: JournalRecord[]): Buffer => encodeJsonFrame(records);
+export const encodeBatch = (records: StoredRecord[]): Buffer => encodeJsonFrame(records);
 
 /** Why `value` is not the header a log named `name` must start with, or undefined when it is. */
 export function headerProblem(value: unknown, name: string): string | undefined {
@@ -76,20 +76,20 @@ export function headerProblem(value: unknown, name: string): string | undefined 
 }
 
 /** The records of a batch frame that continues the log at `head`, or the reason it does not. */
-export function batchRecords(frame: Frame, head: number): JournalRecord[] | string {
+export function batchRecords(frame: Frame, head: number): StoredRecord[] | string {
   const records = frame.value;
   if (!Array.isArray(records) || records.length === 0) return "the frame is not a batch of records";
   for (let i = 0; i < records.length; i++) {
-    const seq = (records[i] as JournalRecord | null)?.seq;
+    const seq = (records[i] as StoredRecord | null)?.seq;
     if (seq !== head + 1 + i) return `record seq ${String(seq)} does not follow seq ${head + i}`;
   }
-  return records as JournalRecord[];
+  return records as StoredRecord[];
 }
 
 export interface ParsedLog {
   header: LogHeader;
   /** The batches after the header, with their file offsets. */
-  batches: { offset: number; records: JournalRecord[] }[];
+  batches: { offset: number; records: StoredRecord[] }[];
 }
 
 /** Parses a whole, recovered log; any bad frame is corruption here (tails were repaired at open). */

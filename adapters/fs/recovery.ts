@@ -11,7 +11,7 @@ import { open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError, type JournalDamageKind, type JournalSurvivors } from "../../stores/errors.js";
-import type { ExecutionDamage, ExecutionInfo, JournalRecord } from "../../stores/types.js";
+import type { ExecutionDamage, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { entryName, hasCode, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames } from "./framing.js";
 import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSnapshot, type LogHeader } from "./journalFiles.js";
@@ -112,10 +112,10 @@ const wholeSnapshotSeq = (paths: ExecutionPaths, executionId: string): Promise<n
   );
 
 /** What is whole beside a log: the snapshot's seq and the segments (with their records, to fold). */
-export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: JournalRecord[] }> {
+export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: StoredRecord[] }> {
   const snapshotSeq = await wholeSnapshotSeq(paths, executionId);
   const archives: { fromSeq: number; toSeq: number }[] = [];
-  const archived: JournalRecord[] = [];
+  const archived: StoredRecord[] = [];
   for (const { path } of await listSegments(paths)) {
     try {
       const segment = await readSegment(path, executionId);

@@ -7,7 +7,7 @@ import {
   type ArchiveSegment,
   type EventStore,
   type ExecutionInfo,
-  type JournalRecord,
+  type StoredRecord,
   type StoredSnapshot,
 } from "../../stores/types.js";
 import { announceCatalogueChange } from "./catalogue.js";
@@ -31,7 +31,7 @@ export class IndexedDbEventStore implements EventStore {
     return this.keyRange.bound([executionId, from], [executionId, through]);
   }
 
-  async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
     const appended = await this.connection.transact(["records", "executions"], "readwrite", what, async (tx) => {
       const executions = tx.objectStore("executions");
@@ -54,7 +54,7 @@ export class IndexedDbEventStore implements EventStore {
     if (appended) announceCatalogueChange(this.connection.name);
   }
 
-  async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
+  async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     if (Number.isNaN(fromSeq)) return [];
     return this.connection.transact(["records"], "readonly", `reading execution "${executionId}"`, (tx) =>
       tx.objectStore("records").getAll(this.range(executionId, fromSeq)),
@@ -142,7 +142,7 @@ export class IndexedDbEventStore implements EventStore {
 }
 
 /** Adds one record, naming it when IndexedDB cannot store it (a function, a symbol, a DOM node...). */
-function addRecord(executionId: string, record: JournalRecord, add: () => Promise<unknown>): Promise<unknown> {
+function addRecord(executionId: string, record: StoredRecord, add: () => Promise<unknown>): Promise<unknown> {
   try {
     return add();
   } catch (error) {

@@ -1,7 +1,7 @@
 // The IndexedDB schema of one loomwork database. idb owns it (native version numbers, one upgrade
 // function); the Dexie catalogue view opens the same database read-only and learns the schema from it.
 import type { DBSchema, IDBPDatabase } from "idb";
-import type { ArchiveSegment, ContentInfo, ExecutionInfo, JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import type { ArchiveSegment, ContentInfo, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 
 /**
  * Native IndexedDB version of the schema below. Bump it, and add a step to `upgradeSchema`, for every
@@ -12,7 +12,7 @@ export const SCHEMA_VERSION = 1;
 /** Object stores; every key noted is the out-of-line key unless a keyPath is named. */
 export interface LoomDbSchema extends DBSchema {
   /** The live journal: key [executionId, seq], value the record exactly as appended. */
-  records: { key: [string, number]; value: JournalRecord };
+  records: { key: [string, number]; value: StoredRecord };
   /** Archive segments: key [executionId, fromSeq]. */
   archives: { key: [string, number]; value: ArchiveSegment };
   /** The newest snapshot of each execution: key executionId. */

@@ -2,7 +2,7 @@
 // @statelyai/inspect's WebSocket inspector, each message stamped with its record's original time.
 import { setTimeout as sleep } from "node:timers/promises";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED, TRANSITION } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import type { Command } from "../context.js";
 import { inferDefinition, stateValueOf } from "../definition.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
@@ -15,13 +15,13 @@ interface Macrostep {
   at: number;
   event: Record<string, unknown> & { type: string };
   to?: unknown;
-  ended?: JournalRecord;
+  ended?: StoredRecord;
 }
 
 const INPUTS = new Set<string>([EXECUTION_STARTED, EVENT_RECEIVED, STEP_COMPLETED, STEP_FAILED]);
 
 /** Groups records into macrosteps; a stop (EXECUTION_ENDED on its own) is a step of its own. */
-export function macrosteps(records: JournalRecord[]): Macrostep[] {
+export function macrosteps(records: StoredRecord[]): Macrostep[] {
   const steps: Macrostep[] = [];
   let current: Macrostep | undefined;
   for (const r of records) {
@@ -40,7 +40,7 @@ export function macrosteps(records: JournalRecord[]): Macrostep[] {
   return steps;
 }
 
-function eventOf(r: JournalRecord): Macrostep["event"] {
+function eventOf(r: StoredRecord): Macrostep["event"] {
   switch (r.type) {
     case EXECUTION_STARTED:
       return { type: "xstate.init", input: r.input };

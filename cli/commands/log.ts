@@ -10,7 +10,7 @@ import {
   TIMER_SET,
   TRANSITION,
 } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import type { Command } from "../context.js";
 import { isSealed, readRecords, requireExecution } from "../journal.js";
 import { replyText, valueText } from "../render.js";
@@ -60,13 +60,13 @@ export const log: Command = {
   },
 };
 
-const isInput = (r: JournalRecord) => r.type === EXECUTION_STARTED || r.type === EVENT_RECEIVED || r.type === STEP_COMPLETED || r.type === STEP_FAILED;
+const isInput = (r: StoredRecord) => r.type === EXECUTION_STARTED || r.type === EVENT_RECEIVED || r.type === STEP_COMPLETED || r.type === STEP_FAILED;
 
 function statusText(status: string, c: Palette): string {
   return status === "done" ? c.green(status) : status === "running" ? c.yellow(status) : c.red(status);
 }
 
-function line(r: JournalRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
+function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
   const { c, width, full } = o;
   const step = (id: unknown) => String(id).replace(o.prefix, "");
   if (isSealed(r)) {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
 import { EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import type { AgentRun } from "./page/agent.js";
 import { openHarnessPage, useBrowserHarness } from "./harness.js";
 
@@ -30,9 +30,9 @@ const hold = (page: Page, stepId: string) => page.evaluate((id) => window.loom.a
 const release = (page: Page, stepId: string) => page.evaluate((id) => window.loom.agent.release(id), stepId);
 const untilHolding = (page: Page, stepId: string) => page.waitForFunction((id) => window.loom.agent.holding().includes(id), stepId, { timeout: 10_000 });
 
-const completedSteps = (log: JournalRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
-const withoutTime = (log: JournalRecord[]) => log.map(({ at: _at, ...rest }) => rest);
-const contiguous = (log: JournalRecord[]) => log.every((r, i) => r.seq === i + 1);
+const completedSteps = (log: StoredRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
+const withoutTime = (log: StoredRecord[]) => log.map(({ at: _at, ...rest }) => rest);
+const contiguous = (log: StoredRecord[]) => log.every((r, i) => r.seq === i + 1);
 
 describe("an agent in headless Chromium on IndexedDB", () => {
   it("is reloaded mid-run and resumes from IndexedDB with no recorded model or tool call repeated", async () => {

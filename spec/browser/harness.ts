@@ -11,7 +11,7 @@ import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumKill, type ChromiumProcess } from "./chromium.js";
 import type { PageReport } from "./page/agent.js";
 
@@ -28,7 +28,7 @@ export class PageReports {
   /** Live model and tool calls per database and step id, counted before each call runs. */
   readonly calls = new Map<string, Record<string, number>>();
   /** Records the page saw acknowledged (its app's "append" event), per database and execution, in order. */
-  readonly acks = new Map<string, JournalRecord[]>();
+  readonly acks = new Map<string, StoredRecord[]>();
   private readonly appends = new Map<string, number>();
   private readonly listeners = new Set<(report: PageReport) => void>();
 
@@ -36,7 +36,7 @@ export class PageReports {
     return { ...this.calls.get(db) };
   }
 
-  acksOf(db: string, executionId: string): JournalRecord[] {
+  acksOf(db: string, executionId: string): StoredRecord[] {
     return [...(this.acks.get(`${db}/${executionId}`) ?? [])];
   }
 

@@ -3,7 +3,7 @@
 // writer lock, the live catalogue across tabs, versionchange, and the SPI operations end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { started, step } from "../conformance/suite.js";
 import { openHarnessPage, useBrowserHarness } from "./harness.js";
 
@@ -23,7 +23,7 @@ function openPage(context: BrowserContext): Promise<Page> {
   return openHarnessPage(harness(), context, noise);
 }
 
-const seqs = (records: JournalRecord[]) => records.map((r) => r.seq);
+const seqs = (records: StoredRecord[]) => records.map((r) => r.seq);
 
 describe("IndexedDB adapter in headless Chromium", () => {
   it("keeps records, catalogue, snapshot, blobs and keys across a page reload", async () => {
@@ -97,7 +97,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
     await first.evaluate(async ([db, records]) => {
       const stores = await window.loom.stores(db);
       await stores.events.append("e1", 0, records);
-    }, [db, [started(1), step(2), step(3)]] as [string, JournalRecord[]]);
+    }, [db, [started(1), step(2), step(3)]] as [string, StoredRecord[]]);
 
     const refused = await second.evaluate((db) => window.loom.acquireWriter(db, "e1"), db);
     expect(refused).toMatchObject({ ok: false, error: { name: "WriterLockedError", code: "LOOM_WRITER_LOCKED" } });
@@ -115,7 +115,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
       const stale = await window.loom.settle(stores.events.append("e1", head - 1, [more[0]!]));
       await stores.events.append("e1", head, more);
       return { head, stale, log: await stores.events.read("e1") };
-    }, [db, [step(4), step(5)]] as [string, JournalRecord[]]);
+    }, [db, [step(4), step(5)]] as [string, StoredRecord[]]);
     expect(result.head).toBe(3);
     expect(result.stale).toMatchObject({ ok: false, error: { name: "ConcurrencyError", code: "LOOM_CONCURRENCY" } });
     expect(seqs(result.log)).toEqual([1, 2, 3, 4, 5]);
@@ -212,7 +212,7 @@ describe("IndexedDB adapter in headless Chromium", () => {
         erased: await keys.isDestroyed("carol"),
         recreate: (await settle(keys.getOrCreate("carol"))).ok,
       };
-    }, [[started(1, "s"), step(2), step(3), step(4)], [step(5), step(6), step(7)]] as [JournalRecord[], JournalRecord[]]);
+    }, [[started(1, "s"), step(2), step(3), step(4)], [step(5), step(6), step(7)]] as [StoredRecord[], StoredRecord[]]);
     expect(out).toMatchObject({
       race: ["ConcurrencyError", true],
       gap: "RangeError",

@@ -3,12 +3,12 @@
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED, type JournalRecord } from "../../index.js";
+import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED, type StoredRecord } from "../../index.js";
 import { inspectorServer, type InspectorServer } from "../inspector/support.js";
 import { cli, makeJournal, type Journal } from "./support.js";
 
 let journal: Journal;
-let records: JournalRecord[];
+let records: StoredRecord[];
 let server: InspectorServer;
 beforeAll(async () => {
   journal = await makeJournal();

@@ -9,7 +9,7 @@ import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { ConcurrencyError, SubjectErasedError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
+import type { EventStore, StoredRecord, Stores } from "../../stores/types.js";
 import { utf8 } from "../../stores/bytes.js";
 import { workloadEffects } from "../support/workload.js";
 
@@ -22,7 +22,7 @@ export interface AdapterHarness {
   cleanup?(stores: Stores): Promise<void>;
 }
 
-export const started = (seq: number, subject?: string): JournalRecord => ({
+export const started = (seq: number, subject?: string): StoredRecord => ({
   seq,
   at: 1_000 + seq,
   type: EXECUTION_STARTED,
@@ -32,7 +32,7 @@ export const started = (seq: number, subject?: string): JournalRecord => ({
   schema: 1,
   ...(subject ? { subject } : {}),
 });
-export const step = (seq: number, output: unknown = { ok: seq }): JournalRecord => ({
+export const step = (seq: number, output: unknown = { ok: seq }): StoredRecord => ({
   seq,
   at: 1_000 + seq,
   type: STEP_COMPLETED,
@@ -58,7 +58,7 @@ function loggedWorkload() {
 }
 
 /** The uninterrupted run: its output and journal are what a killed-and-resumed run must reproduce. */
-async function uninterruptedAgentRun(): Promise<{ output: unknown; log: JournalRecord[] }> {
+async function uninterruptedAgentRun(): Promise<{ output: unknown; log: StoredRecord[] }> {
   const app = createApp(agentConfig(memoryStores(), workloadEffects(AGENT_TURNS).effects));
   await app.start(agentLoop, { executionId: "agent", input: { prompt: "research barn owls" } });
   const output = await app.result("agent");

@@ -4,7 +4,7 @@ import type { App } from "../../actors/app.js";
 import { createLlmEffect, type Model } from "../../actors/agents/model.js";
 import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
 import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 
 /** A machine that invokes `src` once: done with its output; on error, unhandled (the execution fails) or handled. */
 export function oneStep(src: string, options: { handleError?: boolean; id?: string } = {}) {
@@ -73,7 +73,7 @@ export function countingModel(usage = { inputTokens: 10, outputTokens: 5 }) {
 }
 
 /** The records of one type in an execution's log. */
-export async function recordsOf(app: App, executionId: string, type: string): Promise<JournalRecord[]> {
+export async function recordsOf(app: App, executionId: string, type: string): Promise<StoredRecord[]> {
   return (await app.log(executionId)).filter((r) => r.type === type);
 }
 

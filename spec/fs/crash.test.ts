@@ -1,7 +1,7 @@
 // A process SIGKILLed in the middle of a stream of appends loses nothing it acknowledged.
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { kill, removeTempDirs, spawnChild, started, step, tempDir, waitForOutput } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -12,7 +12,7 @@ const ackCount = (out: string) => out.split("\n").filter((l) => l.startsWith("ac
  * The record children/appender.ts writes at `seq`: seq 1 starts; every seq divisible by 5 opens a
  * two-record append (a pad of seq % 700 "x", then a default step); the others carry { n: seq }.
  */
-function written(seq: number): JournalRecord {
+function written(seq: number): StoredRecord {
   if (seq === 1) return started(1);
   if (seq % 5 === 0) return step(seq, "x".repeat(seq % 700));
   if (seq % 5 === 1) return step(seq);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createInspector, createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import { createApp, defineConfig, EVENT_RECEIVED, EXECUTION_STARTED, memoryStores, STEP_COMPLETED, STEP_FAILED, TRANSITION, type JournalRecord, type Stores } from "../../index.js";
+import { createApp, defineConfig, EVENT_RECEIVED, EXECUTION_STARTED, memoryStores, STEP_COMPLETED, STEP_FAILED, TRANSITION, type StoredRecord, type Stores } from "../../index.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 import { inspectorServer } from "./support.js";
 
@@ -18,7 +18,7 @@ const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
 /** The event types the journal says each macrostep processed, in order. */
-function journaledEvents(records: JournalRecord[]): string[] {
+function journaledEvents(records: StoredRecord[]): string[] {
   return records.filter((r) => r.type === TRANSITION).map((r) => String(r.event));
 }
 

@@ -6,18 +6,18 @@ import { createToolEffect } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
 import { tainted } from "../../machines/helpers/taint.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, nestedPath, plant } from "./forgery.js";
 
 const address = (c: string) => `sha256:${c.repeat(64)}`;
 const envelope = (a: string, retain = true) => ({ __loomClaimCheck: 1, ref: { __loomContent: a }, size: 3, ...(retain ? { retain: true } : {}) });
-const step = (output: unknown, seq = 1, effectId = "t", stepId = "l#turn:0:tool:0"): JournalRecord => ({ seq, at: 0, type: STEP_COMPLETED, stepId, effectId, output });
+const step = (output: unknown, seq = 1, effectId = "t", stepId = "l#turn:0:tool:0"): StoredRecord => ({ seq, at: 0, type: STEP_COMPLETED, stepId, effectId, output });
 const tool = createToolEffect(async () => null);
 /** The writer check of an app that lists `listed` and also registers `unlisted` and `model`. */
 const trust = claimCheckTrustOf({ effects: { listed: tool, unlisted: tool, model: tool }, execution: { claimCheck: { store: memoryStores().content, toolIds: ["listed"] } } })!;
 
 /** Address -> load-bearing?, as the sweep sees a history. */
-function citations(records: JournalRecord[], options: { pinAll?: boolean } = {}) {
+function citations(records: StoredRecord[], options: { pinAll?: boolean } = {}) {
   const seen = new Map<string, boolean>();
   visitCitedAddresses(records, (a, { loadBearing }) => seen.set(a, (seen.get(a) ?? false) || loadBearing), { retainRoots: retainRootsOf(records), ...options });
   return seen;
@@ -41,8 +41,8 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
   });
 
   it("never on another record type, and never without retain: true", () => {
-    const event: JournalRecord = { seq: 1, at: 0, type: EVENT_RECEIVED, event: envelope(address("a")) };
-    const ended: JournalRecord = { seq: 2, at: 0, type: EXECUTION_ENDED, status: "done", output: envelope(address("b")) };
+    const event: StoredRecord = { seq: 1, at: 0, type: EVENT_RECEIVED, event: envelope(address("a")) };
+    const ended: StoredRecord = { seq: 2, at: 0, type: EXECUTION_ENDED, status: "done", output: envelope(address("b")) };
     const telemetry = step(envelope(address("c"), false), 3);
     const seen = citations([event, ended, telemetry]);
     expect([...seen.values()]).toEqual([false, false, false]);
@@ -69,7 +69,7 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
   });
 
   it("a sealed record's refs: load-bearing for a STEP_COMPLETED whose writer vouches and for a sealed state, ordinary otherwise", () => {
-    const sealedStep = (effectId: string): JournalRecord => ({ seq: 1, at: 0, type: STEP_COMPLETED, stepId: "l#turn:0:tool:0", effectId, sealed: "AAAA", refs: [address("a")] });
+    const sealedStep = (effectId: string): StoredRecord => ({ seq: 1, at: 0, type: STEP_COMPLETED, stepId: "l#turn:0:tool:0", effectId, sealed: "AAAA", refs: [address("a")] });
     const loadBearing = (value: unknown) => {
       let seen = false;
       visitCitedAddresses(value, (_a, c) => (seen ||= c.loadBearing), { trust });
@@ -82,7 +82,7 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
   });
 
   it("a sealed record's readable refs are load-bearing (the walker cannot see where they sat); a sealed record without refs cites anything", () => {
-    const sealed: JournalRecord = { seq: 1, at: 0, type: STEP_COMPLETED, stepId: "s", sealed: "AAAA", refs: [address("a")] };
+    const sealed: StoredRecord = { seq: 1, at: 0, type: STEP_COMPLETED, stepId: "s", sealed: "AAAA", refs: [address("a")] };
     expect(citations([sealed]).get(address("a"))).toBe(true);
     expect(trustedClaimCheckRefsOf([sealed])).toEqual(new Set([address("a")]));
     expect(citesUnknown([sealed])).toBe(false);

@@ -6,7 +6,7 @@ import { SubjectErasedError } from "../../stores/errors.js";
 import { MemoryEventStore } from "../../stores/memory.js";
 import { isSealed, RecordAuthenticationError } from "../../stores/recordSealing.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { EventStore, JournalRecord } from "../../stores/types.js";
+import type { EventStore, StoredRecord } from "../../stores/types.js";
 import { canaryOf, CrashingEvents, offloaded, rejection, runAgent, world } from "./support.js";
 
 async function sealedWorld() {
@@ -18,7 +18,7 @@ async function sealedWorld() {
 }
 
 /** A copy of an execution's raw records in a fresh store, with `edit` applied: a store someone tampered with. */
-async function tampered(events: EventStore, executionId: string, edit: (records: JournalRecord[]) => JournalRecord[]) {
+async function tampered(events: EventStore, executionId: string, edit: (records: StoredRecord[]) => StoredRecord[]) {
   const copy = new MemoryEventStore();
   await copy.append(executionId, 0, edit(structuredClone(await events.read(executionId))));
   return copy;
@@ -107,7 +107,7 @@ describe("security.crypto: per-subject record sealing", () => {
 
   it("sealing happens before the store's append is called (no WebCrypto inside a storage transaction)", async () => {
     const w = world({ crypto: true });
-    const seen: JournalRecord[] = [];
+    const seen: StoredRecord[] = [];
     const events = new CrashingEvents(w.stores.events, { prefix: "a1" });
     const append = events.append.bind(events);
     events.append = async (id, expected, records) => {

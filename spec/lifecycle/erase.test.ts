@@ -9,7 +9,7 @@ import { ERASE_COORDINATOR_LOGIC_ID } from "../../machines/eraseCoordinator.js";
 import { utf8 } from "../../stores/bytes.js";
 import { openRecord, RecordAuthenticationError } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
-import type { ContentStore, EventStore, JournalRecord } from "../../stores/types.js";
+import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, plant } from "./forgery.js";
 import { canaryOf, CrashingEvents, everything, offloaded, rejection, runAgent, SimulatedCrash, world, type World } from "./support.js";
 
@@ -19,9 +19,9 @@ const without = (store: ContentStore, method: "delete" | "deleteIfUntouchedSince
   Object.assign(Object.create(Object.getPrototypeOf(store)), store, { [method]: undefined });
 
 /** A history written straight through the SPI (to place a citation exactly where a test needs it). */
-async function craft(events: EventStore, executionId: string, subject: string, records: Omit<JournalRecord, "seq" | "at">[], snapshotState?: unknown) {
+async function craft(events: EventStore, executionId: string, subject: string, records: Omit<StoredRecord, "seq" | "at">[], snapshotState?: unknown) {
   const start = { type: EXECUTION_STARTED, logicId: "crafted", machineHash: "0", subject, input: null, schema: 1 };
-  const all = [start, ...records].map((r, i) => ({ seq: i + 1, at: 1, ...r }) as JournalRecord);
+  const all = [start, ...records].map((r, i) => ({ seq: i + 1, at: 1, ...r }) as StoredRecord);
   await events.append(executionId, 0, all);
   if (snapshotState !== undefined) await events.putSnapshot(executionId, { seq: all.length, at: 1, state: snapshotState });
 }
@@ -168,7 +168,7 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
     const { fetch } = await offloaded(app, "a1");
-    let logAtShred: JournalRecord[] = [];
+    let logAtShred: StoredRecord[] = [];
     const destroy = w.stores.keys.destroy.bind(w.stores.keys);
     w.stores.keys.destroy = async (subject) => {
       logAtShred = await coordinatorLog(w);

@@ -11,7 +11,7 @@ import { ForwardingEventStore, SimulatedCrash } from "../support/harness.js";
 
 export { SimulatedCrash };
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { ContentStore, EventStore, JournalRecord, StoredSnapshot, Stores } from "../../stores/types.js";
+import type { ContentStore, EventStore, StoredRecord, StoredSnapshot, Stores } from "../../stores/types.js";
 
 /** A per-subject marker that must be unreadable anywhere once the subject is erased. */
 export const canaryOf = (subject: string) => `CANARY-${subject}-7f3a9c`;
@@ -154,7 +154,7 @@ export class CrashingEvents extends ForwardingEventStore {
   private check(): void {
     if (this.dead) throw new SimulatedCrash("the process is dead");
   }
-  override async append(id: string, expected: number, records: JournalRecord[]) {
+  override async append(id: string, expected: number, records: StoredRecord[]) {
     this.check();
     const counted = id.startsWith(this.plan.prefix);
     if (counted) this.counted++;

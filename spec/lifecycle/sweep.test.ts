@@ -7,7 +7,7 @@ import { sweepUnpinnedContent } from "../../actors/lifecycle/standalone.js";
 import { SWEEP_LOGIC_ID } from "../../machines/sweep.js";
 import { utf8 } from "../../stores/bytes.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { ContentStore, EventStore, JournalRecord } from "../../stores/types.js";
+import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.js";
 import { CountingContentStore } from "../support/countingContentStore.js";
 import { forgedEnvelope } from "./forgery.js";
 import { CrashingEvents, offloaded, rejection, runAgent, SimulatedCrash, world } from "./support.js";
@@ -184,7 +184,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
     const events = new CrashingEvents(w.stores.events, { prefix: "a1" });
     const append = events.append.bind(events);
     const host: { app?: ReturnType<typeof w.app> } = {};
-    events.append = async (id: string, expected: number, records: JournalRecord[]) => {
+    events.append = async (id: string, expected: number, records: StoredRecord[]) => {
       // The tool's blob is in the store; its STEP_COMPLETED is about to be appended: sweep now.
       if (id === "a1" && records.some((r) => r.type === STEP_COMPLETED && r.effectId === "fetch") && !sweepDuringAppend) {
         sweepDuringAppend = host.app!.sweep({ ttlMs: 0 });

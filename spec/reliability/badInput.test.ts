@@ -20,7 +20,7 @@ import { tainted } from "../../machines/helpers/taint.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { JournalRecord, Stores } from "../../stores/types.js";
+import type { StoredRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects, ForwardingEventStore } from "../support/harness.js";
 import { cases, contiguous, removeTempDirs, tempDir, timeout } from "./support.js";
@@ -57,7 +57,7 @@ function variantConfig(variant: Variant, stores: Stores): Partial<LoomConfig> {
 interface AgentRun {
   app: App;
   stores: Stores;
-  log: JournalRecord[];
+  log: StoredRecord[];
   result: unknown;
   blobs: number;
 }
@@ -301,7 +301,7 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constant("truncate" as const), i: fc.nat() }),
 );
 
-function tamper(log: JournalRecord[], mutations: Mutation[]): JournalRecord[] {
+function tamper(log: StoredRecord[], mutations: Mutation[]): StoredRecord[] {
   let records = log.map((r) => structuredClone(r));
   for (const m of mutations) {
     if (records.length === 0) break;
@@ -328,7 +328,7 @@ const REPLAY_ROUNDS = 4;
 /** Only a hang guard (a replay that never settles fails the property with its label): never reached by a replay that ends. */
 const HANG_GUARD_MS = 10_000;
 
-async function replayTampered(which: "demo" | "agent", records: JournalRecord[]): Promise<Verdict> {
+async function replayTampered(which: "demo" | "agent", records: StoredRecord[]): Promise<Verdict> {
   const stores = memoryStores();
   if (records.length > 0) await stores.events.append("t", 0, records);
   const clock = simulatedClock(1_000_000);
@@ -378,7 +378,7 @@ describe("campaign 7: tampered logs", () => {
   // string `type` makes resume throw a raw TypeError from the planner (actors/journal/planner.ts planMacrostep reads
   // event.type.startsWith; eventOf passes input.event through unchecked), instead of a typed error
   // naming the execution and the seq.
-  it.each<[string, (r: JournalRecord) => void]>([
+  it.each<[string, (r: StoredRecord) => void]>([
     ["without its event", (r) => delete r.event],
     ["whose event is an array", (r) => (r.event = ["APPROVE"])],
     ["whose event has no type", (r) => (r.event = { kind: "APPROVE" })],
@@ -1131,7 +1131,7 @@ describe("issue 13: bad input", () => {
     let gate: (() => void) | undefined;
     class HeldAppends extends ForwardingEventStore {
       hold = false;
-      override async append(id: string, expected: number, records: JournalRecord[]) {
+      override async append(id: string, expected: number, records: StoredRecord[]) {
         if (this.hold) await new Promise<void>((resolve) => (gate = resolve));
         return super.append(id, expected, records);
       }

@@ -11,7 +11,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import type { ChromiumKill, ChromiumProcess } from "../browser/chromium.js";
 import { openHarnessPage, useBrowserHarness } from "../browser/harness.js";
 import type { AgentRun, PageReport } from "../browser/page/agent.js";
@@ -49,7 +49,7 @@ const run = (db: string): AgentRun => ({ db, executionId: EXECUTION, turns: TURN
 const openPage = () => openHarnessPage(harness(), harness().context, noise);
 const journal = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.log(db, id), [db, EXECUTION] as const);
 const result = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.result(db, id), [db, EXECUTION] as const);
-const completedSteps = (log: JournalRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
+const completedSteps = (log: StoredRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
 
 /**
  * The CI kills first (the issue's points: parked in the first tool call, just after turn 1's model
@@ -163,7 +163,7 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
         // Committed, but the page's acknowledgement died with the browser: durable, and never seen acknowledged.
         if (survived.length > acked.length) unacknowledged++;
         if ("afterCall" in point) {
-          const outcome = (log: JournalRecord[]) => log.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterCall);
+          const outcome = (log: StoredRecord[]) => log.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterCall);
           raced[outcome(acked) ? "acknowledged" : outcome(survived) ? "committedUnacknowledged" : "beforeCommit"]++;
         }
         // The finished reference run, acknowledged long before, survives every kill too.

@@ -12,7 +12,7 @@ import { fsStores } from "../../adapters/fs/index.js";
 import { ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { WriterLockedError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { openHarnessPage, useBrowserHarness, type BrowserHarness } from "../browser/harness.js";
 import type { AgentRun } from "../browser/page/agent.js";
 import {
@@ -49,7 +49,7 @@ interface Finished {
   code: number | null;
   result?: unknown;
   error?: { code?: string; name?: string };
-  acked: JournalRecord[];
+  acked: StoredRecord[];
 }
 
 async function runAgent(dir: string, side: string, extra: Record<string, unknown> = {}): Promise<Finished> {
@@ -60,7 +60,7 @@ async function runAgent(dir: string, side: string, extra: Record<string, unknown
     code,
     ...(result === undefined ? {} : { result: JSON.parse(result) }),
     ...(error === undefined ? {} : { error: JSON.parse(error) }),
-    acked: linesOf(stdout, "ack").flatMap((line) => JSON.parse(line) as JournalRecord[]),
+    acked: linesOf(stdout, "ack").flatMap((line) => JSON.parse(line) as StoredRecord[]),
   };
 }
 
@@ -72,7 +72,7 @@ describe("campaign 5: two processes on one fs directory", () => {
     async () => {
       const baseDir = await tempDir("conc-base");
       const baselineRun = await runChild(await spawnChild("agent.ts", [JSON.stringify({ dir: join(baseDir, "j"), side: join(baseDir, "s"), turns: TURNS })]));
-      const baseline = { result: JSON.parse(linesOf(baselineRun.stdout, "result")[0]!), log: JSON.parse(linesOf(baselineRun.stdout, "log")[0]!) as JournalRecord[] };
+      const baseline = { result: JSON.parse(linesOf(baselineRun.stdout, "result")[0]!), log: JSON.parse(linesOf(baselineRun.stdout, "log")[0]!) as StoredRecord[] };
       const points = linesOf(baselineRun.stdout, "point");
       // Write points after the lock is taken (the first ones create the directory) and before the end.
       const afterOpen = points.findIndex((p) => p.includes("catalogue.ckpt")) + 1;
@@ -116,7 +116,7 @@ describe("campaign 5: two processes on one fs directory", () => {
         } finally {
           await holder.kill();
         }
-        const acked = linesOf(holder.stdout, "ack").flatMap((line) => JSON.parse(line) as JournalRecord[]);
+        const acked = linesOf(holder.stdout, "ack").flatMap((line) => JSON.parse(line) as StoredRecord[]);
 
         // Two successors race for the stale lock: one takes it over; the other is refused (or, if it
         // came after the winner had finished, finds the run done).

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { prng } from "../support/workload.js";
 import {
   buildChild,
@@ -42,9 +42,9 @@ interface Outcome {
   stdout: string;
   /** The write point the child stopped at, e.g. "17 write executions/x72756e/log"; undefined when it ran to the end. */
   crashedAt?: string;
-  acked: JournalRecord[];
+  acked: StoredRecord[];
   result?: unknown;
-  log?: JournalRecord[];
+  log?: StoredRecord[];
 }
 
 async function go(run: Run, crashAt?: number): Promise<Outcome> {
@@ -57,9 +57,9 @@ async function go(run: Run, crashAt?: number): Promise<Outcome> {
   return {
     stdout,
     ...(crashedAt ? { crashedAt } : {}),
-    acked: linesOf(stdout, "ack").flatMap((line) => JSON.parse(line) as JournalRecord[]),
+    acked: linesOf(stdout, "ack").flatMap((line) => JSON.parse(line) as StoredRecord[]),
     ...(result === undefined ? {} : { result: JSON.parse(result) }),
-    ...(log === undefined ? {} : { log: JSON.parse(log) as JournalRecord[] }),
+    ...(log === undefined ? {} : { log: JSON.parse(log) as StoredRecord[] }),
   };
 }
 
@@ -68,7 +68,7 @@ async function freshRun(label: string): Promise<Run> {
   return { dir: join(dir, "journal"), side: join(dir, "side-effects") };
 }
 
-const toolKeys = (log: JournalRecord[]) =>
+const toolKeys = (log: StoredRecord[]) =>
   log.filter((r) => r.type === STEP_COMPLETED && /:tool:/.test(r.stepId as string)).map((r) => `${EXECUTION_ID}/${r.stepId as string}`);
 
 /** Every check of one crashed-and-resumed run; returns the keys whose side effect was applied twice. */

@@ -19,7 +19,7 @@ import { LoomworkError } from "../../stores/errors.js";
 import { MemoryContentStore, MemoryKeyStore, memoryStores } from "../../stores/memory.js";
 import { openRecord, recordIv, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { ContentInfo, ContentStore, JournalRecord } from "../../stores/types.js";
+import type { ContentInfo, ContentStore, StoredRecord } from "../../stores/types.js";
 import { cases, removeTempDirs, tempDir, timeout } from "./support.js";
 
 afterAll(removeTempDirs);
@@ -51,7 +51,7 @@ function repeats(count: number, draw: (i: number) => Uint8Array): number {
   return repeated;
 }
 
-const record = (seq: number, output: unknown = { text: `payload ${seq}` }): JournalRecord => ({
+const record = (seq: number, output: unknown = { text: `payload ${seq}` }): StoredRecord => ({
   seq,
   at: 1_000 + seq,
   type: STEP_COMPLETED,

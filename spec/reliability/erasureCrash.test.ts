@@ -20,7 +20,7 @@ import { ErasureInProgressError } from "../../actors/lifecycle/erase.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { EventStore, JournalRecord } from "../../stores/types.js";
+import type { EventStore, StoredRecord } from "../../stores/types.js";
 import { canaryOf, lifecycleApp, SUBJECT_A, SUBJECT_B } from "./lifecycleWorld.js";
 import { buildChild, linesOf, pool, removeTempDirs, runChild, SOAK, spawnChild, tempDir, timeout } from "./support.js";
 
@@ -142,7 +142,7 @@ describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () 
     const base = memoryStores();
     let loseNextPlanAck = false;
     const events: EventStore = Object.assign(Object.create(base.events) as EventStore, {
-      async append(executionId: string, expectedSeq: number, records: JournalRecord[]) {
+      async append(executionId: string, expectedSeq: number, records: StoredRecord[]) {
         await base.events.append(executionId, expectedSeq, records);
         if (loseNextPlanAck && executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX) && records.some((r) => r.type === STEP_COMPLETED)) {
           loseNextPlanAck = false;

@@ -12,7 +12,7 @@ import { encodeJsonFrame, scanFrames } from "../../adapters/fs/framing.js";
 import { encodeHeader, encodeSnapshot, ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
 import { memoryStores } from "../../stores/memory.js";
-import type { JournalRecord, StoredSnapshot } from "../../stores/types.js";
+import type { StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import { cli } from "../cli/support.js";
 import { started, step } from "../conformance/suite.js";
 import { ForwardingEventStore, withEvents } from "../support/harness.js";
@@ -28,7 +28,7 @@ const pathsOf = (dir: string) => ExecutionPaths.of(dir, EXECUTION_ID);
 interface Fixture {
   dir: string;
   result: unknown;
-  log: JournalRecord[];
+  log: StoredRecord[];
   /** Every snapshot the runtime put, in order. */
   snapshots: StoredSnapshot[];
 }
@@ -181,7 +181,7 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     const { log } = pathsOf(fixture.dir);
     const bytes = await readFile(log);
     const last = (await framesOf(fixture.dir)).at(-1)!;
-    expect((last.value as JournalRecord[]).at(-1)!.type).toBe("loom.execution.ended");
+    expect((last.value as StoredRecord[]).at(-1)!.type).toBe("loom.execution.ended");
     const damaged = Buffer.from(bytes);
     damaged[last.offset + 12]! ^= 0x01;
     await writeFile(log, damaged);
@@ -287,7 +287,7 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
   it("diagnoses a log cut below its snapshot's seq as a JournalCorruptionError (behind-snapshot), not a ConcurrencyError; removing the snapshot resumes from the log", async () => {
     const fixture = await agentJournal("b4", { snapshotSeq: 6 });
     const frames = await framesOf(fixture.dir);
-    const cutAt = frames.find((f) => Array.isArray(f.value) && (f.value as JournalRecord[]).some((r) => r.seq === 5))!;
+    const cutAt = frames.find((f) => Array.isArray(f.value) && (f.value as StoredRecord[]).some((r) => r.seq === 5))!;
     const { log, snapshot } = pathsOf(fixture.dir);
     await truncate(log, cutAt.offset); // the log now ends at seq 4, a whole frame boundary
     await rm(checkpointOf(fixture.dir)); // nothing recorded the durable size: only the snapshot knows

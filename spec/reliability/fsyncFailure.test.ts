@@ -11,7 +11,7 @@ import { fsStores, type FsOps, type FsStores } from "../../adapters/fs/index.js"
 import { utf8 } from "../../stores/bytes.js";
 import { WriterFailedError } from "../../stores/errors.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { started, step } from "../conformance/suite.js";
 import { prng } from "../support/workload.js";
 import { SimDisk } from "./simDisk.js";
@@ -56,7 +56,7 @@ describe("campaign 3: EIO at every disk operation", () => {
         const dir = await tempDir(`eio-${k}`);
         const disk = new SimDisk(dir);
         disk.failOps.add(k);
-        const acked: JournalRecord[] = [];
+        const acked: StoredRecord[] = [];
         let stores: FsStores | undefined;
         let outcome: unknown;
         try {
@@ -115,7 +115,7 @@ describe("campaign 3: EIO at every disk operation", () => {
         const effects = crashAgentEffects(TURNS, () => undefined);
         const app = createApp(defineConfig({ stores, effects, logics: [loop] }));
         const ids = Array.from({ length: 6 }, (_, i) => `run-${i}`);
-        const acked = new Map<string, JournalRecord[]>(ids.map((id) => [id, []]));
+        const acked = new Map<string, StoredRecord[]>(ids.map((id) => [id, []]));
         // Executions whose end was acknowledged before the EIO: only these may succeed.
         const endedBeforeFailure = new Set<string>();
         app.on("append", ({ executionId, records }) => {

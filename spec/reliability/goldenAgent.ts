@@ -13,7 +13,7 @@ import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { EVENT_SCHEMA } from "../../stores/schema.js";
 import { memoryStores } from "../../stores/memory.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 
 export const GOLDEN_AGENT_EXECUTION_ID = "golden-agent";
 
@@ -52,7 +52,7 @@ export function goldenAgentEffects(runs: Map<string, number> = new Map()): Recor
 export interface GoldenJournal {
   schema: number;
   executionId: string;
-  records: JournalRecord[];
+  records: StoredRecord[];
 }
 
 /** Runs the golden agent once, on a fixed clock, and writes its journal to `path`. */

@@ -8,7 +8,7 @@ import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord, Stores } from "../../stores/types.js";
+import type { StoredRecord, Stores } from "../../stores/types.js";
 
 export const SUBJECT_A = "subject-A";
 export const SUBJECT_B = "subject-B";
@@ -55,7 +55,7 @@ export function lifecycleApp(stores: Stores): App {
 }
 
 /** The content addresses an execution's tool steps offloaded (read while the key exists). */
-export function offloadedAddresses(log: JournalRecord[]): string[] {
+export function offloadedAddresses(log: StoredRecord[]): string[] {
   const out: string[] = [];
   for (const record of log) {
     if (record.type !== STEP_COMPLETED || record.effectId === "model") continue;

@@ -10,7 +10,7 @@ import { fsStores, type FsOps, type FsStores } from "../../adapters/fs/index.js"
 import { scanFrames } from "../../adapters/fs/framing.js";
 import { ExecutionPaths } from "../../adapters/fs/journalFiles.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { started } from "../conformance/suite.js";
 import { prng } from "../support/workload.js";
 import { SimDisk, type CrashMode } from "./simDisk.js";
@@ -36,7 +36,7 @@ interface Model {
   keys: Map<string, string>;
 }
 
-function record(random: () => number, seq: number): JournalRecord {
+function record(random: () => number, seq: number): StoredRecord {
   if (seq === 1) return started(1);
   const text = Array.from({ length: 1 + Math.floor(random() * 6) }, () => TEXT[Math.floor(random() * TEXT.length)]).join(" ");
   const pad = random() < 0.2 ? "p".repeat(Math.floor(random() * 3_000)) : "";
@@ -130,7 +130,7 @@ async function expectAckedBefore(error: JournalCorruptionError, model: Model, la
   expect(executionId, `${label}: ${error.message}`).toBeDefined();
   const bytes = await readFile(error.file);
   const frames = scanFrames(bytes.subarray(0, error.offset)).frames.slice(1);
-  const kept = frames.flatMap((f) => f.value as JournalRecord[]);
+  const kept = frames.flatMap((f) => f.value as StoredRecord[]);
   const acked = model.acked.get(executionId!) ?? 0;
   const attempted = model.attempted.get(executionId!)!;
   const first = kept[0]?.seq ?? acked + 1;
@@ -232,7 +232,7 @@ describe("campaign 2: lost unsynced writes on a simulated disk", () => {
     "resumes the agent to the uninterrupted output after a crash at every disk operation, whatever the crash kept",
     async () => {
       const TURNS = 3;
-      const run = async (dir: string, disk?: SimDisk, acked: JournalRecord[] = []) => {
+      const run = async (dir: string, disk?: SimDisk, acked: StoredRecord[] = []) => {
         const stores = await fsStores({ dir, fsOps: disk?.fsOps ?? noSync });
         try {
           return await runCrashAgent(stores, { turns: TURNS, acked });
@@ -252,7 +252,7 @@ describe("campaign 2: lost unsynced writes on a simulated disk", () => {
           const disk = new SimDisk();
           disk.crashAt = k;
           const mode = modes[(k + round) % modes.length]!;
-          const acked: JournalRecord[] = [];
+          const acked: StoredRecord[] = [];
           await run(dir, disk, acked).catch(() => undefined);
           expect(disk.crashed, `crash at op ${k}`).toBe(true);
           const did = disk.applyCrash(random, mode);

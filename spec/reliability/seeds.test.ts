@@ -16,7 +16,7 @@ import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.j
 import { containsTaint, isTainted, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { ContentPutOptions, JournalRecord } from "../../stores/types.js";
+import type { ContentPutOptions, StoredRecord } from "../../stores/types.js";
 import { CountingContentStore } from "../support/countingContentStore.js";
 
 const completed = async (app: App, id: string) => (await app.log(id)).filter((r) => r.type === STEP_COMPLETED);
@@ -247,7 +247,7 @@ describe("ADR 0140 D6 and D8: a result that arrives after its step was abandoned
     await left;
     expect(content.puts).toBe(0);
     expect(await blobs(content)).toEqual([]);
-    expect((await app.log("s")).filter((r: JournalRecord) => r.stepId === "late#turn:0:tool:0")).toEqual([]);
+    expect((await app.log("s")).filter((r: StoredRecord) => r.stepId === "late#turn:0:tool:0")).toEqual([]);
   });
 
   it("a tool that returns during eraseSubject leaves none of the subject's data in the content store", async () => {

@@ -16,7 +16,7 @@ import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { MemoryEventStore, memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { FAULTS, simulate, type SimulationResult } from "./simulation.js";
 import { cases, timeout } from "./support.js";
 
@@ -88,7 +88,7 @@ class GatedEvents extends MemoryEventStore {
     this.open = true;
     for (const go of this.waiting.splice(0)) go();
   }
-  override async append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  override async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     if (!this.open && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"))) {
       await new Promise<void>((go) => this.waiting.push(go));
     }

@@ -18,7 +18,7 @@ import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { memoryStores } from "../../stores/memory.js";
 import { forgetRecordKeys } from "../../stores/recordSealing.js";
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
+import type { EventStore, StoredRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { prng } from "../support/workload.js";
 import { contiguous, duplicateOutcomes, sha256 } from "./support.js";
@@ -32,7 +32,7 @@ export type Fault = "refuse" | "lost-ack" | "stall" | "read" | "stall-cited";
 export const FAULTS: readonly Fault[] = ["refuse", "lost-ack", "stall", "read", "stall-cited"];
 
 /** True when a record (sealed or not) cites a claim-checked blob: its readable `refs`. */
-const citesContent = (record: JournalRecord) => Array.isArray(record.refs) && record.refs.length > 0;
+const citesContent = (record: StoredRecord) => Array.isArray(record.refs) && record.refs.length > 0;
 
 /** Thrown by the faulting store: an I/O error of the simulated disk. */
 export class SimulatedStorageError extends Error {
@@ -101,17 +101,17 @@ class FaultingEventStore implements EventStore {
     return new Proxy(view, {
       get: (target, property) =>
         property === "append"
-          ? (executionId: string, expectedSeq: number, records: JournalRecord[]) =>
+          ? (executionId: string, expectedSeq: number, records: StoredRecord[]) =>
               owner.dead ? Promise.reject(new SimulatedStorageError("append: the process is dead")) : this.appendFrom(owner, executionId, expectedSeq, records)
           : Reflect.get(target, property, target),
     });
   }
 
-  append(executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     return this.appendFrom(new Process(), executionId, expectedSeq, records);
   }
 
-  private async appendFrom(owner: Process, executionId: string, expectedSeq: number, records: JournalRecord[]): Promise<void> {
+  private async appendFrom(owner: Process, executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     this.calls++;
     // `stall-cited` waits in the queue for an append that cites a blob; the others apply to the next append
     // (a `read` to the next read), in the order they were armed.
@@ -148,7 +148,7 @@ class FaultingEventStore implements EventStore {
     return this.faults.findIndex((fault) => fault !== "stall-cited");
   }
 
-  async read(executionId: string, fromSeq?: number): Promise<JournalRecord[]> {
+  async read(executionId: string, fromSeq?: number): Promise<StoredRecord[]> {
     this.calls++;
     const next = this.nextFault();
     if (next >= 0 && this.faults[next] === "read") {
@@ -505,7 +505,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
 
   // Invariants over the final journals.
   let records = 0;
-  const journals: Record<string, JournalRecord[]> = {};
+  const journals: Record<string, StoredRecord[]> = {};
   for (const info of await base.events.listExecutions()) journals[info.executionId] = await base.events.read(info.executionId);
   const isErased = new Map(await Promise.all(ids.map(async (id) => [id, await erased(id)] as const)));
   for (const id of ids) {

@@ -13,7 +13,7 @@ import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import type { JournalRecord, Stores } from "../../stores/types.js";
+import type { StoredRecord, Stores } from "../../stores/types.js";
 import { toolOutput, workloadReply } from "../support/workload.js";
 
 /** `npm run soak` sets LOOMWORK_SOAK=1: every campaign runs its larger count. */
@@ -75,8 +75,8 @@ export function crashAgentEffects(turns: number, sideEffect: (key: string, turn:
  */
 export async function runCrashAgent(
   stores: Stores,
-  options: { turns: number; acked?: JournalRecord[]; sideEffect?: (key: string, turn: number) => Promise<void> | void; app?: (app: App) => void },
-): Promise<{ result: unknown; log: JournalRecord[] }> {
+  options: { turns: number; acked?: StoredRecord[]; sideEffect?: (key: string, turn: number) => Promise<void> | void; app?: (app: App) => void },
+): Promise<{ result: unknown; log: StoredRecord[] }> {
   const loop = crashAgent(options.turns);
   const app = createApp(
     defineConfig({ stores, effects: crashAgentEffects(options.turns, options.sideEffect ?? (() => undefined)), logics: [loop], execution: { snapshotEvery: 6 } }),
@@ -269,17 +269,17 @@ export async function pool<T, R>(items: T[], limit: number, work: (item: T, inde
 // Journal checks shared by the campaigns
 
 /** Seqs 1..n with no gap and no repeat. */
-export function contiguous(log: JournalRecord[]): boolean {
+export function contiguous(log: StoredRecord[]): boolean {
   return log.every((record, i) => record.seq === i + 1);
 }
 
 /** The records without their clock stamps: what two runs of the same execution must agree on. */
-export function withoutTime(log: JournalRecord[]): Omit<JournalRecord, "at">[] {
+export function withoutTime(log: StoredRecord[]): Omit<StoredRecord, "at">[] {
   return log.map(({ at: _at, ...rest }) => rest);
 }
 
 /** Step ids with more than one outcome record (should be none). */
-export function duplicateOutcomes(log: JournalRecord[]): string[] {
+export function duplicateOutcomes(log: StoredRecord[]): string[] {
   const seen = new Set<string>();
   const twice: string[] = [];
   for (const record of log) {

@@ -1,6 +1,6 @@
 // Test harness: counted effects, a store that "dies" at a seq, helpers to run the demo machine.
 import { createToolEffect } from "../../actors/effects/effect.js";
-import type { EventStore, JournalRecord, StoredSnapshot, Stores } from "../../stores/types.js";
+import type { EventStore, StoredRecord, StoredSnapshot, Stores } from "../../stores/types.js";
 
 /** Effects that count every live run per step id, so a test can assert "ran exactly once". */
 export function countedDemoEffects(options: { failWrite?: boolean } = {}) {
@@ -31,7 +31,7 @@ export class ForwardingEventStore implements EventStore {
   constructor(readonly inner: EventStore) {
     this.spiVersion = inner.spiVersion;
   }
-  append(id: string, expected: number, records: JournalRecord[]) {
+  append(id: string, expected: number, records: StoredRecord[]) {
     return this.inner.append(id, expected, records);
   }
   read(id: string, from?: number) {
@@ -74,7 +74,7 @@ export class DyingEventStore extends ForwardingEventStore {
   ) {
     super(inner);
   }
-  override async append(id: string, expected: number, records: JournalRecord[]) {
+  override async append(id: string, expected: number, records: StoredRecord[]) {
     if ((records.at(-1)?.seq ?? 0) > this.crashAfterSeq) throw new SimulatedCrash(`crash after seq ${this.crashAfterSeq}`);
     return this.inner.append(id, expected, records);
   }

@@ -5,7 +5,7 @@
 // harness does), reported to the test process before the call runs, with every record the app saw
 // acknowledged, so the counts and acknowledgements outlive a SIGKILL of the browser itself (localStorage
 // is written to disk lazily and would not). A model or tool step can be held open until released.
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type Effect, type JournalRecord, type ReplayReport } from "../../../index.js";
+import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type Effect, type StoredRecord, type ReplayReport } from "../../../index.js";
 import type { IndexedDbStores, WriterLease } from "../../../adapters/indexeddb/index.js";
 import { toolOutput, workloadReply } from "../../support/workload.js";
 
@@ -29,7 +29,7 @@ export interface AgentRun {
 /** What the page tells the test process through the `loomReport` binding, when one is exposed. */
 export type PageReport =
   | { kind: "call"; db: string; stepId: string }
-  | { kind: "ack"; db: string; executionId: string; records: JournalRecord[] };
+  | { kind: "ack"; db: string; executionId: string; records: StoredRecord[] };
 
 declare global {
   interface Window {
@@ -196,7 +196,7 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
     },
 
     /** The execution's journal as IndexedDB holds it. */
-    async log(db: string, executionId: string): Promise<JournalRecord[]> {
+    async log(db: string, executionId: string): Promise<StoredRecord[]> {
       return (await storesOf(db)).events.read(executionId);
     },
   };
