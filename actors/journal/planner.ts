@@ -186,7 +186,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
 }
 
 function isSerialized(value: unknown): value is SerializedError {
-  return typeof value === "object" && value !== null && !(value instanceof Error) && typeof (value as SerializedError).message === "string";
+  return typeof value === "object" && value !== null && !(value instanceof Error) && "message" in value && typeof value.message === "string";
 }
 
 // The XState event an input record delivers (exhaustive: a new input type does not compile without its case).

@@ -43,7 +43,7 @@ function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId:
   for (const record of records) {
     switch (record.type) {
       case EXECUTION_STARTED:
-        view.logicId ??= record.logicId as string;
+        view.logicId ??= record.logicId;
         if (typeof record.subject === "string") view.subject ??= record.subject;
         view.startedAt ??= record.at;
         break;
@@ -56,7 +56,7 @@ function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId:
         break;
       case EXECUTION_ENDED:
         if (countersOnly) break;
-        view.status = record.status as ExecutionStatus;
+        view.status = record.status;
         view.endedAt = record.at;
         break;
     }
@@ -159,7 +159,7 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
     executions.trigger.listed({ infos });
     await Promise.all(
       infos.map(async ({ executionId }) => {
-        const records = await app.log(executionId).catch(() => [] as JournalRecord[]);
+        const records = await app.log(executionId).catch((): JournalRecord[] => []);
         const from = liveFrom.get(executionId) ?? Number.POSITIVE_INFINITY;
         executions.trigger.hydrated({ executionId, records: records.filter((r) => r.seq < from) });
       }),

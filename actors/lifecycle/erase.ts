@@ -9,7 +9,7 @@
 import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
-import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
+import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
 import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
@@ -85,9 +85,10 @@ async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], sub
   const addresses: string[] = [];
   for (const info of coordinatorsOf(infos, subject)) {
     if (info.executionId === self) continue;
-    const log = await events.read(info.executionId);
+    // A coordinator has no subject, so its log is never sealed: its records read as the union.
+    const log = (await events.read(info.executionId)).filter(isJournalRecord);
     const results = new Set(log.filter((r) => r.type === ERASURE_CONTENT_DELETED).map((r) => r.intentSeq));
-    for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...(intent.addresses as string[]));
+    for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...intent.addresses);
   }
   return addresses;
 }
@@ -237,10 +238,10 @@ async function erase(host: LifecycleHost, subject: string): Promise<EraseSubject
   if (unfinished) {
     coordinatorId = unfinished.executionId;
     // D12: a journaled intent with addresses left is only finished over a store that deletes conditionally.
-    const log = await events.read(coordinatorId);
+    const log = (await events.read(coordinatorId)).filter(isJournalRecord);
     const intent = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED);
     const finished = log.some((r) => r.type === ERASURE_CONTENT_DELETED);
-    if (intent && !finished && (intent.addresses as string[]).length > 0) requireErasable(subject, (intent.addresses as string[]).length, host.content);
+    if (intent && !finished && intent.addresses.length > 0) requireErasable(subject, intent.addresses.length, host.content);
     await host.resume(coordinatorId, eraseCoordinatorMachine);
   } else {
     coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);

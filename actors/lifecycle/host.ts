@@ -5,7 +5,7 @@
 import type { AnyStateMachine } from "xstate";
 import { ERASE_COORDINATOR_LOGIC_ID, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import { SWEEP_LOGIC_ID, type SweepResult } from "../../machines/sweep.js";
-import type { ContentStore, EventStore, JournalRecord, KeyStore } from "../../stores/types.js";
+import type { ContentStore, EventStore, JournalRecord, KeyStore, RecordBody } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
@@ -137,7 +137,7 @@ export interface InternalEffectContext {
    * Appends a control record (`loom.erasure.*`) to this execution's log, between two macrosteps, and
    * resolves its seq. Replay skips control records (Execution.recover), so the log stays replayable.
    */
-  appendControl(record: Omit<JournalRecord, "seq" | "at">): Promise<number>;
+  appendControl(record: RecordBody): Promise<number>;
   /** This execution's log so far, opened: an idempotent step looks for the control record it may already have written. */
   readOwnLog(): Promise<JournalRecord[]>;
 }

@@ -11,7 +11,7 @@
 import type { AnyStateMachine } from "xstate";
 import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
 import { sweepMachine } from "../../machines/sweep.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { JournalRecord, RecordBody } from "../../stores/types.js";
 import type { PendingStep } from "../journal/planner.js";
 import { eraseEffects } from "./erase.js";
 import type { InternalEffect, InternalEffectContext, LifecycleHost } from "./host.js";
@@ -33,7 +33,7 @@ export interface InternalStepCall {
   readonly pending: PendingStep;
   readonly signal: AbortSignal;
   /** Journals control records in the execution's log while the step runs; resolves the seq of the last. */
-  appendControl(records: readonly Omit<JournalRecord, "seq" | "at">[]): Promise<number>;
+  appendControl(records: readonly RecordBody[]): Promise<number>;
 }
 
 /** Runs one internal step: the effect its pending step names, with the host and the step's control-record writer. */
@@ -59,7 +59,7 @@ export function runInternalStep(host: LifecycleHost, call: InternalStepCall): Pr
 export function controlWriterOf(host: LifecycleHost, execution: { readonly executionId: string; readonly subject?: string | undefined; seq: number }): InternalStepCall["appendControl"] {
   return async (partials) => {
     const at = host.clock.now();
-    const records = partials.map((partial, i) => ({ seq: execution.seq + 1 + i, at, ...partial }) as JournalRecord);
+    const records = partials.map((partial, i): JournalRecord => ({ seq: execution.seq + 1 + i, at, ...partial }));
     if (records.length === 0) return execution.seq;
     await host.journal.append(execution.executionId, execution.seq, records, execution.subject);
     execution.seq = records.at(-1)!.seq;
