@@ -1,4 +1,5 @@
 // Byte helpers shared by stores and adapters: browser-safe (WebCrypto, TextEncoder), no node:*.
+import { SUBJECT_KEY_HKDF_SALT } from "./constants.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -66,4 +67,23 @@ export function fnv1a32(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
+}
+
+// WebCrypto's BufferSource wants an ArrayBuffer-backed view; the bytes loomwork hands it always are.
+export const bufferSource = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>;
+
+/**
+ * A key derived from a subject's raw key by HKDF-SHA-256 under the one subject-key salt, with its own
+ * `info`: record sealing and EncryptingContentStore each derive their subkeys this way, so the raw key
+ * is never used directly by two primitives.
+ */
+export async function deriveSubjectSubkey(
+  raw: Uint8Array,
+  info: Uint8Array,
+  algorithm: HmacKeyGenParams | AesKeyGenParams,
+  usages: KeyUsage[],
+): Promise<CryptoKey> {
+  const base = await crypto.subtle.importKey("raw", bufferSource(raw), "HKDF", false, ["deriveKey"]);
+  const salt = bufferSource(utf8(SUBJECT_KEY_HKDF_SALT));
+  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: bufferSource(info) }, base, algorithm, false, usages);
 }

@@ -38,3 +38,9 @@ export type StoreErrorCode = (typeof STORE_ERROR_CODES)[keyof typeof STORE_ERROR
 
 /** The HKDF salt of every key derived from a subject's key (record sealing and sealed blobs). */
 export const SUBJECT_KEY_HKDF_SALT = "loomwork/subject-key/v1";
+
+/** Bytes of an AES-GCM IV (96 bits) as record sealing and sealed blobs use it. */
+export const AES_GCM_IV_BYTES = 12;
+
+/** Bytes of an AES-GCM authentication tag (128 bits). */
+export const AES_GCM_TAG_BYTES = 16;

@@ -23,8 +23,8 @@
 // risk at 2^32 blobs per subject as NIST's random-IV bound. The IV leaks nothing else about the bytes.
 //
 // Wrap a store of its own: `list` yields everything the inner store holds.
-import { sha256Hex, utf8 } from "./bytes.js";
-import { STORE_ERROR_CODES } from "./constants.js";
+import { bufferSource as buffer, deriveSubjectSubkey, sha256Hex, utf8 } from "./bytes.js";
+import { AES_GCM_IV_BYTES as IV_BYTES, AES_GCM_TAG_BYTES as TAG_BYTES, STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
 import {
   CONTENT_STORE_SPI_VERSION,
@@ -52,21 +52,12 @@ export class ContentAuthenticationError extends LoomworkError {
 }
 
 const FORMAT_VERSION = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-const HKDF_SALT = utf8("loomwork/subject-key/v1");
 const IV_KEY_INFO = utf8("loomwork/content/v1/iv-hmac-sha256");
 const SEAL_KEY_INFO = utf8("loomwork/content/v1/aes-256-gcm");
 const AAD = utf8("loomwork/content/v1");
 
-const buffer = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>;
-
-async function subkey(raw: Uint8Array, info: Uint8Array, algorithm: HmacKeyGenParams | AesKeyGenParams, usages: KeyUsage[]) {
-  const base = await crypto.subtle.importKey("raw", buffer(raw), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt: buffer(HKDF_SALT), info: buffer(info) }, base, algorithm, false, usages);
-}
-const ivKeyOf = (raw: Uint8Array) => subkey(raw, IV_KEY_INFO, { name: "HMAC", hash: "SHA-256", length: 256 }, ["sign"]);
-const sealKeyOf = (raw: Uint8Array, usage: KeyUsage) => subkey(raw, SEAL_KEY_INFO, { name: "AES-GCM", length: 256 }, [usage]);
+const ivKeyOf = (raw: Uint8Array) => deriveSubjectSubkey(raw, IV_KEY_INFO, { name: "HMAC", hash: "SHA-256", length: 256 }, ["sign"]);
+const sealKeyOf = (raw: Uint8Array, usage: KeyUsage) => deriveSubjectSubkey(raw, SEAL_KEY_INFO, { name: "AES-GCM", length: 256 }, [usage]);
 
 function requireSubject(method: "put" | "get", options: ContentPutOptions | undefined): string {
   const subject = options?.subject;

@@ -12,11 +12,11 @@ const LOOMWORK_ERROR: unique symbol = Symbol.for("loomwork.error");
  * `instanceof TypeError` keeps working (`LoomworkTypeError`: `ConfigError`, `AiSdkReplyError`).
  */
 export class LoomworkError extends Error {
-  readonly code: string;
+  /** Stable and safe to branch on: one of `ERROR_CODES` for loomwork's own errors. */
+  declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
-    this.code = code;
+    nameAndCode(this, new.target.name, code);
   }
 
   // Only `LoomworkError` itself answers by the mark; its subclasses keep the ordinary prototype check.
@@ -31,12 +31,17 @@ export class LoomworkError extends Error {
  * and `instanceof LoomworkError` both hold, and `code` is stable like every loomwork error's.
  */
 export class LoomworkTypeError extends TypeError {
-  readonly code: string;
+  declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
-    this.code = code;
+    nameAndCode(this, new.target.name, code);
   }
+}
+
+// The constructor body both bases share: the code, then the class's name (own, enumerable, in that order).
+function nameAndCode(error: Error & { code: string }, name: string, code: string): void {
+  error.code = code;
+  error.name = name;
 }
 
 for (const base of [LoomworkError, LoomworkTypeError]) {

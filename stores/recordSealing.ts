@@ -18,8 +18,8 @@
 //   never used directly by two primitives (EncryptingContentStore derives its own subkeys likewise).
 // - `refs` present (even empty) means "the caller listed what this record cites"; absent means unknown,
 //   and a fail-closed sweep must then treat the record as citing anything.
-import { fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
-import { STORE_ERROR_CODES } from "./constants.js";
+import { bufferSource as buffer, deriveSubjectSubkey, fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
+import { AES_GCM_IV_BYTES as IV_BYTES, AES_GCM_TAG_BYTES as TAG_BYTES, STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
 import type { StoredRecord } from "./types.js";
 
@@ -49,15 +49,9 @@ export class RecordAuthenticationError extends LoomworkError {
   }
 }
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const SUBJECT_KEY_BYTES = 32;
-const HKDF_SALT = utf8("loomwork/subject-key/v1");
 const RECORD_KEY_INFO = utf8("loomwork/record/v1/aes-256-gcm");
 const HEADER_FIELDS: readonly string[] = ["seq", "at", "type", ...READABLE_RECORD_FIELDS];
-
-// WebCrypto's BufferSource wants an ArrayBuffer-backed view; JournalRecord bytes always are.
-const buffer = (bytes: Uint8Array) => bytes as Uint8Array<ArrayBuffer>;
 
 /**
  * The IV of one record seal: 96 fresh random bits. Exported so a test can draw many cheaply.
@@ -83,15 +77,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
-async function deriveRecordKey(raw: Uint8Array): Promise<CryptoKey> {
-  const base = await crypto.subtle.importKey("raw", buffer(raw), "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey(
-    { name: "HKDF", hash: "SHA-256", salt: buffer(HKDF_SALT), info: buffer(RECORD_KEY_INFO) },
-    base,
-    { name: "AES-GCM", length: 256 },
-    false,
-    ["encrypt", "decrypt"],
-  );
+function deriveRecordKey(raw: Uint8Array): Promise<CryptoKey> {
+  return deriveSubjectSubkey(raw, RECORD_KEY_INFO, { name: "AES-GCM", length: 256 }, ["encrypt", "decrypt"]);
 }
 
 /**

@@ -37,6 +37,14 @@ async function requireSubject(ctx: Context, subject: string): Promise<void> {
   if (holding.length === 0) throw new NotFoundError(`no execution holds data of subject "${subject}" in ${ctx.dir}`, "Subjects are set with app.start(logic, { subject }); `loomwork ls --json` shows them.");
 }
 
+/** The subject command's common part: the subject argument, known to the journal, and `task` run on it with a progress bar. */
+async function subjectTask<T>(ctx: Context, label: string, task: (app: App, subject: string) => Promise<T>): Promise<{ subject: string; result: T }> {
+  const subject = ctx.positionals[0]!;
+  const app = await maintenanceApp(ctx);
+  await requireSubject(ctx, subject);
+  return { subject, result: await withProgress(app, label, () => task(app, subject)) };
+}
+
 export const sweep: Command = {
   spec: {
     name: "sweep",
@@ -73,10 +81,7 @@ export const erase: Command = {
     examples: ["loomwork erase user-42", "loomwork erase user-42 --json"],
   },
   async run(ctx) {
-    const subject = ctx.positionals[0]!;
-    const app = await maintenanceApp(ctx);
-    await requireSubject(ctx, subject);
-    const result = await withProgress(app, "erasing", () => app.eraseSubject(subject));
+    const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => app.eraseSubject(s));
     if (ctx.json) return ctx.printJson(result);
     ctx.out(
       `erased subject ${subject} (${result.coordinatorId}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
@@ -95,10 +100,7 @@ export const exportSubject: Command = {
     examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
   },
   async run(ctx) {
-    const subject = ctx.positionals[0]!;
-    const app = await maintenanceApp(ctx);
-    await requireSubject(ctx, subject);
-    const data = await withProgress(app, "exporting", () => app.exportSubject(subject));
+    const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
     const text = `${JSON.stringify(data, null, 2)}\n`;
     const file = ctx.values.output as string | undefined;
     if (!file) return void process.stdout.write(text);
