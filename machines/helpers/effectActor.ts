@@ -22,7 +22,7 @@ export function stepInput<T>(step: string, input: T): StepInput<T> {
 }
 
 export function isStepInput(value: unknown): value is StepInput<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[LOOM_STEP] === "string";
+  return typeof value === "object" && value !== null && LOOM_STEP in value && typeof value[LOOM_STEP] === "string";
 }
 
 /**

@@ -23,7 +23,10 @@ export function invokeAs<T>(taskKind: TaskKind, step: string, input: T): TaskSte
 
 /** The role recorded by `invokeAs`, if any. */
 export function taskKindOf(value: unknown): TaskKind | undefined {
-  const kind = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[LOOM_TASK_KIND] : undefined;
+  return typeof value === "object" && value !== null && LOOM_TASK_KIND in value ? asTaskKind(value[LOOM_TASK_KIND]) : undefined;
+}
+
+function asTaskKind(kind: unknown): TaskKind | undefined {
   return kind === "llm" || kind === "tool" || kind === "task" ? kind : undefined;
 }
 
@@ -35,5 +38,5 @@ export const LOOM_INVOKED_AS: unique symbol = Symbol.for("loomwork.invokedAs");
 
 /** The role a step was declared in (`invokeAs`; agentLoop$ declares every tool call "tool"), or undefined for a plain invoke. */
 export function invokedAs(ctx: object): TaskKind | undefined {
-  return (ctx as { [LOOM_INVOKED_AS]?: TaskKind })[LOOM_INVOKED_AS];
+  return LOOM_INVOKED_AS in ctx ? asTaskKind(ctx[LOOM_INVOKED_AS]) : undefined;
 }

@@ -23,7 +23,7 @@ export function tainted<T>(value: T, origin: string): Tainted<T> {
 }
 
 export function isTainted(value: unknown): value is Tainted {
-  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[TAINT_KEY] === "string" && "value" in value;
+  return typeof value === "object" && value !== null && TAINT_KEY in value && typeof value[TAINT_KEY] === "string" && "value" in value;
 }
 
 /** Nodes a taint scan visits before it gives up and fails closed (ADR 0140 D10). */
