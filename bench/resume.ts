@@ -99,7 +99,7 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
       const stores = bench.kind === "indexeddb" ? await indexedDbStores({ name: bench.name, indexedDB: bench.factory, IDBKeyRange, locks: null }) : bench.stores;
       const { app } = await resumeInterrupted(stores, turns);
       const sample = end();
-      replay = app.execution(EXECUTION_ID)?.replay;
+      replay = (await app.resume(EXECUTION_ID)).replay;
       await app.close();
       if (stores !== bench.stores) await (stores as { close(): Promise<void> }).close();
       return sample;

@@ -12,8 +12,7 @@ import type { RuntimeBus } from "../bus.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
-import type { Execution } from "../journal/execution.js";
-import type { PendingStep } from "../journal/planner.js";
+import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
 import { AGENT_TOOL_STEP } from "./claimCheck.js";
@@ -95,9 +94,8 @@ export class EffectRuntime {
    * The role the machine invoked the step in: what `invokeAs` said (agentLoop$ invokes every tool call as
    * "tool"), else an agentLoop$ tool frame restored from a state journaled before it said so, else nothing.
    */
-  private declaredRole(execution: Execution, pending: PendingStep): TaskKind | undefined {
+  private declaredRole({ logic: machine, pending }: StepCall): TaskKind | undefined {
     if (pending.taskKind) return pending.taskKind;
-    const machine = execution.machine;
     return loopHooksOf(machine) && pending.stepId.startsWith(`${machine.id}#`) && AGENT_TOOL_STEP.test(pending.stepId) ? "tool" : undefined;
   }
 
@@ -120,12 +118,12 @@ export class EffectRuntime {
   }
 
   /** Runs one journaled step live through the chain; resolves a StepResult, rejects with a StepFailure. */
-  async run(execution: Execution, pending: PendingStep, signal: AbortSignal): Promise<StepResult> {
-    const { executionId, subject } = execution;
+  async run(call: StepCall): Promise<StepResult> {
+    const { executionId, subject, pending } = call;
     const effect = this.config.effects[pending.effectId]!;
-    const invokedAs = this.declaredRole(execution, pending);
+    const invokedAs = this.declaredRole(call);
     // Once this signal is aborted the step is abandoned: the execution journals none of its outcome.
-    const step = this.stepSignal(executionId, signal);
+    const step = this.stepSignal(executionId, call.signal);
     const ctx = this.context(
       {
         executionId,
@@ -141,7 +139,7 @@ export class EffectRuntime {
     );
     let usage: Usage | undefined;
     const ring: RingContext = {
-      logicId: execution.machine.id,
+      logicId: call.logic.id,
       journaled: true,
       isModel: effect.kind === "llm",
       meter: this.meter,

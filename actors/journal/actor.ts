@@ -1,16 +1,28 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
-import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, Observer, Subscription } from "xstate";
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, ConfigError } from "../errors.js";
-import type { Execution, ReplayReport } from "./execution.js";
+import type { ReplayReport } from "./host.js";
 import { plainJson } from "./json.js";
 
 /** What an actor needs of the app that made it: whether it is closed, and its warning sink. */
 export interface ActorHost {
   closed(): boolean;
   warn(warning: Warning): void;
+}
+
+/** The execution an actor stands for (an Execution, which creates its actor as its `ref`). */
+export interface ActorSource {
+  readonly executionId: string;
+  readonly sessionId: string;
+  readonly machine: AnyStateMachine;
+  readonly replay: ReplayReport;
+  getSnapshot(): AnyMachineSnapshot;
+  subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription;
+  send(event: EventObject): Promise<void>;
+  whenSettled(): Promise<void>;
 }
 
 /** A journaled execution as an XState-like actor: `getSnapshot`, `subscribe`, `send`. */
@@ -22,7 +34,7 @@ export class JournaledActor {
   readonly src: string;
 
   constructor(
-    private readonly execution: Execution,
+    private readonly execution: ActorSource,
     private readonly host?: ActorHost,
   ) {
     this.id = execution.executionId;
@@ -74,8 +86,10 @@ export class JournaledActor {
 
   private deliver(event: AnyEventObject): Promise<void> {
     if (this.host?.closed()) return Promise.reject(new AppClosedError(`send event ${JSON.stringify(eventTypeOf(event))} to execution "${this.id}"`));
-    // The shape is the execution's to check; here the JSON check names the path inside the event.
-    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") return this.execution.send(event);
+    // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
+    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
+      return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
+    }
     let plain: AnyEventObject;
     try {
       plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");

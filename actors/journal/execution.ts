@@ -1,30 +1,25 @@
 // One journaled execution: runs a machine through the pure planner, appends each macrostep before
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent, Observer, Subscription } from "xstate";
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, RecordBody } from "../../stores/types.js";
-import { failedFields, unwrapStepResult } from "../effects/chain.js";
-import { AppClosedError, ConfigError, NonDeterminismError, NonJsonOutputError, type SerializedError } from "../errors.js";
+import { AppClosedError, NonDeterminismError, type SerializedError } from "../errors.js";
 import { planMacrostep, persistState, restoreState, type Macrostep, type MacrostepInput, type PendingStep, type RuntimeState } from "./planner.js";
-import type { Runtime } from "./host.js";
-import { plainJson } from "./json.js";
+import { JournaledActor } from "./actor.js";
+import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, UnstampedRecord } from "./host.js";
+import { ExecutionObservers, snapshotOf } from "./observers.js";
+import { runStepToRecord } from "./stepOutcome.js";
 
-type Listener = (snapshot: AnyMachineSnapshot) => void;
+export type { ReplayReport } from "./host.js";
 
 export interface ExecutionOptions {
   executionId: string;
   subject?: string;
   machine: AnyStateMachine;
   machineHash: string;
-}
-
-/** What a replay did: the numbers a story or the CLI prints. */
-export interface ReplayReport {
-  fromSnapshotSeq: number;
-  recordsReplayed: number;
-  stepsServedFromLog: number;
-  stepsToRun: number;
+  /** Called after every macrostep, live or replayed: its logic's hook (the agent loop's state-growth warning). */
+  observer?: MacrostepObserver | undefined;
 }
 
 export class Execution {
@@ -32,13 +27,16 @@ export class Execution {
   readonly subject: string | undefined;
   readonly machine: AnyStateMachine;
   readonly sessionId: string;
+  /** The actor callers hold for this execution (getSnapshot / subscribe / send); the inspector's actorRef. */
+  readonly ref: JournaledActor;
   state!: RuntimeState;
-  seq = 0;
   replay: ReplayReport = { fromSnapshotSeq: 0, recordsReplayed: 0, stepsServedFromLog: 0, stepsToRun: 0 };
   /** Report-only warnings already given in this run (once per run, again after a resume in a fresh app). */
   readonly warned = new Set<string>();
   /** Set when the journal refused a write; the execution accepts nothing more. */
   failure: unknown;
+  // The journal's head: only this execution's own writes move it.
+  private head = 0;
   private snapshotSeq = 0;
   private mailbox: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, AbortController>();
@@ -46,12 +44,13 @@ export class Execution {
   private inflight = 0;
   private halted = false;
   private readonly timerCancels = new Map<string, () => void>();
-  private readonly listeners = new Set<Observer<AnyMachineSnapshot>>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
   private readonly machineHash: string;
+  private readonly observers: ExecutionObservers;
+  private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
 
   constructor(
-    private readonly runtime: Runtime,
+    private readonly host: ExecutionHost,
     options: ExecutionOptions,
   ) {
     this.executionId = options.executionId;
@@ -59,6 +58,14 @@ export class Execution {
     this.machine = options.machine;
     this.machineHash = options.machineHash;
     this.sessionId = `loom:${options.executionId}`;
+    this.ref = new JournaledActor(this, host);
+    this.observers = new ExecutionObservers(host, this, options.observer);
+    this.plan = { machine: this.machine, executionId: this.executionId, effectIds: host.effectIds };
+  }
+
+  /** The seq of the last record this execution journaled (or replayed). */
+  get seq(): number {
+    return this.head;
   }
 
   get ended(): boolean {
@@ -77,88 +84,69 @@ export class Execution {
     });
   }
 
-  /** Rebuilds the state from the latest snapshot and the log's tail, then runs what has no outcome. */
   /**
+   * Rebuilds the state from the latest snapshot and the log's tail, then runs what has no outcome.
    * `observe: false` rebuilds the state only, to measure or read it: no inspection events, no hooks
    * (warnings), and nothing runs afterwards.
    */
   async recover(options: { observe?: boolean } = {}): Promise<void> {
     const observe = options.observe !== false;
-    const journal = this.runtime.journal;
+    const journal = this.host.journal;
     const stored = await journal.getSnapshot(this.executionId);
     let from = 1;
     if (stored) {
       this.state = restoreState(this.machine, stored.state);
-      this.seq = stored.seq;
+      this.head = stored.seq;
       this.snapshotSeq = stored.seq;
       from = stored.seq + 1;
       this.replay.fromSnapshotSeq = stored.seq;
     }
     const tail = await journal.readForReplay(this.executionId, from);
-    const folded = foldRecords(this.planContext(), { state: this.state, seq: this.seq }, tail, (step) => {
+    const folded = foldRecords(this.plan, { state: this.state, seq: this.head }, tail, (step) => {
       if (step.records[0]!.type === STEP_COMPLETED || step.records[0]!.type === STEP_FAILED) this.replay.stepsServedFromLog++;
       this.replay.recordsReplayed += step.records.length;
       this.state = step.state;
-      this.seq = step.records.at(-1)!.seq;
-      if (observe) {
-        this.inspectStep(step);
-        this.runtime.afterMacrostep(this);
-      }
+      this.head = step.records.at(-1)!.seq;
+      if (observe) this.observers.macrostep(step);
     });
     if (folded.state) this.state = folded.state;
-    this.seq = folded.seq;
+    this.head = folded.seq;
     if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (!observe) return;
-    this.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
+    this.observers.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
     if (this.ended) return;
     for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
     for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
   }
 
-  /** Journals an external event, then delivers it. */
+  /** Journals an external event, then delivers it; `event` is plain JSON (its actor, `ref`, checked it). */
   send(event: EventObject): Promise<void> {
-    // Refused before the mailbox: a bad event is the caller's error and leaves the execution running.
-    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
-      return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
-    }
-    let plain: EventObject;
-    try {
-      plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`));
-    } catch (error) {
-      return Promise.reject(error);
-    }
     // A send the app closed before its turn in the mailbox was never journaled: say so, never resolve.
-    const refused = () => new AppClosedError(`send event "${plain.type}" to execution "${this.executionId}"`);
-    return this.enqueue({ type: EVENT_RECEIVED, event: plain }, refused);
+    const refused = () => new AppClosedError(`send event "${event.type}" to execution "${this.executionId}"`);
+    return this.enqueue({ type: EVENT_RECEIVED, event }, refused);
   }
 
   /** Ends the execution as stopped: journaled, running effects aborted, timers disarmed. */
   stop(reason: string): Promise<void> {
     return this.enqueueRaw(async () => {
       if (this.ended) return;
-      const at = this.runtime.clock.now();
+      const at = this.host.clock.now();
       const error: SerializedError = { name: "ExecutionStoppedError", message: reason };
-      await this.write([{ seq: this.seq + 1, at, type: EXECUTION_ENDED, status: "stopped", error }]);
+      await this.write([{ seq: this.head + 1, at, type: EXECUTION_ENDED, status: "stopped", error }]);
       this.state = { ...this.state, status: "stopped", error, pending: {}, timers: {} };
       this.halt();
-      this.notify();
-      this.runtime.executionEnded(this);
+      this.observers.notify(this.getSnapshot(), this.ended);
+      this.host.ended(this);
     });
   }
 
   getSnapshot(): AnyMachineSnapshot {
-    const snapshot = this.state.snapshot;
-    if (this.state.status === "error" || this.state.status === "stopped") {
-      return { ...snapshot, status: this.state.status === "error" ? "error" : "stopped", error: this.state.error } as AnyMachineSnapshot;
-    }
-    return snapshot;
+    return snapshotOf(this.state);
   }
 
-  subscribe(observer: Observer<AnyMachineSnapshot> | Listener): Subscription {
-    const o: Observer<AnyMachineSnapshot> = typeof observer === "function" ? { next: observer } : observer;
-    this.listeners.add(o);
-    return { unsubscribe: () => this.listeners.delete(o) };
+  subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription {
+    return this.observers.subscribe(observer);
   }
 
   /** Resolves once nothing is queued and no effect is running (or the execution ended); armed timers do not count. */
@@ -183,15 +171,11 @@ export class Execution {
     return persistState(this.machine, this.state);
   }
 
-  private planContext() {
-    return { machine: this.machine, executionId: this.executionId, effectIds: this.runtime.effectIds };
-  }
-
   private enqueue(partial: RecordBody<MacrostepInput["type"]>, whenClosed?: () => Error): Promise<void> {
     return this.enqueueRaw(async () => {
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
-      const input: MacrostepInput = { seq: this.seq + 1, at: this.runtime.clock.now(), ...partial };
-      const step = planMacrostep(this.planContext(), this.state, input);
+      const input: MacrostepInput = { seq: this.head + 1, at: this.host.clock.now(), ...partial };
+      const step = planMacrostep(this.plan, this.state, input);
       await this.write(step.records);
       this.apply(step);
     }, whenClosed);
@@ -201,7 +185,7 @@ export class Execution {
   private enqueueRaw(work: () => Promise<void>, whenClosed?: () => Error): Promise<void> {
     const run = this.mailbox.then(() => {
       if (this.failure) throw this.failure;
-      if (this.runtime.closed) {
+      if (this.host.closed()) {
         if (whenClosed) throw whenClosed();
         return;
       }
@@ -214,15 +198,30 @@ export class Execution {
   // Write-ahead: nothing of a macrostep is acted on before its records are in the journal.
   private async write(records: JournalRecord[]): Promise<void> {
     try {
-      await this.runtime.journal.append(this.executionId, this.seq, records, this.subject);
+      await this.host.journal.append(this.executionId, this.head, records, this.subject);
     } catch (error) {
       this.failure = error;
       this.halt();
-      this.runtime.executionFailed(this, error);
+      this.host.failed(this, error);
       throw error;
     }
-    this.seq = records.at(-1)!.seq;
-    this.runtime.bus.emit("append", { executionId: this.executionId, records });
+    this.moved(records);
+  }
+
+  // An internal step's control records (StepCall.appendControl), written between two macrosteps: a refused
+  // write fails the step, not the execution. Replay skips control records, so the log stays replayable.
+  private async appendControl(partials: readonly UnstampedRecord[]): Promise<number> {
+    if (partials.length === 0) return this.head;
+    const at = this.host.clock.now();
+    const records = partials.map((partial, i): JournalRecord => ({ seq: this.head + 1 + i, at, ...partial }));
+    await this.host.journal.append(this.executionId, this.head, records, this.subject);
+    this.moved(records);
+    return this.head;
+  }
+
+  private moved(records: JournalRecord[]): void {
+    this.head = records.at(-1)!.seq;
+    this.host.bus.emit("append", { executionId: this.executionId, records });
   }
 
   private apply(step: Macrostep): void {
@@ -240,11 +239,10 @@ export class Execution {
       for (const pending of step.started) this.runEffect(pending);
       for (const timerId of step.armed) this.armTimer(timerId);
     }
-    this.inspectStep(step);
-    this.runtime.afterMacrostep(this);
-    this.notify();
+    this.observers.macrostep(step);
+    this.observers.notify(this.getSnapshot(), this.ended);
     this.maybeSnapshot();
-    if (this.ended) this.runtime.executionEnded(this);
+    if (this.ended) this.host.ended(this);
     this.wakeSettled();
   }
 
@@ -252,17 +250,10 @@ export class Execution {
     const controller = new AbortController();
     this.running.set(pending.childId, controller);
     this.inflight++;
-    const outcome = async (): Promise<RecordBody<typeof STEP_COMPLETED | typeof STEP_FAILED>> => {
-      const base = { stepId: pending.stepId, effectId: pending.effectId };
-      try {
-        // The chain adds its facts: the model usage of a completed step, where a failed one stopped.
-        const { output, usage } = unwrapStepResult(await this.runtime.runStep(this, pending, controller.signal));
-        return { type: STEP_COMPLETED, ...base, ...jsonOutput(pending.stepId, output), ...(usage ? { usage } : {}) };
-      } catch (error) {
-        return { type: STEP_FAILED, ...base, ...failedFields(error) };
-      }
-    };
-    outcome()
+    const { executionId, subject, machine: logic } = this;
+    const appendControl = (records: readonly UnstampedRecord[]) => this.appendControl(records);
+    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, appendControl };
+    runStepToRecord(this.host, call)
       .then((record) => {
         // An aborted step (state left, execution stopped or halted) journals nothing: its outcome is not wanted.
         if (this.running.get(pending.childId) !== controller) return;
@@ -280,62 +271,27 @@ export class Execution {
     const timer = this.state.timers[timerId];
     if (!timer) return;
     this.timerCancels.get(timerId)?.();
-    const cancel = this.runtime.clock.setTimer(() => {
+    const cancel = this.host.clock.setTimer(() => {
       this.timerCancels.delete(timerId);
       this.enqueue({ type: EVENT_RECEIVED, event: timer.event, timerId })
         .catch(() => undefined)
         .finally(() => this.wakeSettled());
-    }, timer.dueAt - this.runtime.clock.now());
+    }, timer.dueAt - this.host.clock.now());
     this.timerCancels.set(timerId, cancel);
   }
 
   private maybeSnapshot(): void {
-    const every = this.runtime.snapshotEvery;
-    if (!every || this.seq - this.snapshotSeq < every) return;
-    this.snapshotSeq = this.seq;
-    const snapshot = { seq: this.seq, at: this.runtime.clock.now(), state: this.persistedState() };
+    const every = this.host.snapshotEvery;
+    if (!every || this.head - this.snapshotSeq < every) return;
+    this.snapshotSeq = this.head;
+    const snapshot = { seq: this.head, at: this.host.clock.now(), state: this.persistedState() };
     // A snapshot is a cache of the log: a failed write costs a longer replay, never data.
-    this.runtime.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) => this.runtime.warn("snapshot", error));
-  }
-
-  private notify(): void {
-    const snapshot = this.getSnapshot();
-    for (const listener of [...this.listeners]) {
-      try {
-        listener.next?.(snapshot);
-        if (this.ended) listener.complete?.();
-      } catch (error) {
-        this.runtime.warn("subscriber", error);
-      }
-    }
-    // An ended execution notifies nobody again: its observers are completed and let go.
-    if (this.ended) this.listeners.clear();
+    this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
+      this.host.warn({ code: "LOOM_SNAPSHOT", message: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   private wakeSettled(): void {
     for (const waiter of this.settledWaiters.splice(0)) waiter.resolve();
   }
-
-  // The actor is announced with its first macrostep: an inspector reads actorRef.getSnapshot() when told
-  // of the actor, and before the first macrostep (or the snapshot a resume starts from) there is none.
-  private announced = false;
-
-  private announce(): void {
-    if (this.announced) return;
-    this.announced = true;
-    this.runtime.inspect({ type: "@xstate.actor", actorRef: this.runtime.actorRefOf(this), rootId: this.sessionId } as InspectionEvent);
-  }
-
-  private inspectStep(step: Macrostep): void {
-    const actorRef = this.runtime.actorRefOf(this);
-    this.announce();
-    this.runtime.inspect({ type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event, rootId: this.sessionId } as InspectionEvent);
-    this.runtime.inspect({ type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot, rootId: this.sessionId } as InspectionEvent);
-  }
-}
-
-/** A step's output as journaled: plain JSON, so the live run and every replay deliver the same value. */
-function jsonOutput(stepId: string, output: unknown): { output?: unknown } {
-  if (output === undefined) return {};
-  return { output: plainJson(output, (reason) => new NonJsonOutputError(stepId, reason)) };
 }

@@ -14,7 +14,7 @@ const resumed = end();
 await reached;
 // Until the stalled call runs again: the figure compared with LangGraph's resume, which is timed the same way.
 const toTool = end();
-const replay = app.execution(EXECUTION_ID)?.replay;
+const replay = (await app.resume(EXECUTION_ID)).replay;
 await app.close();
 await stores.close();
 report({ ms: resumed.wall, cpuMs: resumed.cpu, toToolMs: toTool.wall, toToolCpuMs: toTool.cpu, openMs: opened, replay });

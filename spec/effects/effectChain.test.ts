@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { initialTransition, transition } from "xstate";
 import { getShortestPaths, getSimplePaths } from "xstate/graph";
-import { createApp, type App } from "../../actors/app.js";
+import { appInternals, createApp, type App } from "../../actors/app.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { createToolEffect, type EffectMiddleware } from "../../actors/effects/effect.js";
@@ -126,7 +126,7 @@ async function runScenario(key: string, scenario: Scenario) {
   const machine = oneStep(scenario.src, { id: `chain-${scenario.src}`, handleError: true });
   const app = createApp(defineConfig({ stores, effects, ...(scenario.config?.(get) ?? {}) }));
   if (key === "killSwitch/STOP") app.killSwitch.engage("engaged before the run");
-  if (scenario.claimCheck) app.effectRuntime.claimCheck = scenario.claimCheck(get);
+  if (scenario.claimCheck) appInternals(app).effects.claimCheck = scenario.claimCheck(get);
   const steps: Parameters<RuntimeEvents["step"]>[0][] = [];
   app.on("step", (event) => steps.push(event));
   await app.start(machine, { executionId: key });

@@ -1,7 +1,7 @@
 // ADR 0140 D5: the order of the layers, observed from inside the chain and from the journal.
 // kill switch -> claim-check -> redaction -> capability ring -> user middleware -> the effect.
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../actors/app.js";
+import { appInternals, createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect, type EffectMiddleware } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
@@ -39,7 +39,7 @@ function layeredApp(options: { failFirst?: boolean } = {}) {
       capabilities: { grants: { "one-search": ["search"] }, ...(options.failFirst ? { retry: { attempts: 2 } } : {}) },
     }),
   );
-  app.effectRuntime.claimCheck = async (ctx, input, next) => {
+  appInternals(app).effects.claimCheck = async (ctx, input, next) => {
     order.push("enter:claimCheck");
     const output = await next(input);
     see("claimCheck", output);
@@ -143,7 +143,7 @@ describe("replay serves every recorded step from the log", () => {
       });
     const claimChecked: string[] = [];
     const app1 = createApp(config());
-    app1.effectRuntime.claimCheck = async (ctx, input, next) => {
+    appInternals(app1).effects.claimCheck = async (ctx, input, next) => {
       claimChecked.push(ctx.stepId);
       return next(input);
     };
@@ -155,7 +155,7 @@ describe("replay serves every recorded step from the log", () => {
     calls.length = 0;
     claimChecked.length = 0;
     const app2 = createApp(config());
-    app2.effectRuntime.claimCheck = async (ctx, input, next) => {
+    appInternals(app2).effects.claimCheck = async (ctx, input, next) => {
       claimChecked.push(ctx.stepId);
       return next(input);
     };

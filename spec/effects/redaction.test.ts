@@ -1,7 +1,7 @@
 // security.redact: a secret an effect returns (or throws) appears in no record, no snapshot and no store.
 import { describe, expect, it } from "vitest";
 import { assign, setup } from "xstate";
-import { createApp } from "../../actors/app.js";
+import { appInternals, createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { redactionLayer, redactor } from "../../actors/effects/layers.js";
 import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
@@ -57,7 +57,7 @@ describe("secret redaction", () => {
       }),
     );
     app.on("append", ({ records }) => appended.push(...records));
-    app.effectRuntime.claimCheck = async (_ctx, input, next) => {
+    appInternals(app).effects.claimCheck = async (_ctx, input, next) => {
       const output = await next(input);
       await stores.content.put(new TextEncoder().encode(JSON.stringify(output)));
       return output;

@@ -1,6 +1,6 @@
 // app.invokeTransient: an effect run outside any journal (never claim-checked, never recorded).
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../actors/app.js";
+import { appInternals, createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { TRANSIENT_EXECUTION_ID } from "../../actors/effects/chain.js";
 import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
@@ -30,7 +30,7 @@ function transientApp() {
       capabilities: { grants: { "*": [] }, quotas: { maxModelCalls: 1 } },
     }),
   );
-  app.effectRuntime.claimCheck = async (ctx, input, next) => (claimChecked.push(ctx.stepId), next(input));
+  appInternals(app).effects.claimCheck = async (ctx, input, next) => (claimChecked.push(ctx.stepId), next(input));
   return { app, stores, contexts, middleware, claimChecked, model };
 }
 

@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
-import { createApp } from "../../actors/app.js";
+import { appInternals, createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { UnknownExecutionError } from "../../actors/errors.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
@@ -80,7 +80,7 @@ describe("memory: execution.settledCache", () => {
         expect((await app.resume(id)).getSnapshot().status, `cache ${settledCache}: ${id}`).toBe("done");
         expect(await app.result(id)).toMatchObject({ text: `answer to "${id}"` });
       }
-      expect(app.execution("a"), "an ended execution is not held").toBeUndefined();
+      expect(appInternals(app).execution("a"), "an ended execution is not held").toBeUndefined();
       await expect(app.stop("never")).rejects.toBeInstanceOf(UnknownExecutionError);
       await app.close();
       expect(await app.result("d"), "after close, from the journal").toMatchObject({ text: `answer to "d"` });

@@ -8,7 +8,7 @@
 // replays to the same trace and the same journals: `traceHash`.
 import type { AnyStateMachine } from "xstate";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
-import { createApp } from "../../actors/app.js";
+import { appInternals, createApp } from "../../actors/app.js";
 import { simulatedClock, type SimulatedClock } from "../../index.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
@@ -399,7 +399,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       await attempt(`start ${id}`, () => world.app.start(isAgent(id) ? agentFor(turnsOf(id)) : demoMachine, { executionId: id, subject: subjects.get(id)!, input }));
       return;
     }
-    const live = world.app.execution(id);
+    const live = appInternals(world.app).execution(id);
     if ((live && !live.failure) || (await ended(id))) return;
     await attempt(`resume ${id}`, () => world.app.resume(id));
   };
@@ -425,7 +425,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       await ensureRunning(pick(ids));
     } else if (roll < 0.55) {
       const id = pick(ids.filter((x) => !isAgent(x)));
-      const live = world.app.execution(id);
+      const live = appInternals(world.app).execution(id);
       if (live && !live.failure && !live.ended && live.state?.snapshot.value === "waiting") {
         const event = random() < 0.7 ? "APPROVE" : "REJECT";
         note(`send ${event} ${id}`);
@@ -493,7 +493,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     for (const id of ids) await ensureRunning(id);
     await flush();
     for (const id of ids) {
-      const live = world.app.execution(id);
+      const live = appInternals(world.app).execution(id);
       if (live && !live.failure && !live.ended && live.state?.snapshot.value === "waiting") live.send({ type: "APPROVE" }).catch(() => undefined);
     }
     clock.advance(1_000);

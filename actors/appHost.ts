@@ -1,0 +1,233 @@
+// The app's side of the ExecutionHost port (actors/journal/host.ts): the journal, clock and bus its
+// executions run on, the step runner (the effect chain, or the runtime's internal steps), the inspector,
+// the warning sink, and the logics it knows. The App keeps the executions; this builds and serves them.
+import type { AnyStateMachine, InspectionEvent } from "xstate";
+import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
+import { sha256Hex, utf8 } from "../stores/bytes.js";
+import { loopHooksOf } from "./agents/agentLoop.js";
+import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
+import { realClock, type Clock } from "./clock.js";
+import { checkSubject, type LoomConfig } from "./config.js";
+import { EffectRuntime } from "./effects/chain.js";
+import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
+import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
+import { Execution } from "./journal/execution.js";
+import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
+import { Journal } from "./journal/journal.js";
+import { plainJson } from "./journal/json.js";
+import { effectSourcesOf } from "./journal/machineInfo.js";
+import { createJournalCodec } from "./journal/sealing.js";
+import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
+import type { LifecycleParts } from "./lifecycle/host.js";
+import { INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
+
+/** Options of `app.start`: the execution's id, its data subject and its input. */
+export interface StartOptions {
+  executionId: string;
+  /** Whose personal data the execution holds (sealing, erasure, export). */
+  subject?: string;
+  input?: unknown;
+}
+
+/**
+ * What the runtime's own tests and benchmarks reach inside an app for, through `appInternals(app)`
+ * (actors/app.ts); not public API, index.ts does not export it: the effect chain (its claim-check
+ * slot), and a live execution.
+ */
+export interface AppInternals {
+  readonly effects: EffectRuntime;
+  execution(executionId: string): Execution | undefined;
+}
+
+/** What the host asks of the app that owns the executions. */
+export interface AppHostOwner {
+  closed(): boolean;
+  ended(execution: HostedExecution): void;
+  failed(execution: HostedExecution, error: unknown): void;
+  /** Every record of an execution, opened (quotas and usage count from it). */
+  readLog(executionId: string): Promise<JournalRecord[]>;
+  /** Runs one of the runtime's internal steps (actors/lifecycle/maintenance.ts), outside the effect chain. */
+  runInternalStep(call: StepCall): Promise<unknown>;
+}
+
+export class AppHost implements ExecutionHost {
+  readonly bus: RuntimeBus;
+  readonly clock: Clock;
+  readonly journal: Journal;
+  /** The effect chain every step but an internal one runs through. */
+  readonly effects: EffectRuntime;
+  readonly effectIds: ReadonlySet<string>;
+  readonly snapshotEvery: number | false;
+  private readonly logics = new Map<string, AnyStateMachine>();
+
+  constructor(
+    private readonly config: LoomConfig,
+    private readonly owner: AppHostOwner,
+  ) {
+    const claimCheck = config.execution?.claimCheck;
+    if (claimCheck !== undefined) validateClaimCheck(claimCheck, config.effects, config.security?.crypto !== undefined);
+    this.bus = createBus((error, event) => {
+      const message = `an app.on("${event}") listener threw: ${error instanceof Error ? error.message : String(error)}`;
+      if (event === "warn") processWarning(message, undefined, { once: true });
+      else this.warn({ code: "LOOM_LISTENER_FAILED", message, event });
+    });
+    for (const logic of config.logics ?? []) {
+      // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
+      const known = Object.keys(config.effects);
+      const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
+      if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
+      this.register(logic);
+    }
+    // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
+    for (const logic of INTERNAL_LOGICS) this.register(logic);
+    this.clock = config.clock ?? realClock;
+    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id) });
+    // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
+    if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
+    this.installClaimCheck();
+    this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
+    this.effectIds = new Set([...Object.keys(config.effects), ...Object.keys(INTERNAL_EFFECTS)]);
+    this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
+  }
+
+  closed(): boolean {
+    return this.owner.closed();
+  }
+
+  // Internal effects (actors/lifecycle/internalEffects.ts) bypass the effect chain; everything else runs through it.
+  runStep(call: StepCall): Promise<unknown> {
+    return isInternalEffect(call.pending.effectId) ? this.owner.runInternalStep(call) : this.effects.run(call);
+  }
+
+  ended(execution: HostedExecution): void {
+    this.owner.ended(execution);
+    this.bus.emit("ended", { executionId: execution.executionId, status: execution.state.status });
+  }
+
+  failed(execution: HostedExecution, error: unknown): void {
+    this.owner.failed(execution, error);
+  }
+
+  /** To the bus's `warn` listeners, then to observability.onWarn (a throwing sink is reported once as a process warning, never rethrown). */
+  warn(warning: Warning): void {
+    const sink = this.config.observability?.onWarn;
+    this.bus.emit("warn", warning);
+    if (!sink) return;
+    try {
+      sink(warning);
+    } catch (error) {
+      processWarning(`onWarn threw: ${error instanceof Error ? error.message : String(error)}`, undefined, { once: true });
+    }
+  }
+
+  inspect(event: InspectionEvent): void {
+    const inspect = this.config.observability?.inspect;
+    if (!inspect) return;
+    try {
+      if (typeof inspect === "function") inspect(event);
+      else inspect.next?.(event);
+    } catch (error) {
+      this.warn({ code: "LOOM_INSPECT_FAILED", message: String(error) });
+    }
+  }
+
+  /**
+   * The refusals of `app.start` that need no store, before anything is written: the id, the subject, the
+   * logic's effects, and an input that is not plain JSON or not one the agent loop takes. Returns the input as journaled.
+   */
+  checkStart(logic: AnyStateMachine, options: StartOptions): unknown {
+    if (typeof options?.executionId !== "string" || options.executionId === "") {
+      throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
+    }
+    if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
+    this.checkEffects(logic);
+    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
+    loopHooksOf(logic)?.checkInput(input, options.executionId);
+    return input;
+  }
+
+  /** What the lifecycle host (actors/lifecycle/host.ts) takes of this one. */
+  lifecycleParts(): Pick<LifecycleParts, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf"> {
+    return { journal: this.journal, codec: this.effects.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
+  }
+
+  /** A new Execution of `machine` on this host, with its logic's macrostep observer; not started nor recovered. */
+  async create(machine: AnyStateMachine, executionId: string, subject: string | undefined): Promise<Execution> {
+    return new Execution(this, {
+      executionId,
+      machine,
+      machineHash: (await sha256Hex(utf8(JSON.stringify(machine.definition)))).slice(0, 16),
+      ...(subject === undefined ? {} : { subject }),
+      observer: this.observerOf(machine),
+    });
+  }
+
+  /** A new Execution of `executionId` over its journaled logic (or `logic`), not yet recovered nor registered. */
+  async rebuild(executionId: string, logic?: AnyStateMachine): Promise<{ execution: Execution; info: ExecutionInfo }> {
+    const events = this.config.stores.events;
+    const info = await events.getExecution(executionId);
+    if (!info) throw (await erasedExecutionError(events, executionId)) ?? new UnknownExecutionError(executionId);
+    // A damaged journal refuses with the store's JournalCorruptionError before anything else is judged.
+    if (info.damaged) await events.read(executionId);
+    const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
+    if (!machine) {
+      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
+    }
+    this.checkEffects(machine);
+    this.register(machine);
+    return { execution: await this.create(machine, executionId, info.subject), info };
+  }
+
+  register(logic: AnyStateMachine): void {
+    this.logics.set(logic.id, logic);
+  }
+
+  logicOf(logicId: string | undefined): AnyStateMachine | undefined {
+    return logicId === undefined ? undefined : this.logics.get(logicId);
+  }
+
+  /** Refuses what is not a machine, and a machine invoking an effect this app does not register. */
+  checkEffects(logic: AnyStateMachine): void {
+    if (!logic || typeof (logic as { transition?: unknown }).transition !== "function" || !("root" in logic)) {
+      throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
+    }
+    // Only the runtime's own machines may invoke its internal effects.
+    const internal = INTERNAL_LOGICS.includes(logic) ? Object.keys(INTERNAL_EFFECTS) : [];
+    const known = [...Object.keys(this.config.effects), ...internal];
+    for (const src of effectSourcesOf(logic)) {
+      if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
+    }
+  }
+
+  // The agent loop's hook (its state-growth warning), bound once per execution to this app's warning sinks.
+  private observerOf(machine: AnyStateMachine): MacrostepObserver | undefined {
+    const hooks = loopHooksOf(machine);
+    if (!hooks) return undefined;
+    const appWarn = this.config.observability?.onWarn ? (w: Warning) => this.warn(w) : undefined;
+    return (snapshot, run) => hooks.afterMacrostep(snapshot, run, appWarn, (w) => this.bus.emit("warn", w));
+  }
+
+  private installClaimCheck(): void {
+    const claimCheck = this.config.execution?.claimCheck;
+    if (claimCheck === undefined) return;
+    const onOffload = claimCheck.onOffload;
+    this.effects.claimCheck = claimCheckLayer(
+      {
+        ...claimCheck,
+        onOffload: (event) => {
+          const address = event.envelope.ref.__loomContent;
+          this.bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
+          onOffload?.(event);
+        },
+      },
+      this.config.effects,
+      (error, ctx) =>
+        this.warn({
+          code: "LOOM_CLAIM_CHECK_ON_OFFLOAD",
+          message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
+          executionId: ctx.executionId,
+          stepId: ctx.stepId,
+        }),
+    );
+  }
+}

@@ -1,0 +1,74 @@
+// Who hears of an execution's macrosteps: its subscribers (getSnapshot-style snapshots, completed when
+// it ends), the inspector (XState's inspection events, with the execution's ref as actorRef) and its
+// logic's hook. Nothing here writes or changes the execution.
+import type { AnyMachineSnapshot, InspectionEvent, Observer, Subscription } from "xstate";
+import type { ExecutionHost, MacrostepObserver } from "./host.js";
+import type { Macrostep, RuntimeState } from "./planner.js";
+
+/** The snapshot callers see: the machine's, with the status and error of an execution that failed or was stopped. */
+export function snapshotOf(state: RuntimeState): AnyMachineSnapshot {
+  const snapshot = state.snapshot;
+  if (state.status === "error" || state.status === "stopped") {
+    return { ...snapshot, status: state.status === "error" ? "error" : "stopped", error: state.error } as AnyMachineSnapshot;
+  }
+  return snapshot;
+}
+
+/** The execution as its observers see it. */
+export interface Observed {
+  readonly executionId: string;
+  readonly sessionId: string;
+  readonly ref: unknown;
+  readonly warned: Set<string>;
+}
+
+export class ExecutionObservers {
+  private readonly listeners = new Set<Observer<AnyMachineSnapshot>>();
+  // The actor is announced with its first macrostep: an inspector reads actorRef.getSnapshot() when told
+  // of the actor, and before the first macrostep (or the snapshot a resume starts from) there is none.
+  private announced = false;
+
+  constructor(
+    private readonly host: Pick<ExecutionHost, "inspect" | "warn">,
+    private readonly execution: Observed,
+    private readonly hook: MacrostepObserver | undefined,
+  ) {}
+
+  subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription {
+    const o: Observer<AnyMachineSnapshot> = typeof observer === "function" ? { next: observer } : observer;
+    this.listeners.add(o);
+    return { unsubscribe: () => this.listeners.delete(o) };
+  }
+
+  /** Gives every subscriber the snapshot; an ended execution completes them and lets them go. */
+  notify(snapshot: AnyMachineSnapshot, ended: boolean): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener.next?.(snapshot);
+        if (ended) listener.complete?.();
+      } catch (error) {
+        this.host.warn({ code: "LOOM_SUBSCRIBER", message: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    if (ended) this.listeners.clear();
+  }
+
+  announce(): void {
+    if (this.announced) return;
+    this.announced = true;
+    this.inspect({ type: "@xstate.actor", actorRef: this.execution.ref });
+  }
+
+  /** A macrostep, live or replayed: the inspector's event and snapshot, then the logic's hook. */
+  macrostep(step: Macrostep): void {
+    const actorRef = this.execution.ref;
+    this.announce();
+    this.inspect({ type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event });
+    this.inspect({ type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot });
+    this.hook?.(step.state.snapshot, this.execution);
+  }
+
+  private inspect(event: Record<string, unknown>): void {
+    this.host.inspect({ ...event, rootId: this.execution.sessionId } as unknown as InspectionEvent);
+  }
+}

@@ -1,0 +1,101 @@
+// What an app holds per execution it runs: the live Execution, the stores' single-writer lease while it
+// runs here (IndexedDB: Web Locks across tabs), and its outcome (journal/outcomes.ts). Ending,
+// failing, forgetting and closing give each back in one place.
+import type { WriterLease } from "../../stores/types.js";
+import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
+import type { JournalCodec } from "./journal.js";
+import { SubjectCodec } from "./sealing.js";
+import type { Execution } from "./execution.js";
+import type { HostedExecution } from "./host.js";
+import { Outcomes } from "./outcomes.js";
+
+export class RunningExecutions {
+  readonly outcomes: Outcomes;
+  private readonly executions = new Map<string, Execution>();
+  private readonly writers = new Map<string, WriterLease>();
+
+  /** @param codec the app's journal codec: what it cached of an execution is dropped once the app lets it go. */
+  constructor(
+    private readonly config: Pick<LoomConfig, "stores" | "execution">,
+    private readonly codec: JournalCodec | undefined,
+  ) {
+    this.outcomes = new Outcomes(config.execution?.settledCache ?? DEFAULT_SETTLED_CACHE);
+  }
+
+  get(executionId: string): Execution | undefined {
+    return this.executions.get(executionId);
+  }
+
+  has(executionId: string): boolean {
+    return this.executions.has(executionId);
+  }
+
+  /**
+   * Takes the writer lease, registers the execution and opens its outcome, then runs `begin` (its start or
+   * recovery); if that throws, the execution is unregistered and its lease given back.
+   */
+  async admit(execution: Execution, begin: () => Promise<void>, options: { fresh?: boolean } = {}): Promise<void> {
+    const { executionId } = execution;
+    await this.takeWriter(executionId);
+    this.executions.set(executionId, execution);
+    this.outcomes.open(executionId, options.fresh);
+    try {
+      await begin();
+    } catch (error) {
+      this.executions.delete(executionId);
+      await this.releaseWriter(executionId);
+      throw error;
+    }
+  }
+
+  /** The execution ended: its outcome is kept (bounded, oldest evicted); the execution and its state are let go. */
+  ended(execution: HostedExecution): void {
+    const { executionId } = execution;
+    this.outcomes.settle(execution);
+    void this.releaseWriter(executionId);
+    if (this.executions.get(executionId) === execution) this.executions.delete(executionId);
+    if (this.codec instanceof SubjectCodec) this.codec.forget(executionId);
+  }
+
+  /** The journal refused a write: the outcome rejects with its error; the entry stays until a resume replaces it. */
+  failed(execution: HostedExecution, error: unknown): void {
+    this.outcomes.reject(execution.executionId, error);
+    void this.releaseWriter(execution.executionId);
+  }
+
+  /** Drops everything held of `executionId` (its history was deleted or its subject erased), halting a live one. */
+  forget(executionId: string, options: { halt?: boolean } = {}): Promise<void> {
+    if (options.halt) this.executions.get(executionId)?.halt();
+    this.executions.delete(executionId);
+    this.outcomes.forget(executionId);
+    if (this.codec instanceof SubjectCodec) this.codec.forget(executionId);
+    return this.releaseWriter(executionId);
+  }
+
+  /** Forgets (halting live ones) `executionIds` and every execution of `subject` held here, live or ended; returns their ids. */
+  forgetSubject(subject: string, executionIds: readonly string[]): string[] {
+    const live = [...this.executions].filter(([, execution]) => execution.subject === subject).map(([id]) => id);
+    const ids = new Set([...executionIds, ...live, ...this.outcomes.settledOfSubject(subject)]);
+    for (const id of ids) void this.forget(id, { halt: true });
+    return [...ids];
+  }
+
+  /** Halts every execution, gives back every lease, and forgets every outcome (app.result reads the journal then). */
+  async close(): Promise<void> {
+    for (const execution of this.executions.values()) execution.halt();
+    await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
+    this.executions.clear();
+    this.outcomes.clear();
+  }
+
+  private async takeWriter(executionId: string): Promise<void> {
+    if (!this.config.stores.acquireWriter || this.writers.has(executionId)) return;
+    this.writers.set(executionId, await this.config.stores.acquireWriter(executionId));
+  }
+
+  private async releaseWriter(executionId: string): Promise<void> {
+    const lease = this.writers.get(executionId);
+    this.writers.delete(executionId);
+    await lease?.release().catch(() => undefined);
+  }
+}
