@@ -13,7 +13,7 @@ import { WARNING_CODES } from "../constants.js";
 /** Seals and opens record payloads; see actors/journal/sealing.ts. */
 export interface JournalCodec {
   seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<StoredRecord[]>;
-  /** Stored records back as written (still `StoredRecord`: the journal reads them as the union). */
+  /** Opens stored records; they stay `StoredRecord` (the journal narrows them to the union). */
   open(executionId: string, records: StoredRecord[]): Promise<StoredRecord[]>;
   /** `seq` is the snapshot's: a sealing codec binds the state to it so it cannot be moved to another seq. */
   sealState(executionId: string, subject: string | undefined, state: unknown, seq?: number): Promise<unknown>;

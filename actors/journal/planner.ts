@@ -102,7 +102,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   let next: AnyMachineSnapshot;
   let actions: { type: string; params?: unknown }[] = [];
   try {
-    if (unhandledError) throw (event as unknown as { error: unknown }).error;
+    if (unhandledError) throw event.error;
     [next, actions] = previous
       ? (transition(machine, previous.snapshot, event) as [AnyMachineSnapshot, typeof actions])
       : (initialTransition(machine, input.input) as [AnyMachineSnapshot, typeof actions]);
@@ -222,7 +222,7 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
   }
 }
 
-// A journaled event as the machine takes it: an object with a string type (a hand-edited log may hold anything).
+// A journaled event the machine can take: an object with a string type (a hand-edited log may hold anything).
 function isEventObject(value: unknown): value is EventObject {
   return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }

@@ -4,7 +4,7 @@
 // journals it on its own, between macrosteps) ends the state as stopped, and a macrostep's records are
 // checked against what the planner derives from its input.
 //
-// It is written as one handler per record type (`RecordHandlers`, the shape of Temporal's Activator):
+// It is one handler per record type (`RecordHandlers`, the shape of Temporal's Activator):
 // a new record type does not compile until this fold says what it does at the start of a macrostep.
 import {
   ERASURE_CONTENT_DELETE_INTENDED,

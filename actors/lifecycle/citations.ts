@@ -57,7 +57,7 @@ export function hasSealedPayload(value: unknown): value is SealedPayload {
   return typeof value === "object" && value !== null && !Array.isArray(value) && "sealed" in value && typeof value.sealed === "string";
 }
 
-/** A sealed record or state as the walker reads it without the key: `sealed`, `refs`, and its readable header. */
+/** What the walker reads of a sealed record or state without the key: `sealed`, `refs`, and its readable header. */
 export interface SealedPayload {
   sealed: string;
   refs?: unknown;

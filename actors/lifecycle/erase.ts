@@ -85,7 +85,7 @@ async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], sub
   const addresses: string[] = [];
   for (const info of coordinatorsOf(infos, subject)) {
     if (info.executionId === self) continue;
-    // A coordinator has no subject, so its log is never sealed: its records read as the union.
+    // A coordinator has no subject, so its log is never sealed: isJournalRecord narrows its records to the union.
     const log = (await events.read(info.executionId)).filter(isJournalRecord);
     const results = new Set(log.filter((r) => r.type === ERASURE_CONTENT_DELETED).map((r) => r.intentSeq));
     for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...intent.addresses);
