@@ -3,11 +3,13 @@
 // the warning sink, and the logics it knows. The App keeps the executions; this builds and serves them.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
+import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
 import { sha256Hex, utf8 } from "../stores/bytes.js";
 import { loopHooksOf } from "./agents/agentLoop.js";
 import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
+import { WARNING_CODES } from "./constants.js";
 import { EffectRuntime } from "./effects/chain.js";
 import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
@@ -69,7 +71,7 @@ export class AppHost implements ExecutionHost {
     this.bus = createBus((error, event) => {
       const message = `an app.on("${event}") listener threw: ${error instanceof Error ? error.message : String(error)}`;
       if (event === "warn") processWarning(message, undefined, { once: true });
-      else this.warn({ code: "LOOM_LISTENER_FAILED", message, event });
+      else this.warn({ code: WARNING_CODES.listenerFailed, message, event });
     });
     for (const logic of config.logics ?? []) {
       // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
@@ -127,7 +129,7 @@ export class AppHost implements ExecutionHost {
       if (typeof inspect === "function") inspect(event);
       else inspect.next?.(event);
     } catch (error) {
-      this.warn({ code: "LOOM_INSPECT_FAILED", message: String(error) });
+      this.warn({ code: WARNING_CODES.inspectFailed, message: String(error) });
     }
   }
 
@@ -215,7 +217,7 @@ export class AppHost implements ExecutionHost {
       {
         ...claimCheck,
         onOffload: (event) => {
-          const address = event.envelope.ref.__loomContent;
+          const address = event.envelope.ref[CONTENT_REF_KEY];
           this.bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
           onOffload?.(event);
         },
@@ -223,7 +225,7 @@ export class AppHost implements ExecutionHost {
       this.config.effects,
       (error, ctx) =>
         this.warn({
-          code: "LOOM_CLAIM_CHECK_ON_OFFLOAD",
+          code: WARNING_CODES.claimCheckOnOffload,
           message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
           executionId: ctx.executionId,
           stepId: ctx.stepId,

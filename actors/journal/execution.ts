@@ -4,6 +4,7 @@ import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscr
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, RecordBody } from "../../stores/types.js";
+import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, NonDeterminismError, type SerializedError } from "../errors.js";
 import { planMacrostep, persistState, restoreState, type Macrostep, type MacrostepInput, type PendingStep, type RuntimeState } from "./planner.js";
 import { JournaledActor } from "./actor.js";
@@ -287,7 +288,7 @@ export class Execution {
     const snapshot = { seq: this.head, at: this.host.clock.now(), state: this.persistedState() };
     // A snapshot is a cache of the log: a failed write costs a longer replay, never data.
     this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
-      this.host.warn({ code: "LOOM_SNAPSHOT", message: error instanceof Error ? error.message : String(error) }),
+      this.host.warn({ code: WARNING_CODES.snapshot, message: error instanceof Error ? error.message : String(error) }),
     );
   }
 

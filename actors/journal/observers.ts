@@ -2,6 +2,7 @@
 // it ends), the inspector (XState's inspection events, with the execution's ref as actorRef) and its
 // logic's hook. Nothing here writes or changes the execution.
 import type { AnyMachineSnapshot, InspectionEvent, Observer, Subscription } from "xstate";
+import { WARNING_CODES } from "../constants.js";
 import type { ExecutionHost, MacrostepObserver } from "./host.js";
 import type { Macrostep, RuntimeState } from "./planner.js";
 
@@ -47,7 +48,7 @@ export class ExecutionObservers {
         listener.next?.(snapshot);
         if (ended) listener.complete?.();
       } catch (error) {
-        this.host.warn({ code: "LOOM_SUBSCRIBER", message: error instanceof Error ? error.message : String(error) });
+        this.host.warn({ code: WARNING_CODES.subscriber, message: error instanceof Error ? error.message : String(error) });
       }
     }
     if (ended) this.listeners.clear();
