@@ -64,7 +64,7 @@ export class JournaledActor {
   send(event: AnyEventObject): void {
     this.deliver(event).catch((error: unknown) => {
       const closed = error instanceof AppClosedError;
-      const code = (error as { code?: unknown } | null)?.code;
+      const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
       this.host?.warn({
         code: closed ? WARNING_CODES.appClosed : WARNING_CODES.sendFailed,
         message: `actor.send(${JSON.stringify(eventTypeOf(event))}) to execution "${this.id}" was not journaled: ${error instanceof Error ? error.message : String(error)}`,
@@ -111,6 +111,5 @@ export class JournaledActor {
 }
 
 function eventTypeOf(event: unknown): string | undefined {
-  const type = (event as { type?: unknown } | null | undefined)?.type;
-  return typeof type === "string" ? type : undefined;
+  return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : undefined;
 }
