@@ -40,14 +40,12 @@ export class App {
   private readonly lifecycle: LifecycleHost;
   private readonly running: RunningExecutions;
   private models: ReadModels | undefined;
-  private closed = false;
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
   constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
     validateConfig(config);
     this.stores = config.stores;
     this.host = new AppHost(config, {
-      closed: () => this.closed,
       ended: (execution) => this.running.ended(execution),
       failed: (execution, error) => this.running.failed(execution, error),
       readLog: (id) => this.log(id),
@@ -126,7 +124,7 @@ export class App {
       // Nothing runs it here: it ended (a no-op, as for a live ended one), or the app is closed.
       if (this.running.outcomes.settledOf(executionId)) return;
       const info = await this.stores.events.getExecution(executionId);
-      if (info && (info.status !== "running" || this.closed)) return;
+      if (info && (info.status !== "running" || this.host.closed())) return;
       throw new UnknownExecutionError(executionId);
     }
     // At once: a step of this execution that has not reached its effect enters no further layer.
@@ -188,8 +186,8 @@ export class App {
 
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.host.closed()) return;
+    this.host.close();
     this.models?.dispose();
     // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
     await this.running.close();
@@ -267,7 +265,7 @@ export class App {
   }
 
   private assertOpen(what: string): void {
-    if (this.closed) throw new AppClosedError(what);
+    if (this.host.closed()) throw new AppClosedError(what);
   }
 }
 

@@ -43,7 +43,6 @@ export interface AppInternals {
 
 /** What the host asks of the app that owns the executions. */
 export interface AppHostOwner {
-  closed(): boolean;
   ended(execution: HostedExecution): void;
   failed(execution: HostedExecution, error: unknown): void;
   /** Every record of an execution, opened (quotas and usage count from it). */
@@ -61,6 +60,7 @@ export class AppHost implements ExecutionHost {
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
   private readonly logics = new Map<string, AnyStateMachine>();
+  private isClosed = false;
 
   constructor(
     private readonly config: LoomConfig,
@@ -93,7 +93,12 @@ export class AppHost implements ExecutionHost {
   }
 
   closed(): boolean {
-    return this.owner.closed();
+    return this.isClosed;
+  }
+
+  /** From now on every execution drops its queued work and refuses sends (`app.close`). */
+  close(): void {
+    this.isClosed = true;
   }
 
   // Internal effects (actors/lifecycle/internalEffects.ts) bypass the effect chain; everything else runs through it.
