@@ -8,7 +8,7 @@ import { createToolEffect, type EffectContext } from "../../actors/effects/effec
 import { effectActor } from "../../machines/helpers/effectActor.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_FAILED } from "../../stores/schema.js";
-import type { JournalRecord, Stores } from "../../stores/types.js";
+import type { StoredRecord, Stores } from "../../stores/types.js";
 import { oneStep, recordsOf } from "./helpers.js";
 
 const SECRET = "sk-proj0secret42";
@@ -36,7 +36,7 @@ describe("secret redaction", () => {
   it("keeps a secret a tool returns out of every record, snapshot, catalogue entry, content blob and bus event", async () => {
     const stores = memoryStores();
     const seenInside: unknown[] = [];
-    const appended: JournalRecord[] = [];
+    const appended: StoredRecord[] = [];
     const app = createApp(
       defineConfig({
         stores,
