@@ -87,34 +87,42 @@ export function defineConfig<const C extends LoomConfig>(config: C): C {
   return config;
 }
 
-const GROUPS: Record<string, readonly string[]> = {
+/** The grouped options: each a key of LoomConfig holding an object of the named keys. */
+const GROUP_NAMES = ["execution", "security", "compliance", "observability", "capabilities"] as const satisfies readonly (keyof LoomConfig)[];
+const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
   execution: ["effectMiddleware", "snapshotEvery", "claimCheck", "settledCache"],
   security: ["crypto", "redact"],
   compliance: ["erase"],
   observability: ["onWarn", "inspect"],
   capabilities: ["grants", "quotas", "guardRequest", "retry", "timeoutMs"],
 };
-const TOP_LEVEL = ["stores", "effects", "logics", "clock", ...Object.keys(GROUPS)];
+const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", ...GROUP_NAMES];
 /** Options nested one level deeper than a group, for naming their path when spelled flat. */
 const NESTED: Record<string, string> = { maxModelCalls: "capabilities: { quotas: { maxModelCalls", maxTokens: "capabilities: { quotas: { maxTokens" };
+
+/** Whether a value passes for a state machine: truthy, with a `transition` function and a `root`. */
+function isMachineLike(l: unknown): boolean {
+  return !!l && (typeof l === "object" || typeof l === "function") && "transition" in l && typeof l.transition === "function" && "root" in l;
+}
 
 /** Refuses unknown keys and flat spellings of grouped options, naming the grouped path. */
 export function validateConfig(config: LoomConfig): void {
   if (typeof config !== "object" || config === null) throw new ConfigError("(root)", "defineConfig takes an object.");
   for (const key of Object.keys(config)) {
     if (TOP_LEVEL.includes(key)) continue;
-    const group = Object.keys(GROUPS).find((g) => GROUPS[g]!.includes(key));
+    const group = GROUP_NAMES.find((g) => GROUPS[g].includes(key));
     if (group) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${group}: { ${key}: ... }.`);
     if (NESTED[key]) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${NESTED[key]}: ... } }.`);
     throw new ConfigError(key, `unknown option "${key}". Known options: ${TOP_LEVEL.join(", ")}.`);
   }
-  for (const [group, keys] of Object.entries(GROUPS)) {
-    const value = (config as unknown as Record<string, unknown>)[group];
+  for (const group of GROUP_NAMES) {
+    const keys = GROUPS[group];
+    const value: unknown = config[group];
     if (value === undefined) continue;
     if (typeof value !== "object" || value === null) throw new ConfigError(group, `expected an object with ${keys.join(", ")}.`);
     for (const key of Object.keys(value)) {
       if (keys.includes(key)) continue;
-      const home = Object.keys(GROUPS).find((g) => GROUPS[g]!.includes(key));
+      const home = GROUP_NAMES.find((g) => GROUPS[g].includes(key));
       if (home) throw new ConfigError(`${group}.${key}`, `"${key}" belongs to another group: write it as ${home}: { ${key}: ... }.`);
       if (NESTED[key]) throw new ConfigError(`${group}.${key}`, `"${key}" is nested deeper: write it as ${NESTED[key]}: ... } }.`);
       throw new ConfigError(`${group}.${key}`, `unknown option. Known ${group} options: ${keys.join(", ")}.`);
@@ -132,11 +140,11 @@ export function validateConfig(config: LoomConfig): void {
     // The runtime's internal effects (sweep, erasure) live under "loom."; a user effect may not shadow them.
     if (id.startsWith(RUNTIME_ID_PREFIX)) throw new ConfigError(`effects.${id}`, `effect ids starting with "${RUNTIME_ID_PREFIX}" are reserved for the runtime: rename it.`);
   }
-  if (config.logics !== undefined && (!Array.isArray(config.logics) || config.logics.some((l) => !l || typeof (l as { transition?: unknown }).transition !== "function" || !("root" in l)))) {
+  if (config.logics !== undefined && (!Array.isArray(config.logics) || config.logics.some((l: unknown) => !isMachineLike(l)))) {
     throw new ConfigError("logics", "an array of XState machines (or agentLoop$(...) results) that a fresh app may resume by id.");
   }
-  const clock = config.clock as Partial<Clock> | undefined;
-  if (clock !== undefined && (typeof clock !== "object" || clock === null || typeof clock.now !== "function" || typeof clock.setTimer !== "function")) {
+  const clock: unknown = config.clock;
+  if (clock !== undefined && (typeof clock !== "object" || clock === null || !("now" in clock) || typeof clock.now !== "function" || !("setTimer" in clock) || typeof clock.setTimer !== "function")) {
     throw new ConfigError("clock", "a Clock: { now(): number; setTimer(fn, ms): cancel }, e.g. simulatedClock() in tests; omit it for the real clock.");
   }
   const every = config.execution?.snapshotEvery;
