@@ -55,18 +55,17 @@ export function plainJson<T>(value: T, fail: (reason: string, path: string) => E
 
 // One walk: checks and copies at once, in JSON.stringify's order (toJSON with its key, then the value).
 function copy(value: unknown, key: string, stack: object[]): unknown {
-  if (value !== null && (typeof value === "object" || typeof value === "bigint")) {
-    const toJSON = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") {
-      if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value))) throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
-      let converted: unknown;
-      try {
-        converted = toJSON.call(value, key);
-      } catch (error) {
-        throw new Refusal(`a toJSON() that threw ${JSON.stringify(error instanceof Error ? error.message : String(error))}`);
-      }
-      return plainValue(converted, stack);
+  // Read as `value.toJSON` reads it: a BigInt's from BigInt.prototype, with the BigInt as the receiver.
+  const toJSON: unknown = isRecord(value) ? value.toJSON : typeof value === "bigint" ? Reflect.get(BigInt.prototype, "toJSON", value) : undefined;
+  if (typeof toJSON === "function") {
+    if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value))) throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
+    let converted: unknown;
+    try {
+      converted = toJSON.call(value, key);
+    } catch (error) {
+      throw new Refusal(`a toJSON() that threw ${JSON.stringify(error instanceof Error ? error.message : String(error))}`);
     }
+    return plainValue(converted, stack);
   }
   return plainValue(value, stack);
 }
@@ -87,8 +86,9 @@ function plainValue(value: unknown, stack: object[]): unknown {
     case "symbol":
       throw new Refusal("a symbol");
   }
-  if (value === null) return null;
-  const object = value as object;
+  // Only an object or null is left.
+  if (!isRecord(value)) return null;
+  const object = value;
   if (stack.includes(object)) throw new Refusal("a cycle");
   if (stack.length >= MAX_JSON_DEPTH) throw new Refusal(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
   if (Array.isArray(object)) {
@@ -122,7 +122,7 @@ function plainValue(value: unknown, stack: object[]): unknown {
   for (const k of Object.keys(object)) {
     let item: unknown;
     try {
-      item = copy((object as Record<string, unknown>)[k], k, stack);
+      item = copy(object[k], k, stack);
     } catch (error) {
       if (error instanceof Refusal) error.keys.push(k);
       throw error;
@@ -138,8 +138,8 @@ function plainValue(value: unknown, stack: object[]): unknown {
 
 // A plain object made in another realm (an iframe, a vm context): its prototype is that realm's Object.prototype.
 function isPlainPrototype(proto: unknown): boolean {
-  if (typeof proto !== "object" || proto === null || Object.getPrototypeOf(proto) !== null) return false;
-  const ctor = (proto as { constructor?: unknown }).constructor;
+  if (!isRecord(proto) || Object.getPrototypeOf(proto) !== null) return false;
+  const ctor = proto.constructor;
   return typeof ctor === "function" && ctor.name === "Object";
 }
 
@@ -153,27 +153,32 @@ function unboxed(object: object): { value: unknown } | undefined {
 
 // Built-ins whose data lives in internal slots, which JSON never writes.
 const SLOTTED: (abstract new (...args: never[]) => object)[] = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
-for (const name of ["SharedArrayBuffer", "WeakRef"]) {
-  const type = (globalThis as Record<string, unknown>)[name];
-  if (typeof type === "function") SLOTTED.push(type as abstract new () => object);
+if (typeof SharedArrayBuffer === "function") SLOTTED.push(SharedArrayBuffer);
+if (typeof WeakRef === "function") SLOTTED.push(WeakRef);
+
+/** Any non-null object: every property read of it gives an unknown. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
 }
 
 function isSlotted(object: object): boolean {
   return ArrayBuffer.isView(object) || SLOTTED.some((type) => object instanceof type);
 }
 
-function describe(object: object): string {
+function describe(object: Record<string, unknown>): string {
   if (isSlotted(object)) {
     const name = Object.prototype.toString.call(object).slice(8, -1);
     const shown = object instanceof Error ? object.name || "Error" : name;
     return `${article(shown)} ${shown}`;
   }
-  const name = (object as { constructor?: { name?: unknown } }).constructor?.name;
+  const ctor = object.constructor;
+  // Read as `ctor?.name` reads it, whatever ctor is (a primitive's from its prototype).
+  const name: unknown = ctor === undefined || ctor === null ? undefined : Reflect.get(Object(ctor), "name", ctor);
   const what = typeof name !== "string" || name === "" || name === "Object" ? "an object whose prototype is not Object.prototype" : `an instance of ${name}`;
   return `${what} with no own fields (JSON would write {})`;
 }
 
-function isDate(value: object | bigint): boolean {
+function isDate(value: unknown): boolean {
   return value instanceof Date || Object.prototype.toString.call(value) === "[object Date]";
 }
 
