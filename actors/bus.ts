@@ -42,6 +42,9 @@ export interface RuntimeEvents {
 
 export type RuntimeBus = Emitter<RuntimeEvents>;
 
+/** Each event's listener, spelled over its parameters so that one of a generic event takes that event's arguments. */
+type EventListeners = { [E in keyof RuntimeEvents]: (...a: Parameters<RuntimeEvents[E]>) => void };
+
 /**
  * The app's bus. A listener that throws never fails the run (the bus is emitted from inside the write
  * path): its error goes to `onListenerError`, and the other listeners still run.
@@ -49,7 +52,8 @@ export type RuntimeBus = Emitter<RuntimeEvents>;
 export function createBus(onListenerError?: (error: unknown, event: keyof RuntimeEvents) => void): RuntimeBus {
   const bus = createNanoEvents<RuntimeEvents>();
   bus.emit = function emit<K extends keyof RuntimeEvents>(this: RuntimeBus, event: K, ...args: Parameters<RuntimeEvents[K]>) {
-    for (const listener of [...((this.events[event] ?? []) as ((...a: Parameters<RuntimeEvents[K]>) => void)[])]) {
+    const listeners: EventListeners[K][] = this.events[event] ?? [];
+    for (const listener of [...listeners]) {
       try {
         listener(...args);
       } catch (error) {
@@ -73,7 +77,8 @@ export function processWarning(message: string, code: string = WARNING_CODES.war
     if (reported.has(message)) return;
     reported.add(message);
   }
-  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
+  // Typed as possibly absent: there is no process in browsers (reading it there gives undefined).
+  const proc: { emitWarning?: (m: string, o: { code: string }) => void } | undefined = globalThis.process;
   if (proc?.emitWarning) proc.emitWarning(message, { code });
   else console.warn(`[${code}] ${message}`);
 }
