@@ -50,7 +50,7 @@ export interface SealedState extends StoredRecord {
 }
 
 export function isSealedState(state: unknown): state is SealedState {
-  return typeof state === "object" && state !== null && (state as Record<string, unknown>)[SEALED_STATE_KEY] === 1;
+  return typeof state === "object" && state !== null && Reflect.get(state, SEALED_STATE_KEY) === 1;
 }
 
 /** The JournalCodec of `security.crypto`, with a cache of each execution's subject (from the catalogue). */
