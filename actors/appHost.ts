@@ -195,7 +195,9 @@ export class AppHost implements ExecutionHost {
 
   /** Refuses what is not a machine, and a machine invoking an effect this app does not register. */
   checkEffects(logic: AnyStateMachine): void {
-    if (!logic || typeof (logic as { transition?: unknown }).transition !== "function" || !("root" in logic)) {
+    // The caller's value is untrusted (plain JavaScript may pass anything): checked as unknown.
+    const value: unknown = logic;
+    if (!value || (typeof value !== "object" && typeof value !== "function") || !("transition" in value) || typeof value.transition !== "function" || !("root" in value)) {
       throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
     }
     // Only the runtime's own machines may invoke its internal effects.
