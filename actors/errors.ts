@@ -139,7 +139,7 @@ export interface SerializedError {
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const out: SerializedError = { name: error.name, message: error.message };
-    const code = (error as { code?: unknown }).code;
+    const code = "code" in error ? error.code : undefined;
     if (typeof code === "string") out.code = code;
     for (const [key, value] of Object.entries(error)) {
       if (key === "code" || key === "cause" || key === "stack") continue;
