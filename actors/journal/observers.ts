@@ -9,9 +9,9 @@ import type { Macrostep, RuntimeState } from "./planner.js";
 /** The snapshot callers see: the machine's, with the status and error of an execution that failed or was stopped. */
 export function snapshotOf(state: RuntimeState): AnyMachineSnapshot {
   const snapshot = state.snapshot;
-  if (state.status === "error" || state.status === "stopped") {
-    return { ...snapshot, status: state.status === "error" ? "error" : "stopped", error: state.error } as AnyMachineSnapshot;
-  }
+  if (state.status === "error") return { ...snapshot, status: "error", error: state.error };
+  // XState's stopped snapshot has no error; a stopped execution's carries the stop's reason, hence the cast.
+  if (state.status === "stopped") return { ...snapshot, status: "stopped", error: state.error } as AnyMachineSnapshot;
   return snapshot;
 }
 
@@ -70,6 +70,7 @@ export class ExecutionObservers {
   }
 
   private inspect(event: Record<string, unknown>): void {
-    this.host.inspect({ ...event, rootId: this.execution.sessionId } as unknown as InspectionEvent);
+    // One cast: the actorRef handed to an inspector is the JournaledActor, which is not typed as an XState ActorRef.
+    this.host.inspect({ ...event, rootId: this.execution.sessionId } as InspectionEvent);
   }
 }
