@@ -103,7 +103,7 @@ export function visitCitedAddresses(value: unknown, visit: (address: string, cit
       for (const [key, child] of Object.entries(node)) if (key !== "ref") stack.push(child);
       continue;
     }
-    const ref = Array.isArray(node) ? undefined : (node as Record<string, unknown>)[CONTENT_REF_KEY];
+    const ref = Array.isArray(node) || !(CONTENT_REF_KEY in node) ? undefined : node[CONTENT_REF_KEY];
     if (typeof ref === "string") {
       visit(ref, { loadBearing: options.pinAll === true });
       continue;
