@@ -67,8 +67,9 @@ function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId:
 
 /** The executions store: an @xstate/store store over `{ executions: { [id]: ExecutionView } }`. */
 export function createExecutionsStore(isModel: (effectId: string) => boolean) {
+  const context: ExecutionsContext = { executions: {} };
   return createStore({
-    context: { executions: {} } as ExecutionsContext,
+    context,
     on: {
       /** The catalogue (listExecutions): adds what is missing; a live entry that is ahead keeps its status. */
       listed: (context, event: { infos: ExecutionInfo[] }) => {
