@@ -36,18 +36,25 @@ export interface SweepOptions {
   batches?: number;
 }
 
+/** A content store with the conditional delete and the touch clock the sweep relies on. */
+type SweepableContentStore = ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">>;
+
+function isSweepable(content: ContentStore): content is SweepableContentStore {
+  return typeof content.deleteIfUntouchedSince === "function" && typeof content.touchClock === "function";
+}
+
 /** The content store the sweep deletes from, refused unless it has the conditional delete and the touch clock. */
-export function sweepableContentOf(host: LifecycleHost): ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
+export function sweepableContentOf(host: LifecycleHost): SweepableContentStore {
   const content = host.content;
   if (!content) throw new ConfigError("sweep", "no content store is wired: pass { content }, the store execution.claimCheck writes to.");
-  if (typeof content.deleteIfUntouchedSince !== "function" || typeof content.touchClock !== "function") {
+  if (!isSweepable(content)) {
     throw new ConfigError(
       "sweep",
       "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0): the sweep only ever deletes conditionally, " +
         "so a concurrent put survives. Use a store that implements both (memory, fs and IndexedDB stores do).",
     );
   }
-  return content as ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">>;
+  return content;
 }
 
 const progress = (ctx: InternalEffectContext, task: string, done: number, total?: number) =>
