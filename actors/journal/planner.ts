@@ -104,8 +104,8 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   try {
     if (unhandledError) throw event.error;
     [next, actions] = previous
-      ? (transition(machine, previous.snapshot, event) as [AnyMachineSnapshot, typeof actions])
-      : (initialTransition(machine, input.input) as [AnyMachineSnapshot, typeof actions]);
+      ? transition(machine, previous.snapshot, event)
+      : initialTransition(machine, input.input);
   } catch (thrown) {
     const error = isSerialized(thrown) ? thrown : serializeError(thrown);
     state.status = "error";
@@ -256,7 +256,7 @@ export function digestOf(value: unknown): string {
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */
 export function persistState(machine: AnyStateMachine, state: RuntimeState): unknown {
-  const persisted = machine.getPersistedSnapshot(state.snapshot) as Record<string, unknown>;
+  const persisted = machine.getPersistedSnapshot(state.snapshot);
   return {
     machine: { ...persisted, children: {} },
     pending: state.pending,
@@ -272,7 +272,7 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
 export function restoreState(machine: AnyStateMachine, persisted: unknown): RuntimeState {
   const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown };
   // createActor restores the snapshot (history included) without running it: never started, no side effects.
-  const snapshot = createActor(machine, { snapshot: p.machine as any }).getSnapshot() as AnyMachineSnapshot;
+  const snapshot = createActor(machine, { snapshot: p.machine as any }).getSnapshot();
   return {
     snapshot,
     pending: p.pending ?? {},
