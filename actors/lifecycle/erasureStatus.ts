@@ -1,7 +1,7 @@
 // Whether a subject is erased, or being erased: what the app checks before an execution of the subject
 // starts or resumes, and what names an execution whose history an erasure deleted. Read from the erase
 // coordinators' journals (actors/lifecycle/erase.ts) and the key stores' tombstones.
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, type ErasePlan } from "../../machines/eraseCoordinator.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "../../machines/eraseCoordinator.js";
 import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, ExecutionInfo } from "../../stores/types.js";
@@ -59,9 +59,14 @@ export async function erasedExecutionError(events: EventStore, executionId: stri
     if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) continue;
     const log = await events.read(info.executionId);
     if (!log.some((r) => r.type === ERASURE_CONTENT_DELETED)) continue;
-    const planned = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output as ErasePlan | undefined;
+    // The plan step's journaled output (an ErasePlan), read by narrowing: it comes from the store.
+    const planned: unknown = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output;
+    const executions = typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
     const subject = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)?.subject;
-    if (typeof subject === "string" && planned?.executions?.includes(executionId)) return new ExecutionErasedError(executionId, subject);
+    // Array or string: the JSON values with an `includes`.
+    if (typeof subject === "string" && (Array.isArray(executions) || typeof executions === "string") && executions.includes(executionId)) {
+      return new ExecutionErasedError(executionId, subject);
+    }
   }
   return undefined;
 }
