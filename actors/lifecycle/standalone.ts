@@ -86,7 +86,7 @@ export interface SweepUnpinnedContentOptions extends TrustOption {
  * const result = await sweepUnpinnedContent({ events: stores.events, content: stores.content, ttlMs: 7 * 86_400_000 });
  */
 export function sweepUnpinnedContent(options: SweepUnpinnedContentOptions): Promise<SweepResult> {
-  const { ttlMs, batches, onProgress } = options ?? ({} as SweepUnpinnedContentOptions);
+  const { ttlMs, batches, onProgress }: Partial<SweepUnpinnedContentOptions> = options ?? {};
   return withHost(options, (app) => app.sweep({ ttlMs, ...(batches === undefined ? {} : { batches }) }), onProgress);
 }
 
