@@ -14,7 +14,7 @@ import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../.
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
 import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
-import { ConfigError, type SerializedError } from "../errors.js";
+import { ConfigError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { coordinatorsOf } from "./erasureStatus.js";
 import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
@@ -205,9 +205,18 @@ export const eraseEffects: Record<string, InternalEffect> = {
 
 /** The typed error a failed coordinator journaled, rebuilt. */
 function rebuildError(subject: string, error: unknown): Error {
-  const e = (error ?? {}) as SerializedError;
-  if (e.code === RUNTIME_ERROR_CODES.contentCopiesRemain) return new ContentCopiesRemainError(subject, Number(e.blobs ?? -1), e.reason as ContentCopiesRemainReason);
-  return Object.assign(new Error(`Erasing subject "${subject}" failed: ${e.name ?? "Error"}: ${e.message ?? "unknown"}`), { code: e.code, cause: error });
+  // A journaled SerializedError, read by narrowing: a primitive has none of its fields.
+  const e: object = (typeof error === "object" || typeof error === "function") && error !== null ? error : {};
+  const code = "code" in e ? e.code : undefined;
+  if (code === RUNTIME_ERROR_CODES.contentCopiesRemain) {
+    const blobs = "blobs" in e ? e.blobs : undefined;
+    const reason = "reason" in e ? e.reason : undefined;
+    // Kept: the constructor takes the reason union, and a foreign reason is passed on as journaled (not checked).
+    return new ContentCopiesRemainError(subject, Number(blobs ?? -1), reason as ContentCopiesRemainReason);
+  }
+  const name = "name" in e ? e.name : undefined;
+  const message = "message" in e ? e.message : undefined;
+  return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), { code, cause: error });
 }
 
 /**
