@@ -90,12 +90,14 @@ export class JournaledActor {
     if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
       return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
     }
-    let plain: AnyEventObject;
+    let plain: unknown;
     try {
       plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
     } catch (error) {
       return Promise.reject(error);
     }
+    // Checked again on the copy: an event's toJSON may have turned it into something that is no event.
+    if (!isEventObject(plain)) return Promise.reject(new ConfigError("send.event", `event "${event.type}" is journaled as ${JSON.stringify(plain)}, which is not an object with a string "type".`));
     return this.execution.send(plain);
   }
 
@@ -112,4 +114,8 @@ export class JournaledActor {
 
 function eventTypeOf(event: unknown): string | undefined {
   return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : undefined;
+}
+
+function isEventObject(value: unknown): value is AnyEventObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }

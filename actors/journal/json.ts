@@ -38,10 +38,10 @@ export function jsonText(value: unknown, fail: (reason: string, path: string) =>
  * thrown, where `reason` names what was refused and where (`a Map at input.items[3].when`) and `path` is
  * that path alone. `root` names the value in paths ("input", "event", "output").
  */
-export function plainJson<T>(value: T, fail: (reason: string, path: string) => Error, root = "output"): T {
+export function plainJson(value: unknown, fail: (reason: string, path: string) => Error, root = "output"): unknown {
   const stack: object[] = [];
   try {
-    return copy(value, "", stack) as T;
+    return copy(value, "", stack);
   } catch (error) {
     if (error instanceof Refusal) {
       const path = root + pathText(error.keys.reverse());
