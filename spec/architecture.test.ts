@@ -1,0 +1,195 @@
+// The source tree keeps the shape docs/adr/0005-layout.md decides and docs/architecture.md maps:
+// no import cycles (type imports included), small files, few casts in actors/, and pure machines
+// that import nothing but xstate and their helpers. Each check prints its figure.
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, posix } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SOURCE_FOLDERS = ["actors", "machines", "stores", "adapters", "cli"];
+
+/** Repository-relative, "/"-separated paths of every source file (`.ts`, not `.d.ts`). */
+function sourceFiles(): string[] {
+  const files: string[] = existsSync(join(ROOT, "index.ts")) ? ["index.ts"] : [];
+  const walk = (folder: string): void => {
+    for (const name of readdirSync(join(ROOT, folder)).sort()) {
+      const path = posix.join(folder, name);
+      if (statSync(join(ROOT, path)).isDirectory()) walk(path);
+      else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) files.push(path);
+    }
+  };
+  for (const folder of SOURCE_FOLDERS) walk(folder);
+  return files;
+}
+
+const read = (path: string): string => readFileSync(join(ROOT, path), "utf8");
+
+// `import ... from "x"`, `import type ... from "x"`, `export ... from "x"`, `export type ... from "x"`
+// (over several lines too) and the bare `import "x"`; dynamic `import()` is not a static edge.
+const IMPORT_FROM = /^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm;
+const BARE_IMPORT = /^\s*import\s*["']([^"']+)["']/gm;
+
+/** Every module specifier a file imports or re-exports, in source order. */
+function specifiers(source: string): string[] {
+  const found: string[] = [];
+  for (const rx of [IMPORT_FROM, BARE_IMPORT]) for (const m of source.matchAll(rx)) found.push(m[1]!);
+  return found;
+}
+
+/** The repository file a relative specifier names (`./x.js` is `./x.ts`), or undefined. */
+function resolve(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith(".")) return undefined;
+  const base = posix.normalize(posix.join(posix.dirname(from), specifier));
+  const stem = base.replace(/\.(js|ts)$/, "");
+  for (const candidate of [`${stem}.ts`, base, `${stem}/index.ts`]) {
+    if (candidate.endsWith(".ts") && existsSync(join(ROOT, candidate))) return candidate;
+  }
+  return undefined;
+}
+
+type Graph = Map<string, string[]>;
+
+function importGraph(files: string[]): Graph {
+  const graph: Graph = new Map();
+  for (const file of files) {
+    const deps = new Set<string>();
+    for (const specifier of specifiers(read(file))) {
+      const target = resolve(file, specifier);
+      if (target !== undefined) deps.add(target);
+    }
+    graph.set(file, [...deps].sort());
+  }
+  return graph;
+}
+
+/** Tarjan's strongly connected components; a cycle is a component of two or more files, or a self-import. */
+function cycles(graph: Graph): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const connect = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (;;) {
+      const w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) connect(v);
+  return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
+}
+
+/** Lines as an editor counts them (a final newline does not start a line). */
+const lineCount = (source: string): number => source.replace(/\n$/, "").split("\n").length;
+
+/** Type assertions (`x as T`, `<T>x`); `as const` is a const assertion, not a cast, and is not counted. */
+function casts(path: string): number {
+  const file = ts.createSourceFile(path, read(path), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  let count = 0;
+  const visit = (node: ts.Node): void => {
+    if (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) {
+      const type = node.type;
+      const isConst = ts.isTypeReferenceNode(type) && type.typeName.getText(file) === "const";
+      if (!isConst) count += 1;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return count;
+}
+
+const files = sourceFiles();
+const inFolder = (folder: string) => (path: string): boolean => path.startsWith(`${folder}/`);
+
+describe("architecture", () => {
+  it("finds the source tree", () => {
+    // A walk that found nothing would pass every check below.
+    expect(files).toContain("actors/app.ts");
+    expect(files).toContain("machines/agentLoop.ts");
+    expect(files.length).toBeGreaterThan(50);
+    expect(specifiers('import type { A } from "./a.js";\nexport {\n  b,\n} from "../b.js";\nimport "./c.js";')).toEqual([
+      "./a.js",
+      "../b.js",
+      "./c.js",
+    ]);
+    expect(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["d"]], ["e", ["a"]]]))).toEqual([
+      ["a", "b", "c"],
+      ["d"],
+    ]);
+  });
+
+  it("has no import cycles among the source files, type imports included", () => {
+    const graph = importGraph(files);
+    const edges = [...graph.values()].reduce((sum, deps) => sum + deps.length, 0);
+    const found = cycles(graph);
+    console.log(`import cycles: ${found.length} (${graph.size} files, ${edges} edges)`);
+    for (const cycle of found) console.log(`  cycle of ${cycle.length}: ${cycle.join(", ")}`);
+    expect(found, `import cycles:\n${found.map((c) => `  ${c.join(" <-> ")}`).join("\n")}`).toEqual([]);
+  });
+
+  it("keeps every file in actors/ and machines/ at or under 300 lines", () => {
+    const sizes = files
+      .filter((f) => inFolder("actors")(f) || inFolder("machines")(f))
+      .map((path) => ({ path, lines: lineCount(read(path)) }));
+    const over = sizes.filter((s) => s.lines > 300).sort((a, b) => b.lines - a.lines);
+    const largest = sizes.reduce((a, b) => (b.lines > a.lines ? b : a));
+    console.log(`files over 300 lines in actors/ and machines/: ${over.length} (largest ${largest.path}, ${largest.lines})`);
+    for (const s of over) console.log(`  ${s.path}: ${s.lines}`);
+    expect(over.map((s) => `${s.path}: ${s.lines}`)).toEqual([]);
+  });
+
+  it("has fewer than 15 `as` casts in actors/", () => {
+    const perFile = files
+      .filter(inFolder("actors"))
+      .map((path) => ({ path, casts: casts(path) }))
+      .filter((f) => f.casts > 0)
+      .sort((a, b) => b.casts - a.casts);
+    const total = perFile.reduce((sum, f) => sum + f.casts, 0);
+    console.log(`as casts in actors/: ${total} (bound: under 15)`);
+    for (const f of perFile) console.log(`  ${f.path}: ${f.casts}`);
+    expect(total, perFile.map((f) => `${f.path}: ${f.casts}`).join("\n")).toBeLessThan(15);
+  });
+
+  it("lets machines/ import only xstate and machines/helpers/", () => {
+    const wrong: string[] = [];
+    for (const file of files.filter(inFolder("machines"))) {
+      for (const specifier of specifiers(read(file))) {
+        if (specifier === "xstate") continue;
+        const target = resolve(file, specifier);
+        if (target !== undefined && inFolder("machines/helpers")(target)) continue;
+        wrong.push(`${file} imports ${target ?? specifier}`);
+      }
+    }
+    console.log(`machines/ imports outside xstate and machines/helpers/: ${wrong.length}`);
+    for (const w of wrong) console.log(`  ${w}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("lets stores/ import nothing above it (actors/, machines/, adapters/, cli/, index.ts)", () => {
+    const graph = importGraph(files.filter(inFolder("stores")));
+    const wrong = [...graph].flatMap(([file, deps]) => deps.filter((d) => !inFolder("stores")(d)).map((d) => `${file} imports ${d}`));
+    console.log(`stores/ imports from above: ${wrong.length}`);
+    expect(wrong).toEqual([]);
+  });
+});
