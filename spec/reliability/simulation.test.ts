@@ -84,13 +84,19 @@ describe("campaign 4: deterministic simulation", () => {
 class GatedEvents extends MemoryEventStore {
   private open = false;
   private waiting: (() => void)[] = [];
+  private onParked!: () => void;
+  /** Resolves once an append waits at the gate. */
+  readonly parked = new Promise<void>((resolve) => (this.onParked = resolve));
   release(): void {
     this.open = true;
     for (const go of this.waiting.splice(0)) go();
   }
   override async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     if (!this.open && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"))) {
-      await new Promise<void>((go) => this.waiting.push(go));
+      await new Promise<void>((go) => {
+        this.waiting.push(go);
+        this.onParked();
+      });
     }
     return super.append(executionId, expectedSeq, records);
   }
@@ -120,7 +126,8 @@ describe("campaign 4: found by the simulation", () => {
       });
     const first = createApp(config());
     await first.start(loop, { executionId: "g", input: { prompt: "go" } });
-    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    // Waits for the citing append to park at the gate (the offload, hashed off the main thread, comes first).
+    await events.parked;
     let blobs = 0;
     for await (const _ of stores.content.list()) blobs++;
     expect(blobs, "the tool's output was offloaded; its citing append waits at the gate").toBe(1);
@@ -161,7 +168,7 @@ describe("campaign 4: found by the simulation's sweeps while a citing append is 
       }),
     );
     await app.start(loop, { executionId: "g", input: { prompt: "go" } });
-    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    await events.parked;
     let blobs = 0;
     for await (const _ of stores.content.list()) blobs++;
     expect(blobs, "the tool's output was offloaded; its citing append waits at the gate").toBe(1);
