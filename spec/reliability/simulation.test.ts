@@ -102,6 +102,24 @@ class GatedEvents extends MemoryEventStore {
   }
 }
 
+/** A one-tool agent whose claim-checked tool result's citing append waits at the gate of GatedEvents. */
+function gatedWorld() {
+  const events = new GatedEvents();
+  const stores = { ...memoryStores(), events };
+  const loop = agentLoop$({ id: "gated", model: "model", tools: ["search"], maxTurns: 2, warnTranscriptBytes: false });
+  const config = () =>
+    defineConfig({
+      stores,
+      logics: [loop],
+      effects: {
+        model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
+        search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
+      },
+      execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
+    });
+  return { events, stores, loop, config };
+}
+
 describe("campaign 4: found by the simulation", () => {
   // Found by seed 182 while restarts were modelled as app.close() (before they became crashes): close()
   // resolves while the closing app's append of a claim-checked step is still in flight, and that append
@@ -111,19 +129,7 @@ describe("campaign 4: found by the simulation", () => {
   // retained, load-bearing result. Either close() waits for in-flight appends, or the sweep's tracking
   // covers every app over the content store.
   it("keeps a claim-checked blob whose citing append, started by an app that was closed, lands after a sweep by the next app", async () => {
-    const events = new GatedEvents();
-    const stores = { ...memoryStores(), events };
-    const loop = agentLoop$({ id: "gated", model: "model", tools: ["search"], maxTurns: 2, warnTranscriptBytes: false });
-    const config = () =>
-      defineConfig({
-        stores,
-        logics: [loop],
-        effects: {
-          model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
-          search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
-        },
-        execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
-      });
+    const { events, stores, loop, config } = gatedWorld();
     const first = createApp(config());
     await first.start(loop, { executionId: "g", input: { prompt: "go" } });
     // Waits for the citing append to park at the gate (the offload, hashed off the main thread, comes first).
@@ -153,20 +159,8 @@ describe("campaign 4: found by the simulation's sweeps while a citing append is 
   // set; the reclaim then finds it neither in its (older) citation index nor in flight, and deletes a
   // blob the journal now cites, for good.
   it("keeps a blob whose citing append was in flight during the sweep's scan and landed before its reclaim", async () => {
-    const events = new GatedEvents();
-    const stores = { ...memoryStores(), events };
-    const loop = agentLoop$({ id: "gated", model: "model", tools: ["search"], maxTurns: 2, warnTranscriptBytes: false });
-    const app = createApp(
-      defineConfig({
-        stores,
-        logics: [loop],
-        effects: {
-          model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
-          search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
-        },
-        execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
-      }),
-    );
+    const { events, stores, loop, config } = gatedWorld();
+    const app = createApp(config());
     await app.start(loop, { executionId: "g", input: { prompt: "go" } });
     await events.parked;
     let blobs = 0;
