@@ -1,8 +1,8 @@
 // Where a resume's time goes: the phases of Execution.recover, run one by one with the runtime's own
 // functions, each in units of the floor (JSON.parse of the same bytes). In-process on memory (warm), and
 // once per fresh process on fs (cold, as a real resume is: bench/child/resumeFsPhases.ts).
-import { isMacrostepInput, restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
-import { isJournalRecord } from "../stores/schema.js";
+import { restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
+import { isJournalRecord, isMacrostepInput } from "../stores/schema.js";
 import { fencedMessages } from "../machines/helpers/taint.js";
 import type { AgentLoopContext } from "../machines/agentLoop.js";
 import { sha256Hex, utf8 } from "../stores/bytes.js";

@@ -1,38 +1,21 @@
-import {
-  ERASURE_CONTENT_DELETE_INTENDED,
-  ERASURE_CONTENT_DELETED,
-  EVENT_RECEIVED,
-  EXECUTION_ENDED,
-  EXECUTION_STARTED,
-  foldRecord,
-  isJournalRecord,
-  STEP_COMPLETED,
-  STEP_FAILED,
-  TIMER_SET,
-  TRANSITION,
-  type RecordHandlers,
-} from "./schema.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
 import type { ExecutionInfo, StoredRecord } from "./types.js";
 
-const unchanged = (info: ExecutionInfo) => info;
-
-// What each record type changes in the catalogue entry (a sealed record keeps these fields readable).
-const CATALOGUE: RecordHandlers<ExecutionInfo, ExecutionInfo> = {
-  [EXECUTION_STARTED]: (info, record) => {
-    const next: ExecutionInfo = { ...info, startedAt: record.at, status: "running" };
-    if (typeof record.subject === "string") next.subject = record.subject;
-    if (typeof record.logicId === "string") next.logicId = record.logicId;
-    return next;
-  },
-  [EXECUTION_ENDED]: (info, record) => ({ ...info, status: record.status, endedAt: record.at }),
-  [EVENT_RECEIVED]: unchanged,
-  [STEP_COMPLETED]: unchanged,
-  [STEP_FAILED]: unchanged,
-  [TIMER_SET]: unchanged,
-  [TRANSITION]: unchanged,
-  [ERASURE_CONTENT_DELETE_INTENDED]: unchanged,
-  [ERASURE_CONTENT_DELETED]: unchanged,
-};
+// What a record changes in the catalogue entry: its start and its end (a sealed record keeps these fields readable).
+function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
+  switch (record.type) {
+    case EXECUTION_STARTED: {
+      const next: ExecutionInfo = { ...info, startedAt: record.at, status: "running" };
+      if (typeof record.subject === "string") next.subject = record.subject;
+      if (typeof record.logicId === "string") next.logicId = record.logicId;
+      return next;
+    }
+    case EXECUTION_ENDED:
+      return { ...info, status: record.status, endedAt: record.at };
+    default:
+      return info;
+  }
+}
 
 /**
  * Folds appended records into the catalogue entry; every adapter calls it inside its append so the
@@ -41,7 +24,7 @@ const CATALOGUE: RecordHandlers<ExecutionInfo, ExecutionInfo> = {
 export function foldCatalogue(executionId: string, previous: ExecutionInfo | undefined, records: StoredRecord[]): ExecutionInfo {
   let info: ExecutionInfo = previous ?? { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
   for (const record of records) {
-    if (isJournalRecord(record)) info = foldRecord(CATALOGUE, info, record);
+    if (isJournalRecord(record)) info = catalogued(info, record);
     info.head = record.seq;
   }
   return info;

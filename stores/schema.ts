@@ -3,7 +3,7 @@
 //
 // A record is a member of the discriminated union `JournalRecord`, keyed by `type`. A new record type is
 // one interface added to `RecordsByType`: EVENT_SCHEMA, and every fold written as a `RecordHandlers` map
-// (actors/journal/replay.ts, stores/catalogue.ts), then fail to compile until they handle it.
+// (actors/journal/replay.ts), then fail to compile until they handle it.
 
 /** Record types, namespaced like XState's own constants. */
 export const EXECUTION_STARTED = "loom.execution.started";
@@ -185,6 +185,21 @@ export type RecordBody<K extends RecordType = RecordType> = { [T in K]: Omit<Rec
  * `S` is what the handler folds onto, `T` what it returns.
  */
 export type RecordHandlers<S, T> = { readonly [K in RecordType]: (state: S, record: RecordOf<K>) => T };
+
+/** The records that start a macrostep: an input the machine takes. The planner writes the others itself. */
+export type MacrostepInput = RecordOf<typeof EXECUTION_STARTED | typeof EVENT_RECEIVED | typeof STEP_COMPLETED | typeof STEP_FAILED>;
+
+const MACROSTEP_INPUT_TYPES: ReadonlySet<string> = new Set([EXECUTION_STARTED, EVENT_RECEIVED, STEP_COMPLETED, STEP_FAILED]);
+
+/** True for a record type that starts a macrostep (a sealed record keeps its type readable). */
+export function isMacrostepInputType(type: string): boolean {
+  return MACROSTEP_INPUT_TYPES.has(type);
+}
+
+/** True for the records that start a macrostep. */
+export function isMacrostepInput(record: JournalRecord): record is MacrostepInput {
+  return MACROSTEP_INPUT_TYPES.has(record.type);
+}
 
 /** Calls the handler of `record`'s type (the one place the map is indexed, so each handler sees its own type). */
 export function foldRecord<S, T>(handlers: RecordHandlers<S, T>, state: S, record: JournalRecord): T {

@@ -14,24 +14,7 @@ export const KEY_STORE_SPI_VERSION = "1.0.0";
 import type { StoredRecord } from "./schema.js";
 
 // The records: a discriminated union of typed records (`JournalRecord`), and the loose form the SPIs carry.
-export type {
-  JournalRecord,
-  StoredRecord,
-  RecordType,
-  RecordOf,
-  RecordBody,
-  RecordedError,
-  RecordedEvent,
-  ExecutionStartedRecord,
-  EventReceivedRecord,
-  StepCompletedRecord,
-  StepFailedRecord,
-  TimerSetRecord,
-  TransitionRecord,
-  ExecutionEndedRecord,
-  ErasureContentDeleteIntendedRecord,
-  ErasureContentDeletedRecord,
-} from "./schema.js";
+export type * from "./schema.js";
 
 /** Where an execution stands: running, or ended as done, error or stopped. */
 export type ExecutionStatus = "running" | "done" | "error" | "stopped";

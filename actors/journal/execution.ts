@@ -3,10 +3,10 @@
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
-import type { JournalRecord, RecordBody } from "../../stores/types.js";
+import type { JournalRecord, MacrostepInput, RecordBody } from "../../stores/types.js";
 import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, NonDeterminismError, type SerializedError } from "../errors.js";
-import { planMacrostep, persistState, restoreState, type Macrostep, type MacrostepInput, type PendingStep, type RuntimeState } from "./planner.js";
+import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./planner.js";
 import { JournaledActor } from "./actor.js";
 import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, UnstampedRecord } from "./host.js";
 import { ExecutionObservers, snapshotOf } from "./observers.js";

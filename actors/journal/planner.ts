@@ -4,16 +4,8 @@ import { createActor, initialTransition, transition, type AnyEventObject, type A
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
-import {
-  EVENT_RECEIVED,
-  EXECUTION_ENDED,
-  EXECUTION_STARTED,
-  STEP_COMPLETED,
-  STEP_FAILED,
-  TIMER_SET,
-  TRANSITION,
-} from "../../stores/schema.js";
-import type { ExecutionStatus, JournalRecord, RecordBody, RecordOf, StoredRecord } from "../../stores/types.js";
+import * as schema from "../../stores/schema.js";
+import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, StoredRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
@@ -47,7 +39,6 @@ export interface RuntimeState {
 }
 
 /** The records that start a macrostep: the start, an event, a step's outcome. The planner writes the others. */
-export type MacrostepInput = RecordOf<typeof EXECUTION_STARTED> | RecordOf<typeof EVENT_RECEIVED> | RecordOf<typeof STEP_COMPLETED> | RecordOf<typeof STEP_FAILED>;
 
 export interface PlanContext {
   machine: AnyStateMachine;
@@ -113,7 +104,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     for (const childId of Object.keys(state.pending)) step.stopped.push(childId);
     state.pending = {};
     state.timers = {};
-    push({ type: EXECUTION_ENDED, status: "error", error });
+    push({ type: schema.EXECUTION_ENDED, status: "error", error });
     return step;
   }
 
@@ -147,7 +138,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         const timerId = String(params.id ?? params.event?.type);
         state.timers[timerId] = { dueAt: input.at + Number(params.delay), event: params.event };
         step.armed.push(timerId);
-        push({ type: TIMER_SET, timerId, dueAt: input.at + Number(params.delay), event: params.event });
+        push({ type: schema.TIMER_SET, timerId, dueAt: input.at + Number(params.delay), event: params.event });
         break;
       }
       case "xstate.cancel": {
@@ -162,7 +153,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   }
 
   push({
-    type: TRANSITION,
+    type: schema.TRANSITION,
     from: stateValueText(previous?.snapshot),
     to: stateValueText(next),
     event: event.type,
@@ -176,11 +167,11 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     step.stopped.push(...Object.keys(state.pending));
     state.pending = {};
     state.timers = {};
-    push({ type: EXECUTION_ENDED, status: "done", ...(next.output === undefined ? {} : { output: next.output }) });
+    push({ type: schema.EXECUTION_ENDED, status: "done", ...(next.output === undefined ? {} : { output: next.output }) });
   } else if (next.status === "error") {
     state.status = "error";
     state.error = serializeError(next.error);
-    push({ type: EXECUTION_ENDED, status: "error", error: state.error });
+    push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
   return step;
 }
@@ -192,9 +183,9 @@ function isSerialized(value: unknown): value is SerializedError {
 // The XState event an input record delivers (exhaustive: a new input type does not compile without its case).
 function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): AnyEventObject {
   switch (input.type) {
-    case EXECUTION_STARTED:
+    case schema.EXECUTION_STARTED:
       return { type: "xstate.init", input: input.input };
-    case EVENT_RECEIVED: {
+    case schema.EVENT_RECEIVED: {
       const event: unknown = input.event;
       if (!isEventObject(event)) {
         throw new NonDeterminismError(ctx.executionId, input.seq, "an event record holding", event ?? null, "an event: an object with a string type");
@@ -202,8 +193,8 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
       if (typeof input.timerId === "string") delete state.timers[input.timerId];
       return event;
     }
-    case STEP_COMPLETED:
-    case STEP_FAILED: {
+    case schema.STEP_COMPLETED:
+    case schema.STEP_FAILED: {
       const pending = Object.values(state.pending).find((p) => p.stepId === input.stepId);
       if (!pending) {
         throw new NonDeterminismError(ctx.executionId, input.seq, "an outcome for step", input.stepId, {
@@ -211,7 +202,7 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
         });
       }
       delete state.pending[pending.childId];
-      return input.type === STEP_COMPLETED
+      return input.type === schema.STEP_COMPLETED
         ? { type: `xstate.done.actor.${pending.childId}`, output: input.output, actorId: pending.childId }
         : { type: `xstate.error.actor.${pending.childId}`, error: input.error, actorId: pending.childId };
     }
@@ -227,22 +218,17 @@ function isEventObject(value: unknown): value is EventObject {
   return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }
 
-/** True for the records that start a macrostep; the others are written by the planner itself. */
-export function isMacrostepInput(record: JournalRecord): record is MacrostepInput {
-  return record.type === EXECUTION_STARTED || record.type === EVENT_RECEIVED || record.type === STEP_COMPLETED || record.type === STEP_FAILED;
-}
-
 /**
  * The facts of a record that replay must reproduce (everything the planner derives, not the clock).
  * `inputDigest` is compared only where the journal has one (logs from before it was journaled lack it).
  */
 export function plannedFacts(record: StoredRecord): unknown {
   switch (record.type) {
-    case TIMER_SET:
+    case schema.TIMER_SET:
       return { type: record.type, timerId: record.timerId, dueAt: record.dueAt };
-    case TRANSITION:
+    case schema.TRANSITION:
       return { type: record.type, from: record.from, to: record.to, event: record.event, ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }) };
-    case EXECUTION_ENDED:
+    case schema.EXECUTION_ENDED:
       return { type: record.type, status: record.status };
     default:
       return { type: record.type };

@@ -6,24 +6,11 @@
 //
 // It is one handler per record type (`RecordHandlers`, the shape of Temporal's Activator):
 // a new record type does not compile until this fold says what it does at the start of a macrostep.
-import {
-  ERASURE_CONTENT_DELETE_INTENDED,
-  ERASURE_CONTENT_DELETED,
-  EVENT_RECEIVED,
-  EXECUTION_ENDED,
-  EXECUTION_STARTED,
-  foldRecord,
-  isJournalRecord,
-  STEP_COMPLETED,
-  STEP_FAILED,
-  TIMER_SET,
-  TRANSITION,
-  type RecordHandlers,
-  type StoredRecord,
-} from "../../stores/schema.js";
+import { foldRecord, isJournalRecord, type MacrostepInput, type RecordHandlers, type StoredRecord } from "../../stores/schema.js";
+import * as schema from "../../stores/schema.js";
 import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
-import { plannedFacts, planMacrostep, type Macrostep, type MacrostepInput, type PlanContext, type RuntimeState } from "./planner.js";
+import { plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
 export interface FoldPosition {
@@ -81,22 +68,22 @@ function skipControl(cursor: Cursor, record: StoredRecord): Consumed {
 
 /** What the fold does with a record met at the start of a macrostep, for every record type. */
 const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
-  [EXECUTION_STARTED]: replayMacrostep,
-  [EVENT_RECEIVED]: replayMacrostep,
-  [STEP_COMPLETED]: replayMacrostep,
-  [STEP_FAILED]: replayMacrostep,
-  [TIMER_SET]: outOfPlace,
-  [TRANSITION]: outOfPlace,
+  [schema.EXECUTION_STARTED]: replayMacrostep,
+  [schema.EVENT_RECEIVED]: replayMacrostep,
+  [schema.STEP_COMPLETED]: replayMacrostep,
+  [schema.STEP_FAILED]: replayMacrostep,
+  [schema.TIMER_SET]: outOfPlace,
+  [schema.TRANSITION]: outOfPlace,
   // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
-  [EXECUTION_ENDED]: (cursor, record) => {
+  [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
     if (record.status !== "stopped" || !state || record.seq !== seq + 1) return outOfPlace(cursor, record);
     cursor.position.state = { ...state, status: "stopped", error: record.error, pending: {}, timers: {} };
     cursor.position.seq = record.seq;
     return 1;
   },
-  [ERASURE_CONTENT_DELETE_INTENDED]: skipControl,
-  [ERASURE_CONTENT_DELETED]: skipControl,
+  [schema.ERASURE_CONTENT_DELETE_INTENDED]: skipControl,
+  [schema.ERASURE_CONTENT_DELETED]: skipControl,
 };
 
 /**
