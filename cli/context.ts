@@ -28,6 +28,23 @@ export interface Command {
   run(ctx: Context): Promise<ExitCode | void>;
 }
 
+/** What a command declares beside its name and summary; `args` maps `<name>` (required) or `[name]` (optional; `name...` takes the rest) to its description. */
+export interface CommandDeclaration extends Partial<Pick<CommandSpec, "options">>, Pick<CommandSpec, "details" | "examples"> {
+  args?: Record<string, string>;
+}
+
+/** Declares a command: its spec (for parsing and --help) and what it runs. */
+export function command(name: string, summary: string, declared: CommandDeclaration, run: Command["run"]): Command {
+  const args = Object.entries(declared.args ?? {}).map(([usage, description]) => ({
+    name: usage.slice(1, -1),
+    required: usage.startsWith("<"),
+    description,
+  }));
+  const spec: CommandSpec = { name, summary, args, options: declared.options ?? {}, examples: declared.examples };
+  if (declared.details) spec.details = declared.details;
+  return { spec, run };
+}
+
 export function createContext(spec: CommandSpec, parsed: Parsed): Context & { close(): Promise<void> } {
   const noColor = parsed.values["no-color"] === true;
   const dir = resolve(String(parsed.values.dir ?? (process.env.LOOMWORK_DIR || ".loomwork")));

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED, TRANSITION } from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
-import type { Command } from "../context.js";
+import { command } from "../context.js";
 import { inferDefinition, stateValueOf } from "../definition.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
 import { readRecords, requireExecution } from "../journal.js";
@@ -58,103 +58,98 @@ interface WebSocketAdapterLike {
   ws?: { readyState: number; bufferedAmount: number };
 }
 
-export const inspect: Command = {
-  spec: {
-    name: "inspect",
-    summary: "Play a recorded journal to an XState inspector (Stately) over a WebSocket, with the records' original timestamps.",
-    args: [{ name: "executionId", required: true, description: "the execution to play" }],
-    options: {
-      ws: { type: "string", value: "<url>", description: "the inspector server's WebSocket, e.g. ws://localhost:8080 (required)" },
-      logic: { type: "string", value: "<module>", description: "a module exporting the machine: its definition and real snapshots (context) are sent" },
-      pace: { type: "boolean", description: "keep the original gaps between records (each capped at 1 s) instead of sending at once" },
-      "timeout-ms": { type: "string", value: "<ms>", description: "how long to wait for the inspector to accept the messages (default 5000)" },
-    },
-    details: [
-      "Sends @xstate.actor (with the machine definition), then @xstate.event and @xstate.snapshot for every macrostep, with " +
-        "createdAt set to the record's `at` and the session id loom:<executionId> the live runtime uses. Without --logic the " +
-        "definition is inferred from the journal's transitions and snapshots carry the state value only.",
-      "An inspector server: node -e \"import('@statelyai/inspect/server').then((m) => m.createInspectorServer())\" " +
-        "(ws://localhost:8080, opens the Stately inspector in a browser).",
-    ],
-    examples: ["loomwork inspect research-1 --ws ws://localhost:8080", "loomwork inspect research-1 --ws ws://localhost:8080 --logic stories/support/researchAgent.ts --pace"],
+export const inspect = command("inspect", "Play a recorded journal to an XState inspector (Stately) over a WebSocket, with the records' original timestamps.", {
+  args: { "<executionId>": "the execution to play" },
+  options: {
+    ws: { type: "string", value: "<url>", description: "the inspector server's WebSocket, e.g. ws://localhost:8080 (required)" },
+    logic: { type: "string", value: "<module>", description: "a module exporting the machine: its definition and real snapshots (context) are sent" },
+    pace: { type: "boolean", description: "keep the original gaps between records (each capped at 1 s) instead of sending at once" },
+    "timeout-ms": { type: "string", value: "<ms>", description: "how long to wait for the inspector to accept the messages (default 5000)" },
   },
-  async run(ctx) {
-    const url = ctx.values.ws;
-    if (typeof url !== "string") throw new UsageError("--ws <url> is required", "Point it at an inspector server, e.g. --ws ws://localhost:8080 (see `loomwork inspect --help`).");
-    if (!/^wss?:\/\//.test(url)) throw new UsageError(`--ws must be a ws:// or wss:// URL; got "${url}"`);
-    const timeoutMs = Number(ctx.values["timeout-ms"] ?? 5000);
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout-ms must be a positive number; got "${String(ctx.values["timeout-ms"])}"`);
-    const stores = await ctx.journal();
-    const executionId = ctx.positionals[0]!;
-    const info = await requireExecution(stores, executionId);
-    const records = await readRecords(stores, executionId);
-    const logicId = info.logicId ?? "execution";
-    const replay = typeof ctx.values.logic === "string" ? await import("../replay.js") : undefined;
-    const logic = replay && typeof ctx.values.logic === "string" ? (await replay.loadLogics(ctx.values.logic)).find((m) => m.id === logicId) : undefined;
-    if (typeof ctx.values.logic === "string" && !logic) throw new UsageError(`--logic ${ctx.values.logic} has no machine with id "${logicId}" (the id this execution was started with)`);
-    const replayed: InspectedState[] | undefined = logic && replay ? (await replay.replayInMemory(executionId, records, logic)).snapshots : undefined;
+  details: [
+    "Sends @xstate.actor (with the machine definition), then @xstate.event and @xstate.snapshot for every macrostep, with " +
+      "createdAt set to the record's `at` and the session id loom:<executionId> the live runtime uses. Without --logic the " +
+      "definition is inferred from the journal's transitions and snapshots carry the state value only.",
+    "An inspector server: node -e \"import('@statelyai/inspect/server').then((m) => m.createInspectorServer())\" " +
+      "(ws://localhost:8080, opens the Stately inspector in a browser).",
+  ],
+  examples: ["loomwork inspect research-1 --ws ws://localhost:8080", "loomwork inspect research-1 --ws ws://localhost:8080 --logic stories/support/researchAgent.ts --pace"],
+}, async (ctx) => {
+  const url = ctx.values.ws;
+  if (typeof url !== "string") throw new UsageError("--ws <url> is required", "Point it at an inspector server, e.g. --ws ws://localhost:8080 (see `loomwork inspect --help`).");
+  if (!/^wss?:\/\//.test(url)) throw new UsageError(`--ws must be a ws:// or wss:// URL; got "${url}"`);
+  const timeoutMs = Number(ctx.values["timeout-ms"] ?? 5000);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout-ms must be a positive number; got "${String(ctx.values["timeout-ms"])}"`);
+  const stores = await ctx.journal();
+  const executionId = ctx.positionals[0]!;
+  const info = await requireExecution(stores, executionId);
+  const records = await readRecords(stores, executionId);
+  const logicId = info.logicId ?? "execution";
+  const replay = typeof ctx.values.logic === "string" ? await import("../replay.js") : undefined;
+  const logic = replay && typeof ctx.values.logic === "string" ? (await replay.loadLogics(ctx.values.logic)).find((m) => m.id === logicId) : undefined;
+  if (typeof ctx.values.logic === "string" && !logic) throw new UsageError(`--logic ${ctx.values.logic} has no machine with id "${logicId}" (the id this execution was started with)`);
+  const replayed: InspectedState[] | undefined = logic && replay ? (await replay.replayInMemory(executionId, records, logic)).snapshots : undefined;
 
-    let inspectModule: typeof import("@statelyai/inspect");
-    try {
-      inspectModule = await import("@statelyai/inspect");
-    } catch {
-      throw new CliError("`loomwork inspect` needs the @statelyai/inspect package", EXIT.failure, "Install it: npm install --save-dev @statelyai/inspect");
-    }
-    const sessionId = `loom:${executionId}`;
-    let createdAt = records[0]?.at ?? info.startedAt;
-    // The inspector stamps createdAt with Date.now(): restamp each message with its record's time. Messages
-    // queued before the socket opened pass through serialize again, so a stamped one is left as it is.
-    const stamped = new WeakSet<object>();
-    const inspector = inspectModule.createWebSocketInspector({
-      url,
-      serialize: (event) => {
-        if (stamped.has(event)) return event;
-        const out = { ...event, createdAt: String(createdAt), rootId: sessionId, ...(event.type === "@xstate.actor" ? { parentId: undefined } : {}) };
-        stamped.add(out);
-        return out;
-      },
-    });
-    const definition = logic ? logic.config : inferDefinition(logicId, records);
-    const actorRef = { sessionId, id: executionId, logic: { config: definition } } as unknown as Parameters<typeof inspector.actor>[0];
-    const steps = macrosteps(records);
-    const bar = progress("sending", steps.length, { atLeast: 200 });
-    let sent = 0;
-    const snapshotAt = (k: number, step: Macrostep) => {
-      const real = replayed?.[k];
-      const status = step.ended ? String(step.ended.status) : "active";
-      return {
-        status: (real?.status ?? status) as "active",
-        value: real ? real.value : stateValueOf(step.to ?? steps[k - 1]?.to),
-        context: real?.context ?? {},
-        ...(step.ended?.output !== undefined ? { output: step.ended.output } : {}),
-      };
+  let inspectModule: typeof import("@statelyai/inspect");
+  try {
+    inspectModule = await import("@statelyai/inspect");
+  } catch {
+    throw new CliError("`loomwork inspect` needs the @statelyai/inspect package", EXIT.failure, "Install it: npm install --save-dev @statelyai/inspect");
+  }
+  const sessionId = `loom:${executionId}`;
+  let createdAt = records[0]?.at ?? info.startedAt;
+  // The inspector stamps createdAt with Date.now(): restamp each message with its record's time. Messages
+  // queued before the socket opened pass through serialize again, so a stamped one is left as it is.
+  const stamped = new WeakSet<object>();
+  const inspector = inspectModule.createWebSocketInspector({
+    url,
+    serialize: (event) => {
+      if (stamped.has(event)) return event;
+      const out = { ...event, createdAt: String(createdAt), rootId: sessionId, ...(event.type === "@xstate.actor" ? { parentId: undefined } : {}) };
+      stamped.add(out);
+      return out;
+    },
+  });
+  const definition = logic ? logic.config : inferDefinition(logicId, records);
+  const actorRef = { sessionId, id: executionId, logic: { config: definition } } as unknown as Parameters<typeof inspector.actor>[0];
+  const steps = macrosteps(records);
+  const bar = progress("sending", steps.length, { atLeast: 200 });
+  let sent = 0;
+  const snapshotAt = (k: number, step: Macrostep) => {
+    const real = replayed?.[k];
+    const status = step.ended ? String(step.ended.status) : "active";
+    return {
+      status: (real?.status ?? status) as "active",
+      value: real ? real.value : stateValueOf(step.to ?? steps[k - 1]?.to),
+      context: real?.context ?? {},
+      ...(step.ended?.output !== undefined ? { output: step.ended.output } : {}),
     };
-    try {
-      // The inspector keeps at most 200 messages while its socket connects: send once it is open.
-      await delivered(inspector.adapter as unknown as WebSocketAdapterLike, timeoutMs, url);
-      for (const [k, step] of steps.entries()) {
-        createdAt = step.at;
-        if (k === 0) {
-          inspector.actor(actorRef, snapshotAt(0, step));
-          sent++;
-        }
-        inspector.event(actorRef, step.event);
-        inspector.snapshot(actorRef, snapshotAt(k, step), { event: step.event });
-        sent += 2;
-        bar.tick(k + 1);
-        const next = steps[k + 1];
-        if (ctx.values.pace === true && next) await sleep(Math.min(1000, Math.max(0, next.at - step.at)));
+  };
+  try {
+    // The inspector keeps at most 200 messages while its socket connects: send once it is open.
+    await delivered(inspector.adapter as unknown as WebSocketAdapterLike, timeoutMs, url);
+    for (const [k, step] of steps.entries()) {
+      createdAt = step.at;
+      if (k === 0) {
+        inspector.actor(actorRef, snapshotAt(0, step));
+        sent++;
       }
-      await delivered(inspector.adapter as unknown as WebSocketAdapterLike, timeoutMs, url);
-    } finally {
-      bar.end();
-      inspector.stop();
+      inspector.event(actorRef, step.event);
+      inspector.snapshot(actorRef, snapshotAt(k, step), { event: step.event });
+      sent += 2;
+      bar.tick(k + 1);
+      const next = steps[k + 1];
+      if (ctx.values.pace === true && next) await sleep(Math.min(1000, Math.max(0, next.at - step.at)));
     }
-    const summary = { executionId, url, macrosteps: steps.length, messages: sent, definition: logic ? "logic" : "inferred", from: records[0]?.at, to: records.at(-1)?.at };
-    if (ctx.json) return ctx.printJson(summary);
-    ctx.out(`sent ${sent} inspection events for ${executionId} (${steps.length} macrosteps, ${logic ? `definition of ${logic.id}` : "definition inferred from the journal"}) to ${url}`);
-  },
-};
+    await delivered(inspector.adapter as unknown as WebSocketAdapterLike, timeoutMs, url);
+  } finally {
+    bar.end();
+    inspector.stop();
+  }
+  const summary = { executionId, url, macrosteps: steps.length, messages: sent, definition: logic ? "logic" : "inferred", from: records[0]?.at, to: records.at(-1)?.at };
+  if (ctx.json) return ctx.printJson(summary);
+  ctx.out(`sent ${sent} inspection events for ${executionId} (${steps.length} macrosteps, ${logic ? `definition of ${logic.id}` : "definition inferred from the journal"}) to ${url}`);
+});
 
 /** Resolves once the socket is open and has flushed everything sent so far; rejects after `timeoutMs`. */
 async function delivered(adapter: WebSocketAdapterLike, timeoutMs: number, url: string): Promise<void> {

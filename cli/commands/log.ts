@@ -1,66 +1,51 @@
 // loomwork log <executionId>: the execution's timeline, one line per record, grouped by macrostep.
-import {
-  ERASURE_CONTENT_DELETE_INTENDED,
-  ERASURE_CONTENT_DELETED,
-  EVENT_RECEIVED,
-  EXECUTION_ENDED,
-  EXECUTION_STARTED,
-  STEP_COMPLETED,
-  STEP_FAILED,
-  TIMER_SET,
-  TRANSITION,
-} from "../../stores/schema.js";
+import * as schema from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
-import type { Command } from "../context.js";
+import { command } from "../context.js";
 import { isSealed, readRecords, requireExecution } from "../journal.js";
 import { replyText, valueText } from "../render.js";
 import { bytes, gap, progress, timestamp, type Palette } from "../terminal.js";
 
-export const log: Command = {
-  spec: {
-    name: "log",
-    summary: "Show an execution's timeline: its start, every event, step outcome and transition, and its end.",
-    args: [{ name: "executionId", required: true, description: "the execution to show (see `loomwork ls`)" }],
-    options: {
-      full: { type: "boolean", description: "print values whole instead of cut to the terminal's width" },
-    },
-    details: [
-      "Each input record (start, event, step outcome) opens a macrostep; the transition it caused is shown under it (↳).",
-      "A claim-check envelope { __loomClaimCheck, ref, size, digest } is shown as ⧉ ref <address> (size) with its digest; " +
-        "tainted values as tainted(<origin>) ...; sealed records (security.crypto) as sealed, with their readable ids.",
-      "With --json: { execution, records } with the records exactly as journaled.",
-    ],
-    examples: ["loomwork log research-1", "loomwork log research-1 --full", "loomwork log research-1 --json | jq '.records[] | select(.type == \"loom.step.completed\")'"],
+export const log = command("log", "Show an execution's timeline: its start, every event, step outcome and transition, and its end.", {
+  args: { "<executionId>": "the execution to show (see `loomwork ls`)" },
+  options: {
+    full: { type: "boolean", description: "print values whole instead of cut to the terminal's width" },
   },
-  async run(ctx) {
-    const stores = await ctx.journal();
-    const executionId = ctx.positionals[0]!;
-    const info = await requireExecution(stores, executionId);
-    const records = await readRecords(stores, executionId);
-    if (ctx.json) return ctx.printJson({ execution: info, records });
-    const { c } = ctx;
-    const started = records[0]?.at ?? info.startedAt;
-    ctx.out(
-      `${c.bold(executionId)} ${c.dim("·")} ${info.logicId ?? "?"} ${c.dim("·")} ${statusText(info.status, c)} ${c.dim("·")} ${records.length} records ` +
-        `${c.dim("·")} started ${timestamp(started)}${info.subject === undefined ? "" : ` ${c.dim("·")} subject ${info.subject}`}`,
-    );
-    const width = Math.max(60, (process.stdout.columns ?? (Number(process.env.COLUMNS) || 120)) - 34);
-    const full = ctx.values.full === true;
-    const bar = progress("reading", records.length, { atLeast: 5_000 });
-    const prefix = `${info.logicId ?? ""}#`;
-    const stepWidth = Math.max(0, ...records.map((r) => (typeof r.stepId === "string" ? r.stepId.replace(prefix, "").length : 0)));
-    const effectWidth = Math.max(0, ...records.map((r) => (typeof r.effectId === "string" ? r.effectId.length : 0)));
-    records.forEach((record, i) => {
-      bar.tick(i + 1);
-      const time = isInput(record) ? gap(record.at - started) : "";
-      ctx.out(`${c.dim(String(record.seq).padStart(5))}  ${c.dim(time.padEnd(10))} ${line(record, { c, width, full, prefix, stepWidth, effectWidth })}`);
-    });
-    bar.end();
-    if (info.status === "running") ctx.out(c.yellow(`              ⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("${executionId}")`));
-  },
-};
+  details: [
+    "Each input record (start, event, step outcome) opens a macrostep; the transition it caused is shown under it (↳).",
+    "A claim-check envelope { __loomClaimCheck, ref, size, digest } is shown as ⧉ ref <address> (size) with its digest; " +
+      "tainted values as tainted(<origin>) ...; sealed records (security.crypto) as sealed, with their readable ids.",
+    "With --json: { execution, records } with the records exactly as journaled.",
+  ],
+  examples: ["loomwork log research-1", "loomwork log research-1 --full", "loomwork log research-1 --json | jq '.records[] | select(.type == \"loom.step.completed\")'"],
+}, async (ctx) => {
+  const stores = await ctx.journal();
+  const executionId = ctx.positionals[0]!;
+  const info = await requireExecution(stores, executionId);
+  const records = await readRecords(stores, executionId);
+  if (ctx.json) return ctx.printJson({ execution: info, records });
+  const { c } = ctx;
+  const started = records[0]?.at ?? info.startedAt;
+  ctx.out(
+    `${c.bold(executionId)} ${c.dim("·")} ${info.logicId ?? "?"} ${c.dim("·")} ${statusText(info.status, c)} ${c.dim("·")} ${records.length} records ` +
+      `${c.dim("·")} started ${timestamp(started)}${info.subject === undefined ? "" : ` ${c.dim("·")} subject ${info.subject}`}`,
+  );
+  const width = Math.max(60, (process.stdout.columns ?? (Number(process.env.COLUMNS) || 120)) - 34);
+  const full = ctx.values.full === true;
+  const bar = progress("reading", records.length, { atLeast: 5_000 });
+  const prefix = `${info.logicId ?? ""}#`;
+  const stepWidth = Math.max(0, ...records.map((r) => (typeof r.stepId === "string" ? r.stepId.replace(prefix, "").length : 0)));
+  const effectWidth = Math.max(0, ...records.map((r) => (typeof r.effectId === "string" ? r.effectId.length : 0)));
+  records.forEach((record, i) => {
+    bar.tick(i + 1);
+    const time = isInput(record) ? gap(record.at - started) : "";
+    ctx.out(`${c.dim(String(record.seq).padStart(5))}  ${c.dim(time.padEnd(10))} ${line(record, { c, width, full, prefix, stepWidth, effectWidth })}`);
+  });
+  bar.end();
+  if (info.status === "running") ctx.out(c.yellow(`              ⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("${executionId}")`));
+});
 
-const isInput = (r: StoredRecord) => r.type === EXECUTION_STARTED || r.type === EVENT_RECEIVED || r.type === STEP_COMPLETED || r.type === STEP_FAILED;
+const isInput = (r: StoredRecord) => schema.isMacrostepInputType(r.type);
 
 function statusText(status: string, c: Palette): string {
   return status === "done" ? c.green(status) : status === "running" ? c.yellow(status) : c.red(status);
@@ -71,40 +56,40 @@ function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; pr
   const step = (id: unknown) => String(id).replace(o.prefix, "");
   if (isSealed(r)) {
     const ids = [r.stepId, r.effectId, r.timerId].filter((v) => v !== undefined).map(step);
-    const move = r.type === TRANSITION ? ` ${String(r.from ?? "(init)")} → ${String(r.to)}` : "";
+    const move = r.type === schema.TRANSITION ? ` ${String(r.from ?? "(init)")} → ${String(r.to)}` : "";
     return `${c.magenta("🔒")} ${r.type}${move}${ids.length ? ` ${ids.join(" ")}` : ""} ${c.dim(`sealed payload (${bytes(String(r.sealed).length)} base64)`)}`;
   }
   switch (r.type) {
-    case EXECUTION_STARTED:
+    case schema.EXECUTION_STARTED:
       return `${c.cyan("▶ started")}  ${c.dim("input")} ${valueText(r.input, width - 16, full)}`;
-    case EVENT_RECEIVED: {
+    case schema.EVENT_RECEIVED: {
       const event = (r.event ?? {}) as { type?: string };
       const { type, ...payload } = event;
       const rest = Object.keys(payload).length ? ` ${valueText(payload, width - 20, full)}` : "";
       return r.timerId !== undefined ? `${c.cyan("⏰ timer")}  ${String(r.timerId)} fired ${c.bold(String(type))}${rest}` : `${c.cyan("● event")}    ${c.bold(String(type))}${rest}`;
     }
-    case STEP_COMPLETED: {
+    case schema.STEP_COMPLETED: {
       const head = `${c.green("✓")} ${step(r.stepId).padEnd(o.stepWidth)} ${c.blue(String(r.effectId).padEnd(o.effectWidth))}`;
       const shown = replyText(r.output, width - 30, full) ?? valueText(r.output, width - 30, full);
       return `${head}  ${r.output === undefined ? c.dim("(no output)") : shown}`;
     }
-    case STEP_FAILED: {
+    case schema.STEP_FAILED: {
       const error = (r.error ?? {}) as { name?: string; message?: string };
       const where = r.stoppedAt ? c.dim(` (stopped at ${String(r.stoppedAt)})`) : "";
       return `${c.red("✗")} ${step(r.stepId).padEnd(o.stepWidth)} ${c.blue(String(r.effectId).padEnd(o.effectWidth))}  ${c.red(`${error.name ?? "Error"}: ${error.message ?? ""}`)}${where}`;
     }
-    case TIMER_SET:
+    case schema.TIMER_SET:
       return c.dim(`  ⏲ timer ${String(r.timerId)} set for ${timestamp(r.dueAt as number)} → ${String((r.event as { type?: string })?.type)}`);
-    case TRANSITION:
+    case schema.TRANSITION:
       return c.dim(`  ↳ ${r.from === null ? "(init)" : String(r.from)} → ${String(r.to)}   ${String(r.event)}`);
-    case EXECUTION_ENDED: {
+    case schema.EXECUTION_ENDED: {
       const status = String(r.status);
       const detail = status === "done" ? (r.output === undefined ? "" : ` ${c.dim("output")} ${valueText(r.output, width - 20, full)}`) : ` ${c.red(String((r.error as { message?: string })?.message ?? ""))}`;
       return `${status === "done" ? c.green("■ ended") : c.red("■ ended")} ${statusText(status, c)}${detail}`;
     }
-    case ERASURE_CONTENT_DELETE_INTENDED:
+    case schema.ERASURE_CONTENT_DELETE_INTENDED:
       return `${c.magenta("⌫ erasure")} intends to delete ${(r.addresses as unknown[] | undefined)?.length ?? 0} blobs of subject ${String(r.subject)}`;
-    case ERASURE_CONTENT_DELETED:
+    case schema.ERASURE_CONTENT_DELETED:
       return `${c.magenta("⌫ erasure")} deleted ${valueText(r.deleted, 40, full)}, retained ${valueText(r.retained, 40, full)} (intent seq ${String(r.intentSeq)})`;
     default: {
       const { seq: _seq, at: _at, type, ...rest } = r;

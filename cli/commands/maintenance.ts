@@ -2,7 +2,7 @@
 // (app.sweep, app.eraseSubject, app.exportSubject). The CLI opens the journal as the only writer.
 import { writeFile } from "node:fs/promises";
 import type { App } from "../../index.js";
-import type { Command, Context } from "../context.js";
+import { command, type Context } from "../context.js";
 import { NotFoundError, UsageError } from "../errors.js";
 import { bytes, progress } from "../terminal.js";
 
@@ -45,68 +45,51 @@ async function subjectTask<T>(ctx: Context, label: string, task: (app: App, subj
   return { subject, result: await withProgress(app, label, () => task(app, subject)) };
 }
 
-export const sweep: Command = {
-  spec: {
-    name: "sweep",
-    summary: "Reclaim claim-checked content no log, archive or snapshot still cites (app.sweep).",
-    args: [],
-    options: { "ttl-ms": { type: "string", value: "<ms>", description: `how long a telemetry ref outlives its citation (default ${DEFAULT_TTL_MS}: 7 days)` } },
-    details: [
-      "Walks every live log, archive segment and snapshot, keeps what is load-bearing (retained envelopes) and reclaims the " +
-        "rest with the conditional delete, as a journaled loom.sweep:<n> execution (its log is the audit trail; an " +
-        "interrupted sweep is finished by the next). A progress bar shows on a TTY.",
-    ],
-    examples: ["loomwork sweep", "loomwork sweep --ttl-ms 86400000 --json"],
-  },
-  async run(ctx) {
-    const ttl = ctx.values["ttl-ms"];
-    if (ttl !== undefined && !/^\d+$/.test(String(ttl))) throw new UsageError(`--ttl-ms must be a whole number of milliseconds; got "${String(ttl)}"`);
-    const app = await maintenanceApp(ctx);
-    const result = await withProgress(app, "sweeping", () => app.sweep({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }));
-    if (ctx.json) return ctx.printJson(result);
-    ctx.out(
-      `swept ${ctx.dir} (${result.sweepId}): walked ${result.executions} executions citing ${result.cited} addresses ` +
-        `(${result.pinned} load-bearing); of ${result.scanned} blobs deleted ${result.deleted} (${bytes(result.bytesDeleted)}), kept ${result.kept}`,
-    );
-  },
-};
+export const sweep = command("sweep", "Reclaim claim-checked content no log, archive or snapshot still cites (app.sweep).", {
+  options: { "ttl-ms": { type: "string", value: "<ms>", description: `how long a telemetry ref outlives its citation (default ${DEFAULT_TTL_MS}: 7 days)` } },
+  details: [
+    "Walks every live log, archive segment and snapshot, keeps what is load-bearing (retained envelopes) and reclaims the " +
+      "rest with the conditional delete, as a journaled loom.sweep:<n> execution (its log is the audit trail; an " +
+      "interrupted sweep is finished by the next). A progress bar shows on a TTY.",
+  ],
+  examples: ["loomwork sweep", "loomwork sweep --ttl-ms 86400000 --json"],
+}, async (ctx) => {
+  const ttl = ctx.values["ttl-ms"];
+  if (ttl !== undefined && !/^\d+$/.test(String(ttl))) throw new UsageError(`--ttl-ms must be a whole number of milliseconds; got "${String(ttl)}"`);
+  const app = await maintenanceApp(ctx);
+  const result = await withProgress(app, "sweeping", () => app.sweep({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }));
+  if (ctx.json) return ctx.printJson(result);
+  ctx.out(
+    `swept ${ctx.dir} (${result.sweepId}): walked ${result.executions} executions citing ${result.cited} addresses ` +
+      `(${result.pinned} load-bearing); of ${result.scanned} blobs deleted ${result.deleted} (${bytes(result.bytesDeleted)}), kept ${result.kept}`,
+  );
+});
 
-export const erase: Command = {
-  spec: {
-    name: "erase",
-    summary: "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.",
-    args: [{ name: "subject", required: true, description: "the data subject, as given to app.start(..., { subject })" }],
-    options: {},
-    details: ["Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again."],
-    examples: ["loomwork erase user-42", "loomwork erase user-42 --json"],
-  },
-  async run(ctx) {
-    const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => app.eraseSubject(s));
-    if (ctx.json) return ctx.printJson(result);
-    ctx.out(
-      `erased subject ${subject} (${result.coordinatorId}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
-        `${result.historiesDeleted.length} unsealed histories deleted; content: ${result.contentDeleted.deleted} blobs deleted, ${result.contentDeleted.retained} retained`,
-    );
-  },
-};
+export const erase = command("erase", "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.", {
+  args: { "<subject>": "the data subject, as given to app.start(..., { subject })" },
+  details: ["Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again."],
+  examples: ["loomwork erase user-42", "loomwork erase user-42 --json"],
+}, async (ctx) => {
+  const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => app.eraseSubject(s));
+  if (ctx.json) return ctx.printJson(result);
+  ctx.out(
+    `erased subject ${subject} (${result.coordinatorId}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
+      `${result.historiesDeleted.length} unsealed histories deleted; content: ${result.contentDeleted.deleted} blobs deleted, ${result.contentDeleted.retained} retained`,
+  );
+});
 
-export const exportSubject: Command = {
-  spec: {
-    name: "export",
-    summary: "Export a subject's data (app.exportSubject), content resolved: GDPR Art. 15 / 20.",
-    args: [{ name: "subject", required: true, description: "the data subject" }],
-    options: { output: { type: "string", short: "o", value: "<file>", description: "write the export to this file (default: stdout)" } },
-    details: ["The export is JSON; with -o the file is written and a one-line summary printed."],
-    examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
-  },
-  async run(ctx) {
-    const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
-    const text = `${JSON.stringify(data, null, 2)}\n`;
-    const file = ctx.values.output as string | undefined;
-    if (!file) return void process.stdout.write(text);
-    await writeFile(file, text);
-    if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
-    ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
-  },
-};
+export const exportSubject = command("export", "Export a subject's data (app.exportSubject), content resolved: GDPR Art. 15 / 20.", {
+  args: { "<subject>": "the data subject" },
+  options: { output: { type: "string", short: "o", value: "<file>", description: "write the export to this file (default: stdout)" } },
+  details: ["The export is JSON; with -o the file is written and a one-line summary printed."],
+  examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
+}, async (ctx) => {
+  const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
+  const text = `${JSON.stringify(data, null, 2)}\n`;
+  const file = ctx.values.output as string | undefined;
+  if (!file) return void process.stdout.write(text);
+  await writeFile(file, text);
+  if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
+  ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
+});
 

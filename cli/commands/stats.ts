@@ -7,7 +7,7 @@ import { JournalCorruptionError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";
 import type { FsStores } from "../../adapters/fs/index.js";
-import type { Command } from "../context.js";
+import { command } from "../context.js";
 import { EXIT } from "../errors.js";
 import { executionDiskBytes, jsonBytes, readRecords, requireExecution } from "../journal.js";
 import { envelopesIn } from "../render.js";
@@ -53,82 +53,77 @@ interface StatsWarning {
   [fact: string]: unknown;
 }
 
-export const stats: Command = {
-  spec: {
-    name: "stats",
-    summary: "Measure each execution: records, log bytes, folded-state bytes, bytes on disk; and warn about what grows.",
-    args: [{ name: "executionId...", required: false, description: "only these executions (default: all)" }],
-    options: {
-      logic: { type: "string", value: "<module>", description: "a module exporting the machines (file.ts or file.ts#name): replays in memory for the exact state at the head" },
-    },
-    details: [
-      "Log bytes are the UTF-8 bytes of the records' JSON text, as app.stats measures them. The folded state is what a resume " +
-        "holds: without --logic it is read from the execution's snapshot, at the seq the snapshot was taken (shown as @seq when " +
-        "older than the head; — when the execution has none yet); with --logic the records are replayed in memory (nothing is " +
-        "written, no effect runs) and the state is measured at the head, exactly as app.stats does.",
-      `Warnings: ${STATS_WARNINGS.journalCorrupt} (a damaged file; exit code 4), ${STATS_WARNINGS.agentStateGrowth} (state over 256 KiB: add compaction), ` +
-        `${STATS_WARNINGS.largeStepOutput} (a step output over 16 KiB: consider execution.claimCheck for that tool), ${STATS_WARNINGS.longReplay} ` +
-        `(over 512 records since the last snapshot), ${STATS_WARNINGS.unfinished} (running, waiting for an app to resume it), ${STATS_WARNINGS.logicMissing} ` +
-        "(--logic has no machine with the execution's logic id).",
-    ],
-    examples: ["loomwork stats", "loomwork stats research-1 --logic stories/support/researchAgent.ts", "loomwork stats --json | jq '.warnings'"],
+export const stats = command("stats", "Measure each execution: records, log bytes, folded-state bytes, bytes on disk; and warn about what grows.", {
+  args: { "[executionId...]": "only these executions (default: all)" },
+  options: {
+    logic: { type: "string", value: "<module>", description: "a module exporting the machines (file.ts or file.ts#name): replays in memory for the exact state at the head" },
   },
-  async run(ctx) {
-    const stores = await ctx.journal();
-    const wanted = ctx.positionals;
-    const infos: ExecutionInfo[] = wanted.length ? await Promise.all(wanted.map((id) => requireExecution(stores, id))) : await stores.events.listExecutions();
-    // The runtime is loaded only to replay (--logic): reading a journal needs the stores alone.
-    const logics: AnyStateMachine[] = typeof ctx.values.logic === "string" ? await (await import("../replay.js")).loadLogics(ctx.values.logic) : [];
-    const rows: Row[] = [];
-    const warnings: StatsWarning[] = [];
-    const bar = progress("measuring", infos.length, { atLeast: 20 });
-    for (const [i, info] of infos.entries()) {
-      rows.push(await measure(ctx.dir, stores, info, logics, warnings));
-      bar.tick(i + 1);
-    }
-    bar.end();
-    const totals = {
-      executions: rows.length,
-      records: sum(rows, (r) => r.records),
-      logBytes: sum(rows, (r) => r.logBytes),
-      stateBytes: sum(rows, (r) => r.stateBytes ?? 0),
-      diskBytes: sum(rows, (r) => r.diskBytes),
-    };
-    const code = rows.some((r) => r.corrupt) ? EXIT.corrupt : EXIT.ok;
-    if (ctx.json) {
-      ctx.printJson({ dir: ctx.dir, executions: rows, totals, warnings });
-      return code;
-    }
-    const { c } = ctx;
-    if (rows.length === 0) {
-      ctx.out(c.dim(`no executions in ${ctx.dir}`));
-      return code;
-    }
-    const state = (r: Row) => (r.stateBytes === null ? c.dim("—") : `${bytes(r.stateBytes)}${r.stateSource === "snapshot" && r.stateSeq !== r.records ? c.dim(` @${r.stateSeq}`) : ""}`);
-    const lines = table(
-      [
-        ["EXECUTION", "STATUS", "RECORDS", "LOG", "STATE", "ON DISK", "REFS"].map((h) => c.dim(h)),
-        ...rows.map((r) =>
-          r.corrupt
-            ? [c.bold(r.executionId), c.red("corrupt"), "?", "?", "?", bytes(r.diskBytes), "?"]
-            : [c.bold(r.executionId), r.status, String(r.records), bytes(r.logBytes), state(r), bytes(r.diskBytes), String(r.refs)],
-        ),
-        ["total", "", String(totals.records), bytes(totals.logBytes), rows.every((r) => r.stateBytes === null) ? "—" : bytes(totals.stateBytes), bytes(totals.diskBytes), ""].map((t) => c.bold(t)),
-      ],
-      [2, 3, 4, 5, 6],
-    );
-    for (const l of lines) ctx.out(l);
-    if (rows.some((r) => r.stateSource !== "replay")) {
-      ctx.out(c.dim(`STATE is read from each execution's snapshot (@seq when older than the head, — when none); --logic <module> measures it at the head.`));
-    }
-    if (warnings.length) {
-      ctx.out();
-      ctx.out(c.bold(`${warnings.length} warning${warnings.length === 1 ? "" : "s"}`));
-      for (const w of warnings) ctx.out(`  ${(w.code === STATS_WARNINGS.journalCorrupt ? c.red : c.yellow)(w.code)} ${c.bold(w.executionId)}: ${w.message}`);
-    }
+  details: [
+    "Log bytes are the UTF-8 bytes of the records' JSON text, as app.stats measures them. The folded state is what a resume " +
+      "holds: without --logic it is read from the execution's snapshot, at the seq the snapshot was taken (shown as @seq when " +
+      "older than the head; — when the execution has none yet); with --logic the records are replayed in memory (nothing is " +
+      "written, no effect runs) and the state is measured at the head, exactly as app.stats does.",
+    `Warnings: ${STATS_WARNINGS.journalCorrupt} (a damaged file; exit code 4), ${STATS_WARNINGS.agentStateGrowth} (state over 256 KiB: add compaction), ` +
+      `${STATS_WARNINGS.largeStepOutput} (a step output over 16 KiB: consider execution.claimCheck for that tool), ${STATS_WARNINGS.longReplay} ` +
+      `(over 512 records since the last snapshot), ${STATS_WARNINGS.unfinished} (running, waiting for an app to resume it), ${STATS_WARNINGS.logicMissing} ` +
+      "(--logic has no machine with the execution's logic id).",
+  ],
+  examples: ["loomwork stats", "loomwork stats research-1 --logic stories/support/researchAgent.ts", "loomwork stats --json | jq '.warnings'"],
+}, async (ctx) => {
+  const stores = await ctx.journal();
+  const wanted = ctx.positionals;
+  const infos: ExecutionInfo[] = wanted.length ? await Promise.all(wanted.map((id) => requireExecution(stores, id))) : await stores.events.listExecutions();
+  // The runtime is loaded only to replay (--logic): reading a journal needs the stores alone.
+  const logics: AnyStateMachine[] = typeof ctx.values.logic === "string" ? await (await import("../replay.js")).loadLogics(ctx.values.logic) : [];
+  const rows: Row[] = [];
+  const warnings: StatsWarning[] = [];
+  const bar = progress("measuring", infos.length, { atLeast: 20 });
+  for (const [i, info] of infos.entries()) {
+    rows.push(await measure(ctx.dir, stores, info, logics, warnings));
+    bar.tick(i + 1);
+  }
+  bar.end();
+  const totals = {
+    executions: rows.length,
+    records: sum(rows, (r) => r.records),
+    logBytes: sum(rows, (r) => r.logBytes),
+    stateBytes: sum(rows, (r) => r.stateBytes ?? 0),
+    diskBytes: sum(rows, (r) => r.diskBytes),
+  };
+  const code = rows.some((r) => r.corrupt) ? EXIT.corrupt : EXIT.ok;
+  if (ctx.json) {
+    ctx.printJson({ dir: ctx.dir, executions: rows, totals, warnings });
     return code;
-  },
-};
+  }
+  const { c } = ctx;
+  if (rows.length === 0) {
+    ctx.out(c.dim(`no executions in ${ctx.dir}`));
+    return code;
+  }
+  const state = (r: Row) => (r.stateBytes === null ? c.dim("—") : `${bytes(r.stateBytes)}${r.stateSource === "snapshot" && r.stateSeq !== r.records ? c.dim(` @${r.stateSeq}`) : ""}`);
+  const lines = table(
+    [
+      ["EXECUTION", "STATUS", "RECORDS", "LOG", "STATE", "ON DISK", "REFS"].map((h) => c.dim(h)),
+      ...rows.map((r) =>
+        r.corrupt
+          ? [c.bold(r.executionId), c.red("corrupt"), "?", "?", "?", bytes(r.diskBytes), "?"]
+          : [c.bold(r.executionId), r.status, String(r.records), bytes(r.logBytes), state(r), bytes(r.diskBytes), String(r.refs)],
+      ),
+      ["total", "", String(totals.records), bytes(totals.logBytes), rows.every((r) => r.stateBytes === null) ? "—" : bytes(totals.stateBytes), bytes(totals.diskBytes), ""].map((t) => c.bold(t)),
+    ],
+    [2, 3, 4, 5, 6],
+  );
+  for (const l of lines) ctx.out(l);
+  if (rows.some((r) => r.stateSource !== "replay")) {
+    ctx.out(c.dim(`STATE is read from each execution's snapshot (@seq when older than the head, — when none); --logic <module> measures it at the head.`));
+  }
+  if (warnings.length) {
+    ctx.out();
+    ctx.out(c.bold(`${warnings.length} warning${warnings.length === 1 ? "" : "s"}`));
+    for (const w of warnings) ctx.out(`  ${(w.code === STATS_WARNINGS.journalCorrupt ? c.red : c.yellow)(w.code)} ${c.bold(w.executionId)}: ${w.message}`);
+  }
+  return code;
+});
 
 const sum = (rows: Row[], f: (r: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
 
