@@ -4,17 +4,18 @@
 /** The prefix of the runtime's own ids (record types, internal executions and effects): `loom.`. */
 export const RUNTIME_ID_PREFIX = "loom.";
 
-/** The key under which `stepInput` names a step; reserved, never passed to the effect. */
-export const STEP_KEY = "__loomStep";
+// The reserved keys of values that pass through machines. None is ever passed to an effect as data.
+const RESERVED_KEYS = {
+  /** Names a step in `stepInput`. */
+  step: "__loomStep",
+  /** Records the role given by `invokeAs`. */
+  taskKind: "__loomTaskKind",
+  /** Marks untrusted content (`tainted(value, origin)`). */
+  taint: "__loomTainted",
+  /** Marks a claim-check envelope. */
+  claimCheck: "__loomClaimCheck",
+  /** Marks a content reference (an address in the content store). */
+  contentRef: "__loomContent",
+} as const;
 
-/** The key under which `invokeAs` records the role; reserved, never passed to the effect. */
-export const TASK_KIND_KEY = "__loomTaskKind";
-
-/** The key that marks untrusted content (`tainted(value, origin)`). */
-export const TAINT_KEY = "__loomTainted";
-
-/** The key that marks a claim-check envelope. */
-export const CLAIM_CHECK_KEY = "__loomClaimCheck";
-
-/** The key that marks a content reference (an address in the content store). */
-export const CONTENT_REF_KEY = "__loomContent";
+export const { step: STEP_KEY, taskKind: TASK_KIND_KEY, taint: TAINT_KEY, claimCheck: CLAIM_CHECK_KEY, contentRef: CONTENT_REF_KEY } = RESERVED_KEYS;
