@@ -3,13 +3,11 @@
 // idb recognises IndexedDB objects by the global interfaces, so they must exist even with an injected factory.
 import "fake-indexeddb/auto";
 import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fsStores, type FsStores } from "../adapters/fs/index.js";
 import { indexedDbStores, type IndexedDbStores } from "../adapters/indexeddb/index.js";
 import { memoryStores } from "../stores/memory.js";
 import type { Stores } from "../stores/types.js";
+import { tempDirs } from "../spec/support/tempDirs.js";
 
 export type StoreKind = "memory" | "fs" | "indexeddb";
 export const STORE_KINDS: StoreKind[] = ["memory", "fs", "indexeddb"];
@@ -19,18 +17,7 @@ export type BenchStores =
   | { kind: "fs"; stores: FsStores; dir: string; close(): Promise<void> }
   | { kind: "indexeddb"; stores: IndexedDbStores; factory: IDBFactory; name: string; close(): Promise<void> };
 
-const temps: string[] = [];
-
-/** A new temp directory, removed by `removeTemps`. */
-export async function tempDir(label: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `loomwork-bench-${label}-`));
-  temps.push(dir);
-  return dir;
-}
-
-export async function removeTemps(): Promise<void> {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-}
+export const { tempDir, removeTempDirs: removeTemps } = tempDirs("bench");
 
 let databases = 0;
 

@@ -3,25 +3,18 @@
 // so IndexedDB is on disk as a user's browser keeps it (an incognito context would keep it in memory),
 // and the browser can be SIGKILLed and relaunched on the same profile. Never downloads a browser: CI
 // installs Debian's `chromium` package (see .ci/run); a missing binary fails loudly, it is not skipped.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, extname, join, normalize, sep } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
+import { serveStatic, type StaticServer } from "../../stories/browser-offline/serve.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumKill, type ChromiumProcess } from "./chromium.js";
 import type { PageReport } from "./page/agent.js";
 
 const PAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "page");
-const CONTENT_TYPES: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".map": "application/json",
-};
 
 /** What the harness page reported to this process (through the `loomReport` binding), across launches. */
 export class PageReports {
@@ -91,7 +84,7 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
   const outDir = await mkdtemp(join(tmpdir(), "loomwork-browser-page-"));
   const profileDir = await mkdtemp(join(tmpdir(), "loomwork-browser-profile-"));
   const reports = new PageReports();
-  let server: Server | undefined;
+  let server: StaticServer | undefined;
   let context: BrowserContext | undefined;
   let killed = false;
   let lastExitMs = 0;
@@ -108,17 +101,16 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
       logLevel: "silent",
       build: { outDir, emptyOutDir: true, minify: false, target: "es2022", reportCompressedSize: false },
     });
-    server = await serve(outDir);
+    server = await serveStatic(outDir);
     context = await launch();
   } catch (error) {
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await server?.close();
     await removeDirs();
     throw error;
   }
-  const { port } = server.address() as AddressInfo;
   const running = { server, context };
   return {
-    url: `http://127.0.0.1:${port}/index.html`,
+    url: `${server.url}index.html`,
     profileDir,
     reports,
     get context() {
@@ -145,31 +137,12 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
     },
     async close() {
       await running.context.close().catch(() => undefined);
-      await new Promise((resolve) => running.server.close(resolve));
+      await running.server.close();
       await removeDirs();
     },
   };
 }
 
-/** A static file server for the built page, confined to `root`. */
-function serve(root: string): Promise<Server> {
-  const server = createServer((request, response) => {
-    const path = decodeURIComponent(new URL(request.url ?? "/", "http://localhost").pathname);
-    const file = normalize(join(root, path === "/" ? "index.html" : path));
-    if (!file.startsWith(root + sep)) {
-      response.writeHead(403).end();
-      return;
-    }
-    readFile(file).then(
-      (body) => response.writeHead(200, { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream" }).end(body),
-      () => response.writeHead(404).end(),
-    );
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve(server));
-  });
-}
 
 /**
  * Starts the harness once for a spec file. A harness that failed to start (no Chromium, a build error)

@@ -1,23 +1,11 @@
 // Shared helpers of the fs adapter specs: temp directories, seam wrappers and child processes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tempDirs } from "../support/tempDirs.js";
 
 export { started, step } from "../conformance/suite.js";
 
-const made: string[] = [];
-
-export async function tempDir(label: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `loomwork-fs-${label}-`));
-  made.push(dir);
-  return dir;
-}
-
-export async function removeTempDirs(): Promise<void> {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-}
+export const { tempDir, removeTempDirs } = tempDirs("fs");
 
 export const ioError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: injected by the test`), { code });
 

@@ -2,8 +2,7 @@
 // directories, child processes, the small agent every crash campaign runs, and the checks they share.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
@@ -12,6 +11,7 @@ import { defineConfig } from "../../actors/config.js";
 import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
+import { tempDirs } from "../support/tempDirs.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { StoredRecord, Stores } from "../../stores/types.js";
 import { toolOutput, workloadReply } from "../support/workload.js";
@@ -31,17 +31,7 @@ export const timeout = (ciMs: number, soakMs = ciMs * 20): number => (SOAK ? soa
 // ---------------------------------------------------------------------------------------------------
 // Temp directories
 
-const made: string[] = [];
-
-export async function tempDir(label: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `loomwork-rel-${label}-`));
-  made.push(dir);
-  return dir;
-}
-
-export async function removeTempDirs(): Promise<void> {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-}
+export const { tempDir, removeTempDirs } = tempDirs("rel");
 
 // ---------------------------------------------------------------------------------------------------
 // The agent the crash campaigns run: a few turns of the seeded workload, with a tool whose side effect
