@@ -35,44 +35,30 @@ export interface BenchOptions {
 }
 
 export function benchOptions(mode: Mode): BenchOptions {
-  if (mode === "quick") {
-    return {
-      mode,
-      sizeTurns: [4, 8],
-      fullSizeTurns: [],
-      resumeTurns: [8],
-      fullResumeTurns: [],
-      reps: 1,
-      inProcessReps: 1,
-      warmup: 0,
-      compareTurns: 8,
-      langGraphReps: 1,
-      throughput: { executions: 4, appendsEach: 4, reps: 1 },
-      sweepScales: [
-        { blobs: 50, executions: 5 },
-        { blobs: 100, executions: 10 },
-      ],
-      fullSweepScales: [],
-      sweepStores: ["memory", "fs"],
-    };
-  }
+  // --quick: the smallest run that still exercises every row (a smoke test of the bench, not figures).
+  const quick = mode === "quick";
   const full = mode === "full";
   return {
     mode,
-    sizeTurns: [50, 200, 450],
+    sizeTurns: quick ? [4, 8] : [50, 200, 450],
     fullSizeTurns: full ? [1000] : [],
-    resumeTurns: [200],
+    resumeTurns: quick ? [8] : [200],
     fullResumeTurns: full ? [1000] : [],
-    reps: 7,
-    inProcessReps: 15,
-    warmup: 1,
-    compareTurns: 200,
-    langGraphReps: 5,
-    throughput: { executions: 64, appendsEach: 32, reps: 3 },
-    sweepScales: [
-      { blobs: 1_000, executions: 100 },
-      { blobs: 10_000, executions: 1_000 },
-    ],
+    reps: quick ? 1 : 7,
+    inProcessReps: quick ? 1 : 15,
+    warmup: quick ? 0 : 1,
+    compareTurns: quick ? 8 : 200,
+    langGraphReps: quick ? 1 : 5,
+    throughput: quick ? { executions: 4, appendsEach: 4, reps: 1 } : { executions: 64, appendsEach: 32, reps: 3 },
+    sweepScales: quick
+      ? [
+          { blobs: 50, executions: 5 },
+          { blobs: 100, executions: 10 },
+        ]
+      : [
+          { blobs: 1_000, executions: 100 },
+          { blobs: 10_000, executions: 1_000 },
+        ],
     fullSweepScales: full ? [{ blobs: 100_000, executions: 10_000 }] : [],
     sweepStores: ["memory", "fs"],
   };

@@ -36,6 +36,17 @@ export interface CapabilitiesOptions {
   timeoutMs?: number | Record<string, number>;
 }
 
+/** What the ring needs to know about the call it guards. */
+export interface RingContext {
+  logicId: string;
+  /** False for `invokeTransient`: no grants, quotas or metering (nothing is journaled), but the guard, retry and timeout apply. */
+  journaled: boolean;
+  isModel: boolean;
+  meter: Meter;
+  /** Receives the model usage of a completed call (recorded on STEP_COMPLETED). */
+  onUsage(usage: Usage): void;
+}
+
 /** A logic called an effect its grant does not list. */
 export class GrantDeniedError extends LoomworkError {
   readonly logicId: string;
@@ -60,17 +71,6 @@ export class GuardRefusedError extends LoomworkError {
     this.stepId = stepId;
     this.reason = reason;
   }
-}
-
-/** What the ring needs to know about the call it guards. */
-export interface RingContext {
-  logicId: string;
-  /** False for `invokeTransient`: no grants, quotas or metering (nothing is journaled), but the guard, retry and timeout apply. */
-  journaled: boolean;
-  isModel: boolean;
-  meter: Meter;
-  /** Receives the model usage of a completed call (recorded on STEP_COMPLETED). */
-  onUsage(usage: Usage): void;
 }
 
 /** The ring's layers for one call, outside in: grants, quotas, guardRequest, metering, retry, timeout. */
