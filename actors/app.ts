@@ -4,7 +4,7 @@ import { EXECUTION_ENDED, readAsJournal } from "../stores/schema.js";
 import type { JournalRecord, Stores } from "../stores/types.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals, type StartOptions } from "./appHost.js";
-import type { RuntimeBus, RuntimeEvents, Warning } from "./bus.js";
+import type { RuntimeBus, RuntimeEvents } from "./bus.js";
 import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
@@ -161,7 +161,13 @@ export class App {
 
   /** Read models on @xstate/store (the execution list with status, step and usage counters), created on first use. */
   get readModels(): ReadModels {
-    this.models ??= createReadModels(this);
+    this.models ??= createReadModels({
+      config: this.config,
+      stores: this.stores,
+      on: (event, listener) => this.on(event, listener),
+      log: (executionId) => this.log(executionId),
+      warn: (warning) => this.host.warn(warning),
+    });
     return this.models;
   }
 
@@ -255,10 +261,6 @@ export class App {
     this.models?.forget(this.running.forgetSubject(subject, executionIds));
   }
 
-  /** The app's warning sink: the bus's `warn` event, then observability.onWarn (read models report through it). */
-  warn(warning: Warning): void {
-    this.host.warn(warning);
-  }
 
   static {
     internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id) });

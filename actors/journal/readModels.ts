@@ -5,7 +5,7 @@ import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
-import type { RuntimeEvents, Warning } from "../bus.js";
+import { processWarning, type RuntimeEvents, type Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
 import { WARNING_CODES } from "../constants.js";
 import { emptyUsage, foldUsage, type ExecutionUsage } from "../effects/capabilities.js";
@@ -128,14 +128,15 @@ export interface ReadModels {
   dispose(): void;
 }
 
-/** What the read models follow: the app (`createReadModels(app)`), or anything with its journal, catalogue and bus. */
+/** What the read models follow: the app (`createReadModels(app)`; `app.readModels` also routes their warnings to the bus and `onWarn`), or anything with its journal, catalogue and bus. */
 export interface ReadModelsSource {
   readonly config: Pick<LoomConfig, "effects">;
   readonly stores: { readonly events: Pick<EventStore, "listExecutions"> };
   on(event: "append", listener: RuntimeEvents["append"]): () => void;
   /** Every record of the execution, archived ones first, opened. */
   log(executionId: string): Promise<JournalRecord[]>;
-  warn(warning: Warning): void;
+  /** Where a failed hydration is reported; without it, the process warning channel (`process.emitWarning`). */
+  warn?(warning: Warning): void;
 }
 
 /**
@@ -166,7 +167,11 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
       }),
     );
   })();
-  ready.catch((error: unknown) => app.warn({ code: WARNING_CODES.readModelFailed, message: error instanceof Error ? error.message : String(error) }));
+  ready.catch((error: unknown) => {
+    const warning = { code: WARNING_CODES.readModelFailed, message: error instanceof Error ? error.message : String(error) };
+    if (app.warn) app.warn(warning);
+    else processWarning(warning.message, warning.code);
+  });
   return {
     executions,
     ready,

@@ -118,9 +118,15 @@ describe("observability.onWarn", () => {
     });
     await app.result("w");
     await until(() => received.length >= 1);
-    app.warn({ code: "LOOM_TEST", message: "a second warning" });
-    expect(received.map((w) => w.code)).toEqual(["LOOM_SUBSCRIBER", "LOOM_TEST"]);
-    expect(onBus.map((w) => w.code)).toEqual(["LOOM_SUBSCRIBER", "LOOM_TEST"]);
+    // A second warning: onWarn throws again, and the process is told once.
+    const second = await app.start(oneStep("search"), { executionId: "w2" });
+    second.subscribe(() => {
+      throw new Error("another subscriber bug");
+    });
+    await app.result("w2");
+    await until(() => received.length >= 2);
+    expect(received.map((w) => w.code)).toEqual(["LOOM_SUBSCRIBER", "LOOM_SUBSCRIBER"]);
+    expect(onBus.map((w) => w.code)).toEqual(["LOOM_SUBSCRIBER", "LOOM_SUBSCRIBER"]);
     const reports = emitted.mock.calls.filter(([message]) => String(message).includes(marker));
     expect(reports).toHaveLength(1);
     expect(reports[0]![0]).toBe(`onWarn threw: ${marker}`);
