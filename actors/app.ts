@@ -4,7 +4,7 @@ import { EXECUTION_ENDED, readAsJournal } from "../stores/schema.js";
 import type { JournalRecord, Stores } from "../stores/types.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals, type StartOptions } from "./appHost.js";
-import type { RuntimeBus, RuntimeEvents } from "./bus.js";
+import type { RuntimeEvents } from "./bus.js";
 import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
@@ -35,7 +35,6 @@ export function appInternals(app: App): AppInternals {
 /** An app hosting journaled executions over one set of stores; build it with `createApp`. */
 export class App {
   readonly stores: Stores;
-  readonly bus: RuntimeBus;
   private readonly host: AppHost;
   private readonly lifecycle: LifecycleHost;
   private readonly running: RunningExecutions;
@@ -51,7 +50,6 @@ export class App {
       readLog: (id) => this.log(id),
       runInternalStep: (call) => runInternalStep(this.lifecycle, call),
     });
-    this.bus = this.host.bus;
     this.running = new RunningExecutions(config, this.host.effects.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
@@ -75,7 +73,7 @@ export class App {
 
   /** Listens to the runtime's events; returns the unbind function. */
   on<E extends keyof RuntimeEvents>(event: E, listener: RuntimeEvents[E]): () => void {
-    return this.bus.on(event, listener);
+    return this.host.bus.on(event, listener);
   }
 
   /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
