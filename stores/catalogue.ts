@@ -1,4 +1,5 @@
 import { EXECUTION_ENDED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
+import { ConcurrencyError } from "./errors.js";
 import type { ExecutionInfo, StoredRecord } from "./types.js";
 
 // What a record changes in the catalogue entry: its start and its end (a sealed record keeps these fields readable).
@@ -18,11 +19,11 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
 }
 
 /**
- * Folds appended records into the catalogue entry; every adapter calls it inside its append so the
- * catalogue never disagrees with the log. A record of a type the schema does not know moves the head only.
+ * Folds appended records into the catalogue entry (a new object; `previous` is left as it was). A record
+ * of a type the schema does not know moves the head only.
  */
 export function foldCatalogue(executionId: string, previous: ExecutionInfo | undefined, records: StoredRecord[]): ExecutionInfo {
-  let info: ExecutionInfo = previous ?? { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
+  let info: ExecutionInfo = previous ? { ...previous } : { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
   for (const record of records) {
     if (isJournalRecord(record)) info = catalogued(info, record);
     info.head = record.seq;
@@ -30,11 +31,18 @@ export function foldCatalogue(executionId: string, previous: ExecutionInfo | und
   return info;
 }
 
-/** Checks the seq fence shared by every adapter; returns the error message facts or undefined when fine. */
-export function seqFenceViolation(head: number, expectedSeq: number, records: StoredRecord[]): string | undefined {
-  if (head !== expectedSeq) return "stale";
-  for (let i = 0; i < records.length; i++) {
-    if (records[i]!.seq !== expectedSeq + 1 + i) return `record ${i} has seq ${records[i]!.seq}, expected ${expectedSeq + 1 + i}`;
-  }
-  return undefined;
+/**
+ * The catalogue entry an append leaves, after the seq fence every adapter checks inside its append, so
+ * the catalogue never disagrees with the log: a stale `expectedSeq` is a ConcurrencyError (the log never
+ * forks), records that do not continue the log contiguously a RangeError. Undefined for an empty append.
+ */
+export function appendToCatalogue(executionId: string, previous: ExecutionInfo | undefined, expectedSeq: number, records: StoredRecord[]): ExecutionInfo | undefined {
+  const head = previous?.head ?? 0;
+  if (head !== expectedSeq) throw new ConcurrencyError(executionId, expectedSeq, head);
+  records.forEach((record, i) => {
+    if (record.seq !== expectedSeq + 1 + i) {
+      throw new RangeError(`Execution "${executionId}": record ${i} has seq ${record.seq}, expected ${expectedSeq + 1 + i}; seqs must continue the log contiguously.`);
+    }
+  });
+  return records.length === 0 ? undefined : foldCatalogue(executionId, previous, records);
 }

@@ -1,6 +1,6 @@
-import { foldCatalogue, seqFenceViolation } from "./catalogue.js";
+import { appendToCatalogue } from "./catalogue.js";
 import { contentAddress } from "./bytes.js";
-import { ConcurrencyError, SubjectErasedError } from "./errors.js";
+import { SubjectErasedError } from "./errors.js";
 import {
   CONTENT_STORE_SPI_VERSION,
   EVENT_STORE_SPI_VERSION,
@@ -34,13 +34,9 @@ export class MemoryEventStore implements EventStore {
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     const history = this.histories.get(executionId);
-    const head = history?.info.head ?? 0;
-    const violation = seqFenceViolation(head, expectedSeq, records);
-    if (violation === "stale") throw new ConcurrencyError(executionId, expectedSeq, head);
-    if (violation) throw new RangeError(`Execution "${executionId}": ${violation}.`);
-    if (records.length === 0) return;
+    const info = appendToCatalogue(executionId, history?.info, expectedSeq, records);
+    if (!info) return;
     const copies = clone(records);
-    const info = foldCatalogue(executionId, history?.info, copies);
     if (history) {
       history.live.push(...copies);
       history.info = info;

@@ -1,12 +1,13 @@
 // The EventStore on node:fs: one append-only log file per execution, group-committed fsyncs.
 import { mkdir, open, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { foldCatalogue, seqFenceViolation } from "../../stores/catalogue.js";
-import { ConcurrencyError, JournalCorruptionError } from "../../stores/errors.js";
+import { appendToCatalogue } from "../../stores/catalogue.js";
+import { JournalCorruptionError } from "../../stores/errors.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
 import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
-import { encodeBatch, encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
+import { encodeJsonFrame } from "./framing.js";
+import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
 import { parseLog, planArchive, readRange, readSegment, readSnapshot } from "./journalFiles.js";
 import { behindSnapshotReason, behindSnapshotRemedy, damageOf, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
 
@@ -103,15 +104,9 @@ export class FsEventStore implements EventStore {
     this.directory.assertWritable();
     let execution = this.executions.get(executionId);
     if (execution?.corruption) throw execution.corruption;
-    const head = execution?.written.info?.head ?? 0;
-    const violation = seqFenceViolation(head, expectedSeq, records);
-    if (violation === "stale") throw new ConcurrencyError(executionId, expectedSeq, head);
-    if (violation) throw new RangeError(`Execution "${executionId}": ${violation}.`);
-    if (records.length === 0) return { durable: DONE };
-    const batch = encodeBatch(records);
-    // foldCatalogue updates `previous` in place: fold a copy, `durable` may share the object.
-    const previous = execution?.written.info;
-    const info = foldCatalogue(executionId, previous && { ...previous }, records);
+    const info = appendToCatalogue(executionId, execution?.written.info, expectedSeq, records);
+    if (!info) return { durable: DONE };
+    const batch = encodeJsonFrame(records);
     const targets: SyncTarget[] = [];
     let bytes = batch;
     if (!execution) {

@@ -61,8 +61,6 @@ export function encodeHeader(executionId: string, archivedThrough: number, base:
   return encodeJsonFrame(header);
 }
 
-export const encodeBatch = (records: StoredRecord[]): Buffer => encodeJsonFrame(records);
-
 /** Why `value` is not the header a log named `name` must start with, or undefined when it is. */
 export function headerProblem(value: unknown, name: string): string | undefined {
   const header = value as Partial<LogHeader> | null;
@@ -123,7 +121,7 @@ export function planArchive(executionId: string, log: ParsedLog, archived: numbe
   const base = foldCatalogue(executionId, log.header.base ?? undefined, records.filter((r) => r.seq <= throughSeq));
   const fileId = newFileId();
   const kept = log.batches.map((b) => b.records.filter((r) => r.seq > throughSeq)).filter((b) => b.length > 0);
-  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map(encodeBatch)]), fileId };
+  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch))]), fileId };
 }
 
 /** Bytes [start, end) of a file. */

@@ -1,7 +1,6 @@
 // The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
-import { foldCatalogue, seqFenceViolation } from "../../stores/catalogue.js";
-import { ConcurrencyError } from "../../stores/errors.js";
+import { appendToCatalogue } from "../../stores/catalogue.js";
 import {
   EVENT_STORE_SPI_VERSION,
   type ArchiveSegment,
@@ -38,16 +37,13 @@ export class IndexedDbEventStore implements EventStore {
       const previous = await executions.get(executionId);
       // The fence is read in the same transaction that writes: IndexedDB serialises readwrite
       // transactions over these stores, so a concurrent writer (another tab) sees our head or we see its.
-      const head = previous?.head ?? 0;
-      const violation = seqFenceViolation(head, expectedSeq, records);
-      if (violation === "stale") throw new ConcurrencyError(executionId, expectedSeq, head);
-      if (violation) throw new RangeError(`Execution "${executionId}": ${violation}; seqs must continue the log contiguously.`);
-      if (records.length === 0) return false;
+      const info = appendToCatalogue(executionId, previous, expectedSeq, records);
+      if (!info) return false;
       const store = tx.objectStore("records");
       await issueAll([
         // add, not put: an existing [executionId, seq] fails the transaction instead of being overwritten.
         ...records.map((record) => () => addRecord(executionId, record, () => store.add(record, [executionId, record.seq]))),
-        () => executions.put(foldCatalogue(executionId, previous, records)),
+        () => executions.put(info),
       ]);
       return true;
     });
