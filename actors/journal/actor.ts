@@ -7,9 +7,8 @@ import { AppClosedError, ConfigError } from "../errors.js";
 import type { ReplayReport } from "./host.js";
 import { plainJson } from "./json.js";
 
-/** What an actor needs of the app that made it: whether it is closed, and its warning sink. */
+/** What an actor needs of the app that made it: its warning sink (a send that is not journaled is a warning). */
 export interface ActorHost {
-  closed(): boolean;
   warn(warning: Warning): void;
 }
 
@@ -85,7 +84,6 @@ export class JournaledActor {
   }
 
   private deliver(event: AnyEventObject): Promise<void> {
-    if (this.host?.closed()) return Promise.reject(new AppClosedError(`send event ${JSON.stringify(eventTypeOf(event))} to execution "${this.id}"`));
     // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
     if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
       return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
