@@ -127,14 +127,16 @@ export class AppHost implements ExecutionHost {
     }
   }
 
-  inspect(event: InspectionEvent): void {
+  inspect(...events: InspectionEvent[]): void {
     const inspect = this.config.observability?.inspect;
     if (!inspect) return;
-    try {
-      if (typeof inspect === "function") inspect(event);
-      else inspect.next?.(event);
-    } catch (error) {
-      this.warn({ code: WARNING_CODES.inspectFailed, message: String(error) });
+    for (const event of events) {
+      try {
+        if (typeof inspect === "function") inspect(event);
+        else inspect.next?.(event);
+      } catch (error) {
+        this.warn({ code: WARNING_CODES.inspectFailed, message: String(error) });
+      }
     }
   }
 

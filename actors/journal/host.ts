@@ -67,5 +67,6 @@ export interface ExecutionHost {
   failed(execution: HostedExecution, error: unknown): void;
   /** A report that never fails the run (a failed snapshot, a throwing subscriber or send). */
   warn(warning: Warning): void;
-  inspect(event: InspectionEvent): void;
+  /** Hands XState inspection events to `observability.inspect`, in order (a throwing inspector is a warning). */
+  inspect(...events: InspectionEvent[]): void;
 }

@@ -64,13 +64,16 @@ export class ExecutionObservers {
   macrostep(step: Macrostep): void {
     const actorRef = this.execution.ref;
     this.announce();
-    this.inspect({ type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event });
-    this.inspect({ type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot });
+    this.inspect(
+      { type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event },
+      { type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot },
+    );
     this.hook?.(step.state.snapshot, this.execution);
   }
 
-  private inspect(event: Record<string, unknown>): void {
+  private inspect(...events: Record<string, unknown>[]): void {
+    const rootId = this.execution.sessionId;
     // One cast: the actorRef handed to an inspector is the JournaledActor, which is not typed as an XState ActorRef.
-    this.host.inspect({ ...event, rootId: this.execution.sessionId } as InspectionEvent);
+    this.host.inspect(...events.map((event) => ({ ...event, rootId }) as InspectionEvent));
   }
 }
