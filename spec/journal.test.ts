@@ -137,6 +137,46 @@ describe("a stopped execution", () => {
   });
 });
 
+describe("getSnapshot", () => {
+  // useSyncExternalStore (React, @xstate/react's useSelector) requires the same object until the state
+  // changes; a new one per call makes React log "getSnapshot should be cached" and loop.
+  it("returns the same object on every call until the state changes, for every status", async () => {
+    const { setup } = await import("xstate");
+    const { effectActor } = await import("../machines/helpers/effectActor.js");
+    const fragile = setup({ actors: { boom: effectActor() } }).createMachine({
+      id: "fragile",
+      initial: "a",
+      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
+    });
+    const { effects } = countedDemoEffects();
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { ...effects, boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }),
+    );
+    const running = await app.start(demoMachine, { executionId: "running", input: { topic: "t" } });
+    await running.settled();
+    const stopped = await app.start(demoMachine, { executionId: "stopped", input: { topic: "t" } });
+    await stopped.settled();
+    await app.stop("stopped");
+    const failed = await app.start(fragile, { executionId: "failed" });
+    await app.result("failed").catch(() => undefined);
+    const done = await app.start(demoMachine, { executionId: "done", input: { topic: "t" } });
+    await done.settled();
+    await done.sendAsync({ type: "APPROVE" });
+    await app.result("done");
+    const statuses = [running, stopped, failed, done].map((actor) => {
+      const first = actor.getSnapshot();
+      expect(actor.getSnapshot(), actor.id).toBe(first);
+      return first.status;
+    });
+    expect(statuses).toEqual(["active", "stopped", "error", "done"]);
+    const before = running.getSnapshot();
+    await running.sendAsync({ type: "APPROVE" });
+    await app.result("running");
+    expect(running.getSnapshot()).not.toBe(before);
+    expect(running.getSnapshot()).toBe(running.getSnapshot());
+  });
+});
+
 describe("app.stats", () => {
   it("measures an execution this app is not running without resuming it: no effect runs, no actor starts", async () => {
     const stores = memoryStores();

@@ -8,12 +8,19 @@ import type { Macrostep, RuntimeState } from "./planner.js";
 
 /** The snapshot callers see: the machine's, with the status and error of an execution that failed or was stopped. */
 export function snapshotOf(state: RuntimeState): AnyMachineSnapshot {
-  const snapshot = state.snapshot;
-  if (state.status === "error") return { ...snapshot, status: "error", error: state.error };
-  // XState's stopped snapshot has no error; a stopped execution's carries the stop's reason, hence the cast.
-  if (state.status === "stopped") return { ...snapshot, status: "stopped", error: state.error } as AnyMachineSnapshot;
-  return snapshot;
+  if (state.status !== "error" && state.status !== "stopped") return state.snapshot;
+  // One object per state, as XState's getSnapshot gives: useSyncExternalStore (React) loops on a new
+  // object per call.
+  let ended = endedSnapshots.get(state);
+  if (!ended) {
+    // XState's stopped snapshot has no error; a stopped execution's carries the stop's reason, hence the cast.
+    ended = { ...state.snapshot, status: state.status, error: state.error } as AnyMachineSnapshot;
+    endedSnapshots.set(state, ended);
+  }
+  return ended;
 }
+
+const endedSnapshots = new WeakMap<RuntimeState, AnyMachineSnapshot>();
 
 /** The execution as its observers see it. */
 export interface Observed {

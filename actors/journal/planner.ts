@@ -38,8 +38,6 @@ export interface RuntimeState {
   error?: SerializedError;
 }
 
-/** The records that start a macrostep: the start, an event, a step's outcome. The planner writes the others. */
-
 export interface PlanContext {
   machine: AnyStateMachine;
   executionId: string;
