@@ -9,6 +9,9 @@ import { bytes, progress, table, timestamp } from "../terminal.js";
 // "damaged" is not an ExecutionStatus: it selects the executions whose journal the store found damaged.
 const STATUSES = ["running", "done", "error", "stopped", "damaged"];
 
+// Ids in natural order: chat-2 before chat-10.
+const NATURAL = new Intl.Collator("en", { numeric: true });
+
 export const ls = command("ls", "List the executions of a journal: id, logic, subject, status, records and bytes on disk.", {
   options: {
     status: { type: "string", value: "<status>", description: "only executions with this status: running, done, error, stopped, or damaged (a journal file is damaged)" },
@@ -28,7 +31,7 @@ export const ls = command("ls", "List the executions of a journal: id, logic, su
   const subject = ctx.values.subject as string | undefined;
   const executions = (await stores.events.listExecutions())
     .filter((e) => (status === undefined || (status === "damaged" ? e.damaged !== undefined : e.status === status)) && (subject === undefined || e.subject === subject))
-    .sort((a, b) => a.startedAt - b.startedAt || (a.executionId < b.executionId ? -1 : 1));
+    .sort((a, b) => a.startedAt - b.startedAt || NATURAL.compare(a.executionId, b.executionId));
   const bar = progress("sizing", executions.length, { atLeast: 500 });
   const rows: (ExecutionInfo & { diskBytes: number; lastWriteAt?: number })[] = [];
   for (const [i, e] of executions.entries()) {

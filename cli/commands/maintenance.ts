@@ -1,6 +1,7 @@
 // loomwork sweep | erase <subject> | export <subject>: maintenance through the app's own entry points
 // (app.sweep, app.eraseSubject, app.exportSubject). The CLI opens the journal as the only writer.
-import { writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import type { App } from "../../index.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError, UsageError } from "../errors.js";
@@ -84,12 +85,21 @@ export const exportSubject = command("export", "Export a subject's data (app.exp
   details: ["The export is JSON; with -o the file is written and a one-line summary printed."],
   examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
 }, async (ctx) => {
+  const file = ctx.values.output as string | undefined;
+  // Checked before the export runs: a missing folder is the caller's mistake, not a failed export.
+  if (file !== undefined) await assertFolderOf(file);
   const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
   const text = `${JSON.stringify(data, null, 2)}\n`;
-  const file = ctx.values.output as string | undefined;
   if (!file) return void process.stdout.write(text);
   await writeFile(file, text);
   if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
   ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
 });
 
+// -o names a file in a folder that must exist (the CLI does not create folders).
+async function assertFolderOf(file: string): Promise<void> {
+  const folder = dirname(resolve(file));
+  const found = await stat(folder).catch(() => undefined);
+  if (!found) throw new NotFoundError(`the folder ${folder} does not exist`, `Create it first (mkdir -p ${folder}), or pass -o a file in an existing folder.`);
+  if (!found.isDirectory()) throw new UsageError(`${folder} is not a folder`, "Pass -o a file in an existing folder.");
+}

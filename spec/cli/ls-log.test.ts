@@ -1,7 +1,11 @@
 // `loomwork ls` and `loomwork log` on a real journal, run as a user runs them.
-import { rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMachine } from "xstate";
 import { fsStores } from "../../adapters/fs/index.js";
+import { createApp, defineConfig, simulatedClock } from "../../index.js";
 import { ANSI, cli, makeJournal, type Journal } from "./support.js";
 
 let journal: Journal;
@@ -29,6 +33,24 @@ describe("loomwork ls", () => {
     expect(subject).toHaveLength(1);
     expect(subject[0]).toMatchObject({ executionId: "research-done", subject: "user-42", status: "done", head: 29, logicId: "researcher" });
     expect(subject[0].diskBytes).toBeGreaterThan(0);
+  });
+
+  it("lists ids in natural order: chat-2 before chat-10", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-natural-"));
+    try {
+      const stores = await fsStores({ dir });
+      // One instant for all: the order is the ids' alone.
+      const app = createApp(defineConfig({ stores, effects: {}, clock: simulatedClock(1_000) }));
+      const machine = createMachine({ id: "chat", initial: "done", states: { done: { type: "final" } } });
+      for (const id of ["chat-10", "chat-2", "chat-1"]) await app.start(machine, { executionId: id });
+      await app.close();
+      await stores.close();
+      const { code, stdout } = await cli(["ls", "--dir", dir, "--json"]);
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout).map((e: { executionId: string }) => e.executionId)).toEqual(["chat-1", "chat-2", "chat-10"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("reads LOOMWORK_DIR when --dir is not given", async () => {

@@ -24,6 +24,15 @@ describe("loomwork export, erase, sweep", () => {
     }
   });
 
+  it("refuses -o into a folder that does not exist before exporting (3), with the folder named", async () => {
+    const missing = join(journal.dir, "..", `no-such-folder-${process.pid}`);
+    const { code, stdout, stderr } = await cli(["export", "user-42", "-o", join(missing, "out.json"), "--dir", journal.dir]);
+    expect(code).toBe(3);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(`the folder ${missing} does not exist`);
+    expect(stderr).not.toContain("ENOENT");
+  });
+
   it("refuses a subject with nothing to erase or export (3)", async () => {
     for (const command of ["erase", "export"]) {
       const { code, stderr } = await cli([command, "user-7", "--dir", journal.dir]);
