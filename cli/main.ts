@@ -4,6 +4,7 @@
 //   loomwork <command> [arguments] [--dir <dir>] [--json] [--no-color] [--help]
 //
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.
+import { createRequire } from "node:module";
 import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
 import { helpText, parseCommand } from "./args.js";
@@ -19,6 +20,12 @@ import { palette } from "./terminal.js";
 
 const COMMANDS: Record<string, Command> = { run, ls, log, stats, inspect, sweep, erase, export: exportSubject };
 
+// The installed package's version (the package resolves itself by name, in a checkout and when installed).
+function version(): string {
+  const manifest: unknown = createRequire(import.meta.url)("loomwork/package.json");
+  return typeof manifest === "object" && manifest !== null && "version" in manifest ? String(manifest.version) : "unknown";
+}
+
 function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
   return [
@@ -30,6 +37,7 @@ function overview(): string {
     ...Object.values(COMMANDS).map(({ spec }) => `  ${spec.name.padEnd(width)}  ${spec.summary}`),
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
+    "loomwork --version prints the installed version.",
     "The CLI takes the directory's writer lock while it runs: it cannot open a journal an app is writing.",
     "",
     "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
@@ -76,6 +84,10 @@ async function main(argv: string[]): Promise<number> {
   if (name === undefined) {
     process.stderr.write(`${overview()}\n`);
     return EXIT.usage;
+  }
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(`${version()}\n`);
+    return EXIT.ok;
   }
   if (name === "--help" || name === "-h" || name === "help") {
     const topic = name === "help" ? rest[0] : undefined;

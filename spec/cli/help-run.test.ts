@@ -1,5 +1,5 @@
 // `--help` for every command, and `loomwork run <story>` journaling into --dir for `ls` to show.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,6 +14,15 @@ describe("loomwork --help", () => {
     expect(code).toBe(0);
     for (const name of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     expect(stdout).toContain(EXIT_CODES);
+  });
+
+  it("prints the package's version with --version (and -v)", async () => {
+    const { version } = JSON.parse(await readFile("package.json", "utf8"));
+    for (const flag of ["--version", "-v"]) {
+      const { code, stdout } = await cli([flag]);
+      expect(code, flag).toBe(0);
+      expect(stdout, flag).toBe(`${version}\n`);
+    }
   });
 
   it("documents every command: usage, arguments, options, examples, exit codes", async () => {
