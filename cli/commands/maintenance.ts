@@ -68,9 +68,19 @@ export const sweep = command("sweep", "Reclaim claim-checked content no log, arc
 
 export const erase = command("erase", "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.", {
   args: { "<subject>": "the data subject, as given to app.start(..., { subject })" },
-  details: ["Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again."],
-  examples: ["loomwork erase user-42", "loomwork erase user-42 --json"],
+  options: {
+    "dry-run": { type: "boolean", description: "show what would be erased (the executions holding the subject, its key) and change nothing" },
+    yes: { type: "boolean", short: "y", description: "erase without asking: required off a terminal, since erasure cannot be undone" },
+  },
+  details: [
+    "Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again.",
+    "Erasure cannot be undone. On a terminal the command asks you to type the subject; off a terminal (a script) it needs --yes. --dry-run shows what would go.",
+  ],
+  examples: ["loomwork erase user-42 --dry-run", "loomwork erase user-42", "loomwork erase user-42 --yes --json"],
 }, async (ctx) => {
+  await requireSubject(ctx, ctx.positionals[0]!);
+  if (ctx.values["dry-run"] === true) return eraseDryRun(ctx);
+  if (ctx.values.yes !== true) await confirmErase(ctx);
   const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => app.eraseSubject(s));
   if (ctx.json) return ctx.printJson(result);
   ctx.out(
@@ -102,4 +112,30 @@ async function assertFolderOf(file: string): Promise<void> {
   const found = await stat(folder).catch(() => undefined);
   if (!found) throw new NotFoundError(`the folder ${folder} does not exist`, `Create it first (mkdir -p ${folder}), or pass -o a file in an existing folder.`);
   if (!found.isDirectory()) throw new UsageError(`${folder} is not a folder`, "Pass -o a file in an existing folder.");
+}
+
+// What erase would touch, from the catalogue and the key store: nothing is opened for writing but the lock.
+async function eraseDryRun(ctx: Context): Promise<void> {
+  const subject = ctx.positionals[0]!;
+  const stores = await ctx.journal();
+  const executions = (await stores.events.listExecutions()).filter((e) => e.subject === subject).map((e) => ({ executionId: e.executionId, status: e.status, records: e.head }));
+  const key = (await stores.keys.isDestroyed(subject)) ? "destroyed" : (await stores.keys.get(subject)) ? "present" : "none";
+  if (ctx.json) return ctx.printJson({ dryRun: true, subject, executions, key });
+  ctx.out(`would erase subject ${subject}: ${executions.length} executions (${executions.map((e) => `${e.executionId} ${e.status}, ${e.records} records`).join("; ")}), key ${key}; nothing was changed`);
+}
+
+// Erasure is irreversible: a terminal user types the subject, a script passes --yes.
+async function confirmErase(ctx: Context): Promise<void> {
+  const subject = ctx.positionals[0]!;
+  if (!process.stdin.isTTY || !process.stderr.isTTY) {
+    throw new UsageError(`erase cannot be undone: pass --yes to erase subject "${subject}"`, "Off a terminal the command does not ask. `--dry-run` shows what would be erased.");
+  }
+  const { createInterface } = await import("node:readline/promises");
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`Erasing subject "${subject}" destroys its key and content for good. Type the subject to confirm: `);
+    if (answer.trim() !== subject) throw new UsageError("erase not confirmed: nothing was changed");
+  } finally {
+    prompt.close();
+  }
 }

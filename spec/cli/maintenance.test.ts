@@ -46,7 +46,15 @@ describe("loomwork export, erase, sweep", () => {
     const swept = await cli(["sweep", "--dir", journal.dir, "--json"]);
     expect(swept.code).toBe(0);
     expect(JSON.parse(swept.stdout)).toMatchObject({ sweepId: expect.stringMatching(/^loom\.sweep:/) });
-    const erased = await cli(["erase", "user-42", "--dir", journal.dir]);
+    // Irreversible: off a terminal it needs --yes, and --dry-run changes nothing.
+    const unconfirmed = await cli(["erase", "user-42", "--dir", journal.dir]);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('erase cannot be undone: pass --yes to erase subject "user-42"');
+    const dry = await cli(["erase", "user-42", "--dry-run", "--json", "--dir", journal.dir]);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, subject: "user-42", executions: [{ executionId: "research-done", status: "done", records: 29 }], key: "none" });
+    expect(JSON.parse((await cli(["ls", "--subject", "user-42", "--json", "--dir", journal.dir])).stdout)).toHaveLength(1);
+    const erased = await cli(["erase", "user-42", "--yes", "--dir", journal.dir]);
     expect(erased.code).toBe(0);
     expect(erased.stdout).toMatch(/^erased subject user-42 \(loom\.erase:user-42:\d+\): 1 executions, key destroyed;/m);
     expect((await cli(["ls", "--subject", "user-42", "--json", "--dir", journal.dir])).stdout.trim()).toBe("[]");
