@@ -50,6 +50,7 @@ export {
   StorageQuotaError,
   WriterLockedError,
   WriterFailedError,
+  ReadOnlyStoreError,
   SubjectErasedError,
   KeyMissingError,
 } from "./stores/errors.js";

@@ -18,6 +18,8 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
   /** Paragraphs after the options. */
   details?: string[];
+  /** The command writes the journal: it takes the writer lock. The others open it read-only, beside a running app. */
+  writes?: boolean;
   examples: string[];
 }
 

@@ -19,7 +19,7 @@ export interface Context {
   out(line?: string): void;
   err(line?: string): void;
   printJson(value: unknown): void;
-  /** Opens the journal (the writer lock is taken); main closes it when the command ends. */
+  /** Opens the journal: read-only, or with the writer lock for a command that `writes`; main closes it when the command ends. */
   journal(): Promise<FsStores>;
 }
 
@@ -29,7 +29,7 @@ export interface Command {
 }
 
 /** What a command declares beside its name and summary; `args` maps `<name>` (required) or `[name]` (optional; `name...` takes the rest) to its description. */
-export interface CommandDeclaration extends Partial<Pick<CommandSpec, "options">>, Pick<CommandSpec, "details" | "examples"> {
+export interface CommandDeclaration extends Partial<Pick<CommandSpec, "options">>, Pick<CommandSpec, "details" | "examples" | "writes"> {
   args?: Record<string, string>;
 }
 
@@ -42,6 +42,7 @@ export function command(name: string, summary: string, declared: CommandDeclarat
   }));
   const spec: CommandSpec = { name, summary, args, options: declared.options ?? {}, examples: declared.examples };
   if (declared.details) spec.details = declared.details;
+  if (declared.writes) spec.writes = true;
   return { spec, run };
 }
 
@@ -61,7 +62,7 @@ export function createContext(spec: CommandSpec, parsed: Parsed): Context & { cl
     out: (line = "") => void (process.stdout.destroyed || process.stdout.write(`${line}\n`)),
     err: (line = "") => void process.stderr.write(`${line}\n`),
     printJson: (value) => void (process.stdout.destroyed || process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)),
-    journal: () => (opened ??= openJournal(dir)),
+    journal: () => (opened ??= openJournal(dir, { readOnly: spec.writes !== true })),
     async close() {
       const stores = await opened?.catch(() => undefined);
       await stores?.close();

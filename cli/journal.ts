@@ -8,7 +8,7 @@ import type { ExecutionInfo, StoredRecord } from "../index.js";
 import { NotFoundError } from "./errors.js";
 
 /** Opens `dir` with fsStores after checking it is a journal: the CLI never creates one by accident. */
-export async function openJournal(dir: string): Promise<FsStores> {
+export async function openJournal(dir: string, options: { readOnly: boolean }): Promise<FsStores> {
   const kind = await stat(dir).then(
     (s) => (s.isDirectory() ? "dir" : "file"),
     () => "missing",
@@ -19,7 +19,7 @@ export async function openJournal(dir: string): Promise<FsStores> {
   if (kind === "file" || !(await stat(join(dir, "executions")).then((s) => s.isDirectory(), () => false))) {
     throw new NotFoundError(`${dir} is not a loomwork journal directory (it has no executions/ folder)`, "Pass --dir <dir> pointing at the directory an app opened with fsStores({ dir }).");
   }
-  return fsStores({ dir });
+  return fsStores({ dir, readOnly: options.readOnly });
 }
 
 /** The catalogue entry, or a NotFoundError that suggests the ids that look alike. */

@@ -38,7 +38,8 @@ function overview(): string {
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
     "loomwork --version prints the installed version.",
-    "The CLI takes the directory's writer lock while it runs: it cannot open a journal an app is writing.",
+    "ls, log, stats and inspect open the journal read-only, so they work while an app writes it; sweep, erase and",
+    "export take the directory's writer lock, so they cannot run while an app has it open.",
     "",
     "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
     "Run `loomwork <command> --help` for a command's arguments, options and examples.",
@@ -61,7 +62,7 @@ function failureOf(error: unknown, dir: string): Failure {
       exitCode: EXIT.locked,
       code: error.code,
       message: `the journal ${dir} is locked by another process${holder ? ` (pid ${holder[1]} on ${holder[2]}, since ${holder[3]})` : ""}`,
-      hint: "The CLI takes the directory's writer lock to read it, so it cannot open a journal an app is writing. Close that app's stores (app quit), or copy the directory and pass --dir <copy>.",
+      hint: "sweep, erase and export take the directory's writer lock, so they cannot run while an app has the journal open. Close that app's stores (app quit) and run it again; ls, log, stats and inspect work beside it.",
     };
   }
   if (error instanceof JournalCorruptionError) {

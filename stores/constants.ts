@@ -29,6 +29,8 @@ export const STORE_ERROR_CODES = {
   indexedDbConnection: "LOOM_IDB_CONNECTION",
   /** The fs stores were closed and are used again. */
   storeClosed: "LOOM_STORE_CLOSED",
+  /** `ReadOnlyStoreError`: a write to stores opened read-only. */
+  readOnly: "LOOM_READ_ONLY",
   /** The journal directory's file system cannot hold what the fs content store needs. */
   fsUnsupported: "LOOM_FS_UNSUPPORTED",
 } as const;

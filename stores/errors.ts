@@ -152,6 +152,15 @@ export class WriterLockedError extends LoomworkError {
   }
 }
 
+/** A write to stores opened read-only (`fsStores({ dir, readOnly: true })`): they read, and never write. */
+export class ReadOnlyStoreError extends LoomworkError {
+  readonly resource: string;
+  constructor(resource: string) {
+    super(STORE_ERROR_CODES.readOnly, `${resource} was opened read-only: it reads the journal and writes nothing. Open it without readOnly (as its only writer) to write.`);
+    this.resource = resource;
+  }
+}
+
 /** A write failed in a way that leaves the writer unusable (e.g. fsync EIO). Reopen the stores to recover. */
 export class WriterFailedError extends LoomworkError {
   constructor(resource: string, options?: { cause?: unknown }) {

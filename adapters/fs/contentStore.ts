@@ -41,7 +41,8 @@ export class FsContentStore implements ContentStore {
   static async open(directory: FsDirectory, onClose: () => Promise<void>): Promise<FsContentStore> {
     const root = join(directory.dir, "content");
     await directory.ensureDir(join(root, "blobs"));
-    await probeSecondMtimes(directory);
+    // The probe writes a file: a read-only store never touches its clock, so it needs none.
+    if (!directory.readOnly) await probeSecondMtimes(directory);
     const persisted = ((await readSingleFrame(join(root, "clock"))) as { clock?: number } | undefined)?.clock ?? 0;
     return new FsContentStore(directory, Math.max(persisted, wallSeconds()), onClose);
   }

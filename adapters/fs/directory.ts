@@ -3,7 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
-import { LoomworkError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
+import { LoomworkError, ReadOnlyStoreError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
 import type { FsOps } from "./fsOps.js";
 
 /** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
@@ -65,6 +65,8 @@ export class FsDirectory {
   constructor(
     readonly dir: string,
     readonly ops: FsOps,
+    /** Read-only: no lock, no repair, every write refused with ReadOnlyStoreError (docs/storage.md, "Reading a journal another process writes"). */
+    readonly readOnly = false,
   ) {
     this.tmpDir = join(dir, "tmp");
     this.trashDir = join(dir, "trash");
@@ -86,6 +88,7 @@ export class FsDirectory {
 
   assertWritable(): void {
     this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyStoreError(`The fs stores on ${this.dir}`);
     if (this.writerFailure) throw this.writerFailure;
   }
 
@@ -144,6 +147,7 @@ export class FsDirectory {
 
   /** Creates `path` (and missing parents) and makes each new entry durable in its parent. */
   async ensureDir(path: string): Promise<void> {
+    if (this.readOnly) return;
     const first = await mkdir(path, { recursive: true });
     if (first === undefined) return;
     for (let created = path; ; created = dirname(created)) {
@@ -157,6 +161,7 @@ export class FsDirectory {
    * temp file -> fsync -> rename -> fsync of the directory. `mtimeSeconds` is set before the fsync.
    */
   async writeFileAtomic(path: string, bytes: Uint8Array, mtimeSeconds?: number): Promise<void> {
+    if (this.readOnly) throw new ReadOnlyStoreError(`The fs stores on ${this.dir}`);
     const temp = this.tmpPath();
     const handle = await open(temp, "wx");
     try {

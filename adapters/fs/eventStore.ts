@@ -60,7 +60,7 @@ export class FsEventStore implements EventStore {
   static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
     for (const recovered of await recoverExecutions(directory)) store.adopt(recovered);
-    await store.saveCheckpoint();
+    if (!directory.readOnly) await store.saveCheckpoint();
     return store;
   }
 
@@ -286,7 +286,7 @@ export class FsEventStore implements EventStore {
 
   /** Called by the directory's close once no operation runs: checkpoint, then release handles. */
   async shutdown(): Promise<void> {
-    if (!this.directory.failure) await this.saveCheckpoint().catch(() => undefined);
+    if (!this.directory.failure && !this.directory.readOnly) await this.saveCheckpoint().catch(() => undefined);
     for (const execution of this.executions.values()) await execution.appender?.handle.close().catch(() => undefined);
   }
 

@@ -1,8 +1,9 @@
 // loomwork/fs: the storage SPIs on the filesystem (Node, Electron main). Never imported by browser code.
 import { resolve } from "node:path";
+import { ReadOnlyStoreError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { FsContentStore } from "./contentStore.js";
-import { FsDirectory } from "./directory.js";
+import { FsDirectory, pathExists } from "./directory.js";
 import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
@@ -18,6 +19,15 @@ export interface FsStoresOptions {
    * @defaultValue 1000
    */
   checkpointEvery?: number;
+  /**
+   * Opens the directory to read it while another process may be writing it (the CLI's `ls`, `log`, `stats`):
+   * no writer lock is taken, nothing is repaired or created, and every write (append, put, snapshot, key)
+   * is refused with `ReadOnlyStoreError`. The stores show the journal as it was at open; bytes past the
+   * last whole frame of a log (an append in flight) are left alone and not read, and an execution whose
+   * first write is still in flight is not listed.
+   * @defaultValue false
+   */
+  readOnly?: boolean;
   /** @internal Replaces node:fs operations (fsync, write, rename), for fault-injection tests. */
   fsOps?: Partial<FsOps>;
 }
@@ -52,7 +62,9 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
     throw new RangeError(`fsStores: checkpointEvery must be a positive integer (appends between checkpoints); got ${checkpointEvery}.`);
   }
   const dir = resolve(options.dir);
-  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps });
+  const readOnly = options.readOnly === true;
+  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly);
+  if (readOnly) return openReadOnly(directory, checkpointEvery);
   await directory.ensureDir(dir);
   const lock = await DirectoryLock.acquire(dir);
   let events: FsEventStore | undefined;
@@ -73,6 +85,27 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
     const content = await FsContentStore.open(directory, close);
     const keys = await FsKeyStore.open(directory, close);
     return { dir, events, content, keys, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+// No lock, no leftovers swept: a reader of a directory another process may own.
+async function openReadOnly(directory: FsDirectory, checkpointEvery: number): Promise<FsStores> {
+  if (!(await pathExists(directory.dir))) throw new ReadOnlyStoreError(`The fs stores on ${directory.dir} (no such directory; a read-only open creates nothing)`);
+  let events: FsEventStore | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await directory.quiesce();
+      await events?.shutdown();
+    })());
+  try {
+    events = await FsEventStore.open(directory, checkpointEvery, close);
+    const content = await FsContentStore.open(directory, close);
+    const keys = await FsKeyStore.open(directory, close);
+    return { dir: directory.dir, events, content, keys, close };
   } catch (error) {
     await close();
     throw error;

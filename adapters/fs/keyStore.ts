@@ -41,7 +41,14 @@ export class FsKeyStore implements KeyStore {
     const keysDir = join(directory.dir, "keys");
     await directory.ensureDir(keysDir);
     const store = new FsKeyStore(directory, keysDir, onClose);
-    const names = new Set(await readdir(keysDir));
+    const names = new Set(
+      await readdir(keysDir).catch((error: unknown) => {
+        if (directory.readOnly && hasCode(error, "ENOENT")) return [];
+        throw error;
+      }),
+    );
+    // The repairs below write; a read-only store leaves them to the writer's next open.
+    if (directory.readOnly) return store;
     for (const name of names) {
       const key = name.replace(/\.erased$/, ".key");
       if (key !== name && names.has(key)) await store.shred(join(keysDir, key));

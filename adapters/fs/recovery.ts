@@ -89,6 +89,8 @@ async function truncateTail(directory: FsDirectory, path: string, length: number
 // A log that never held an acknowledged record: its creation was cut short by a crash. Only called
 // when the directory holds nothing else (no snapshot, no segment) and no checkpoint knew the execution.
 async function discard(directory: FsDirectory, paths: ExecutionPaths): Promise<undefined> {
+  // Read-only: a creation in progress (another process writes the directory) is not listed yet.
+  if (directory.readOnly) return undefined;
   await rm(paths.dir, { recursive: true, force: true });
   await directory.ops.fsyncDir(executionsDir(directory.dir));
   return undefined;
@@ -288,6 +290,7 @@ export const behindSnapshotRemedy = (paths: ExecutionPaths): string =>
 export const recoveredDir = (root: string): string => join(root, "recovered");
 
 async function keepAside(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, bytes: Uint8Array): Promise<void> {
+  if (directory.readOnly) return;
   await directory.ensureDir(recoveredDir(directory.dir));
   await directory.writeFileAtomic(join(recoveredDir(directory.dir), `${paths.name}-${fileId}-${offset}`), bytes);
 }
@@ -298,6 +301,8 @@ async function keepAside(directory: FsDirectory, paths: ExecutionPaths, fileId: 
  * first kept in `recovered/<name>-<fileId>-<offset>`: recovery never deletes what it could read.
  */
 async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, size: number, readable: boolean): Promise<void> {
+  // Read-only: the bytes past the last whole frame are left as they are (an append another process has in flight) and not read.
+  if (directory.readOnly) return;
   if (readable) await keepAside(directory, paths, fileId, offset, await readRange(paths.log, offset, size));
   await truncateTail(directory, paths.log, offset);
 }
@@ -308,7 +313,12 @@ const isHole = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 export async function recoverExecutions(directory: FsDirectory): Promise<RecoveredExecution[]> {
   await directory.ensureDir(executionsDir(directory.dir));
   const checkpoint = await loadCheckpoint(directory.dir);
-  const names = (await readdir(executionsDir(directory.dir))).filter((n) => /^[xh][0-9a-f]*$/.test(n));
+  const listed = await readdir(executionsDir(directory.dir)).catch((error: unknown) => {
+    // Read-only over a directory no app has opened yet: nothing to list.
+    if (directory.readOnly && hasCode(error, "ENOENT")) return [];
+    throw error;
+  });
+  const names = listed.filter((n) => /^[xh][0-9a-f]*$/.test(n));
   const recovered: RecoveredExecution[] = [];
   for (let i = 0; i < names.length; i += 32) {
     const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)));

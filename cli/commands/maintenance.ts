@@ -47,6 +47,7 @@ async function subjectTask<T>(ctx: Context, label: string, task: (app: App, subj
 }
 
 export const sweep = command("sweep", "Reclaim claim-checked content no log, archive or snapshot still cites (app.sweep).", {
+  writes: true,
   options: { "ttl-ms": { type: "string", value: "<ms>", description: `how long a telemetry ref outlives its citation (default ${DEFAULT_TTL_MS}: 7 days)` } },
   details: [
     "Walks every live log, archive segment and snapshot, keeps what is load-bearing (retained envelopes) and reclaims the " +
@@ -67,6 +68,7 @@ export const sweep = command("sweep", "Reclaim claim-checked content no log, arc
 });
 
 export const erase = command("erase", "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.", {
+  writes: true,
   args: { "<subject>": "the data subject, as given to app.start(..., { subject })" },
   options: {
     "dry-run": { type: "boolean", description: "show what would be erased (the executions holding the subject, its key) and change nothing" },
@@ -90,6 +92,7 @@ export const erase = command("erase", "Erase a subject's data (app.eraseSubject)
 });
 
 export const exportSubject = command("export", "Export a subject's data (app.exportSubject), content resolved: GDPR Art. 15 / 20.", {
+  writes: true,
   args: { "<subject>": "the data subject" },
   options: { output: { type: "string", short: "o", value: "<file>", description: "write the export to this file (default: stdout)" } },
   details: ["The export is JSON; with -o the file is written and a one-line summary printed."],

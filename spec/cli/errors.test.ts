@@ -79,20 +79,25 @@ describe("a corrupt journal exits 4", () => {
   });
 });
 
-describe("a locked journal exits 5", () => {
-  it("says which process holds it and what to do", async () => {
+describe("a journal another process has open", () => {
+  it("is read by ls, log and stats beside its writer, and a writing command exits 5 saying who holds it", async () => {
     const stores = await fsStores({ dir: journal.dir });
     try {
-      const { code, stderr } = await cli(["ls", "--dir", journal.dir]);
+      const ls = await cli(["ls", "--dir", journal.dir, "--json"]);
+      expect(ls.code, ls.stderr).toBe(0);
+      expect(JSON.parse(ls.stdout).map((e: { executionId: string }) => e.executionId).sort()).toEqual(["bulk-export", "research-done", "research-unfinished"]);
+      expect((await cli(["log", "research-done", "--dir", journal.dir])).code).toBe(0);
+      expect((await cli(["stats", "--dir", journal.dir, "--json"])).code).toBe(0);
+      const { code, stderr } = await cli(["sweep", "--dir", journal.dir]);
       expect(code).toBe(5);
-      expect(stderr).toContain(`loomwork ls: the journal ${journal.dir} is locked by another process (pid ${process.pid} on `);
-      expect(stderr).toContain("copy the directory and pass --dir <copy>");
-      const json = await cli(["stats", "--dir", journal.dir, "--json"]);
+      expect(stderr).toContain(`loomwork sweep: the journal ${journal.dir} is locked by another process (pid ${process.pid} on `);
+      expect(stderr).toContain("ls, log, stats and inspect work beside it");
+      const json = await cli(["export", "user-42", "--dir", journal.dir, "--json"]);
       expect(json.code).toBe(5);
       expect(JSON.parse(json.stderr).error).toMatchObject({ exitCode: 5, code: "LOOM_WRITER_LOCKED" });
     } finally {
       await stores.close();
     }
-    expect((await cli(["ls", "--dir", journal.dir])).code).toBe(0);
+    expect((await cli(["sweep", "--dir", journal.dir])).code).toBe(0);
   });
 });
