@@ -24,6 +24,7 @@ export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } 
 export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
 export type { RetryOptions, Next } from "./actors/effects/retry.js";
 export { createReadModels, createExecutionsStore } from "./actors/journal/readModels.js";
+export type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./actors/journal/unfinished.js";
 export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/journal/readModels.js";
 export type { RuntimeEvents, Warning } from "./actors/bus.js";
 export {

@@ -21,6 +21,7 @@ import { runSweep, type SweepOptions, type SweepResult } from "./lifecycle/sweep
 import { runErase, type EraseSubjectResult } from "./lifecycle/erase.js";
 import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
+import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
 export type { ExecutionStats };
@@ -99,6 +100,11 @@ export class App {
     await this.running.admit(execution, () => execution.recover(), { fresh: true });
     if (execution.ended) this.host.ended(execution);
     return execution.ref;
+  }
+
+  /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */
+  resumeUnfinished(options?: ResumeUnfinishedOptions): Promise<ResumeUnfinishedResult> {
+    return resumeUnfinished(this, options);
   }
 
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */

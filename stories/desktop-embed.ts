@@ -80,12 +80,12 @@ async function appProcess(dir: string, session: number): Promise<void> {
     }
     const reran: string[] = [];
     app.on("step", ({ stepId }) => recorded.has(stepId) && reran.push(stepId));
-    const actors: JournaledActor[] = [];
-    for (const { executionId } of unfinished) {
-      const actor = follow(await app.resume(executionId));
+    const { resumed: actors, failed } = await app.resumeUnfinished({ filter: (e) => e.logicId === desktopAssistant.id });
+    if (failed.length > 0) throw new Error(`could not resume ${failed.map((f) => f.executionId).join(", ")}`);
+    for (const actor of actors) {
+      follow(actor);
       const { recordsReplayed, stepsServedFromLog, stepsToRun } = actor.replay;
-      say("app", `${executionId}: replayed ${recordsReplayed} records, served ${stepsServedFromLog} steps from the log; ${stepsToRun} in flight ${stepsToRun === 1 ? "runs" : "run"} again`);
-      actors.push(actor);
+      say("app", `${actor.id}: replayed ${recordsReplayed} records, served ${stepsServedFromLog} steps from the log; ${stepsToRun} in flight ${stepsToRun === 1 ? "runs" : "run"} again`);
     }
     for (const actor of actors) {
       const output = (await app.result(actor.id)) as { text: string };
