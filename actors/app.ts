@@ -78,6 +78,7 @@ export class App {
   }
 
   /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
+  start<TLogic extends AnyStateMachine>(logic: TLogic, options: StartOptions): Promise<JournaledActor<TLogic>>;
   async start(logic: AnyStateMachine, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
     const input = this.host.checkStart(logic, options);
@@ -91,6 +92,7 @@ export class App {
   }
 
   /** Resumes an execution from its journal: replays what is recorded (no effect re-runs) and continues. */
+  resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
     const live = this.running.get(executionId);

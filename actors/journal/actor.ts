@@ -1,6 +1,6 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
-import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
+import type { AnyEventObject, AnyStateMachine, EventObject, Observer, SnapshotFrom, Subscription } from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, ConfigError } from "../errors.js";
@@ -13,27 +13,30 @@ export interface ActorHost {
 }
 
 /** The execution an actor stands for (an Execution, which creates its actor as its `ref`). */
-export interface ActorSource {
+export interface ActorSource<TLogic extends AnyStateMachine = AnyStateMachine> {
   readonly executionId: string;
   readonly sessionId: string;
-  readonly machine: AnyStateMachine;
+  readonly machine: TLogic;
   readonly replay: ReplayReport;
-  getSnapshot(): AnyMachineSnapshot;
-  subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription;
+  getSnapshot(): SnapshotFrom<TLogic>;
+  subscribe(observer: Observer<SnapshotFrom<TLogic>> | ((snapshot: SnapshotFrom<TLogic>) => void)): Subscription;
   send(event: EventObject): Promise<void>;
   whenSettled(): Promise<void>;
 }
 
-/** A journaled execution as an XState-like actor: `getSnapshot`, `subscribe`, `send`. */
-export class JournaledActor {
+/**
+ * A journaled execution as an XState-like actor: `getSnapshot`, `subscribe`, `send`. Typed by its logic:
+ * `app.start(machine, ...)` gives a `JournaledActor<typeof machine>`, whose snapshots have the machine's context.
+ */
+export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
   /** The execution id; also the actor's id. */
   readonly id: string;
   readonly sessionId: string;
-  readonly logic: AnyStateMachine;
+  readonly logic: TLogic;
   readonly src: string;
 
   constructor(
-    private readonly execution: ActorSource,
+    private readonly execution: ActorSource<TLogic>,
     private readonly host?: ActorHost,
   ) {
     this.id = execution.executionId;
@@ -46,11 +49,12 @@ export class JournaledActor {
     return this.execution.executionId;
   }
 
-  getSnapshot(): AnyMachineSnapshot {
+  /** The current snapshot: the same object until the state changes (as `useSyncExternalStore` needs). */
+  getSnapshot(): SnapshotFrom<TLogic> {
     return this.execution.getSnapshot();
   }
 
-  subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription {
+  subscribe(observer: Observer<SnapshotFrom<TLogic>> | ((snapshot: SnapshotFrom<TLogic>) => void)): Subscription {
     return this.execution.subscribe(observer);
   }
 

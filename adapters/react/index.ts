@@ -1,0 +1,103 @@
+// loomwork/react: React hooks over a journaled actor and over the app's read models, on
+// useSyncExternalStore. React is a peer dependency of this entry point only.
+import { useCallback, useRef, useSyncExternalStore } from "react";
+import type { AnyStateMachine, SnapshotFrom } from "xstate";
+import type { JournaledActor } from "../../actors/journal/actor.js";
+import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
+
+/** What the hooks read of an actor: a `JournaledActor`, or anything with its `getSnapshot` and `subscribe`. */
+export interface SnapshotSource<TSnapshot> {
+  getSnapshot(): TSnapshot;
+  subscribe(listener: (snapshot: TSnapshot) => void): { unsubscribe(): void };
+}
+
+/** The snapshot type of a journaled actor of `TLogic` (`typeof machine`). */
+export type ExecutionSnapshot<TLogic extends AnyStateMachine> = SnapshotFrom<TLogic>;
+
+/**
+ * The actor's current snapshot; the component renders again when it changes. Typed by the actor's logic:
+ * `useExecution(actor)` with `actor: JournaledActor<typeof machine>` gives the machine's context.
+ *
+ * @example
+ * const snapshot = useExecution(actor);
+ * return <p>{snapshot.status}: {snapshot.context.turn}</p>;
+ */
+export function useExecution<TLogic extends AnyStateMachine>(actor: JournaledActor<TLogic>): SnapshotFrom<TLogic>;
+export function useExecution<TSnapshot>(actor: SnapshotSource<TSnapshot>): TSnapshot;
+export function useExecution<TSnapshot>(actor: SnapshotSource<TSnapshot>): TSnapshot {
+  const subscribe = useCallback((onChange: () => void) => subscribeTo(actor, onChange), [actor]);
+  return useSyncExternalStore(subscribe, () => actor.getSnapshot(), () => actor.getSnapshot());
+}
+
+/**
+ * A value derived from the actor's snapshot; the component renders again only when `compare` (default
+ * `Object.is`) says the value changed, as `@xstate/react`'s `useSelector`.
+ *
+ * @example
+ * const turn = useExecutionSelector(actor, (s) => s.context.turn);
+ */
+export function useExecutionSelector<TLogic extends AnyStateMachine, T>(
+  actor: JournaledActor<TLogic>,
+  selector: (snapshot: SnapshotFrom<TLogic>) => T,
+  compare?: (a: T, b: T) => boolean,
+): T;
+export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapshot>, selector: (snapshot: TSnapshot) => T, compare?: (a: T, b: T) => boolean): T;
+export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapshot>, selector: (snapshot: TSnapshot) => T, compare: (a: T, b: T) => boolean = Object.is): T {
+  const subscribe = useCallback((onChange: () => void) => subscribeTo(actor, onChange), [actor]);
+  const select = useSelection(selector, compare);
+  const read = () => select(actor.getSnapshot());
+  return useSyncExternalStore(subscribe, read, read);
+}
+
+/**
+ * The app's executions (`app.readModels`): id, logic, status, step and usage counters, ordered by id; the
+ * component renders again when any of them changes. The list is the same array until then.
+ *
+ * @example
+ * const executions = useExecutions(app);
+ * const running = executions.filter((e) => e.status === "running");
+ */
+export function useExecutions(app: { readonly readModels: ReadModels }): ExecutionView[] {
+  const store = app.readModels.executions;
+  const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
+  const select = useSelection((snapshot: ReturnType<typeof store.getSnapshot>) => sortedViews(snapshot.context.executions), sameViews);
+  const read = () => select(store.getSnapshot());
+  return useSyncExternalStore(subscribe, read, read);
+}
+
+/** One execution's view from the read models, or undefined until the app knows it. */
+export function useExecutionView(app: { readonly readModels: ReadModels }, executionId: string): ExecutionView | undefined {
+  const store = app.readModels.executions;
+  const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
+  const read = () => store.getSnapshot().context.executions[executionId];
+  return useSyncExternalStore(subscribe, read, read);
+}
+
+function subscribeTo<V>(source: { subscribe(listener: (value: V) => void): { unsubscribe(): void } }, onChange: () => void): () => void {
+  const subscription = source.subscribe(() => onChange());
+  return () => subscription.unsubscribe();
+}
+
+// Memoizes a selection per input and keeps the previous result while `compare` calls it equal, so that
+// useSyncExternalStore sees the same value until it changes.
+function useSelection<I, T>(selector: (input: I) => T, compare: (a: T, b: T) => boolean): (input: I) => T {
+  const memo = useRef<{ input: I; value: T } | undefined>(undefined);
+  const latest = useRef({ selector, compare });
+  latest.current = { selector, compare };
+  return useCallback((input: I) => {
+    const previous = memo.current;
+    if (previous && previous.input === input) return previous.value;
+    const next = latest.current.selector(input);
+    const value = previous && latest.current.compare(previous.value, next) ? previous.value : next;
+    memo.current = { input, value };
+    return value;
+  }, []);
+}
+
+function sortedViews(views: Record<string, ExecutionView>): ExecutionView[] {
+  return Object.values(views).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0));
+}
+
+function sameViews(a: ExecutionView[], b: ExecutionView[]): boolean {
+  return a.length === b.length && a.every((view, i) => view === b[i]);
+}

@@ -1,0 +1,148 @@
+// @vitest-environment happy-dom
+// loomwork/react with React 19 in a DOM (happy-dom): components re-render as a journaled execution moves,
+// the snapshot is typed from its logic, and stopped or failed executions render without React's
+// "getSnapshot should be cached" error or an update loop.
+import { act, createElement, type ReactNode } from "react";
+import { createRoot, type Root } from "react-dom/client";
+import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from "vitest";
+import { setup } from "xstate";
+import { useExecution, useExecutions, useExecutionSelector, useExecutionView } from "../../adapters/react/index.js";
+import { createApp, defineConfig, effectActor, memoryStores, type JournaledActor } from "../../index.js";
+import { demoMachine } from "../support/demoMachine.js";
+import { countedDemoEffects } from "../support/harness.js";
+
+declare global {
+  var IS_REACT_ACT_ENVIRONMENT: boolean;
+}
+globalThis.IS_REACT_ACT_ENVIRONMENT = true;
+
+let container: HTMLElement;
+let root: Root;
+let errors: ReturnType<typeof vi.spyOn>;
+
+beforeEach(() => {
+  container = document.createElement("div");
+  document.body.append(container);
+  root = createRoot(container);
+  errors = vi.spyOn(console, "error");
+});
+
+afterEach(async () => {
+  await act(async () => root.unmount());
+  container.remove();
+  errors.mockRestore();
+});
+
+const render = (node: ReactNode) => act(async () => root.render(node));
+// Lets the runtime's promises settle inside act, so React sees every update it causes.
+const settle = (work: () => Promise<unknown>) => act(async () => void (await work()));
+
+function Status({ actor }: { actor: JournaledActor<typeof demoMachine> }) {
+  const snapshot = useExecution(actor);
+  return createElement("p", { id: "status" }, `${snapshot.status} ${JSON.stringify(snapshot.value)} notes=${snapshot.context.notes.length}`);
+}
+
+function Notes({ actor }: { actor: JournaledActor<typeof demoMachine> }) {
+  const renders = (Notes as unknown as { renders: number }).renders++;
+  const count = useExecutionSelector(actor, (s) => s.context.notes.length);
+  return createElement("p", { id: "notes", "data-renders": renders }, String(count));
+}
+(Notes as unknown as { renders: number }).renders = 0;
+
+const text = (id: string) => container.querySelector(`#${id}`)?.textContent;
+
+describe("loomwork/react", () => {
+  it("useExecution renders each state of a journaled execution, to its end", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "owls" } });
+    await render(createElement(Status, { actor }));
+    await settle(() => actor.settled());
+    expect(text("status")).toBe('active "waiting" notes=1');
+    await settle(async () => {
+      await actor.sendAsync({ type: "APPROVE" });
+      await app.result("r");
+    });
+    expect(text("status")).toBe('done "done" notes=2');
+    expect(errors).not.toHaveBeenCalled();
+    await app.close();
+  });
+
+  it("renders stopped and failed executions without a getSnapshot warning or an update loop", async () => {
+    const fragile = setup({ actors: { boom: effectActor() } }).createMachine({
+      id: "fragile",
+      initial: "a",
+      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
+    });
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { ...countedDemoEffects().effects, boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }),
+    );
+    const stopped = await app.start(demoMachine, { executionId: "s", input: { topic: "t" } });
+    await stopped.settled();
+    await app.stop("s", "user cancelled");
+    const failed = await app.start(fragile, { executionId: "f" });
+    await app.result("f").catch(() => undefined);
+    function Both() {
+      const a = useExecution(stopped);
+      const b = useExecution(failed);
+      return createElement("p", { id: "both" }, `${a.status} ${b.status}`);
+    }
+    await render(createElement(Both));
+    expect(text("both")).toBe("stopped error");
+    expect(errors).not.toHaveBeenCalled();
+    await app.close();
+  });
+
+  it("useExecutionSelector re-renders only when the selected value changes", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    const actor = await app.start(demoMachine, { executionId: "n", input: { topic: "t" } });
+    await settle(() => actor.settled());
+    (Notes as unknown as { renders: number }).renders = 0;
+    await render(createElement(Notes, { actor }));
+    expect(text("notes")).toBe("1");
+    const rendersBefore = (Notes as unknown as { renders: number }).renders;
+    // APPROVE changes the state (waiting -> writing) but not the count until the write step completes.
+    await settle(async () => {
+      await actor.sendAsync({ type: "APPROVE" });
+      await app.result("n");
+    });
+    expect(text("notes")).toBe("2");
+    expect((Notes as unknown as { renders: number }).renders - rendersBefore).toBe(1);
+    await app.close();
+  });
+
+  it("useExecutions and useExecutionView follow the app's read models", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    function List() {
+      const executions = useExecutions(app);
+      const one = useExecutionView(app, "b");
+      return createElement("p", { id: "list" }, `${executions.map((e) => `${e.executionId}:${e.status}`).join(",")} b=${one?.status ?? "-"}`);
+    }
+    await render(createElement(List));
+    await settle(() => app.readModels.ready);
+    expect(text("list")).toBe(" b=-");
+    await settle(async () => {
+      for (const id of ["b", "a"]) await (await app.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
+    });
+    expect(text("list")).toBe("a:running,b:running b=running");
+    await settle(() => app.stop("b"));
+    expect(text("list")).toBe("a:running,b:stopped b=stopped");
+    expect(errors).not.toHaveBeenCalled();
+    await app.close();
+  });
+
+  it("types the snapshot from the actor's logic", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    const actor = await app.start(demoMachine, { executionId: "t", input: { topic: "t" } });
+    expectTypeOf(actor).toEqualTypeOf<JournaledActor<typeof demoMachine>>();
+    expectTypeOf(actor.getSnapshot().context).toEqualTypeOf<{ topic: string; notes: string[]; approved: boolean }>();
+    function Typed() {
+      const snapshot = useExecution(actor);
+      expectTypeOf(snapshot.context.notes).toEqualTypeOf<string[]>();
+      // @ts-expect-error a misspelt context field does not type-check
+      void snapshot.context.nots;
+      return null;
+    }
+    await render(createElement(Typed));
+    await app.close();
+  });
+});
