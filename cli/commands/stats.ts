@@ -87,7 +87,10 @@ export const stats = command("stats", "Measure each execution: records, log byte
     executions: rows.length,
     records: sum(rows, (r) => r.records),
     logBytes: sum(rows, (r) => r.logBytes),
-    stateBytes: sum(rows, (r) => r.stateBytes ?? 0),
+    // Known only when every execution's state was measured (a snapshot, or --logic): a partial sum is no total.
+    stateBytes: rows.every((r) => r.stateBytes !== null) ? sum(rows, (r) => r.stateBytes ?? 0) : null,
+    /** How many executions' state was measured. */
+    stateMeasured: rows.filter((r) => r.stateBytes !== null).length,
     diskBytes: sum(rows, (r) => r.diskBytes),
   };
   const code = rows.some((r) => r.corrupt) ? EXIT.corrupt : EXIT.ok;
@@ -109,7 +112,7 @@ export const stats = command("stats", "Measure each execution: records, log byte
           ? [c.bold(r.executionId), c.red("corrupt"), "?", "?", "?", bytes(r.diskBytes), "?"]
           : [c.bold(r.executionId), r.status, String(r.records), bytes(r.logBytes), state(r), bytes(r.diskBytes), String(r.refs)],
       ),
-      ["total", "", String(totals.records), bytes(totals.logBytes), rows.every((r) => r.stateBytes === null) ? "—" : bytes(totals.stateBytes), bytes(totals.diskBytes), ""].map((t) => c.bold(t)),
+      ["total", "", String(totals.records), bytes(totals.logBytes), totals.stateBytes === null ? (totals.stateMeasured === 0 ? "—" : `${bytes(sum(rows, (r) => r.stateBytes ?? 0))} (${totals.stateMeasured} of ${rows.length})`) : bytes(totals.stateBytes), bytes(totals.diskBytes), ""].map((t) => c.bold(t)),
     ],
     [2, 3, 4, 5, 6],
   );

@@ -41,6 +41,10 @@ describe("loomwork stats", () => {
     expect(report.executions.find((e: { executionId: string }) => e.executionId === "bulk-export")).toMatchObject({ refs: 1, stateBytes: null, stateSource: null });
     expect(report.warnings).toContainEqual(expect.objectContaining({ code: "LOOM_LARGE_STEP_OUTPUT", executionId: "bulk-export", effectId: "dumpRows", count: 1 }));
     expect(report.totals.logBytes).toBe(report.executions.reduce((n: number, e: { logBytes: number }) => n + e.logBytes, 0));
+    // One execution's state is unknown without --logic or a snapshot: the total says so, it is not a partial sum.
+    const measured = report.executions.filter((e: { stateBytes: number | null }) => e.stateBytes !== null).length;
+    expect(report.totals).toMatchObject({ stateBytes: null, stateMeasured: measured });
+    expect(measured).toBeLessThan(report.executions.length);
   });
 
   it("refuses a --logic module without machines (2), and a machine that does not replay the journal (1)", async () => {
