@@ -1,7 +1,10 @@
 // loomwork log <executionId>: the execution's timeline, one line per record, grouped by macrostep.
 import * as schema from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
-import { command } from "../context.js";
+import { createJournalCodec } from "../../actors/journal/sealing.js";
+import type { FsStores } from "../../adapters/fs/index.js";
+import { SubjectErasedError } from "../../stores/errors.js";
+import { command, type Context } from "../context.js";
 import { isSealed, readRecords, requireExecution } from "../journal.js";
 import { replyText, valueText } from "../render.js";
 import { bytes, gap, progress, timestamp, type Palette } from "../terminal.js";
@@ -10,19 +13,21 @@ export const log = command("log", "Show an execution's timeline: its start, ever
   args: { "<executionId>": "the execution to show (see `loomwork ls`)" },
   options: {
     full: { type: "boolean", description: "print values whole instead of cut to the terminal's width" },
+    decrypt: { type: "boolean", description: "open sealed records (security.crypto) with the subject's key from the directory's key store" },
   },
   details: [
     "Each input record (start, event, step outcome) opens a macrostep; the transition it caused is shown under it (↳).",
     "A claim-check envelope { __loomClaimCheck, ref, size, digest } is shown as ⧉ ref <address> (size) with its digest; " +
       "tainted values as tainted(<origin>) ...; sealed records (security.crypto) as sealed, with their readable ids.",
-    "With --json: { execution, records } with the records exactly as journaled.",
+    "--decrypt opens them with the key in the directory's keys/ (an erased subject's records stay sealed: its key is destroyed).",
+    "With --json: { execution, records } with the records exactly as journaled (opened with --decrypt).",
   ],
-  examples: ["loomwork log research-1", "loomwork log research-1 --full", "loomwork log research-1 --json | jq '.records[] | select(.type == \"loom.step.completed\")'"],
+  examples: ["loomwork log research-1", "loomwork log research-1 --full", "loomwork log support-7 --decrypt", "loomwork log research-1 --json | jq '.records[] | select(.type == \"loom.step.completed\")'"],
 }, async (ctx) => {
   const stores = await ctx.journal();
   const executionId = ctx.positionals[0]!;
   const info = await requireExecution(stores, executionId);
-  const records = await readRecords(stores, executionId);
+  const records = ctx.values.decrypt === true ? await decrypted(stores, executionId, await readRecords(stores, executionId), ctx) : await readRecords(stores, executionId);
   if (ctx.json) return ctx.printJson({ execution: info, records });
   const { c } = ctx;
   const started = records[0]?.at ?? info.startedAt;
@@ -98,3 +103,14 @@ function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; pr
   }
 }
 
+// Sealed records opened with the subject's key from the directory; an erased subject's stay sealed.
+async function decrypted(stores: FsStores, executionId: string, records: StoredRecord[], ctx: Context): Promise<StoredRecord[]> {
+  if (!records.some(isSealed)) return records;
+  try {
+    return await createJournalCodec(stores.keys, stores.events).open(executionId, records);
+  } catch (error) {
+    if (!(error instanceof SubjectErasedError)) throw error;
+    ctx.err(ctx.e.yellow(`the subject's key was destroyed (erased): its records stay sealed`));
+    return records;
+  }
+}

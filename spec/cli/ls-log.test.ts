@@ -75,6 +75,33 @@ describe("loomwork log", () => {
     expect(stdout).not.toMatch(ANSI);
   });
 
+  it("opens sealed records with --decrypt, with the key from the directory; without it they stay sealed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-sealed-"));
+    try {
+      const stores = await fsStores({ dir });
+      const app = createApp(defineConfig({ stores, effects: {}, security: { crypto: { keys: stores.keys } } }));
+      const machine = createMachine({ id: "secret", initial: "waiting", states: { waiting: { on: { NOTE: "done" } }, done: { type: "final" } } });
+      const actor = await app.start(machine, { executionId: "sealed-1", subject: "user-9", input: { diagnosis: "confidential words" } });
+      await actor.sendAsync({ type: "NOTE", text: "more confidential words" });
+      await app.result("sealed-1");
+      await app.close();
+      await stores.close();
+      const sealed = await cli(["log", "sealed-1", "--dir", dir]);
+      expect(sealed.code).toBe(0);
+      expect(sealed.stdout).toContain("sealed payload");
+      expect(sealed.stdout).not.toContain("confidential words");
+      const opened = await cli(["log", "sealed-1", "--decrypt", "--dir", dir]);
+      expect(opened.code, opened.stderr).toBe(0);
+      expect(opened.stdout).toContain('"confidential words"');
+      expect(opened.stdout).toContain("more confidential words");
+      expect(opened.stdout).not.toContain("sealed payload");
+      const json = JSON.parse((await cli(["log", "sealed-1", "--decrypt", "--json", "--dir", dir])).stdout);
+      expect(json.records[0]).toMatchObject({ type: "loom.execution.started", input: { diagnosis: "confidential words" } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("shows a claim-check envelope as a ref with its digest", async () => {
     const { stdout } = await cli(["log", "bulk-export", "--dir", journal.dir]);
     expect(stdout).toMatch(/✓ turn:0:tool:0 +exportRows +⧉ ref sha256:9f86d081884c…0a08 \(18\.0 KiB\) digest \{"preview":/);
