@@ -1,4 +1,4 @@
-// The package as a user installs it: built (tsc -p tsconfig.build.json), packed with `npm pack`, unpacked
+// The package as a user installs it: packed with `npm pack` (its prepare script builds dist/), unpacked
 // into a fresh project's node_modules, then loaded from CommonJS and from ESM, and its CLI run.
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
@@ -17,7 +17,7 @@ let files: string[];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "loomwork-pack-"));
-  await run("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT });
+  // npm pack runs the prepare script, which builds dist/ (as an install from git or a folder does).
   const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT });
   const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   files = packed!.files.map((f) => f.path);
