@@ -29,6 +29,10 @@ export const STORE_ERROR_CODES = {
   indexedDbConnection: "LOOM_IDB_CONNECTION",
   /** The fs stores were closed and are used again. */
   storeClosed: "LOOM_STORE_CLOSED",
+  /** `BridgeSendError` (loomwork/bridge): the owner refused or failed a send from a UI process. */
+  bridgeSend: "LOOM_BRIDGE_SEND",
+  /** loomwork/bridge was given something that is not a message port (a `LoomworkTypeError`). */
+  bridgePort: "LOOM_BRIDGE_PORT",
   /** `ReadOnlyStoreError`: a write to stores opened read-only. */
   readOnly: "LOOM_READ_ONLY",
   /** The journal directory's file system cannot hold what the fs content store needs. */

@@ -1,0 +1,276 @@
+// loomwork/bridge: the process that owns the journal (an Electron main process, a worker, a service
+// worker) serves its actors to UI processes over any postMessage-style channel (Electron's MessagePort,
+// a worker's port, an iframe's). The UI gets remote actors with getSnapshot / subscribe / send, so the
+// React hooks work on them unchanged. Browser-safe: no Node import.
+import type { JournaledActor } from "../../actors/journal/actor.js";
+import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
+import { STORE_ERROR_CODES } from "../../stores/constants.js";
+import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
+
+/**
+ * A message channel's end: a `MessagePort` (DOM, `node:worker_threads`), Electron's `MessagePortMain`,
+ * a `Worker`, or anything with `postMessage` and a `message` listener.
+ */
+export interface BridgePort {
+  postMessage(message: unknown): void;
+  addEventListener?(type: "message", listener: PortListener): void;
+  removeEventListener?(type: "message", listener: PortListener): void;
+  on?(type: "message", listener: PortListener): void;
+  off?(type: "message", listener: PortListener): void;
+  start?(): void;
+}
+
+/** A port's message listener. Its event differs by platform (a DOM `MessageEvent`, Electron's `{ data }`, a Node value), hence `any`. */
+export type PortListener = (event: any) => void;
+
+/** A snapshot as it crosses the channel: its JSON form (status, value, context, output, error). */
+export interface BridgedSnapshot {
+  status: string;
+  value: unknown;
+  context: unknown;
+  output?: unknown;
+  error?: unknown;
+  [field: string]: unknown;
+}
+
+/** Messages from the UI to the owner. */
+type Request =
+  | { bridge: "loomwork"; op: "watch"; executionId: string }
+  | { bridge: "loomwork"; op: "unwatch"; executionId: string }
+  | { bridge: "loomwork"; op: "send"; id: number; executionId: string; event: { type: string; [field: string]: unknown } }
+  | { bridge: "loomwork"; op: "list" };
+
+/** Messages from the owner to the UI. */
+type Reply =
+  | { bridge: "loomwork"; op: "snapshot"; executionId: string; snapshot: BridgedSnapshot | null }
+  | { bridge: "loomwork"; op: "sent"; id: number; error?: { name: string; message: string; code?: string } }
+  | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] };
+
+/** Options of `serveBridge`. */
+export interface ServeBridgeOptions {
+  /** Decides whether a UI may send `event` to the execution; refused sends reject in the UI. @defaultValue every send is allowed */
+  allowSend?: (executionId: string, event: { type: string }) => boolean;
+}
+
+/** The owner's side: `expose` the actors the UI may see; `close` stops serving. */
+export interface BridgeServer {
+  /** Makes an actor visible to the UI (again after a resume: pass the new actor). */
+  expose(actor: JournaledActor): void;
+  close(): void;
+}
+
+/**
+ * Serves an app's actors and execution list over `port`, in the process that owns the journal.
+ *
+ * @example
+ * // Electron main: const { port1, port2 } = new MessageChannelMain(); win.webContents.postMessage("loomwork", null, [port2]);
+ * const bridge = serveBridge(app, port1);
+ * bridge.expose(await app.start(assistant, { executionId: "chat-1", input }));
+ */
+export function serveBridge(app: { readonly readModels: ReadModels }, port: BridgePort, options: ServeBridgeOptions = {}): BridgeServer {
+  const actors = new Map<string, JournaledActor>();
+  const watched = new Map<string, { unsubscribe(): void } | undefined>();
+  const post = (reply: Reply) => port.postMessage(reply);
+  const snapshotOf = (executionId: string): BridgedSnapshot | null => {
+    const actor = actors.get(executionId);
+    return actor ? plain<BridgedSnapshot>(actor.getSnapshot()) : null;
+  };
+  const watch = (executionId: string) => {
+    watched.get(executionId)?.unsubscribe();
+    const actor = actors.get(executionId);
+    watched.set(executionId, actor?.subscribe(() => post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) })));
+    post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) });
+  };
+  let listing: { unsubscribe(): void } | undefined;
+  const onRequest = (message: unknown) => {
+    if (!isRequest(message)) return;
+    switch (message.op) {
+      case "watch":
+        return watch(message.executionId);
+      case "unwatch":
+        watched.get(message.executionId)?.unsubscribe();
+        watched.delete(message.executionId);
+        return;
+      case "send": {
+        const { id, executionId, event } = message;
+        const actor = actors.get(executionId);
+        const refuse = (name: string, text: string) => post({ bridge: "loomwork", op: "sent", id, error: { name, message: text } });
+        if (!actor) return refuse("UnknownExecutionError", `execution "${executionId}" is not served over this bridge`);
+        if (options.allowSend && !options.allowSend(executionId, event)) return refuse("BridgeSendRefusedError", `the owner refused event "${event.type}" for execution "${executionId}"`);
+        actor.sendAsync(event).then(
+          () => post({ bridge: "loomwork", op: "sent", id }),
+          (error: unknown) => post({ bridge: "loomwork", op: "sent", id, error: errorOf(error) }),
+        );
+        return;
+      }
+      case "list": {
+        const store = app.readModels.executions;
+        const publish = () => post({ bridge: "loomwork", op: "executions", executions: Object.values(store.getSnapshot().context.executions).map((view) => plain<ExecutionView>(view)) });
+        listing ??= store.subscribe(publish);
+        void app.readModels.ready.then(publish);
+        return publish();
+      }
+    }
+  };
+  const detach = listen(port, onRequest);
+  return {
+    expose(actor) {
+      actors.set(actor.id, actor);
+      if (watched.has(actor.id)) watch(actor.id);
+    },
+    close() {
+      detach();
+      listing?.unsubscribe();
+      for (const subscription of watched.values()) subscription?.unsubscribe();
+      watched.clear();
+      actors.clear();
+    },
+  };
+}
+
+/** An execution served over a bridge: the `JournaledActor` surface the UI needs (the React hooks take it). */
+export interface RemoteActor {
+  readonly id: string;
+  /** The latest snapshot the owner sent (the same object until the next), or null before the first and for an execution not served. */
+  getSnapshot(): BridgedSnapshot | null;
+  subscribe(listener: (snapshot: BridgedSnapshot | null) => void): { unsubscribe(): void };
+  /** Sends an event to the execution in the owner's process; resolves once it is journaled there. */
+  sendAsync(event: { type: string; [field: string]: unknown }): Promise<void>;
+  /** Fire-and-forget `sendAsync`; a failure is passed to `onError` of `connectBridge`. */
+  send(event: { type: string; [field: string]: unknown }): void;
+}
+
+/** The UI's side of a bridge. */
+export interface BridgeClient {
+  actor(executionId: string): RemoteActor;
+  /** The owner's execution list (`app.readModels`): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
+  readonly executions: { getSnapshot(): ExecutionView[]; subscribe(listener: (views: ExecutionView[]) => void): { unsubscribe(): void } };
+  close(): void;
+}
+
+/** A send the owner refused or failed (`LOOM_BRIDGE_SEND`): `ownerError` is the owner's error, by name, message and code. */
+export class BridgeSendError extends LoomworkError {
+  readonly ownerError: { name: string; message: string; code?: string };
+  constructor(error: { name: string; message: string; code?: string }) {
+    super(STORE_ERROR_CODES.bridgeSend, `${error.name}: ${error.message}`);
+    this.ownerError = error;
+  }
+}
+
+/**
+ * Connects a UI process to the owner's `serveBridge` over `port`.
+ *
+ * @example
+ * // Electron renderer: window.onmessage = (e) => { const client = connectBridge(e.ports[0]); ... }
+ * const chat = client.actor("chat-1");
+ * chat.subscribe((snapshot) => render(snapshot));
+ * await chat.sendAsync({ type: "USER_MESSAGE", text: "hello" });
+ */
+export function connectBridge(port: BridgePort, options: { onError?: (error: unknown) => void } = {}): BridgeClient {
+  const snapshots = new Map<string, BridgedSnapshot | null>();
+  const listeners = new Map<string, Set<(snapshot: BridgedSnapshot | null) => void>>();
+  const pending = new Map<number, { resolve(): void; reject(error: unknown): void }>();
+  let executions: ExecutionView[] = [];
+  const executionListeners = new Set<(views: ExecutionView[]) => void>();
+  let nextId = 1;
+  let listed = false;
+  const request = (message: Request) => port.postMessage(message);
+  const detach = listen(port, (message) => {
+    if (!isReply(message)) return;
+    if (message.op === "snapshot") {
+      snapshots.set(message.executionId, message.snapshot);
+      for (const listener of listeners.get(message.executionId) ?? []) listener(message.snapshot);
+    } else if (message.op === "sent") {
+      const waiting = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) waiting?.reject(new BridgeSendError(message.error));
+      else waiting?.resolve();
+    } else {
+      executions = message.executions;
+      for (const listener of executionListeners) listener(executions);
+    }
+  });
+  const actors = new Map<string, RemoteActor>();
+  return {
+    actor(executionId) {
+      let actor = actors.get(executionId);
+      if (actor) return actor;
+      request({ bridge: "loomwork", op: "watch", executionId });
+      const sendAsync = (event: { type: string; [field: string]: unknown }) =>
+        new Promise<void>((resolve, reject) => {
+          const id = nextId++;
+          pending.set(id, { resolve, reject });
+          request({ bridge: "loomwork", op: "send", id, executionId, event });
+        });
+      actor = {
+        id: executionId,
+        getSnapshot: () => snapshots.get(executionId) ?? null,
+        subscribe(listener) {
+          let set = listeners.get(executionId);
+          if (!set) listeners.set(executionId, (set = new Set()));
+          set.add(listener);
+          return { unsubscribe: () => void set.delete(listener) };
+        },
+        sendAsync,
+        send: (event) => void sendAsync(event).catch((error: unknown) => options.onError?.(error)),
+      };
+      actors.set(executionId, actor);
+      return actor;
+    },
+    executions: {
+      getSnapshot: () => executions,
+      subscribe(listener) {
+        if (!listed) request({ bridge: "loomwork", op: "list" });
+        listed = true;
+        executionListeners.add(listener);
+        return { unsubscribe: () => void executionListeners.delete(listener) };
+      },
+    },
+    close() {
+      for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
+      detach();
+      for (const { reject } of pending.values()) reject(new BridgeSendError({ name: "BridgeClosedError", message: "the bridge was closed before the owner answered" }));
+      pending.clear();
+    },
+  };
+}
+
+function listen(port: BridgePort, onMessage: (message: unknown) => void): () => void {
+  const listener = (event: { data: unknown }) => onMessage(event.data);
+  if (port.addEventListener) {
+    port.addEventListener("message", listener);
+    port.start?.();
+    return () => port.removeEventListener?.("message", listener);
+  }
+  if (port.on) {
+    // Electron's MessagePortMain passes { data }; an EventEmitter such as a Node Worker passes the message itself.
+    const either = (event: { data: unknown }) => onMessage(isMessage(event) ? event : event.data);
+    port.on("message", either);
+    port.start?.();
+    return () => port.off?.("message", either);
+  }
+  throw new LoomworkTypeError(STORE_ERROR_CODES.bridgePort, "loomwork/bridge: the port has neither addEventListener nor on(\"message\"): pass a MessagePort, a Worker or Electron's MessagePortMain.");
+}
+
+// Only plain JSON crosses the channel: a snapshot's own toJSON drops the machine and child actor refs.
+function plain<T>(value: unknown): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function errorOf(error: unknown): { name: string; message: string; code?: string } {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}) };
+}
+
+function isMessage(value: unknown): value is { bridge: "loomwork"; op: string } {
+  return typeof value === "object" && value !== null && (value as { bridge?: unknown }).bridge === "loomwork" && typeof (value as { op?: unknown }).op === "string";
+}
+
+function isRequest(value: unknown): value is Request {
+  return isMessage(value) && ["watch", "unwatch", "send", "list"].includes(value.op);
+}
+
+function isReply(value: unknown): value is Reply {
+  return isMessage(value) && ["snapshot", "sent", "executions"].includes(value.op);
+}
