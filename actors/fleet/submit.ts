@@ -1,0 +1,86 @@
+// app.submit and what app.result does for a submitted execution: the start is journaled here (the first
+// macrostep, exactly as app.start writes it) and nothing runs; a worker of the fleet (loomwork/postgres
+// createWorker) claims it, and the submitting app waits for its EXECUTION_ENDED in the store.
+import type { AnyStateMachine } from "xstate";
+import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import type { JournalRecord, RecordOf, Stores } from "../../stores/types.js";
+import type { AppHost, StartOptions } from "../appHost.js";
+import { ConfigError } from "../errors.js";
+import { outcomeFrom } from "../journal/outcomes.js";
+import { planMacrostep } from "../journal/planner.js";
+
+/** What stores offer a fleet of workers (postgresStores): the queue workers claim from, and the end of an execution. */
+export interface FleetPort {
+  /** Puts the execution on the fleet's queue (before its start is journaled); idempotent. */
+  enqueue(executionId: string): Promise<void>;
+  /** True when the execution was submitted to the fleet. */
+  isSubmitted(executionId: string): Promise<boolean>;
+  /** Resolves when the execution may have ended (a notification, or the poll interval passed): look again. */
+  waitForEnd(executionId: string): Promise<void>;
+}
+
+/** The fleet port of `stores`, when they have one. */
+export function fleetOf(stores: Stores): FleetPort | undefined {
+  if (!("fleet" in stores)) return undefined;
+  const fleet: unknown = stores.fleet;
+  return isFleetPort(fleet) ? fleet : undefined;
+}
+
+function isFleetPort(value: unknown): value is FleetPort {
+  return typeof value === "object" && value !== null && ["enqueue", "isSubmitted", "waitForEnd"].every((name) => name in value && typeof Reflect.get(value, name) === "function");
+}
+
+/**
+ * Journals the start of `logic` as `executionId` without running it: the fleet runs it. A second submit of
+ * the same id writes nothing (start is idempotent by execution id).
+ */
+export async function submitStart(
+  host: AppHost,
+  stores: Stores,
+  logic: AnyStateMachine,
+  options: StartOptions,
+  input: unknown,
+  assertSubjectOpen: (subject: string) => Promise<void>,
+): Promise<void> {
+  const fleet = fleetOf(stores);
+  if (!fleet) throw new ConfigError("stores", "app.submit needs stores a fleet of workers shares: postgresStores() from loomwork/postgres. To run here, call app.start.");
+  const { executionId, subject } = options;
+  if (subject !== undefined) await assertSubjectOpen(subject);
+  host.register(logic);
+  await fleet.enqueue(executionId);
+  if ((await stores.events.head(executionId)) > 0) return;
+  const execution = await host.create(logic, executionId, subject);
+  const started: RecordOf<typeof EXECUTION_STARTED> = {
+    seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, machineHash: execution.machineHash,
+    ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: 1,
+  };
+  const step = planMacrostep({ machine: logic, executionId, effectIds: host.effectIds }, undefined, started);
+  try {
+    await host.journal.append(executionId, 0, step.records, subject);
+  } catch (error) {
+    // Submitted concurrently with the same id: the other submit journaled the start.
+    if ((await stores.events.head(executionId)) > 0) return;
+    throw error;
+  }
+}
+
+/** True when `executionId` was submitted to the fleet of `stores` (app.result then waits for a worker). */
+export async function isSubmitted(stores: Stores, executionId: string): Promise<boolean> {
+  const fleet = fleetOf(stores);
+  return fleet !== undefined && (await fleet.isSubmitted(executionId));
+}
+
+/** For app.result: the outcome of a submitted execution, from whichever worker runs it. */
+export async function submittedOutcome(stores: Stores, executionId: string, log: (id: string) => Promise<JournalRecord[]>): Promise<unknown> {
+  const fleet = fleetOf(stores)!;
+  while (true) {
+    const info = await stores.events.getExecution(executionId);
+    if (info?.status === "running") {
+      await fleet.waitForEnd(executionId);
+      continue;
+    }
+    const ended = (await log(executionId)).findLast((r) => r.type === EXECUTION_ENDED);
+    if (ended) return outcomeFrom(executionId, ended);
+    await fleet.waitForEnd(executionId);
+  }
+}
