@@ -95,7 +95,7 @@ export class App {
   /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id. */
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
-    const input = this.host.checkStart(logic, options);
+    const input = this.host.checkStart(logic, options, false);
     await submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
   }
 

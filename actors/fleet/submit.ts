@@ -7,6 +7,7 @@ import type { JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost, StartOptions } from "../appHost.js";
 import { ConfigError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
+import { effectSourcesOf } from "../journal/machineInfo.js";
 import { planMacrostep } from "../journal/planner.js";
 
 /** What stores offer a fleet of workers (postgresStores): the queue workers claim from, and the end of an execution. */
@@ -54,7 +55,9 @@ export async function submitStart(
     seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, machineHash: execution.machineHash,
     ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: 1,
   };
-  const step = planMacrostep({ machine: logic, executionId, effectIds: host.effectIds }, undefined, started);
+  // The effects are the worker's: the logic's own effect ids plan its first macrostep as the worker will replay it.
+  const effectIds = new Set([...host.effectIds, ...effectSourcesOf(logic)]);
+  const step = planMacrostep({ machine: logic, executionId, effectIds }, undefined, started);
   try {
     await host.journal.append(executionId, 0, step.records, subject);
   } catch (error) {

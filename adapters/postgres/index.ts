@@ -1,12 +1,14 @@
 // loomwork/postgres: the storage SPIs on PostgreSQL, and the worker fleet that shares them. Node only.
 import pg from "pg";
-import type { Stores } from "../../stores/types.js";
 import { DEFAULT_SCHEMA } from "./constants.js";
 import { PostgresContentStore } from "./contentStore.js";
 import { PgDatabase } from "./database.js";
 import { PostgresEventStore } from "./eventStore.js";
 import { PostgresFleet } from "./fleetPort.js";
 import { PostgresKeyStore } from "./keyStore.js";
+import type { PostgresStores } from "./types.js";
+
+export type { PostgresStores } from "./types.js";
 
 /** Options of `postgresStores`: where the database is (`url` or `pool`), and the schema to use. */
 export interface PostgresStoresOptions {
@@ -30,25 +32,6 @@ export interface PostgresStoresOptions {
    * @defaultValue 1000
    */
   pollMs?: number;
-}
-
-/** The three stores on one database schema; they share one pool: closing any of them closes all three. */
-export interface PostgresStores extends Stores {
-  readonly schema: string;
-  events: PostgresEventStore;
-  content: PostgresContentStore;
-  keys: PostgresKeyStore;
-  /** The fleet's queue and inboxes (app.submit, createWorker). */
-  fleet: PostgresFleet;
-  /** @internal What the stores share (the pool, the schema, the LISTEN connection). */
-  readonly db: PgDatabase;
-  /**
-   * Delivers an event to an execution, whichever worker runs it: put in its inbox in the database, journaled
-   * and delivered by the worker holding its lease (now, or after a takeover).
-   */
-  send(executionId: string, event: { type: string; [key: string]: unknown }): Promise<void>;
-  /** Ends the pool (when the stores made it) and the LISTEN connection. Idempotent. */
-  close(): Promise<void>;
 }
 
 /**
@@ -95,3 +78,4 @@ export { PostgresFleet } from "./fleetPort.js";
 export { LeaseLostError, SchemaVersionError, PostgresStoresClosedError } from "./errors.js";
 export { POSTGRES_ERROR_CODES } from "./constants.js";
 export { SCHEMA_VERSION } from "./migrations.js";
+export { createWorker, type Worker, type WorkerOptions } from "./worker.js";
