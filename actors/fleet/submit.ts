@@ -10,6 +10,9 @@ import { outcomeFrom } from "../journal/outcomes.js";
 import { effectSourcesOf } from "../journal/machineInfo.js";
 import { planMacrostep } from "../journal/planner.js";
 
+// Failed looks in a row (each a poll interval apart) before app.result of a submitted execution gives up.
+const RESULT_RETRIES = 120;
+
 /** What stores offer a fleet of workers (postgresStores): the queue workers claim from, and the end of an execution. */
 export interface FleetPort {
   /** Puts the execution on the fleet's queue (before its start is journaled); idempotent. */
@@ -76,14 +79,17 @@ export async function isSubmitted(stores: Stores, executionId: string): Promise<
 /** For app.result: the outcome of a submitted execution, from whichever worker runs it. */
 export async function submittedOutcome(stores: Stores, executionId: string, log: (id: string) => Promise<JournalRecord[]>): Promise<unknown> {
   const fleet = fleetOf(stores)!;
-  while (true) {
-    const info = await stores.events.getExecution(executionId);
-    if (info?.status === "running") {
-      await fleet.waitForEnd(executionId);
-      continue;
+  // The database may restart while the fleet runs the execution: look again, up to a bound of failures in a row.
+  for (let failures = 0; ; ) {
+    let ended: RecordOf<typeof EXECUTION_ENDED> | undefined;
+    try {
+      const info = await stores.events.getExecution(executionId);
+      if (info?.status !== "running") ended = (await log(executionId)).findLast((r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED);
+      failures = 0;
+    } catch (error) {
+      if (++failures >= RESULT_RETRIES) throw error;
     }
-    const ended = (await log(executionId)).findLast((r) => r.type === EXECUTION_ENDED);
     if (ended) return outcomeFrom(executionId, ended);
-    await fleet.waitForEnd(executionId);
+    await fleet.waitForEnd(executionId).catch(() => undefined);
   }
 }

@@ -13,6 +13,7 @@ import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification } from "./database.js";
 import type { AppendHooks, LeaseFence } from "./eventStore.js";
 import type { PostgresStores } from "./types.js";
+import { LeaseLostError } from "./errors.js";
 import { LeaseTable, type Lease } from "./leases.js";
 
 /** Options of `createWorker`. */
@@ -50,6 +51,8 @@ export interface WorkerOptions {
    * @defaultValue ["SIGTERM"]
    */
   signals?: NodeJS.Signals[];
+  /** Called when an execution this worker ran was refused an append because its lease was lost (expired, taken over). */
+  onLeaseLost?: (executionId: string) => void;
   /** Further app options (clock, execution, security, capabilities, observability) for the worker's app. */
   app?: Omit<LoomConfig, "stores" | "effects" | "logics">;
 }
@@ -154,7 +157,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     try {
       entry.actor = await app.resume(entry.executionId);
       void deliver(entry);
-      await app.result(entry.executionId).catch(() => undefined);
+      await app.result(entry.executionId).catch((error: unknown) => {
+        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) options.onLeaseLost?.(entry.executionId);
+      });
       const info = await stores.events.getExecution(entry.executionId);
       release = info?.status !== "running";
     } catch {

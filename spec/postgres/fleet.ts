@@ -17,13 +17,13 @@ export interface LiveCall {
 }
 
 /** The agent's effects; `onCall` sees every live call (before it returns), `delayMs` slows each one. */
-export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") => void = () => undefined, delayMs = 0): Record<string, Effect> {
+export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") => void | Promise<void> = () => undefined, delayMs = 0): Record<string, Effect> {
   const pause = () => (delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, delayMs)) : Promise.resolve());
   return {
     model: createLlmEffect({
       id: "fleet-model",
       async generate(_request, ctx) {
-        onCall({ executionId: ctx.executionId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey }, "model");
+        await onCall({ executionId: ctx.executionId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey }, "model");
         await pause();
         const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
         if (turn < AGENT_TURNS - 1) return { toolCalls: [{ toolName: "search", input: { q: `${ctx.executionId} topic ${turn}` } }] };
@@ -31,7 +31,7 @@ export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") =>
       },
     }),
     search: createToolEffect(async (_input: unknown, ctx) => {
-      onCall({ executionId: ctx.executionId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey }, "tool");
+      await onCall({ executionId: ctx.executionId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey }, "tool");
       await pause();
       const turn = Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1] ?? 0);
       return { ...toolOutput(7, turn), rows: toolOutput(7, turn).rows.slice(0, 4), for: ctx.executionId };

@@ -34,7 +34,7 @@ async function fleet(workers: number, options: { leaseMs?: number; concurrency?:
     const worker = await createWorker({
       stores,
       logics: [fleetAgent, demoMachine],
-      effects: { ...fleetEffects((call, kind) => calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
+      effects: { ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
       concurrency: options.concurrency ?? 4,
       leaseMs: options.leaseMs ?? 2_000,
       pollMs: 100,
