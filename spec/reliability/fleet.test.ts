@@ -15,9 +15,11 @@ import { AGENT_TURNS, fleetAgent, referenceAnswer } from "../postgres/fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "../postgres/server.js";
 import { cases, LiveChild, removeTempDirs, spawnChild, timeout } from "./support.js";
 
-const EXECUTIONS = cases("FLEET_EXECUTIONS", 30, 200);
+const EXECUTIONS = cases("FLEET_EXECUTIONS", 36, 200);
 const KILLS = cases("FLEET_KILLS", 3, 20);
 const LEASE_MS = 1_500;
+// Between two disruptions: a lease to expire, the takeover's poll, and a step.
+const GAP_MS = LEASE_MS + 800;
 const SEED = Number(process.env.LOOMWORK_SEED ?? 9);
 
 let server: PgServer;
@@ -51,7 +53,7 @@ async function openFleet(): Promise<Fleet> {
     app,
     children,
     async spawn(name, options = {}) {
-      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 150, concurrency: options.concurrency ?? 4 };
+      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2 };
       const child = new LiveChild(await spawnChild("fleetWorker.ts", [JSON.stringify(config)]));
       children.set(name, child);
       await child.waitFor((out) => out.includes(`ready ${name}`), 30_000);
@@ -100,7 +102,9 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
       const running = async () => Number((await f.stores.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${f.schema}".executions WHERE status = 'running'`)).rows[0]!.n);
       const disruptions = (async () => {
         for (let k = 0; k < KILLS; k++) {
-          await sleep(300 + Math.floor(random() * 700));
+          // Disruptions are spaced by more than a lease and a step: a step is in flight at one of them at most,
+          // so it runs at most twice (once per disruption that catches it in flight, plus its first run).
+          await sleep(k === 0 ? 300 + Math.floor(random() * 500) : GAP_MS + Math.floor(random() * 500));
           const victim = names[Math.floor(random() * names.length)]!;
           const child = f.children.get(victim)!;
           unfinished.push(await running());
@@ -115,6 +119,7 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
             await server.stop("immediate");
             await sleep(500);
             await server.start();
+            await sleep(GAP_MS);
           }
         }
       })();
