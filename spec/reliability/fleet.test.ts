@@ -173,4 +173,24 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
       await f.close();
     }
   }, timeout(60_000, 120_000));
+
+  it("SIGTERM drains a worker: it stops claiming, exits 0, and what it could not finish is given back at once", async () => {
+    const f = await openFleet();
+    try {
+      const worker = await f.spawn("term", { delayMs: 300, concurrency: 2 });
+      const ids = Array.from({ length: 4 }, (_, i) => `c9t-${i}`);
+      for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
+      await worker.waitFor((out) => out.includes("append c9t-"), 30_000);
+      worker.child.kill("SIGTERM");
+      // drainMs is 2 s: the worker ends within it plus its release, not a lease later.
+      expect(await worker.exited).toBe(0);
+      const { rows } = await f.stores.db.query<{ owner: string | null }>(`SELECT owner FROM "${f.schema}".fleet`);
+      expect(rows.every((r) => r.owner === null)).toBe(true);
+      await f.spawn("after");
+      expect(await results(f.app, ids)).toEqual(ids.map(referenceAnswer));
+      await checkJournals(f, ids);
+    } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
 });
