@@ -1,4 +1,4 @@
-// Campaign 9, the fleet on PostgreSQL (docs/reliability.md): worker processes over one real server.
+// Campaign 17, the fleet on PostgreSQL (docs/reliability.md): worker processes over one real server.
 // (a) 3 workers, executions submitted from this process, workers SIGKILLed at seeded random times and
 //     restarted, the server stopped with `-m immediate` and started again mid-run: every execution ends
 //     with the reference output, seqs contiguous, every step outcome recorded once, every tool side effect
@@ -86,13 +86,13 @@ async function checkJournals(f: Fleet, ids: string[]): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("campaign 9: the fleet on PostgreSQL", () => {
+describe("campaign 17: the fleet on PostgreSQL", () => {
   it(`${EXECUTIONS} executions over 3 workers, ${KILLS} SIGKILLs and restarts, one immediate server restart`, async () => {
     const f = await openFleet();
     try {
       const names = ["w0", "w1", "w2"];
       for (const name of names) await f.spawn(name);
-      const ids = Array.from({ length: EXECUTIONS }, (_, i) => `c9-${i}`);
+      const ids = Array.from({ length: EXECUTIONS }, (_, i) => `c17-${i}`);
       for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
       const outputs = results(f.app, ids);
       const random = prng(SEED);
@@ -137,7 +137,7 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
       expect(new Set(rows.map((r) => r.step)).size).toBe(toolSteps);
       const worst = Math.max(...rows.map((r) => r.n));
       const twice = rows.filter((r) => r.n === 2).length;
-      console.log(`campaign 9a: ${EXECUTIONS} executions, ${KILLS} kills, 1 immediate restart (executions running at the kills: ${unfinished.join(", ")}; at the restart: ${atRestart}); tool side effects ${rows.reduce((a, r) => a + r.n, 0)} for ${toolSteps} steps (${twice} run twice, worst ${worst})`);
+      console.log(`campaign 17a: ${EXECUTIONS} executions, ${KILLS} kills, 1 immediate restart (executions running at the kills: ${unfinished.join(", ")}; at the restart: ${atRestart}); tool side effects ${rows.reduce((a, r) => a + r.n, 0)} for ${toolSteps} steps (${twice} run twice, worst ${worst})`);
       const over = rows.filter((r) => r.n > 2).map((r) => r.step);
       const detail = over.length ? (await f.stores.db.query(`SELECT execution_id, step_id, worker, id FROM "${f.schema}".side_effects WHERE execution_id || '/' || step_id = ANY($1) ORDER BY id`, [over])).rows : [];
       expect(worst, `a tool side effect ran more than twice: ${JSON.stringify(detail)}`).toBeLessThanOrEqual(2);
@@ -151,7 +151,7 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
     try {
       // Slow tools: the frozen worker is inside one when it stops, and appends its outcome once continued.
       const frozen = await f.spawn("frozen", { delayMs: 400, concurrency: 8 });
-      const ids = Array.from({ length: 4 }, (_, i) => `c9s-${i}`);
+      const ids = Array.from({ length: 4 }, (_, i) => `c17s-${i}`);
       for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
       await frozen.waitFor((out) => ids.every((id) => out.includes(`append ${id} `)), 30_000);
       frozen.child.kill("SIGSTOP");
@@ -165,7 +165,7 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
       const after = frozen.stdout.slice(mark);
       const accepted = after.split("\n").filter((line) => line.startsWith("append "));
       const lost = after.split("\n").filter((line) => line.startsWith("lost "));
-      console.log(`campaign 9b: frozen worker after SIGCONT: ${accepted.length} appends accepted, ${lost.length} executions refused for a lost lease`);
+      console.log(`campaign 17b: frozen worker after SIGCONT: ${accepted.length} appends accepted, ${lost.length} executions refused for a lost lease`);
       expect(accepted).toEqual([]);
       expect(lost.length).toBeGreaterThan(0);
       await checkJournals(f, ids);
@@ -178,9 +178,9 @@ describe("campaign 9: the fleet on PostgreSQL", () => {
     const f = await openFleet();
     try {
       const worker = await f.spawn("term", { delayMs: 300, concurrency: 2 });
-      const ids = Array.from({ length: 4 }, (_, i) => `c9t-${i}`);
+      const ids = Array.from({ length: 4 }, (_, i) => `c17t-${i}`);
       for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
-      await worker.waitFor((out) => out.includes("append c9t-"), 30_000);
+      await worker.waitFor((out) => out.includes("append c17t-"), 30_000);
       worker.child.kill("SIGTERM");
       // drainMs is 2 s: the worker ends within it plus its release, not a lease later.
       expect(await worker.exited).toBe(0);

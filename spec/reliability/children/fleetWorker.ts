@@ -1,4 +1,4 @@
-// A worker process of the fleet campaign (spec/reliability/fleet.test.ts): createWorker over the fleet's
+// A worker process of the fleet campaign (spec/reliability/fleet.test.ts, campaign 17): createWorker over the fleet's
 // schema, the fleet agent's effects, every tool call recorded as a side effect in the database (with
 // its idempotency key, no dedupe), every accepted append and every lost lease printed on stdout.
 import { createWorker, postgresStores } from "../../../adapters/postgres/index.js";
