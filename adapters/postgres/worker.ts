@@ -165,7 +165,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     } catch {
       // Resume failed (the database is away, the logic unknown): the lease expires and the fleet retries.
     } finally {
-      held.delete(entry.executionId);
+      if (held.get(entry.executionId) === entry) held.delete(entry.executionId);
       if (release) await table.release([entry]).catch(() => undefined);
       schedule();
     }
