@@ -15,7 +15,7 @@ import { AGENT_TURNS, fleetAgent, referenceAnswer } from "../postgres/fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "../postgres/server.js";
 import { cases, LiveChild, removeTempDirs, spawnChild, timeout } from "./support.js";
 
-const EXECUTIONS = cases("FLEET_EXECUTIONS", 36, 200);
+const EXECUTIONS = cases("FLEET_EXECUTIONS", 36, 240);
 const KILLS = cases("FLEET_KILLS", 3, 20);
 const LEASE_MS = 1_500;
 // Between two disruptions: a lease to expire, the takeover's poll, and a step.
