@@ -19,7 +19,10 @@ export interface FleetPort {
   enqueue(executionId: string): Promise<void>;
   /** True when the execution was submitted to the fleet. */
   isSubmitted(executionId: string): Promise<boolean>;
-  /** Resolves when the execution may have ended (a notification, or the poll interval passed): look again. */
+  /**
+   * Resolves when the execution may have ended after the call (a notification, or the poll interval passed):
+   * look again. Call it before looking, so that an end between the look and the wait is not missed.
+   */
   waitForEnd(executionId: string): Promise<void>;
 }
 
@@ -81,6 +84,7 @@ export async function submittedOutcome(stores: Stores, executionId: string, log:
   const fleet = fleetOf(stores)!;
   // The database may restart while the fleet runs the execution: look again, up to a bound of failures in a row.
   for (let failures = 0; ; ) {
+    const woken = fleet.waitForEnd(executionId).catch(() => undefined);
     let ended: RecordOf<typeof EXECUTION_ENDED> | undefined;
     try {
       const info = await stores.events.getExecution(executionId);
@@ -90,6 +94,6 @@ export async function submittedOutcome(stores: Stores, executionId: string, log:
       if (++failures >= RESULT_RETRIES) throw error;
     }
     if (ended) return outcomeFrom(executionId, ended);
-    await fleet.waitForEnd(executionId).catch(() => undefined);
+    await woken;
   }
 }

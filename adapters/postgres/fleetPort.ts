@@ -4,9 +4,13 @@ import type { FleetPort } from "../../actors/fleet/submit.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
+// The poll floor of a wait while LISTEN is up.
+const LISTENING_POLL_MS = 10_000;
+
 export class PostgresFleet implements FleetPort {
   private readonly waiters = new Map<string, Set<() => void>>();
   private subscribed: Promise<unknown> | undefined;
+  private listening = false;
 
   constructor(
     private readonly db: PgDatabase,
@@ -23,8 +27,16 @@ export class PostgresFleet implements FleetPort {
   }
 
   async waitForEnd(executionId: string): Promise<void> {
-    // A failed LISTEN leaves the poll: the wait never depends on the notification arriving.
-    await (this.subscribed ??= this.db.subscribe((n) => this.notified(n)).catch(() => (this.subscribed = undefined)));
+    // A failed LISTEN leaves the poll: the wait never depends on the notification arriving. While LISTEN
+    // is up, an end is always notified (the append that journals it notifies on commit, and a reconnect
+    // wakes every waiter), so the poll is only a floor and need not hammer the table.
+    const wasListening = this.listening;
+    await (this.subscribed ??= this.db.subscribe((n) => this.notified(n)).then(
+      () => (this.listening = true),
+      () => (this.subscribed = undefined),
+    ));
+    // The first wait may have started before LISTEN was up: it keeps the short poll.
+    const floorMs = wasListening && this.listening ? Math.max(this.pollMs, LISTENING_POLL_MS) : this.pollMs;
     await new Promise<void>((resolve) => {
       const waiters = this.waiters.get(executionId) ?? new Set();
       this.waiters.set(executionId, waiters);
@@ -34,7 +46,7 @@ export class PostgresFleet implements FleetPort {
         if (waiters.size === 0) this.waiters.delete(executionId);
         resolve();
       };
-      const timer = setTimeout(done, this.pollMs);
+      const timer = setTimeout(done, floorMs);
       waiters.add(done);
     });
   }
