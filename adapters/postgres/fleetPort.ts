@@ -7,6 +7,7 @@ import type { Notification, PgDatabase } from "./database.js";
 // The poll floor of a wait while LISTEN is up.
 const LISTENING_POLL_MS = 10_000;
 
+/** The fleet's queue, inboxes and end notifications on one schema (`PostgresStores.fleet`). */
 export class PostgresFleet implements FleetPort {
   private readonly waiters = new Map<string, Set<() => void>>();
   private subscribed: Promise<unknown> | undefined;
