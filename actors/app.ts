@@ -22,6 +22,7 @@ import { runErase, type EraseSubjectResult } from "./lifecycle/erase.js";
 import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
+import { isSubmitted, submitStart, submittedOutcome } from "./fleet/submit.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
 export type { ExecutionStats };
@@ -91,6 +92,13 @@ export class App {
     return execution.ref;
   }
 
+  /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id. */
+  async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
+    this.assertOpen("submit an execution");
+    const input = this.host.checkStart(logic, options, false);
+    await submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
+  }
+
   /** Resumes an execution from its journal: replays what is recorded (no effect re-runs) and continues. */
   resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
@@ -118,6 +126,7 @@ export class App {
       if (records.length === 0) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
       const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
       if (ended) return outcomeFrom(executionId, ended);
+      if (await isSubmitted(this.stores, executionId)) return submittedOutcome(this.stores, executionId, (id) => this.log(id));
       return this.resume(executionId).then(() => this.running.outcomes.promise(executionId));
     }
     return this.running.outcomes.promise(executionId);

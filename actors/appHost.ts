@@ -144,12 +144,12 @@ export class AppHost implements ExecutionHost {
    * The refusals of `app.start` that need no store, before anything is written: the id, the subject, the
    * logic's effects, and an input that is not plain JSON or not one the agent loop takes. Returns the input as journaled.
    */
-  checkStart(logic: AnyStateMachine, options: StartOptions): unknown {
+  checkStart(logic: AnyStateMachine, options: StartOptions, runsHere = true): unknown {
     if (typeof options?.executionId !== "string" || options.executionId === "") {
       throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
     }
     if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
-    this.checkEffects(logic);
+    this.checkEffects(logic, runsHere);
     const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
     loopHooksOf(logic)?.checkInput(input, options.executionId);
     return input;
@@ -195,13 +195,14 @@ export class AppHost implements ExecutionHost {
     return logicId === undefined ? undefined : this.logics.get(logicId);
   }
 
-  /** Refuses what is not a machine, and a machine invoking an effect this app does not register. */
-  checkEffects(logic: AnyStateMachine): void {
+  /** Refuses what is not a machine, and (unless it runs elsewhere: app.submit) one invoking an effect this app does not register. */
+  checkEffects(logic: AnyStateMachine, runsHere = true): void {
     // The caller's value is untrusted (plain JavaScript may pass anything): checked as unknown.
     const value: unknown = logic;
     if (!value || (typeof value !== "object" && typeof value !== "function") || !("transition" in value) || typeof value.transition !== "function" || !("root" in value)) {
       throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
     }
+    if (!runsHere) return;
     // Only the runtime's own machines may invoke its internal effects.
     const internal = INTERNAL_LOGICS.includes(logic) ? Object.keys(INTERNAL_EFFECTS) : [];
     const known = [...Object.keys(this.config.effects), ...internal];

@@ -46,7 +46,7 @@ export class Execution {
   private halted = false;
   private readonly timerCancels = new Map<string, () => void>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
-  private readonly machineHash: string;
+  readonly machineHash: string;
   private readonly observers: ExecutionObservers;
   private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
 

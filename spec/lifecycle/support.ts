@@ -22,6 +22,8 @@ export const rows = (tag: string, n = 40) => Array.from({ length: n }, (_, i) =>
 export type Outputs = Map<string, unknown>;
 
 export interface WorldOptions {
+  /** The stores (default: fresh memory stores); the PostgreSQL suite passes its own. */
+  stores?: Stores;
   /** security.crypto with an EncryptingContentStore as the claim-check store. */
   crypto?: boolean;
   /** Replace the claim-check store (e.g. one without deleteIfUntouchedSince). */
@@ -49,7 +51,7 @@ const loop = (tools: string[]) => agentLoop$({ id: `agent-${tools.join("-")}`, m
 
 /** The tools: `fetch` (subject data with its canary), `shared` and `public2` (identical for every subject), `note` (unlisted). */
 export function world(options: WorldOptions = {}): World {
-  const stores = memoryStores();
+  const stores = options.stores ?? memoryStores();
   const content = options.content ? options.content(stores) : options.crypto ? new EncryptingContentStore(stores.content, stores.keys) : stores.content;
   const outputs: Outputs = new Map();
   const effects = {

@@ -1,0 +1,39 @@
+// The PostgreSQL adapter's own ids and codes, defined once: error codes, the default schema, the
+// notification channel prefix and the fleet's defaults.
+
+/** The stable `code` of the PostgreSQL adapter's errors. */
+export const POSTGRES_ERROR_CODES = {
+  /** `LeaseLostError`: an append by a worker whose lease on the execution expired or was taken over. */
+  leaseLost: "LOOM_PG_LEASE_LOST",
+  /** `SchemaVersionError`: the database's schema is newer than this loomwork knows. */
+  schemaVersion: "LOOM_PG_SCHEMA_VERSION",
+  /** `PostgresStoresClosedError`: the stores were closed and are used again. */
+  closed: "LOOM_PG_CLOSED",
+} as const;
+
+/** The schema `postgresStores` creates its tables in when none is given. */
+export const DEFAULT_SCHEMA = "loomwork";
+
+/** Prefix of the LISTEN/NOTIFY channel of one schema (`<prefix>_<schema>`). */
+export const CHANNEL_PREFIX = "loomwork";
+
+/** Notification kinds on the channel (the payload is `<kind>:<executionId>`). */
+export const NOTIFY = {
+  /** An execution was submitted, or its lease was released: a worker may claim it. */
+  runnable: "runnable",
+  /** An event was put in an execution's inbox. */
+  inbox: "inbox",
+  /** An EXECUTION_ENDED record was appended. */
+  ended: "ended",
+} as const;
+
+/** The unique-violation SQLSTATE: a second writer's records collided on `(execution_id, seq)`. */
+export const UNIQUE_VIOLATION = "23505";
+
+/** The fleet's defaults (createWorker). */
+export const WORKER_DEFAULTS = {
+  concurrency: 8,
+  leaseMs: 15_000,
+  pollMs: 1_000,
+  drainMs: 30_000,
+} as const;

@@ -1,0 +1,81 @@
+// loomwork/postgres: the storage SPIs on PostgreSQL, and the worker fleet that shares them. Node only.
+import pg from "pg";
+import { DEFAULT_SCHEMA } from "./constants.js";
+import { PostgresContentStore } from "./contentStore.js";
+import { PgDatabase } from "./database.js";
+import { PostgresEventStore } from "./eventStore.js";
+import { PostgresFleet } from "./fleetPort.js";
+import { PostgresKeyStore } from "./keyStore.js";
+import type { PostgresStores } from "./types.js";
+
+export type { PostgresStores } from "./types.js";
+
+/** Options of `postgresStores`: where the database is (`url` or `pool`), and the schema to use. */
+export interface PostgresStoresOptions {
+  /** A connection string (`postgres://user:pass@host:5432/db`); the stores own the pool they make from it. */
+  url?: string;
+  /** A pool of yours (node-postgres `pg.Pool`); `close()` leaves it open. */
+  pool?: pg.Pool;
+  /**
+   * The schema the tables live in, created when missing; one schema is one journal (separate apps or
+   * tests on one database use separate schemas). A plain lower-case identifier.
+   * @defaultValue "loomwork"
+   */
+  schema?: string;
+  /**
+   * Connections of the pool made from `url`.
+   * @defaultValue 10
+   */
+  max?: number;
+  /**
+   * How long `app.result` of a submitted execution waits for a notification before it looks at the table again.
+   * @defaultValue 1000
+   */
+  pollMs?: number;
+}
+
+/**
+ * Opens the stores on PostgreSQL: applies the schema's missing migrations (under an advisory lock, so
+ * workers may open at once) and returns stores whose resolved writes are committed. Every append is one
+ * statement; a second writer at the same head gets `ConcurrencyError`.
+ * Rejects with `SchemaVersionError` when the schema was migrated by a newer loomwork.
+ *
+ * @example
+ * const stores = await postgresStores({ url: process.env.DATABASE_URL });
+ * const app = createApp(defineConfig({ stores, effects }));
+ * // ...
+ * await stores.close();
+ */
+export async function postgresStores(options: PostgresStoresOptions): Promise<PostgresStores> {
+  if (!options.url === !options.pool) throw new TypeError("postgresStores: pass exactly one of url (a connection string) or pool (a pg.Pool).");
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: options.max ?? 10 });
+  const connection: pg.ClientConfig = options.pool ? { ...options.pool.options } : { connectionString: options.url };
+  const db = new PgDatabase(pool, schema, !options.pool, connection);
+  try {
+    await db.migrate();
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  const fleet = new PostgresFleet(db, options.pollMs);
+  return {
+    schema,
+    db,
+    events: new PostgresEventStore(db),
+    content: new PostgresContentStore(db),
+    keys: new PostgresKeyStore(db),
+    fleet,
+    send: (executionId, event) => fleet.send(executionId, event),
+    close: () => db.close(),
+  };
+}
+
+export { PostgresContentStore } from "./contentStore.js";
+export { PostgresEventStore, type LeaseFence } from "./eventStore.js";
+export { PostgresKeyStore } from "./keyStore.js";
+export { PostgresFleet } from "./fleetPort.js";
+export { LeaseLostError, SchemaVersionError, PostgresStoresClosedError } from "./errors.js";
+export { POSTGRES_ERROR_CODES } from "./constants.js";
+export { SCHEMA_VERSION } from "./migrations.js";
+export { createWorker, type Worker, type WorkerOptions } from "./worker.js";

@@ -1,0 +1,84 @@
+// The fleet's leases in SQL: claim (FOR UPDATE SKIP LOCKED, the epoch bumped), heartbeat (only the leases
+// still held at the epoch claimed), release. Expiry is judged by the database's clock alone.
+import type { PgDatabase } from "./database.js";
+import { NOTIFY } from "./constants.js";
+
+/** A lease a worker holds: the execution and the epoch its claim got. */
+export interface Lease {
+  executionId: string;
+  epoch: string;
+}
+
+export class LeaseTable {
+  constructor(
+    private readonly db: PgDatabase,
+    readonly owner: string,
+    private readonly leaseMs: number,
+  ) {}
+
+  /** Claims up to `limit` runnable executions: submitted, running, and unleased or their lease expired. */
+  async claim(limit: number, holding: readonly string[]): Promise<Lease[]> {
+    const s = this.db.s;
+    const { rows } = await this.db.query<{ execution_id: string; epoch: string }>(
+      `UPDATE ${s}.fleet f SET owner = $1, epoch = f.epoch + 1, lease_until = clock_timestamp() + $2 * interval '1 millisecond'
+       WHERE f.execution_id IN (
+         SELECT fl.execution_id FROM ${s}.fleet fl JOIN ${s}.executions e ON e.execution_id = fl.execution_id
+         WHERE e.status = 'running' AND (fl.owner IS NULL OR fl.lease_until < clock_timestamp()) AND NOT (fl.execution_id = ANY($4::text[]))
+         ORDER BY fl.submitted_at LIMIT $3
+         FOR UPDATE OF fl SKIP LOCKED)
+       RETURNING f.execution_id, f.epoch::text AS epoch`,
+      [this.owner, this.leaseMs, limit, holding],
+    );
+    return rows.map((row) => ({ executionId: row.execution_id, epoch: row.epoch }));
+  }
+
+  /** Extends the leases still held; returns the ids of those held no more (expired and taken over). */
+  async heartbeat(leases: readonly Lease[]): Promise<string[]> {
+    if (leases.length === 0) return [];
+    const { rows } = await this.db.query<{ execution_id: string }>(
+      `UPDATE ${this.db.s}.fleet f SET lease_until = clock_timestamp() + $2 * interval '1 millisecond'
+       FROM unnest($3::text[], $4::bigint[]) AS h(id, epoch)
+       WHERE f.execution_id = h.id AND f.epoch = h.epoch AND f.owner = $1
+       RETURNING f.execution_id`,
+      [this.owner, this.leaseMs, leases.map((l) => l.executionId), leases.map((l) => l.epoch)],
+    );
+    const held = new Set(rows.map((r) => r.execution_id));
+    return leases.filter((l) => !held.has(l.executionId)).map((l) => l.executionId);
+  }
+
+  /** Gives leases back at once (a drained worker, an ended execution) and tells the fleet. */
+  async release(leases: readonly Lease[]): Promise<void> {
+    if (leases.length === 0) return;
+    await this.db.query(
+      `WITH released AS (
+         UPDATE ${this.db.s}.fleet f SET owner = NULL, lease_until = NULL
+         FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)
+         WHERE f.execution_id = h.id AND f.epoch = h.epoch AND f.owner = $1
+         RETURNING f.execution_id
+       )
+       SELECT pg_notify($4, '${NOTIFY.runnable}:' || execution_id) FROM released`,
+      [this.owner, leases.map((l) => l.executionId), leases.map((l) => l.epoch), this.db.channel],
+    );
+  }
+
+  /** The oldest inbox messages of an execution. */
+  async inbox(executionId: string, limit = 32): Promise<{ id: string; event: string }[]> {
+    const { rows } = await this.db.query<{ id: string; event: string }>(
+      `SELECT id::text AS id, event FROM ${this.db.s}.inbox WHERE execution_id = $1 ORDER BY id LIMIT $2`,
+      [executionId, limit],
+    );
+    return rows;
+  }
+
+  /** Drops an inbox message that can never be journaled (its execution ended, or the event was refused). */
+  async dropInbox(id: string): Promise<void> {
+    await this.db.query(`DELETE FROM ${this.db.s}.inbox WHERE id = $1::bigint`, [id]);
+  }
+
+  /** Of `ids`, those with inbox messages waiting. */
+  async withInbox(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<{ execution_id: string }>(`SELECT DISTINCT execution_id FROM ${this.db.s}.inbox WHERE execution_id = ANY($1::text[])`, [ids]);
+    return rows.map((r) => r.execution_id);
+  }
+}

@@ -1,0 +1,85 @@
+// The database schema, as versioned migrations applied in order at open. A migration is never edited once
+// released: a change is a new entry at the end. `schema_migrations` records which ran.
+
+/** One schema change; `sql` gets the quoted schema name. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: (s: string) => string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "journal, content and keys",
+    sql: (s) => `
+      CREATE TABLE ${s}.executions (
+        execution_id text COLLATE "C" PRIMARY KEY,
+        subject text,
+        logic_id text,
+        status text NOT NULL,
+        started_at double precision NOT NULL,
+        ended_at double precision,
+        head integer NOT NULL,
+        archived_through integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX executions_subject ON ${s}.executions (subject) WHERE subject IS NOT NULL;
+      CREATE INDEX executions_status ON ${s}.executions (status);
+      -- A record is its JSON text, byte for byte: exact round trips (jsonb would reorder keys and refuse \\u0000).
+      CREATE TABLE ${s}.records (
+        execution_id text COLLATE "C" NOT NULL,
+        seq integer NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (execution_id, seq)
+      );
+      CREATE TABLE ${s}.archives (
+        execution_id text COLLATE "C" NOT NULL,
+        from_seq integer NOT NULL,
+        to_seq integer NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (execution_id, from_seq)
+      );
+      CREATE TABLE ${s}.snapshots (
+        execution_id text COLLATE "C" PRIMARY KEY,
+        seq integer NOT NULL,
+        at double precision NOT NULL,
+        state text NOT NULL
+      );
+      CREATE SEQUENCE ${s}.touch_clock;
+      CREATE TABLE ${s}.blobs (
+        address text COLLATE "C" PRIMARY KEY,
+        bytes bytea NOT NULL,
+        size integer NOT NULL,
+        touched_at bigint NOT NULL
+      );
+      CREATE TABLE ${s}.subject_keys (
+        subject text PRIMARY KEY,
+        key bytea,
+        destroyed boolean NOT NULL DEFAULT false
+      );`,
+  },
+  {
+    version: 2,
+    name: "the fleet: leases and inboxes",
+    sql: (s) => `
+      CREATE TABLE ${s}.fleet (
+        execution_id text COLLATE "C" PRIMARY KEY,
+        submitted_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        owner text,
+        epoch bigint NOT NULL DEFAULT 0,
+        lease_until timestamptz
+      );
+      CREATE INDEX fleet_claimable ON ${s}.fleet (submitted_at);
+      CREATE INDEX fleet_owner ON ${s}.fleet (owner) WHERE owner IS NOT NULL;
+      CREATE TABLE ${s}.inbox (
+        id bigserial PRIMARY KEY,
+        execution_id text COLLATE "C" NOT NULL,
+        event text NOT NULL,
+        sent_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX inbox_execution ON ${s}.inbox (execution_id, id);`,
+  },
+];
+
+/** The newest schema version this loomwork knows. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

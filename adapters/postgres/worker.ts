@@ -1,0 +1,255 @@
+// createWorker: one process of the fleet. It claims submitted executions (up to `concurrency`), resumes
+// each from the journal in its own app, heartbeats the leases, appends only under them (the fence in the
+// append statement), delivers inbox events, and on stop (or SIGTERM) drains and gives the rest back.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { AnyStateMachine } from "xstate";
+import { createApp, type App } from "../../actors/app.js";
+import { defineConfig, type LoomConfig } from "../../actors/config.js";
+import type { Effect } from "../../actors/effects/effect.js";
+import type { JournaledActor } from "../../actors/journal/actor.js";
+import { ConfigError } from "../../actors/errors.js";
+import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
+import type { Notification } from "./database.js";
+import type { AppendHooks, LeaseFence } from "./eventStore.js";
+import type { PostgresStores } from "./types.js";
+import { LeaseLostError } from "./errors.js";
+import { LeaseTable, type Lease } from "./leases.js";
+
+/** Options of `createWorker`. */
+export interface WorkerOptions {
+  /** The stores of the fleet (`postgresStores`); the worker neither opens nor closes them. */
+  stores: PostgresStores;
+  /** The machines the worker can run (an execution is resumed on its journaled logic id). */
+  logics: AnyStateMachine[];
+  effects: Record<string, Effect>;
+  /**
+   * Executions this worker runs at once.
+   * @defaultValue 8
+   */
+  concurrency?: number;
+  /**
+   * How long a lease lasts without a heartbeat (heartbeats every third of it). A dead worker's executions
+   * are taken over this long after its last heartbeat.
+   * @defaultValue 15000
+   */
+  leaseMs?: number;
+  /**
+   * How often the worker looks for work when no notification came (a floor under LISTEN/NOTIFY).
+   * @defaultValue 1000
+   */
+  pollMs?: number;
+  /**
+   * How long `stop()` waits for running executions to end before it halts them and gives their leases back.
+   * @defaultValue 30000
+   */
+  drainMs?: number;
+  /** This worker's id in the lease table. @defaultValue `<hostname>:<pid>:<random>` */
+  id?: string;
+  /**
+   * Signals that drain the worker and then end the process (exit code 0). `[]` installs no handler.
+   * @defaultValue ["SIGTERM"]
+   */
+  signals?: NodeJS.Signals[];
+  /** Called when an execution this worker ran was refused an append because its lease was lost (expired, taken over). */
+  onLeaseLost?: (executionId: string) => void;
+  /** Further app options (clock, execution, security, capabilities, observability) for the worker's app. */
+  app?: Omit<LoomConfig, "stores" | "effects" | "logics">;
+}
+
+/** A running worker; see `createWorker`. */
+export interface Worker {
+  readonly id: string;
+  /** The app the worker runs executions in. */
+  readonly app: App;
+  /** Ids of the executions this worker holds a lease on. */
+  holding(): string[];
+  /** Stops claiming, waits up to `drainMs` for running executions, then halts the rest and releases their leases. */
+  stop(): Promise<void>;
+}
+
+interface Held extends Lease {
+  actor?: JournaledActor;
+  delivering?: Promise<void>;
+  inboxId?: string;
+  lost?: boolean;
+}
+
+const positive = (name: string, value: number) => {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`createWorker: ${name} must be a positive number; got ${value}.`);
+  return value;
+};
+
+/**
+ * Starts a worker of the fleet: any number of processes on any number of machines may run one over the
+ * same database. Executions come from `app.submit` (in any process); each is run by exactly one worker
+ * at a time, taken over after its lease expires when that worker dies, and resumed from the journal
+ * (nothing recorded runs again).
+ *
+ * @example
+ * const stores = await postgresStores({ url: process.env.DATABASE_URL });
+ * const worker = await createWorker({ stores, logics: [agent], effects, concurrency: 8 });
+ * // ... on shutdown (SIGTERM does this by default):
+ * await worker.stop();
+ */
+export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const concurrency = positive("concurrency", options.concurrency ?? WORKER_DEFAULTS.concurrency);
+  const leaseMs = positive("leaseMs", options.leaseMs ?? WORKER_DEFAULTS.leaseMs);
+  const pollMs = positive("pollMs", options.pollMs ?? WORKER_DEFAULTS.pollMs);
+  const drainMs = options.drainMs ?? WORKER_DEFAULTS.drainMs;
+  const { stores } = options;
+  const table = new LeaseTable(stores.db, id, leaseMs);
+  const held = new Map<string, Held>();
+  // The fence of an execution this worker never claimed is one no lease has (epoch 0): refused, never unfenced.
+  const fences = new Map<string, LeaseFence>();
+  const hooks: AppendHooks = {
+    fence: (executionId) => fences.get(executionId) ?? { owner: id, epoch: "0" },
+    inboxMessage: (executionId) => held.get(executionId)?.inboxId,
+    consumed: (executionId, inboxId) => {
+      const entry = held.get(executionId);
+      if (entry?.inboxId === inboxId) entry.inboxId = undefined;
+    },
+  };
+  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects: options.effects, logics: options.logics }));
+  const runs = new Set<Promise<void>>();
+  let stopping = false;
+  let ticking: Promise<void> | undefined;
+  let again = false;
+
+  const deliver = (entry: Held): Promise<void> =>
+    (entry.delivering ??= (async () => {
+      try {
+        while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
+          const messages = await table.inbox(entry.executionId);
+          if (messages.length === 0) return;
+          for (const message of messages) {
+            if (stopping || entry.lost) return;
+            entry.inboxId = message.id;
+            const info = await stores.events.getExecution(entry.executionId);
+            if (info?.status !== "running") {
+              await table.dropInbox(message.id);
+              continue;
+            }
+            // The append that journals the event deletes the message in the same statement (exactly once).
+            const refused = await entry.actor.sendAsync(JSON.parse(message.event) as { type: string }).then(
+              () => false,
+              (error: unknown) => (error instanceof ConfigError ? true : undefined),
+            );
+            // Failed to journal (lease lost, database away): the message stays for the lease holder.
+            if (refused === undefined) return;
+            if (entry.inboxId === message.id) {
+              // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
+              entry.inboxId = undefined;
+              await table.dropInbox(message.id).catch(() => undefined);
+            }
+          }
+        }
+      } catch {
+        // The database is away: the next tick delivers again.
+      } finally {
+        entry.delivering = undefined;
+      }
+    })());
+
+  const runOne = async (entry: Held): Promise<void> => {
+    let release = false;
+    try {
+      entry.actor = await app.resume(entry.executionId);
+      void deliver(entry);
+      await app.result(entry.executionId).catch((error: unknown) => {
+        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) options.onLeaseLost?.(entry.executionId);
+      });
+      const info = await stores.events.getExecution(entry.executionId);
+      release = info?.status !== "running";
+    } catch {
+      // Resume failed (the database is away, the logic unknown): the lease expires and the fleet retries.
+    } finally {
+      if (held.get(entry.executionId) === entry) held.delete(entry.executionId);
+      if (release) await table.release([entry]).catch(() => undefined);
+      schedule();
+    }
+  };
+
+  const tick = async (): Promise<void> => {
+    if (stopping) return;
+    const free = concurrency - held.size;
+    if (free > 0) {
+      const claimed = await table.claim(free, [...held.keys()]);
+      for (const lease of claimed) {
+        const entry: Held = { ...lease };
+        held.set(lease.executionId, entry);
+        fences.set(lease.executionId, { owner: id, epoch: lease.epoch });
+        const run = runOne(entry);
+        runs.add(run);
+        void run.finally(() => runs.delete(run));
+      }
+    }
+    for (const executionId of await table.withInbox([...held.keys()])) {
+      const entry = held.get(executionId);
+      if (entry) void deliver(entry);
+    }
+  };
+
+  function schedule(): void {
+    if (stopping) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = tick()
+      .catch(() => undefined)
+      .finally(() => {
+        ticking = undefined;
+        if (again) {
+          again = false;
+          schedule();
+        }
+      });
+  }
+
+  const heartbeat = async () => {
+    const lost = await table.heartbeat([...held.values()]).catch(() => []);
+    // Taken over while this worker was away: its appends are refused by the fence; stop counting them here.
+    for (const executionId of lost) {
+      const entry = held.get(executionId);
+      if (entry) entry.lost = true;
+      held.delete(executionId);
+    }
+  };
+
+  const onNotification = (n: Notification) => {
+    if (n.kind === NOTIFY.runnable || n.kind === "reconnected") schedule();
+    else if (n.kind === NOTIFY.inbox) {
+      const entry = held.get(n.executionId);
+      if (entry) void deliver(entry);
+    }
+  };
+  const unsubscribe = await stores.db.subscribe(onNotification).catch(() => () => undefined);
+  const poll = setInterval(schedule, pollMs);
+  const beat = setInterval(() => void heartbeat(), leaseMs / 3);
+  schedule();
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      stopping = true;
+      clearInterval(poll);
+      unsubscribe();
+      await ticking;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([Promise.allSettled([...runs]), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      clearTimeout(timer);
+      clearInterval(beat);
+      const rest = [...held.values()];
+      await app.close();
+      await table.release(rest).catch(() => undefined);
+      for (const signal of signals) process.off(signal, onSignal);
+    })());
+
+  const signals = options.signals ?? ["SIGTERM"];
+  const onSignal = () => void stop().finally(() => process.exit(0));
+  for (const signal of signals) process.once(signal, onSignal);
+
+  return { id, app, holding: () => [...held.keys()], stop };
+}

@@ -1,0 +1,181 @@
+// The fleet in one process on a real server: app.submit, workers that claim (exactly one runs each
+// execution), leases that fence appends, the inbox, durable timers, drain and takeover.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { ConcurrencyError } from "../../stores/errors.js";
+import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import { countedDemoEffects, until } from "../support/harness.js";
+import { demoMachine } from "../support/demoMachine.js";
+import { fleetAgent, fleetEffects, referenceAnswer, type LiveCall } from "./fleet.js";
+import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { started, step } from "../conformance/suite.js";
+
+let server: PgServer;
+beforeAll(async () => {
+  server = await startPostgres();
+});
+afterAll(async () => {
+  await server?.dispose();
+});
+
+/** A schema of its own, stores for the submitter and for each worker (each a process of its own would). */
+async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number } = {}) {
+  const schema = freshSchema("fleet");
+  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
+  const submitterStores = await open();
+  const calls: (LiveCall & { worker: number; kind: string })[] = [];
+  const running: Worker[] = [];
+  const workerStores: PostgresStores[] = [];
+  const startWorker = async (n: number) => {
+    const stores = await open();
+    workerStores.push(stores);
+    const worker = await createWorker({
+      stores,
+      logics: [fleetAgent, demoMachine],
+      effects: { ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
+      concurrency: options.concurrency ?? 4,
+      leaseMs: options.leaseMs ?? 2_000,
+      pollMs: 100,
+      drainMs: options.drainMs ?? 5_000,
+      signals: [],
+    });
+    running.push(worker);
+    return worker;
+  };
+  for (let n = 0; n < workers; n++) await startWorker(n);
+  // The submitter (a web server, a CLI) registers no effects: they run on the workers.
+  const app = createApp(defineConfig({ stores: submitterStores, effects: {} }));
+  return {
+    schema,
+    app,
+    stores: submitterStores,
+    calls,
+    workers: running,
+    startWorker,
+    async close() {
+      for (const worker of running) await worker.stop();
+      await app.close();
+      for (const stores of [...workerStores, submitterStores]) await stores.close();
+      await dropSchema(server.url, schema);
+    },
+  };
+}
+
+describe("the fleet on PostgreSQL", () => {
+  it("app.submit journals the start and runs nothing; one worker of two runs it; app.result resolves in the submitter", async () => {
+    const f = await fleet(2);
+    try {
+      await f.app.submit(fleetAgent, { executionId: "a1", input: { prompt: "owls" } });
+      await f.app.submit(fleetAgent, { executionId: "a1", input: { prompt: "owls" } }); // idempotent by id
+      const output = (await f.app.result("a1")) as { text: string };
+      expect(output.text).toBe(referenceAnswer("a1"));
+      const log = await f.app.log("a1");
+      expect(log.filter((r) => r.type === EXECUTION_STARTED)).toHaveLength(1);
+      expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+      const workersThatRan = new Set(f.calls.filter((c) => c.executionId === "a1").map((c) => c.worker));
+      expect(workersThatRan.size).toBe(1);
+      // Every step ran live exactly once.
+      const steps = f.calls.map((c) => c.stepId);
+      expect(new Set(steps).size).toBe(steps.length);
+      expect(log.filter((r) => r.type === STEP_COMPLETED)).toHaveLength(steps.length);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("30 submitted executions over 3 workers: each completes once, no step runs twice, work is shared", async () => {
+    const f = await fleet(3, { concurrency: 3 });
+    try {
+      const ids = Array.from({ length: 30 }, (_, i) => `many-${i}`);
+      for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
+      const outputs = (await Promise.all(ids.map((id) => f.app.result(id)))) as { text: string }[];
+      expect(outputs.map((o) => o.text)).toEqual(ids.map(referenceAnswer));
+      const keys = f.calls.map((c) => `${c.executionId}/${c.stepId}`);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(new Set(f.calls.map((c) => c.worker)).size).toBeGreaterThan(1);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("delivers an event sent from another process through the inbox, journaled once", async () => {
+    const f = await fleet(2);
+    try {
+      await f.app.submit(demoMachine, { executionId: "d1", input: { topic: "owls" } });
+      await until(async () => (await f.app.log("d1")).some((r) => r.type === STEP_COMPLETED), 10_000);
+      await f.stores.send("d1", { type: "APPROVE" });
+      expect(await f.app.result("d1")).toMatchObject({ approved: true });
+      const received = (await f.app.log("d1")).filter((r) => r.type === EVENT_RECEIVED);
+      expect(received).toHaveLength(1);
+      expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("fires a durable timer on the worker holding the lease", async () => {
+    const f = await fleet(1);
+    try {
+      await f.app.submit(demoMachine, { executionId: "t1", input: { topic: "dusk" } });
+      expect(await f.app.result("t1")).toMatchObject({ approved: false, notes: ["notes on dusk", "draft(notes on dusk)"] });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("a drained worker gives its leases back and another worker resumes from the journal, re-running nothing recorded", async () => {
+    // A lease of a minute: only the release at stop lets the second worker in this soon.
+    const f = await fleet(1, { leaseMs: 60_000, drainMs: 0 });
+    try {
+      await f.app.submit(demoMachine, { executionId: "w1", input: { topic: "moth" } });
+      await until(async () => (await f.app.log("w1")).some((r) => r.type === STEP_COMPLETED), 10_000);
+      expect(f.workers[0]!.holding()).toEqual(["w1"]);
+      // It waits for APPROVE or its 1 s timer; the worker stops without waiting (drainMs 0) and gives it back.
+      await f.workers[0]!.stop();
+      expect((await f.stores.events.getExecution("w1"))?.status).toBe("running");
+      await f.startWorker(1);
+      // The second worker re-arms the journaled timer: it fires there, and the research step is not run again.
+      expect(await f.app.result("w1")).toMatchObject({ approved: false, notes: ["notes on moth", "draft(notes on moth)"] });
+      const completed = (await f.app.log("w1")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
+      expect(completed).toHaveLength(2);
+      expect(new Set(completed).size).toBe(2);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("fences every append by the lease: after expiry and takeover the old holder's append is refused", async () => {
+    const schema = freshSchema("fence");
+    const stores = await postgresStores({ url: server.url, schema });
+    try {
+      await stores.fleet.enqueue("x");
+      await stores.events.append("x", 0, [started(1)]);
+      const s = `"${schema}"`;
+      const claim = async (owner: string) =>
+        (await stores.db.query<{ epoch: string }>(`UPDATE ${s}.fleet SET owner = $1, epoch = epoch + 1, lease_until = clock_timestamp() + interval '1 hour' WHERE execution_id = 'x' RETURNING epoch::text AS epoch`, [owner])).rows[0]!.epoch;
+      const epochA = await claim("A");
+      const asA = stores.events.withHooks({ fence: () => ({ owner: "A", epoch: epochA }), inboxMessage: () => undefined, consumed: () => undefined });
+      await asA.append("x", 1, [step(2)]);
+      await stores.db.query(`UPDATE ${s}.fleet SET lease_until = clock_timestamp() - interval '1 second' WHERE execution_id = 'x'`);
+      await expect(asA.append("x", 2, [step(3)])).rejects.toBeInstanceOf(LeaseLostError);
+      const epochB = await claim("B");
+      const asB = stores.events.withHooks({ fence: () => ({ owner: "B", epoch: epochB }), inboxMessage: () => undefined, consumed: () => undefined });
+      await expect(asA.append("x", 2, [step(3)])).rejects.toBeInstanceOf(LeaseLostError);
+      await asB.append("x", 2, [step(3)]);
+      await expect(asB.append("x", 2, [step(3)])).rejects.toBeInstanceOf(ConcurrencyError);
+      expect((await stores.events.read("x")).map((r) => r.seq)).toEqual([1, 2, 3]);
+    } finally {
+      await stores.close();
+      await dropSchema(server.url, schema);
+    }
+  });
+
+  it("app.submit refuses stores without a fleet, and app.result of an unsubmitted execution still resumes it here", async () => {
+    const { memoryStores } = await import("../../stores/memory.js");
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));
+    await expect(app.submit(demoMachine, { executionId: "m", input: { topic: "x" } })).rejects.toThrow(/postgresStores/);
+    await app.close();
+  });
+});

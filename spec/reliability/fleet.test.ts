@@ -1,0 +1,196 @@
+// Campaign 17, the fleet on PostgreSQL (docs/reliability.md): worker processes over one real server.
+// (a) 3 workers, executions submitted from this process, workers SIGKILLed at seeded random times and
+//     restarted, the server stopped with `-m immediate` and started again mid-run: every execution ends
+//     with the reference output, seqs contiguous, every step outcome recorded once, every tool side effect
+//     at most twice and exactly once after dedupe by idempotency key.
+// (b) a worker frozen (SIGSTOP) past its lease, then continued: 0 of its appends accepted, and the fleet
+//     finishes its executions.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp, type App } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
+import { STEP_COMPLETED } from "../../stores/schema.js";
+import { prng } from "../support/workload.js";
+import { AGENT_TURNS, fleetAgent, referenceAnswer } from "../postgres/fleet.js";
+import { dropSchema, freshSchema, startPostgres, type PgServer } from "../postgres/server.js";
+import { cases, LiveChild, removeTempDirs, spawnChild, timeout } from "./support.js";
+
+const EXECUTIONS = cases("FLEET_EXECUTIONS", 36, 240);
+const KILLS = cases("FLEET_KILLS", 3, 20);
+const LEASE_MS = 1_500;
+// Between two disruptions: a lease to expire, the takeover's poll, and a step.
+const GAP_MS = LEASE_MS + 800;
+const SEED = Number(process.env.LOOMWORK_SEED ?? 9);
+
+let server: PgServer;
+beforeAll(async () => {
+  // Its own cluster even when LOOMWORK_PG_URL is set: the campaign stops and starts the server.
+  server = await startPostgres({ external: false });
+});
+afterAll(async () => {
+  await server?.dispose();
+  await removeTempDirs();
+});
+
+interface Fleet {
+  schema: string;
+  stores: PostgresStores;
+  app: App;
+  children: Map<string, LiveChild>;
+  spawn(name: string, options?: { delayMs?: number; concurrency?: number }): Promise<LiveChild>;
+  close(): Promise<void>;
+}
+
+async function openFleet(): Promise<Fleet> {
+  const schema = freshSchema("camp");
+  const stores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+  await stores.db.query(`CREATE TABLE "${schema}".side_effects (id bigserial PRIMARY KEY, idempotency_key text NOT NULL, execution_id text NOT NULL, step_id text NOT NULL, worker text NOT NULL)`);
+  const app = createApp(defineConfig({ stores, effects: {} }));
+  const children = new Map<string, LiveChild>();
+  return {
+    schema,
+    stores,
+    app,
+    children,
+    async spawn(name, options = {}) {
+      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2 };
+      const child = new LiveChild(await spawnChild("fleetWorker.ts", [JSON.stringify(config)]));
+      children.set(name, child);
+      await child.waitFor((out) => out.includes(`ready ${name}`), 30_000);
+      return child;
+    },
+    async close() {
+      for (const child of children.values()) child.child.kill("SIGKILL");
+      await Promise.all([...children.values()].map((c) => c.exited));
+      await app.close();
+      await stores.close();
+      await dropSchema(server.url, schema);
+    },
+  };
+}
+
+/** Waits for every result; the submitter's own connections come back after a server restart. */
+async function results(app: App, ids: string[]): Promise<string[]> {
+  return Promise.all(ids.map(async (id) => ((await app.result(id)) as { text: string }).text));
+}
+
+async function checkJournals(f: Fleet, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const log = await f.stores.events.read(id);
+    expect(log.map((r) => r.seq), id).toEqual(log.map((_, i) => i + 1));
+    const steps = log.filter((r) => r.type === STEP_COMPLETED).map((r) => String(r.stepId));
+    expect(new Set(steps).size, `${id}: a step outcome recorded twice`).toBe(steps.length);
+    expect(steps).toHaveLength(2 * AGENT_TURNS - 1);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("campaign 17: the fleet on PostgreSQL", () => {
+  it(`${EXECUTIONS} executions over 3 workers, ${KILLS} SIGKILLs and restarts, one immediate server restart`, async () => {
+    const f = await openFleet();
+    try {
+      const names = ["w0", "w1", "w2"];
+      for (const name of names) await f.spawn(name);
+      const ids = Array.from({ length: EXECUTIONS }, (_, i) => `c17-${i}`);
+      for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
+      const outputs = results(f.app, ids);
+      const random = prng(SEED);
+      let generation = 0;
+      const unfinished: number[] = [];
+      let atRestart = 0;
+      const running = async () => Number((await f.stores.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${f.schema}".executions WHERE status = 'running'`)).rows[0]!.n);
+      const disruptions = (async () => {
+        for (let k = 0; k < KILLS; k++) {
+          // Disruptions are spaced by more than a lease and a step: a step is in flight at one of them at most,
+          // so it runs at most twice (once per disruption that catches it in flight, plus its first run).
+          await sleep(k === 0 ? 300 + Math.floor(random() * 500) : GAP_MS + Math.floor(random() * 500));
+          const victim = names[Math.floor(random() * names.length)]!;
+          const child = f.children.get(victim)!;
+          unfinished.push(await running());
+          child.child.kill("SIGKILL");
+          await child.exited;
+          const name = `${victim.slice(0, 2)}.${++generation}`;
+          names[names.indexOf(victim)] = name;
+          await f.spawn(name);
+          if (k === Math.floor((KILLS - 1) / 2)) {
+            // Mid-run: the server dies as in a crash (no checkpoint) and comes back on the same port.
+            atRestart = await running();
+            await server.stop("immediate");
+            await sleep(500);
+            await server.start();
+            await sleep(GAP_MS);
+          }
+        }
+      })();
+      await disruptions;
+      // Each disruption hit a fleet with work in flight.
+      expect(unfinished.every((n) => n > 0), `executions running at each kill: ${unfinished}`).toBe(true);
+      expect(atRestart).toBeGreaterThan(0);
+      expect(await outputs).toEqual(ids.map(referenceAnswer));
+      await checkJournals(f, ids);
+      const { rows } = await f.stores.db.query<{ key: string; step: string; n: number }>(
+        `SELECT idempotency_key AS key, execution_id || '/' || step_id AS step, count(*)::int AS n FROM "${f.schema}".side_effects GROUP BY 1, 2`,
+      );
+      const toolSteps = EXECUTIONS * (AGENT_TURNS - 1);
+      expect(new Set(rows.map((r) => r.key)).size, "exactly once after dedupe by idempotency key").toBe(toolSteps);
+      expect(new Set(rows.map((r) => r.step)).size).toBe(toolSteps);
+      const worst = Math.max(...rows.map((r) => r.n));
+      const twice = rows.filter((r) => r.n === 2).length;
+      console.log(`campaign 17a: ${EXECUTIONS} executions, ${KILLS} kills, 1 immediate restart (executions running at the kills: ${unfinished.join(", ")}; at the restart: ${atRestart}); tool side effects ${rows.reduce((a, r) => a + r.n, 0)} for ${toolSteps} steps (${twice} run twice, worst ${worst})`);
+      const over = rows.filter((r) => r.n > 2).map((r) => r.step);
+      const detail = over.length ? (await f.stores.db.query(`SELECT execution_id, step_id, worker, id FROM "${f.schema}".side_effects WHERE execution_id || '/' || step_id = ANY($1) ORDER BY id`, [over])).rows : [];
+      expect(worst, `a tool side effect ran more than twice: ${JSON.stringify(detail)}`).toBeLessThanOrEqual(2);
+    } finally {
+      await f.close();
+    }
+  }, timeout(90_000, 900_000));
+
+  it("a worker frozen (SIGSTOP) past its lease and continued: 0 of its appends accepted, the fleet finishes", async () => {
+    const f = await openFleet();
+    try {
+      // Slow tools: the frozen worker is inside one when it stops, and appends its outcome once continued.
+      const frozen = await f.spawn("frozen", { delayMs: 400, concurrency: 8 });
+      const ids = Array.from({ length: 4 }, (_, i) => `c17s-${i}`);
+      for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
+      await frozen.waitFor((out) => ids.every((id) => out.includes(`append ${id} `)), 30_000);
+      frozen.child.kill("SIGSTOP");
+      await sleep(200);
+      const mark = frozen.stdout.length;
+      await f.spawn("rescuer", { delayMs: 50, concurrency: 8 });
+      await sleep(LEASE_MS * 2.5);
+      frozen.child.kill("SIGCONT");
+      expect(await results(f.app, ids)).toEqual(ids.map(referenceAnswer));
+      await sleep(LEASE_MS);
+      const after = frozen.stdout.slice(mark);
+      const accepted = after.split("\n").filter((line) => line.startsWith("append "));
+      const lost = after.split("\n").filter((line) => line.startsWith("lost "));
+      console.log(`campaign 17b: frozen worker after SIGCONT: ${accepted.length} appends accepted, ${lost.length} executions refused for a lost lease`);
+      expect(accepted).toEqual([]);
+      expect(lost.length).toBeGreaterThan(0);
+      await checkJournals(f, ids);
+    } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
+
+  it("SIGTERM drains a worker: it stops claiming, exits 0, and what it could not finish is given back at once", async () => {
+    const f = await openFleet();
+    try {
+      const worker = await f.spawn("term", { delayMs: 300, concurrency: 2 });
+      const ids = Array.from({ length: 4 }, (_, i) => `c17t-${i}`);
+      for (const id of ids) await f.app.submit(fleetAgent, { executionId: id, input: { prompt: id } });
+      await worker.waitFor((out) => out.includes("append c17t-"), 30_000);
+      worker.child.kill("SIGTERM");
+      // drainMs is 2 s: the worker ends within it plus its release, not a lease later.
+      expect(await worker.exited).toBe(0);
+      const { rows } = await f.stores.db.query<{ owner: string | null }>(`SELECT owner FROM "${f.schema}".fleet`);
+      expect(rows.every((r) => r.owner === null)).toBe(true);
+      await f.spawn("after");
+      expect(await results(f.app, ids)).toEqual(ids.map(referenceAnswer));
+      await checkJournals(f, ids);
+    } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
+});
