@@ -123,7 +123,9 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
               target: "routing",
               actions: assign(({ context, event }) => {
                 const reply = replyOf(event.output);
-                const calls: ToolCall[] = reply.toolCalls.map((c, j) => ({ id: toolCallIdOf(context.turn, j), toolName: c.toolName, input: c.input ?? {} }));
+                // The provider's tool-call id when it gave one (unique in the turn), else the loop's own.
+                const ids = reply.toolCalls.map((c) => c.id);
+                const calls: ToolCall[] = reply.toolCalls.map((c, j) => ({ id: c.id !== undefined && ids.indexOf(c.id) === j ? c.id : toolCallIdOf(context.turn, j), toolName: c.toolName, input: c.input ?? {} }));
                 const message: Message = { role: "assistant", content: reply.text, ...(calls.length ? { toolCalls: calls } : {}) };
                 return {
                   messages: [...context.messages, message],
@@ -152,12 +154,12 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
             }
           });
           // A tool the model made up is answered without running anything: the error is the result.
-          const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` })));
+          const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: unknownToolMessage(call.toolName, toolNames) }, true)));
           if (unknown.some(Boolean)) enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null) });
         }),
         on: {
           "xstate.done.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)) },
-          "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) })) },
+          "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) }, true)) },
         },
         always: {
           guard: ({ context }) => context.results.every((r) => r !== null),
@@ -187,16 +189,21 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   });
 }
 
-function toolMessage(call: ToolCall, content: unknown): Message {
-  return { role: "tool", content, toolCallId: call.id, toolName: call.toolName };
+function toolMessage(call: ToolCall, content: unknown, isError = false): Message {
+  return { role: "tool", content, toolCallId: call.id, toolName: call.toolName, ...(isError ? { isError: true } : {}) };
+}
+
+// What the model reads when it called a tool the agent does not have: the name, and the tools it has.
+function unknownToolMessage(name: string, tools: Set<string>): string {
+  return `unknown tool "${name}"; the tools are: ${[...tools].map((t) => `"${t}"`).join(", ") || "(none)"}`;
 }
 
 // A tool call's child reports once; its index is found by building the turn's child ids, never by parsing one.
-function recordResult(context: AgentLoopMachineContext, actorId: string | undefined, output: unknown): Partial<AgentLoopMachineContext> {
+function recordResult(context: AgentLoopMachineContext, actorId: string | undefined, output: unknown, isError = false): Partial<AgentLoopMachineContext> {
   const j = toolCallIndexOf(actorId, context.turn, context.calls.length);
   const call = context.calls[j];
   if (!call || context.results[j] !== null) return {};
   const results = [...context.results];
-  results[j] = toolMessage(call, output ?? null);
+  results[j] = toolMessage(call, output ?? null, isError);
   return { results };
 }
