@@ -4,7 +4,7 @@ import { assign, enqueueActions, setup } from "xstate";
 import { AGENT_COMPACT_CHILD, AGENT_MODEL_CHILD, compactStepOf, modelStepOf, toolCallIdOf, toolCallIndexOf, toolChildOf, toolStepOf } from "./helpers/agentIds.js";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
 import { invokeAs } from "./helpers/invokeAs.js";
-import type { Message, ModelRequest, ToolCall } from "./helpers/messages.js";
+import type { Message, ModelCallOptions, ModelRequest, ToolCall } from "./helpers/messages.js";
 import { fencedMessages, taintOrigins } from "./helpers/taint.js";
 import { bytesOf, compacted, compactionSplit, ENVELOPE_IN_MODEL_TURN, errorMessageOf, isEnvelope, messageBytes, replyOf, summaryOf } from "./helpers/transcript.js";
 
@@ -17,6 +17,7 @@ export interface AgentLoopMachineConfig {
   system?: string;
   maxTurns: number;
   maxTokens?: number;
+  callOptions?: ModelCallOptions;
   compaction?: { toolId: string; afterBytes: number };
 }
 
@@ -65,6 +66,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     messages: fencedMessages(context.messages),
     tools: config.tools,
     ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.callOptions === undefined ? {} : { options: config.callOptions }),
   });
 
   const shouldCompact = (context: AgentLoopMachineContext) =>

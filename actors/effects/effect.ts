@@ -69,7 +69,8 @@ export interface ToolOptions<I = unknown> {
  * loomwork step id, `messages` is empty (the transcript stays in the journal).
  */
 export interface AiSdkTool<I = any, O = unknown> {
-  description?: string;
+  /** A string; ai 7's `(options) => string` is called with no context. */
+  description?: unknown;
   inputSchema?: unknown;
   needsApproval?: unknown;
   execute?(input: I, options: { toolCallId: string; messages: unknown[]; abortSignal?: AbortSignal }): O | PromiseLike<O> | AsyncIterable<O>;
@@ -111,8 +112,13 @@ function fromAiSdkTool(tool: AiSdkTool<unknown, unknown>): Effect {
   return {
     kind: "tool",
     run: async (input, ctx) => lastOf(execute.call(tool, await validated(schema, input, ctx), { toolCallId: ctx.stepId, messages: [], abortSignal: ctx.signal })),
-    ...described(tool.description, schema, approvalOf(tool, approval)),
+    ...described(descriptionOf(tool), schema, approvalOf(tool, approval)),
   };
+}
+
+function descriptionOf(tool: AiSdkTool<unknown, unknown>): string | undefined {
+  const description = typeof tool.description === "function" ? Reflect.apply(tool.description, tool, [{ context: undefined }]) : tool.description;
+  return typeof description === "string" ? description : undefined;
 }
 
 // An AI SDK tool's needsApproval: a boolean, or a function of (input, { toolCallId, messages }).
