@@ -25,6 +25,15 @@ export interface ModelDelta {
   input?: unknown;
 }
 
+/** One part of an execution's stream (`app.stream`): its index, the step it belongs to, and the AI SDK's part type. */
+export interface StreamPart extends ModelDelta {
+  index: number;
+  stepId: string;
+  /** A `tool-result`'s output (an error result: `{ error }` and `isError`). */
+  output?: unknown;
+  isError?: boolean;
+}
+
 /** Where the runtime puts a step's delta sink on its EffectContext (a symbol: never JSON, never journaled). */
 export const LOOM_DELTAS: unique symbol = Symbol.for("loomwork.deltas");
 

@@ -42,6 +42,8 @@ export interface OpenAiServer {
   held(): Promise<void>;
   /** Chunks sent so far on every stream. */
   chunksSent: number;
+  /** Streams the client closed before their end (an aborted request). */
+  clientsGone: number;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,7 @@ export async function startOpenAiServer(script: (request: ServerRequest) => Serv
   const open = new Set<ServerResponse>();
   let onHeld: (() => void) | undefined;
   let heldOnce = false;
-  const state = { chunksSent: 0 };
+  const state = { chunksSent: 0, clientsGone: 0 };
   const server: Server = createServer(async (req, res) => {
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
@@ -80,7 +82,10 @@ export async function startOpenAiServer(script: (request: ServerRequest) => Serv
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     open.add(res);
-    res.on("close", () => open.delete(res));
+    res.on("close", () => {
+      open.delete(res);
+      if (!res.writableFinished) state.clientsGone++;
+    });
     const deltas: Record<string, unknown>[] = [{ role: "assistant", content: "" }];
     const size = turn.chunkChars ?? 4;
     for (let i = 0; i < (turn.reasoning ?? "").length; i += size) deltas.push({ reasoning_content: turn.reasoning!.slice(i, i + size) });
@@ -118,6 +123,9 @@ export async function startOpenAiServer(script: (request: ServerRequest) => Serv
     requests,
     get chunksSent() {
       return state.chunksSent;
+    },
+    get clientsGone() {
+      return state.clientsGone;
     },
     held: () => (heldOnce ? Promise.resolve() : new Promise<void>((resolve) => (onHeld = resolve))),
     close: () =>
