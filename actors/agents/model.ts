@@ -4,7 +4,7 @@ import type { Effect, EffectContext } from "../effects/effect.js";
 import { ModelReplyError } from "../errors.js";
 import { deltaSinkOf, DELTA_TYPES } from "./deltas.js";
 import { checkModelRetry, withModelRetry, type ModelRetryOptions } from "./modelRetry.js";
-import { withToolSpecs } from "./toolSpecs.js";
+import { markApprovals, withToolSpecs } from "./toolSpecs.js";
 
 export type { Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "../../machines/helpers/messages.js";
 
@@ -42,11 +42,12 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
       // The registered tools' descriptions and JSON Schemas join the request here: it is never journaled.
       const full: ModelRequest = Array.isArray(request?.tools) ? { ...request, tools: withToolSpecs(request.tools, ctx) } : request;
       const emit = deltaSinkOf(ctx);
-      const { value: reply, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
+      const { value: given, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
         if (attempt > 1) emit?.({ type: DELTA_TYPES.retry });
         return model.generate(full, attempt > 1 ? { ...ctx, attempt } : ctx);
       });
-      checkModelReply(reply, ctx.stepId);
+      checkModelReply(given, ctx.stepId);
+      const reply = await markApprovals(given, ctx);
       if (attempts === 1) return reply;
       return { ...reply, usage: { inputTokens: reply.usage?.inputTokens ?? 0, outputTokens: reply.usage?.outputTokens ?? 0, ...reply.usage, attempts } };
     },

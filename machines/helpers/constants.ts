@@ -18,3 +18,6 @@ export const CLAIM_CHECK_KEY = "__loomClaimCheck";
 
 /** The key that marks a content reference (an address in the content store). */
 export const CONTENT_REF_KEY = "__loomContent";
+
+/** The event a human's decision on a parked tool call is sent as: `{ type: "TOOL_APPROVAL", toolCallId, approved, reason? }`. */
+export const TOOL_APPROVAL_EVENT = "TOOL_APPROVAL";

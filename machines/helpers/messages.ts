@@ -5,6 +5,8 @@ export interface ToolCall {
   id: string;
   toolName: string;
   input: unknown;
+  /** The call waits for a human's TOOL_APPROVAL before it runs (its tool declares `needsApproval`). */
+  needsApproval?: boolean;
 }
 
 /** One message of a transcript, as the loop keeps it and providers receive it. */
@@ -73,6 +75,17 @@ export interface ReplyToolCall {
   id?: string;
   toolName: string;
   input: unknown;
+  /** Set by the llm effect when the tool declares `needsApproval` and it holds for this input. */
+  needsApproval?: boolean;
+}
+
+/** A human's decision on a parked tool call, sent to the agent's actor. */
+export interface ToolApprovalEvent {
+  type: "TOOL_APPROVAL";
+  toolCallId: string;
+  approved: boolean;
+  /** Why: a denial's reason reaches the model with the denial. */
+  reason?: string;
 }
 
 /** What a model provider returns: text, tool calls, usage, and what the provider said of the reply. */

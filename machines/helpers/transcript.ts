@@ -59,7 +59,7 @@ export function compacted(messages: Message[], summary: unknown): Message[] {
  * A model step's output as the loop reads it: `text` ("" when absent) and `toolCalls` ([] when absent). The llm
  * effect refuses any reply that is not a ModelReply (checkModelReply), so a field of another type reads as absent.
  */
-export function replyOf(output: unknown): { text: string; toolCalls: { id?: string; toolName: string; input: unknown }[] } {
+export function replyOf(output: unknown): { text: string; toolCalls: { id?: string; toolName: string; input: unknown; needsApproval?: boolean }[] } {
   if (typeof output !== "object" || output === null) return { text: "", toolCalls: [] };
   const text = "text" in output && typeof output.text === "string" ? output.text : "";
   const calls: unknown[] = "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
@@ -67,6 +67,7 @@ export function replyOf(output: unknown): { text: string; toolCalls: { id?: stri
     ...(typeof call === "object" && call !== null && "id" in call && typeof call.id === "string" && call.id !== "" ? { id: call.id } : {}),
     toolName: typeof call === "object" && call !== null && "toolName" in call && typeof call.toolName === "string" ? call.toolName : "",
     input: typeof call === "object" && call !== null && "input" in call ? call.input : undefined,
+    ...(typeof call === "object" && call !== null && "needsApproval" in call && call.needsApproval === true ? { needsApproval: true } : {}),
   }));
   return { text, toolCalls };
 }
