@@ -59,7 +59,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
       await app.close();
       return first!;
     };
-    const samples = await interleave({ bare, loomwork }, { reps: Math.max(options.inProcessReps, 5), warmup: Math.max(options.warmup, 1) });
+    const samples = await interleave({ bare, loomwork }, { reps: options.inProcessReps, warmup: options.warmup });
     const r = ratioOf(samples.loomwork!, samples.bare!);
     return {
       id: "streaming",
