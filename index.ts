@@ -15,7 +15,7 @@ export type { JsonSchema, ToolInputSchema } from "./actors/effects/toolSchema.js
 export type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./actors/effects/standardSchema.js";
 export { createLlmEffect } from "./actors/agents/model.js";
 export type { LlmEffectOptions, Model, Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "./actors/agents/model.js";
-export { DEFAULT_MODEL_RETRY, isRetryableModelError } from "./actors/agents/modelRetry.js";
+export { DEFAULT_MODEL_RETRY, shouldRetryModelCall } from "./actors/agents/modelRetry.js";
 export type { ModelRetryOptions } from "./actors/agents/modelRetry.js";
 export { DELTA_TYPES } from "./actors/agents/deltas.js";
 export type { ModelDelta } from "./actors/agents/deltas.js";

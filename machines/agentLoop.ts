@@ -94,7 +94,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
             enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
           }
         });
-        const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: unknownToolMessage(call.toolName, toolNames) }, true)));
+        const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` })));
         const awaiting = context.calls.filter((call) => toolNames.has(call.toolName) && call.needsApproval).map((call) => call.id);
         enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null), awaiting });
       }),
@@ -112,7 +112,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
           return;
         }
         const results = [...context.results];
-        results[j] = toolMessage(call, { error: `A human denied this call to "${call.toolName}"${decision.reason ? `: ${decision.reason}` : "."}`, denied: true }, true);
+        results[j] = toolMessage(call, { error: `A human denied this call to "${call.toolName}"${decision.reason ? `: ${decision.reason}` : "."}`, denied: true });
         enqueue.assign({ awaiting, results });
       }),
       finishTurn: assign(({ context }) => {
@@ -201,7 +201,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       acting: {
         on: {
           "xstate.done.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)) },
-          "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) }, true)) },
+          "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) })) },
           [TOOL_APPROVAL_EVENT]: { actions: "decide" },
         },
         always: [
@@ -232,21 +232,18 @@ function approvalOf(event: { type: string }): ToolApprovalEvent | undefined {
   return { type: TOOL_APPROVAL_EVENT, toolCallId: event.toolCallId, approved: event.approved, ...(reason ? { reason } : {}) };
 }
 
-function toolMessage(call: ToolCall, content: unknown, isError = false): Message {
-  return { role: "tool", content, toolCallId: call.id, toolName: call.toolName, ...(isError ? { isError: true } : {}) };
-}
-
-// What the model reads when it called a tool the agent does not have: the name, and the tools it has.
-function unknownToolMessage(name: string, tools: Set<string>): string {
-  return `unknown tool "${name}"; the tools are: ${[...tools].map((t) => `"${t}"`).join(", ") || "(none)"}`;
+// The message's shape is pinned by the golden journals (its bytes are in transcriptBytes): an error result is
+// `{ error }` (and `denied` for a denial), recognised by that shape, never by an added field.
+function toolMessage(call: ToolCall, content: unknown): Message {
+  return { role: "tool", content, toolCallId: call.id, toolName: call.toolName };
 }
 
 // A tool call's child reports once; its index is found by building the turn's child ids, never by parsing one.
-function recordResult(context: AgentLoopMachineContext, actorId: string | undefined, output: unknown, isError = false): Partial<AgentLoopMachineContext> {
+function recordResult(context: AgentLoopMachineContext, actorId: string | undefined, output: unknown): Partial<AgentLoopMachineContext> {
   const j = toolCallIndexOf(actorId, context.turn, context.calls.length);
   const call = context.calls[j];
   if (!call || context.results[j] !== null) return {};
   const results = [...context.results];
-  results[j] = toolMessage(call, output ?? null, isError);
+  results[j] = toolMessage(call, output ?? null);
   return { results };
 }

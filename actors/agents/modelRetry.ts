@@ -15,7 +15,7 @@ export interface ModelRetryOptions {
   maxBackoffMs?: number;
   /** Caps a provider's `Retry-After` (a longer one fails the step at once). @defaultValue 60_000 */
   maxRetryAfterMs?: number;
-  /** Whether `error` is retryable. @defaultValue isRetryableModelError */
+  /** Whether `error` is retryable. @defaultValue shouldRetryModelCall */
   retryOn?: (error: unknown) => boolean;
 }
 
@@ -29,7 +29,7 @@ const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EP
  * A provider error worth another call: the AI SDK's `isRetryable` when it says, else the HTTP status
  * (408, 409, 429, 5xx), else a connection failure (`fetch failed`, ECONNREFUSED, ECONNRESET, ...).
  */
-export function isRetryableModelError(error: unknown): boolean {
+export function shouldRetryModelCall(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   if ("isRetryable" in error && typeof error.isRetryable === "boolean") return error.isRetryable;
   const status = "statusCode" in error ? error.statusCode : "status" in error ? error.status : undefined;
@@ -37,7 +37,7 @@ export function isRetryableModelError(error: unknown): boolean {
   const code = "code" in error ? error.code : undefined;
   if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
   if (error instanceof TypeError && error.message === "fetch failed") return true;
-  return "cause" in error && error.cause !== error ? isRetryableModelError(error.cause) : false;
+  return "cause" in error && error.cause !== error ? shouldRetryModelCall(error.cause) : false;
 }
 
 /** The wait a provider asked for, in ms: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
@@ -77,7 +77,7 @@ export async function withModelRetry<T>(options: ModelRetryOptions | false, ctx:
   const backoff = o.backoffMs ?? DEFAULT_MODEL_RETRY.backoffMs;
   const maxBackoff = o.maxBackoffMs ?? DEFAULT_MODEL_RETRY.maxBackoffMs;
   const maxRetryAfter = o.maxRetryAfterMs ?? DEFAULT_MODEL_RETRY.maxRetryAfterMs;
-  const retryOn = o.retryOn ?? isRetryableModelError;
+  const retryOn = o.retryOn ?? shouldRetryModelCall;
   for (let attempt = 1; ; attempt++) {
     try {
       return { value: await call(attempt), attempts: attempt };

@@ -2,6 +2,7 @@
 // the call options passed through. The same shapes serve v2, v3 and v4.
 import type { Message, ModelCallOptions, ModelRequest, ToolChoice } from "../../machines/helpers/messages.js";
 import { contentText } from "../../machines/helpers/taint.js";
+import { isErrorResult } from "../../machines/helpers/transcript.js";
 import type { AiSdkCallOptions, AiSdkJsonValue, AiSdkPromptMessage, AiSdkToolResultOutput } from "./types.js";
 
 /** The JSON Schema a tool without one is declared with: an object, anything in it. */
@@ -63,8 +64,8 @@ function toPrompt(message: Message): AiSdkPromptMessage {
 // does not exist) as the AI SDK's error forms, so the model knows to correct its call.
 function toolOutputOf(message: Message): AiSdkToolResultOutput {
   const content = message.content;
-  if (message.isError) {
-    const error = typeof content === "object" && content !== null && "error" in content ? content.error : content;
+  if (isErrorResult(content)) {
+    const error = content.error;
     return typeof error === "string" ? { type: "error-text", value: error } : { type: "error-json", value: jsonOf(error) };
   }
   return typeof content === "string" ? { type: "text", value: content } : { type: "json", value: jsonOf(content) };

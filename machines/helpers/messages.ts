@@ -16,8 +16,6 @@ export interface Message {
   toolCalls?: ToolCall[];
   toolCallId?: string;
   toolName?: string;
-  /** A tool message whose content is an error (the tool threw, refused its input, or does not exist). */
-  isError?: boolean;
 }
 
 /** A tool as a model request names it: the runtime adds the registered tool's description and JSON Schema. */

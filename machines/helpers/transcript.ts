@@ -76,3 +76,12 @@ export function replyOf(output: unknown): { text: string; toolCalls: { id?: stri
 export function errorMessageOf(error: unknown): unknown {
   return (typeof error === "object" && error !== null && "message" in error ? error.message : undefined) ?? String(error);
 }
+
+/**
+ * Whether a tool message's content is an error result: `{ error }` (the tool threw, refused its input, or
+ * does not exist), or `{ error, denied: true }` (a human denied the call). A provider sends it as an error.
+ */
+export function isErrorResult(content: unknown): content is { error: unknown; denied?: boolean } {
+  if (typeof content !== "object" || content === null || Array.isArray(content) || !("error" in content)) return false;
+  return Object.keys(content).every((key) => key === "error" || key === "denied");
+}

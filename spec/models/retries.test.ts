@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
-import { isRetryableModelError, retryAfterMs } from "../../actors/agents/modelRetry.js";
+import { shouldRetryModelCall, retryAfterMs } from "../../actors/agents/modelRetry.js";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock, type SimulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
@@ -96,13 +96,13 @@ for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
   });
 }
 
-describe("isRetryableModelError and retryAfterMs", () => {
+describe("shouldRetryModelCall and retryAfterMs", () => {
   it("reads the AI SDK's isRetryable, then the status, then the connection error", () => {
-    expect(isRetryableModelError({ isRetryable: false, statusCode: 503 })).toBe(false);
-    expect(isRetryableModelError({ statusCode: 429 })).toBe(true);
-    expect(isRetryableModelError({ statusCode: 404 })).toBe(false);
-    expect(isRetryableModelError(Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } }))).toBe(true);
-    expect(isRetryableModelError(new Error("boom"))).toBe(false);
+    expect(shouldRetryModelCall({ isRetryable: false, statusCode: 503 })).toBe(false);
+    expect(shouldRetryModelCall({ statusCode: 429 })).toBe(true);
+    expect(shouldRetryModelCall({ statusCode: 404 })).toBe(false);
+    expect(shouldRetryModelCall(Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } }))).toBe(true);
+    expect(shouldRetryModelCall(new Error("boom"))).toBe(false);
   });
 
   it("reads retry-after-ms, retry-after in seconds, and retry-after as an HTTP date", () => {
