@@ -55,6 +55,14 @@ export async function startOpenAiServer(script: (request: ServerRequest) => Serv
   let heldOnce = false;
   const state = { chunksSent: 0, clientsGone: 0 };
   const server: Server = createServer(async (req, res) => {
+    // A page on another loopback origin (the browser specs) may call it: CORS, preflight included.
+    res.setHeader("access-control-allow-origin", "*");
+    res.setHeader("access-control-allow-headers", "*");
+    res.setHeader("access-control-allow-methods", "POST, OPTIONS");
+    if (req.method === "OPTIONS") {
+      res.writeHead(204).end();
+      return;
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;
