@@ -9,9 +9,22 @@ export type { ReplayReport } from "./actors/journal/execution.js";
 export { realClock, simulatedClock } from "./actors/clock.js";
 export type { Clock, SimulatedClock } from "./actors/clock.js";
 export { createToolEffect, createTaskEffect } from "./actors/effects/effect.js";
-export type { Effect, EffectContext, EffectKind, EffectMiddleware } from "./actors/effects/effect.js";
+export type { AiSdkTool, Effect, EffectContext, EffectKind, EffectMiddleware, ToolOptions } from "./actors/effects/effect.js";
+export { ToolInputError } from "./actors/effects/toolSchema.js";
+export type { JsonSchema, ToolInputSchema } from "./actors/effects/toolSchema.js";
+export type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./actors/effects/standardSchema.js";
 export { createLlmEffect } from "./actors/agents/model.js";
-export type { Model, Message, ModelReply, ModelRequest, ToolCall, Usage } from "./actors/agents/model.js";
+export type { LlmEffectOptions, Model, Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "./actors/agents/model.js";
+export { DEFAULT_MODEL_RETRY, shouldRetryModelCall } from "./actors/agents/modelRetry.js";
+export type { ModelRetryOptions } from "./actors/agents/modelRetry.js";
+export { DELTA_TYPES } from "./actors/agents/deltas.js";
+export type { ModelDelta } from "./actors/agents/deltas.js";
+export { STREAM_PART_TYPES } from "./actors/agents/streams.js";
+export type { ExecutionStream, StreamOptions, StreamPart } from "./actors/agents/streams.js";
+export type { UIMessageChunk } from "./actors/agents/uiMessageStream.js";
+export { TOOL_APPROVAL_EVENT } from "./actors/agents/approvals.js";
+export type { PendingApproval } from "./actors/agents/approvals.js";
+export type { ToolApprovalEvent } from "./machines/helpers/messages.js";
 export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effects/chain.js";
 export type { KillSwitch } from "./actors/effects/chain.js";
 // The effect chain, the capability ring, retries and timeouts, read models.
@@ -112,8 +125,8 @@ export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMe
 export type { Tainted } from "./machines/helpers/taint.js";
 export { conversation$ } from "./actors/agents/conversation.js";
 export type { ConversationConfig } from "./actors/agents/conversation.js";
-export { fromAiSdk, AiSdkReplyError } from "./adapters/ai-sdk/index.js";
-export type { AiSdkLanguageModel } from "./adapters/ai-sdk/index.js";
+export { fromAiSdk, AiSdkReplyError, AI_SDK_SPECIFICATION_VERSIONS } from "./adapters/ai-sdk/index.js";
+export type { AiSdkLanguageModel, AiSdkSpecificationVersion, FromAiSdkOptions } from "./adapters/ai-sdk/index.js";
 
 // Content, claim-check and per-subject encryption.
 export {

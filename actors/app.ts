@@ -9,6 +9,7 @@ import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { createReadModels, type ReadModels } from "./journal/readModels.js";
+import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
 import { AppClosedError, DuplicateExecutionError, UnknownExecutionError } from "./errors.js";
 import { outcomeFrom } from "./journal/outcomes.js";
 import { RunningExecutions } from "./journal/running.js";
@@ -41,6 +42,7 @@ export class App {
   private readonly lifecycle: LifecycleHost;
   private readonly running: RunningExecutions;
   private models: ReadModels | undefined;
+  private readonly streams: StreamHub;
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
   constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
@@ -52,6 +54,7 @@ export class App {
       readLog: (id) => this.log(id),
       runInternalStep: (call) => runInternalStep(this.lifecycle, call),
     });
+    this.streams = new StreamHub(this.host.bus, (id) => this.log(id), (effectId) => config.effects[effectId]?.kind === "llm");
     this.running = new RunningExecutions(config, this.host.effects.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
@@ -76,6 +79,11 @@ export class App {
   /** Listens to the runtime's events; returns the unbind function. */
   on<E extends keyof RuntimeEvents>(event: E, listener: RuntimeEvents[E]): () => void {
     return this.host.bus.on(event, listener);
+  }
+
+  /** The execution's model deltas live and its recorded turns from the journal, indexed; resume a stream with `from` (docs/agents.md, "Streaming"). */
+  stream(executionId: string, options?: StreamOptions): ExecutionStream {
+    return this.streams.open(executionId, options);
   }
 
   /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
@@ -210,6 +218,7 @@ export class App {
     if (this.host.closed()) return;
     this.host.close();
     this.models?.dispose();
+    this.streams.close();
     // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
     await this.running.close();
     this.models = undefined;

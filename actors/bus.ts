@@ -3,6 +3,7 @@ import { createNanoEvents, type Emitter } from "nanoevents";
 import type { ChainLayer, ChainOutcome } from "../machines/effectChain.js";
 import type { Usage } from "../machines/helpers/messages.js";
 import type { JournalRecord } from "../stores/types.js";
+import type { ModelDelta } from "./agents/deltas.js";
 import { WARNING_CODES } from "./constants.js";
 
 /** A report that never fails a run: state growth, a failed snapshot, a throwing hook. */
@@ -32,6 +33,8 @@ export interface RuntimeEvents {
     stoppedAt?: ChainLayer;
   }): void;
   warn(warning: Warning): void;
+  /** A live model step reported a delta (text, reasoning, tool input): never journaled; `app.stream` serves them. */
+  delta(event: { executionId: string; stepId: string; delta: ModelDelta }): void;
   /** An execution ended (done, error or stopped). */
   ended(event: { executionId: string; status: string }): void;
   /** Progress of long work (sweep, erase, replay). */

@@ -82,6 +82,10 @@ export const RUNTIME_ERROR_CODES = {
   modelReply: "LOOM_MODEL_REPLY",
   /** `AiSdkReplyError`: an AI SDK reply that cannot be read (a tool call's input is not JSON). */
   aiSdkReply: "LOOM_AI_SDK_REPLY",
+  /** `ToolInputError`: a tool's input failed its schema; the model receives it as the tool's error result. */
+  toolInput: "LOOM_TOOL_INPUT",
+  /** `ModelCallError`: a provider call failed, after the retries a retryable error gets. */
+  modelCall: "LOOM_MODEL_CALL",
   /** `EffectStoppedError`: a step stopped before it ran (the kill switch, a stopped execution). */
   effectStopped: "LOOM_EFFECT_STOPPED",
   /** `EffectTimeoutError`: an attempt ran past `timeoutMiddleware`'s limit. */

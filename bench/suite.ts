@@ -12,6 +12,7 @@ import { measureLangGraph } from "./langgraph.js";
 import { measureSweep } from "./sweep.js";
 import { measureMemory } from "./memory.js";
 import { measureFleet } from "./fleet.js";
+import { measureStreaming } from "./streaming.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -22,6 +23,7 @@ export const MEASUREMENTS = [
   { id: "sweep", run: measureSweep },
   { id: "memory", run: measureMemory },
   { id: "fleet", run: measureFleet },
+  { id: "streaming", run: measureStreaming },
 ] as const;
 
 export interface BenchRun {

@@ -3,8 +3,9 @@
 import { assign, enqueueActions, setup } from "xstate";
 import { AGENT_COMPACT_CHILD, AGENT_MODEL_CHILD, compactStepOf, modelStepOf, toolCallIdOf, toolCallIndexOf, toolChildOf, toolStepOf } from "./helpers/agentIds.js";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
+import { TOOL_APPROVAL_EVENT } from "./helpers/constants.js";
 import { invokeAs } from "./helpers/invokeAs.js";
-import type { Message, ModelRequest, ToolCall } from "./helpers/messages.js";
+import type { Message, ModelCallOptions, ModelRequest, ToolApprovalEvent, ToolCall } from "./helpers/messages.js";
 import { fencedMessages, taintOrigins } from "./helpers/taint.js";
 import { bytesOf, compacted, compactionSplit, ENVELOPE_IN_MODEL_TURN, errorMessageOf, isEnvelope, messageBytes, replyOf, summaryOf } from "./helpers/transcript.js";
 
@@ -17,6 +18,7 @@ export interface AgentLoopMachineConfig {
   system?: string;
   maxTurns: number;
   maxTokens?: number;
+  callOptions?: ModelCallOptions;
   compaction?: { toolId: string; afterBytes: number };
 }
 
@@ -43,6 +45,8 @@ export interface AgentLoopContext {
   sawTaintFrom: string[];
   text: string;
   compactions: number;
+  /** The ids of this turn's tool calls parked until a human's TOOL_APPROVAL (absent in older snapshots). */
+  awaiting?: string[];
 }
 
 /** The machine's own context: AgentLoopContext, and why the run is refused on its way to `refused` (never in a snapshot). */
@@ -65,6 +69,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     messages: fencedMessages(context.messages),
     tools: config.tools,
     ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.callOptions === undefined ? {} : { options: config.callOptions }),
   });
 
   const shouldCompact = (context: AgentLoopMachineContext) =>
@@ -79,7 +84,50 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     types: {} as { context: AgentLoopMachineContext; input: AgentLoopInput; output: AgentLoopOutput },
     actors,
     guards: { envelope: ({ event }) => isEnvelope(event.output) },
-    actions: { refuse: assign({ refusal: (_, params: { what: string }) => `${params.what} ${ENVELOPE_IN_MODEL_TURN}.` }) },
+    actions: {
+      refuse: assign({ refusal: (_, params: { what: string }) => `${params.what} ${ENVELOPE_IN_MODEL_TURN}.` }),
+      // The turn's tool calls: each known tool spawned as a tool frame (ADR 0140 D9: ctx.taskKind "tool")
+      // unless it waits for approval; a tool the model made up is answered at once with an error result.
+      startTools: enqueueActions(({ context, enqueue }) => {
+        context.calls.forEach((call, j) => {
+          if (toolNames.has(call.toolName) && !call.needsApproval) {
+            enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
+          }
+        });
+        const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` })));
+        const awaiting = context.calls.filter((call) => toolNames.has(call.toolName) && call.needsApproval).map((call) => call.id);
+        enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null), awaiting });
+      }),
+      // A human's decision on a parked call: approved, the tool runs as the step it would have been; denied,
+      // the denial is the call's result. A decision on a call that is not parked changes nothing.
+      decide: enqueueActions(({ context, event, enqueue }) => {
+        const decision = approvalOf(event);
+        const j = decision ? context.calls.findIndex((c) => c.id === decision.toolCallId) : -1;
+        const call = context.calls[j];
+        if (!decision || !call || !(context.awaiting ?? []).includes(call.id)) return;
+        const awaiting = (context.awaiting ?? []).filter((id) => id !== call.id);
+        if (decision.approved) {
+          enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
+          enqueue.assign({ awaiting });
+          return;
+        }
+        const results = [...context.results];
+        results[j] = toolMessage(call, { error: `A human denied this call to "${call.toolName}"${decision.reason ? `: ${decision.reason}` : "."}`, denied: true });
+        enqueue.assign({ awaiting, results });
+      }),
+      finishTurn: assign(({ context }) => {
+        const added = context.results.filter((r): r is Message => r !== null);
+        return {
+          messages: [...context.messages, ...added],
+          transcriptBytes: context.transcriptBytes + bytesOf(added),
+          sawTaintFrom: [...new Set([...context.sawTaintFrom, ...taintOrigins(added)])],
+          calls: [],
+          results: [],
+          awaiting: [],
+          turn: context.turn + 1,
+        };
+      }),
+    },
   }).createMachine({
     id: config.id,
     context: ({ input }) => {
@@ -123,7 +171,14 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
               target: "routing",
               actions: assign(({ context, event }) => {
                 const reply = replyOf(event.output);
-                const calls: ToolCall[] = reply.toolCalls.map((c, j) => ({ id: toolCallIdOf(context.turn, j), toolName: c.toolName, input: c.input ?? {} }));
+                // The provider's tool-call id when it gave one (unique in the turn), else the loop's own.
+                const ids = reply.toolCalls.map((c) => c.id);
+                const calls: ToolCall[] = reply.toolCalls.map((c, j) => ({
+                  id: c.id !== undefined && ids.indexOf(c.id) === j ? c.id : toolCallIdOf(context.turn, j),
+                  toolName: c.toolName,
+                  input: c.input ?? {},
+                  ...(c.needsApproval ? { needsApproval: true } : {}),
+                }));
                 const message: Message = { role: "assistant", content: reply.text, ...(calls.length ? { toolCalls: calls } : {}) };
                 return {
                   messages: [...context.messages, message],
@@ -139,41 +194,25 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       },
       routing: {
         always: [
-          { guard: ({ context }) => context.calls.length > 0 && context.turn + 1 < config.maxTurns, target: "acting" },
+          { guard: ({ context }) => context.calls.length > 0 && context.turn + 1 < config.maxTurns, target: "acting", actions: "startTools" },
           { target: "done" },
         ],
       },
       acting: {
-        entry: enqueueActions(({ context, enqueue }) => {
-          context.calls.forEach((call, j) => {
-            if (toolNames.has(call.toolName)) {
-              // Invoked as a tool frame, whatever the effect's registered kind (ADR 0140 D9: EffectContext.taskKind "tool").
-              enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
-            }
-          });
-          // A tool the model made up is answered without running anything: the error is the result.
-          const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` })));
-          if (unknown.some(Boolean)) enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null) });
-        }),
         on: {
           "xstate.done.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)) },
           "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) })) },
+          [TOOL_APPROVAL_EVENT]: { actions: "decide" },
         },
-        always: {
-          guard: ({ context }) => context.results.every((r) => r !== null),
-          target: "deciding",
-          actions: assign(({ context }) => {
-            const added = context.results.filter((r): r is Message => r !== null);
-            return {
-              messages: [...context.messages, ...added],
-              transcriptBytes: context.transcriptBytes + bytesOf(added),
-              sawTaintFrom: [...new Set([...context.sawTaintFrom, ...taintOrigins(added)])],
-              calls: [],
-              results: [],
-              turn: context.turn + 1,
-            };
-          }),
-        },
+        always: [
+          { guard: ({ context }) => context.results.every((r) => r !== null), target: "deciding", actions: "finishTurn" },
+          // Every call that runs has answered; the rest wait for a human.
+          { guard: ({ context }) => context.results.every((r, j) => r !== null || (context.awaiting ?? []).includes(context.calls[j]?.id ?? "")), target: "awaitingApproval" },
+        ],
+      },
+      // Parked, journaled like any state: a restart resumes here, and a TOOL_APPROVAL (journaled) moves it on.
+      awaitingApproval: {
+        on: { [TOOL_APPROVAL_EVENT]: { target: "acting", actions: "decide" } },
       },
       done: { type: "final" },
       refused: { type: "final" },
@@ -187,6 +226,14 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   });
 }
 
+function approvalOf(event: { type: string }): ToolApprovalEvent | undefined {
+  if (event.type !== TOOL_APPROVAL_EVENT || !("toolCallId" in event) || typeof event.toolCallId !== "string" || !("approved" in event) || typeof event.approved !== "boolean") return undefined;
+  const reason = "reason" in event && typeof event.reason === "string" ? event.reason : undefined;
+  return { type: TOOL_APPROVAL_EVENT, toolCallId: event.toolCallId, approved: event.approved, ...(reason ? { reason } : {}) };
+}
+
+// The message's shape is pinned by the golden journals (its bytes are in transcriptBytes): an error result is
+// `{ error }` (and `denied` for a denial), recognised by that shape, never by an added field.
 function toolMessage(call: ToolCall, content: unknown): Message {
   return { role: "tool", content, toolCallId: call.id, toolName: call.toolName };
 }

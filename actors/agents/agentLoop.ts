@@ -2,6 +2,7 @@
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
 import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
+import type { ModelCallOptions } from "../../machines/helpers/messages.js";
 import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import { processWarning, type Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
@@ -28,6 +29,11 @@ export interface AgentLoopConfig {
   maxTurns?: number;
   /** `maxTokens` passed with every model request. */
   maxTokens?: number;
+  /**
+   * Call options passed with every model request (temperature, topP, topK, stopSequences, seed, toolChoice,
+   * providerOptions, headers, ...), over the provider's own (`fromAiSdk(model, { callOptions })`). Not journaled.
+   */
+  callOptions?: ModelCallOptions;
   /** Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). */
   compaction?: { toolId: string; afterBytes: number };
   /**
@@ -87,6 +93,7 @@ export function agentLoop$(config: AgentLoopConfig) {
     maxTurns: config.maxTurns ?? DEFAULT_MAX_TURNS,
     ...(config.system === undefined ? {} : { system: config.system }),
     ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.callOptions === undefined ? {} : { callOptions: config.callOptions }),
     ...(config.compaction ? { compaction: config.compaction } : {}),
   });
   hooks.set(machine, {
@@ -206,6 +213,9 @@ function validate(config: AgentLoopConfig): void {
   if (typeof config.model !== "string" || config.model === "") fail("model", "the name of a registered llm effect, e.g. \"model\".");
   if (config.tools !== undefined && (!Array.isArray(config.tools) || config.tools.some((t) => typeof (typeof t === "string" ? t : t?.name) !== "string"))) {
     fail("tools", "an array of registered tool effect names (or { name, description }).");
+  }
+  if (config.callOptions !== undefined && (typeof config.callOptions !== "object" || config.callOptions === null || Array.isArray(config.callOptions))) {
+    fail("callOptions", "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).");
   }
   if (config.maxTurns !== undefined && !(Number.isInteger(config.maxTurns) && config.maxTurns > 0)) fail("maxTurns", "a positive integer.");
   if (config.compaction !== undefined) {

@@ -2,8 +2,22 @@
 import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
 import type { Effect, EffectContext } from "../effects/effect.js";
 import { ModelReplyError } from "../errors.js";
+import { deltaSinkOf, DELTA_TYPES } from "./deltas.js";
+import { checkModelRetry, withModelRetry, type ModelRetryOptions } from "./modelRetry.js";
+import { markApprovals, withToolSpecs } from "./toolSpecs.js";
 
-export type { Message, ModelReply, ModelRequest, ToolCall, Usage } from "../../machines/helpers/messages.js";
+export type { Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "../../machines/helpers/messages.js";
+
+/** Options of `createLlmEffect`. */
+export interface LlmEffectOptions {
+  /**
+   * Retries of a retryable provider error (connection refused, 408, 409, 429, 5xx, `isRetryable`), on the
+   * app's clock, honouring `Retry-After`; only the final outcome is journaled, and `usage.attempts`
+   * counts the calls when there was more than one. `false` turns them off.
+   * @defaultValue DEFAULT_MODEL_RETRY (5 attempts, 500 ms doubling to 30 s, Retry-After up to 60 s)
+   */
+  retry?: ModelRetryOptions | false;
+}
 
 /** A model provider: scripted, the AI SDK adapter, or your own. */
 export interface Model {
@@ -19,13 +33,23 @@ export interface Model {
  * @example
  * effects: { model: createLlmEffect(scriptedModel([{ text: "hi" }])) }
  */
-export function createLlmEffect(model: Model): Effect<ModelRequest, ModelReply> {
+export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): Effect<ModelRequest, ModelReply> {
+  const retry = options.retry ?? {};
+  if (retry !== false) checkModelRetry(retry, "createLlmEffect.retry");
   return {
     kind: "llm",
     run: async (request, ctx) => {
-      const reply = await model.generate(request, ctx);
-      checkModelReply(reply, ctx.stepId);
-      return reply;
+      // The registered tools' descriptions and JSON Schemas join the request here: it is never journaled.
+      const full: ModelRequest = Array.isArray(request?.tools) ? { ...request, tools: withToolSpecs(request.tools, ctx) } : request;
+      const emit = deltaSinkOf(ctx);
+      const { value: given, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
+        if (attempt > 1) emit?.({ type: DELTA_TYPES.retry });
+        return model.generate(full, attempt > 1 ? { ...ctx, attempt } : ctx);
+      });
+      checkModelReply(given, ctx.stepId);
+      const reply = await markApprovals(given, ctx);
+      if (attempts === 1) return reply;
+      return { ...reply, usage: { inputTokens: reply.usage?.inputTokens ?? 0, outputTokens: reply.usage?.outputTokens ?? 0, ...reply.usage, attempts } };
     },
   };
 }

@@ -1,4 +1,5 @@
 // The built-in compaction summarizer (ADR 0137 D2): an ordinary llm effect { messages } -> { summary }.
+import { LOOM_DELTAS } from "./deltas.js";
 import { LoomworkError } from "../../stores/errors.js";
 import type { Message, Usage } from "../../machines/helpers/messages.js";
 import { fencedMessages, summarizerText, tainted } from "../../machines/helpers/taint.js";
@@ -63,7 +64,8 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
         { role: "system", content: instruction },
         { role: "user", content: tainted(text, SUMMARIZER_INPUT_ORIGIN) },
       ];
-      const reply = await model.generate({ messages: fencedMessages(messages), tools: [], maxTokens }, ctx);
+      // The summary is not the agent's reply: its deltas, if the provider streams, go to no app.stream subscriber.
+      const reply = await model.generate({ messages: fencedMessages(messages), tools: [], maxTokens }, Object.assign({ ...ctx }, { [LOOM_DELTAS]: undefined }));
       const summary = typeof reply?.text === "string" ? reply.text : "";
       if (summary.trim() === "") throw new SummarizerEmptyError(ctx.stepId);
       // The reply's usage goes with the summary, as a model reply's does: the capability ring meters it, so it is

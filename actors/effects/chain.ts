@@ -8,6 +8,8 @@ import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.
 import type { ChainLayer } from "../../machines/effectChain.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { loopHooksOf } from "../agents/agentLoop.js";
+import { LOOM_DELTAS, type ModelDelta } from "../agents/deltas.js";
+import { LOOM_EFFECTS } from "../agents/toolSpecs.js";
 import type { RuntimeBus } from "../bus.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
@@ -232,7 +234,11 @@ export class EffectRuntime {
   // Beside the clock, the role the machine declared (none for a plain invoke, whose taskKind is only the effect's
   // kind): the claim-check preset offloads only steps declared as tool frames (ADR 0140 D9).
   private context(ctx: EffectContext, invokedAs?: TaskKind): EffectContext {
-    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : {});
+    // A model step's live deltas go to the bus (app.stream), never to the journal; the effects lookup gives a
+    // model step its tools' descriptions and schemas.
+    const deltas = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
+    const effects = (name: string): Effect | undefined => this.config.effects[name];
+    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: effects }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : {});
   }
 
   private assertRunning(ctx: EffectContext): void {

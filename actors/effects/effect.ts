@@ -1,4 +1,6 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
+import type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./standardSchema.js";
+import { resolveToolSchema, ToolInputError, type JsonSchema, type ResolvedToolSchema } from "./toolSchema.js";
 
 /** What an effect is: a model call (`llm`), a tool, or a hand-written flow step (`task`). */
 export type EffectKind = "llm" | "tool" | "task";
@@ -27,6 +29,12 @@ export interface Effect<I = any, O = any> {
   run(input: I, ctx: EffectContext): Promise<O>;
   /** The result carries media parts the loop renders; never offloaded by the claim-check (ADR 0140 D9). */
   returnsMedia?: boolean;
+  /** A tool's description, sent to the model (an agent's `tools: [{ name, description }]` wins). */
+  description?: string;
+  /** A tool's input as JSON Schema, sent to the model; the input is validated against the declared schema before `run`. */
+  inputSchema?: JsonSchema;
+  /** Whether a call needs a human's approval before it runs (see docs/agents.md, "Approval"). */
+  needsApproval?: boolean | ((input: unknown, ctx: EffectContext) => boolean | Promise<boolean>);
 }
 
 /**
@@ -38,14 +46,114 @@ export type Next = (input: unknown, ctx?: EffectContext) => Promise<unknown>;
 /** A middleware: sees the call, may change input or output, and calls `next` (or not). */
 export type EffectMiddleware = (ctx: EffectContext, input: unknown, next: Next) => Promise<unknown>;
 
+/** Options of `createToolEffect`. */
+export interface ToolOptions<I = unknown> {
+  /** What the tool does, for the model. */
+  description?: string;
+  /**
+   * The tool's input: a Standard Schema (zod 4, valibot, arktype; the input type is inferred from it), an
+   * AI SDK `jsonSchema(...)`, or a JSON Schema object. The model receives it as JSON Schema, and each call's
+   * input is validated before the tool runs: an invalid input becomes the tool's error result, which the
+   * model reads and can correct (journaled like any result), never a failed run.
+   */
+  inputSchema?: StandardSchemaV1<unknown, I> | JsonSchema;
+  /** A call parks the agent until a human approves or denies it (`TOOL_APPROVAL`); a function decides per input. */
+  needsApproval?: boolean | ((input: I, ctx: EffectContext) => boolean | Promise<boolean>);
+  /** The result carries media parts the loop renders; never offloaded by the claim-check. */
+  returnsMedia?: boolean;
+}
+
 /**
- * A tool effect from a function.
+ * An AI SDK tool, as `tool({ description, inputSchema, execute })` of ai 5, 6 or 7 returns it (structural:
+ * no dependency on `ai`). `execute` receives `{ toolCallId, messages, abortSignal }`: `toolCallId` is the
+ * loomwork step id, `messages` is empty (the transcript stays in the journal).
+ */
+export interface AiSdkTool<I = any, O = unknown> {
+  /** A string; ai 7's `(options) => string` is called with no context. */
+  description?: unknown;
+  inputSchema?: unknown;
+  needsApproval?: unknown;
+  execute?(input: I, options: { toolCallId: string; messages: unknown[]; abortSignal?: AbortSignal }): O | PromiseLike<O> | AsyncIterable<O>;
+}
+
+/**
+ * A tool effect from a function (with an optional description, input schema and approval rule), or from
+ * an AI SDK `tool({...})` as it is.
  *
  * @example
- * search: createToolEffect(async ({ q }: { q: string }, ctx) => hits(q))
+ * search: createToolEffect(async ({ q }) => hits(q), { description: "Search the web", inputSchema: z.object({ q: z.string() }) })
+ * weather: createToolEffect(tool({ description: "Weather in a city", inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => forecast(city) }))
  */
-export function createToolEffect<I, O>(fn: (input: I, ctx: EffectContext) => Promise<O> | O, options: { returnsMedia?: boolean } = {}): Effect<I, O> {
-  return { kind: "tool", run: async (input, ctx) => fn(input, ctx), ...(options.returnsMedia ? { returnsMedia: true } : {}) };
+export function createToolEffect<S extends StandardSchemaV1, O>(
+  fn: (input: InferSchemaOutput<S>, ctx: EffectContext) => Promise<O> | O,
+  options: ToolOptions<InferSchemaOutput<S>> & { inputSchema: S },
+): Effect<InferSchemaInput<S>, O>;
+export function createToolEffect<I, O>(fn: (input: I, ctx: EffectContext) => Promise<O> | O, options?: ToolOptions<I>): Effect<I, O>;
+export function createToolEffect<I, O>(tool: AiSdkTool<I, O>): Effect<I, O>;
+export function createToolEffect(
+  fnOrTool: ((input: unknown, ctx: EffectContext) => unknown) | AiSdkTool<unknown, unknown>,
+  options: ToolOptions = {},
+): Effect {
+  if (typeof fnOrTool !== "function") return fromAiSdkTool(fnOrTool);
+  const schema = options.inputSchema === undefined ? undefined : resolveToolSchema(options.inputSchema, "createToolEffect.inputSchema");
+  return {
+    kind: "tool",
+    run: async (input, ctx) => fnOrTool(await validated(schema, input, ctx), ctx),
+    ...(options.returnsMedia ? { returnsMedia: true } : {}),
+    ...described(options.description, schema, options.needsApproval),
+  };
+}
+
+function fromAiSdkTool(tool: AiSdkTool<unknown, unknown>): Effect {
+  const execute = tool?.execute;
+  if (typeof execute !== "function") throw new TypeError("createToolEffect(tool): an AI SDK tool({ description, inputSchema, execute }) with an execute function.");
+  const schema = tool.inputSchema === undefined ? undefined : resolveToolSchema(tool.inputSchema, "createToolEffect(tool).inputSchema");
+  const approval = tool.needsApproval;
+  return {
+    kind: "tool",
+    run: async (input, ctx) => lastOf(execute.call(tool, await validated(schema, input, ctx), { toolCallId: ctx.stepId, messages: [], abortSignal: ctx.signal })),
+    ...described(descriptionOf(tool), schema, approvalOf(tool, approval)),
+  };
+}
+
+function descriptionOf(tool: AiSdkTool<unknown, unknown>): string | undefined {
+  const description = typeof tool.description === "function" ? Reflect.apply(tool.description, tool, [{ context: undefined }]) : tool.description;
+  return typeof description === "string" ? description : undefined;
+}
+
+// An AI SDK tool's needsApproval: a boolean, or a function of (input, { toolCallId, messages }).
+function approvalOf(tool: AiSdkTool<unknown, unknown>, approval: unknown): ToolOptions["needsApproval"] {
+  if (typeof approval === "boolean") return approval;
+  if (typeof approval !== "function") return undefined;
+  return async (input, ctx) => (await Reflect.apply(approval, tool, [input, { toolCallId: ctx.stepId, messages: [] }])) === true;
+}
+
+function described(description: string | undefined, schema: ResolvedToolSchema | undefined, needsApproval: ToolOptions["needsApproval"]): Partial<Effect> {
+  return {
+    ...(description ? { description } : {}),
+    ...(schema ? { inputSchema: schema.jsonSchema } : {}),
+    ...(needsApproval === undefined || needsApproval === false ? {} : { needsApproval }),
+  };
+}
+
+async function validated(schema: ResolvedToolSchema | undefined, input: unknown, ctx: EffectContext): Promise<unknown> {
+  if (!schema) return input;
+  const result = await schema.validate(input);
+  if ("problems" in result) throw new ToolInputError(ctx.effectId, result.problems);
+  return result.value;
+}
+
+// A streaming AI SDK tool yields preliminary results: its result is the last one.
+async function lastOf(value: unknown): Promise<unknown> {
+  const resolved = await value;
+  if (!isAsyncIterable(resolved)) return resolved;
+  let last: unknown;
+  for await (const item of resolved) last = item;
+  return last;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value && typeof value[Symbol.asyncIterator] === "function";
 }
 
 /** A task effect: hand-written flow steps that are neither a model nor a tool. */

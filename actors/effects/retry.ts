@@ -52,8 +52,8 @@ export class EffectTimeoutError extends LoomworkError {
 }
 
 /** Error codes a retry never retries: refusals, which the same call would meet again. */
-const { effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput } = RUNTIME_ERROR_CODES;
-const NEVER_RETRIED = new Set<string>([effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput]);
+const { effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput, toolInput } = RUNTIME_ERROR_CODES;
+const NEVER_RETRIED = new Set<string>([effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput, toolInput]);
 
 /** Options of `retryMiddleware`: attempts, backoff and which errors to retry. */
 export interface RetryOptions {

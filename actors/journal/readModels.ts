@@ -3,7 +3,8 @@
 // Built from the event store's catalogue and each log at creation, then kept current from the bus.
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
-import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { approvalsAsked, decides, type PendingApproval } from "../agents/approvals.js";
 import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
 import { processWarning, type RuntimeEvents, type Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
@@ -24,6 +25,8 @@ export interface ExecutionView {
   usage: ExecutionUsage;
   /** Where the last failed step stopped in the effect chain. */
   lastStoppedAt?: ChainLayer;
+  /** Tool calls parked until a human's TOOL_APPROVAL (`needsApproval`), oldest first. */
+  pendingApprovals: PendingApproval[];
 }
 
 export interface ExecutionsContext {
@@ -31,11 +34,11 @@ export interface ExecutionsContext {
 }
 
 function blank(executionId: string): ExecutionView {
-  return { executionId, status: "running", head: 0, steps: { completed: 0, failed: 0 }, usage: emptyUsage() };
+  return { executionId, status: "running", head: 0, steps: { completed: 0, failed: 0 }, usage: emptyUsage(), pendingApprovals: [] };
 }
 
 function copy(view: ExecutionView): ExecutionView {
-  return { ...view, steps: { ...view.steps }, usage: { ...view.usage } };
+  return { ...view, steps: { ...view.steps }, usage: { ...view.usage }, pendingApprovals: [...view.pendingApprovals] };
 }
 
 /** Folds records into a view (in place). `counters` only: leave status to the records that come later. */
@@ -49,12 +52,17 @@ function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId:
         break;
       case STEP_COMPLETED:
         view.steps.completed++;
+        if (isModel(record.effectId)) view.pendingApprovals.push(...approvalsAsked(record));
+        break;
+      case EVENT_RECEIVED:
+        view.pendingApprovals = view.pendingApprovals.filter((a) => !decides(record.event, a));
         break;
       case STEP_FAILED:
         view.steps.failed++;
         if (typeof record.stoppedAt === "string") view.lastStoppedAt = record.stoppedAt as ChainLayer;
         break;
       case EXECUTION_ENDED:
+        view.pendingApprovals = [];
         if (countersOnly) break;
         view.status = record.status;
         view.endedAt = record.at;

@@ -1,105 +1,73 @@
-// fromAiSdk: any AI SDK LanguageModel (specification v2: OpenAI, Anthropic, Ollama, ... providers) as a
-// loomwork model provider. Structural types only: loomwork does not depend on the `ai` package at run time.
-import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
-import type { EffectContext } from "../../actors/effects/effect.js";
+// fromAiSdk: any AI SDK LanguageModel of specification v2, v3 or v4 (ai 5, 6 and 7: OpenAI, Anthropic,
+// OpenAI-compatible servers, Ollama, ... providers) as a loomwork model provider. Structural types only:
+// loomwork does not depend on the `ai` package at run time.
+import { deltaSinkOf } from "../../actors/agents/deltas.js";
 import type { Model } from "../../actors/agents/model.js";
-import type { Message, ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
-import { contentText } from "../../machines/helpers/taint.js";
-import { LoomworkTypeError } from "../../stores/errors.js";
+import type { EffectContext } from "../../actors/effects/effect.js";
+import type { ModelCallOptions, ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
+import { callOptionsOf } from "./prompt.js";
+import { partsOfContent, replyOf } from "./reply.js";
+import { consumeStream } from "./stream.js";
+import { AI_SDK_SPECIFICATION_VERSIONS, type AiSdkLanguageModel } from "./types.js";
 
-type Part = { type: string; [field: string]: unknown };
-type PromptMessage = { role: "system"; content: string } | { role: "user" | "assistant" | "tool"; content: Part[] };
+export { AiSdkReplyError } from "./reply.js";
+export { AI_SDK_SPECIFICATION_VERSIONS } from "./types.js";
+export type {
+  AiSdkCallOptions,
+  AiSdkFunctionTool,
+  AiSdkGenerateResult,
+  AiSdkJsonValue,
+  AiSdkLanguageModel,
+  AiSdkPart,
+  AiSdkPromptMessage,
+  AiSdkSpecificationVersion,
+  AiSdkStreamResult,
+  AiSdkToolResultOutput,
+} from "./types.js";
 
-/** The slice of the AI SDK's LanguageModelV2 that loomwork calls. */
-export interface AiSdkLanguageModel {
-  readonly specificationVersion: "v2";
-  readonly provider: string;
-  readonly modelId: string;
-  doGenerate(options: {
-    prompt: PromptMessage[];
-    maxOutputTokens?: number;
-    tools?: { type: "function"; name: string; description?: string; inputSchema: object }[];
-    abortSignal?: AbortSignal;
-  }): PromiseLike<{ content: Part[]; usage?: { inputTokens?: number; outputTokens?: number } }>;
+/** Options of `fromAiSdk`. */
+export interface FromAiSdkOptions {
+  /**
+   * Call the model with `doStream`, so that each step's deltas reach `app.stream` subscribers while it
+   * runs (they are never journaled: only the final reply is). `false` calls `doGenerate`.
+   * @defaultValue true
+   */
+  stream?: boolean;
+  /** Call options sent with every request (temperature, topP, toolChoice, seed, providerOptions, headers, ...); an agent's `callOptions` override them. */
+  callOptions?: ModelCallOptions;
 }
 
-/** The AI SDK returned a tool call whose input is not JSON. A `TypeError`, as before it had a `code`. */
-export class AiSdkReplyError extends LoomworkTypeError {
-  constructor(message: string) {
-    super(RUNTIME_ERROR_CODES.aiSdkReply, message);
-  }
-}
+const VERSIONS = new Set<unknown>(AI_SDK_SPECIFICATION_VERSIONS);
 
 /**
- * Adapts an AI SDK LanguageModel (v2) to loomwork's Model interface.
+ * Adapts an AI SDK LanguageModel (specification v2, v3 or v4) to loomwork's Model interface: the
+ * transcript as the prompt, each tool with its JSON Schema, the call options passed through; the reply
+ * keeps text, the provider's tool-call ids, finishReason, reasoning, usage and providerMetadata.
  *
  * @example
- * import { openai } from "@ai-sdk/openai";
- * effects: { model: createLlmEffect(fromAiSdk(openai("gpt-4o-mini"))) }
+ * import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+ * const local = createOpenAICompatible({ name: "local", baseURL: "http://127.0.0.1:11434/v1" });
+ * effects: { model: createLlmEffect(fromAiSdk(local.chatModel("qwen3:4b"), { callOptions: { temperature: 0 } })) }
  */
-export function fromAiSdk(languageModel: AiSdkLanguageModel): Model {
-  if (languageModel?.specificationVersion !== "v2" || typeof languageModel.doGenerate !== "function") {
-    throw new TypeError("fromAiSdk(model): an AI SDK LanguageModel with specificationVersion \"v2\" (ai 5.x providers).");
+export function fromAiSdk(languageModel: AiSdkLanguageModel, options: FromAiSdkOptions = {}): Model {
+  if (!VERSIONS.has(languageModel?.specificationVersion) || typeof languageModel.doGenerate !== "function") {
+    throw new TypeError(
+      `fromAiSdk(model): an AI SDK LanguageModel with specificationVersion "v2", "v3" or "v4" (ai 5, 6 or 7 providers); ` +
+        `got specificationVersion ${JSON.stringify(languageModel?.specificationVersion)}.`,
+    );
   }
+  const streaming = options.stream !== false && typeof languageModel.doStream === "function";
+  const defaults = options.callOptions ?? {};
   return {
     id: `${languageModel.provider}:${languageModel.modelId}`,
     async generate(request: ModelRequest, ctx: EffectContext): Promise<ModelReply> {
-      const result = await languageModel.doGenerate({
-        prompt: request.messages.map(toPrompt),
-        ...(request.maxTokens === undefined ? {} : { maxOutputTokens: request.maxTokens }),
-        ...(request.tools.length
-          ? { tools: request.tools.map((t) => ({ type: "function" as const, name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: { type: "object" } })) }
-          : {}),
-        abortSignal: ctx.signal,
-      });
-      const text = result.content.filter((p) => p.type === "text").map((p) => String(p.text)).join("");
-      const toolCalls = result.content
-        .filter((p) => p.type === "tool-call")
-        .map((p) => ({ toolName: String(p.toolName), input: parseInput(p.input, String(p.toolName)) }));
-      return {
-        ...(text ? { text } : {}),
-        ...(toolCalls.length ? { toolCalls } : {}),
-        ...(result.usage ? { usage: { inputTokens: result.usage.inputTokens ?? 0, outputTokens: result.usage.outputTokens ?? 0 } } : {}),
-      };
+      const call = callOptionsOf(request, defaults, ctx.signal);
+      if (!streaming) {
+        const result = await languageModel.doGenerate(call);
+        return replyOf({ ...partsOfContent(result.content), finishReason: result.finishReason, usage: result.usage, providerMetadata: result.providerMetadata });
+      }
+      const { stream } = await languageModel.doStream(call);
+      return replyOf(await consumeStream(stream, deltaSinkOf(ctx), ctx.signal));
     },
   };
-}
-
-function toPrompt(message: Message): PromptMessage {
-  const text = contentText(message.content);
-  switch (message.role) {
-    case "system":
-      return { role: "system", content: text };
-    case "user":
-      return { role: "user", content: [{ type: "text", text }] };
-    case "assistant":
-      return {
-        role: "assistant",
-        content: [
-          ...(text ? [{ type: "text", text }] : []),
-          ...(message.toolCalls ?? []).map((c) => ({ type: "tool-call", toolCallId: c.id, toolName: c.toolName, input: c.input })),
-        ],
-      };
-    case "tool":
-      return {
-        role: "tool",
-        content: [
-          {
-            type: "tool-result",
-            toolCallId: message.toolCallId ?? "",
-            toolName: message.toolName ?? "",
-            output: typeof message.content === "string" ? { type: "text", value: message.content } : { type: "json", value: message.content ?? null },
-          },
-        ],
-      };
-  }
-}
-
-function parseInput(input: unknown, toolName: string): unknown {
-  if (typeof input !== "string") return input ?? {};
-  try {
-    return input === "" ? {} : JSON.parse(input);
-  } catch {
-    throw new AiSdkReplyError(`The model called tool "${toolName}" with input that is not JSON: ${input.slice(0, 200)}`);
-  }
 }

@@ -5,6 +5,8 @@ export interface ToolCall {
   id: string;
   toolName: string;
   input: unknown;
+  /** The call waits for a human's TOOL_APPROVAL before it runs (its tool declares `needsApproval`). */
+  needsApproval?: boolean;
 }
 
 /** One message of a transcript, as the loop keeps it and providers receive it. */
@@ -16,22 +18,83 @@ export interface Message {
   toolName?: string;
 }
 
-/** What a model provider receives: the (fenced) transcript, the tools and a token cap. */
+/** A tool as a model request names it: the runtime adds the registered tool's description and JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  /** The tool input's JSON Schema, sent to the model. */
+  inputSchema?: Record<string, unknown>;
+}
+
+/** How the model must choose tools: the AI SDK's forms, or their shorthands. */
+export type ToolChoice = "auto" | "none" | "required" | { type: "auto" | "none" | "required" } | { type: "tool"; toolName: string };
+
+/**
+ * Per-call settings passed to the provider as they are (the AI SDK's call options). None is journaled:
+ * they are configuration, like the system prompt.
+ */
+export interface ModelCallOptions {
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  stopSequences?: string[];
+  seed?: number;
+  toolChoice?: ToolChoice;
+  /** Provider-specific options, by provider name: `{ openai: { reasoningEffort: "low" } }`. */
+  providerOptions?: Record<string, Record<string, unknown>>;
+  /** Extra HTTP headers for the provider's request. */
+  headers?: Record<string, string | undefined>;
+}
+
+/** What a model provider receives: the (fenced) transcript, the tools, a token cap and the call options. */
 export interface ModelRequest {
   messages: Message[];
-  tools: { name: string; description?: string }[];
+  tools: ToolSpec[];
   maxTokens?: number;
+  options?: ModelCallOptions;
 }
 
 /** Token usage of one model call. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `outputTokens`, the reasoning tokens, when the provider reports them. */
+  reasoningTokens?: number;
+  /** Of `inputTokens`, the tokens read from the provider's cache, when it reports them. */
+  cachedInputTokens?: number;
+  /** Model calls the step made, when more than one (the retries of a retryable provider error). */
+  attempts?: number;
 }
 
-/** What a model provider returns: text, tool calls and usage. */
+/** A tool call in a model reply: `id` is the provider's tool-call id, kept when it gives one. */
+export interface ReplyToolCall {
+  id?: string;
+  toolName: string;
+  input: unknown;
+  /** Set by the llm effect when the tool declares `needsApproval` and it holds for this input. */
+  needsApproval?: boolean;
+}
+
+/** A human's decision on a parked tool call, sent to the agent's actor. */
+export interface ToolApprovalEvent {
+  type: "TOOL_APPROVAL";
+  toolCallId: string;
+  approved: boolean;
+  /** Why: a denial's reason reaches the model with the denial. */
+  reason?: string;
+}
+
+/** What a model provider returns: text, tool calls, usage, and what the provider said of the reply. */
 export interface ModelReply {
   text?: string;
-  toolCalls?: { toolName: string; input: unknown }[];
+  toolCalls?: ReplyToolCall[];
   usage?: Usage;
+  /** Why the model stopped (`stop`, `length`, `tool-calls`, `content-filter`, ...). */
+  finishReason?: string;
+  /** The model's reasoning text, when the provider returns it. Journaled with the reply; not sent back to the model. */
+  reasoning?: string;
+  /** The provider's metadata of the reply, as it gave it (JSON). */
+  providerMetadata?: Record<string, unknown>;
 }

@@ -59,13 +59,15 @@ export function compacted(messages: Message[], summary: unknown): Message[] {
  * A model step's output as the loop reads it: `text` ("" when absent) and `toolCalls` ([] when absent). The llm
  * effect refuses any reply that is not a ModelReply (checkModelReply), so a field of another type reads as absent.
  */
-export function replyOf(output: unknown): { text: string; toolCalls: { toolName: string; input: unknown }[] } {
+export function replyOf(output: unknown): { text: string; toolCalls: { id?: string; toolName: string; input: unknown; needsApproval?: boolean }[] } {
   if (typeof output !== "object" || output === null) return { text: "", toolCalls: [] };
   const text = "text" in output && typeof output.text === "string" ? output.text : "";
   const calls: unknown[] = "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
   const toolCalls = calls.map((call) => ({
+    ...(typeof call === "object" && call !== null && "id" in call && typeof call.id === "string" && call.id !== "" ? { id: call.id } : {}),
     toolName: typeof call === "object" && call !== null && "toolName" in call && typeof call.toolName === "string" ? call.toolName : "",
     input: typeof call === "object" && call !== null && "input" in call ? call.input : undefined,
+    ...(typeof call === "object" && call !== null && "needsApproval" in call && call.needsApproval === true ? { needsApproval: true } : {}),
   }));
   return { text, toolCalls };
 }
@@ -73,4 +75,13 @@ export function replyOf(output: unknown): { text: string; toolCalls: { toolName:
 /** The text a failed tool call is answered with: its error's `message`, or the error itself as a string. */
 export function errorMessageOf(error: unknown): unknown {
   return (typeof error === "object" && error !== null && "message" in error ? error.message : undefined) ?? String(error);
+}
+
+/**
+ * Whether a tool message's content is an error result: `{ error }` (the tool threw, refused its input, or
+ * does not exist), or `{ error, denied: true }` (a human denied the call). A provider sends it as an error.
+ */
+export function isErrorResult(content: unknown): content is { error: unknown; denied?: boolean } {
+  if (typeof content !== "object" || content === null || Array.isArray(content) || !("error" in content)) return false;
+  return Object.keys(content).every((key) => key === "error" || key === "denied");
 }

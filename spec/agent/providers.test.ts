@@ -7,7 +7,7 @@ import { defineConfig } from "../../actors/config.js";
 import type { EffectContext } from "../../actors/effects/effect.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
-import { fromAiSdk, type AiSdkLanguageModel } from "../../adapters/ai-sdk/index.js";
+import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";
 
@@ -37,7 +37,7 @@ describe("fromAiSdk", () => {
     });
     const app = createApp(defineConfig({
       stores: memoryStores(),
-      effects: { model: createLlmEffect(fromAiSdk(mock as unknown as AiSdkLanguageModel)), search: createToolEffect(async ({ q }: { q: string }) => ({ hits: [q] })) },
+      effects: { model: createLlmEffect(fromAiSdk(mock, { stream: false })), search: createToolEffect(async ({ q }: { q: string }) => ({ hits: [q] })) },
     }));
     await app.start(agentLoop$({ id: "ai", model: "model", tools: ["search"], system: "Be brief.", maxTokens: 200 }), { executionId: "ai", input: { prompt: "owls?" } });
     expect(await app.result("ai")).toMatchObject({ text: "Owls are nocturnal.", turns: 2 });
@@ -49,16 +49,16 @@ describe("fromAiSdk", () => {
     expect(second.prompt).toEqual([
       { role: "system", content: "Be brief." },
       { role: "user", content: [{ type: "text", text: "owls?" }] },
-      { role: "assistant", content: [{ type: "tool-call", toolCallId: "call_0_0", toolName: "search", input: { q: "owls" } }] },
-      { role: "tool", content: [{ type: "tool-result", toolCallId: "call_0_0", toolName: "search", output: { type: "json", value: { hits: ["owls"] } } }] },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "search", input: { q: "owls" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "search", output: { type: "json", value: { hits: ["owls"] } } }] },
     ]);
     const steps = (await app.log("ai")).filter((r) => r.type === "loom.step.completed" && r.effectId === "model");
-    expect(steps[0]).toMatchObject({ output: { toolCalls: [{ toolName: "search", input: { q: "owls" } }], usage: { inputTokens: 12, outputTokens: 4 } } });
+    expect(steps[0]).toMatchObject({ output: { toolCalls: [{ id: "c1", toolName: "search", input: { q: "owls" } }], usage: { inputTokens: 12, outputTokens: 4 }, finishReason: "tool-calls" } });
   });
 
-  it("refuses what is not a v2 LanguageModel, and a tool call whose input is not JSON", async () => {
-    expect(() => fromAiSdk({} as never)).toThrow(/specificationVersion "v2"/);
+  it("refuses what is not a v2, v3 or v4 LanguageModel, and a tool call whose input is not JSON", async () => {
+    expect(() => fromAiSdk({} as never)).toThrow(/specificationVersion "v2", "v3" or "v4"/);
     const mock = new MockLanguageModelV2({ doGenerate: { content: [{ type: "tool-call", toolCallId: "c", toolName: "t", input: "{not json" }], finishReason: "tool-calls", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, warnings: [] } });
-    await expect(fromAiSdk(mock as unknown as AiSdkLanguageModel).generate({ messages: [], tools: [] }, ctx("x"))).rejects.toThrow(/input that is not JSON/);
+    await expect(fromAiSdk(mock, { stream: false }).generate({ messages: [], tools: [] }, ctx("x"))).rejects.toThrow(/input that is not JSON/);
   });
 });

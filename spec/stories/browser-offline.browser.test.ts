@@ -132,4 +132,30 @@ describe("story: browser-offline", () => {
     await context.close();
     expect(noise).toEqual([]);
   });
+
+  it("asks the user before it saves: the run parks, survives a reload, and a click on Approve finishes it", async () => {
+    const context = await running().browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const tab = await openTab(context);
+    await context.setOffline(true);
+    await tab.fill("#prompt", `${DEFAULT_PROMPT} Then save it.`);
+    await tab.click("#run button[type=submit]");
+    const approve = tab.locator("[data-testid=approval] button[data-approve]");
+    await approve.waitFor({ timeout: 20_000 });
+    expect(await tab.locator("[data-testid=approval]").textContent()).toContain("The agent asks to run save_note");
+    const executionId = await tab.locator("#executions button[data-status=running]").first().getAttribute("data-execution");
+
+    // Parked in awaitingApproval, journaled: a reload finds it waiting, with the same buttons.
+    await context.setOffline(false); // the page itself is served over HTTP
+    await tab.reload();
+    await untilReady(tab);
+    await context.setOffline(true);
+    await approve.waitFor({ timeout: 10_000 });
+    await approve.click();
+    await listed(tab, executionId!, "done").waitFor({ timeout: 15_000 });
+    await tab.locator("[data-testid=answer]").waitFor();
+    expect(await tab.locator("[data-testid=answer]").textContent()).toMatch(/^From 3 field notes: .* Saved to your notebook\.$/);
+    expect(await tab.locator("[data-testid=approval]").count()).toBe(0);
+    await context.close();
+    expect(noise).toEqual([]);
+  });
 });

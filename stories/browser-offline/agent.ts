@@ -70,7 +70,13 @@ export function researchScript(request: { messages: Message[] }, call: number): 
       return { text: "One more note.", toolCalls: unread(searches[1]).slice(0, 1).map((id) => ({ toolName: "read_note", input: { id } })), usage };
     default: {
       const notes = (results(request.messages, "read_note") as Note[]).map((n) => `${n.text.split(/[:;,.]/)[0]} (${n.title.toLowerCase()})`);
-      return { text: `From ${notes.length} field notes: ${notes.join("; ")}.`, usage };
+      const answer = `From ${notes.length} field notes: ${notes.join("; ")}.`;
+      // "... and save it": saving the answer is a tool that needs the user's approval (needsApproval).
+      if (!/\bsave\b/i.test(prompt)) return { text: answer, usage };
+      const [saved] = results(request.messages, "save_note");
+      if (saved === undefined) return { text: "Saving the answer needs your approval.", toolCalls: [{ toolName: "save_note", input: { title: prompt, text: answer } }], usage };
+      const denied = typeof saved === "object" && saved !== null && "error" in saved;
+      return { text: `${answer} ${denied ? "Not saved: you denied it." : "Saved to your notebook."}`, usage };
     }
   }
 }
@@ -82,6 +88,7 @@ export const researchLoop = agentLoop$({
   tools: [
     { name: "search", description: "Search the field notes; returns { id, title }[]." },
     { name: "read_note", description: "Read one note by id." },
+    { name: "save_note", description: "Save a note to the user's notebook (asks the user first)." },
   ],
   system: "You answer from the field notes only, citing them.",
   maxTurns: 8,
@@ -119,5 +126,13 @@ export function researchEffects(pace: number, onCall: (ctx: EffectContext) => vo
       await sleep(pace, ctx.signal);
       return readNote(id);
     }),
+    save_note: createToolEffect(
+      async ({ title }: { title: string; text: string }, ctx) => {
+        onCall(ctx);
+        await sleep(pace, ctx.signal);
+        return { saved: title };
+      },
+      { needsApproval: true },
+    ),
   };
 }

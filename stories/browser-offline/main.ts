@@ -2,7 +2,7 @@
 // page mid-run: on load the unfinished execution is resumed from the journal (under its Web Lock, so a
 // second tab watches instead of racing), and no recorded model or tool call runs again. The list of
 // executions is a live Dexie query of the catalogue; the timeline is the execution's journal.
-import { createApp, defineConfig, STEP_COMPLETED, WriterLockedError, type EffectContext, type ExecutionInfo, type JournalRecord } from "../../index.js";
+import { createApp, defineConfig, STEP_COMPLETED, TOOL_APPROVAL_EVENT, WriterLockedError, type EffectContext, type ExecutionInfo, type JournaledActor, type JournalRecord } from "../../index.js";
 import { indexedDbStores, watchExecutions, type IndexedDbStores } from "../../adapters/indexeddb/index.js";
 import { DEFAULT_PROMPT, LOOP_ID, researchEffects, researchLoop } from "./agent.js";
 import { el, renderDetail, renderExecutions, type LocalFacts } from "./view.js";
@@ -32,6 +32,8 @@ const calls = { model: 0, tool: 0 };
 let executions: ExecutionInfo[] = [];
 let selected: string | undefined;
 let drawn = 0;
+// The actors this tab runs (start or resume), to send an approval to.
+const actors = new Map<string, JournaledActor>();
 
 function countCall(ctx: EffectContext): void {
   factsOf(ctx.executionId).ranHere.add(ctx.stepId);
@@ -66,6 +68,7 @@ async function resumeUnfinished(): Promise<void> {
       const log = await app.log(executionId);
       const recorded = new Set(log.filter((r) => r.type === STEP_COMPLETED).map((r) => String(r.stepId)));
       const actor = await app.resume(executionId);
+      actors.set(executionId, actor);
       factsOf(executionId).resumed = { report: actor.replay, recorded };
     });
     selected ??= executionId;
@@ -75,7 +78,7 @@ async function resumeUnfinished(): Promise<void> {
 async function startRun(prompt: string): Promise<void> {
   const executionId = `run-${Date.now().toString(36)}`;
   selected = executionId;
-  await asWriter(executionId, () => app.start(researchLoop, { executionId, input: { prompt } }));
+  await asWriter(executionId, async () => actors.set(executionId, await app.start(researchLoop, { executionId, input: { prompt } })));
 }
 
 /** Redraws the list, then the selected execution's timeline from its journal (newest read wins). */
@@ -88,7 +91,28 @@ async function draw(): Promise<void> {
   const turn = ++drawn;
   const info = executions.find((e) => e.executionId === selected);
   const records: JournalRecord[] = info ? await app.log(info.executionId) : [];
-  if (turn === drawn) renderDetail(ui.detail, info, records, factsOf(selected ?? ""));
+  if (turn !== drawn) return;
+  renderDetail(ui.detail, info, records, factsOf(selected ?? ""));
+  renderApprovals(info);
+}
+
+/** A tool call waiting for the user (needsApproval), from app.readModels: approve or deny it here. */
+function renderApprovals(info: ExecutionInfo | undefined): void {
+  const actor = info && actors.get(info.executionId);
+  const pending = (info && app.readModels.execution(info.executionId)?.pendingApprovals) ?? [];
+  if (!actor || pending.length === 0) return;
+  const decide = (toolCallId: string, approved: boolean) => () => void actor.sendAsync({ type: TOOL_APPROVAL_EVENT, toolCallId, approved }).catch(fail);
+  ui.detail.prepend(
+    el(
+      "div",
+      { class: "banner approval", "data-testid": "approval" },
+      ...pending.flatMap((a) => [
+        el("p", {}, `The agent asks to run ${a.toolName}: ${JSON.stringify(a.input).slice(0, 160)}`),
+        el("button", { type: "button", "data-approve": a.toolCallId, onclick: decide(a.toolCallId, true) }, "Approve"),
+        el("button", { type: "button", class: "quiet", "data-deny": a.toolCallId, onclick: decide(a.toolCallId, false) }, "Deny"),
+      ]),
+    ),
+  );
 }
 
 function showNetwork(): void {
@@ -113,6 +137,7 @@ addEventListener("online", showNetwork);
 addEventListener("offline", showNetwork);
 showNetwork();
 
+await app.readModels.ready;
 await resumeUnfinished().catch(fail);
 watchExecutions(
   stores,

@@ -11,6 +11,7 @@ import {
 } from "../../../adapters/indexeddb/index.js";
 import { fromUtf8, utf8 } from "../../../stores/bytes.js";
 import { createAgentDriver } from "./agent.js";
+import { createRealModelDriver } from "./realModel.js";
 import * as schema from "../../../stores/schema.js";
 import type { ExecutionInfo } from "../../../stores/types.js";
 
@@ -87,6 +88,9 @@ const loom = {
 
   /** An agentLoop$ run in this tab on IndexedDB, with call counters that survive a reload (see agent.ts). */
   agent: createAgentDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
+
+  /** An agent on a real AI SDK provider calling the test's loopback server, streamed, with approvals (see realModel.ts). */
+  realModel: createRealModelDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
 };
 
 export type LoomPage = typeof loom;

@@ -1,0 +1,34 @@
+// Pending approvals as the journal shows them: a model step's reply marks the tool calls that wait for a
+// human (needsApproval); a TOOL_APPROVAL event decides one. Read by app.readModels and the CLI.
+import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
+import type { RecordedEvent, StepCompletedRecord } from "../../stores/schema.js";
+
+export { TOOL_APPROVAL_EVENT };
+
+/** A tool call parked until a human decides: send `{ type: "TOOL_APPROVAL", toolCallId, approved, reason? }`. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** The model step whose reply asked for the call. */
+  stepId: string;
+}
+
+/** The calls a model step's journaled reply parked for approval. */
+export function approvalsAsked(record: StepCompletedRecord): PendingApproval[] {
+  const output = record.output;
+  const calls: unknown[] = typeof output === "object" && output !== null && "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
+  const asked: PendingApproval[] = [];
+  for (const call of calls) {
+    if (typeof call !== "object" || call === null || !("needsApproval" in call) || call.needsApproval !== true) continue;
+    const id = "id" in call && typeof call.id === "string" ? call.id : undefined;
+    const toolName = "toolName" in call && typeof call.toolName === "string" ? call.toolName : "";
+    if (id) asked.push({ toolCallId: id, toolName, input: "input" in call ? call.input : undefined, stepId: record.stepId });
+  }
+  return asked;
+}
+
+/** Whether a journaled event is the decision on `approval`. */
+export function decides(event: RecordedEvent, approval: PendingApproval): boolean {
+  return event.type === TOOL_APPROVAL_EVENT && "toolCallId" in event && event.toolCallId === approval.toolCallId;
+}

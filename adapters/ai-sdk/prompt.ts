@@ -1,0 +1,91 @@
+// A ModelRequest as AI SDK call options: the transcript as a prompt, the tools with their JSON Schemas, and
+// the call options passed through. The same shapes serve v2, v3 and v4.
+import type { Message, ModelCallOptions, ModelRequest, ToolChoice } from "../../machines/helpers/messages.js";
+import { contentText } from "../../machines/helpers/taint.js";
+import { isErrorResult } from "../../machines/helpers/transcript.js";
+import type { AiSdkCallOptions, AiSdkJsonValue, AiSdkPromptMessage, AiSdkToolResultOutput } from "./types.js";
+
+/** The JSON Schema a tool without one is declared with: an object, anything in it. */
+export const ANY_OBJECT_SCHEMA = { type: "object" } as const;
+
+/** The AI SDK call options for one request: the adapter's defaults, overridden by the request's. */
+export function callOptionsOf(request: ModelRequest, defaults: ModelCallOptions, signal: AbortSignal): AiSdkCallOptions {
+  const options = { ...defaults, ...request.options };
+  const { toolChoice, providerOptions: _given, ...rest } = options;
+  const providerOptions = options.providerOptions ? providerOptionsOf(options.providerOptions) : undefined;
+  return {
+    ...rest,
+    prompt: request.messages.map(toPrompt),
+    ...(request.maxTokens === undefined ? {} : { maxOutputTokens: request.maxTokens }),
+    ...(request.tools.length
+      ? {
+          tools: request.tools.map((t) => ({
+            type: "function" as const,
+            name: t.name,
+            ...(t.description ? { description: t.description } : {}),
+            inputSchema: t.inputSchema ?? ANY_OBJECT_SCHEMA,
+          })),
+        }
+      : {}),
+    ...(toolChoice === undefined ? {} : { toolChoice: toolChoiceOf(toolChoice) }),
+    ...(providerOptions ? { providerOptions } : {}),
+    abortSignal: signal,
+  };
+}
+
+function toolChoiceOf(choice: ToolChoice): NonNullable<AiSdkCallOptions["toolChoice"]> {
+  return typeof choice === "string" ? { type: choice } : choice;
+}
+
+function toPrompt(message: Message): AiSdkPromptMessage {
+  const text = contentText(message.content);
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: text };
+    case "user":
+      return { role: "user", content: [{ type: "text", text }] };
+    case "assistant":
+      return {
+        role: "assistant",
+        content: [
+          ...(text ? [{ type: "text" as const, text }] : []),
+          ...(message.toolCalls ?? []).map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.toolName, input: c.input })),
+        ],
+      };
+    case "tool":
+      return {
+        role: "tool",
+        content: [{ type: "tool-result", toolCallId: message.toolCallId ?? "", toolName: message.toolName ?? "", output: toolOutputOf(message) }],
+      };
+  }
+}
+
+// A tool's result as the model reads it: text or JSON, and an error (the tool threw, refused its input, or
+// does not exist) as the AI SDK's error forms, so the model knows to correct its call.
+function toolOutputOf(message: Message): AiSdkToolResultOutput {
+  const content = message.content;
+  if (isErrorResult(content)) {
+    const error = content.error;
+    return typeof error === "string" ? { type: "error-text", value: error } : { type: "error-json", value: jsonOf(error) };
+  }
+  return typeof content === "string" ? { type: "text", value: content } : { type: "json", value: jsonOf(content) };
+}
+
+/** A journaled value is plain JSON already; this narrows it for the AI SDK's JSONValue without a cast. */
+export function jsonOf(value: unknown): AiSdkJsonValue {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (Array.isArray(value)) return value.map(jsonOf);
+  if (typeof value === "object") return jsonRecordOf(value);
+  return null;
+}
+
+function jsonRecordOf(value: object): { [key: string]: AiSdkJsonValue } {
+  const out: { [key: string]: AiSdkJsonValue } = {};
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) out[key] = jsonOf(v);
+  return out;
+}
+
+function providerOptionsOf(options: Record<string, Record<string, unknown>>): Record<string, Record<string, AiSdkJsonValue>> {
+  return Object.fromEntries(Object.entries(options).map(([provider, settings]) => [provider, jsonRecordOf(settings)]));
+}

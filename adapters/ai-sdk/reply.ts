@@ -1,0 +1,110 @@
+// An AI SDK reply (v2, v3 or v4 shapes) read into a ModelReply: text, reasoning, the tool calls with the
+// provider's ids, finish reason, usage and provider metadata. Every field is narrowed, none cast.
+import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
+import type { ModelReply, ReplyToolCall, Usage } from "../../machines/helpers/messages.js";
+import { LoomworkTypeError } from "../../stores/errors.js";
+import type { AiSdkPart } from "./types.js";
+
+/** The AI SDK returned a tool call whose input is not JSON. A `TypeError`, as before it had a `code`. */
+export class AiSdkReplyError extends LoomworkTypeError {
+  constructor(message: string) {
+    super(RUNTIME_ERROR_CODES.aiSdkReply, message);
+  }
+}
+
+/** What a reply is assembled from: the same for a generated reply and a consumed stream. */
+export interface ReplyParts {
+  text: string;
+  reasoning: string;
+  toolCalls: ReplyToolCall[];
+  finishReason?: unknown;
+  usage?: unknown;
+  providerMetadata?: unknown;
+}
+
+/** A generated result's content read into reply parts. */
+export function partsOfContent(content: readonly AiSdkPart[]): ReplyParts {
+  const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [] };
+  for (const part of content) {
+    if (part.type === "text") parts.text += stringField(part, "text");
+    else if (part.type === "reasoning") parts.reasoning += stringField(part, "text");
+    else if (part.type === "tool-call") {
+      const call = toolCallOf(part);
+      if (call) parts.toolCalls.push(call);
+    }
+  }
+  return parts;
+}
+
+/** A `tool-call` part as a reply's tool call; none for a call the provider executed itself. */
+export function toolCallOf(part: AiSdkPart): ReplyToolCall | undefined {
+  if ("providerExecuted" in part && part.providerExecuted === true) return undefined;
+  const toolName = stringField(part, "toolName");
+  const id = stringField(part, "toolCallId");
+  return { ...(id ? { id } : {}), toolName, input: parseInput("input" in part ? part.input : undefined, toolName) };
+}
+
+/** The ModelReply, compact: a field only when it says something. */
+export function replyOf(parts: ReplyParts): ModelReply {
+  const usage = usageOf(parts.usage);
+  const finishReason = finishReasonOf(parts.finishReason);
+  const metadata = isRecord(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0 ? parts.providerMetadata : undefined;
+  return {
+    ...(parts.text ? { text: parts.text } : {}),
+    ...(parts.toolCalls.length ? { toolCalls: parts.toolCalls } : {}),
+    ...(usage ? { usage } : {}),
+    ...(finishReason ? { finishReason } : {}),
+    ...(parts.reasoning ? { reasoning: parts.reasoning } : {}),
+    ...(metadata ? { providerMetadata: metadata } : {}),
+  };
+}
+
+// v2: a string; v3 and v4: { unified, raw }.
+function finishReasonOf(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (isRecord(value) && typeof value.unified === "string") return value.unified;
+  return undefined;
+}
+
+// v2: { inputTokens, outputTokens, reasoningTokens?, cachedInputTokens? } as numbers; v3 and v4:
+// { inputTokens: { total, cacheRead, ... }, outputTokens: { total, reasoning, ... } }.
+function usageOf(value: unknown): Usage | undefined {
+  if (!isRecord(value)) return undefined;
+  const input = value.inputTokens;
+  const output = value.outputTokens;
+  const inputTokens = isRecord(input) ? numberOf(input.total) : numberOf(input);
+  const outputTokens = isRecord(output) ? numberOf(output.total) : numberOf(output);
+  const reasoningTokens = isRecord(output) ? numberOf(output.reasoning) : numberOf(value.reasoningTokens);
+  const cachedInputTokens = isRecord(input) ? numberOf(input.cacheRead) : numberOf(value.cachedInputTokens);
+  if (inputTokens === undefined && outputTokens === undefined) return undefined;
+  return {
+    inputTokens: inputTokens ?? 0,
+    outputTokens: outputTokens ?? 0,
+    ...(reasoningTokens ? { reasoningTokens } : {}),
+    ...(cachedInputTokens ? { cachedInputTokens } : {}),
+  };
+}
+
+function numberOf(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+/** A plain object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A string field of a part, "" when absent. */
+export function stringField(part: object, key: string): string {
+  const value: unknown = Reflect.get(part, key);
+  return typeof value === "string" ? value : "";
+}
+
+function parseInput(input: unknown, toolName: string): unknown {
+  if (typeof input !== "string") return input ?? {};
+  try {
+    return input === "" ? {} : JSON.parse(input);
+  } catch {
+    throw new AiSdkReplyError(`The model called tool "${toolName}" with input that is not JSON: ${input.slice(0, 200)}`);
+  }
+}

@@ -1,0 +1,96 @@
+// The real-model half of the browser harness page: an agent on IndexedDB whose model is the real
+// `@ai-sdk/openai-compatible` 3.x provider (LanguageModel v4) calling the test's loopback server, its
+// stream parts collected as they arrive, and approve / deny buttons for its pending approvals.
+import { createOpenAICompatible } from "ai-sdk-openai-compatible-v3";
+import { z } from "zod";
+import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, fromAiSdk, type App, type JournaledActor, type StreamPart } from "../../../index.js";
+import type { IndexedDbStores } from "../../../adapters/indexeddb/index.js";
+
+/** Serialisable options of one run. */
+export interface RealModelRun {
+  db: string;
+  baseURL: string;
+  executionId: string;
+}
+
+type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; message: string } }>;
+
+export const REAL_LOOP = agentLoop$({ id: "browser", model: "model", tools: ["search", "sendEmail"] });
+
+export function createRealModelDriver(storesOf: (name: string) => Promise<IndexedDbStores>, settle: Settle) {
+  const apps = new Map<string, App>();
+  const actors = new Map<string, JournaledActor>();
+  const parts: StreamPart[] = [];
+  const toolRuns: string[] = [];
+
+  async function appOf(run: RealModelRun): Promise<App> {
+    let app = apps.get(run.db);
+    if (!app) {
+      const provider = createOpenAICompatible({ name: "loopback", baseURL: run.baseURL, includeUsage: true });
+      app = createApp(
+        defineConfig({
+          stores: await storesOf(run.db),
+          logics: [REAL_LOOP],
+          effects: {
+            model: createLlmEffect(fromAiSdk(provider.chatModel("test-model"))),
+            search: createToolEffect(async ({ q }) => (toolRuns.push("search"), { hits: [`${q}: by sound`] }), { inputSchema: z.object({ q: z.string() }) }),
+            sendEmail: createToolEffect(async ({ to }) => (toolRuns.push("sendEmail"), { sent: to }), { inputSchema: z.object({ to: z.string() }), needsApproval: true }),
+          },
+        }),
+      );
+      apps.set(run.db, app);
+    }
+    return app;
+  }
+
+  function follow(app: App, executionId: string): void {
+    void (async () => {
+      for await (const part of app.stream(executionId)) parts.push(part);
+    })();
+  }
+
+  return {
+    start: (run: RealModelRun) =>
+      settle(async () => {
+        const app = await appOf(run);
+        follow(app, run.executionId);
+        actors.set(run.executionId, await app.start(REAL_LOOP, { executionId: run.executionId, input: { prompt: "How do barn owls hunt? Then email Ada." } }));
+        return null;
+      }),
+    resume: (run: RealModelRun) =>
+      settle(async () => {
+        const app = await appOf(run);
+        follow(app, run.executionId); // opened before the resume: the recorded turns from the journal, then live
+        actors.set(run.executionId, await app.resume(run.executionId, REAL_LOOP));
+        return null;
+      }),
+    result: (run: RealModelRun) => settle(async () => (await appOf(run)).result(run.executionId)),
+    state: (executionId: string) => String(actors.get(executionId)?.getSnapshot().value ?? ""),
+    parts: () => parts.map((p) => ({ ...p })),
+    toolRuns: () => [...toolRuns],
+    /** Renders an approve and a deny button per pending approval, from app.readModels. */
+    renderApprovals: (run: RealModelRun) =>
+      settle(async () => {
+        const app = await appOf(run);
+        await app.readModels.ready;
+        const pending = app.readModels.execution(run.executionId)?.pendingApprovals ?? [];
+        const list = document.createElement("ul");
+        list.id = "approvals";
+        for (const approval of pending) {
+          const item = document.createElement("li");
+          item.textContent = `${approval.toolName}(${JSON.stringify(approval.input)}) `;
+          for (const approved of [true, false]) {
+            const button = document.createElement("button");
+            button.textContent = approved ? "Approve" : "Deny";
+            button.dataset[approved ? "approve" : "deny"] = approval.toolCallId;
+            button.addEventListener("click", () => void actors.get(run.executionId)?.sendAsync({ type: "TOOL_APPROVAL", toolCallId: approval.toolCallId, approved }));
+            item.append(button);
+          }
+          list.append(item);
+        }
+        document.getElementById("approvals")?.remove();
+        document.body.append(list);
+        return pending.map((a) => a.toolCallId);
+      }),
+  };
+}
