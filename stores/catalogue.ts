@@ -39,10 +39,15 @@ export function foldCatalogue(executionId: string, previous: ExecutionInfo | und
 export function appendToCatalogue(executionId: string, previous: ExecutionInfo | undefined, expectedSeq: number, records: StoredRecord[]): ExecutionInfo | undefined {
   const head = previous?.head ?? 0;
   if (head !== expectedSeq) throw new ConcurrencyError(executionId, expectedSeq, head);
+  assertContiguous(executionId, expectedSeq, records);
+  return records.length === 0 ? undefined : foldCatalogue(executionId, previous, records);
+}
+
+/** Throws a RangeError unless `records` carry the seqs `expectedSeq + 1`, `+ 2`, ... in order (an adapter whose store checks the head itself, as PostgreSQL's unique key does, checks only this). */
+export function assertContiguous(executionId: string, expectedSeq: number, records: readonly StoredRecord[]): void {
   records.forEach((record, i) => {
     if (record.seq !== expectedSeq + 1 + i) {
       throw new RangeError(`Execution "${executionId}": record ${i} has seq ${record.seq}, expected ${expectedSeq + 1 + i}; seqs must continue the log contiguously.`);
     }
   });
-  return records.length === 0 ? undefined : foldCatalogue(executionId, previous, records);
 }
