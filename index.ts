@@ -2,6 +2,11 @@
 
 export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
+// Versions and upgrades (docs/upgrades.md).
+export { patched, deprecatePatch } from "./machines/helpers/patches.js";
+export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
+export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
+export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from "./actors/journal/replayCheck.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
 export { JournaledActor } from "./actors/journal/actor.js";
@@ -37,6 +42,7 @@ export {
   NonJsonOutputError,
   AppClosedError,
   ModelReplyError,
+  UnknownLogicVersionError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
@@ -66,6 +72,7 @@ export {
   TIMER_SET,
   TRANSITION,
   EXECUTION_ENDED,
+  PATCH_MARKED,
   ERASURE_CONTENT_DELETE_INTENDED,
   ERASURE_CONTENT_DELETED,
 } from "./stores/schema.js";
@@ -86,6 +93,7 @@ export type {
   TimerSetRecord,
   TransitionRecord,
   ExecutionEndedRecord,
+  PatchMarkedRecord,
   ErasureContentDeleteIntendedRecord,
   ErasureContentDeletedRecord,
   ExecutionInfo,

@@ -13,6 +13,7 @@ import { AppClosedError, DuplicateExecutionError, UnknownExecutionError } from "
 import { outcomeFrom } from "./journal/outcomes.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
+import { checkReplay, type ReplayCheckOptions, type ReplayCheckReport } from "./journal/replayCheck.js";
 import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
@@ -23,7 +24,7 @@ import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
-export type { ExecutionStats };
+export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport };
 
 let internalsOf: (app: App) => AppInternals;
 
@@ -61,9 +62,7 @@ export class App {
   }
 
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
-  get claimCheckInstalled(): boolean {
-    return this.host.effects.claimCheck !== undefined;
-  }
+  get claimCheckInstalled(): boolean { return this.host.effects.claimCheck !== undefined; }
 
   /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
@@ -76,9 +75,10 @@ export class App {
     return this.host.bus.on(event, listener);
   }
 
-  /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
-  async start(logic: AnyStateMachine, options: StartOptions): Promise<JournaledActor> {
+  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log. */
+  async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
+    const logic = this.host.startLogic(logicOrId);
     const input = this.host.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);
@@ -89,7 +89,7 @@ export class App {
     return execution.ref;
   }
 
-  /** Resumes an execution from its journal: replays what is recorded (no effect re-runs) and continues. */
+  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. */
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
     const live = this.running.get(executionId);
@@ -188,6 +188,15 @@ export class App {
     });
   }
 
+  /**
+   * Replays the stored journals of `logic`'s id against it, running nothing: per execution compatible or where it diverges (docs/upgrades.md).
+   * @example
+   * const { ok, results } = await app.checkReplay(flowV2, { limit: 1000 });
+   */
+  checkReplay(logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
+    return checked(() => this.host.checkEffects(logic), () => checkReplay(this.host, logic, options));
+  }
+
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
   async close(): Promise<void> {
     if (this.host.closed()) return;
@@ -258,7 +267,6 @@ export class App {
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
     this.models?.forget(this.running.forgetSubject(subject, executionIds));
   }
-
 
   static {
     internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id) });

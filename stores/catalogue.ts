@@ -9,6 +9,8 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
       const next: ExecutionInfo = { ...info, startedAt: record.at, status: "running" };
       if (typeof record.subject === "string") next.subject = record.subject;
       if (typeof record.logicId === "string") next.logicId = record.logicId;
+      if (typeof record.machineHash === "string") next.machineHash = record.machineHash;
+      if (typeof record.version === "string") next.version = record.version;
       return next;
     }
     case EXECUTION_ENDED:

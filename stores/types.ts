@@ -24,6 +24,13 @@ export interface ExecutionInfo {
   executionId: string;
   subject?: string;
   logicId?: string;
+  /**
+   * The started logic's definition hash, from EXECUTION_STARTED. Absent in entries an older release folded:
+   * the runtime then reads the record itself.
+   */
+  machineHash?: string;
+  /** The started logic's declared version (EXECUTION_STARTED's `version`), when it declared one. */
+  version?: string;
   status: ExecutionStatus;
   startedAt: number;
   /** Set once an `EXECUTION_ENDED` record is appended. */

@@ -10,6 +10,7 @@ import { foldRecord, isJournalRecord, type MacrostepInput, type RecordHandlers, 
 import * as schema from "../../stores/schema.js";
 import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
+import { loggedMarkers } from "./patches.js";
 import { plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
@@ -41,7 +42,8 @@ function outOfPlace(cursor: Cursor, record: StoredRecord): never {
 function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
   const { ctx, position, records, index } = cursor;
   if (input.seq !== position.seq + 1) throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, position.seq + 1);
-  const step = planMacrostep(ctx, position.state, input);
+  // The patch markers the journaled macrostep holds decide its patches (actors/journal/patches.ts), so it replays them as logged.
+  const step = planMacrostep(ctx, position.state, input, loggedMarkers(records, index));
   for (let k = 1; k < step.records.length; k++) {
     const logged = records[index + k];
     const planned = step.records[k]!;
@@ -74,6 +76,8 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
   [schema.STEP_FAILED]: replayMacrostep,
   [schema.TIMER_SET]: outOfPlace,
   [schema.TRANSITION]: outOfPlace,
+  // A patch marker follows its macrostep's input record, never starts one.
+  [schema.PATCH_MARKED]: outOfPlace,
   // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
   [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
