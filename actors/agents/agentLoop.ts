@@ -34,8 +34,11 @@ export interface AgentLoopConfig {
   maxTurns?: number | PatchedValue<number>;
   /** `maxTokens` passed with every model request (or a `patched(...)` value). */
   maxTokens?: number | PatchedValue<number>;
-  /** Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). */
-  compaction?: { toolId: string; afterBytes: number };
+  /**
+   * Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). To switch it on
+   * for new executions only: `patched(changeId, { toolId, afterBytes }, undefined)` (docs/upgrades.md).
+   */
+  compaction?: { toolId: string; afterBytes: number } | PatchedValue<{ toolId: string; afterBytes: number } | undefined>;
   /**
    * Without compaction, warn once per run when the transcript exceeds this many bytes. Besides compaction,
    * the fix may be the execution.claimCheck opt-in; it withholds an offloaded tool result from the model
@@ -91,7 +94,6 @@ export function agentLoop$(config: AgentLoopConfig) {
     model: config.model,
     tools: (config.tools ?? []).map((t) => (typeof t === "string" ? { name: t } : t)),
     ...(config.version === undefined ? {} : { version: config.version }),
-    ...(config.compaction ? { compaction: config.compaction } : {}),
     // The machine reads these where it uses them, inside the runtime's planning of a macrostep, so a
     // `patched(...)` value is decided for the execution being planned (machines/helpers/patches.ts).
     get maxTurns() {
@@ -102,6 +104,10 @@ export function agentLoop$(config: AgentLoopConfig) {
     },
     get maxTokens() {
       return config.maxTokens === undefined ? undefined : patchedValueOf(config.maxTokens);
+    },
+    // Read once outside any planning too (the effects the machine declares): a patched one then counts as switched on.
+    get compaction() {
+      return config.compaction === undefined ? undefined : patchedValueOf(config.compaction);
     },
   });
   hooks.set(machine, {
@@ -227,8 +233,8 @@ function validate(config: AgentLoopConfig): void {
   if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTokens", "a positive integer (or patched(changeId, n, m) of two).");
   if (each(config.system).some((text) => typeof text !== "string")) fail("system", "a string (or patched(changeId, a, b) of two).");
   if (config.version !== undefined && (typeof config.version !== "string" || config.version === "")) fail("version", 'a non-empty string, e.g. "2".');
-  if (config.compaction !== undefined) {
-    const c = config.compaction;
+  for (const c of patchedChoices(config.compaction)) {
+    if (c === undefined) continue;
     if (typeof c?.toolId !== "string" || c.toolId === "") fail("compaction.toolId", "the name of a registered summarizer effect (createSummarizerEffect).");
     if (!(Number.isFinite(c.afterBytes) && c.afterBytes > 0)) fail("compaction.afterBytes", "a positive number of bytes, e.g. 65_536.");
   }
