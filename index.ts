@@ -7,6 +7,7 @@ export { patched, deprecatePatch } from "./machines/helpers/patches.js";
 export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
 export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
 export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from "./actors/journal/replayCheck.js";
+export type { MigrateOptions, MigrateResult, MigrationSource } from "./actors/journal/migrate.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
 export { JournaledActor } from "./actors/journal/actor.js";
@@ -43,6 +44,7 @@ export {
   AppClosedError,
   ModelReplyError,
   UnknownLogicVersionError,
+  MigrationRefusedError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
@@ -73,6 +75,7 @@ export {
   TRANSITION,
   EXECUTION_ENDED,
   PATCH_MARKED,
+  EXECUTION_MIGRATED,
   ERASURE_CONTENT_DELETE_INTENDED,
   ERASURE_CONTENT_DELETED,
 } from "./stores/schema.js";
@@ -94,6 +97,7 @@ export type {
   TransitionRecord,
   ExecutionEndedRecord,
   PatchMarkedRecord,
+  ExecutionMigratedRecord,
   ErasureContentDeleteIntendedRecord,
   ErasureContentDeletedRecord,
   ExecutionInfo,

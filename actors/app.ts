@@ -9,11 +9,12 @@ import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { createReadModels, type ReadModels } from "./journal/readModels.js";
-import { AppClosedError, DuplicateExecutionError, UnknownExecutionError } from "./errors.js";
+import { AppClosedError, checked, DuplicateExecutionError, UnknownExecutionError } from "./errors.js";
 import { outcomeFrom } from "./journal/outcomes.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
 import { checkReplay, type ReplayCheckOptions, type ReplayCheckReport } from "./journal/replayCheck.js";
+import { migrateExecution, type MigrateOptions, type MigrateResult } from "./journal/migrate.js";
 import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
@@ -24,7 +25,7 @@ import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
-export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport };
+export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport, MigrateOptions, MigrateResult };
 
 let internalsOf: (app: App) => AppInternals;
 
@@ -197,6 +198,15 @@ export class App {
     return checked(() => this.host.checkEffects(logic), () => checkReplay(this.host, logic, options));
   }
 
+  /**
+   * Moves a parked execution to another version of its logic, journaled (docs/upgrades.md, "Migrating"); refuses one running here.
+   * @example
+   * await app.migrate("run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
+   */
+  migrate(executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
+    return checked(() => this.assertOpen("migrate an execution"), () => migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options));
+  }
+
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
   async close(): Promise<void> {
     if (this.host.closed()) return;
@@ -248,10 +258,7 @@ export class App {
     return archiveExecution(this.lifecycle, executionId, options);
   }
 
-  /**
-   * Retention: deletes the execution's whole history (live log, archive segments, snapshot, catalogue
-   * entry); the blobs only it cited become reclaimable by the next sweep. Refuses one running in this app.
-   */
+  /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */
   async deleteHistory(executionId: string): Promise<void> {
     this.assertOpen("delete a history");
     const live = this.running.get(executionId);
@@ -260,10 +267,7 @@ export class App {
     await this.running.forget(executionId);
   }
 
-  /**
-   * Drops what this app holds in memory of an erased subject's executions (for the erasure): their
-   * state, outcomes and read-model views are the subject's data too, so app.result reads the journal.
-   */
+  /** Drops what this app holds of an erased subject's executions (state, outcomes, views are its data too): app.result reads the journal. */
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
     this.models?.forget(this.running.forgetSubject(subject, executionIds));
   }
@@ -275,16 +279,6 @@ export class App {
   private assertOpen(what: string): void {
     if (this.host.closed()) throw new AppClosedError(what);
   }
-}
-
-// A refused argument is a rejected promise, like every later refusal of the call: the call never throws.
-function checked<T>(check: () => unknown, run: () => Promise<T>): Promise<T> {
-  try {
-    check();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return run();
 }
 
 /**

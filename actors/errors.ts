@@ -77,6 +77,17 @@ export class UnknownLogicVersionError extends LoomworkError {
   }
 }
 
+/** `app.migrate` cannot move the execution: the reason says why and what to do. */
+export class MigrationRefusedError extends LoomworkError {
+  readonly executionId: string;
+  readonly reason: string;
+  constructor(executionId: string, reason: string) {
+    super(RUNTIME_ERROR_CODES.migrationRefused, `Cannot migrate execution "${executionId}": ${reason}.`);
+    this.executionId = executionId;
+    this.reason = reason;
+  }
+}
+
 /** `start` with an execution id that already has a log. */
 export class DuplicateExecutionError extends LoomworkError {
   readonly executionId: string;
@@ -182,4 +193,14 @@ function safeString(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/** Runs `check`, then `run`: a refused argument is a rejected promise, like every later refusal of the call (the call never throws). */
+export function checked<T>(check: () => unknown, run: () => Promise<T>): Promise<T> {
+  try {
+    check();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return run();
 }

@@ -48,6 +48,7 @@ describe("journal records", () => {
       "loom.transition": one,
       "loom.execution.ended": one,
       "loom.patch.marked": one,
+      "loom.execution.migrated": one,
       "loom.erasure.content-delete-intended": one,
       "loom.erasure.content-deleted": one,
     };

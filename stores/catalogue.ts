@@ -1,4 +1,4 @@
-import { EXECUTION_ENDED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
+import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
 import { ConcurrencyError } from "./errors.js";
 import type { ExecutionInfo, StoredRecord } from "./types.js";
 
@@ -15,6 +15,11 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
     }
     case EXECUTION_ENDED:
       return { ...info, status: record.status, endedAt: record.at };
+    // A migration moves the execution to another version of its logic: the catalogue names the one it runs now.
+    case EXECUTION_MIGRATED: {
+      const { version: _previous, ...rest } = info;
+      return { ...rest, ...(typeof record.machineHash === "string" ? { machineHash: record.machineHash } : {}), ...(typeof record.version === "string" ? { version: record.version } : {}) };
+    }
     default:
       return info;
   }

@@ -21,6 +21,8 @@ export const TRANSITION = "loom.transition";
 export const EXECUTION_ENDED = "loom.execution.ended";
 /** Record type: a patch (`patched(changeId)`) taken by this execution, journaled once, in the macrostep that first asked. */
 export const PATCH_MARKED = "loom.patch.marked";
+/** Record type: the execution moved to another version of its logic, with the state it continues from. */
+export const EXECUTION_MIGRATED = "loom.execution.migrated";
 /** Control record: an erasure's plan, journaled before the shred. */
 export const ERASURE_CONTENT_DELETE_INTENDED = "loom.erasure.content-delete-intended";
 /** Control record: what an erasure deleted and retained, naming its intent. */
@@ -150,6 +152,24 @@ export type PatchMarkedRecord = RecordBase & {
   changeId: string;
 };
 
+/**
+ * An explicit migration (`app.migrate`) from one version of the execution's logic to another, journaled
+ * between two macrosteps: the execution continues on `version` from `state` (the runtime state as a
+ * snapshot persists it, built by the new version). A replay starts at the last one, like a snapshot, so the
+ * records before it need not replay on the new version. Since schema 2.
+ */
+export type ExecutionMigratedRecord = RecordBase & {
+  type: typeof EXECUTION_MIGRATED;
+  /** The version it ran before (absent: none declared). */
+  fromVersion?: string;
+  /** The version it runs from now on (absent: none declared). */
+  version?: string;
+  /** The new definition's hash. */
+  machineHash: string;
+  /** The persisted runtime state it continues from. */
+  state: unknown;
+};
+
 /** Control record: an erasure's plan, journaled before the shred. */
 export type ErasureContentDeleteIntendedRecord = RecordBase & {
   type: typeof ERASURE_CONTENT_DELETE_INTENDED;
@@ -178,6 +198,7 @@ interface RecordsByType {
   [TRANSITION]: TransitionRecord;
   [EXECUTION_ENDED]: ExecutionEndedRecord;
   [PATCH_MARKED]: PatchMarkedRecord;
+  [EXECUTION_MIGRATED]: ExecutionMigratedRecord;
   [ERASURE_CONTENT_DELETE_INTENDED]: ErasureContentDeleteIntendedRecord;
   [ERASURE_CONTENT_DELETED]: ErasureContentDeletedRecord;
 }
@@ -238,7 +259,7 @@ function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]
 }
 
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */
-// Version 2 (issue 16) added EXECUTION_STARTED's optional `version` and PATCH_MARKED; a version-1 log
+// Version 2 (issue 16) added EXECUTION_STARTED's optional `version`, PATCH_MARKED and EXECUTION_MIGRATED; a version-1 log
 // replays unchanged (it has neither: its execution takes no patch and is pinned to no version).
 export const EVENT_SCHEMA = {
   version: 2,
@@ -251,6 +272,7 @@ export const EVENT_SCHEMA = {
     [TRANSITION]: ["from", "to", "event", "inputDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
     [PATCH_MARKED]: ["changeId"],
+    [EXECUTION_MIGRATED]: ["fromVersion?", "version?", "machineHash", "state"],
     [ERASURE_CONTENT_DELETE_INTENDED]: ["subject", "addresses", "touchCutoff"],
     [ERASURE_CONTENT_DELETED]: ["subject", "intentSeq", "deleted", "retained"],
   }),

@@ -25,11 +25,11 @@ export interface ExecutionInfo {
   subject?: string;
   logicId?: string;
   /**
-   * The started logic's definition hash, from EXECUTION_STARTED. Absent in entries an older release folded:
+   * The logic's definition hash, from EXECUTION_STARTED (or its last EXECUTION_MIGRATED). Absent in entries an older release folded:
    * the runtime then reads the record itself.
    */
   machineHash?: string;
-  /** The started logic's declared version (EXECUTION_STARTED's `version`), when it declared one. */
+  /** The logic's declared version it runs on (EXECUTION_STARTED's `version`, or its last migration's), when one is declared. */
   version?: string;
   status: ExecutionStatus;
   startedAt: number;

@@ -7,13 +7,13 @@
 //   `from` / `to`, and `refs`: the content addresses the record cites, listed by visitCitedAddresses
 //   BEFORE sealing and bound into the AAD with the rest of the header;
 // - the catalogue fields the store folds from what it appends: `subject`, `logicId`, `machineHash` and
-//   `version` of EXECUTION_STARTED, `status` of EXECUTION_ENDED. They are copies: the sealed payload keeps the
+//   `version` of EXECUTION_STARTED (and of EXECUTION_MIGRATED), `status` of EXECUTION_ENDED. They are copies: the sealed payload keeps the
 //   originals, and `open` refuses a record whose readable copy differs (RecordAuthenticationError).
 // A sealed snapshot state is `{ __loomSealedState: 1, seq, at, type, refs, sealed }`: the state sealed as a
 // record of type `loom.snapshot` at the snapshot's seq, so it cannot be moved to another seq or execution.
 //
 // Sealing happens before the store's append is called: no WebCrypto work runs inside a storage transaction.
-import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
 import type { EventStore, JournalRecord, KeyStore, StoredRecord } from "../../stores/types.js";
@@ -28,6 +28,7 @@ export const SEALED_STATE_KEY = "__loomSealedState";
 const CATALOGUE_FIELDS: Record<string, readonly string[]> = {
   [EXECUTION_STARTED]: ["subject", "logicId", "machineHash", "version"],
   [EXECUTION_ENDED]: ["status"],
+  [EXECUTION_MIGRATED]: ["machineHash", "version"],
 };
 
 /** An execution's records are unreadable because its subject was erased (the key is destroyed): not garbage, erased. */
