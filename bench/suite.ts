@@ -11,6 +11,7 @@ import { measureThroughput } from "./throughput.js";
 import { measureLangGraph } from "./langgraph.js";
 import { measureSweep } from "./sweep.js";
 import { measureMemory } from "./memory.js";
+import { measureReplayCheck } from "./replayCheck.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -20,6 +21,7 @@ export const MEASUREMENTS = [
   { id: "langgraph", run: measureLangGraph },
   { id: "sweep", run: measureSweep },
   { id: "memory", run: measureMemory },
+  { id: "replayCheck", run: measureReplayCheck },
 ] as const;
 
 export interface BenchRun {
