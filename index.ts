@@ -2,6 +2,12 @@
 
 export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
+// Versions and upgrades (docs/upgrades.md).
+export { patched, deprecatePatch } from "./machines/helpers/patches.js";
+export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
+export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
+export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from "./actors/journal/replayCheck.js";
+export type { MigrateOptions, MigrateResult, MigrationSource } from "./actors/journal/migrate.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
 export { JournaledActor } from "./actors/journal/actor.js";
@@ -51,6 +57,8 @@ export {
   NonJsonOutputError,
   AppClosedError,
   ModelReplyError,
+  UnknownLogicVersionError,
+  MigrationRefusedError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
@@ -81,6 +89,8 @@ export {
   TIMER_SET,
   TRANSITION,
   EXECUTION_ENDED,
+  PATCH_MARKED,
+  EXECUTION_MIGRATED,
   ERASURE_CONTENT_DELETE_INTENDED,
   ERASURE_CONTENT_DELETED,
 } from "./stores/schema.js";
@@ -101,6 +111,8 @@ export type {
   TimerSetRecord,
   TransitionRecord,
   ExecutionEndedRecord,
+  PatchMarkedRecord,
+  ExecutionMigratedRecord,
   ErasureContentDeleteIntendedRecord,
   ErasureContentDeletedRecord,
   ExecutionInfo,

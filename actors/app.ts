@@ -1,6 +1,5 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine } from "xstate";
-import { EXECUTION_ENDED, readAsJournal } from "../stores/schema.js";
 import type { JournalRecord, Stores } from "../stores/types.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals, type StartOptions } from "./appHost.js";
@@ -10,11 +9,12 @@ import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { createReadModels, type ReadModels } from "./journal/readModels.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
-import { AppClosedError, DuplicateExecutionError, UnknownExecutionError } from "./errors.js";
-import { outcomeFrom } from "./journal/outcomes.js";
+import { AppClosedError, checked, DuplicateExecutionError, UnknownExecutionError } from "./errors.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
-import { assertSubjectOpen, erasedExecutionError } from "./lifecycle/erasureStatus.js";
+import { checkReplay, type ReplayCheckOptions, type ReplayCheckReport } from "./journal/replayCheck.js";
+import { migrateExecution, type MigrateOptions, type MigrateResult } from "./journal/migrate.js";
+import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
@@ -23,10 +23,11 @@ import { runErase, type EraseSubjectResult } from "./lifecycle/erase.js";
 import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
 import { archiveExecution, HistoryInUseError, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
-import { isSubmitted, submitStart, submittedOutcome } from "./fleet/submit.js";
+import { submitStart } from "./fleet/submit.js";
+import { resultFromJournal } from "./journal/result.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
-export type { ExecutionStats };
+export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport, MigrateOptions, MigrateResult };
 
 let internalsOf: (app: App) => AppInternals;
 
@@ -66,9 +67,7 @@ export class App {
   }
 
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
-  get claimCheckInstalled(): boolean {
-    return this.host.effects.claimCheck !== undefined;
-  }
+  get claimCheckInstalled(): boolean { return this.host.effects.claimCheck !== undefined; }
 
   /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
@@ -86,10 +85,12 @@ export class App {
     return this.streams.open(executionId, options);
   }
 
-  /** Starts a journaled execution of `logic`. Refuses an id that already has a log. */
+  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log. */
   start<TLogic extends AnyStateMachine>(logic: TLogic, options: StartOptions): Promise<JournaledActor<TLogic>>;
-  async start(logic: AnyStateMachine, options: StartOptions): Promise<JournaledActor> {
+  start(logicId: string, options: StartOptions): Promise<JournaledActor>;
+  async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
+    const logic = this.host.startLogic(logicOrId);
     const input = this.host.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);
@@ -107,7 +108,7 @@ export class App {
     await submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
   }
 
-  /** Resumes an execution from its journal: replays what is recorded (no effect re-runs) and continues. */
+  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. */
   resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
@@ -127,17 +128,9 @@ export class App {
 
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
   async result(executionId: string): Promise<unknown> {
-    if (!this.running.has(executionId)) {
-      const settled = this.running.outcomes.settledOf(executionId);
-      if (settled) return outcomeFrom(executionId, settled);
-      const records = await this.log(executionId);
-      if (records.length === 0) throw (await erasedExecutionError(this.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
-      const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
-      if (ended) return outcomeFrom(executionId, ended);
-      if (await isSubmitted(this.stores, executionId)) return submittedOutcome(this.stores, executionId, (id) => this.log(id));
-      return this.resume(executionId).then(() => this.running.outcomes.promise(executionId));
-    }
-    return this.running.outcomes.promise(executionId);
+    if (this.running.has(executionId)) return this.running.outcomes.promise(executionId);
+    const resumeToEnd = (id: string) => this.resume(id).then(() => this.running.outcomes.promise(id));
+    return resultFromJournal({ stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd }, executionId);
   }
 
   /** Ends a running execution as stopped (journaled); its running effects are aborted. */
@@ -155,10 +148,7 @@ export class App {
     await execution.stop(reason);
   }
 
-  /**
-   * The global kill switch: while engaged, every new step of every execution (and every transient call)
-   * is stopped at the chain's first layer and journaled as STEP_FAILED { stoppedAt: "killSwitch" }.
-   */
+  /** The global kill switch: while engaged, every new step (and transient call) stops at the chain's first layer, journaled as STEP_FAILED { stoppedAt: "killSwitch" }. */
   get killSwitch(): KillSwitch {
     return this.host.effects.killSwitch;
   }
@@ -195,22 +185,31 @@ export class App {
   }
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */
-  async log(executionId: string): Promise<JournalRecord[]> {
-    const archived = (await this.stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
-    const opened = this.host.effects.codec ? await this.host.effects.codec.open(executionId, archived) : archived;
-    return [...readAsJournal(opened), ...(await this.host.journal.read(executionId))];
+  log(executionId: string): Promise<JournalRecord[]> {
+    return this.host.log(executionId);
   }
 
   /** Sizes for measuring: the log's records and bytes, and the folded state's bytes at the head. */
   stats(executionId: string): Promise<ExecutionStats> {
-    return measureExecution(this.stores.events, executionId, async () => {
-      const live = this.running.get(executionId);
-      if (live) return live;
-      // Measuring must not resume the run: rebuild its state from the journal, run nothing, take no lock.
-      const { execution } = await this.host.rebuild(executionId);
-      await execution.recover({ observe: false });
-      return execution;
-    });
+    return measureExecution(this.stores.events, executionId, async () => this.running.get(executionId) ?? this.host.recoverQuietly(executionId));
+  }
+
+  /**
+   * Replays the stored journals of `logic`'s id against it, running nothing: per execution compatible or where it diverges (docs/upgrades.md).
+   * @example
+   * const { ok, results } = await app.checkReplay(flowV2, { limit: 1000 });
+   */
+  checkReplay(logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
+    return checked(() => this.host.checkEffects(logic), () => checkReplay(this.host, logic, options));
+  }
+
+  /**
+   * Moves a parked execution to another version of its logic, journaled (docs/upgrades.md, "Migrating"); refuses one running here.
+   * @example
+   * await app.migrate("run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
+   */
+  migrate(executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
+    return checked(() => this.assertOpen("migrate an execution"), () => migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options));
   }
 
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
@@ -265,10 +264,7 @@ export class App {
     return archiveExecution(this.lifecycle, executionId, options);
   }
 
-  /**
-   * Retention: deletes the execution's whole history (live log, archive segments, snapshot, catalogue
-   * entry); the blobs only it cited become reclaimable by the next sweep. Refuses one running in this app.
-   */
+  /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */
   async deleteHistory(executionId: string): Promise<void> {
     this.assertOpen("delete a history");
     const live = this.running.get(executionId);
@@ -277,14 +273,10 @@ export class App {
     await this.running.forget(executionId);
   }
 
-  /**
-   * Drops what this app holds in memory of an erased subject's executions (for the erasure): their
-   * state, outcomes and read-model views are the subject's data too, so app.result reads the journal.
-   */
+  /** Drops what this app holds of an erased subject's executions (state, outcomes, views are its data too): app.result reads the journal. */
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
     this.models?.forget(this.running.forgetSubject(subject, executionIds));
   }
-
 
   static {
     internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id) });
@@ -293,16 +285,6 @@ export class App {
   private assertOpen(what: string): void {
     if (this.host.closed()) throw new AppClosedError(what);
   }
-}
-
-// A refused argument is a rejected promise, like every later refusal of the call: the call never throws.
-function checked<T>(check: () => unknown, run: () => Promise<T>): Promise<T> {
-  try {
-    check();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return run();
 }
 
 /**

@@ -3,8 +3,8 @@
 // the warning sink, and the logics it knows. The App keeps the executions; this builds and serves them.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
+import { EXECUTION_STARTED, readAsJournal } from "../stores/schema.js";
 import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
-import { sha256Hex, utf8 } from "../stores/bytes.js";
 import { loopHooksOf } from "./agents/agentLoop.js";
 import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
@@ -19,6 +19,7 @@ import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { createJournalCodec } from "./journal/sealing.js";
+import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
 import { INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
@@ -59,7 +60,8 @@ export class AppHost implements ExecutionHost {
   readonly effects: EffectRuntime;
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
-  private readonly logics = new Map<string, AnyStateMachine>();
+  /** The logics it knows, several versions per id (actors/journal/versions.ts). */
+  readonly logics = new LogicVersions();
   private isClosed = false;
 
   constructor(
@@ -78,8 +80,8 @@ export class AppHost implements ExecutionHost {
       const known = Object.keys(config.effects);
       const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
       if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
-      this.register(logic);
     }
+    this.logics.registerAll(config.logics ?? []);
     // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
     for (const logic of INTERNAL_LOGICS) this.register(logic);
     this.clock = config.clock ?? realClock;
@@ -155,6 +157,14 @@ export class AppHost implements ExecutionHost {
     return input;
   }
 
+  /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
+  startLogic(logicOrId: AnyStateMachine | string): AnyStateMachine {
+    if (typeof logicOrId !== "string") return logicOrId;
+    const logic = this.logics.newest(logicOrId);
+    if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
+    return logic;
+  }
+
   /** What the lifecycle host (actors/lifecycle/host.ts) takes of this one. */
   lifecycleParts(): Pick<LifecycleParts, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf"> {
     return { journal: this.journal, codec: this.effects.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
@@ -165,7 +175,7 @@ export class AppHost implements ExecutionHost {
     return new Execution(this, {
       executionId,
       machine,
-      machineHash: (await sha256Hex(utf8(JSON.stringify(machine.definition)))).slice(0, 16),
+      identity: { machineHash: await machineHashOf(machine), ...versionOption(machine) },
       ...(subject === undefined ? {} : { subject }),
       observer: this.observerOf(machine),
     });
@@ -178,7 +188,9 @@ export class AppHost implements ExecutionHost {
     if (!info) throw (await erasedExecutionError(events, executionId)) ?? new UnknownExecutionError(executionId);
     // A damaged journal refuses with the store's JournalCorruptionError before anything else is judged.
     if (info.damaged) await events.read(executionId);
-    const machine = logic ?? (info.logicId ? this.logics.get(info.logicId) : undefined);
+    // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
+    const started = await this.startedLogic(info);
+    const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
     }
@@ -187,12 +199,38 @@ export class AppHost implements ExecutionHost {
     return { execution: await this.create(machine, executionId, info.subject), info };
   }
 
-  register(logic: AnyStateMachine): void {
-    this.logics.set(logic.id, logic);
+  /** Every record of the execution, archived ones first, opened where the app holds the key. */
+  async log(executionId: string): Promise<JournalRecord[]> {
+    const archived = (await this.config.stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
+    const opened = this.effects.codec ? await this.effects.codec.open(executionId, archived) : archived;
+    return [...readAsJournal(opened), ...(await this.journal.read(executionId))];
   }
 
+  /** The execution's state rebuilt from the journal without resuming it: nothing runs, no lock is taken (app.stats). */
+  async recoverQuietly(executionId: string): Promise<Execution> {
+    const { execution } = await this.rebuild(executionId);
+    await execution.recover({ observe: false });
+    return execution;
+  }
+
+  register(logic: AnyStateMachine): void {
+    this.logics.register(logic);
+  }
+
+  /** The newest held definition of `logicId` (what a start by id runs, and what the lifecycle modules use). */
   logicOf(logicId: string | undefined): AnyStateMachine | undefined {
-    return logicId === undefined ? undefined : this.logics.get(logicId);
+    return this.logics.newest(logicId);
+  }
+
+  // What EXECUTION_STARTED says of the logic: from the catalogue, or (an entry an older release folded, without
+  // the hash) from the record itself; undefined for a log whose first record is not a start.
+  private async startedLogic(info: ExecutionInfo): Promise<StartedLogic | undefined> {
+    if (info.logicId !== undefined && info.machineHash !== undefined) {
+      return { logicId: info.logicId, machineHash: info.machineHash, ...(info.version === undefined ? {} : { version: info.version }) };
+    }
+    const [first] = await this.journal.readForReplay(info.executionId, 1);
+    if (first?.type !== EXECUTION_STARTED) return info.logicId === undefined ? undefined : { logicId: info.logicId };
+    return { logicId: first.logicId, machineHash: first.machineHash, ...(typeof first.version === "string" ? { version: first.version } : {}) };
   }
 
   /** Refuses what is not a machine, and (unless it runs elsewhere: app.submit) one invoking an effect this app does not register. */
@@ -242,4 +280,10 @@ export class AppHost implements ExecutionHost {
         }),
     );
   }
+}
+
+// The declared version an execution journals beside the hash (none: the execution is pinned to no version).
+function versionOption(machine: AnyStateMachine): { version?: string } {
+  const version = declaredVersionOf(machine);
+  return version === undefined ? {} : { version };
 }

@@ -102,6 +102,10 @@ export const RUNTIME_ERROR_CODES = {
   historyInUse: "LOOM_HISTORY_IN_USE",
   /** `ErasureInProgressError`: a start or resume for a subject being erased. */
   erasureInProgress: "LOOM_ERASURE_IN_PROGRESS",
+  /** `UnknownLogicVersionError`: a resume needs a logic version this app does not hold. */
+  unknownLogicVersion: "LOOM_UNKNOWN_LOGIC_VERSION",
+  /** `MigrationRefusedError`: `app.migrate` cannot move this execution (running here, ended, a step in flight, another logic). */
+  migrationRefused: "LOOM_MIGRATION_REFUSED",
   /** `ContentCopiesRemainError`: erasure could not delete every copy of the subject's blobs. */
   contentCopiesRemain: "LOOM_CONTENT_COPIES_REMAIN",
 } as const;

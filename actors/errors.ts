@@ -14,7 +14,8 @@ export class NonDeterminismError extends LoomworkError {
       RUNTIME_ERROR_CODES.nonDeterminism,
       `Execution "${executionId}" diverged from its log at seq ${seq}: the log has ${what} ${JSON.stringify(expected)} ` +
         `but replaying the machine produced ${JSON.stringify(actual)}. The machine or its inputs changed since the run ` +
-        `was journaled; version the change (a new machine id) or finish old runs with the old machine.`,
+        `was journaled; give the new definition a version and keep the old one in logics, or guard the change with patched() ` +
+        `(docs/upgrades.md), and check deploys with app.checkReplay.`,
     );
     this.executionId = executionId;
     this.seq = seq;
@@ -48,6 +49,42 @@ export class UnknownEffectError extends LoomworkError {
     );
     this.effectId = effectId;
     this.logicId = logicId;
+  }
+}
+
+/**
+ * A resume of an execution pinned to a logic version this app does not hold: refused before any record is
+ * replayed (never a late NonDeterminismError). Hold the version in `defineConfig({ logics })` beside the newer one.
+ */
+export class UnknownLogicVersionError extends LoomworkError {
+  readonly executionId: string;
+  readonly logicId: string;
+  /** The version the execution started on (its EXECUTION_STARTED record). */
+  readonly version: string;
+  /** The versions of `logicId` this app holds (an undeclared one as `#<definition hash>`). */
+  readonly available: readonly string[];
+  constructor(executionId: string, logicId: string, version: string, available: readonly string[]) {
+    super(
+      RUNTIME_ERROR_CODES.unknownLogicVersion,
+      `Execution "${executionId}" started on version "${version}" of logic "${logicId}", which this app does not hold ` +
+        `(it holds ${available.length ? available.map((v) => `"${v}"`).join(", ") : "no version of it"}). ` +
+        `Add that version to defineConfig({ logics: [...] }) beside the newer one so the execution finishes on it (docs/upgrades.md).`,
+    );
+    this.executionId = executionId;
+    this.logicId = logicId;
+    this.version = version;
+    this.available = available;
+  }
+}
+
+/** `app.migrate` cannot move the execution: the reason says why and what to do. */
+export class MigrationRefusedError extends LoomworkError {
+  readonly executionId: string;
+  readonly reason: string;
+  constructor(executionId: string, reason: string) {
+    super(RUNTIME_ERROR_CODES.migrationRefused, `Cannot migrate execution "${executionId}": ${reason}.`);
+    this.executionId = executionId;
+    this.reason = reason;
   }
 }
 
@@ -156,4 +193,14 @@ function safeString(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/** Runs `check`, then `run`: a refused argument is a rejected promise, like every later refusal of the call (the call never throws). */
+export function checked<T>(check: () => unknown, run: () => Promise<T>): Promise<T> {
+  try {
+    check();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return run();
 }

@@ -13,6 +13,7 @@ import { measureSweep } from "./sweep.js";
 import { measureMemory } from "./memory.js";
 import { measureFleet } from "./fleet.js";
 import { measureStreaming } from "./streaming.js";
+import { measureReplayCheck } from "./replayCheck.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -24,6 +25,7 @@ export const MEASUREMENTS = [
   { id: "memory", run: measureMemory },
   { id: "fleet", run: measureFleet },
   { id: "streaming", run: measureStreaming },
+  { id: "replayCheck", run: measureReplayCheck },
 ] as const;
 
 export interface BenchRun {

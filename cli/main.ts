@@ -14,11 +14,12 @@ import { ls } from "./commands/ls.js";
 import { erase, exportSubject, sweep } from "./commands/maintenance.js";
 import { run } from "./commands/run.js";
 import { stats } from "./commands/stats.js";
+import { replayCheck } from "./commands/replayCheck.js";
 import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
 import { palette } from "./terminal.js";
 
-const COMMANDS: Record<string, Command> = { run, ls, log, stats, inspect, sweep, erase, export: exportSubject };
+const COMMANDS: Record<string, Command> = { run, ls, log, stats, inspect, "replay-check": replayCheck, sweep, erase, export: exportSubject };
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).
 function version(): string {

@@ -13,6 +13,8 @@ export { SUMMARY_ORIGIN } from "./helpers/transcript.js";
 
 export interface AgentLoopMachineConfig {
   id: string;
+  /** The machine's version (XState's `version`): what an execution is pinned to (docs/upgrades.md). */
+  version?: string;
   model: string;
   tools: { name: string; description?: string }[];
   system?: string;
@@ -130,6 +132,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     },
   }).createMachine({
     id: config.id,
+    ...(config.version === undefined ? {} : { version: config.version }),
     context: ({ input }) => {
       const valid = typeof input === "object" && input !== null && ("messages" in input ? Array.isArray(input.messages) : typeof input.prompt === "string");
       if (!valid) throw new TypeError(`agentLoop$ "${config.id}" input: { prompt: string } or { messages: Message[] }; got ${JSON.stringify(input) ?? String(input)}.`);

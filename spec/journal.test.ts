@@ -4,7 +4,7 @@ import { createApp } from "../actors/app.js";
 import { simulatedClock } from "../actors/clock.js";
 import { defineConfig } from "../actors/config.js";
 import { MemoryEventStore, memoryStores } from "../stores/memory.js";
-import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
+import { EVENT_RECEIVED, EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
 import type { StoredRecord } from "../stores/types.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects, withEvents } from "./support/harness.js";
@@ -34,7 +34,7 @@ describe("the journal", () => {
       [STEP_COMPLETED, TRANSITION, EXECUTION_ENDED],
     ]);
     const log = await app.log("r");
-    expect(log[0]).toMatchObject({ seq: 1, at: 100, type: EXECUTION_STARTED, logicId: "demo", subject: "user-1", input: { topic: "owls" }, schema: 1 });
+    expect(log[0]).toMatchObject({ seq: 1, at: 100, type: EXECUTION_STARTED, logicId: "demo", subject: "user-1", input: { topic: "owls" }, schema: EVENT_SCHEMA.version });
     expect(log.filter((r) => r.type === TRANSITION).map((r) => [r.from, r.to, r.event])).toEqual([
       [null, "researching", "xstate.init"],
       ["researching", "waiting", "xstate.done.actor.research"],

@@ -47,6 +47,8 @@ describe("journal records", () => {
       "loom.timer.set": one,
       "loom.transition": one,
       "loom.execution.ended": one,
+      "loom.patch.marked": one,
+      "loom.execution.migrated": one,
       "loom.erasure.content-delete-intended": one,
       "loom.erasure.content-deleted": one,
     };
@@ -62,6 +64,6 @@ describe("journal records", () => {
       { seq: 2, at: 6, type: "loom.bogus" },
       { seq: 3, at: 7, type: EXECUTION_ENDED, status: "done" },
     ]);
-    expect(info).toEqual({ executionId: "x", status: "done", startedAt: 5, endedAt: 7, head: 3, subject: "s", logicId: "demo" });
+    expect(info).toEqual({ executionId: "x", status: "done", startedAt: 5, endedAt: 7, head: 3, subject: "s", logicId: "demo", machineHash: "h" });
   });
 });

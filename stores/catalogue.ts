@@ -1,4 +1,4 @@
-import { EXECUTION_ENDED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
+import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
 import { ConcurrencyError } from "./errors.js";
 import type { ExecutionInfo, StoredRecord } from "./types.js";
 
@@ -9,10 +9,17 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
       const next: ExecutionInfo = { ...info, startedAt: record.at, status: "running" };
       if (typeof record.subject === "string") next.subject = record.subject;
       if (typeof record.logicId === "string") next.logicId = record.logicId;
+      if (typeof record.machineHash === "string") next.machineHash = record.machineHash;
+      if (typeof record.version === "string") next.version = record.version;
       return next;
     }
     case EXECUTION_ENDED:
       return { ...info, status: record.status, endedAt: record.at };
+    // A migration moves the execution to another version of its logic: the catalogue names the one it runs now.
+    case EXECUTION_MIGRATED: {
+      const { version: _previous, ...rest } = info;
+      return { ...rest, ...(typeof record.machineHash === "string" ? { machineHash: record.machineHash } : {}), ...(typeof record.version === "string" ? { version: record.version } : {}) };
+    }
     default:
       return info;
   }

@@ -19,6 +19,10 @@ export const TIMER_SET = "loom.timer.set";
 export const TRANSITION = "loom.transition";
 /** Record type: the execution's end: done, error or stopped. */
 export const EXECUTION_ENDED = "loom.execution.ended";
+/** Record type: a patch (`patched(changeId)`) taken by this execution, journaled once, in the macrostep that first asked. */
+export const PATCH_MARKED = "loom.patch.marked";
+/** Record type: the execution moved to another version of its logic, with the state it continues from. */
+export const EXECUTION_MIGRATED = "loom.execution.migrated";
 /** Control record: an erasure's plan, journaled before the shred. */
 export const ERASURE_CONTENT_DELETE_INTENDED = "loom.erasure.content-delete-intended";
 /** Control record: what an erasure deleted and retained, naming its intent. */
@@ -65,13 +69,18 @@ export type ExecutionStartedRecord = RecordBase & {
   type: typeof EXECUTION_STARTED;
   /** The machine's id. */
   logicId: string;
-  /** The machine's shape hash. Written and not read yet: reserved for versioning (resume on the version started with). */
+  /** The machine's definition hash: its version when it declares none (actors/journal/versions.ts). */
   machineHash: string;
+  /**
+   * The logic's declared version (XState's `version`, `meta.version`, or agentLoop$'s `version`); absent when
+   * it declares none (then the execution is not pinned: it resumes on its logic id's newest definition). Since schema 2.
+   */
+  version?: string;
   /** The subject whose personal data the execution holds. */
   subject?: string;
   /** The start input (`null` for none). */
   input: unknown;
-  /** `EVENT_SCHEMA.version` the log was written with. Written and not read yet: reserved for versioning. */
+  /** `EVENT_SCHEMA.version` the log was written with. */
   schema: number;
 };
 
@@ -132,6 +141,35 @@ export type ExecutionEndedRecord = RecordBase & {
   error?: RecordedError;
 };
 
+/**
+ * A patch this execution takes (ADR-free summary in docs/upgrades.md): written right after the input record
+ * of the live macrostep in which `patched(changeId)` (or `deprecatePatch`) was first asked, once per
+ * execution. A replay takes the new path exactly where the log has the marker; an execution whose log
+ * has none keeps the old path. Since schema 2.
+ */
+export type PatchMarkedRecord = RecordBase & {
+  type: typeof PATCH_MARKED;
+  changeId: string;
+};
+
+/**
+ * An explicit migration (`app.migrate`) from one version of the execution's logic to another, journaled
+ * between two macrosteps: the execution continues on `version` from `state` (the runtime state as a
+ * snapshot persists it, built by the new version). A replay starts at the last one, like a snapshot, so the
+ * records before it need not replay on the new version. Since schema 2.
+ */
+export type ExecutionMigratedRecord = RecordBase & {
+  type: typeof EXECUTION_MIGRATED;
+  /** The version it ran before (absent: none declared). */
+  fromVersion?: string;
+  /** The version it runs from now on (absent: none declared). */
+  version?: string;
+  /** The new definition's hash. */
+  machineHash: string;
+  /** The persisted runtime state it continues from. */
+  state: unknown;
+};
+
 /** Control record: an erasure's plan, journaled before the shred. */
 export type ErasureContentDeleteIntendedRecord = RecordBase & {
   type: typeof ERASURE_CONTENT_DELETE_INTENDED;
@@ -159,6 +197,8 @@ interface RecordsByType {
   [TIMER_SET]: TimerSetRecord;
   [TRANSITION]: TransitionRecord;
   [EXECUTION_ENDED]: ExecutionEndedRecord;
+  [PATCH_MARKED]: PatchMarkedRecord;
+  [EXECUTION_MIGRATED]: ExecutionMigratedRecord;
   [ERASURE_CONTENT_DELETE_INTENDED]: ErasureContentDeleteIntendedRecord;
   [ERASURE_CONTENT_DELETED]: ErasureContentDeletedRecord;
 }
@@ -219,16 +259,20 @@ function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]
 }
 
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */
+// Version 2 (issue 16) added EXECUTION_STARTED's optional `version`, PATCH_MARKED and EXECUTION_MIGRATED; a version-1 log
+// replays unchanged (it has neither: its execution takes no patch and is pinned to no version).
 export const EVENT_SCHEMA = {
-  version: 1,
+  version: 2,
   types: schemaTypes({
-    [EXECUTION_STARTED]: ["logicId", "machineHash", "subject?", "input", "schema"],
+    [EXECUTION_STARTED]: ["logicId", "machineHash", "version?", "subject?", "input", "schema"],
     [EVENT_RECEIVED]: ["event", "timerId?"],
     [STEP_COMPLETED]: ["stepId", "effectId", "output?", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
     [TIMER_SET]: ["timerId", "dueAt", "event"],
     [TRANSITION]: ["from", "to", "event", "inputDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
+    [PATCH_MARKED]: ["changeId"],
+    [EXECUTION_MIGRATED]: ["fromVersion?", "version?", "machineHash", "state"],
     [ERASURE_CONTENT_DELETE_INTENDED]: ["subject", "addresses", "touchCutoff"],
     [ERASURE_CONTENT_DELETED]: ["subject", "intentSeq", "deleted", "retained"],
   }),

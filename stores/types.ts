@@ -24,6 +24,13 @@ export interface ExecutionInfo {
   executionId: string;
   subject?: string;
   logicId?: string;
+  /**
+   * The logic's definition hash, from EXECUTION_STARTED (or its last EXECUTION_MIGRATED). Absent in entries an older release folded:
+   * the runtime then reads the record itself.
+   */
+  machineHash?: string;
+  /** The logic's declared version it runs on (EXECUTION_STARTED's `version`, or its last migration's), when one is declared. */
+  version?: string;
   status: ExecutionStatus;
   startedAt: number;
   /** Set once an `EXECUTION_ENDED` record is appended. */

@@ -3,6 +3,7 @@
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
 import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
 import type { ModelCallOptions } from "../../machines/helpers/messages.js";
+import { patchedChoices, patchedValueOf, type PatchedValue } from "../../machines/helpers/patches.js";
 import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import { processWarning, type Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
@@ -23,19 +24,27 @@ export interface AgentLoopConfig {
   model: string;
   /** Registered tool effects the model may call, by name (optionally with a description for the model). */
   tools?: (string | { name: string; description?: string })[];
-  /** The system prompt. */
-  system?: string;
-  /** Most model calls in one run. @defaultValue 50 */
-  maxTurns?: number;
-  /** `maxTokens` passed with every model request. */
-  maxTokens?: number;
+  /**
+   * The loop's version (docs/upgrades.md): an execution started on it resumes on it, or is refused. Without
+   * one, the loop is identified by its definition hash and its executions resume on its newest definition.
+   */
+  version?: string;
+  /** The system prompt (or `patched(changeId, ifPatched, otherwise)`: per execution, by whether it takes the change). */
+  system?: string | PatchedValue<string>;
+  /** Most model calls in one run (or a `patched(...)` value). @defaultValue 50 */
+  maxTurns?: number | PatchedValue<number>;
+  /** `maxTokens` passed with every model request (or a `patched(...)` value). */
+  maxTokens?: number | PatchedValue<number>;
   /**
    * Call options passed with every model request (temperature, topP, topK, stopSequences, seed, toolChoice,
    * providerOptions, headers, ...), over the provider's own (`fromAiSdk(model, { callOptions })`). Not journaled.
    */
   callOptions?: ModelCallOptions;
-  /** Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). */
-  compaction?: { toolId: string; afterBytes: number };
+  /**
+   * Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). To switch it on
+   * for new executions only: `patched(changeId, { toolId, afterBytes }, undefined)` (docs/upgrades.md).
+   */
+  compaction?: { toolId: string; afterBytes: number } | PatchedValue<{ toolId: string; afterBytes: number } | undefined>;
   /**
    * Without compaction, warn once per run when the transcript exceeds this many bytes. Besides compaction,
    * the fix may be the execution.claimCheck opt-in; it withholds an offloaded tool result from the model
@@ -90,11 +99,23 @@ export function agentLoop$(config: AgentLoopConfig) {
     id: config.id,
     model: config.model,
     tools: (config.tools ?? []).map((t) => (typeof t === "string" ? { name: t } : t)),
-    maxTurns: config.maxTurns ?? DEFAULT_MAX_TURNS,
-    ...(config.system === undefined ? {} : { system: config.system }),
-    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
     ...(config.callOptions === undefined ? {} : { callOptions: config.callOptions }),
-    ...(config.compaction ? { compaction: config.compaction } : {}),
+    ...(config.version === undefined ? {} : { version: config.version }),
+    // The machine reads these where it uses them, inside the runtime's planning of a macrostep, so a
+    // `patched(...)` value is decided for the execution being planned (machines/helpers/patches.ts).
+    get maxTurns() {
+      return patchedValueOf(config.maxTurns ?? DEFAULT_MAX_TURNS);
+    },
+    get system() {
+      return config.system === undefined ? undefined : patchedValueOf(config.system);
+    },
+    get maxTokens() {
+      return config.maxTokens === undefined ? undefined : patchedValueOf(config.maxTokens);
+    },
+    // Read once outside any planning too (the effects the machine declares): a patched one then counts as switched on.
+    get compaction() {
+      return config.compaction === undefined ? undefined : patchedValueOf(config.compaction);
+    },
   });
   hooks.set(machine, {
     config,
@@ -217,9 +238,13 @@ function validate(config: AgentLoopConfig): void {
   if (config.callOptions !== undefined && (typeof config.callOptions !== "object" || config.callOptions === null || Array.isArray(config.callOptions))) {
     fail("callOptions", "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).");
   }
-  if (config.maxTurns !== undefined && !(Number.isInteger(config.maxTurns) && config.maxTurns > 0)) fail("maxTurns", "a positive integer.");
-  if (config.compaction !== undefined) {
-    const c = config.compaction;
+  const each = patchedChoices;
+  if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTurns", "a positive integer (or patched(changeId, n, m) of two).");
+  if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTokens", "a positive integer (or patched(changeId, n, m) of two).");
+  if (each(config.system).some((text) => typeof text !== "string")) fail("system", "a string (or patched(changeId, a, b) of two).");
+  if (config.version !== undefined && (typeof config.version !== "string" || config.version === "")) fail("version", 'a non-empty string, e.g. "2".');
+  for (const c of patchedChoices(config.compaction)) {
+    if (c === undefined) continue;
     if (typeof c?.toolId !== "string" || c.toolId === "") fail("compaction.toolId", "the name of a registered summarizer effect (createSummarizerEffect).");
     if (!(Number.isFinite(c.afterBytes) && c.afterBytes > 0)) fail("compaction.afterBytes", "a positive number of bytes, e.g. 65_536.");
   }

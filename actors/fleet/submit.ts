@@ -2,7 +2,7 @@
 // macrostep, exactly as app.start writes it) and nothing runs; a worker of the fleet (loomwork/postgres
 // createWorker) claims it, and the submitting app waits for its EXECUTION_ENDED in the store.
 import type { AnyStateMachine } from "xstate";
-import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import type { JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost, StartOptions } from "../appHost.js";
 import { ConfigError } from "../errors.js";
@@ -58,8 +58,8 @@ export async function submitStart(
   if ((await stores.events.head(executionId)) > 0) return;
   const execution = await host.create(logic, executionId, subject);
   const started: RecordOf<typeof EXECUTION_STARTED> = {
-    seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, machineHash: execution.machineHash,
-    ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: 1,
+    seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, ...execution.identity,
+    ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: EVENT_SCHEMA.version,
   };
   // The effects are the worker's: the logic's own effect ids plan its first macrostep as the worker will replay it.
   const effectIds = new Set([...host.effectIds, ...effectSourcesOf(logic)]);

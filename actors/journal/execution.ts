@@ -1,7 +1,7 @@
 // One journaled execution: runs a machine through the pure planner, appends each macrostep before
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
-import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { EVENT_RECEIVED, EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, MacrostepInput, RecordBody } from "../../stores/types.js";
 import { WARNING_CODES } from "../constants.js";
@@ -18,7 +18,8 @@ export interface ExecutionOptions {
   executionId: string;
   subject?: string;
   machine: AnyStateMachine;
-  machineHash: string;
+  /** Journaled in EXECUTION_STARTED: the definition hash, and the declared version (absent: it declares none). */
+  identity: { machineHash: string; version?: string };
   /** Called after every macrostep, live or replayed: its logic's hook (the agent loop's state-growth warning). */
   observer?: MacrostepObserver | undefined;
 }
@@ -46,7 +47,8 @@ export class Execution {
   private halted = false;
   private readonly timerCancels = new Map<string, () => void>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
-  readonly machineHash: string;
+  /** Which definition of its logic it runs (journaled in EXECUTION_STARTED): its hash, and its declared version. */
+  readonly identity: { machineHash: string; version?: string };
   private readonly observers: ExecutionObservers;
   private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
 
@@ -57,7 +59,7 @@ export class Execution {
     this.executionId = options.executionId;
     this.subject = options.subject;
     this.machine = options.machine;
-    this.machineHash = options.machineHash;
+    this.identity = options.identity;
     this.sessionId = `loom:${options.executionId}`;
     this.ref = new JournaledActor(this, host);
     this.observers = new ExecutionObservers(host, this, options.observer);
@@ -78,10 +80,10 @@ export class Execution {
     await this.enqueue({
       type: EXECUTION_STARTED,
       logicId: this.machine.id,
-      machineHash: this.machineHash,
+      ...this.identity,
       ...(this.subject === undefined ? {} : { subject: this.subject }),
       input: input ?? null,
-      schema: 1,
+      schema: EVENT_SCHEMA.version,
     });
   }
 

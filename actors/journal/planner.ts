@@ -9,6 +9,8 @@ import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, Stored
 
 export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
+import { withPatchScope } from "../../machines/helpers/patches.js";
+import { macrostepPatches, type PatchDecisions } from "./patches.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -36,6 +38,8 @@ export interface RuntimeState {
   status: ExecutionStatus;
   output?: unknown;
   error?: SerializedError;
+  /** The patches decided so far (actors/journal/patches.ts); absent until one is asked. */
+  patches?: PatchDecisions;
 }
 
 export interface PlanContext {
@@ -75,8 +79,11 @@ export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string
   return paths.join(",");
 }
 
-/** Plans one macrostep for `input` (a record with its seq and at already set). */
-export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: MacrostepInput): Macrostep {
+/**
+ * Plans one macrostep for `input` (a record with its seq and at already set). `loggedMarkers`: in a replay,
+ * the PATCH_MARKED change ids the journaled macrostep holds (undefined: a live macrostep).
+ */
+export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: MacrostepInput, loggedMarkers?: readonly string[]): Macrostep {
   const { machine } = ctx;
   const state: RuntimeState = previous
     ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers }, counters: { ...previous.counters } }
@@ -87,15 +94,22 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
 
-  const unhandledError = previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event);
+  const patches = macrostepPatches(previous?.patches, loggedMarkers);
+  // The markers follow the input record, before what the transition adds; decided once, kept in the state.
+  const markPatches = () => {
+    for (const changeId of patches.markers) push({ type: schema.PATCH_MARKED, changeId });
+    if (Object.keys(patches.decisions).length > 0) state.patches = patches.decisions;
+  };
   let next: AnyMachineSnapshot;
   let actions: { type: string; params?: unknown }[] = [];
   try {
-    if (unhandledError) throw event.error;
-    [next, actions] = previous
-      ? transition(machine, previous.snapshot, event)
-      : initialTransition(machine, input.input);
+    [next, actions] = withPatchScope(patches.scope, () => {
+      if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
+      return previous ? transition(machine, previous.snapshot, event) : initialTransition(machine, input.input);
+    });
+    markPatches();
   } catch (thrown) {
+    markPatches();
     const error = isSerialized(thrown) ? thrown : serializeError(thrown);
     state.status = "error";
     state.error = error;
@@ -249,6 +263,7 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
     status: state.status,
     ...(state.output === undefined ? {} : { output: state.output }),
     ...(state.error ? { error: state.error } : {}),
+    ...(state.patches ? { patches: state.patches } : {}),
   };
 }
 
@@ -265,5 +280,6 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
     status: p.status ?? "running",
     ...(p.output === undefined ? {} : { output: p.output }),
     ...(p.error ? { error: p.error } : {}),
+    ...(p.patches ? { patches: p.patches } : {}),
   };
 }

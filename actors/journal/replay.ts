@@ -10,7 +10,8 @@ import { foldRecord, isJournalRecord, type MacrostepInput, type RecordHandlers, 
 import * as schema from "../../stores/schema.js";
 import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
-import { plannedFacts, planMacrostep, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
+import { loggedMarkers } from "./patches.js";
+import { plannedFacts, planMacrostep, restoreState, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
 export interface FoldPosition {
@@ -41,7 +42,8 @@ function outOfPlace(cursor: Cursor, record: StoredRecord): never {
 function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
   const { ctx, position, records, index } = cursor;
   if (input.seq !== position.seq + 1) throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, position.seq + 1);
-  const step = planMacrostep(ctx, position.state, input);
+  // The patch markers the journaled macrostep holds decide its patches (actors/journal/patches.ts), so it replays them as logged.
+  const step = planMacrostep(ctx, position.state, input, loggedMarkers(records, index));
   for (let k = 1; k < step.records.length; k++) {
     const logged = records[index + k];
     const planned = step.records[k]!;
@@ -74,6 +76,15 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
   [schema.STEP_FAILED]: replayMacrostep,
   [schema.TIMER_SET]: outOfPlace,
   [schema.TRANSITION]: outOfPlace,
+  // A patch marker follows its macrostep's input record, never starts one.
+  [schema.PATCH_MARKED]: outOfPlace,
+  // A migration stands between macrosteps: the state continues from the one it journaled (built by the new version).
+  [schema.EXECUTION_MIGRATED]: (cursor, record) => {
+    if (!cursor.position.state || record.seq !== cursor.position.seq + 1) return outOfPlace(cursor, record);
+    cursor.position.state = restoreState(cursor.ctx.machine, record.state);
+    cursor.position.seq = record.seq;
+    return 1;
+  },
   // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
   [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
@@ -92,7 +103,10 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
  * not know, or a macrostep whose records differ from what the planner derives.
  */
 export function foldRecords(ctx: PlanContext, from: FoldPosition, records: readonly StoredRecord[], onMacrostep?: (step: Macrostep) => void): FoldPosition {
-  const cursor: Cursor = { ctx, position: { ...from }, records, index: 0, onMacrostep };
+  // The fold starts at the last migration, as at a snapshot: what came before ran on another version.
+  const migrated = records.findLastIndex((r) => r.type === schema.EXECUTION_MIGRATED);
+  const start = migrated < 0 ? from : { state: restoreState(ctx.machine, records[migrated]!.state), seq: records[migrated]!.seq };
+  const cursor: Cursor = { ctx, position: { ...start }, records, index: migrated + 1, onMacrostep };
   while (cursor.index < records.length) {
     const record = records[cursor.index]!;
     if (isJournalRecord(record)) cursor.index += foldRecord(AT_MACROSTEP_START, cursor, record);

@@ -6,14 +6,14 @@
 // - every record: `seq`, `at`, `type`, the ids `stepId` / `effectId` / `timerId`, the transition's
 //   `from` / `to`, and `refs`: the content addresses the record cites, listed by visitCitedAddresses
 //   BEFORE sealing and bound into the AAD with the rest of the header;
-// - the catalogue fields the store folds from what it appends: `subject` and `logicId` of
-//   EXECUTION_STARTED, `status` of EXECUTION_ENDED. They are copies: the sealed payload keeps the
+// - the catalogue fields the store folds from what it appends: `subject`, `logicId`, `machineHash` and
+//   `version` of EXECUTION_STARTED (and of EXECUTION_MIGRATED), `status` of EXECUTION_ENDED. They are copies: the sealed payload keeps the
 //   originals, and `open` refuses a record whose readable copy differs (RecordAuthenticationError).
 // A sealed snapshot state is `{ __loomSealedState: 1, seq, at, type, refs, sealed }`: the state sealed as a
 // record of type `loom.snapshot` at the snapshot's seq, so it cannot be moved to another seq or execution.
 //
 // Sealing happens before the store's append is called: no WebCrypto work runs inside a storage transaction.
-import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
 import type { EventStore, JournalRecord, KeyStore, StoredRecord } from "../../stores/types.js";
@@ -26,8 +26,9 @@ export const SEALED_STATE_KEY = "__loomSealedState";
 
 /** Fields copied beside a sealed record's header so the store's catalogue can fold them without the key. */
 const CATALOGUE_FIELDS: Record<string, readonly string[]> = {
-  [EXECUTION_STARTED]: ["subject", "logicId"],
+  [EXECUTION_STARTED]: ["subject", "logicId", "machineHash", "version"],
   [EXECUTION_ENDED]: ["status"],
+  [EXECUTION_MIGRATED]: ["machineHash", "version"],
 };
 
 /** An execution's records are unreadable because its subject was erased (the key is destroyed): not garbage, erased. */

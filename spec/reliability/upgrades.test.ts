@@ -18,6 +18,8 @@ import type { Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { goldenAgent, goldenAgentEffects, type GoldenJournal } from "./goldenAgent.js";
+import { goldenFlow } from "../upgrades/goldenFlow.js";
+import { countedEffects } from "../upgrades/support.js";
 import { contiguous, removeTempDirs, tempDir } from "./support.js";
 
 afterAll(removeTempDirs);
@@ -32,6 +34,11 @@ const LOGICS: Record<string, () => { logic: AnyStateMachine; effects: Record<str
   "golden-agent": () => {
     const runs = new Map<string, number>();
     return { logic: goldenAgent, effects: goldenAgentEffects(runs), runs };
+  },
+  // Schema 2 (issue 16): a declared version and a patch marker (spec/upgrades/goldenFlow.ts).
+  flow: () => {
+    const { effects, runs } = countedEffects();
+    return { logic: goldenFlow, effects, runs };
   },
 };
 
@@ -63,7 +70,7 @@ async function replay(stores: Stores, golden: GoldenJournal): Promise<void> {
 
 describe("campaign 10: golden journals of every released schema version", () => {
   it("has a golden journal for the demo machine and for an agent", () => {
-    expect(goldens.map((g) => g.name).sort()).toEqual(expect.arrayContaining(["agent-v1.journal.json", "demo-v1.journal.json"]));
+    expect(goldens.map((g) => g.name).sort()).toEqual(expect.arrayContaining(["agent-v1.journal.json", "demo-v1.journal.json", "versioned-v2.journal.json"]));
     for (const { name, journal } of goldens) {
       expect(journal.schema, name).toBeLessThanOrEqual(EVENT_SCHEMA.version);
       expect(journal.records[0], name).toMatchObject({ type: EXECUTION_STARTED, schema: journal.schema });
