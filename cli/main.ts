@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
 import { helpText, parseCommand } from "./args.js";
+import { approvals } from "./commands/approvals.js";
 import { inspect } from "./commands/inspect.js";
 import { log } from "./commands/log.js";
 import { ls } from "./commands/ls.js";
@@ -19,7 +20,7 @@ import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
 import { palette } from "./terminal.js";
 
-const COMMANDS: Record<string, Command> = { run, ls, log, stats, inspect, "replay-check": replayCheck, sweep, erase, export: exportSubject };
+const COMMANDS: Record<string, Command> = { run, ls, log, stats, approvals, inspect, "replay-check": replayCheck, sweep, erase, export: exportSubject };
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).
 function version(): string {

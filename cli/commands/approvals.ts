@@ -1,0 +1,48 @@
+// loomwork approvals [executionId...]: the tool calls that wait for a human (needsApproval), read from the
+// journal of each running execution; the decision is sent through the app that runs it.
+import { approvalsAsked, decides, TOOL_APPROVAL_EVENT, type PendingApproval } from "../../actors/agents/approvals.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
+import { command } from "../context.js";
+import { isSealed, readRecords, requireExecution } from "../journal.js";
+import { valueText } from "../render.js";
+import { table } from "../terminal.js";
+
+export const approvals = command("approvals", "List the tool calls that wait for a human's approval (needsApproval), per running execution.", {
+  args: { "[executionId...]": "only these executions (default: every running one)" },
+  details: [
+    `A parked call is decided by sending { type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved, reason? } to its execution, in the app that runs it (actor.send); the model sees a denial as the tool's result.`,
+    "Read-only: works beside the running app. Sealed executions (security.crypto) are listed as sealed; their calls are not shown.",
+    "With --json: [{ executionId, toolCallId, toolName, input, stepId }] and, for sealed executions, { executionId, sealed: true }.",
+  ],
+  examples: ["loomwork approvals", "loomwork approvals ops-1 --json"],
+}, async (ctx) => {
+  const stores = await ctx.journal();
+  const ids = ctx.positionals.length > 0 ? ctx.positionals : (await stores.events.listExecutions()).filter((e) => e.status === "running").map((e) => e.executionId);
+  const rows: (PendingApproval & { executionId: string })[] = [];
+  const sealed: string[] = [];
+  for (const executionId of ids) {
+    await requireExecution(stores, executionId);
+    let pending: PendingApproval[] = [];
+    for (const record of await readRecords(stores, executionId)) {
+      if (isSealed(record)) {
+        sealed.push(executionId);
+        pending = [];
+        break;
+      }
+      if (!isJournalRecord(record)) continue;
+      if (record.type === STEP_COMPLETED) pending.push(...approvalsAsked(record));
+      else if (record.type === EVENT_RECEIVED) pending = pending.filter((a) => !decides(record.event, a));
+      else if (record.type === EXECUTION_ENDED) pending = [];
+    }
+    rows.push(...pending.map((a) => ({ executionId, ...a })));
+  }
+  if (ctx.json) return ctx.printJson([...rows, ...sealed.map((executionId) => ({ executionId, sealed: true }))]);
+  const { c } = ctx;
+  if (rows.length === 0) ctx.out(c.dim("no tool call waits for approval"));
+  else {
+    const lines = table([["EXECUTION", "TOOL CALL", "TOOL", "INPUT"].map((h) => c.dim(h)), ...rows.map((r) => [c.bold(r.executionId), r.toolCallId, r.toolName, valueText(r.input, 60, false)])], []);
+    for (const line of lines) ctx.out(line);
+    ctx.out(c.dim(`decide with actor.send({ type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved: true | false, reason? }) in the app that runs the execution`));
+  }
+  for (const executionId of sealed) ctx.out(c.yellow(`${executionId}: sealed (security.crypto): its calls are not shown`));
+});
