@@ -1,8 +1,11 @@
 // loomwork/react: React hooks over a journaled actor and over the app's read models, on
 // useSyncExternalStore. React is a peer dependency of this entry point only.
-import { useCallback, useRef, useSyncExternalStore } from "react";
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { AnyStateMachine, SnapshotFrom } from "xstate";
 import type { JournaledActor } from "../../actors/journal/actor.js";
+import type { PendingApproval } from "../../actors/agents/approvals.js";
+import type { ExecutionStream, StreamOptions } from "../../actors/agents/streams.js";
+import type { StreamPart } from "../../actors/agents/deltas.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
 
 /** What the hooks read of an actor: a `JournaledActor`, or anything with its `getSnapshot` and `subscribe`. */
@@ -71,6 +74,46 @@ export function useExecutionView(app: { readonly readModels: ReadModels }, execu
   const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
   const read = () => store.getSnapshot().context.executions[executionId];
   return useSyncExternalStore(subscribe, read, read);
+}
+
+/**
+ * The execution's stream (`app.stream`): its recorded turns from the journal, then the model's deltas
+ * live, as parts with their index; `text` is the text of the parts so far. A remount or a reload starts
+ * again from the journal, so nothing streamed is lost to the UI.
+ *
+ * @example
+ * const { text, parts } = useExecutionStream(app, "chat-1");
+ */
+export function useExecutionStream(app: { stream(executionId: string, options?: StreamOptions): ExecutionStream }, executionId: string): { parts: StreamPart[]; text: string } {
+  const [state, setState] = useState<{ parts: StreamPart[]; text: string }>({ parts: [], text: "" });
+  useEffect(() => {
+    const abort = new AbortController();
+    setState({ parts: [], text: "" });
+    void (async () => {
+      for await (const part of app.stream(executionId, { signal: abort.signal })) {
+        if (abort.signal.aborted) return;
+        setState((previous) => ({ parts: [...previous.parts, part], text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : "") }));
+      }
+    })().catch(() => undefined);
+    return () => abort.abort();
+  }, [app, executionId]);
+  return state;
+}
+
+/**
+ * The tool calls parked for a human (`needsApproval`), from the app's read models: of one execution, or
+ * of all. Decide one with `actor.send({ type: "TOOL_APPROVAL", toolCallId, approved, reason? })`.
+ */
+export function usePendingApprovals(app: { readonly readModels: ReadModels }, executionId?: string): (PendingApproval & { executionId: string })[] {
+  const executions = useExecutions(app);
+  const memo = useRef<{ views: ExecutionView[]; id: string | undefined; value: (PendingApproval & { executionId: string })[] } | undefined>(undefined);
+  if (memo.current?.views !== executions || memo.current.id !== executionId) {
+    const value = executions
+      .filter((view) => executionId === undefined || view.executionId === executionId)
+      .flatMap((view) => view.pendingApprovals.map((approval) => ({ ...approval, executionId: view.executionId })));
+    memo.current = { views: executions, id: executionId, value };
+  }
+  return memo.current.value;
 }
 
 function subscribeTo<V>(source: { subscribe(listener: (value: V) => void): { unsubscribe(): void } }, onChange: () => void): () => void {

@@ -6,7 +6,11 @@ import { act, createElement, type ReactNode } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { setup } from "xstate";
-import { useExecution, useExecutions, useExecutionSelector, useExecutionView } from "../../adapters/react/index.js";
+import { useExecution, useExecutions, useExecutionSelector, useExecutionStream, useExecutionView, usePendingApprovals } from "../../adapters/react/index.js";
+import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
+import { agentLoop$, createLlmEffect, createToolEffect } from "../../index.js";
+import { byTurn, startOpenAiServer } from "../support/openaiServer.js";
+import { PROVIDERS } from "../support/providers.js";
 import { createApp, defineConfig, effectActor, memoryStores, type JournaledActor } from "../../index.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
@@ -144,5 +148,48 @@ describe("loomwork/react", () => {
     }
     await render(createElement(Typed));
     await app.close();
+  });
+
+  it("useExecutionStream shows a streamed turn as it comes, and usePendingApprovals the parked calls", async () => {
+    const server = await startOpenAiServer(
+      byTurn([
+        { toolCalls: [{ id: "call_rm", name: "deleteFile", arguments: '{"path":"/etc/hosts"}' }] },
+        { text: "Deleted the file as you approved.", chunkChars: 5 },
+      ]),
+    );
+    try {
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects: {
+            model: createLlmEffect(fromAiSdk(PROVIDERS[2]!.model(server.baseURL))),
+            deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), { needsApproval: true }),
+          },
+        }),
+      );
+      function Chat() {
+        const { text } = useExecutionStream(app, "ops-1");
+        const approvals = usePendingApprovals(app, "ops-1");
+        return createElement("p", { id: "chat" }, `${approvals.map((a) => `${a.toolName}:${a.toolCallId}`).join(",")} | ${text}`);
+      }
+      await render(createElement(Chat));
+      let actor!: JournaledActor;
+      await settle(async () => {
+        actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), { executionId: "ops-1", input: { prompt: "clean up" } });
+        for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++) await new Promise((r) => setTimeout(r, 5));
+        await app.readModels.ready;
+      });
+      expect(text("chat")).toBe("deleteFile:call_rm | ");
+      await settle(async () => {
+        await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true });
+        await app.result("ops-1");
+        await new Promise((r) => setTimeout(r, 20));
+      });
+      expect(text("chat")).toBe(" | Deleted the file as you approved.");
+      await settle(() => app.close());
+      expect(errors).not.toHaveBeenCalled();
+    } finally {
+      await server.close();
+    }
   });
 });
