@@ -57,34 +57,30 @@ export class UnknownEffectError extends LoomworkError {
  * replayed (never a late NonDeterminismError). Hold the version in `defineConfig({ logics })` beside the newer one.
  */
 export class UnknownLogicVersionError extends LoomworkError {
-  readonly executionId: string;
-  readonly logicId: string;
-  /** The version the execution started on (its EXECUTION_STARTED record). */
-  readonly version: string;
-  /** The versions of `logicId` this app holds (an undeclared one as `#<definition hash>`). */
-  readonly available: readonly string[];
-  constructor(executionId: string, logicId: string, version: string, available: readonly string[]) {
+  constructor(
+    readonly executionId: string,
+    readonly logicId: string,
+    /** The version the execution started on (its EXECUTION_STARTED record). */
+    readonly version: string,
+    /** The versions of `logicId` this app holds (an undeclared one as `#<definition hash>`). */
+    readonly available: readonly string[],
+  ) {
     super(
       RUNTIME_ERROR_CODES.unknownLogicVersion,
       `Execution "${executionId}" started on version "${version}" of logic "${logicId}", which this app does not hold ` +
         `(it holds ${available.length ? available.map((v) => `"${v}"`).join(", ") : "no version of it"}). ` +
         `Add that version to defineConfig({ logics: [...] }) beside the newer one so the execution finishes on it (docs/upgrades.md).`,
     );
-    this.executionId = executionId;
-    this.logicId = logicId;
-    this.version = version;
-    this.available = available;
   }
 }
 
 /** `app.migrate` cannot move the execution: the reason says why and what to do. */
 export class MigrationRefusedError extends LoomworkError {
-  readonly executionId: string;
-  readonly reason: string;
-  constructor(executionId: string, reason: string) {
+  constructor(
+    readonly executionId: string,
+    readonly reason: string,
+  ) {
     super(RUNTIME_ERROR_CODES.migrationRefused, `Cannot migrate execution "${executionId}": ${reason}.`);
-    this.executionId = executionId;
-    this.reason = reason;
   }
 }
 

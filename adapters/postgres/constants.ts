@@ -17,15 +17,12 @@ export const DEFAULT_SCHEMA = "loomwork";
 /** Prefix of the LISTEN/NOTIFY channel of one schema (`<prefix>_<schema>`). */
 export const CHANNEL_PREFIX = "loomwork";
 
-/** Notification kinds on the channel (the payload is `<kind>:<executionId>`). */
-export const NOTIFY = {
-  /** An execution was submitted, or its lease was released: a worker may claim it. */
-  runnable: "runnable",
-  /** An event was put in an execution's inbox. */
-  inbox: "inbox",
-  /** An EXECUTION_ENDED record was appended. */
-  ended: "ended",
-} as const;
+/**
+ * Notification kinds on the channel (the payload is `<kind>:<executionId>`): `runnable`, an execution was
+ * submitted or its lease released (a worker may claim it); `inbox`, an event was put in its inbox;
+ * `ended`, an EXECUTION_ENDED record was appended.
+ */
+export const NOTIFY = { runnable: "runnable", inbox: "inbox", ended: "ended" } as const;
 
 /** The unique-violation SQLSTATE: a second writer's records collided on `(execution_id, seq)`. */
 export const UNIQUE_VIOLATION = "23505";

@@ -8,31 +8,31 @@ import { POSTGRES_ERROR_CODES } from "./constants.js";
  * drops the execution and the lease holder continues it from the journal.
  */
 export class LeaseLostError extends LoomworkError {
-  readonly executionId: string;
-  readonly owner: string;
-  constructor(executionId: string, owner: string) {
+  constructor(
+    readonly executionId: string,
+    /** The worker whose lease was lost. */
+    readonly owner: string,
+  ) {
     super(
       POSTGRES_ERROR_CODES.leaseLost,
       `Execution "${executionId}": worker "${owner}" no longer holds its lease (expired or taken over); the append was refused and nothing was written. The lease holder resumes it from the journal.`,
     );
-    this.executionId = executionId;
-    this.owner = owner;
   }
 }
 
 /** The database's schema was migrated by a newer loomwork than this one. */
 export class SchemaVersionError extends LoomworkError {
-  readonly schema: string;
-  readonly found: number;
-  readonly known: number;
-  constructor(schema: string, found: number, known: number) {
+  constructor(
+    readonly schema: string,
+    /** The schema version the database is at. */
+    readonly found: number,
+    /** The newest schema version this loomwork knows. */
+    readonly known: number,
+  ) {
     super(
       POSTGRES_ERROR_CODES.schemaVersion,
       `PostgreSQL schema "${schema}" is at version ${found}, newer than the ${known} this loomwork knows; upgrade loomwork on this machine before it writes there.`,
     );
-    this.schema = schema;
-    this.found = found;
-    this.known = known;
   }
 }
 
