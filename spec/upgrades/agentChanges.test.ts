@@ -116,6 +116,20 @@ describe("agentLoop$ changes without a version or a patch", () => {
     expect(diverged).toMatchObject({ produced: { type: "loom.transition", to: "compacting" } });
   });
 
+  it("a changed maxTokens: safe; the run in flight asks with the new bound from its next turn", async () => {
+    const { report, inflight, requests } = await judge({ ...BASE, maxTokens: 256 });
+    expect(report.ok).toBe(true);
+    expect(inflight).toMatchObject({ text: "answer after 2 calls" });
+    expect(requests[0]!.maxTokens).toBe(256);
+  });
+
+  it("a renamed tool: not safe; a journal whose model called the old name diverges", async () => {
+    const { report, verdicts } = await judge({ ...BASE, tools: ["lookup"] });
+    expect(report.ok).toBe(false);
+    expect(verdicts["answers-1"]).toBe("diverges");
+    expect(verdicts["answers-0"]).toBeUndefined(); // no tool was called: compatible
+  });
+
   it("a changed maxTurns: not safe; a journal that reached the old limit diverges (raised or lowered)", async () => {
     const raised = await judge({ ...BASE, maxTurns: 5 });
     expect(raised.verdicts).toEqual({ limit: "diverges" });
