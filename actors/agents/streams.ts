@@ -136,6 +136,8 @@ class Buffer {
 /** The app's stream buffers, fed by its bus. */
 export class StreamHub {
   private readonly buffers = new Map<string, Buffer>();
+  // Executions someone opened a stream of: only theirs are kept after the end (a late reconnect finds its indices).
+  private readonly opened = new Set<string>();
   private readonly endedOrder: string[] = [];
 
   constructor(
@@ -152,8 +154,14 @@ export class StreamHub {
       const buffer = this.buffers.get(executionId);
       if (!buffer) return;
       buffer.push({ kind: "ended" });
+      // Nobody streamed it: a later app.stream rebuilds it from the journal, so nothing is kept per ended execution.
+      if (!this.opened.has(executionId)) return void this.buffers.delete(executionId);
       this.endedOrder.push(executionId);
-      while (this.endedOrder.length > KEPT_ENDED) this.buffers.delete(this.endedOrder.shift()!);
+      while (this.endedOrder.length > KEPT_ENDED) {
+        const dropped = this.endedOrder.shift()!;
+        this.buffers.delete(dropped);
+        this.opened.delete(dropped);
+      }
     });
   }
 
@@ -163,6 +171,7 @@ export class StreamHub {
   }
 
   open(executionId: string, options: StreamOptions = {}): ExecutionStream {
+    this.opened.add(executionId);
     const buffer = this.buffer(executionId);
     const iterate = () => parts(buffer, options);
     return { [Symbol.asyncIterator]: () => iterate()[Symbol.asyncIterator](), toUIMessageStream: () => toUIMessageStream(iterate()) };
