@@ -1,7 +1,7 @@
 // Pending approvals as the journal shows them: a model step's reply marks the tool calls that wait for a
 // human (needsApproval); a TOOL_APPROVAL event decides one. Read by app.readModels and the CLI.
 import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
-import type { RecordedEvent, StepCompletedRecord } from "../../stores/schema.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED, type JournalRecord, type RecordedEvent, type StepCompletedRecord } from "../../stores/schema.js";
 
 export { TOOL_APPROVAL_EVENT };
 
@@ -31,4 +31,21 @@ export function approvalsAsked(record: StepCompletedRecord): PendingApproval[] {
 /** Whether a journaled event is the decision on `approval`. */
 export function decides(event: RecordedEvent, approval: PendingApproval): boolean {
   return event.type === TOOL_APPROVAL_EVENT && "toolCallId" in event && event.toolCallId === approval.toolCallId;
+}
+
+/**
+ * The calls still parked after `record`: a model step's reply adds the ones it parked, a TOOL_APPROVAL
+ * decides one, the end clears them. `fromModel` says whether a completed step's effect is a model.
+ */
+export function pendingAfter(pending: PendingApproval[], record: JournalRecord, fromModel = true): PendingApproval[] {
+  switch (record.type) {
+    case STEP_COMPLETED:
+      return fromModel ? [...pending, ...approvalsAsked(record)] : pending;
+    case EVENT_RECEIVED:
+      return pending.filter((a) => !decides(record.event, a));
+    case EXECUTION_ENDED:
+      return [];
+    default:
+      return pending;
+  }
 }

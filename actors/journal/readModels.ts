@@ -3,8 +3,8 @@
 // Built from the event store's catalogue and each log at creation, then kept current from the bus.
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
-import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import { approvalsAsked, decides, type PendingApproval } from "../agents/approvals.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { pendingAfter, type PendingApproval } from "../agents/approvals.js";
 import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
 import { processWarning, type RuntimeEvents, type Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
@@ -44,6 +44,7 @@ function copy(view: ExecutionView): ExecutionView {
 /** Folds records into a view (in place). `counters` only: leave status to the records that come later. */
 function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId: string) => boolean, countersOnly: boolean): void {
   for (const record of records) {
+    view.pendingApprovals = pendingAfter(view.pendingApprovals, record, record.type === STEP_COMPLETED && isModel(record.effectId));
     switch (record.type) {
       case EXECUTION_STARTED:
         view.logicId ??= record.logicId;
@@ -52,17 +53,12 @@ function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId:
         break;
       case STEP_COMPLETED:
         view.steps.completed++;
-        if (isModel(record.effectId)) view.pendingApprovals.push(...approvalsAsked(record));
-        break;
-      case EVENT_RECEIVED:
-        view.pendingApprovals = view.pendingApprovals.filter((a) => !decides(record.event, a));
         break;
       case STEP_FAILED:
         view.steps.failed++;
         if (typeof record.stoppedAt === "string") view.lastStoppedAt = record.stoppedAt as ChainLayer;
         break;
       case EXECUTION_ENDED:
-        view.pendingApprovals = [];
         if (countersOnly) break;
         view.status = record.status;
         view.endedAt = record.at;

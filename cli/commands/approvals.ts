@@ -1,7 +1,7 @@
 // loomwork approvals [executionId...]: the tool calls that wait for a human (needsApproval), read from the
 // journal of each running execution; the decision is sent through the app that runs it.
-import { approvalsAsked, decides, TOOL_APPROVAL_EVENT, type PendingApproval } from "../../actors/agents/approvals.js";
-import { EVENT_RECEIVED, EXECUTION_ENDED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
+import { pendingAfter, TOOL_APPROVAL_EVENT, type PendingApproval } from "../../actors/agents/approvals.js";
+import { isJournalRecord } from "../../stores/schema.js";
 import { command } from "../context.js";
 import { isSealed, readRecords, requireExecution } from "../journal.js";
 import { valueText } from "../render.js";
@@ -29,10 +29,8 @@ export const approvals = command("approvals", "List the tool calls that wait for
         pending = [];
         break;
       }
-      if (!isJournalRecord(record)) continue;
-      if (record.type === STEP_COMPLETED) pending.push(...approvalsAsked(record));
-      else if (record.type === EVENT_RECEIVED) pending = pending.filter((a) => !decides(record.event, a));
-      else if (record.type === EXECUTION_ENDED) pending = [];
+      // Only a model's reply parks calls (approvalsAsked finds none in a tool's output).
+      if (isJournalRecord(record)) pending = pendingAfter(pending, record);
     }
     rows.push(...pending.map((a) => ({ executionId, ...a })));
   }
