@@ -6,7 +6,7 @@ import { defineConfig } from "../actors/config.js";
 import { MemoryEventStore, memoryStores } from "../stores/memory.js";
 import { EVENT_RECEIVED, EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
 import type { StoredRecord } from "../stores/types.js";
-import { demoMachine } from "./support/demoMachine.js";
+import { demoMachine, failingBoom, fragileMachine } from "./support/demoMachine.js";
 import { countedDemoEffects, withEvents } from "./support/harness.js";
 
 class RecordingStore extends MemoryEventStore {
@@ -74,15 +74,8 @@ describe("the journal", () => {
   });
 
   it("ends the execution visibly when an effect fails and the machine does not handle it", async () => {
-    const { setup } = await import("xstate");
-    const { effectActor } = await import("../machines/helpers/effectActor.js");
-    const machine = setup({ actors: { boom: effectActor() } }).createMachine({
-      id: "fragile",
-      initial: "a",
-      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
-    });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }));
-    await app.start(machine, { executionId: "f" });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: failingBoom }));
+    await app.start(fragileMachine, { executionId: "f" });
     await expect(app.result("f")).rejects.toMatchObject({ name: "ExecutionFailedError", error: { name: "TypeError", message: "nope" } });
     expect((await app.log("f")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { message: "nope" } });
   });
@@ -141,23 +134,16 @@ describe("getSnapshot", () => {
   // useSyncExternalStore (React, @xstate/react's useSelector) requires the same object until the state
   // changes; a new one per call makes React log "getSnapshot should be cached" and loop.
   it("returns the same object on every call until the state changes, for every status", async () => {
-    const { setup } = await import("xstate");
-    const { effectActor } = await import("../machines/helpers/effectActor.js");
-    const fragile = setup({ actors: { boom: effectActor() } }).createMachine({
-      id: "fragile",
-      initial: "a",
-      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
-    });
     const { effects } = countedDemoEffects();
     const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { ...effects, boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }),
+      defineConfig({ stores: memoryStores(), effects: { ...effects, ...failingBoom } }),
     );
     const running = await app.start(demoMachine, { executionId: "running", input: { topic: "t" } });
     await running.settled();
     const stopped = await app.start(demoMachine, { executionId: "stopped", input: { topic: "t" } });
     await stopped.settled();
     await app.stop("stopped");
-    const failed = await app.start(fragile, { executionId: "failed" });
+    const failed = await app.start(fragileMachine, { executionId: "failed" });
     await app.result("failed").catch(() => undefined);
     const done = await app.start(demoMachine, { executionId: "done", input: { topic: "t" } });
     await done.settled();

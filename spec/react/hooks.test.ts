@@ -5,14 +5,13 @@
 import { act, createElement, type ReactNode } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from "vitest";
-import { setup } from "xstate";
 import { useExecution, useExecutions, useExecutionSelector, useExecutionStream, useExecutionView, usePendingApprovals } from "../../adapters/react/index.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { agentLoop$, createLlmEffect, createToolEffect } from "../../index.js";
 import { byTurn, startOpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
-import { createApp, defineConfig, effectActor, memoryStores, type JournaledActor } from "../../index.js";
-import { demoMachine } from "../support/demoMachine.js";
+import { createApp, defineConfig, memoryStores, type JournaledActor } from "../../index.js";
+import { demoMachine, failingBoom, fragileMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 
 declare global {
@@ -72,18 +71,13 @@ describe("loomwork/react", () => {
   });
 
   it("renders stopped and failed executions without a getSnapshot warning or an update loop", async () => {
-    const fragile = setup({ actors: { boom: effectActor() } }).createMachine({
-      id: "fragile",
-      initial: "a",
-      states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
-    });
     const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { ...countedDemoEffects().effects, boom: { kind: "tool", run: async () => { throw new TypeError("nope"); } } } }),
+      defineConfig({ stores: memoryStores(), effects: { ...countedDemoEffects().effects, ...failingBoom } }),
     );
     const stopped = await app.start(demoMachine, { executionId: "s", input: { topic: "t" } });
     await stopped.settled();
     await app.stop("s", "user cancelled");
-    const failed = await app.start(fragile, { executionId: "f" });
+    const failed = await app.start(fragileMachine, { executionId: "f" });
     await app.result("f").catch(() => undefined);
     function Both() {
       const a = useExecution(stopped);

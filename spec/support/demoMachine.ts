@@ -1,5 +1,6 @@
 // A machine with two effects, a timer and an external event: the kernel's test subject.
 import { assign, setup } from "xstate";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { effectActor } from "../../machines/helpers/effectActor.js";
 
 export const demoMachine = setup({
@@ -43,3 +44,17 @@ export const demoMachine = setup({
   },
   output: ({ context }) => ({ notes: context.notes, approved: context.approved }),
 });
+
+/** A machine whose one step, `boom`, the machine does not handle: with `failingBoom`, the execution ends as error. */
+export const fragileMachine = setup({ actors: { boom: effectActor() } }).createMachine({
+  id: "fragile",
+  initial: "a",
+  states: { a: { invoke: { src: "boom", id: "boom", onDone: "b" } }, b: { type: "final" } },
+});
+
+/** The `boom` effect of `fragileMachine`: it always throws TypeError("nope"). */
+export const failingBoom = {
+  boom: createToolEffect(async () => {
+    throw new TypeError("nope");
+  }),
+};
