@@ -1,7 +1,7 @@
 // One live step's walk through the effectChain machine (machines/effectChain.ts), and what the walk adds
 // to the step's outcome record: the runtime moves the walk inward as the step enters each layer, then
 // ends it with what the chain resolved or threw. Pure transitions: no actor, no timers.
-import { initialTransition, transition } from "xstate";
+import { pureInitialTransition as initialTransition, pureTransition as transition } from "../pureTransition.js";
 import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../../machines/effectChain.js";
 import type { Usage } from "../../machines/helpers/messages.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";

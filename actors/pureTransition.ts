@@ -1,0 +1,51 @@
+// XState's pure transition() and initialTransition(), with the inert actor they need built once per logic.
+// XState's own functions build it per call: createActor(logic), which computes the logic's whole initial
+// snapshot (for a machine: its initial state, its context function) only to be thrown away, about 100 µs
+// for the agent loop, once per journaled macrostep and once per layer of every effect step's chain walk.
+// Here that actor is made once per logic and kept; what XState's inert scope gets fresh per call (the
+// actor system children register in) is still fresh per call, so a spawned child's systemId never
+// collides with a previous call's and nothing a call spawns outlives it.
+import { createActor, createEmptyActor, type AnyActorRef, type AnyActorScope, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from "xstate";
+
+type Step = [AnyMachineSnapshot, ExecutableActionsFrom<AnyStateMachine>[]];
+
+const inertSelves = new WeakMap<AnyStateMachine, AnyActorRef>();
+
+function scopeFor(logic: AnyStateMachine, actions: unknown[]): AnyActorScope {
+  let self = inertSelves.get(logic);
+  if (!self) {
+    self = createActor(logic);
+    inertSelves.set(logic, self);
+  }
+  // A fresh system per call, as XState's createInertActorScope gives: children spawned while resolving
+  // the transition register there, and are dropped with it.
+  const system = createEmptyActor().system;
+  self.system = system;
+  return {
+    self,
+    id: "",
+    sessionId: "",
+    logger: () => undefined,
+    defer: () => undefined,
+    emit: () => undefined,
+    stopChild: () => undefined,
+    system,
+    actionExecutor: (action) => void actions.push(action),
+  };
+}
+
+/** `transition(logic, snapshot, event)` of XState: the next snapshot and the actions to execute, executing none. */
+export function pureTransition<T extends AnyStateMachine>(logic: T, snapshot: SnapshotFrom<T>, event: EventFromLogic<T>): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
+export function pureTransition(logic: AnyStateMachine, snapshot: AnyMachineSnapshot, event: AnyEventObject): Step {
+  const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
+  const next = logic.transition(snapshot, event, scopeFor(logic, actions));
+  return [next, actions];
+}
+
+/** `initialTransition(logic, input)` of XState: the initial snapshot and the actions to execute, executing none. */
+export function pureInitialTransition<T extends AnyStateMachine>(logic: T, input: unknown): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
+export function pureInitialTransition(logic: AnyStateMachine, input: unknown): Step {
+  const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
+  const next = logic.getInitialSnapshot(scopeFor(logic, actions), input);
+  return [next, actions];
+}
