@@ -2,7 +2,7 @@
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
 import { assign, enqueueActions, setup } from "xstate";
 import { AGENT_COMPACT_CHILD, AGENT_MODEL_CHILD, compactStepOf, modelStepOf, toolCallIdOf, toolCallIndexOf, toolChildOf, toolStepOf } from "./helpers/agentIds.js";
-import { effectActor, stepInput } from "./helpers/effectActor.js";
+import { effectActor, lazyStepInput, stepInput } from "./helpers/effectActor.js";
 import { TOOL_APPROVAL_EVENT } from "./helpers/constants.js";
 import { invokeAs } from "./helpers/invokeAs.js";
 import type { Message, ModelCallOptions, ModelRequest, ToolApprovalEvent, ToolCall } from "./helpers/messages.js";
@@ -67,12 +67,19 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   for (const tool of toolNames) actors[tool] = effectActor();
   if (config.compaction) actors[config.compaction.toolId] = effectActor();
 
-  const request = (context: AgentLoopMachineContext): ModelRequest => ({
-    messages: fencedMessages(context.messages),
-    tools: config.tools,
-    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
-    ...(config.callOptions === undefined ? {} : { options: config.callOptions }),
-  });
+  // The model request of a turn. Its options are read while the transition is planned (a `patched(...)`
+  // maxTokens is decided there); the fenced transcript, a walk of every message, is built only when the
+  // runtime reads the step's input to run it: a replay serving the turn from the log never builds it.
+  const request = (context: AgentLoopMachineContext) => {
+    const maxTokens = config.maxTokens;
+    const options = config.callOptions;
+    return lazyStepInput(modelStepOf(context.turn), (): ModelRequest => ({
+      messages: fencedMessages(context.messages),
+      tools: config.tools,
+      ...(maxTokens === undefined ? {} : { maxTokens }),
+      ...(options === undefined ? {} : { options }),
+    }));
+  };
 
   const shouldCompact = (context: AgentLoopMachineContext) =>
     config.compaction !== undefined &&
@@ -167,7 +174,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
         invoke: {
           src: config.model,
           id: AGENT_MODEL_CHILD,
-          input: ({ context }) => stepInput(modelStepOf(context.turn), request(context)),
+          input: ({ context }) => request(context),
           onDone: [
             refuse("The model turn"),
             {

@@ -1,6 +1,6 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
-import { createActor, initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import { createActor, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
@@ -11,6 +11,7 @@ export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
+import { pureInitialTransition, pureTransition } from "../pureTransition.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -105,7 +106,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   try {
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
-      return previous ? transition(machine, previous.snapshot, event) : initialTransition(machine, input.input);
+      return previous ? pureTransition(machine, previous.snapshot, event) : pureInitialTransition(machine, input.input);
     });
     markPatches();
   } catch (thrown) {
@@ -129,10 +130,13 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         const childId = String(params.id);
         const occurrence = (state.counters[childId] ?? 0) + 1;
         state.counters[childId] = occurrence;
-        const named = isStepInput(params.input);
-        const stepId = `${machine.id}#${named ? params.input[LOOM_STEP] : `${childId}:${occurrence}`}`;
-        const taskKind = taskKindOf(params.input);
-        const pending: PendingStep = { childId, stepId, effectId: src, input: named ? params.input.input : params.input, ...(taskKind ? { taskKind } : {}) };
+        const given: unknown = params.input;
+        const named = isStepInput(given);
+        const stepId = `${machine.id}#${named ? given[LOOM_STEP] : `${childId}:${occurrence}`}`;
+        const taskKind = taskKindOf(given);
+        // The input is read through, never copied here: a step built lazily (lazyStepInput) is built only
+        // when it runs or is persisted, so a replay serving it from the log never builds it.
+        const pending: PendingStep = { childId, stepId, effectId: src, ...(taskKind ? { taskKind } : {}), get input() { return named ? given.input : given; } };
         state.pending[childId] = pending;
         step.started.push(pending);
         break;

@@ -21,6 +21,23 @@ export function stepInput<T>(step: string, input: T): StepInput<T> {
   return { [LOOM_STEP]: step, input };
 }
 
+/**
+ * A named step whose input is built only when it is read: the runtime reads it when the step runs (or is
+ * persisted while it runs), so a replay that serves the step from the log never builds it. Built once,
+ * then kept. `build` must be pure and read only what it captured (the context of the transition that
+ * spawned the step), as an invoke's input function does.
+ */
+export function lazyStepInput<T>(step: string, build: () => T): StepInput<T> {
+  let built: { value: T } | undefined;
+  return {
+    [LOOM_STEP]: step,
+    get input(): T {
+      built ??= { value: build() };
+      return built.value;
+    },
+  };
+}
+
 export function isStepInput(value: unknown): value is StepInput<unknown> {
   return typeof value === "object" && value !== null && LOOM_STEP in value && typeof value[LOOM_STEP] === "string";
 }
