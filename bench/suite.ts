@@ -7,6 +7,7 @@ import { removeTemps } from "./stores.js";
 import { measureSizes } from "./sizes.js";
 import { measureResume } from "./resume.js";
 import { measureOverhead } from "./overhead.js";
+import { measureOverheadFs } from "./overheadFs.js";
 import { measureThroughput } from "./throughput.js";
 import { measureLangGraph } from "./langgraph.js";
 import { measureSweep } from "./sweep.js";
@@ -19,6 +20,7 @@ export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
   { id: "resume", run: measureResume },
   { id: "overhead", run: measureOverhead },
+  { id: "overheadFs", run: measureOverheadFs },
   { id: "throughput", run: measureThroughput },
   { id: "langgraph", run: measureLangGraph },
   { id: "sweep", run: measureSweep },
