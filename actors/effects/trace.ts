@@ -1,6 +1,7 @@
 // One live step's walk through the effectChain machine (machines/effectChain.ts), and what the walk adds
 // to the step's outcome record: the runtime moves the walk inward as the step enters each layer, then
 // ends it with what the chain resolved or threw. Pure transitions: no actor, no timers.
+import type { SnapshotFrom } from "xstate";
 import { pureInitialTransition as initialTransition, pureTransition as transition } from "../pureTransition.js";
 import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../../machines/effectChain.js";
 import type { Usage } from "../../machines/helpers/messages.js";
@@ -63,20 +64,35 @@ export interface ChainEnd {
 }
 
 /** One step's walk through the effectChain machine, as a live walk: every layer takes every ending. */
+type ChainSnapshot = SnapshotFrom<typeof effectChain>;
+
+// The walk is a pure function of (snapshot, event type): the machine's events carry no data and its input is
+// fixed. So each transition is computed once per process and shared by every step's walk (snapshots are immutable).
+const START: ChainSnapshot = initialTransition(effectChain, { live: true })[0];
+const walked = new WeakMap<ChainSnapshot, Map<EffectChainEvent["type"], ChainSnapshot>>();
+
+function next(snapshot: ChainSnapshot, event: EffectChainEvent): ChainSnapshot {
+  let edges = walked.get(snapshot);
+  if (!edges) walked.set(snapshot, (edges = new Map()));
+  let target = edges.get(event.type);
+  if (!target) edges.set(event.type, (target = transition(effectChain, snapshot, { type: event.type })[0]));
+  return target;
+}
+
 export class ChainTrace {
-  private snapshot = initialTransition(effectChain, { live: true })[0];
+  private snapshot = START;
 
   /** The step entered `layer`: PASS through every layer before it (unconfigured layers pass at once). */
   reach(layer: ChainLayer): void {
     const target = CHAIN_LAYERS.indexOf(layer);
     while (this.snapshot.status === "active" && CHAIN_LAYERS.findIndex((l) => l === this.snapshot.value) < target) {
-      this.snapshot = transition(effectChain, this.snapshot, { type: "PASS" })[0];
+      this.snapshot = next(this.snapshot, { type: "PASS" });
     }
   }
 
   /** Ends the walk with `event`: the machine's final state is the outcome. */
   finish(event: EffectChainEvent): ChainEnd {
-    this.snapshot = transition(effectChain, this.snapshot, event)[0];
+    this.snapshot = next(this.snapshot, event);
     const state = String(this.snapshot.value);
     // A live walk takes every ending in every layer (spec/effects/chainWalk.test.ts walks them all).
     if (!isChainOutcome(state)) throw new Error(`effectChain: a live walk in "${state}" took no ${event.type}`);
