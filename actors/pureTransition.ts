@@ -49,3 +49,28 @@ export function pureInitialTransition(logic: AnyStateMachine, input: unknown): S
   const next = logic.getInitialSnapshot(scopeFor(logic, actions), input);
   return [next, actions];
 }
+
+/**
+ * Drops from a snapshot just planned the effect children that no longer run. XState keeps every child a
+ * machine spawned in `snapshot.children` until a stopChild names it, and copies that map on every spawn
+ * and stop: a finished tool call of the agent loop stayed there for the rest of the run, so each turn's
+ * transition copied every child the run ever spawned. Under the runtime an effect child is a pending step
+ * (persisted snapshots hold no children at all), so a child whose step has its outcome is let go here.
+ * Children of other logic (not a registered effect) are kept as XState left them.
+ */
+export function dropFinishedChildren(snapshot: AnyMachineSnapshot, running: Readonly<Record<string, unknown>>, effectIds: ReadonlySet<string>): void {
+  const children: Record<string, AnyActorRef | undefined> = snapshot.children;
+  let kept: Record<string, AnyActorRef | undefined> | undefined;
+  for (const id in children) {
+    const child = children[id];
+    const finished = !(id in running) && typeof child?.src === "string" && effectIds.has(child.src);
+    if (finished && !kept) {
+      kept = {};
+      for (const before in children) {
+        if (before === id) break;
+        kept[before] = children[before];
+      }
+    } else if (!finished && kept) kept[id] = child;
+  }
+  if (kept) snapshot.children = kept;
+}

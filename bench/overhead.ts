@@ -14,7 +14,7 @@ import { addBuckets, profileBuckets } from "./profile.js";
 import type { BenchOptions } from "./options.js";
 import { ratio, ratios, type Section } from "./report.js";
 
-const GOAL = 2;
+const GOAL = 1.5;
 
 /** The agent run as a plain XState actor: no journal, no effect chain; each effect called directly. */
 export async function runPlain(turns: number): Promise<Sample> {

@@ -11,7 +11,7 @@ export type { ExecutionStatus };
 import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
-import { pureInitialTransition, pureTransition } from "../pureTransition.js";
+import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -168,6 +168,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     }
   }
 
+  dropFinishedChildren(next, state.pending, ctx.effectIds);
   push({
     type: schema.TRANSITION,
     from: stateValueText(previous?.snapshot),
