@@ -87,7 +87,7 @@ export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string
 export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: MacrostepInput, loggedMarkers?: readonly string[]): Macrostep {
   const { machine } = ctx;
   const state: RuntimeState = previous
-    ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers }, counters: { ...previous.counters } }
+    ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers } }
     : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: {}, status: "running" };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
@@ -129,6 +129,8 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         if (typeof src !== "string" || !ctx.effectIds.has(src)) break;
         const childId = String(params.id);
         const occurrence = (state.counters[childId] ?? 0) + 1;
+        // One entry per child id ever spawned: copied when a macrostep spawns, not on every macrostep.
+        if (state.counters === previous?.counters) state.counters = { ...state.counters };
         state.counters[childId] = occurrence;
         const given: unknown = params.input;
         const named = isStepInput(given);
