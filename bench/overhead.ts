@@ -104,8 +104,9 @@ export async function measureOverhead(options: BenchOptions): Promise<Section> {
     goals: [{ goal: `journaled run within ${GOAL}x of the plain XState actor (${turns} turns, memory)`, met: overhead.wall <= GOAL, detail: ratios(overhead) }],
     notes: [
       "What the journaled path adds per macrostep: the planner's copy of the runtime state and its records (the input record, a TRANSITION), an append (the memory store deep-copies what it is given, " +
-        "as a real store would serialize it), a JSON round trip of each effect's output, the effect chain's own pure XState transitions per call, and a persisted snapshot every 64 records " +
-        "(the whole folded state, deep-copied). The profile rows say which of these cost what; \"xstate\" in the journaled column includes the effect chain's transitions.",
+        "as a real store would serialize it), a JSON round trip of each effect's output, the effect chain's walk per call (each of its transitions computed once per process), and a persisted snapshot every 64 records " +
+        "(the whole folded state, deep-copied). The profile rows say which of these cost what. The planner's transitions are XState's pure ones with the inert actor built once per machine " +
+        "(actors/pureTransition.ts); a plain actor runs real child actors per effect, so \"xstate\" can weigh less in the journaled column than in the plain one.",
     ],
     raw: { samples, profiles },
   };
