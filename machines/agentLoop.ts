@@ -2,7 +2,7 @@
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
 import { assign, enqueueActions, setup } from "xstate";
 import { AGENT_COMPACT_CHILD, AGENT_MODEL_CHILD, compactStepOf, modelStepOf, toolCallIdOf, toolCallIndexOf, toolChildOf, toolStepOf } from "./helpers/agentIds.js";
-import { effectActor, lazyStepInput, stepInput } from "./helpers/effectActor.js";
+import { effectActor, lazyStepInput } from "./helpers/effectActor.js";
 import { TOOL_APPROVAL_EVENT } from "./helpers/constants.js";
 import { invokeAs } from "./helpers/invokeAs.js";
 import type { Message, ModelCallOptions, ModelRequest, ToolApprovalEvent, ToolCall } from "./helpers/messages.js";
@@ -157,7 +157,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
           // Without compaction this state is never entered; naming the model keeps every src a registered effect.
           src: config.compaction?.toolId ?? config.model,
           id: AGENT_COMPACT_CHILD,
-          input: ({ context }) => stepInput(compactStepOf(context.turn), { messages: compactionSplit(context.messages).fold }),
+          // Built when the step runs, as the model request is: a replay serving the summary never splits the transcript.
+          input: ({ context }) => lazyStepInput(compactStepOf(context.turn), () => ({ messages: compactionSplit(context.messages).fold })),
           onDone: [
             refuse("The compaction summary"),
             {
