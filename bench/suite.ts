@@ -15,6 +15,7 @@ import { measureFleet } from "./fleet.js";
 import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
 import { measureBundle } from "./bundle.js";
+import { measureBrowser } from "./browser.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -28,6 +29,7 @@ export const MEASUREMENTS = [
   { id: "streaming", run: measureStreaming },
   { id: "replayCheck", run: measureReplayCheck },
   { id: "bundle", run: measureBundle },
+  { id: "browser", run: measureBrowser },
 ] as const;
 
 export interface BenchRun {
