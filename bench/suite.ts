@@ -16,6 +16,7 @@ import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
 import { measureBundle } from "./bundle.js";
 import { measureBrowser } from "./browser.js";
+import { measureBrowserCatalogue } from "./browserCatalogue.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -30,6 +31,7 @@ export const MEASUREMENTS = [
   { id: "replayCheck", run: measureReplayCheck },
   { id: "bundle", run: measureBundle },
   { id: "browser", run: measureBrowser },
+  { id: "browserCatalogue", run: measureBrowserCatalogue },
 ] as const;
 
 export interface BenchRun {

@@ -134,22 +134,31 @@ const bench = {
   },
 
   /** In a freshly loaded page: opens the stores and resumes the interrupted run; returns ms and what resume read. */
-  async resume(turns: number, db: string): Promise<{ ms: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number }> {
+  async resume(
+    turns: number,
+    db: string,
+  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number }> {
     const t0 = performance.now();
     const stores = await indexedDbStores({ name: db });
+    const openMs = performance.now() - t0;
     const reads: { fromSeq: number }[] = [];
     let snapshotSeq: number | undefined;
     let records = 0;
+    let readMs = 0;
     const read = stores.events.read.bind(stores.events);
     stores.events.read = async (id, fromSeq) => {
+      const r0 = performance.now();
       const got = await read(id, fromSeq);
+      readMs += performance.now() - r0;
       reads.push({ fromSeq: fromSeq ?? 1 });
       records += got.length;
       return got;
     };
     const getSnapshot = stores.events.getSnapshot.bind(stores.events);
     stores.events.getSnapshot = async (id) => {
+      const r0 = performance.now();
       const snapshot = await getSnapshot(id);
+      readMs += performance.now() - r0;
       snapshotSeq = snapshot?.seq;
       return snapshot;
     };
@@ -160,7 +169,7 @@ const bench = {
     const ms = performance.now() - t0;
     await app.close();
     await stores.close();
-    return { ms, reads, snapshotSeq, records };
+    return { ms, openMs, readMs, reads, snapshotSeq, records };
   },
 
   /** In a freshly loaded page: the raw read of what resume read (the snapshot and the same key ranges), on IndexedDB directly. */
