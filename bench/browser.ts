@@ -72,6 +72,8 @@ interface ResumeRow {
   /** Phases of the in-page resume: opening the stores, and the snapshot and log reads it made. */
   openMs: number;
   readMs: number;
+  /** Store calls of the last resume: count and summed ms. */
+  calls: Record<string, { n: number; ms: number }>;
   records: number;
   ranges: string;
 }
@@ -81,6 +83,7 @@ async function resumeAfterReload(page: Page, url: string, turns: number, reps: n
   await page.evaluate(([t, name]) => window.bench.interrupt(t, name), [turns, db] as const);
   const samples = { resume: [] as number[], raw: [] as number[], resumeWithLoad: [] as number[], rawWithLoad: [] as number[], open: [] as number[], read: [] as number[] };
   let read = { reads: [] as { fromSeq: number }[], snapshotSeq: undefined as number | undefined, records: 0 };
+  let calls: Record<string, { n: number; ms: number }> = {};
   for (let i = 0; i < reps + 1; i++) {
     const r0 = performance.now();
     await load(page, url);
@@ -98,6 +101,7 @@ async function resumeAfterReload(page: Page, url: string, turns: number, reps: n
     samples.rawWithLoad.push(rawWithLoad);
     samples.open.push(resumed.openMs);
     samples.read.push(resumed.readMs);
+    calls = resumed.calls;
   }
   return {
     turns,
@@ -107,6 +111,7 @@ async function resumeAfterReload(page: Page, url: string, turns: number, reps: n
     rawWithLoadMs: median(samples.rawWithLoad),
     openMs: median(samples.open),
     readMs: median(samples.read),
+    calls,
     records: read.records,
     ranges: `snapshot ${read.snapshotSeq === undefined ? "none" : `at seq ${read.snapshotSeq}`}; read from seq ${read.reads.map((r) => r.fromSeq).join(", ") || "-"}`,
   };
@@ -188,7 +193,15 @@ function render(turnRows: TurnRow[], resumeRows: ResumeRow[], reps: number): Sec
       },
     ],
     goals,
-    notes: [],
+    notes: resumeRows.map(
+      (r) =>
+        `Store calls of a resume at ${r.turns} turns (count, summed time as a multiple of the raw read): ` +
+        Object.entries(r.calls)
+          .sort((a, b) => b[1].ms - a[1].ms)
+          .map(([name, c]) => `\`${name}\` ×${c.n} ${ratio(c.ms / r.rawMs)}`)
+          .join(", ") +
+        `; the reads timed apart (snapshot + log) ${ratio(r.readMs / r.rawMs)}.`,
+    ),
     raw: { turnRows, resumeRows },
   };
 }

@@ -64,6 +64,38 @@ function effects(turns: number, stallAt?: number): { effects: Record<string, Eff
 
 let lastWrites: Write[] = [];
 
+/** Counts and times every call a resume makes on the stores (besides the read and snapshot timed apart). */
+function timeCalls(stores: Stores): Record<string, { n: number; ms: number }> {
+  const calls: Record<string, { n: number; ms: number }> = {};
+  for (const [part, store] of Object.entries({ events: stores.events, content: stores.content, keys: stores.keys })) {
+    const target = store as unknown as Record<string, unknown>;
+    let proto = Object.getPrototypeOf(store) as object | null;
+    const names = new Set<string>();
+    while (proto && proto !== Object.prototype) {
+      for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto))) if (typeof descriptor.value === "function") names.add(name);
+      proto = Object.getPrototypeOf(proto) as object | null;
+    }
+    for (const name of names) {
+      const method = target[name];
+      if (name === "constructor" || typeof method !== "function" || Object.hasOwn(target, name)) continue;
+      const key = `${part}.${name}`;
+      target[name] = (...args: unknown[]) => {
+        const t0 = performance.now();
+        const result = (method as (...a: unknown[]) => unknown).apply(store, args);
+        const done = () => {
+          const entry = (calls[key] ??= { n: 0, ms: 0 });
+          entry.n++;
+          entry.ms += performance.now() - t0;
+        };
+        if (result instanceof Promise) result.then(done, done);
+        else done();
+        return result;
+      };
+    }
+  }
+  return calls;
+}
+
 function request<T>(req: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     req.onsuccess = () => resolve(req.result);
@@ -137,7 +169,7 @@ const bench = {
   async resume(
     turns: number,
     db: string,
-  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number }> {
+  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number; calls: Record<string, { n: number; ms: number }> }> {
     const t0 = performance.now();
     const stores = await indexedDbStores({ name: db });
     const openMs = performance.now() - t0;
@@ -162,6 +194,7 @@ const bench = {
       snapshotSeq = snapshot?.seq;
       return snapshot;
     };
+    const calls = timeCalls(stores);
     const { effects: stalling, reached } = effects(turns, turns - 2);
     const app = createApp(defineConfig({ stores, effects: stalling }));
     await app.resume(EXECUTION_ID, loop(turns));
@@ -169,7 +202,7 @@ const bench = {
     const ms = performance.now() - t0;
     await app.close();
     await stores.close();
-    return { ms, openMs, readMs, reads, snapshotSeq, records };
+    return { ms, openMs, readMs, reads, snapshotSeq, records, calls };
   },
 
   /** In a freshly loaded page: the raw read of what resume read (the snapshot and the same key ranges), on IndexedDB directly. */
