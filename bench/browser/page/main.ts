@@ -8,8 +8,10 @@ import { createApp } from "../../../actors/app.js";
 import { defineConfig } from "../../../actors/config.js";
 import { createToolEffect, type Effect } from "../../../actors/effects/effect.js";
 import { indexedDbStores } from "../../../adapters/indexeddb/index.js";
+import { appendToCatalogue } from "../../../stores/catalogue.js";
 import { memoryStores } from "../../../stores/memory.js";
-import type { Stores } from "../../../stores/types.js";
+import { EXECUTION_STARTED, STEP_COMPLETED } from "../../../stores/schema.js";
+import type { StoredRecord, Stores } from "../../../stores/types.js";
 import { workloadEffects } from "../../../spec/support/workload.js";
 
 const EXECUTION_ID = "bench";
@@ -119,6 +121,48 @@ async function openBare(name: string): Promise<IDBDatabase> {
 
 const bench = {
   ready: true,
+
+  /**
+   * Creates database `db` with `executions` executions of two records each, written as the adapter lays
+   * them out (records keyed [id, seq], catalogue rows folded by the adapter's own fold) in one transaction.
+   */
+  async seedCatalogue(db: string, executions: number): Promise<void> {
+    const stores = await indexedDbStores({ name: db });
+    await stores.close();
+    const database = await request(indexedDB.open(db));
+    const tx = database.transaction(["records", "executions"], "readwrite");
+    for (let i = 0; i < executions; i++) {
+      const id = `run-${String(i).padStart(6, "0")}`;
+      const records = [
+        { seq: 1, at: 1_000 + i, type: EXECUTION_STARTED, subject: `user-${i % 97}`, machineId: "bench", input: { prompt: "research" } },
+        { seq: 2, at: 2_000 + i, type: STEP_COMPLETED, stepId: "s", output: "done" },
+      ] as unknown as StoredRecord[];
+      for (const record of records) tx.objectStore("records").put(record, [id, record.seq]);
+      tx.objectStore("executions").put(appendToCatalogue(id, undefined, 0, records));
+    }
+    await committed(tx);
+    database.close();
+  },
+
+  /** Opens the stores on `db` and lists its executions (what an app that shows its executions does). */
+  async openAndList(db: string): Promise<{ ms: number; executions: number }> {
+    const t0 = performance.now();
+    const stores = await indexedDbStores({ name: db });
+    const list = await stores.events.listExecutions();
+    const ms = performance.now() - t0;
+    await stores.close();
+    return { ms, executions: list.length };
+  },
+
+  /** The floor of openAndList: a bare open of `db` and one getAll of its catalogue object store. */
+  async readCatalogue(db: string): Promise<{ ms: number; executions: number }> {
+    const t0 = performance.now();
+    const database = await request(indexedDB.open(db));
+    const rows = await request(database.transaction(["executions"], "readonly").objectStore("executions").getAll());
+    const ms = performance.now() - t0;
+    database.close();
+    return { ms, executions: rows.length };
+  },
 
   /** Runs the agent for `turns` on memory or on IndexedDB database `db`; returns ms and the writes' shape. */
   async run(store: "memory" | "indexeddb", turns: number, db: string): Promise<{ ms: number; writes: number; appends: number; values: number; bytes: number }> {
