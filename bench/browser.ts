@@ -85,11 +85,14 @@ async function resumeAfterReload(page: Page, url: string, turns: number, reps: n
   let read = { reads: [] as { fromSeq: number }[], snapshotSeq: undefined as number | undefined, records: 0 };
   let calls: Record<string, { n: number; ms: number }> = {};
   for (let i = 0; i < reps + 1; i++) {
+    // Each timed load starts from about:blank, so neither pays for tearing down the page before it.
+    await page.goto("about:blank");
     const r0 = performance.now();
     await load(page, url);
     const resumed = await page.evaluate(([t, name]) => window.bench.resume(t, name), [turns, db] as const);
     const resumeWithLoad = performance.now() - r0;
     read = resumed;
+    await page.goto("about:blank");
     const w0 = performance.now();
     await load(page, url);
     const raw = await page.evaluate(([name, ranges, snap]) => window.bench.rawRead(name, ranges, snap), [db, resumed.reads, resumed.snapshotSeq !== undefined] as const);
@@ -210,7 +213,7 @@ function render(turnRows: TurnRow[], resumeRows: ResumeRow[], catalogueRows: Cat
     method: [
       "Debian's Chromium (headless, through playwright-core) on a persistent profile in a temporary directory: IndexedDB on disk. One page (bench/browser/page, built with Vite, served on 127.0.0.1).",
       `Per turn: the bench workload's agent (agentLoop$, scripted model, 1.5-4 kB of tool output per turn, claim-check off) on memory and on IndexedDB, and the floor: every write transaction that IndexedDB run committed (appends, snapshots, blobs), replayed bare as one strict-durability readwrite transaction each with the same values, in a database of its own. Interleaved, ${reps} rounds after a warm-up, medians.`,
-      `Resume: the run cut off at its last tool call, then ${reps} times (after a warm-up pair): reload, open the stores and resume until the cut-off call restarts; reload, read the same records raw (one readonly transaction: the catalogue row, the snapshot if resume read one, and getAll over each key range resume read). Medians.`,
+      `Resume: the run cut off at its last tool call, then ${reps} times (after a warm-up pair): load the page (from about:blank), open the stores and resume until the cut-off call restarts; load it again, read the same records raw (one readonly transaction: the catalogue row, the snapshot if resume read one, and getAll over each key range resume read). Medians.`,
     ],
     tables: [
       {
