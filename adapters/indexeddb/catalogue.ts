@@ -82,8 +82,11 @@ const namedViews = new WeakMap<IDBFactory, Map<string, CatalogueView>>();
 function storeViewOf(opened: OpenedStores): CatalogueView {
   let view = storeViews.get(opened);
   if (!view) {
-    // indexedDbStores opened (so created) the database before returning the stores.
-    const created = new CatalogueView(opened.name, opened.deps, Promise.resolve());
+    // indexedDbStores opened (so created) the database before returning the stores. Stores closed
+    // before their first live query get a view whose queries report that, instead of reopening.
+    const ready = opened.closed ? Promise.reject(new IndexedDbConnectionError(opened.name, "closed")) : Promise.resolve();
+    ready.catch(() => undefined);
+    const created = new CatalogueView(opened.name, opened.deps, ready);
     if (opened.closed) created.close();
     else opened.onClose.add(() => created.close());
     storeViews.set(opened, created);

@@ -94,6 +94,19 @@ describe("the IndexedDB catalogue view", () => {
     await Promise.all([stores.close(), writer.close()]);
   });
 
+  it("opens the view on first use, and never on stores already closed (it reports the closing instead)", async () => {
+    const { stores } = await openFresh();
+    await stores.events.append("c1", 0, [started(1, "s")]);
+    await stores.close();
+    const errors: unknown[] = [];
+    const lists: ExecutionInfo[][] = [];
+    const stop = watchExecutions(stores, (list) => lists.push(list), { onError: (error) => errors.push(error) });
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    expect(errors[0]).toMatchObject({ name: "IndexedDbConnectionError", reason: "closed" });
+    expect(lists).toEqual([]);
+    stop();
+  });
+
   it("refuses stores it did not open, with a message that says what to pass", () => {
     expect(() => executionsLiveQuery(memoryStores())).toThrow(/not opened by indexedDbStores\(\); pass a database name/);
   });
