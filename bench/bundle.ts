@@ -25,8 +25,10 @@ const UNREACHED = [/^actors\/lifecycle\//, /^actors\/journal\/readModels\.ts$/, 
 export interface BundleSize {
   minified: number;
   gzipped: number;
-  /** Minified bytes per input module, largest first. */
+  /** Minified bytes per input module loaded at start, largest first. */
   modules: { module: string; bytes: number }[];
+  /** The chunks loaded on first use only (dynamic `import()`): how many, and their summed sizes. */
+  lazy: { chunks: number; minified: number; gzipped: number };
 }
 
 const gzip = (code: Uint8Array | string) => gzipSync(code, { level: 9 }).length;
@@ -37,11 +39,17 @@ function moduleName(path: string): string {
   return inModules >= 0 ? path.slice(inModules + "node_modules/".length) : path;
 }
 
-/** Bundles `entry` with esbuild for the browser, minified, and returns its sizes. */
+/**
+ * Bundles `entry` with esbuild for the browser, minified, split into chunks as an app's bundler does, and
+ * returns the sizes of what loads at start: the entry chunk and the chunks it imports statically. Code
+ * loaded on first use (a dynamic `import()`) is in lazy chunks, summed apart in `lazy`.
+ */
 export async function esbuildSize(entry: string): Promise<BundleSize> {
   const result = await esbuild({
     entryPoints: [entry],
     bundle: true,
+    splitting: true,
+    outdir: join(ROOT, "bench", "bundle", "out"),
     minify: true,
     format: "esm",
     platform: "browser",
@@ -51,18 +59,33 @@ export async function esbuildSize(entry: string): Promise<BundleSize> {
     absWorkingDir: ROOT,
     logLevel: "silent",
   });
-  const [file] = result.outputFiles;
-  if (!file) throw new Error(`esbuild produced no output for ${entry}`);
   const metafile: Metafile = result.metafile;
-  const output = Object.values(metafile.outputs)[0]!;
-  const modules = Object.entries(output.inputs)
+  // A dynamic import() is an entry point of its own in the metafile: the app's entry is the one named.
+  const entryOutput = Object.keys(metafile.outputs).find((path) => metafile.outputs[path]!.entryPoint === relative(ROOT, entry));
+  if (entryOutput === undefined) throw new Error(`esbuild produced no output for ${entry}`);
+  // The chunks loaded at start: the entry and, transitively, its static imports.
+  const initial = new Set<string>();
+  const visit = (path: string) => {
+    if (initial.has(path)) return;
+    initial.add(path);
+    for (const dep of metafile.outputs[path]!.imports) if (dep.kind === "import-statement") visit(dep.path);
+  };
+  visit(entryOutput);
+  const contents = new Map(result.outputFiles.map((file) => [relative(ROOT, file.path), file.contents]));
+  const sizeOf = (paths: string[]) => {
+    const files = paths.map((path) => contents.get(path)!);
+    return { minified: files.reduce((n, f) => n + f.length, 0), gzipped: files.reduce((n, f) => n + gzip(f), 0) };
+  };
+  const modules = [...initial]
+    .flatMap((path) => Object.entries(metafile.outputs[path]!.inputs))
     .map(([path, input]) => ({ module: moduleName(path), bytes: input.bytesInOutput }))
     .filter((m) => m.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
-  return { minified: file.contents.length, gzipped: gzip(file.contents), modules };
+  const lazy = Object.keys(metafile.outputs).filter((path) => !initial.has(path) && path.endsWith(".js"));
+  return { ...sizeOf([...initial]), modules, lazy: { chunks: lazy.length, ...sizeOf(lazy) } };
 }
 
-/** Bundles `entry` with Vite (rolldown), minified, without writing; returns the total sizes of its chunks. */
+/** Bundles `entry` with Vite (rolldown), minified, without writing; returns the sizes of the chunks loaded at start. */
 export async function viteSize(entry: string): Promise<{ minified: number; gzipped: number }> {
   const result = await viteBuild({
     configFile: false,
@@ -71,8 +94,17 @@ export async function viteSize(entry: string): Promise<{ minified: number; gzipp
     build: { write: false, target: "es2022", minify: true, reportCompressedSize: false, rollupOptions: { input: entry } },
   });
   const outputs = (Array.isArray(result) ? result : [result]) as Rollup.RollupOutput[];
-  const chunks = outputs.flatMap((o) => o.output).filter((c): c is Rollup.OutputChunk => c.type === "chunk");
-  return { minified: chunks.reduce((n, c) => n + Buffer.byteLength(c.code), 0), gzipped: chunks.reduce((n, c) => n + gzip(c.code), 0) };
+  const all = outputs.flatMap((o) => o.output).filter((c): c is Rollup.OutputChunk => c.type === "chunk");
+  // What loads at start: the entry chunk and, transitively, its static imports (not the dynamic ones).
+  const byName = new Map(all.map((c) => [c.fileName, c]));
+  const chunks = new Set<Rollup.OutputChunk>();
+  const visit = (chunk: Rollup.OutputChunk) => {
+    if (chunks.has(chunk)) return;
+    chunks.add(chunk);
+    for (const name of chunk.imports) if (byName.has(name)) visit(byName.get(name)!);
+  };
+  for (const chunk of all) if (chunk.isEntry) visit(chunk);
+  return { minified: [...chunks].reduce((n, c) => n + Buffer.byteLength(c.code), 0), gzipped: [...chunks].reduce((n, c) => n + gzip(c.code), 0) };
 }
 
 /** Sums module bytes by area: a package, or a top-level directory of this repository (`actors/journal`). */

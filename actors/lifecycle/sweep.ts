@@ -15,15 +15,14 @@ import { isSealed } from "../../stores/recordSealing.js";
 import type { ContentStore, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
-import { sweepExecutionId, sweepNumber } from "../constants.js";
+import { DEFAULT_SWEEP_BATCHES, sweepExecutionId, sweepNumber } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { isInternalLogic, type CitationIndex, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 import { inflightOffloads } from "./offloads.js";
 
 export type { SweepResult } from "../../machines/sweep.js";
 
-/** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
-export const DEFAULT_SWEEP_BATCHES = 4;
+export { DEFAULT_SWEEP_BATCHES } from "../constants.js";
 /** Finished sweep executions kept for audit; older ones are deleted when a new sweep starts. */
 export const SWEEP_LOGS_KEPT = 10;
 const PROGRESS_EVERY = 256;
