@@ -17,11 +17,10 @@ import type { MigrateOptions, MigrateResult } from "./journal/migrate.js";
 import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
-import type { SweepOptions, SweepResult } from "./lifecycle/sweep.js";
-import type { EraseSubjectResult } from "./lifecycle/erase.js";
 import type { SubjectExport } from "./lifecycle/export.js";
 import type { ArchiveOptions, ArchiveResult } from "./lifecycle/retention.js";
 import { HistoryInUseError } from "./lifecycle/errors.js";
+import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./lifecycle/joins.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 
@@ -232,7 +231,7 @@ export class App {
    */
   sweep(options: SweepOptions): Promise<SweepResult> {
     this.assertOpen("sweep content");
-    return import("./lifecycle/sweep.js").then((m) => m.runSweep(this.lifecycle, options));
+    return runSweep(this.lifecycle, options);
   }
 
   /**
@@ -246,7 +245,7 @@ export class App {
    */
   eraseSubject(subject: string): Promise<EraseSubjectResult> {
     this.assertOpen("erase a subject");
-    return checked(() => checkSubject(subject, "eraseSubject.subject"), () => import("./lifecycle/erase.js").then((m) => m.runErase(this.lifecycle, subject)));
+    return checked(() => checkSubject(subject, "eraseSubject.subject"), () => runErase(this.lifecycle, subject));
   }
 
   /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */

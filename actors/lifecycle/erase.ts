@@ -187,20 +187,8 @@ function rebuildError(subject: string, error: unknown): Error {
   return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), { code, cause: error });
 }
 
-/**
- * Erases a subject with the eraseCoordinator machine. An unfinished coordinator (a crash mid-erasure) is
- * resumed and finished; otherwise a new one is started. A repeated erase is a successful no-op.
- */
-export function runErase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
-  const running = host.state.erasures;
-  const joined = running.get(subject);
-  if (joined) return joined;
-  const erasure = erase(host, subject).finally(() => running.delete(subject));
-  running.set(subject, erasure);
-  return erasure;
-}
-
-async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
+/** One erasure of `subject` (app.eraseSubject joins a running one first: actors/lifecycle/joins.ts). */
+export async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
   if (!host.eraseEnabled) {
     throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");
   }

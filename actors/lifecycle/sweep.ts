@@ -181,20 +181,8 @@ export const sweepEffects: Record<string, InternalEffect> = {
   },
 };
 
-/**
- * Runs the content sweep as a journaled execution `loom.sweep:<n>`. An unfinished sweep (a crash mid-sweep)
- * is resumed and finished first, with the options it was started with, and its result is returned; so is
- * a sweep already running in this app.
- */
-export function runSweep(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
-  const { state } = host;
-  if (state.sweep) return state.sweep;
-  const sweep = sweepOnce(host, options).finally(() => (state.sweep = undefined));
-  state.sweep = sweep;
-  return sweep;
-}
-
-async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
+/** One sweep (app.sweep joins a running one first: actors/lifecycle/joins.ts). */
+export async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const ttlMs = options?.ttlMs;
   if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
   const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;
