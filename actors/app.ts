@@ -71,7 +71,7 @@ export class App {
   /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
     const store = this.config.execution?.claimCheck?.store ?? this.stores.content;
-    return import("./effects/claimCheck.js").then((m) => m.resolveClaimCheck(envelope, { store, ...options }));
+    return import("./lifecycle/onFirstUse.js").then((m) => m.resolveClaimCheck(envelope, { store, ...options }));
   }
 
   /** Listens to the runtime's events; returns the unbind function. */
@@ -104,7 +104,7 @@ export class App {
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
     const input = this.host.checkStart(logic, options, false);
-    await (await import("./fleet/submit.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
+    await (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
   }
 
   /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. */
@@ -199,7 +199,7 @@ export class App {
    * const { ok, results } = await app.checkReplay(flowV2, { limit: 1000 });
    */
   checkReplay(logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
-    return checked(() => this.host.checkEffects(logic), () => import("./journal/replayCheck.js").then((m) => m.checkReplay(this.host, logic, options)));
+    return checked(() => this.host.checkEffects(logic), () => import("./lifecycle/onFirstUse.js").then((m) => m.checkReplay(this.host, logic, options)));
   }
 
   /**
@@ -208,7 +208,7 @@ export class App {
    * await app.migrate("run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
    */
   migrate(executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
-    return checked(() => this.assertOpen("migrate an execution"), () => import("./journal/migrate.js").then((m) => m.migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options)));
+    return checked(() => this.assertOpen("migrate an execution"), () => import("./lifecycle/onFirstUse.js").then((m) => m.migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options)));
   }
 
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
@@ -251,7 +251,7 @@ export class App {
   /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
   exportSubject(subject: string): Promise<SubjectExport> {
     this.assertOpen("export a subject");
-    return checked(() => checkSubject(subject, "exportSubject.subject"), () => import("./lifecycle/export.js").then((m) => m.exportFrom(this.lifecycle, subject)));
+    return checked(() => checkSubject(subject, "exportSubject.subject"), () => import("./lifecycle/onFirstUse.js").then((m) => m.exportFrom(this.lifecycle, subject)));
   }
 
   /**
@@ -260,7 +260,7 @@ export class App {
    */
   archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
     this.assertOpen("archive an execution");
-    return import("./lifecycle/retention.js").then((m) => m.archiveExecution(this.lifecycle, executionId, options));
+    return import("./lifecycle/onFirstUse.js").then((m) => m.archiveExecution(this.lifecycle, executionId, options));
   }
 
   /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */

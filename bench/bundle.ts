@@ -128,7 +128,7 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     head: ["app", "bundler", "minified", "gzipped", "of it Dexie (minified)"],
     rows: [
       ["minimal agent app", "esbuild", bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
-      ["of it, loaded on first use only (" + minimal.lazy.chunks + " lazy chunks: sweep, erase, export, replay check, ...)", "esbuild", bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
+      ["of it, loaded on first use only (" + minimal.lazy.chunks + " lazy chunk(s): sweep, erase, export, replay check, ...)", "esbuild", bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
       ["minimal agent app", "vite 8 (rolldown)", bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
       ["the same + watchExecutions (live view)", "esbuild", bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
     ],

@@ -15,7 +15,7 @@ export type { EraseSubjectResult, SweepOptions, SweepResult };
 export function runSweep(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const { state } = host;
   if (state.sweep) return state.sweep;
-  const sweep = import("./sweep.js").then((m) => m.sweepOnce(host, options)).finally(() => (state.sweep = undefined));
+  const sweep = import("./onFirstUse.js").then((m) => m.sweepOnce(host, options)).finally(() => (state.sweep = undefined));
   state.sweep = sweep;
   return sweep;
 }
@@ -28,7 +28,7 @@ export function runErase(host: LifecycleHost, subject: string): Promise<EraseSub
   const running = host.state.erasures;
   const joined = running.get(subject);
   if (joined) return joined;
-  const erasure = import("./erase.js").then((m) => m.erase(host, subject)).finally(() => running.delete(subject));
+  const erasure = import("./onFirstUse.js").then((m) => m.erase(host, subject)).finally(() => running.delete(subject));
   running.set(subject, erasure);
   return erasure;
 }

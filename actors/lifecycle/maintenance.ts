@@ -33,7 +33,7 @@ export function isInternalEffect(effectId: string): boolean {
  * journaled by its execution (`call.appendControl`), which gives them their seq and moves its own head.
  */
 export async function runInternalStep(host: LifecycleHost, call: StepCall): Promise<unknown> {
-  const { INTERNAL_EFFECTS } = await import("./internalEffects.js");
+  const { INTERNAL_EFFECTS } = await import("./onFirstUse.js");
   const effect = INTERNAL_EFFECTS[call.pending.effectId]!;
   const ctx: InternalEffectContext = {
     host,
