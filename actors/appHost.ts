@@ -22,7 +22,7 @@ import { createJournalCodec } from "./journal/sealing.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
-import { INTERNAL_EFFECTS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
+import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -90,7 +90,7 @@ export class AppHost implements ExecutionHost {
     if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
     this.installClaimCheck();
     this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
-    this.effectIds = new Set([...Object.keys(config.effects), ...Object.keys(INTERNAL_EFFECTS)]);
+    this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
   }
 
@@ -242,7 +242,7 @@ export class AppHost implements ExecutionHost {
     }
     if (!runsHere) return;
     // Only the runtime's own machines may invoke its internal effects.
-    const internal = INTERNAL_LOGICS.includes(logic) ? Object.keys(INTERNAL_EFFECTS) : [];
+    const internal = INTERNAL_LOGICS.includes(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal];
     for (const src of effectSourcesOf(logic)) {
       if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);

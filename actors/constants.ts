@@ -145,3 +145,6 @@ export const WARNING_CODES = {
   /** A process warning with no code of its own. */
   warning: "LOOM_WARNING",
 } as const;
+
+/** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
+export const DEFAULT_SWEEP_BATCHES = 4;

@@ -15,6 +15,9 @@ import { measureMemory } from "./memory.js";
 import { measureFleet } from "./fleet.js";
 import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
+import { measureBundle } from "./bundle.js";
+import { measureBrowser } from "./browser.js";
+import { measureBrowserCatalogue } from "./browserCatalogue.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -28,6 +31,9 @@ export const MEASUREMENTS = [
   { id: "fleet", run: measureFleet },
   { id: "streaming", run: measureStreaming },
   { id: "replayCheck", run: measureReplayCheck },
+  { id: "bundle", run: measureBundle },
+  { id: "browser", run: measureBrowser },
+  { id: "browserCatalogue", run: measureBrowserCatalogue },
 ] as const;
 
 export interface BenchRun {

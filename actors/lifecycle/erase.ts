@@ -7,7 +7,6 @@
 // deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
 // the others (unsealed records: no security.crypto) are deleted whole by the shred step.
 import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
-import { LoomworkError } from "../../stores/errors.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../../stores/types.js";
@@ -17,43 +16,12 @@ import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/se
 import { ConfigError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { coordinatorsOf } from "./erasureStatus.js";
+import { ContentCopiesRemainError, type ContentCopiesRemainReason } from "./errors.js";
 import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
 export type { ContentDeleted, EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 export { ErasureInProgressError } from "./erasureStatus.js";
-
-/** Why erasure refused: each names what to fix. */
-export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
-
-const REASONS: Record<ContentCopiesRemainReason, string> = {
-  "not-wired": "no content store is wired to erase them from. Pass { content }: the store execution.claimCheck writes to",
-  "cannot-delete": "the content store cannot delete (no delete()). Use a store that can, e.g. the memory, fs or IndexedDB store",
-  "no-conditional-delete":
-    "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0), and erasure never deletes a blob another execution may have just re-put. Use a store that implements both",
-  "not-enumerable": "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
-  "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
-};
-
-/**
- * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
- * was destroyed; fix what the message names and erase again.
- */
-export class ContentCopiesRemainError extends LoomworkError {
-  readonly subject: string;
-  /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */
-  readonly blobs: number;
-  readonly reason: ContentCopiesRemainReason;
-  constructor(subject: string, blobs: number, reason: ContentCopiesRemainReason) {
-    super(
-      RUNTIME_ERROR_CODES.contentCopiesRemain,
-      `Erasing subject "${subject}" refused before the shred: ${blobs >= 0 ? `${blobs} claim-checked blob(s)` : "its claim-checked blobs"} ` +
-        `would stay readable after its key is destroyed, because ${REASONS[reason]}. Nothing was erased.`,
-    );
-    this.subject = subject;
-    this.blobs = blobs;
-    this.reason = reason;
-  }
-}
+export { ContentCopiesRemainError, type ContentCopiesRemainReason } from "./errors.js";
 
 /** Throws ContentCopiesRemainError unless `content` can take erasure's conditional deletes. */
 function requireErasable(subject: string, blobs: number, content: ContentStore | undefined): asserts content is ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
@@ -219,20 +187,8 @@ function rebuildError(subject: string, error: unknown): Error {
   return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), { code, cause: error });
 }
 
-/**
- * Erases a subject with the eraseCoordinator machine. An unfinished coordinator (a crash mid-erasure) is
- * resumed and finished; otherwise a new one is started. A repeated erase is a successful no-op.
- */
-export function runErase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
-  const running = host.state.erasures;
-  const joined = running.get(subject);
-  if (joined) return joined;
-  const erasure = erase(host, subject).finally(() => running.delete(subject));
-  running.set(subject, erasure);
-  return erasure;
-}
-
-async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
+/** One erasure of `subject` (app.eraseSubject joins a running one first: actors/lifecycle/joins.ts). */
+export async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
   if (!host.eraseEnabled) {
     throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");
   }

@@ -9,28 +9,31 @@
 // - they are journaled like any step: STEP_COMPLETED / STEP_FAILED by a deterministic step id, served from
 //   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
 import type { AnyStateMachine } from "xstate";
-import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
-import { sweepMachine } from "../../machines/sweep.js";
+import { ERASE_EFFECTS, eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
+import { SWEEP_EFFECTS, sweepMachine } from "../../machines/sweep.js";
 import type { StepCall } from "../journal/host.js";
-import { eraseEffects } from "./erase.js";
-import type { InternalEffect, InternalEffectContext, LifecycleHost } from "./host.js";
-import { sweepEffects } from "./sweep.js";
+import type { InternalEffectContext, LifecycleHost } from "./host.js";
 
-/** Every internal effect, by id. */
-export const INTERNAL_EFFECTS: Readonly<Record<string, InternalEffect>> = Object.freeze({ ...sweepEffects, ...eraseEffects });
+/**
+ * Every internal effect's id. Their code (actors/lifecycle/internalEffects.ts: the sweep's and the
+ * erasure's steps) loads on the first internal step, so an app that never sweeps or erases does not
+ * bundle it (issue 18).
+ */
+export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
 
 /** The machines that may invoke internal effects; the app registers them so a fresh app can resume them. */
 export const INTERNAL_LOGICS: readonly AnyStateMachine[] = [sweepMachine, eraseCoordinatorMachine];
 
 export function isInternalEffect(effectId: string): boolean {
-  return Object.hasOwn(INTERNAL_EFFECTS, effectId);
+  return INTERNAL_EFFECT_IDS.includes(effectId);
 }
 
 /**
  * Runs one internal step: the effect its pending step names, with the host. Its control records are
  * journaled by its execution (`call.appendControl`), which gives them their seq and moves its own head.
  */
-export function runInternalStep(host: LifecycleHost, call: StepCall): Promise<unknown> {
+export async function runInternalStep(host: LifecycleHost, call: StepCall): Promise<unknown> {
+  const { INTERNAL_EFFECTS } = await import("./onFirstUse.js");
   const effect = INTERNAL_EFFECTS[call.pending.effectId]!;
   const ctx: InternalEffectContext = {
     host,

@@ -3,21 +3,12 @@
 // from the snapshot, never needs an archived record. `app.deleteHistory` is retention: the whole history
 // goes, and the blobs only it cited become reclaimable by the next sweep.
 import type { ExecutionInfo } from "../../stores/types.js";
-import { LoomworkError } from "../../stores/errors.js";
-import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
 import { persistState, restoreState } from "../journal/planner.js";
 import { foldRecords } from "../journal/replay.js";
 import type { LifecycleHost } from "./host.js";
 
-/** `app.deleteHistory` of an execution this app is running: stop it first. */
-export class HistoryInUseError extends LoomworkError {
-  readonly executionId: string;
-  constructor(executionId: string) {
-    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
-    this.executionId = executionId;
-  }
-}
+export { HistoryInUseError } from "./errors.js";
 
 /** Options of `app.archive`. */
 export interface ArchiveOptions {

@@ -15,15 +15,14 @@ import { isSealed } from "../../stores/recordSealing.js";
 import type { ContentStore, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
-import { sweepExecutionId, sweepNumber } from "../constants.js";
+import { DEFAULT_SWEEP_BATCHES, sweepExecutionId, sweepNumber } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { isInternalLogic, type CitationIndex, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 import { inflightOffloads } from "./offloads.js";
 
 export type { SweepResult } from "../../machines/sweep.js";
 
-/** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
-export const DEFAULT_SWEEP_BATCHES = 4;
+export { DEFAULT_SWEEP_BATCHES } from "../constants.js";
 /** Finished sweep executions kept for audit; older ones are deleted when a new sweep starts. */
 export const SWEEP_LOGS_KEPT = 10;
 const PROGRESS_EVERY = 256;
@@ -182,20 +181,8 @@ export const sweepEffects: Record<string, InternalEffect> = {
   },
 };
 
-/**
- * Runs the content sweep as a journaled execution `loom.sweep:<n>`. An unfinished sweep (a crash mid-sweep)
- * is resumed and finished first, with the options it was started with, and its result is returned; so is
- * a sweep already running in this app.
- */
-export function runSweep(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
-  const { state } = host;
-  if (state.sweep) return state.sweep;
-  const sweep = sweepOnce(host, options).finally(() => (state.sweep = undefined));
-  state.sweep = sweep;
-  return sweep;
-}
-
-async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
+/** One sweep (app.sweep joins a running one first: actors/lifecycle/joins.ts). */
+export async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const ttlMs = options?.ttlMs;
   if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
   const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;

@@ -5,9 +5,12 @@
 // only reads that store (opening the database in dynamic mode, so idb stays the schema's only owner):
 // there is no second copy that could lag or disagree with the log. Dexie's liveQuery does not see
 // idb's writes by itself, so each committed write is announced through Dexie's public
-// `storagemutated` event, which Dexie also relays to the other tabs over a BroadcastChannel.
-import { Dexie, liveQuery, RangeSet, type Observable, type ObservabilitySet } from "dexie";
+// `storagemutated` message on Dexie's BroadcastChannel (catalogueChanges.ts), which reaches Dexie in
+// this tab and in the others. Only this file imports Dexie: an app that never imports the live view
+// does not load it (ADR 0007).
+import { Dexie, liveQuery, type Observable } from "dexie";
 import type { ExecutionInfo, ExecutionStatus, Stores } from "../../stores/types.js";
+import { openedStoresOf, type OpenedStores } from "./catalogueChanges.js";
 import { openLoomDb, resolveDeps, type IndexedDbDeps } from "./connection.js";
 import { IndexedDbConnectionError } from "./errors.js";
 import { EXECUTIONS_STORE } from "./schema.js";
@@ -20,17 +23,6 @@ export interface ExecutionsQuery {
 
 /** Where a catalogue lives: stores from `indexedDbStores`, a database name, or a name with its IndexedDB. */
 export type CatalogueSource = Stores | string | { name: string; indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
-
-// Dexie's own encoding of "every key": from -Infinity up to a key above every array key we store.
-const everything = () => new RangeSet(-Infinity, [[[]]]);
-
-/** Tells Dexie live queries (in this tab and, through Dexie's BroadcastChannel, in others) that the catalogue changed. */
-export function announceCatalogueChange(name: string): void {
-  const table = `idb://${name}/${EXECUTIONS_STORE}/`;
-  const parts: ObservabilitySet = {};
-  for (const part of ["", ":dels", "subject", "status", "startedAt"]) parts[table + part] = everything();
-  Dexie.on.storagemutated.fire(parts);
-}
 
 /** A read-only Dexie connection to one loomwork database. */
 export class CatalogueView {
@@ -82,21 +74,32 @@ export class CatalogueView {
   }
 }
 
-// Views of stores opened by indexedDbStores, keyed by the Stores object and by its event store.
-const storeViews = new WeakMap<object, CatalogueView>();
+// Views of stores opened by indexedDbStores, opened on first use and closed by the stores' close().
+const storeViews = new WeakMap<OpenedStores, CatalogueView>();
 // Views opened by name, one per IndexedDB factory and name; they live as long as the page.
 const namedViews = new WeakMap<IDBFactory, Map<string, CatalogueView>>();
 
-export function registerCatalogueView(stores: Stores, view: CatalogueView): void {
-  storeViews.set(stores, view);
-  storeViews.set(stores.events, view);
+function storeViewOf(opened: OpenedStores): CatalogueView {
+  let view = storeViews.get(opened);
+  if (!view) {
+    // indexedDbStores opened (so created) the database before returning the stores. Stores closed
+    // before their first live query get a view whose queries report that, instead of reopening.
+    const ready = opened.closed ? Promise.reject(new IndexedDbConnectionError(opened.name, "closed")) : Promise.resolve();
+    ready.catch(() => undefined);
+    const created = new CatalogueView(opened.name, opened.deps, ready);
+    if (opened.closed) created.close();
+    else opened.onClose.add(() => created.close());
+    storeViews.set(opened, created);
+    view = created;
+  }
+  return view;
 }
 
 function viewOf(source: CatalogueSource): CatalogueView {
   if (typeof source === "object" && "events" in source) {
-    const view = storeViews.get(source) ?? storeViews.get(source.events);
-    if (!view) throw new TypeError("watchExecutions / executionsLiveQuery: these stores were not opened by indexedDbStores(); pass a database name instead.");
-    return view;
+    const opened = openedStoresOf(source);
+    if (!opened) throw new TypeError("watchExecutions / executionsLiveQuery: these stores were not opened by indexedDbStores(); pass a database name instead.");
+    return storeViewOf(opened);
   }
   const { name, ...injected } = typeof source === "string" ? { name: source } : source;
   const deps = resolveDeps(name, injected);

@@ -9,7 +9,7 @@ import {
   type StoredRecord,
   type StoredSnapshot,
 } from "../../stores/types.js";
-import { announceCatalogueChange } from "./catalogue.js";
+import { announceCatalogueChange } from "./catalogueChanges.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
 
 /** The EventStore on IndexedDB (object stores `records`, `archives`, `snapshots`, `executions`). */

@@ -1,7 +1,9 @@
 // loomwork/indexeddb: the storage SPIs on IndexedDB, for agents that run in a browser tab, offline.
-// Browser-safe: nothing here imports node:*.
+// Browser-safe: nothing here imports node:*. Dexie is loaded only by the live catalogue view
+// (executionsLiveQuery, watchExecutions, CatalogueView; also at loomwork/indexeddb/catalogue): a bundle
+// that does not use them leaves it out (the package is "sideEffects": false).
 import type { Stores } from "../../stores/types.js";
-import { CatalogueView, registerCatalogueView } from "./catalogue.js";
+import { registerOpenedStores, type OpenedStores } from "./catalogueChanges.js";
 import { IndexedDbConnection, resolveDeps } from "./connection.js";
 import { DEFAULT_LIST_PAGE_SIZE, IndexedDbContentStore } from "./contentStore.js";
 import { IndexedDbEventStore } from "./eventStore.js";
@@ -64,7 +66,8 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
     throw error;
   }
   await releaseBoot();
-  const catalogue = new CatalogueView(name, deps, Promise.resolve());
+  // The live catalogue view (catalogue.ts, on Dexie) opens on its first use, from this entry.
+  const opened: OpenedStores = { name, deps, closed: false, onClose: new Set() };
   const locks = options.locks;
   const stores: IndexedDbStores = {
     name,
@@ -74,11 +77,13 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
     acquireWriter: (executionId, writerOptions = {}) =>
       acquireWriter(name, executionId, locks === undefined ? writerOptions : { ...writerOptions, locks }),
     close: async () => {
-      catalogue.close();
+      opened.closed = true;
+      for (const closeView of opened.onClose) closeView();
+      opened.onClose.clear();
       await Promise.all([events.close(), content.close(), keys.close()]);
     },
   };
-  registerCatalogueView(stores, catalogue);
+  registerOpenedStores(stores, opened);
   return stores;
 }
 

@@ -1,6 +1,7 @@
 // The Dexie view of the catalogue: live lists for pages, always equal to what the journal says.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { indexedDbStores, executionsLiveQuery, watchExecutions } from "../../adapters/indexeddb/index.js";
+import { catalogueChangeParts, DEXIE_STORAGE_MUTATED_CHANNEL } from "../../adapters/indexeddb/catalogueChanges.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";
@@ -68,6 +69,42 @@ describe("the IndexedDB catalogue view", () => {
     expect(errors).toEqual([]);
     stop();
     await stores.close();
+  });
+
+  it("re-runs on writes by other stores on the same database (another tab's writer), one message per committed write", async () => {
+    const { stores, factory, name } = await openFresh();
+    const writer = (await openFresh({ indexedDB: factory, name })).stores;
+    // Dexie's cross-context channel, as another tab's Dexie hears it.
+    const heard: unknown[] = [];
+    const other = new BroadcastChannel(DEXIE_STORAGE_MUTATED_CHANNEL);
+    other.onmessage = (event: MessageEvent) => heard.push(event.data);
+    const lists: ExecutionInfo[][] = [];
+    const stop = watchExecutions(stores, (list) => lists.push(list));
+    await eventually(lists, (list) => list.length === 0);
+    await writer.events.append("w1", 0, [started(1, "s")]);
+    await eventually(lists, (list) => ids(list).join() === "w1");
+    // A refused append (stale seq) commits nothing and announces nothing.
+    await expect(writer.events.append("w1", 0, [started(1, "s")])).rejects.toThrow();
+    await writer.events.append("w1", 1, [step(2)]);
+    await eventually(lists, (list) => list[0]?.head === 2);
+    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    expect(heard[0]).toEqual(catalogueChangeParts(name));
+    other.close();
+    stop();
+    await Promise.all([stores.close(), writer.close()]);
+  });
+
+  it("opens the view on first use, and never on stores already closed (it reports the closing instead)", async () => {
+    const { stores } = await openFresh();
+    await stores.events.append("c1", 0, [started(1, "s")]);
+    await stores.close();
+    const errors: unknown[] = [];
+    const lists: ExecutionInfo[][] = [];
+    const stop = watchExecutions(stores, (list) => lists.push(list), { onError: (error) => errors.push(error) });
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    expect(errors[0]).toMatchObject({ name: "IndexedDbConnectionError", reason: "closed" });
+    expect(lists).toEqual([]);
+    stop();
   });
 
   it("refuses stores it did not open, with a message that says what to pass", () => {

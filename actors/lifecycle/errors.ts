@@ -1,0 +1,46 @@
+// The lifecycle's errors, apart from the code that throws them (erase.ts, retention.ts load on first use),
+// so the package's entry re-exports them without bundling that code (issue 18).
+import { LoomworkError } from "../../stores/errors.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
+
+/** Why erasure refused: each names what to fix. */
+export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
+
+const REASONS: Record<ContentCopiesRemainReason, string> = {
+  "not-wired": "no content store is wired to erase them from. Pass { content }: the store execution.claimCheck writes to",
+  "cannot-delete": "the content store cannot delete (no delete()). Use a store that can, e.g. the memory, fs or IndexedDB store",
+  "no-conditional-delete":
+    "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0), and erasure never deletes a blob another execution may have just re-put. Use a store that implements both",
+  "not-enumerable": "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
+  "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
+};
+
+/**
+ * Erasure refused BEFORE the shred: blobs of the subject would outlive its key (ADR 0140 D8, D12). Nothing
+ * was destroyed; fix what the message names and erase again.
+ */
+export class ContentCopiesRemainError extends LoomworkError {
+  readonly subject: string;
+  /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */
+  readonly blobs: number;
+  readonly reason: ContentCopiesRemainReason;
+  constructor(subject: string, blobs: number, reason: ContentCopiesRemainReason) {
+    super(
+      RUNTIME_ERROR_CODES.contentCopiesRemain,
+      `Erasing subject "${subject}" refused before the shred: ${blobs >= 0 ? `${blobs} claim-checked blob(s)` : "its claim-checked blobs"} ` +
+        `would stay readable after its key is destroyed, because ${REASONS[reason]}. Nothing was erased.`,
+    );
+    this.subject = subject;
+    this.blobs = blobs;
+    this.reason = reason;
+  }
+}
+
+/** `app.deleteHistory` of an execution this app is running: stop it first. */
+export class HistoryInUseError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
+    this.executionId = executionId;
+  }
+}

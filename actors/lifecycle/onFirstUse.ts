@@ -1,0 +1,14 @@
+// The code of App's rarely taken paths (sweep, erase, export, archive, replay check, migration, fleet
+// submit, claim-check resolution, the internal effects), in ONE module that actors/app.ts,
+// actors/lifecycle/joins.ts and actors/lifecycle/maintenance.ts load on first use by dynamic import(). One
+// module, not one per path: a bundler then splits an app into its start chunks and one lazy chunk, instead
+// of a shared chunk per combination of paths, each compressed on its own (issue 18, bench/bundle.ts).
+export { resolveClaimCheck } from "../effects/claimCheck.js";
+export { submitStart } from "../fleet/submit.js";
+export { migrateExecution } from "../journal/migrate.js";
+export { checkReplay } from "../journal/replayCheck.js";
+export { erase } from "./erase.js";
+export { exportFrom } from "./export.js";
+export { INTERNAL_EFFECTS } from "./internalEffects.js";
+export { archiveExecution } from "./retention.js";
+export { sweepOnce } from "./sweep.js";

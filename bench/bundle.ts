@@ -1,0 +1,176 @@
+// Measurement: the browser bundle of a minimal agent app (issue 18). bench/bundle/minimalApp.ts (an
+// agentLoop$ on a model, indexedDbStores, app.start) is bundled for the browser, minified, with esbuild
+// (tsx's, already installed) and, as a cross-check, with Vite 8 (rolldown), the bundler the browser
+// story uses. Sizes are exact bytes: minified, and gzipped at level 9. The largest parts are esbuild's
+// per-module bytes in the minified output. The same app with the live catalogue view (watchExecutions,
+// the one part on Dexie) is measured beside it, to show what the view costs when it is imported.
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { build as esbuild, type Metafile } from "esbuild";
+import { build as viteBuild, type Rollup } from "vite";
+import type { BenchOptions } from "./options.js";
+import { bytes, type Goal, type Section, type Table } from "./report.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const APPS = {
+  minimal: join(ROOT, "bench", "bundle", "minimalApp.ts"),
+  liveView: join(ROOT, "bench", "bundle", "liveViewApp.ts"),
+};
+/** The issue's goal for the minimal app, gzipped. */
+export const BUNDLE_GOAL_GZIP = 50_000;
+
+const UNREACHED = [/^actors\/lifecycle\//, /^actors\/journal\/readModels\.ts$/, /^@xstate\/store\//, /^actors\/effects\/claimCheck/, /^actors\/journal\/(replayCheck|migrate)\.ts$/, /^machines\/(eraseCoordinator|sweep)\.ts$/, /^actors\/fleet\//];
+
+export interface BundleSize {
+  minified: number;
+  gzipped: number;
+  /** Minified bytes per input module loaded at start, largest first. */
+  modules: { module: string; bytes: number }[];
+  /** The chunks loaded on first use only (dynamic `import()`): how many, and their summed sizes. */
+  lazy: { chunks: number; minified: number; gzipped: number };
+}
+
+const gzip = (code: Uint8Array | string) => gzipSync(code, { level: 9 }).length;
+
+/** A readable name for a module: `dexie`, `xstate/dist/raise-….js`, or a path in this repository. */
+function moduleName(path: string): string {
+  const inModules = path.lastIndexOf("node_modules/");
+  return inModules >= 0 ? path.slice(inModules + "node_modules/".length) : path;
+}
+
+/**
+ * Bundles `entry` with esbuild for the browser, minified, split into chunks as an app's bundler does, and
+ * returns the sizes of what loads at start: the entry chunk and the chunks it imports statically. Code
+ * loaded on first use (a dynamic `import()`) is in lazy chunks, summed apart in `lazy`.
+ */
+export async function esbuildSize(entry: string): Promise<BundleSize> {
+  const result = await esbuild({
+    entryPoints: [entry],
+    bundle: true,
+    splitting: true,
+    outdir: join(ROOT, "bench", "bundle", "out"),
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    metafile: true,
+    absWorkingDir: ROOT,
+    logLevel: "silent",
+  });
+  const metafile: Metafile = result.metafile;
+  // A dynamic import() is an entry point of its own in the metafile: the app's entry is the one named.
+  const entryOutput = Object.keys(metafile.outputs).find((path) => metafile.outputs[path]!.entryPoint === relative(ROOT, entry));
+  if (entryOutput === undefined) throw new Error(`esbuild produced no output for ${entry}`);
+  // The chunks loaded at start: the entry and, transitively, its static imports.
+  const initial = new Set<string>();
+  const visit = (path: string) => {
+    if (initial.has(path)) return;
+    initial.add(path);
+    for (const dep of metafile.outputs[path]!.imports) if (dep.kind === "import-statement") visit(dep.path);
+  };
+  visit(entryOutput);
+  const contents = new Map(result.outputFiles.map((file) => [relative(ROOT, file.path), file.contents]));
+  const sizeOf = (paths: string[]) => {
+    const files = paths.map((path) => contents.get(path)!);
+    return { minified: files.reduce((n, f) => n + f.length, 0), gzipped: files.reduce((n, f) => n + gzip(f), 0) };
+  };
+  const modules = [...initial]
+    .flatMap((path) => Object.entries(metafile.outputs[path]!.inputs))
+    .map(([path, input]) => ({ module: moduleName(path), bytes: input.bytesInOutput }))
+    .filter((m) => m.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+  const lazy = Object.keys(metafile.outputs).filter((path) => !initial.has(path) && path.endsWith(".js"));
+  return { ...sizeOf([...initial]), modules, lazy: { chunks: lazy.length, ...sizeOf(lazy) } };
+}
+
+/** Bundles `entry` with Vite (rolldown), minified, without writing; returns the sizes of the chunks loaded at start. */
+export async function viteSize(entry: string): Promise<{ minified: number; gzipped: number }> {
+  const result = await viteBuild({
+    configFile: false,
+    logLevel: "silent",
+    root: dirname(entry),
+    build: { write: false, target: "es2022", minify: true, reportCompressedSize: false, rollupOptions: { input: entry } },
+  });
+  const outputs = (Array.isArray(result) ? result : [result]) as Rollup.RollupOutput[];
+  const all = outputs.flatMap((o) => o.output).filter((c): c is Rollup.OutputChunk => c.type === "chunk");
+  // What loads at start: the entry chunk and, transitively, its static imports (not the dynamic ones).
+  const byName = new Map(all.map((c) => [c.fileName, c]));
+  const chunks = new Set<Rollup.OutputChunk>();
+  const visit = (chunk: Rollup.OutputChunk) => {
+    if (chunks.has(chunk)) return;
+    chunks.add(chunk);
+    for (const name of chunk.imports) if (byName.has(name)) visit(byName.get(name)!);
+  };
+  for (const chunk of all) if (chunk.isEntry) visit(chunk);
+  return { minified: [...chunks].reduce((n, c) => n + Buffer.byteLength(c.code), 0), gzipped: [...chunks].reduce((n, c) => n + gzip(c.code), 0) };
+}
+
+/** Sums module bytes by area: a package, or a top-level directory of this repository (`actors/journal`). */
+function byArea(modules: BundleSize["modules"]): { area: string; bytes: number }[] {
+  const areas = new Map<string, number>();
+  for (const { module, bytes: n } of modules) {
+    const parts = module.split("/");
+    const area = module.startsWith("@") ? parts.slice(0, 2).join("/") : module.includes("/dist/") || module.includes("/build/") ? parts[0]! : relative(ROOT, join(ROOT, module)).split("/").slice(0, parts.length > 2 ? 2 : 1).join("/");
+    areas.set(area, (areas.get(area) ?? 0) + n);
+  }
+  return [...areas].map(([area, n]) => ({ area, bytes: n })).sort((a, b) => b.bytes - a.bytes);
+}
+
+export async function measureBundle(_options: BenchOptions): Promise<Section> {
+  const minimal = await esbuildSize(APPS.minimal);
+  const liveView = await esbuildSize(APPS.liveView);
+  const viteMinimal = await viteSize(APPS.minimal);
+  const dexieIn = (size: BundleSize) => size.modules.filter((m) => m.module.startsWith("dexie/")).reduce((n, m) => n + m.bytes, 0);
+  const sizes: Table = {
+    caption: "The minimal agent app (`loomwork` + `loomwork/indexeddb`), bundled for the browser and minified",
+    head: ["app", "bundler", "minified", "gzipped", "of it Dexie (minified)"],
+    rows: [
+      ["minimal agent app", "esbuild", bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
+      ["of it, loaded on first use only (" + minimal.lazy.chunks + " lazy chunk(s): sweep, erase, export, replay check, ...)", "esbuild", bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
+      ["minimal agent app", "vite 8 (rolldown)", bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
+      ["the same + watchExecutions (live view)", "esbuild", bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
+    ],
+    align: ["l", "l", "r", "r", "r"],
+  };
+  const areas: Table = {
+    caption: "Largest parts of the minimal app (esbuild's minified bytes per module, summed by package or directory)",
+    head: ["part", "minified", "share"],
+    rows: byArea(minimal.modules).slice(0, 16).map((a) => [a.area, bytes(a.bytes), `${((100 * a.bytes) / minimal.minified).toFixed(1)}%`]),
+  };
+  const modules: Table = {
+    caption: "Largest modules of the minimal app (minified bytes)",
+    head: ["module", "minified"],
+    rows: minimal.modules.slice(0, 20).map((m) => [m.module, bytes(m.bytes)]),
+  };
+  const met = minimal.gzipped <= BUNDLE_GOAL_GZIP;
+  // Paths of App a minimal agent never takes that still load at start (after the dynamic imports of
+  // actors/app.ts): the read models (app.readModels is a synchronous getter) and the claim-check layer
+  // (the effect chain is built when the app is).
+  const unreached = minimal.modules.filter((m) => UNREACHED.some((pattern) => pattern.test(m.module)));
+  const unreachedBytes = unreached.reduce((n, m) => n + m.bytes, 0);
+  const goals: Goal[] = [
+    {
+      goal: `minimal agent app (loomwork + loomwork/indexeddb) ≤ ${bytes(BUNDLE_GOAL_GZIP)} gzipped`,
+      met,
+      detail: `${bytes(minimal.gzipped)} gzipped, ${bytes(minimal.minified)} minified (esbuild); vite ${bytes(viteMinimal.gzipped)} gzipped; Dexie ${dexieIn(minimal) === 0 ? "not in it" : bytes(dexieIn(minimal))}`,
+    },
+  ];
+  return {
+    id: "bundle",
+    title: "Browser bundle of a minimal agent app",
+    method: [
+      "`bench/bundle/minimalApp.ts` (an `agentLoop$` on a scripted model, `indexedDbStores`, `app.start`) bundled for the browser (ESM, es2022, minified) by esbuild and by Vite 8 (rolldown); gzip level 9. Exact bytes.",
+      "The package is `\"sideEffects\": false` and the journal announces catalogue changes without Dexie (`adapters/indexeddb/catalogueChanges.ts`), so Dexie is in the bundle only when the live catalogue view is imported (ADR 0007).",
+    ],
+    tables: [sizes, areas, modules],
+    goals,
+    notes: met
+      ? []
+      : [
+          `Sizes are what loads at start: the entry chunk and the chunks it imports statically (each gzipped on its own, as a server sends them); sweep, erase, export, archive, replay check, migration and fleet submit load on first call (dynamic \`import()\` in \`actors/app.ts\` and \`actors/lifecycle/maintenance.ts\`). What is left is the runtime the app runs: xstate (${bytes(minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0))} minified) and the journal, effects chain and agent loop. Still loaded at start though the app never runs them: ${bytes(unreachedBytes)} minified (${unreached.map((m) => m.module).join(", ")}), the read models because \`app.readModels\` is a synchronous getter (API.md), the claim-check layer because the effect chain is built with the app.`,
+        ],
+    raw: { minimal, liveView, viteMinimal },
+  };
+}
