@@ -1,12 +1,13 @@
 // DBOS Transact beside the fleet (measurement 8): the same 10-step workflow (bench/dbosFlow.ts) on the same
 // PostgreSQL server, run the same way: worker processes (DBOS launched, a queue with the fleet worker's
 // concurrency and poll interval) dequeue it, and this process enqueues it N times with a DBOSClient and
-// awaits every result. Each run gets a fresh system-database schema, dropped at the end.
+// awaits them all (`waitAll`, one polling query for every id). Each run gets a fresh system-database schema, dropped at the end.
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { dropSchema, freshSchema } from "../spec/postgres/server.js";
 import { DBOS_APP, DBOS_QUEUE, DBOS_WORKFLOW } from "./dbosFlow.js";
+import { FLOW_STEPS } from "./fleetFlow.js";
 import { processesCpuMs } from "./fleetCpu.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -44,7 +45,10 @@ export async function runDbos(url: string, workers: number, executions: number, 
     const cpuAtReady = processesCpuMs(children.map((c) => c.pid));
     const start = performance.now();
     const handles = await Promise.all(ids.map((id) => client!.enqueue({ queueName: DBOS_QUEUE, workflowName: DBOS_WORKFLOW, workflowID: id })));
-    await Promise.all(handles.map((h) => h.getResult({ pollingIntervalMs: options.pollMs })));
+    // waitAll polls every id in one query (per-handle getResult would poll each): DBOS's way to await many.
+    await client.waitAll(handles, { pollingIntervalMs: options.pollMs });
+    const results = await Promise.all(handles.map((h) => h.getResult()));
+    if (results.some((r) => (r as { steps?: number }).steps !== FLOW_STEPS)) throw new Error("a DBOS workflow ended without its ten steps");
     const ms = performance.now() - start;
     return { ms, workerCpuMs: processesCpuMs(children.map((c) => c.pid)) - cpuAtReady };
   } finally {

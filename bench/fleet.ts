@@ -20,7 +20,7 @@ import { ratio, type Goal, type Section } from "./report.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CONCURRENCY = 8;
-/** Both engines' poll interval (loomwork's pollMs, DBOS's queue minPollingIntervalMs and getResult polling). */
+/** Both engines' poll interval (loomwork's pollMs, DBOS's queue minPollingIntervalMs and waitAll polling). */
 const POLL_MS = 50;
 const ENGINE_LABEL = { loomwork: "loomwork (createWorker)", dbos: "DBOS Transact" } as const;
 
@@ -96,6 +96,12 @@ async function measured(url: string, engine: Engine, workers: number, executions
   return { engine, workers, executions, ms, workerCpuMs, submitterCpuMs: (used.user + used.system) / 1000, commits };
 }
 
+/** loomwork's figure over DBOS's for one worker count. */
+function cpuRatio(raw: EngineRun[], workers: number, key: "workerCpuMs" | "commits"): number {
+  const of = (engine: Engine) => raw.find((r) => r.engine === engine && r.workers === workers)![key];
+  return of("loomwork") / of("dbos");
+}
+
 export async function measureFleet(options: BenchOptions): Promise<Section> {
   const quick = options.mode === "quick";
   const executions = quick ? 8 : 200;
@@ -135,7 +141,7 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     title: "8. The fleet on PostgreSQL: executions and steps per second by worker processes, beside DBOS Transact and LangGraph's Postgres checkpointer",
     method: [
       `${executions} executions of a ${FLOW_STEPS}-step flow (each step a task effect returning a small object), submitted with \`app.submit\` from the benchmark's process and awaited with \`app.result\`; worker processes run \`createWorker\` with concurrency ${CONCURRENCY} and pollMs ${POLL_MS}. Time from the first submit to the last result.`,
-      `DBOS Transact ${DBOS_VERSION} (\`@dbos-inc/dbos-sdk\`) on the same server in the same run: the same ten steps as \`DBOS.registerStep\` functions called in sequence by a \`DBOS.registerWorkflow\` workflow (bench/dbosFlow.ts); worker processes \`DBOS.launch\` with \`systemDatabaseUrl\` set to the server and dequeue from a queue with \`workerConcurrency\` ${CONCURRENCY} and \`minPollingIntervalMs\` ${POLL_MS}; the benchmark's process enqueues with a \`DBOSClient\` and awaits each handle's \`getResult\` (polling every ${POLL_MS} ms). Each run has a fresh schema (loomwork's \`schema\`, DBOS's \`systemDatabaseSchemaName\`); the engines alternate which runs first.`,
+      `DBOS Transact ${DBOS_VERSION} (\`@dbos-inc/dbos-sdk\`) on the same server in the same run: the same ten steps as \`DBOS.registerStep\` functions called in sequence by a \`DBOS.registerWorkflow\` workflow (bench/dbosFlow.ts); worker processes \`DBOS.launch\` with \`systemDatabaseUrl\` set to the server and dequeue from a queue with \`workerConcurrency\` ${CONCURRENCY} and \`minPollingIntervalMs\` ${POLL_MS}; the benchmark's process enqueues with a \`DBOSClient\` and awaits them with \`client.waitAll\` (one query for every id, every ${POLL_MS} ms), then reads each result. Each run has a fresh schema (loomwork's \`schema\`, DBOS's \`systemDatabaseSchemaName\`); the engines alternate which runs first.`,
       "The server is a local throwaway cluster (PostgreSQL 15, fsync off) on the same machine as the workers, so the workers and the server share its cores.",
     ],
     tables: [
@@ -151,6 +157,9 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     notes: [
       "Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together. DBOS checkpoints each step's output in its own transaction, and the workflow's status at start and end.",
       "On a 2-core machine the server, the workers and the submitter share the cores, so more worker processes add contention rather than throughput; the worker CPU column is what each engine spends per step of its own.",
+      `Worker CPU per step, loomwork / DBOS: ${counts.map((w) => `${w} worker${w > 1 ? "s" : ""} ${ratio(cpuRatio(raw, w, "workerCpuMs"))}`).join(", ")}; ` +
+        `server commits per step, loomwork / DBOS: ${counts.map((w) => ratio(cpuRatio(raw, w, "commits"))).join(", ")}. ` +
+        "loomwork sends one statement per macrostep (a step's outcome with its transition); DBOS a transaction per step, plus the workflow's status and its queue's dequeues. Both are CPU-bound here (two cores shared by the server and every process), so the worker CPU per step weighs more than the statements per step.",
       ...(langGraph?.notes ?? []),
     ],
     raw: { fleet: raw, langGraph: langGraph?.raw },

@@ -316,7 +316,7 @@ export async function measureLangGraphPostgres(url: string, turns: number, reps:
     notes: [
       `@langchain/langgraph-checkpoint-postgres 1.0.5 (PostgresSaver, its own pg pool) and postgresStores, each in a fresh schema of the same server; ${reps} runs each, interleaved. ` +
         "Bytes: what the schema's tables gained over the empty tables after set-up, after a VACUUM. \"relations\" is `pg_total_relation_size` (heap pages, TOAST, indexes: the disk the schema takes); \"rows\" is the sum of `pg_column_size` of every row (the tuples' bytes, values over 2 kB TOAST-compressed as stored). loomwork's rows are its records, the catalogue row and the latest snapshot (claim-check off).",
-      "PostgresSaver stores each channel's new value once per version in checkpoint_blobs: with MessagesAnnotation that is the whole message list at every superstep (quadratic in turns before compression); PostgreSQL's TOAST compression (pglz) shrinks those repeated JSON blobs, which is why the rows column is far under the raw serialized sizes of the MemorySaver rows above.",
+      "PostgresSaver stores each channel's new value once per version in checkpoint_blobs: with MessagesAnnotation that is the whole message list at every superstep (quadratic in turns before compression); MessagesDeltaValue writes per-step deltas and grows linearly, like our log. Values over 2 kB are TOAST-compressed (pglz) on both sides, so \"rows\" is compressed bytes; \"relations\" adds pages, indexes and free space, which weigh most on a small journal.",
     ],
     raw: { bytes: bytesOf, samples },
   };
