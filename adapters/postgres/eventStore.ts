@@ -50,6 +50,9 @@ function infoOf(row: ExecutionRow): ExecutionInfo {
   return info;
 }
 
+/** The append's prepared-statement name (per schema: PgDatabase.query adds it); the hot reads have names of their own. */
+const APPEND_STATEMENT = "lw_append";
+
 const EXECUTION_COLUMNS = "execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head";
 
 /** `EventStore` on PostgreSQL; see `postgresStores`. */
@@ -117,13 +120,17 @@ export class PostgresEventStore implements EventStore {
     const inboxId = records.some((r) => r.type === EVENT_RECEIVED) ? this.hooks?.inboxMessage(executionId) : undefined;
     let ok: number;
     try {
-      const { rows } = await this.db.query<{ ok: number }>(this.appendSql, [
+      const { rows } = await this.db.query<{ ok: number }>(
+        this.appendSql,
+        [
         executionId, expectedSeq, records.map((r) => JSON.stringify(r)), records.at(-1)!.seq,
         info.subject ?? null, info.logicId ?? null, info.status, info.startedAt, info.endedAt ?? null,
         started, ended, fence?.owner ?? null, fence?.epoch ?? null,
         ended ? `${NOTIFY.ended}:${executionId}` : expectedSeq === 0 ? `${NOTIFY.runnable}:${executionId}` : null, inboxId ?? null, this.db.channel,
         info.machineHash ?? null, info.version ?? null, migrated,
-      ]);
+        ],
+        APPEND_STATEMENT,
+      );
       ok = rows[0]!.ok;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -149,7 +156,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
-    const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq]);
+    const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq], "lw_read");
     return rows.map((row) => JSON.parse(row.body) as StoredRecord);
   }
 
@@ -159,7 +166,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
-    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId]);
+    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId], "lw_execution");
     return rows[0] && infoOf(rows[0]);
   }
 
@@ -190,7 +197,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId]);
+    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId], "lw_snapshot");
     const row = rows[0];
     return row && { seq: row.seq, at: row.at, state: JSON.parse(row.state) as unknown };
   }
