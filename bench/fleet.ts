@@ -147,7 +147,7 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     tables: [
       { head: ["engine", "workers", "executions", "s", "executions/s", "steps/s"], rows },
       {
-        caption: "Where the time goes: CPU of the worker processes per step, of the submitting process per execution, and transactions the server committed per step (pg_stat_database, every database of the server)",
+        caption: "Where the time goes: CPU of the worker processes per step (from their first submit to the last result), of the submitting process per execution and transactions the server committed per step (pg_stat_database, every database of the server; both over the whole variant, set-up and schema migrations included)",
         head: ["engine", "workers", "worker CPU ms per step", "submitter CPU ms per execution", "server commits per step"],
         rows: phases,
       },
