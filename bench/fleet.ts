@@ -2,19 +2,27 @@
 // local server; this process submits the 10-step flow N times and waits for every result. Executions
 // and steps per second, with 1, 2 and 4 workers. The server is a throwaway cluster of the benchmark's own
 // (spec/postgres/server.ts: fsync off, so the figures are the runtime's and the protocol's, not the
-// disk's), or LOOMWORK_PG_URL.
+// disk's), or LOOMWORK_PG_URL. On the same server in the same run: DBOS Transact on the same 10-step flow
+// (bench/dbos.ts) and LangGraph's Postgres checkpointer on the 200-turn agent (bench/langgraph.ts).
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createApp } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { postgresStores } from "../adapters/postgres/index.js";
 import { dropSchema, freshSchema, startPostgres } from "../spec/postgres/server.js";
+import pg from "pg";
+import { DBOS_VERSION, runDbos } from "./dbos.js";
+import { processesCpuMs } from "./fleetCpu.js";
 import { FLOW_STEPS, tenStepFlow } from "./fleetFlow.js";
+import { measureLangGraphPostgres } from "./langgraph.js";
 import type { BenchOptions } from "./options.js";
-import type { Section } from "./report.js";
+import { ratio, type Goal, type Section } from "./report.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CONCURRENCY = 8;
+/** Both engines' poll interval (loomwork's pollMs, DBOS's queue minPollingIntervalMs and waitAll polling). */
+const POLL_MS = 50;
+const ENGINE_LABEL = { loomwork: "loomwork (createWorker)", dbos: "DBOS Transact" } as const;
 
 function startWorker(url: string, schema: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/child/fleetWorker.ts", JSON.stringify({ url, schema, concurrency: CONCURRENCY })], {
@@ -30,25 +38,68 @@ function startWorker(url: string, schema: string): Promise<ChildProcess> {
   });
 }
 
-async function runFleet(url: string, workers: number, executions: number): Promise<{ ms: number }> {
+async function runFleet(url: string, workers: number, executions: number): Promise<{ ms: number; workerCpuMs: number }> {
   const schema = freshSchema("bench");
   const stores = await postgresStores({ url, schema, pollMs: 50 });
   const children: ChildProcess[] = [];
   try {
     for (let i = 0; i < workers; i++) children.push(await startWorker(url, schema));
+    const cpuAtReady = processesCpuMs(children.map((c) => c.pid));
     const app = createApp(defineConfig({ stores, effects: {} }));
     const ids = Array.from({ length: executions }, (_, i) => `f${i}`);
     const start = performance.now();
     await Promise.all(ids.map((id) => app.submit(tenStepFlow, { executionId: id, input: null })));
     await Promise.all(ids.map((id) => app.result(id)));
     const ms = performance.now() - start;
+    const workerCpuMs = processesCpuMs(children.map((c) => c.pid)) - cpuAtReady;
     await app.close();
-    return { ms };
+    return { ms, workerCpuMs };
   } finally {
     for (const child of children) child.kill("SIGKILL");
     await stores.close();
     await dropSchema(url, schema);
   }
+}
+
+/** Transactions the server has committed so far, over every database (its statistics lag up to a second: read after a pause). */
+async function serverCommits(url: string): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>("SELECT sum(xact_commit) AS n FROM pg_stat_database")).rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+type Engine = "loomwork" | "dbos";
+interface EngineRun {
+  engine: Engine;
+  workers: number;
+  executions: number;
+  ms: number;
+  /** CPU of the worker processes and of the submitting process (this one) over the run. */
+  workerCpuMs: number;
+  submitterCpuMs: number;
+  commits: number;
+}
+
+/** Runs one engine's variant and the counters that explain it (worker CPU, submitter CPU, server commits). */
+async function measured(url: string, engine: Engine, workers: number, executions: number): Promise<EngineRun> {
+  const before = { commits: await serverCommits(url) };
+  const cpu = process.cpuUsage();
+  const { ms, workerCpuMs } =
+    engine === "loomwork" ? await runFleet(url, workers, executions) : await runDbos(url, workers, executions, { concurrency: CONCURRENCY, pollMs: POLL_MS });
+  const used = process.cpuUsage(cpu);
+  const commits = (await serverCommits(url)) - before.commits;
+  return { engine, workers, executions, ms, workerCpuMs, submitterCpuMs: (used.user + used.system) / 1000, commits };
+}
+
+/** loomwork's figure over DBOS's for one worker count. */
+function cpuRatio(raw: EngineRun[], workers: number, key: "workerCpuMs" | "commits"): number {
+  const of = (engine: Engine) => raw.find((r) => r.engine === engine && r.workers === workers)![key];
+  return of("loomwork") / of("dbos");
 }
 
 export async function measureFleet(options: BenchOptions): Promise<Section> {
@@ -57,29 +108,60 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
   const counts = quick ? [1] : [1, 2, 4];
   const server = await startPostgres();
   const rows: string[][] = [];
-  const raw: { workers: number; executions: number; ms: number }[] = [];
+  const phases: string[][] = [];
+  const raw: EngineRun[] = [];
+  const goals: Goal[] = [];
+  let langGraph: Awaited<ReturnType<typeof measureLangGraphPostgres>> | undefined;
   try {
-    for (const workers of counts) {
-      const { ms } = await runFleet(server.url, workers, executions);
-      raw.push({ workers, executions, ms });
-      rows.push([String(workers), String(executions), (ms / 1000).toFixed(2), (executions / (ms / 1000)).toFixed(1), ((executions * FLOW_STEPS) / (ms / 1000)).toFixed(0)]);
+    for (const [i, workers] of counts.entries()) {
+      // Alternate which engine goes first, so neither always runs on a warmer server.
+      const order: Engine[] = i % 2 === 0 ? ["loomwork", "dbos"] : ["dbos", "loomwork"];
+      const byEngine = {} as Record<Engine, EngineRun>;
+      for (const engine of order) byEngine[engine] = await measured(server.url, engine, workers, executions);
+      for (const engine of ["loomwork", "dbos"] as const) {
+        const r = byEngine[engine];
+        raw.push(r);
+        const steps = executions * FLOW_STEPS;
+        rows.push([ENGINE_LABEL[engine], String(workers), String(executions), (r.ms / 1000).toFixed(2), (executions / (r.ms / 1000)).toFixed(1), (steps / (r.ms / 1000)).toFixed(0)]);
+        phases.push([ENGINE_LABEL[engine], String(workers), (r.workerCpuMs / steps).toFixed(2), (r.submitterCpuMs / executions).toFixed(2), (r.commits / steps).toFixed(2)]);
+      }
+      const [loom, dbos] = [byEngine.loomwork, byEngine.dbos];
+      goals.push({
+        goal: `steps per second at or above DBOS Transact's on the same server, ${workers} worker${workers > 1 ? "s" : ""}`,
+        met: loom.ms <= dbos.ms,
+        detail: `loomwork ${((executions * FLOW_STEPS) / (loom.ms / 1000)).toFixed(0)} steps/s, DBOS ${((executions * FLOW_STEPS) / (dbos.ms / 1000)).toFixed(0)} steps/s (${ratio(dbos.ms / loom.ms)} of DBOS's rate)`,
+      });
     }
+    langGraph = await measureLangGraphPostgres(server.url, options.compareTurns, quick ? 1 : 3);
   } finally {
     await server.dispose();
   }
   return {
     id: "fleet",
-    title: "8. The fleet on PostgreSQL: executions and steps per second by worker processes",
+    title: "8. The fleet on PostgreSQL: executions and steps per second by worker processes, beside DBOS Transact and LangGraph's Postgres checkpointer",
     method: [
-      `${executions} executions of a ${FLOW_STEPS}-step flow (each step a task effect returning a small object), submitted with \`app.submit\` from the benchmark's process and awaited with \`app.result\`; worker processes run \`createWorker\` with concurrency ${CONCURRENCY}. Time from the first submit to the last result.`,
+      `${executions} executions of a ${FLOW_STEPS}-step flow (each step a task effect returning a small object), submitted with \`app.submit\` from the benchmark's process and awaited with \`app.result\`; worker processes run \`createWorker\` with concurrency ${CONCURRENCY} and pollMs ${POLL_MS}. Time from the first submit to the last result.`,
+      `DBOS Transact ${DBOS_VERSION} (\`@dbos-inc/dbos-sdk\`) on the same server in the same run: the same ten steps as \`DBOS.registerStep\` functions called in sequence by a \`DBOS.registerWorkflow\` workflow (bench/dbosFlow.ts); worker processes \`DBOS.launch\` with \`systemDatabaseUrl\` set to the server and dequeue from a queue with \`workerConcurrency\` ${CONCURRENCY} and \`minPollingIntervalMs\` ${POLL_MS}; the benchmark's process enqueues with a \`DBOSClient\` and awaits them with \`client.waitAll\` (one query for every id, every ${POLL_MS} ms), then reads each result. Each run has a fresh schema (loomwork's \`schema\`, DBOS's \`systemDatabaseSchemaName\`); the engines alternate which runs first.`,
       "The server is a local throwaway cluster (PostgreSQL 15, fsync off) on the same machine as the workers, so the workers and the server share its cores.",
     ],
-    tables: [{ head: ["workers", "executions", "s", "executions/s", "steps/s"], rows }],
-    goals: [
-      { goal: "steps per second at or above DBOS Transact's on the same server", met: "not measured", detail: "DBOS Transact was not run (issue 17 left it out for time)." },
-      { goal: "at least 20x fewer bytes than LangGraph's Postgres checkpointer", met: "not measured", detail: "The LangGraph Postgres checkpointer was not run (issue 17 left it out for time)." },
+    tables: [
+      { head: ["engine", "workers", "executions", "s", "executions/s", "steps/s"], rows },
+      {
+        caption: "Where the time goes: CPU of the worker processes per step (from their first submit to the last result), of the submitting process per execution and transactions the server committed per step (pg_stat_database, every database of the server; both over the whole variant, set-up and schema migrations included)",
+        head: ["engine", "workers", "worker CPU ms per step", "submitter CPU ms per execution", "server commits per step"],
+        rows: phases,
+      },
+      ...(langGraph?.tables ?? []),
     ],
-    notes: ["Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together."],
-    raw,
+    goals: [...goals, ...(langGraph?.goals ?? [])],
+    notes: [
+      "Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together. DBOS checkpoints each step's output in its own transaction, and the workflow's status at start and end.",
+      "On a 2-core machine the server, the workers and the submitter share the cores, so more worker processes add contention rather than throughput; the worker CPU column is what each engine spends per step of its own.",
+      `Worker CPU per step, loomwork / DBOS: ${counts.map((w) => `${w} worker${w > 1 ? "s" : ""} ${ratio(cpuRatio(raw, w, "workerCpuMs"))}`).join(", ")}; ` +
+        `server commits per step, loomwork / DBOS: ${counts.map((w) => ratio(cpuRatio(raw, w, "commits"))).join(", ")}. ` +
+        "loomwork sends one statement per macrostep (a step's outcome with its transition); DBOS a transaction per step, plus the workflow's status and its queue's dequeues. Both are CPU-bound here (two cores shared by the server and every process), so the worker CPU per step weighs more than the statements per step.",
+      ...(langGraph?.notes ?? []),
+    ],
+    raw: { fleet: raw, langGraph: langGraph?.raw },
   };
 }

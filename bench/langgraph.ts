@@ -3,15 +3,19 @@
 // time per turn, time to resume from the checkpointer. Both LangGraph state shapes are measured: the
 // documented MessagesAnnotation and the experimental MessagesDeltaValue (a DeltaChannel, LangGraph 1.7).
 import { MemorySaver } from "@langchain/langgraph";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import pg from "pg";
+import { postgresStores } from "../adapters/postgres/index.js";
+import { dropSchema, freshSchema } from "../spec/postgres/server.js";
 import { memoryStores } from "../stores/memory.js";
 import { EXECUTION_ID, resumeInterrupted, runAgent, runInterrupted, stallTurn } from "./agent.js";
 import { buildGraph, invokeArgs, memorySaverBytes, type LangGraphState } from "./langgraphAgent.js";
-import { interleave, ratioOf, span, type Sample } from "./measure.js";
+import { interleave, medianSample, ratioOf, span, type Sample } from "./measure.js";
 import type { BenchOptions } from "./options.js";
-import { bytes, ratio, ratios, type Goal, type Section } from "./report.js";
+import { bytes, ratio, ratios, type Goal, type Section, type Table } from "./report.js";
 import { runChild } from "./spawn.js";
 import { diskUsage, snapshotBytes } from "./storeBytes.js";
 import { openStores, tempDir } from "./stores.js";
@@ -204,5 +208,116 @@ export async function measureLangGraph(options: BenchOptions): Promise<Section> 
         "(better-sqlite3 builds SQLite with WAL synchronous=NORMAL) and LangGraph's default durability writes it while the next step runs. The synchronous=FULL rows are the like-for-like durable comparison.",
     ],
     raw: { persisted, run, resume },
+  };
+}
+
+/** Bytes of a schema's tables as PostgreSQL stores them: heap, TOAST and indexes (`pg_total_relation_size`), and the rows' own bytes (`pg_column_size` of each row, TOAST-compressed values as stored). */
+export interface PgBytes {
+  total: number;
+  rows: number;
+}
+
+/** Measures the tables of `schema` (every relation of kind table in it). */
+export async function pgSchemaBytes(client: pg.ClientBase, schema: string): Promise<PgBytes> {
+  const tables = (await client.query<{ name: string }>("SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'", [schema])).rows;
+  let total = 0;
+  let rows = 0;
+  for (const { name } of tables) {
+    const q = `"${schema}"."${name}"`;
+    total += Number((await client.query<{ n: string }>(`SELECT pg_total_relation_size('${q}') AS n`)).rows[0]!.n);
+    rows += Number((await client.query<{ n: string | null }>(`SELECT sum(pg_column_size(t.*)) AS n FROM ${q} t`)).rows[0]!.n ?? 0);
+  }
+  return { total, rows };
+}
+
+const minus = (a: PgBytes, b: PgBytes): PgBytes => ({ total: a.total - b.total, rows: a.rows - b.rows });
+
+/** One run on Postgres: its time and the bytes its schema gained (after minus the empty schema after set-up). */
+interface PgRun {
+  sample: Sample;
+  bytes: PgBytes;
+}
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function runLangGraphPostgres(url: string, turns: number, state: LangGraphState): Promise<PgRun> {
+  const schema = freshSchema("lg");
+  const saver = PostgresSaver.fromConnString(url, { schema });
+  try {
+    await saver.setup();
+    const empty = await withClient(url, (c) => pgSchemaBytes(c, schema));
+    const graph = buildGraph({ turns, state, checkpointer: saver });
+    const { input, config } = invokeArgs(turns);
+    const end = span();
+    await graph.invoke(input, config);
+    const sample = end();
+    // Writes LangGraph left in flight (durability "async") land before the bytes are read.
+    await saver.end();
+    await withClient(url, (c) => c.query("VACUUM"));
+    return { sample, bytes: minus(await withClient(url, (c) => pgSchemaBytes(c, schema)), empty) };
+  } finally {
+    await saver.end().catch(() => undefined);
+    await dropSchema(url, schema);
+  }
+}
+
+async function runLoomPostgres(url: string, turns: number): Promise<PgRun> {
+  const schema = freshSchema("lw");
+  const stores = await postgresStores({ url, schema });
+  try {
+    const empty = await withClient(url, (c) => pgSchemaBytes(c, schema));
+    const { app, sample } = await runAgent(stores, turns, "off");
+    await app.close();
+    await withClient(url, (c) => c.query("VACUUM"));
+    return { sample, bytes: minus(await withClient(url, (c) => pgSchemaBytes(c, schema)), empty) };
+  } finally {
+    await stores.close();
+    await dropSchema(url, schema);
+  }
+}
+
+/**
+ * LangGraph's Postgres checkpointer against loomwork's `postgresStores` on one server (the fleet's, in
+ * measurement 8): the same agent as above, both state shapes. Bytes are what each schema gained over its
+ * empty tables; time per turn is a ratio of interleaved medians.
+ */
+export async function measureLangGraphPostgres(url: string, turns: number, reps: number): Promise<{ tables: Table[]; goals: Goal[]; notes: string[]; raw: unknown }> {
+  const bytesOf: Record<string, PgBytes> = {};
+  const keep = (name: string, r: PgRun) => ((bytesOf[name] = r.bytes), r.sample);
+  const samples = await interleave(
+    {
+      loom: async () => keep("loom", await runLoomPostgres(url, turns)),
+      ...Object.fromEntries(STATES.map((state) => [state, async () => keep(state, await runLangGraphPostgres(url, turns, state))])),
+    },
+    { reps, warmup: 0 },
+  );
+  const loom = bytesOf.loom!;
+  const rows = STATES.map((state) => ({ state, lg: bytesOf[state]!, time: ratioOf(samples[state]!, samples.loom!), perTurn: medianSample(samples[state]!).wall / turns }));
+  const loomPerTurn = medianSample(samples.loom!).wall / turns;
+  return {
+    tables: [
+      {
+        caption: `LangGraph's Postgres checkpointer vs loomwork's postgresStores, the ${turns}-turn agent, on the same server`,
+        head: ["LangGraph state", "LangGraph bytes (relations)", "loomwork bytes (relations)", "ratio", "LangGraph bytes (rows)", "loomwork bytes (rows)", "ratio", "ms per turn, LangGraph", "ms per turn, loomwork", "time per turn, LangGraph / loomwork (wall; CPU)"],
+        rows: rows.map((r) => [LABEL[r.state], bytes(r.lg.total), bytes(loom.total), ratio(r.lg.total / loom.total, 1), bytes(r.lg.rows), bytes(loom.rows), ratio(r.lg.rows / loom.rows, 1), r.perTurn.toFixed(2), loomPerTurn.toFixed(2), ratios(r.time)]),
+      },
+    ],
+    goals: rows.flatMap((r) => [
+      { goal: `at least ${BYTES_GOAL}x fewer bytes than LangGraph's Postgres checkpointer: ${LABEL[r.state]}`, met: r.lg.total / loom.total >= BYTES_GOAL, detail: `${ratio(r.lg.total / loom.total, 1)} fewer (relations; rows: ${ratio(r.lg.rows / loom.rows, 1)})` },
+    ]),
+    notes: [
+      `@langchain/langgraph-checkpoint-postgres 1.0.5 (PostgresSaver, its own pg pool) and postgresStores, each in a fresh schema of the same server; ${reps} runs each, interleaved. ` +
+        "Bytes: what the schema's tables gained over the empty tables after set-up, after a VACUUM. \"relations\" is `pg_total_relation_size` (heap pages, TOAST, indexes: the disk the schema takes); \"rows\" is the sum of `pg_column_size` of every row (the tuples' bytes, values over 2 kB TOAST-compressed as stored). loomwork's rows are its records, the catalogue row and the latest snapshot (claim-check off).",
+      "PostgresSaver stores each channel's new value once per version in checkpoint_blobs: with MessagesAnnotation that is the whole message list at every superstep (quadratic in turns before compression); MessagesDeltaValue writes per-step deltas and grows linearly, like our log. Values over 2 kB are TOAST-compressed (pglz) on both sides, so \"rows\" is compressed bytes; \"relations\" adds pages, indexes and free space, which weigh most on a small journal.",
+    ],
+    raw: { bytes: bytesOf, samples },
   };
 }

@@ -28,6 +28,7 @@ export class PgDatabase {
     readonly schema: string,
     private readonly ownsPool: boolean,
     private readonly connectionConfig: pg.ClientConfig,
+    private readonly prepared = true,
   ) {
     if (!SCHEMA_NAME.test(schema)) throw new RangeError(`postgresStores: schema must match ${SCHEMA_NAME} (a plain lower-case identifier); got ${JSON.stringify(schema)}.`);
     this.s = `"${schema}"`;
@@ -37,9 +38,10 @@ export class PgDatabase {
     pool.on("error", () => undefined);
   }
 
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     if (this.closed) return Promise.reject(new PostgresStoresClosedError("query"));
-    return this.pool.query<R>(sql, values);
+    // A named statement is parsed and planned once per connection; later calls send only its parameters.
+    return name === undefined || !this.prepared ? this.pool.query<R>(sql, values) : this.pool.query<R>({ name: `${name}_${this.schema}`, text: sql, values: values ?? [] });
   }
 
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */

@@ -4,7 +4,7 @@
 // journals is consumed, and the end of an execution is notified, all or nothing.
 import { assertContiguous, foldCatalogue } from "../../stores/catalogue.js";
 import { ConcurrencyError } from "../../stores/errors.js";
-import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type ExecutionStatus, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
 import { NOTIFY, UNIQUE_VIOLATION } from "./constants.js";
 import type { PgDatabase } from "./database.js";
@@ -30,6 +30,8 @@ interface ExecutionRow {
   execution_id: string;
   subject: string | null;
   logic_id: string | null;
+  machine_hash: string | null;
+  logic_version: string | null;
   status: ExecutionStatus;
   started_at: number;
   ended_at: number | null;
@@ -42,11 +44,16 @@ function infoOf(row: ExecutionRow): ExecutionInfo {
   const info: ExecutionInfo = { executionId: row.execution_id, status: row.status, startedAt: row.started_at, head: row.head };
   if (row.subject !== null) info.subject = row.subject;
   if (row.logic_id !== null) info.logicId = row.logic_id;
+  if (row.machine_hash !== null) info.machineHash = row.machine_hash;
+  if (row.logic_version !== null) info.version = row.logic_version;
   if (row.ended_at !== null) info.endedAt = row.ended_at;
   return info;
 }
 
-const EXECUTION_COLUMNS = "execution_id, subject, logic_id, status, started_at, ended_at, head";
+/** The append's prepared-statement name (per schema: PgDatabase.query adds it); the hot reads have names of their own. */
+const APPEND_STATEMENT = "lw_append";
+
+const EXECUTION_COLUMNS = "execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head";
 
 /** `EventStore` on PostgreSQL; see `postgresStores`. */
 export class PostgresEventStore implements EventStore {
@@ -64,14 +71,18 @@ export class PostgresEventStore implements EventStore {
         WHERE execution_id = $1 AND owner = $12 AND epoch = $13::bigint AND lease_until > clock_timestamp()
         FOR SHARE
       ), cat AS (
-        INSERT INTO ${s}.executions (execution_id, subject, logic_id, status, started_at, ended_at, head)
-        SELECT $1, $5, $6, $7, $8, $9, $4
+        INSERT INTO ${s}.executions (execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head)
+        SELECT $1, $5, $6, $17, $18, $7, $8, $9, $4
         WHERE ($12::text IS NULL OR EXISTS (SELECT 1 FROM fence))
           AND ($2 = 0 OR EXISTS (SELECT 1 FROM ${s}.executions WHERE execution_id = $1))
         ON CONFLICT (execution_id) DO UPDATE SET
           head = EXCLUDED.head,
           subject = CASE WHEN $10 THEN COALESCE(EXCLUDED.subject, ${s}.executions.subject) ELSE ${s}.executions.subject END,
           logic_id = CASE WHEN $10 THEN COALESCE(EXCLUDED.logic_id, ${s}.executions.logic_id) ELSE ${s}.executions.logic_id END,
+          -- As stores/catalogue.ts folds them: a start or a migration names the hash (kept when it names none);
+          -- a migration names the version it moved to (none: no version), a start its own (kept when none).
+          machine_hash = CASE WHEN $10 OR $19 THEN COALESCE(EXCLUDED.machine_hash, ${s}.executions.machine_hash) ELSE ${s}.executions.machine_hash END,
+          logic_version = CASE WHEN $19 THEN EXCLUDED.logic_version WHEN $10 THEN COALESCE(EXCLUDED.logic_version, ${s}.executions.logic_version) ELSE ${s}.executions.logic_version END,
           started_at = CASE WHEN $10 THEN EXCLUDED.started_at ELSE ${s}.executions.started_at END,
           status = CASE WHEN $10 OR $11 THEN EXCLUDED.status ELSE ${s}.executions.status END,
           ended_at = CASE WHEN $11 THEN EXCLUDED.ended_at ELSE ${s}.executions.ended_at END
@@ -105,15 +116,21 @@ export class PostgresEventStore implements EventStore {
     const info = foldCatalogue(executionId, undefined, records);
     const started = records.some((r) => r.type === EXECUTION_STARTED);
     const ended = records.some((r) => r.type === EXECUTION_ENDED);
+    const migrated = records.some((r) => r.type === EXECUTION_MIGRATED);
     const inboxId = records.some((r) => r.type === EVENT_RECEIVED) ? this.hooks?.inboxMessage(executionId) : undefined;
     let ok: number;
     try {
-      const { rows } = await this.db.query<{ ok: number }>(this.appendSql, [
+      const { rows } = await this.db.query<{ ok: number }>(
+        this.appendSql,
+        [
         executionId, expectedSeq, records.map((r) => JSON.stringify(r)), records.at(-1)!.seq,
         info.subject ?? null, info.logicId ?? null, info.status, info.startedAt, info.endedAt ?? null,
         started, ended, fence?.owner ?? null, fence?.epoch ?? null,
         ended ? `${NOTIFY.ended}:${executionId}` : expectedSeq === 0 ? `${NOTIFY.runnable}:${executionId}` : null, inboxId ?? null, this.db.channel,
-      ]);
+        info.machineHash ?? null, info.version ?? null, migrated,
+        ],
+        APPEND_STATEMENT,
+      );
       ok = rows[0]!.ok;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -139,7 +156,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
-    const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq]);
+    const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq], "lw_read");
     return rows.map((row) => JSON.parse(row.body) as StoredRecord);
   }
 
@@ -149,7 +166,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
-    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId]);
+    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId], "lw_execution");
     return rows[0] && infoOf(rows[0]);
   }
 
@@ -180,7 +197,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId]);
+    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId], "lw_snapshot");
     const row = rows[0];
     return row && { seq: row.seq, at: row.at, state: JSON.parse(row.state) as unknown };
   }

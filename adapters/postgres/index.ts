@@ -32,6 +32,13 @@ export interface PostgresStoresOptions {
    * @defaultValue 1000
    */
   pollMs?: number;
+  /**
+   * Send the append and the hot reads as named prepared statements: parsed and planned once per
+   * connection, then only their parameters go over the wire. Turn off behind a pooler in transaction mode
+   * that does not track prepared statements (PgBouncer before 1.21, or without `max_prepared_statements`).
+   * @defaultValue true
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -51,7 +58,7 @@ export async function postgresStores(options: PostgresStoresOptions): Promise<Po
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: options.max ?? 10 });
   const connection: pg.ClientConfig = options.pool ? { ...options.pool.options } : { connectionString: options.url };
-  const db = new PgDatabase(pool, schema, !options.pool, connection);
+  const db = new PgDatabase(pool, schema, !options.pool, connection, options.preparedStatements ?? true);
   try {
     await db.migrate();
   } catch (error) {

@@ -28,6 +28,7 @@ export class LeaseTable {
          FOR UPDATE OF fl SKIP LOCKED)
        RETURNING f.execution_id, f.epoch::text AS epoch`,
       [this.owner, this.leaseMs, limit, holding],
+      "lw_claim",
     );
     return rows.map((row) => ({ executionId: row.execution_id, epoch: row.epoch }));
   }
@@ -46,7 +47,7 @@ export class LeaseTable {
     return leases.filter((l) => !held.has(l.executionId)).map((l) => l.executionId);
   }
 
-  /** Gives leases back at once (a drained worker, an ended execution) and tells the fleet. */
+  /** Gives leases back at once (a drained worker, an ended execution) and tells the fleet of those still running (an ended one is nothing to claim). */
   async release(leases: readonly Lease[]): Promise<void> {
     if (leases.length === 0) return;
     await this.db.query(
@@ -56,8 +57,11 @@ export class LeaseTable {
          WHERE f.execution_id = h.id AND f.epoch = h.epoch AND f.owner = $1
          RETURNING f.execution_id
        )
-       SELECT pg_notify($4, '${NOTIFY.runnable}:' || execution_id) FROM released`,
+       SELECT pg_notify($4, '${NOTIFY.runnable}:' || r.execution_id)
+       FROM released r JOIN ${this.db.s}.executions e ON e.execution_id = r.execution_id
+       WHERE e.status = 'running'`,
       [this.owner, leases.map((l) => l.executionId), leases.map((l) => l.epoch), this.db.channel],
+      "lw_release",
     );
   }
 
@@ -78,7 +82,7 @@ export class LeaseTable {
   /** Of `ids`, those with inbox messages waiting. */
   async withInbox(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.query<{ execution_id: string }>(`SELECT DISTINCT execution_id FROM ${this.db.s}.inbox WHERE execution_id = ANY($1::text[])`, [ids]);
+    const { rows } = await this.db.query<{ execution_id: string }>(`SELECT DISTINCT execution_id FROM ${this.db.s}.inbox WHERE execution_id = ANY($1::text[])`, [ids], "lw_inbox_any");
     return rows.map((r) => r.execution_id);
   }
 }

@@ -79,6 +79,34 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX inbox_execution ON ${s}.inbox (execution_id, id);`,
   },
+  {
+    version: 3,
+    name: "the catalogue keeps the logic version and machine hash",
+    // Rows of executions started before: filled from the newest start or migration record still in the
+    // live log (the LIKE filter skips parsing records that cannot be one; the type is then checked).
+    // One whose start was archived keeps NULL: ExecutionInfo then has no machineHash, and the runtime
+    // reads the record itself, as with a catalogue an older release folded.
+    sql: (s) => `
+      ALTER TABLE ${s}.executions ADD COLUMN machine_hash text, ADD COLUMN logic_version text;
+      UPDATE ${s}.executions e SET
+        logic_version = r.body::json->>'version',
+        machine_hash = COALESCE(r.body::json->>'machineHash', h.body::json->>'machineHash')
+      FROM (
+        SELECT DISTINCT ON (execution_id) execution_id, body FROM ${s}.records
+        WHERE (body LIKE '%"loom.execution.started"%' OR body LIKE '%"loom.execution.migrated"%')
+          AND body::json->>'type' IN ('loom.execution.started', 'loom.execution.migrated')
+        ORDER BY execution_id, seq DESC
+      ) r
+      LEFT JOIN LATERAL (
+        SELECT body FROM ${s}.records h
+        WHERE h.execution_id = r.execution_id
+          AND (h.body LIKE '%"loom.execution.started"%' OR h.body LIKE '%"loom.execution.migrated"%')
+          AND h.body::json->>'type' IN ('loom.execution.started', 'loom.execution.migrated')
+          AND h.body::json->>'machineHash' IS NOT NULL
+        ORDER BY h.seq DESC LIMIT 1
+      ) h ON true
+      WHERE e.execution_id = r.execution_id;`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */

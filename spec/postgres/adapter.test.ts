@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresStores, SCHEMA_VERSION, SchemaVersionError, PostgresStoresClosedError } from "../../adapters/postgres/index.js";
 import { MIGRATIONS } from "../../adapters/postgres/migrations.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
+import { ConcurrencyError } from "../../stores/errors.js";
 import { started, step } from "../conformance/suite.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
@@ -71,6 +72,34 @@ describe("postgresStores", () => {
       await pool.end();
       await dropSchema(server.url, schema);
     }
+  });
+
+  it("sends the append as a named prepared statement (one per schema), or as plain text with preparedStatements: false; both journal the same", async () => {
+    const logs: unknown[][] = [];
+    for (const preparedStatements of [true, false]) {
+      const schema = freshSchema("prep");
+      const pool = new pg.Pool({ connectionString: server.url, max: 1 });
+      const sent: unknown[] = [];
+      const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+      pool.query = ((...args: unknown[]) => (sent.push(args[0]), original(...args))) as typeof pool.query;
+      const stores = await postgresStores({ pool, schema, preparedStatements });
+      try {
+        sent.length = 0;
+        await stores.events.append("e", 0, [started(1), step(2)]);
+        await stores.events.append("e", 2, [step(3)]);
+        await expect(stores.events.append("e", 2, [step(3)])).rejects.toBeInstanceOf(ConcurrencyError);
+        const appends = sent.filter((q) => (typeof q === "string" ? q : (q as { text: string }).text).includes("WITH fence AS"));
+        expect(appends).toHaveLength(3);
+        for (const q of appends) expect(typeof q === "string" ? undefined : (q as { name?: string }).name).toBe(preparedStatements ? `lw_append_${schema}` : undefined);
+        logs.push(await stores.events.read("e"));
+        expect(await stores.events.getExecution("e")).toMatchObject({ head: 3, machineHash: "h" });
+      } finally {
+        await stores.close();
+        await pool.end();
+        await dropSchema(server.url, schema);
+      }
+    }
+    expect(logs[0]).toEqual(logs[1]);
   });
 
   it("indexes the catalogue by id, subject and status, and lists a subject's executions by its index", async () => {

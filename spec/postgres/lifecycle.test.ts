@@ -1,9 +1,8 @@
-// The claim-check, sweep and erasure on PostgreSQL stores: the lifecycle suites' world
-// (spec/lifecycle/support.ts) over a real server, each test in a fresh schema.
+// Erasure on PostgreSQL read at the lowest level: every row of every table dumped raw (bytea as hex), as a
+// database dump would hold it. The claim-check, sweep and erasure behaviours themselves run on every adapter
+// (spec/adapters/, postgres.test.ts among them).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { simulatedClock } from "../../actors/clock.js";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
-import { STEP_COMPLETED } from "../../stores/schema.js";
 import { canaryOf, everything, offloaded, runAgent, world, type WorldOptions } from "../lifecycle/support.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
@@ -39,39 +38,7 @@ async function rawDump(stores: PostgresStores, schema: string): Promise<string> 
 }
 const hexOf = (text: string) => Buffer.from(text, "utf8").toString("hex");
 
-describe("claim-check, sweep and erasure on PostgreSQL", () => {
-  it("claim-check: an over-cap tool result is offloaded to the blob table and resolved from it; the journal holds the envelope", async () => {
-    const { w } = await pgWorld();
-    const app = w.app();
-    await runAgent(app, "a1", "A", ["fetch", "shared"]);
-    const refs = await offloaded(app, "a1");
-    expect(Object.keys(refs).sort()).toEqual(["fetch", "shared"]);
-    for (const address of Object.values(refs)) expect(await w.content.has(address)).toBe(true);
-    const record = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!;
-    expect(record.output).toMatchObject({ __loomClaimCheck: 1 });
-    expect(JSON.stringify(record.output)).not.toContain("fetch A row 39");
-    expect(await app.resolveClaimCheck(record.output, { subject: "A" })).toMatchObject({ owner: "A", canary: canaryOf("A") });
-    await app.close();
-  });
-
-  it("sweep: a telemetry blob is reclaimed with the conditional delete once its TTL passed; a cited retained one is kept", async () => {
-    const clock = simulatedClock(1_000);
-    const { w } = await pgWorld({ clock, snapshotEvery: false });
-    const app = w.app();
-    await runAgent(app, "t1", "A", ["telemetry"]);
-    await runAgent(app, "f1", "A", ["fetch"]);
-    const { telemetry } = await offloaded(app, "t1");
-    const { fetch } = await offloaded(app, "f1");
-    clock.advance(200);
-    expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(0);
-    clock.advance(200);
-    const result = await app.sweep({ ttlMs: 300 });
-    expect(result.deleted).toBe(1);
-    expect(await w.content.has(telemetry!)).toBe(false);
-    expect(await w.content.has(fetch!)).toBe(true);
-    await app.close();
-  });
-
+describe("erasure on PostgreSQL, rows dumped raw", () => {
   it("erasure (sealed): the subject's key is shredded and no plaintext canary is anywhere in the database, rows dumped raw", async () => {
     const { w, stores, schema } = await pgWorld({ crypto: true });
     const app = w.app();
