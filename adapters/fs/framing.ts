@@ -4,6 +4,8 @@
 // the payload is UTF-8 JSON (an object or an array). The checksum covers the length so a flipped
 // length bit is caught even when it still lands inside the file.
 
+import zlib from "node:zlib";
+
 /** Bytes before a frame's payload: its length and its checksum. */
 export const FRAME_HEADER_BYTES = 8;
 
@@ -17,12 +19,23 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-/** CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. */
-export function crc32(bytes: Uint8Array, seed = 0): number {
+/** CRC-32 (IEEE 802.3, as zlib and PNG) in JavaScript, chainable: the fallback where node:zlib has no `crc32`. */
+export function crc32Js(bytes: Uint8Array, seed = 0): number {
   let c = (seed ^ 0xffffffff) >>> 0;
   for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
+
+type NativeCrc32 = (data: Uint8Array, value?: number) => number;
+
+/** node:zlib's native CRC-32 (Node 20.15 and later, 22.2 and later); undefined on older platforms. */
+export const nativeCrc32: NativeCrc32 | undefined = typeof (zlib as { crc32?: unknown }).crc32 === "function" ? (zlib as { crc32: NativeCrc32 }).crc32 : undefined;
+
+/**
+ * CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. Native where the
+ * platform has it, else `crc32Js`: the same value either way, so the bytes on disk do not change.
+ */
+export const crc32: (bytes: Uint8Array, seed?: number) => number = nativeCrc32 ? (bytes, seed = 0) => nativeCrc32(bytes, seed) : crc32Js;
 
 /** One frame around `payload`. */
 export function encodeFrame(payload: Uint8Array): Buffer {
