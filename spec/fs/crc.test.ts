@@ -15,7 +15,7 @@ describe("fs frame checksum", () => {
   });
 
   it("uses node:zlib's native crc32 on this Node", () => {
-    // Node 20.15+ and 22.2+ have it; the engines of package.json are newer than that.
+    // Node 20.15+ and 22.2+ have it (the tests run on a Node 20 newer than 20.15); older ones take crc32Js.
     expect(nativeCrc32).toBeTypeOf("function");
   });
 
