@@ -8,7 +8,8 @@ import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeJsonFrame } from "./framing.js";
 import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
-import { parseLog, planArchive, readRange, readSegment, readSnapshot } from "./journalFiles.js";
+import { parseLog, planArchive, readRange, readSegment, readSnapshot, readSnapshotFile } from "./journalFiles.js";
+import { BatchMarks, readFromMark, type LogMark } from "./tailIndex.js";
 import { behindSnapshotReason, behindSnapshotRemedy, damageOf, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
 
 interface LogState {
@@ -33,6 +34,10 @@ interface Execution {
   /** Effective archived seq: the header's or the newest segment's (after a crash mid-archive); lazy. */
   archivedThrough?: number;
   snapshotSeq?: number;
+  /** Batch starts of the current log file seen in this process: where a read from a seq starts. */
+  marks: BatchMarks;
+  /** The tail mark of the snapshot last read (a hint from disk, verified when used). */
+  snapshotMark?: LogMark;
   /** Set once the journal was found damaged: every read and append is refused with it, every checkpoint keeps it. */
   corruption?: JournalCorruptionError;
 }
@@ -70,6 +75,7 @@ export class FsEventStore implements EventStore {
       id: r.executionId,
       paths: new ExecutionPaths(this.directory.dir, r.name),
       fileId: r.fileId,
+      marks: new BatchMarks(r.fileId),
       written: state,
       durable: state,
       lastCommit: DONE,
@@ -114,7 +120,7 @@ export class FsEventStore implements EventStore {
       await mkdir(paths.dir, { recursive: true });
       const fileId = newFileId();
       const empty: LogState = { size: 0, index: 0 };
-      execution = { id: executionId, paths, fileId, written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
+      execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
       execution.appender = new LogAppender(this.directory, await open(paths.log, "wx"), paths.log, 0);
       this.executions.set(executionId, execution);
       bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
@@ -123,6 +129,7 @@ export class FsEventStore implements EventStore {
     const { log } = execution.paths;
     const appender = (execution.appender ??= new LogAppender(this.directory, await open(log, "r+"), log, execution.written.size));
     const written: LogState = { size: execution.written.size + bytes.length, info, index: execution.written.index + 1 };
+    execution.marks.add(records[0]!.seq, written.size - batch.length);
     execution.written = written;
     const target = execution;
     const durable = appender
@@ -141,9 +148,8 @@ export class FsEventStore implements EventStore {
       this.mutex.run(executionId, async () => {
         const execution = this.existing(executionId);
         if (!execution?.durable.info) return [];
-        const log = await this.readLog(execution);
         const floor = Math.max(fromSeq, (await this.archivedThrough(execution)) + 1);
-        return log.batches.flatMap((b) => b.records).filter((r) => r.seq >= floor);
+        return (await this.readTail(execution, floor)).filter((r) => r.seq >= floor);
       }),
     );
   }
@@ -181,7 +187,8 @@ export class FsEventStore implements EventStore {
           (error: unknown) => (error instanceof JournalCorruptionError ? -1 : Promise.reject(error)),
         );
         if (execution.snapshotSeq >= snapshot.seq) return;
-        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot));
+        const mark = execution.marks.forSnapshot(snapshot.seq, execution.durable.info.head, execution.durable.size);
+        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot, mark));
         execution.snapshotSeq = snapshot.seq;
       }),
     );
@@ -198,7 +205,9 @@ export class FsEventStore implements EventStore {
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
       try {
-        snapshot = await readSnapshot(execution.paths, executionId);
+        const file = await readSnapshotFile(execution.paths, executionId);
+        snapshot = file?.snapshot;
+        execution.snapshotMark = file?.mark;
       } catch (error) {
         if (!(error instanceof JournalCorruptionError)) throw error;
         throw new JournalCorruptionError(error.file, error.offset, `the snapshot is damaged (${error.reason})`, {
@@ -241,6 +250,7 @@ export class FsEventStore implements EventStore {
         await this.directory.writeFileAtomic(execution.paths.log, plan.log);
         const state: LogState = { size: plan.log.length, info, index: execution.written.index + 1 };
         Object.assign(execution, { fileId: plan.fileId, written: state, durable: state, headerArchivedThrough: throughSeq, archivedThrough: throughSeq });
+        execution.marks.reset(plan.fileId);
       }),
     );
   }
@@ -310,6 +320,27 @@ export class FsEventStore implements EventStore {
       if (error instanceof JournalCorruptionError) execution.corruption = error;
       throw error;
     }
+  }
+
+  /**
+   * The records of the durable log from the batch holding `fromSeq` on (some before it may come too):
+   * read from a mark when one is known and holds (tailIndex.ts), else the whole log parsed, its marks kept.
+   */
+  private async readTail(execution: Execution, fromSeq: number): Promise<StoredRecord[]> {
+    const { size, info } = execution.durable;
+    const head = info?.head ?? 0;
+    const fromSnapshot = execution.snapshotMark?.fileId === execution.fileId && execution.snapshotMark.seq <= fromSeq ? execution.snapshotMark : undefined;
+    const mark = execution.marks.find(fromSeq, size) ?? fromSnapshot;
+    if (mark) {
+      const tail = await readFromMark(execution.paths.log, mark, size, head);
+      if (tail) {
+        execution.marks.merge(tail.batches);
+        return tail.records;
+      }
+    }
+    const log = await this.readLog(execution);
+    execution.marks.merge(log.batches.slice(-BatchMarks.LIMIT).map((b) => ({ seq: b.records[0]!.seq, offset: b.offset })));
+    return log.batches.flatMap((b) => b.records);
   }
 
   private async archivedThrough(execution: Execution): Promise<number> {

@@ -1,7 +1,7 @@
 // The files of one execution and how they are encoded and parsed.
 //
 // executions/<name>/log                      header frame, then one frame per append (a JSON array of records)
-// executions/<name>/snapshot                 one frame { executionId, seq, at, state }
+// executions/<name>/snapshot                 one frame { executionId, seq, at, state, log? } (log: where the tail starts, tailIndex.ts)
 // executions/<name>/seg-<from>-<to>          one frame { executionId, fromSeq, toSeq, records } (16-digit seqs)
 //
 // One frame per append makes an append atomic on disk too: a torn write loses the whole append.
@@ -12,7 +12,7 @@ import { foldCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { ArchiveSegment, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import { entryName, hasCode } from "./directory.js";
-import { encodeJsonFrame, scanFrames, type Frame } from "./framing.js";
+import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames, type Frame } from "./framing.js";
 
 export const JOURNAL_FORMAT = "loomwork-journal";
 export const JOURNAL_VERSION = 1;
@@ -191,13 +191,37 @@ export async function readSegment(path: string, executionId: string): Promise<Ar
   return { fromSeq: value.fromSeq, toSeq: value.toSeq, records: value.records };
 }
 
-export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot): Buffer {
-  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state });
+/** Where a log's tail starts (tailIndex.ts): the batch frame whose first record is `seq` starts at `offset` of file `fileId`. */
+export interface LogMark {
+  fileId: string;
+  /** Seq of the first record of the batch at `offset`; head + 1 for the end of the log. */
+  seq: number;
+  offset: number;
+}
+
+/** A mark read from a file: undefined when the value is not one. */
+export function asLogMark(value: unknown): LogMark | undefined {
+  const mark = value as Partial<LogMark> | null | undefined;
+  if (typeof mark !== "object" || mark === null) return undefined;
+  const { fileId, seq, offset } = mark;
+  if (typeof fileId !== "string" || !Number.isSafeInteger(seq) || !Number.isSafeInteger(offset) || seq! < 1 || offset! < FRAME_HEADER_BYTES) return undefined;
+  return { fileId, seq: seq!, offset: offset! };
+}
+
+/** A snapshot file; `log` (optional, ignored by versions that predate it) marks where the tail after it starts. */
+export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot, log?: LogMark): Buffer {
+  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) });
+}
+
+/** The snapshot and, when the file has a well-formed one, its tail mark (a hint: tailIndex.ts verifies it). */
+export async function readSnapshotFile(paths: ExecutionPaths, executionId: string): Promise<{ snapshot: StoredSnapshot; mark?: LogMark } | undefined> {
+  const value = (await readSingleFrame(paths.snapshot)) as (StoredSnapshot & { executionId: string; log?: unknown }) | undefined;
+  if (!value) return undefined;
+  if (value.executionId !== executionId) throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
+  const mark = asLogMark(value.log);
+  return { snapshot: { seq: value.seq, at: value.at, state: value.state }, ...(mark ? { mark } : {}) };
 }
 
 export async function readSnapshot(paths: ExecutionPaths, executionId: string): Promise<StoredSnapshot | undefined> {
-  const value = (await readSingleFrame(paths.snapshot)) as (StoredSnapshot & { executionId: string }) | undefined;
-  if (!value) return undefined;
-  if (value.executionId !== executionId) throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
-  return { seq: value.seq, at: value.at, state: value.state };
+  return (await readSnapshotFile(paths, executionId))?.snapshot;
 }
