@@ -64,8 +64,10 @@ export class FsEventStore implements EventStore {
   /** Recovers every execution of the directory; the caller holds the writer lock. */
   static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
-    for (const recovered of await recoverExecutions(directory)) store.adopt(recovered);
-    if (!directory.readOnly) await store.saveCheckpoint();
+    const { executions, current } = await recoverExecutions(directory);
+    for (const recovered of executions) store.adopt(recovered);
+    // A checkpoint that already says what the open found is not written again (an fsync saved).
+    if (!directory.readOnly && !current) await store.saveCheckpoint();
     return store;
   }
 
@@ -82,6 +84,13 @@ export class FsEventStore implements EventStore {
       headerArchivedThrough: r.headerArchivedThrough,
       ...(r.corruption ? { corruption: r.corruption } : {}),
     });
+  }
+
+  /** The execution; throws its corruption when damaged. */
+  private async use(executionId: string): Promise<Execution | undefined> {
+    const execution = this.executions.get(executionId);
+    if (execution?.corruption) throw execution.corruption;
+    return execution;
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
@@ -108,8 +117,7 @@ export class FsEventStore implements EventStore {
   // write and the fsync are awaited outside it, so later appends join the same write and round.
   private async writeBatch(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<{ durable: Promise<void> }> {
     this.directory.assertWritable();
-    let execution = this.executions.get(executionId);
-    if (execution?.corruption) throw execution.corruption;
+    let execution = await this.use(executionId);
     const info = appendToCatalogue(executionId, execution?.written.info, expectedSeq, records);
     if (!info) return { durable: DONE };
     const batch = encodeJsonFrame(records);
@@ -146,7 +154,7 @@ export class FsEventStore implements EventStore {
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+        const execution = await this.use(executionId);
         if (!execution?.durable.info) return [];
         const floor = Math.max(fromSeq, (await this.archivedThrough(execution)) + 1);
         return (await this.readTail(execution, floor)).filter((r) => r.seq >= floor);
@@ -177,7 +185,7 @@ export class FsEventStore implements EventStore {
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     await this.directory.write(() =>
       this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+        const execution = await this.use(executionId);
         // A snapshot never gets ahead of the durable log it folds.
         await execution?.lastCommit;
         if (!execution?.durable.info) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
@@ -230,9 +238,9 @@ export class FsEventStore implements EventStore {
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
-    await this.directory.write(() =>
-      this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+    await this.directory.write(async () => {
+      await this.mutex.run(executionId, async () => {
+        const execution = await this.use(executionId);
         await execution?.lastCommit;
         const info = execution?.durable.info;
         if (!execution || !info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
@@ -251,8 +259,8 @@ export class FsEventStore implements EventStore {
         const state: LogState = { size: plan.log.length, info, index: execution.written.index + 1 };
         Object.assign(execution, { fileId: plan.fileId, written: state, durable: state, headerArchivedThrough: throughSeq, archivedThrough: throughSeq });
         execution.marks.reset(plan.fileId);
-      }),
-    );
+      });
+    });
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
@@ -268,8 +276,8 @@ export class FsEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
-    await this.directory.write(() =>
-      this.mutex.run(executionId, async () => {
+    await this.directory.write(async () => {
+      await this.mutex.run(executionId, async () => {
         const execution = this.executions.get(executionId);
         await execution?.lastCommit;
         await execution?.appender?.handle.close();
@@ -285,8 +293,8 @@ export class FsEventStore implements EventStore {
         this.executions.delete(executionId);
         await this.directory.ops.fsyncDir(executionsDir(this.directory.dir));
         await rm(trash, { recursive: true, force: true }).catch(() => undefined);
-      }),
-    );
+      });
+    });
   }
 
   /** Closes the three fs stores sharing this directory and releases the writer lock. */
@@ -305,12 +313,6 @@ export class FsEventStore implements EventStore {
     const info = execution.durable.info;
     if (!info) return undefined;
     return { ...structuredClone(info), ...(execution.corruption ? { damaged: damageOf(execution.corruption) } : {}) };
-  }
-
-  private existing(executionId: string): Execution | undefined {
-    const execution = this.executions.get(executionId);
-    if (execution?.corruption) throw execution.corruption;
-    return execution;
   }
 
   private async readLog(execution: Execution): Promise<ReturnType<typeof parseLog>> {
@@ -363,7 +365,8 @@ export class FsEventStore implements EventStore {
     // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
       if (!e.durable.info) continue;
-      entries.push([e.paths.name, { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
+      const entry: CheckpointEntry = { fileId: e.fileId, size: e.durable.size, info: e.durable.info };
+      entries.push([e.paths.name, { ...entry, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
     await saveCheckpoint(this.directory, entries);
   }

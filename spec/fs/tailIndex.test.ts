@@ -63,7 +63,8 @@ describe("fs tail marks", () => {
     const log = await frames(paths.log);
     const bytes = await readFile(paths.log);
     // Flip a payload byte of seq 3's frame: well before the mark at seq 21.
-    bytes[log[3]!.offset + 20] ^= 0x01;
+    const at = log[3]!.offset + 20;
+    bytes[at] = bytes[at]! ^ 0x01;
     await writeFile(paths.log, bytes);
     const stores = await fsStores({ dir });
     expect((await stores.events.getSnapshot("e"))?.seq).toBe(SNAPSHOT_SEQ);
