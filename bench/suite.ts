@@ -14,6 +14,7 @@ import { measureMemory } from "./memory.js";
 import { measureFleet } from "./fleet.js";
 import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
+import { measureOpenList } from "./openList.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -26,6 +27,7 @@ export const MEASUREMENTS = [
   { id: "fleet", run: measureFleet },
   { id: "streaming", run: measureStreaming },
   { id: "replayCheck", run: measureReplayCheck },
+  { id: "openList", run: measureOpenList },
 ] as const;
 
 export interface BenchRun {
