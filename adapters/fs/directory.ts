@@ -4,6 +4,7 @@ import { mkdir, open, readdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, ReadOnlyStoreError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
+import type { Compression } from "../../stores/compression.js";
 import type { FsOps } from "./fsOps.js";
 
 /** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
@@ -67,6 +68,8 @@ export class FsDirectory {
     readonly ops: FsOps,
     /** Read-only: no lock, no repair, every write refused with ReadOnlyStoreError (docs/storage.md, "Reading a journal another process writes"). */
     readonly readOnly = false,
+    /** How new log frames, snapshots, segments and blobs are written (`FsStoresOptions.compression`); reads take both. */
+    readonly compression: Compression = "none",
   ) {
     this.tmpDir = join(dir, "tmp");
     this.trashDir = join(dir, "trash");

@@ -120,7 +120,7 @@ export class FsEventStore implements EventStore {
     let execution = await this.use(executionId);
     const info = appendToCatalogue(executionId, execution?.written.info, expectedSeq, records);
     if (!info) return { durable: DONE };
-    const batch = encodeJsonFrame(records);
+    const batch = encodeJsonFrame(records, this.directory.compression);
     const targets: SyncTarget[] = [];
     let bytes = batch;
     if (!execution) {
@@ -196,7 +196,7 @@ export class FsEventStore implements EventStore {
         );
         if (execution.snapshotSeq >= snapshot.seq) return;
         const mark = execution.marks.forSnapshot(snapshot.seq, execution.durable.info.head, execution.durable.size);
-        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot, mark));
+        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot, mark, this.directory.compression));
         execution.snapshotSeq = snapshot.seq;
       }),
     );
@@ -248,7 +248,7 @@ export class FsEventStore implements EventStore {
         if (throughSeq > info.head || throughSeq <= archived) {
           throw new RangeError(`Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archived}, head ${info.head}.`);
         }
-        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq);
+        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq, this.directory.compression);
         // Step 1: the segment, durable. A crash after it leaves the old log, whose records the
         // segment now covers: reads skip them (`archivedThrough` looks at segments).
         await this.directory.writeFileAtomic(execution.paths.segment(archived + 1, throughSeq), plan.segment);

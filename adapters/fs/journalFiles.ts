@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
+import type { Compression } from "../../stores/compression.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { ArchiveSegment, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import { entryName, hasCode } from "./directory.js";
@@ -114,14 +115,14 @@ export function parseLog(bytes: Uint8Array, path: string, name: string): ParsedL
  * `archived`, and the live log that keeps only the records after `throughSeq`, its header carrying
  * the catalogue entry folded through `throughSeq` (seq 1 and its subject leave with the segment).
  */
-export function planArchive(executionId: string, log: ParsedLog, archived: number, throughSeq: number): { segment: Buffer; log: Buffer; fileId: string } {
+export function planArchive(executionId: string, log: ParsedLog, archived: number, throughSeq: number, compression: Compression = "none"): { segment: Buffer; log: Buffer; fileId: string } {
   const records = log.batches.flatMap((b) => b.records);
   const moved = records.filter((r) => r.seq > archived && r.seq <= throughSeq);
-  const segment = encodeJsonFrame({ executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved });
+  const segment = encodeJsonFrame({ executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved }, compression);
   const base = foldCatalogue(executionId, log.header.base ?? undefined, records.filter((r) => r.seq <= throughSeq));
   const fileId = newFileId();
   const kept = log.batches.map((b) => b.records.filter((r) => r.seq > throughSeq)).filter((b) => b.length > 0);
-  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch))]), fileId };
+  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch, compression))]), fileId };
 }
 
 /** Bytes [start, end) of a file. */
@@ -209,8 +210,8 @@ export function asLogMark(value: unknown): LogMark | undefined {
 }
 
 /** A snapshot file; `log` (optional, ignored by versions that predate it) marks where the tail after it starts. */
-export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot, log?: LogMark): Buffer {
-  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) });
+export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot, log?: LogMark, compression: Compression = "none"): Buffer {
+  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) }, compression);
 }
 
 /** The snapshot and, when the file has a well-formed one, its tail mark (a hint: tailIndex.ts verifies it). */
