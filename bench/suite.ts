@@ -15,6 +15,7 @@ import { measureFleet } from "./fleet.js";
 import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
 import { measureOpenList } from "./openList.js";
+import { measureCompression } from "./compression.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -28,6 +29,7 @@ export const MEASUREMENTS = [
   { id: "streaming", run: measureStreaming },
   { id: "replayCheck", run: measureReplayCheck },
   { id: "openList", run: measureOpenList },
+  { id: "compression", run: measureCompression },
 ] as const;
 
 export interface BenchRun {
