@@ -71,3 +71,37 @@ export async function maybeCompress(bytes: Uint8Array, compression: Compression)
   const packed = await compressBytes(bytes);
   return packed.length < bytes.length ? packed : bytes;
 }
+
+/**
+ * A snapshot's state as a store that keeps structured values (IndexedDB) stores it: unchanged, or, when
+ * compressing makes it smaller, the compressed bytes of its JSON text. A runtime state is plain JSON (or a
+ * sealed envelope, also JSON), never a byte array, so a `Uint8Array` with the magic is always a packed one.
+ */
+export async function packState(state: unknown, compression: Compression): Promise<unknown> {
+  if (compression === "none") return state;
+  const plain = new TextEncoder().encode(JSON.stringify(state));
+  const packed = await compressBytes(plain);
+  return packed.length < plain.length ? packed : state;
+}
+
+/** The state `packState` stored, as it was given. */
+export async function unpackState(stored: unknown): Promise<unknown> {
+  if (!(stored instanceof Uint8Array) || !isCompressed(stored)) return stored;
+  return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(await decompressBytes(stored)));
+}
+
+/**
+ * A blob's plain bytes from what a content store holds under `address`: the stored bytes when they have the
+ * address (plain blobs, including one that happens to begin with the magic), else their decompressed form;
+ * undefined when neither has the address (damage).
+ */
+export async function unpackBlob(stored: Uint8Array, address: string, addressOf: (bytes: Uint8Array) => Promise<string>): Promise<Uint8Array | undefined> {
+  if (!isCompressed(stored) || (await addressOf(stored)) === address) return stored;
+  let plain: Uint8Array;
+  try {
+    plain = await decompressBytes(stored);
+  } catch {
+    return undefined;
+  }
+  return (await addressOf(plain)) === address ? plain : undefined;
+}
