@@ -18,6 +18,8 @@ import { measureReplayCheck } from "./replayCheck.js";
 import { measureBundle } from "./bundle.js";
 import { measureBrowser } from "./browser.js";
 import { measureBrowserCatalogue } from "./browserCatalogue.js";
+import { measureOpenList } from "./openList.js";
+import { measureCompression } from "./compression.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -34,6 +36,8 @@ export const MEASUREMENTS = [
   { id: "bundle", run: measureBundle },
   { id: "browser", run: measureBrowser },
   { id: "browserCatalogue", run: measureBrowserCatalogue },
+  { id: "openList", run: measureOpenList },
+  { id: "compression", run: measureCompression },
 ] as const;
 
 export interface BenchRun {

@@ -10,9 +10,10 @@ import { dirname, join } from "node:path";
 import { contentAddress } from "../../stores/bytes.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { JournalCorruptionError, LoomworkError } from "../../stores/errors.js";
+import { isCompressed } from "../../stores/compression.js";
 import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
 import { hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
-import { encodeJsonFrame } from "./framing.js";
+import { encodeJsonFrame, plainPayload, smaller } from "./framing.js";
 import { readSingleFrame } from "./journalFiles.js";
 
 const ADDRESS = /^sha256:([0-9a-f]{64})$/;
@@ -64,7 +65,8 @@ export class FsContentStore implements ContentStore {
         } catch (error) {
           if (!hasCode(error, "ENOENT")) throw error;
           await this.directory.ensureDir(dirname(path));
-          await this.directory.writeFileAtomic(path, bytes, touch);
+          // Compressed (magic + deflate) only when asked and smaller; `get` tells the two forms apart.
+          await this.directory.writeFileAtomic(path, this.directory.compression === "none" ? bytes : smaller(bytes), touch);
           return;
         }
         try {
@@ -89,8 +91,18 @@ export class FsContentStore implements ContentStore {
         if (hasCode(error, "ENOENT")) return undefined;
         throw error;
       }
-      if ((await contentAddress(bytes)) !== address) throw new JournalCorruptionError(path, 0, "the blob's bytes do not match its address");
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      if ((await contentAddress(bytes)) === address) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      // Not the plain bytes: a compressed blob (stores/compression.ts) whose inflated bytes have the address.
+      if (isCompressed(bytes)) {
+        let plain: Uint8Array | undefined;
+        try {
+          plain = plainPayload(bytes);
+        } catch {
+          plain = undefined;
+        }
+        if (plain && (await contentAddress(plain)) === address) return new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength);
+      }
+      throw new JournalCorruptionError(path, 0, "the blob's bytes do not match its address");
     });
   }
 

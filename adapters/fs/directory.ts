@@ -1,9 +1,10 @@
 // The state the three fs stores share: one journal directory, one writer lock, one failure.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, ReadOnlyStoreError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
+import type { Compression } from "../../stores/compression.js";
 import type { FsOps } from "./fsOps.js";
 
 /** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
@@ -67,6 +68,8 @@ export class FsDirectory {
     readonly ops: FsOps,
     /** Read-only: no lock, no repair, every write refused with ReadOnlyStoreError (docs/storage.md, "Reading a journal another process writes"). */
     readonly readOnly = false,
+    /** How new log frames, snapshots, segments and blobs are written (`FsStoresOptions.compression`); reads take both. */
+    readonly compression: Compression = "none",
   ) {
     this.tmpDir = join(dir, "tmp");
     this.trashDir = join(dir, "trash");
@@ -182,9 +185,12 @@ export class FsDirectory {
 
   /** Removes leftovers of a crashed process: temp files never renamed, trash never emptied. */
   async sweepLeftovers(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
-    await rm(this.trashDir, { recursive: true, force: true });
-    await mkdir(this.tmpDir, { recursive: true });
-    await mkdir(this.trashDir, { recursive: true });
+    // Usually both are empty: one readdir each instead of removing and re-creating them at every open.
+    for (const path of [this.tmpDir, this.trashDir]) {
+      const names = await readdir(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+      if (names?.length === 0) continue;
+      await rm(path, { recursive: true, force: true });
+      await mkdir(path, { recursive: true });
+    }
   }
 }

@@ -8,7 +8,8 @@ import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeJsonFrame } from "./framing.js";
 import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
-import { parseLog, planArchive, readRange, readSegment, readSnapshot } from "./journalFiles.js";
+import { parseLog, planArchive, readRange, readSegment, readSnapshot, readSnapshotFile } from "./journalFiles.js";
+import { BatchMarks, readFromMark, type LogMark } from "./tailIndex.js";
 import { behindSnapshotReason, behindSnapshotRemedy, damageOf, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
 
 interface LogState {
@@ -33,6 +34,10 @@ interface Execution {
   /** Effective archived seq: the header's or the newest segment's (after a crash mid-archive); lazy. */
   archivedThrough?: number;
   snapshotSeq?: number;
+  /** Batch starts of the current log file seen in this process: where a read from a seq starts. */
+  marks: BatchMarks;
+  /** The tail mark of the snapshot last read (a hint from disk, verified when used). */
+  snapshotMark?: LogMark;
   /** Set once the journal was found damaged: every read and append is refused with it, every checkpoint keeps it. */
   corruption?: JournalCorruptionError;
 }
@@ -59,8 +64,10 @@ export class FsEventStore implements EventStore {
   /** Recovers every execution of the directory; the caller holds the writer lock. */
   static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
-    for (const recovered of await recoverExecutions(directory)) store.adopt(recovered);
-    if (!directory.readOnly) await store.saveCheckpoint();
+    const { executions, current } = await recoverExecutions(directory);
+    for (const recovered of executions) store.adopt(recovered);
+    // A checkpoint that already says what the open found is not written again (an fsync saved).
+    if (!directory.readOnly && !current) await store.saveCheckpoint();
     return store;
   }
 
@@ -70,12 +77,20 @@ export class FsEventStore implements EventStore {
       id: r.executionId,
       paths: new ExecutionPaths(this.directory.dir, r.name),
       fileId: r.fileId,
+      marks: new BatchMarks(r.fileId),
       written: state,
       durable: state,
       lastCommit: DONE,
       headerArchivedThrough: r.headerArchivedThrough,
       ...(r.corruption ? { corruption: r.corruption } : {}),
     });
+  }
+
+  /** The execution; throws its corruption when damaged. */
+  private async use(executionId: string): Promise<Execution | undefined> {
+    const execution = this.executions.get(executionId);
+    if (execution?.corruption) throw execution.corruption;
+    return execution;
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
@@ -102,11 +117,10 @@ export class FsEventStore implements EventStore {
   // write and the fsync are awaited outside it, so later appends join the same write and round.
   private async writeBatch(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<{ durable: Promise<void> }> {
     this.directory.assertWritable();
-    let execution = this.executions.get(executionId);
-    if (execution?.corruption) throw execution.corruption;
+    let execution = await this.use(executionId);
     const info = appendToCatalogue(executionId, execution?.written.info, expectedSeq, records);
     if (!info) return { durable: DONE };
-    const batch = encodeJsonFrame(records);
+    const batch = encodeJsonFrame(records, this.directory.compression);
     const targets: SyncTarget[] = [];
     let bytes = batch;
     if (!execution) {
@@ -114,7 +128,7 @@ export class FsEventStore implements EventStore {
       await mkdir(paths.dir, { recursive: true });
       const fileId = newFileId();
       const empty: LogState = { size: 0, index: 0 };
-      execution = { id: executionId, paths, fileId, written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
+      execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
       execution.appender = new LogAppender(this.directory, await open(paths.log, "wx"), paths.log, 0);
       this.executions.set(executionId, execution);
       bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
@@ -123,6 +137,7 @@ export class FsEventStore implements EventStore {
     const { log } = execution.paths;
     const appender = (execution.appender ??= new LogAppender(this.directory, await open(log, "r+"), log, execution.written.size));
     const written: LogState = { size: execution.written.size + bytes.length, info, index: execution.written.index + 1 };
+    execution.marks.add(records[0]!.seq, written.size - batch.length);
     execution.written = written;
     const target = execution;
     const durable = appender
@@ -139,11 +154,10 @@ export class FsEventStore implements EventStore {
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+        const execution = await this.use(executionId);
         if (!execution?.durable.info) return [];
-        const log = await this.readLog(execution);
         const floor = Math.max(fromSeq, (await this.archivedThrough(execution)) + 1);
-        return log.batches.flatMap((b) => b.records).filter((r) => r.seq >= floor);
+        return (await this.readTail(execution, floor)).filter((r) => r.seq >= floor);
       }),
     );
   }
@@ -171,7 +185,7 @@ export class FsEventStore implements EventStore {
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     await this.directory.write(() =>
       this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+        const execution = await this.use(executionId);
         // A snapshot never gets ahead of the durable log it folds.
         await execution?.lastCommit;
         if (!execution?.durable.info) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
@@ -181,7 +195,8 @@ export class FsEventStore implements EventStore {
           (error: unknown) => (error instanceof JournalCorruptionError ? -1 : Promise.reject(error)),
         );
         if (execution.snapshotSeq >= snapshot.seq) return;
-        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot));
+        const mark = execution.marks.forSnapshot(snapshot.seq, execution.durable.info.head, execution.durable.size);
+        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot, mark, this.directory.compression));
         execution.snapshotSeq = snapshot.seq;
       }),
     );
@@ -198,7 +213,9 @@ export class FsEventStore implements EventStore {
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
       try {
-        snapshot = await readSnapshot(execution.paths, executionId);
+        const file = await readSnapshotFile(execution.paths, executionId);
+        snapshot = file?.snapshot;
+        execution.snapshotMark = file?.mark;
       } catch (error) {
         if (!(error instanceof JournalCorruptionError)) throw error;
         throw new JournalCorruptionError(error.file, error.offset, `the snapshot is damaged (${error.reason})`, {
@@ -221,9 +238,9 @@ export class FsEventStore implements EventStore {
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
-    await this.directory.write(() =>
-      this.mutex.run(executionId, async () => {
-        const execution = this.existing(executionId);
+    await this.directory.write(async () => {
+      await this.mutex.run(executionId, async () => {
+        const execution = await this.use(executionId);
         await execution?.lastCommit;
         const info = execution?.durable.info;
         if (!execution || !info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
@@ -231,7 +248,7 @@ export class FsEventStore implements EventStore {
         if (throughSeq > info.head || throughSeq <= archived) {
           throw new RangeError(`Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archived}, head ${info.head}.`);
         }
-        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq);
+        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq, this.directory.compression);
         // Step 1: the segment, durable. A crash after it leaves the old log, whose records the
         // segment now covers: reads skip them (`archivedThrough` looks at segments).
         await this.directory.writeFileAtomic(execution.paths.segment(archived + 1, throughSeq), plan.segment);
@@ -241,8 +258,9 @@ export class FsEventStore implements EventStore {
         await this.directory.writeFileAtomic(execution.paths.log, plan.log);
         const state: LogState = { size: plan.log.length, info, index: execution.written.index + 1 };
         Object.assign(execution, { fileId: plan.fileId, written: state, durable: state, headerArchivedThrough: throughSeq, archivedThrough: throughSeq });
-      }),
-    );
+        execution.marks.reset(plan.fileId);
+      });
+    });
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
@@ -258,8 +276,8 @@ export class FsEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
-    await this.directory.write(() =>
-      this.mutex.run(executionId, async () => {
+    await this.directory.write(async () => {
+      await this.mutex.run(executionId, async () => {
         const execution = this.executions.get(executionId);
         await execution?.lastCommit;
         await execution?.appender?.handle.close();
@@ -275,8 +293,8 @@ export class FsEventStore implements EventStore {
         this.executions.delete(executionId);
         await this.directory.ops.fsyncDir(executionsDir(this.directory.dir));
         await rm(trash, { recursive: true, force: true }).catch(() => undefined);
-      }),
-    );
+      });
+    });
   }
 
   /** Closes the three fs stores sharing this directory and releases the writer lock. */
@@ -294,13 +312,9 @@ export class FsEventStore implements EventStore {
   private infoOf(execution: Execution): ExecutionInfo | undefined {
     const info = execution.durable.info;
     if (!info) return undefined;
-    return { ...structuredClone(info), ...(execution.corruption ? { damaged: damageOf(execution.corruption) } : {}) };
-  }
-
-  private existing(executionId: string): Execution | undefined {
-    const execution = this.executions.get(executionId);
-    if (execution?.corruption) throw execution.corruption;
-    return execution;
+    // ExecutionInfo is flat but for `damaged` (flat too): a spread copies it, cheaper than structuredClone per entry.
+    const copy: ExecutionInfo = { ...info, ...(info.damaged ? { damaged: { ...info.damaged } } : {}) };
+    return execution.corruption ? { ...copy, damaged: damageOf(execution.corruption) } : copy;
   }
 
   private async readLog(execution: Execution): Promise<ReturnType<typeof parseLog>> {
@@ -310,6 +324,27 @@ export class FsEventStore implements EventStore {
       if (error instanceof JournalCorruptionError) execution.corruption = error;
       throw error;
     }
+  }
+
+  /**
+   * The records of the durable log from the batch holding `fromSeq` on (some before it may come too):
+   * read from a mark when one is known and holds (tailIndex.ts), else the whole log parsed, its marks kept.
+   */
+  private async readTail(execution: Execution, fromSeq: number): Promise<StoredRecord[]> {
+    const { size, info } = execution.durable;
+    const head = info?.head ?? 0;
+    const fromSnapshot = execution.snapshotMark?.fileId === execution.fileId && execution.snapshotMark.seq <= fromSeq ? execution.snapshotMark : undefined;
+    const mark = execution.marks.find(fromSeq, size) ?? fromSnapshot;
+    if (mark) {
+      const tail = await readFromMark(execution.paths.log, mark, size, head);
+      if (tail) {
+        execution.marks.merge(tail.batches);
+        return tail.records;
+      }
+    }
+    const log = await this.readLog(execution);
+    execution.marks.merge(log.batches.slice(-BatchMarks.LIMIT).map((b) => ({ seq: b.records[0]!.seq, offset: b.offset })));
+    return log.batches.flatMap((b) => b.records);
   }
 
   private async archivedThrough(execution: Execution): Promise<number> {
@@ -332,7 +367,8 @@ export class FsEventStore implements EventStore {
     // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
       if (!e.durable.info) continue;
-      entries.push([e.paths.name, { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
+      const entry: CheckpointEntry = { fileId: e.fileId, size: e.durable.size, info: e.durable.info };
+      entries.push([e.paths.name, { ...entry, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
     await saveCheckpoint(this.directory, entries);
   }

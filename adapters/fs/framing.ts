@@ -1,8 +1,12 @@
 // Length-framed, checksummed records: the byte format of every file the fs adapter writes.
 //
 // A frame is [u32 LE payload length][u32 LE CRC-32 of (length bytes ++ payload)][payload], where
-// the payload is UTF-8 JSON (an object or an array). The checksum covers the length so a flipped
-// length bit is caught even when it still lands inside the file.
+// the payload is UTF-8 JSON (an object or an array), or, with `compression: "deflate"`, that JSON text
+// compressed (stores/compression.ts: COMPRESSED_MAGIC then a deflate stream; node:zlib's deflate here,
+// the same bytes CompressionStream("deflate") reads and writes). The checksum covers the length so a
+// flipped length bit is caught even when it still lands inside the file, and it covers the compressed bytes.
+import zlib from "node:zlib";
+import { COMPRESSED_MAGIC, isCompressed, type Compression } from "../../stores/compression.js";
 
 /** Bytes before a frame's payload: its length and its checksum. */
 export const FRAME_HEADER_BYTES = 8;
@@ -17,12 +21,23 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-/** CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. */
-export function crc32(bytes: Uint8Array, seed = 0): number {
+/** CRC-32 (IEEE 802.3, as zlib and PNG) in JavaScript, chainable: the fallback where node:zlib has no `crc32`. */
+export function crc32Js(bytes: Uint8Array, seed = 0): number {
   let c = (seed ^ 0xffffffff) >>> 0;
   for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
+
+type NativeCrc32 = (data: Uint8Array, value?: number) => number;
+
+/** node:zlib's native CRC-32 (Node 20.15 and later, 22.2 and later); undefined on older platforms. */
+export const nativeCrc32: NativeCrc32 | undefined = typeof (zlib as { crc32?: unknown }).crc32 === "function" ? (zlib as { crc32: NativeCrc32 }).crc32 : undefined;
+
+/**
+ * CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. Native where the
+ * platform has it, else `crc32Js`: the same value either way, so the bytes on disk do not change.
+ */
+export const crc32: (bytes: Uint8Array, seed?: number) => number = nativeCrc32 ? (bytes, seed = 0) => nativeCrc32(bytes, seed) : crc32Js;
 
 /** One frame around `payload`. */
 export function encodeFrame(payload: Uint8Array): Buffer {
@@ -33,9 +48,22 @@ export function encodeFrame(payload: Uint8Array): Buffer {
   return frame;
 }
 
-/** One frame around the JSON text of `value`. */
-export function encodeJsonFrame(value: unknown): Buffer {
-  return encodeFrame(Buffer.from(JSON.stringify(value), "utf8"));
+/** One frame around the JSON text of `value`; compressed when `compression` says so and that is smaller. */
+export function encodeJsonFrame(value: unknown, compression: Compression = "none"): Buffer {
+  const text = Buffer.from(JSON.stringify(value), "utf8");
+  return encodeFrame(compression === "none" ? text : smaller(text));
+}
+
+/** The compressed form of `plain` (magic + deflate) when it is shorter, else `plain`. */
+export function smaller(plain: Uint8Array): Uint8Array {
+  const body = zlib.deflateSync(plain);
+  if (COMPRESSED_MAGIC.length + body.length >= plain.length) return plain;
+  return Buffer.concat([COMPRESSED_MAGIC, body]);
+}
+
+/** The plain bytes of a stored payload: inflated when it carries the compressed-value magic. Throws when damaged. */
+export function plainPayload(payload: Uint8Array): Uint8Array {
+  return isCompressed(payload) ? zlib.inflateSync(payload.subarray(COMPRESSED_MAGIC.length)) : payload;
 }
 
 export interface Frame {
@@ -66,7 +94,7 @@ export interface FrameScan {
   bad?: BadFrame;
 }
 
-const OPENERS = new Set([0x7b, 0x5b]); // { [
+const OPENERS = new Set([0x7b, 0x5b]); // { [ (a compressed payload opens with COMPRESSED_MAGIC instead)
 const CLOSERS = new Set([0x7d, 0x5d]); // } ]
 
 function checksumMatches(bytes: Uint8Array, at: number, length: number): boolean {
@@ -84,7 +112,8 @@ function validFrameAfter(bytes: Uint8Array, from: number): number | undefined {
     const length = view.readUInt32LE(at);
     const end = at + FRAME_HEADER_BYTES + length;
     if (length < 2 || end > bytes.length) continue;
-    if (!OPENERS.has(bytes[at + FRAME_HEADER_BYTES]!) || !CLOSERS.has(bytes[end - 1]!)) continue;
+    const json = OPENERS.has(bytes[at + FRAME_HEADER_BYTES]!) && CLOSERS.has(bytes[end - 1]!);
+    if (!json && !isCompressed(bytes.subarray(at + FRAME_HEADER_BYTES, end))) continue;
     if (checksumMatches(bytes, at, length)) return at;
   }
   return undefined;
@@ -110,10 +139,19 @@ export function scanFrames(bytes: Uint8Array, base = 0): FrameScan {
     }
     if (!checksumMatches(bytes, at, length)) return bad("checksum mismatch");
     let value: unknown;
-    try {
-      value = JSON.parse(view.toString("utf8", at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length));
-    } catch {
-      return bad("checksum is valid but the payload is not JSON");
+    const payload = view.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
+    if (isCompressed(payload)) {
+      try {
+        value = JSON.parse(Buffer.from(plainPayload(payload)).toString("utf8"));
+      } catch {
+        return bad("checksum is valid but the compressed payload does not inflate to JSON");
+      }
+    } else {
+      try {
+        value = JSON.parse(view.toString("utf8", at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length));
+      } catch {
+        return bad("checksum is valid but the payload is not JSON");
+      }
     }
     const end = at + FRAME_HEADER_BYTES + length;
     frames.push({ offset: base + at, end: base + end, value });

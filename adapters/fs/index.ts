@@ -1,5 +1,6 @@
 // loomwork/fs: the storage SPIs on the filesystem (Node, Electron main). Never imported by browser code.
 import { resolve } from "node:path";
+import { compressionOption, type Compression } from "../../stores/compression.js";
 import { ReadOnlyStoreError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { FsContentStore } from "./contentStore.js";
@@ -28,6 +29,16 @@ export interface FsStoresOptions {
    * @defaultValue false
    */
   readOnly?: boolean;
+  /**
+   * Compresses what is written from now on: log frames (each append's batch), snapshots, archive segments and
+   * blobs, with `"deflate"` (stores/compression.ts: a 4-byte magic, then a zlib deflate stream, the format
+   * `CompressionStream("deflate")` reads and writes). A value is stored compressed only when that makes it
+   * smaller. Reads take compressed and plain data alike, so the option can be switched at any open: a
+   * directory mixing both reads fine. Versions before this option cannot read compressed data. The log
+   * header and `catalogue.ckpt` stay plain. See docs/storage.md, "Compression".
+   * @defaultValue "none"
+   */
+  compression?: Compression;
   /** @internal Replaces node:fs operations (fsync, write, rename), for fault-injection tests. */
   fsOps?: Partial<FsOps>;
 }
@@ -63,7 +74,7 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
   }
   const dir = resolve(options.dir);
   const readOnly = options.readOnly === true;
-  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly);
+  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly, compressionOption(options.compression, "fsStores"));
   if (readOnly) return openReadOnly(directory, checkpointEvery);
   await directory.ensureDir(dir);
   const lock = await DirectoryLock.acquire(dir);

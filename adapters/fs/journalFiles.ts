@@ -1,7 +1,7 @@
 // The files of one execution and how they are encoded and parsed.
 //
 // executions/<name>/log                      header frame, then one frame per append (a JSON array of records)
-// executions/<name>/snapshot                 one frame { executionId, seq, at, state }
+// executions/<name>/snapshot                 one frame { executionId, seq, at, state, log? } (log: where the tail starts, tailIndex.ts)
 // executions/<name>/seg-<from>-<to>          one frame { executionId, fromSeq, toSeq, records } (16-digit seqs)
 //
 // One frame per append makes an append atomic on disk too: a torn write loses the whole append.
@@ -9,10 +9,11 @@ import { randomBytes } from "node:crypto";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
+import type { Compression } from "../../stores/compression.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { ArchiveSegment, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import { entryName, hasCode } from "./directory.js";
-import { encodeJsonFrame, scanFrames, type Frame } from "./framing.js";
+import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames, type Frame } from "./framing.js";
 
 export const JOURNAL_FORMAT = "loomwork-journal";
 export const JOURNAL_VERSION = 1;
@@ -114,14 +115,14 @@ export function parseLog(bytes: Uint8Array, path: string, name: string): ParsedL
  * `archived`, and the live log that keeps only the records after `throughSeq`, its header carrying
  * the catalogue entry folded through `throughSeq` (seq 1 and its subject leave with the segment).
  */
-export function planArchive(executionId: string, log: ParsedLog, archived: number, throughSeq: number): { segment: Buffer; log: Buffer; fileId: string } {
+export function planArchive(executionId: string, log: ParsedLog, archived: number, throughSeq: number, compression: Compression = "none"): { segment: Buffer; log: Buffer; fileId: string } {
   const records = log.batches.flatMap((b) => b.records);
   const moved = records.filter((r) => r.seq > archived && r.seq <= throughSeq);
-  const segment = encodeJsonFrame({ executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved });
+  const segment = encodeJsonFrame({ executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved }, compression);
   const base = foldCatalogue(executionId, log.header.base ?? undefined, records.filter((r) => r.seq <= throughSeq));
   const fileId = newFileId();
   const kept = log.batches.map((b) => b.records.filter((r) => r.seq > throughSeq)).filter((b) => b.length > 0);
-  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch))]), fileId };
+  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch, compression))]), fileId };
 }
 
 /** Bytes [start, end) of a file. */
@@ -191,13 +192,37 @@ export async function readSegment(path: string, executionId: string): Promise<Ar
   return { fromSeq: value.fromSeq, toSeq: value.toSeq, records: value.records };
 }
 
-export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot): Buffer {
-  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state });
+/** Where a log's tail starts (tailIndex.ts): the batch frame whose first record is `seq` starts at `offset` of file `fileId`. */
+export interface LogMark {
+  fileId: string;
+  /** Seq of the first record of the batch at `offset`; head + 1 for the end of the log. */
+  seq: number;
+  offset: number;
+}
+
+/** A mark read from a file: undefined when the value is not one. */
+export function asLogMark(value: unknown): LogMark | undefined {
+  const mark = value as Partial<LogMark> | null | undefined;
+  if (typeof mark !== "object" || mark === null) return undefined;
+  const { fileId, seq, offset } = mark;
+  if (typeof fileId !== "string" || !Number.isSafeInteger(seq) || !Number.isSafeInteger(offset) || seq! < 1 || offset! < FRAME_HEADER_BYTES) return undefined;
+  return { fileId, seq: seq!, offset: offset! };
+}
+
+/** A snapshot file; `log` (optional, ignored by versions that predate it) marks where the tail after it starts. */
+export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot, log?: LogMark, compression: Compression = "none"): Buffer {
+  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) }, compression);
+}
+
+/** The snapshot and, when the file has a well-formed one, its tail mark (a hint: tailIndex.ts verifies it). */
+export async function readSnapshotFile(paths: ExecutionPaths, executionId: string): Promise<{ snapshot: StoredSnapshot; mark?: LogMark } | undefined> {
+  const value = (await readSingleFrame(paths.snapshot)) as (StoredSnapshot & { executionId: string; log?: unknown }) | undefined;
+  if (!value) return undefined;
+  if (value.executionId !== executionId) throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
+  const mark = asLogMark(value.log);
+  return { snapshot: { seq: value.seq, at: value.at, state: value.state }, ...(mark ? { mark } : {}) };
 }
 
 export async function readSnapshot(paths: ExecutionPaths, executionId: string): Promise<StoredSnapshot | undefined> {
-  const value = (await readSingleFrame(paths.snapshot)) as (StoredSnapshot & { executionId: string }) | undefined;
-  if (!value) return undefined;
-  if (value.executionId !== executionId) throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
-  return { seq: value.seq, at: value.at, state: value.state };
+  return (await readSnapshotFile(paths, executionId))?.snapshot;
 }

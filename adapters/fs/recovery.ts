@@ -37,15 +37,22 @@ export const checkpointPath = (root: string): string => join(root, "catalogue.ck
  * checksum or format: then nothing tells which bytes of a log were durable, and recovery takes them all as
  * acknowledged (it reports damage instead of truncating it).
  */
-export async function loadCheckpoint(root: string): Promise<{ entries: Map<string, CheckpointEntry>; damaged: boolean }> {
+export interface Checkpoint {
+  entries: Map<string, CheckpointEntry>;
+  damaged: boolean;
+  /** False when there is no checkpoint file. */
+  exists: boolean;
+}
+
+export async function loadCheckpoint(root: string): Promise<Checkpoint> {
   try {
     const value = (await readSingleFrame(checkpointPath(root))) as { format?: string; entries?: [string, CheckpointEntry][] } | undefined;
-    if (value === undefined) return { entries: new Map(), damaged: false };
-    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) return { entries: new Map(value.entries), damaged: false };
+    if (value === undefined) return { entries: new Map(), damaged: false, exists: false };
+    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) return { entries: new Map(value.entries), damaged: false, exists: true };
   } catch (error) {
     if (!(error instanceof JournalCorruptionError)) throw error;
   }
-  return { entries: new Map(), damaged: true };
+  return { entries: new Map(), damaged: true, exists: true };
 }
 
 export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][]): Promise<void> {
@@ -63,6 +70,8 @@ export interface RecoveredExecution {
   /** Undefined only when corruption hides even the first record and nothing else tells. */
   info?: ExecutionInfo;
   corruption?: JournalCorruptionError;
+  /** The checkpoint entry said all of it: no byte past its size, nothing found that it did not know. */
+  asCheckpointed?: boolean;
 }
 
 async function readHeader(path: string, size: number): Promise<{ value: unknown; end: number } | undefined> {
@@ -267,7 +276,7 @@ export async function recoverExecution(
     if (snapshotSeq !== undefined && snapshotSeq > logHead) damage = { offset: end, reason: behindSnapshotReason(logHead, snapshotSeq, paths), kind: "behind-snapshot" };
   }
   const base = { executionId, name, fileId: header.fileId, headerArchivedThrough: header.archivedThrough };
-  if (!damage) return { ...base, size: end, ...(info ? { info } : {}) };
+  if (!damage) return { ...base, size: end, ...(info ? { info } : {}), ...(trusted && end === size && end === entry.size ? { asCheckpointed: true } : {}) };
   surveyed ??= await survey(paths, executionId);
   const remedy = { "behind-snapshot": behindSnapshotRemedy(paths), cut: REMEDY_CUT, missing: REMEDY_MISSING, frame: undefined, snapshot: undefined }[damage.kind];
   const corruption = new JournalCorruptionError(paths.log, damage.offset, damage.reason, {
@@ -309,8 +318,11 @@ async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: st
 
 const isHole = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 
-/** Recovers every execution directory, 32 at a time; the caller holds the writer lock. */
-export async function recoverExecutions(directory: FsDirectory): Promise<RecoveredExecution[]> {
+/**
+ * Recovers every execution directory, 32 at a time; the caller holds the writer lock. `current`: the
+ * checkpoint on disk already says what the open found (nothing to write before the first append).
+ */
+export async function recoverExecutions(directory: FsDirectory): Promise<{ executions: RecoveredExecution[]; current: boolean }> {
   await directory.ensureDir(executionsDir(directory.dir));
   const checkpoint = await loadCheckpoint(directory.dir);
   const listed = await readdir(executionsDir(directory.dir)).catch((error: unknown) => {
@@ -324,5 +336,6 @@ export async function recoverExecutions(directory: FsDirectory): Promise<Recover
     const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)));
     for (const execution of batch) if (execution) recovered.push(execution);
   }
-  return recovered;
+  const current = checkpoint.exists && !checkpoint.damaged && recovered.length === checkpoint.entries.size && recovered.every((r) => r.asCheckpointed === true);
+  return { executions: recovered, current };
 }

@@ -1,6 +1,8 @@
 // Content-addressed blobs on IndexedDB, with a persisted touch clock for the conditional delete the
 // content sweep relies on (ADR 0140).
 import { contentAddress } from "../../stores/bytes.js";
+import { maybeCompress, unpackBlob, type Compression } from "../../stores/compression.js";
+import { JournalCorruptionError } from "../../stores/errors.js";
 import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
 import { TOUCH_CLOCK_KEY } from "./schema.js";
@@ -17,6 +19,8 @@ export class IndexedDbContentStore implements ContentStore {
     private readonly connection: IndexedDbConnection,
     private readonly releaseConnection: () => Promise<void>,
     private readonly listPageSize = DEFAULT_LIST_PAGE_SIZE,
+    /** How new blobs are stored (`IndexedDbStoresOptions.compression`); `get` takes both forms. */
+    private readonly compression: Compression = "none",
   ) {}
 
   async put(bytes: Uint8Array): Promise<string> {
@@ -41,6 +45,8 @@ export class IndexedDbContentStore implements ContentStore {
     );
     if (touched) return address;
     const what = `storing a blob of ${bytes.byteLength} bytes (${address})`;
+    // Compressed (when asked and smaller) before the transaction, as the hash is; the size kept is the plain one.
+    const stored = await maybeCompress(bytes, this.compression);
     await this.connection.transact(["blobMeta", "blobBytes", "meta"], "readwrite", what, async (tx) => {
       const meta = tx.objectStore("blobMeta");
       const info = await meta.get(address);
@@ -51,10 +57,10 @@ export class IndexedDbContentStore implements ContentStore {
         await meta.put({ ...info, touchedAt: clock });
         return;
       }
-      const copy = bytes.slice();
+      const copy = stored.slice();
       await issueAll([
         () => tx.objectStore("blobBytes").put(copy, address),
-        () => meta.put({ address, size: copy.byteLength, touchedAt: clock }),
+        () => meta.put({ address, size: bytes.byteLength, touchedAt: clock }),
       ]);
     });
     return address;
@@ -64,8 +70,11 @@ export class IndexedDbContentStore implements ContentStore {
     const bytes = await this.connection.transact(["blobBytes"], "readonly", `reading blob ${address}`, (tx) =>
       tx.objectStore("blobBytes").get(address),
     );
+    if (!bytes) return undefined;
     // Structured clone may hand back a view of a larger buffer in some engines: return a tight copy.
-    return bytes && new Uint8Array(bytes);
+    const plain = await unpackBlob(new Uint8Array(bytes), address, contentAddress);
+    if (!plain) throw new JournalCorruptionError(`indexeddb:blobBytes/${address}`, 0, "the blob's compressed bytes do not inflate to its address");
+    return plain;
   }
 
   async has(address: string): Promise<boolean> {

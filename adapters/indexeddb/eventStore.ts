@@ -1,6 +1,7 @@
 // The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
 import { appendToCatalogue } from "../../stores/catalogue.js";
+import { packState, unpackState, type Compression } from "../../stores/compression.js";
 import {
   EVENT_STORE_SPI_VERSION,
   type ArchiveSegment,
@@ -19,6 +20,8 @@ export class IndexedDbEventStore implements EventStore {
   constructor(
     private readonly connection: IndexedDbConnection,
     private readonly releaseConnection: () => Promise<void>,
+    /** How snapshot states are stored (`IndexedDbStoresOptions.compression`); reads take both forms. */
+    private readonly compression: Compression = "none",
   ) {}
 
   private get keyRange(): typeof IDBKeyRange {
@@ -74,20 +77,23 @@ export class IndexedDbEventStore implements EventStore {
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
+    // Compressed before the transaction: awaiting the codec inside one would let it commit early.
+    const stored: StoredSnapshot = { ...snapshot, state: await packState(snapshot.state, this.compression) };
     await this.connection.transact(["executions", "snapshots"], "readwrite", what, async (tx) => {
       if ((await tx.objectStore("executions").getKey(executionId)) === undefined) {
         throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
       }
       const snapshots = tx.objectStore("snapshots");
-      const stored = await snapshots.get(executionId);
-      if (!stored || stored.seq < snapshot.seq) await snapshots.put(snapshot, executionId);
+      const previous = await snapshots.get(executionId);
+      if (!previous || previous.seq < snapshot.seq) await snapshots.put(stored, executionId);
     });
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    return this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
+    const stored = await this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
       tx.objectStore("snapshots").get(executionId),
     );
+    return stored && { ...stored, state: await unpackState(stored.state) };
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {

@@ -2,6 +2,7 @@
 // Browser-safe: nothing here imports node:*. Dexie is loaded only by the live catalogue view
 // (executionsLiveQuery, watchExecutions, CatalogueView; also at loomwork/indexeddb/catalogue): a bundle
 // that does not use them leaves it out (the package is "sideEffects": false).
+import { compressionOption, type Compression } from "../../stores/compression.js";
 import type { Stores } from "../../stores/types.js";
 import { registerOpenedStores, type OpenedStores } from "./catalogueChanges.js";
 import { IndexedDbConnection, resolveDeps } from "./connection.js";
@@ -22,6 +23,13 @@ export interface IndexedDbStoresOptions {
   locks?: LockManagerLike | null;
   /** Blobs read per transaction by `content.list()`. @defaultValue 256 */
   listPageSize?: number;
+  /**
+   * Compresses snapshots and blobs written from now on with `"deflate"` (stores/compression.ts: the format
+   * `CompressionStream("deflate")` writes, the one `fsStores({ compression })` uses), each only when smaller.
+   * Reads take compressed and plain data alike, so a database mixing both reads fine. See docs/storage.md, "Compression".
+   * @defaultValue "none"
+   */
+  compression?: Compression;
 }
 
 /** Stores on one IndexedDB database, with the cross-tab writer lock. */
@@ -55,8 +63,9 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
   const deps = resolveDeps(name, options);
   const connection = new IndexedDbConnection(name, deps);
   const releaseBoot = connection.retain();
-  const events = new IndexedDbEventStore(connection, connection.retain());
-  const content = new IndexedDbContentStore(connection, connection.retain(), pageSize);
+  const compression = compressionOption(options.compression, "indexedDbStores");
+  const events = new IndexedDbEventStore(connection, connection.retain(), compression);
+  const content = new IndexedDbContentStore(connection, connection.retain(), pageSize, compression);
   const keys = new IndexedDbKeyStore(connection, connection.retain());
   // Open now, so a missing or newer database fails here (at boot) rather than on the first append.
   try {
