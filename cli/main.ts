@@ -3,7 +3,7 @@
 //
 //   loomwork <command> [arguments] [--dir <dir>] [--json] [--no-color] [--help]
 //
-// Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.
+// Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked, 130 interrupted.
 import { createRequire } from "node:module";
 import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
@@ -46,7 +46,8 @@ function overview(): string {
     "export take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
     "resume go through the app that holds the journal (its control socket, serveControl), else journal the command with --logic.",
     "",
-    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
+    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked (or held by an",
+    "app the CLI cannot reach), 130 follow interrupted (Ctrl-C).",
     "Run `loomwork <command> --help` for a command's arguments, options and examples.",
   ].join("\n");
 }
