@@ -46,8 +46,8 @@ function overview(): string {
     "export take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
     "resume go through the app that holds the journal (its control socket, serveControl), else journal the command with --logic.",
     "",
-    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked (or held by an",
-    "app the CLI cannot reach), 130 follow interrupted (Ctrl-C).",
+    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
+    "(5 also when an app holds the journal and serves no control socket; follow exits 130 on Ctrl-C.)",
     "Run `loomwork <command> --help` for a command's arguments, options and examples.",
   ].join("\n");
 }

@@ -88,7 +88,7 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
   const stores = await ctx.journal();
   const executionId = ctx.positionals[0]!;
   const info = await requireExecution(stores, executionId);
-  const records = upToSeq(await readRecords(stores, executionId), ctx.values.seq);
+  const records = await upToSeq(await readRecords(stores, executionId), ctx.values.seq);
   const logicId = info.logicId ?? "execution";
   const replay = typeof ctx.values.logic === "string" ? await import("../replay.js") : undefined;
   const logic = replay && typeof ctx.values.logic === "string" ? (await replay.loadLogics(ctx.values.logic)).find((m) => m.id === logicId) : undefined;
@@ -165,14 +165,17 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
 });
 
 /** The records up to seq `seq`, through the end of the macrostep that holds it (all of them without --seq). */
-function upToSeq(records: StoredRecord[], seq: unknown): StoredRecord[] {
+async function upToSeq(records: StoredRecord[], seq: unknown): Promise<StoredRecord[]> {
   if (seq === undefined) return records;
-  const head = records.at(-1)?.seq ?? 0;
-  const n = Number(seq);
-  if (!/^\d+$/.test(String(seq)) || n < 1 || n > head) throw new UsageError(`--seq must be a seq of the journal, 1 to ${head}; got "${String(seq)}"`);
-  let end = records.findIndex((r) => r.seq === n) + 1;
-  while (end < records.length && !INPUTS.has(records[end]!.type) && records[end - 1]!.type !== EXECUTION_ENDED) end++;
-  return records.slice(0, end);
+  // Loaded only here: it brings the runtime, which the other commands do without.
+  const { recordsThrough } = await import("../../actors/inspectReplay.js");
+  try {
+    if (!/^\d+$/.test(String(seq))) throw new RangeError("not a whole number");
+    return recordsThrough(records, Number(seq));
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new UsageError(`--seq must be a seq of the journal, 1 to ${records.at(-1)?.seq ?? 0}; got "${String(seq)}"`);
+  }
 }
 
 /** Resolves once the socket is open and has flushed everything sent so far; rejects after `timeoutMs`. */

@@ -54,7 +54,7 @@ export const approve = command("approve", "Approve a tool call that waits for a 
   args: APPROVAL_ARGS,
   options: LOGIC,
   details: [`Sends { type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved: true }. The call must be pending (\`loomwork approvals\`), else exit 3.`, ROUTE],
-  examples: ["loomwork approvals", "loomwork approve ops-1 call_rm"],
+  examples: ["loomwork approve ops-1 call_rm", "loomwork approvals ops-1   # the calls that wait, with their ids"],
 }, decision(true));
 
 export const deny = command("deny", "Deny a tool call that waits for a human: the model sees the denial as the tool's result.", {
@@ -82,7 +82,7 @@ export const resume = command("resume", "Have the running app resume an unfinish
       "with the logics it holds and runs its effects. Resuming runs models and tools, which only an app has: with no app on the journal the " +
       "command fails (exit 1, LOOM_CLI_NO_APP); with an app that serves no control socket, exit 5.",
   ],
-  examples: ["loomwork ls --status running", "loomwork resume research-7"],
+  examples: ["loomwork resume research-7", "loomwork ls --status running   # the unfinished executions"],
 }, async (ctx) => {
   const executionId = ctx.positionals[0]!;
   report(ctx, await operate(ctx, executionId, { op: "resume" }), `resumed ${executionId}`);
