@@ -1,6 +1,8 @@
 // The operating commands (send, approve, deny, stop, resume) and `follow`, run as real CLI processes
 // beside an app that holds the journal: through its control socket (serveControl), refused clearly when
 // it serves none, and journaled by the CLI itself with --logic when no app holds the journal.
+import { spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deltaSinkOf } from "../../actors/agents/deltas.js";
 import { fsStores, serveControl, type ControlServer, type FsStores } from "../../adapters/fs/index.js";
@@ -265,6 +267,36 @@ describe("--help", () => {
       expect(code).toBe(0);
       expect(stdout).toContain(`Usage: loomwork ${name} <executionId>`);
       expect(stdout).toMatch(name === "follow" ? /control socket/ : /serveControl/);
+    }
+  });
+});
+
+describe("the app that served the control socket is killed (SIGKILL)", () => {
+  it("its dead socket and lock are no app: the CLI journals the command itself with --logic", async () => {
+    const dir = await tempDir("killed");
+    const child = spawn(process.execPath, ["--import", "tsx", "spec/cli/controlledApp.ts"], { env: { ...process.env, LOOMWORK_DIR: dir }, stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => chunk.includes("ready") && resolve());
+      child.once("exit", (code) => reject(new Error(`the app exited (${code}) before it was ready`)));
+    });
+    const viaApp = await cli(["send", "gate-1", '{"type":"GO","text":"live"}', "--dir", dir, "--json"]);
+    expect(viaApp.code, viaApp.stderr).toBe(0);
+    expect(JSON.parse(viaApp.stdout)).toMatchObject({ via: "app" });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    expect(await readdir(dir)).toContain("loomwork.sock"); // left behind by the killed app
+    const offline = await cli(["send", "gate-2", '{"type":"GO","text":"after the crash"}', "--dir", dir, "--logic", "spec/cli/operateMachines.ts", "--json"]);
+    expect(offline.stderr).toBe("");
+    expect(offline.code).toBe(0);
+    expect(JSON.parse(offline.stdout)).toMatchObject({ via: "journal", value: "working" });
+    const stores = await fsStores({ dir, readOnly: true });
+    try {
+      // The app journaled the event before the CLI was told so (what its step did next may have died with it).
+      expect((await stores.events.read("gate-1")).filter((r) => r.type === "loom.event.received")).toMatchObject([{ event: { text: "live" } }]);
+      expect((await stores.events.read("gate-2")).filter((r) => r.type === "loom.event.received")).toMatchObject([{ event: { text: "after the crash" } }]);
+    } finally {
+      await stores.close();
     }
   });
 });
