@@ -174,3 +174,6 @@ export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/
 export { sentinelClaimCheck } from "./actors/effects/sentinel.js";
 export type { SentinelOptions } from "./actors/effects/sentinel.js";
 export { ErasureInProgressError } from "./actors/lifecycle/erasureStatus.js";
+// Time travel into the XState inspector (docs/inspector.md).
+export { replayIntoInspector } from "./actors/inspectReplay.js";
+export type { ReplayIntoInspectorOptions, InspectorReplay } from "./actors/inspectReplay.js";

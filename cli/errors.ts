@@ -14,6 +14,8 @@ export const EXIT = {
   corrupt: 4,
   /** Another process holds the journal directory's writer lock. */
   locked: 5,
+  /** `follow` ended by Ctrl-C (SIGINT) before the execution ended, as a shell reports a process it interrupted. */
+  interrupted: 130,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -26,6 +28,12 @@ export const CLI_ERROR_CODES = {
   usage: "LOOM_CLI_USAGE",
   /** `NotFoundError`: the directory, an execution, a subject or a story does not exist. */
   notFound: "LOOM_CLI_NOT_FOUND",
+  /** `ExecutionEndedError`: send, approve, deny, stop or resume on an execution that already ended. */
+  ended: "LOOM_CLI_ENDED",
+  /** `AppUnreachableError`: an app holds the writer lock and serves no control socket. */
+  appUnreachable: "LOOM_CLI_APP_UNREACHABLE",
+  /** `NoAppError`: resume needs an app (its effects), and none holds the journal. */
+  noApp: "LOOM_CLI_NO_APP",
 } as const;
 
 /** A refusal the CLI explains itself: printed as `loomwork <command>: <message>`, then exits with `exitCode`. */
@@ -52,5 +60,36 @@ export class UsageError extends CliError {
 export class NotFoundError extends CliError {
   constructor(message: string, hint?: string) {
     super(message, EXIT.notFound, hint, CLI_ERROR_CODES.notFound);
+  }
+}
+
+/** The execution already ended (done, error or stopped): nothing can be sent to it, stopped or resumed. Exit code 1. */
+export class ExecutionEndedError extends CliError {
+  constructor(readonly executionId: string, readonly status: string) {
+    super(`execution "${executionId}" already ended (${status})`, EXIT.failure, "Only a running execution takes events, decisions, stop and resume; `loomwork log` shows how it ended.", CLI_ERROR_CODES.ended);
+  }
+}
+
+/** An app holds the journal's writer lock and serves no control socket: the CLI cannot reach it, and may not write beside it. Exit code 5. */
+export class AppUnreachableError extends CliError {
+  constructor(dir: string, holder: string) {
+    super(
+      `the journal ${dir} is held by a running app${holder}, which serves no control socket`,
+      EXIT.locked,
+      'Have the app serve one: import { serveControl } from "loomwork/fs"; await serveControl(app, { dir: stores.dir }) (docs/cli.md, "Operating a running app"), or quit the app and run this again with --logic.',
+      CLI_ERROR_CODES.appUnreachable,
+    );
+  }
+}
+
+/** `resume` runs the execution's effects, which only an app has; no app holds the journal. Exit code 1. */
+export class NoAppError extends CliError {
+  constructor(executionId: string) {
+    super(
+      `no app holds the journal, and resuming "${executionId}" runs its effects (models, tools), which only an app has`,
+      EXIT.failure,
+      `Start the app that owns the journal: it resumes "${executionId}" with app.resume or app.resumeUnfinished(); with serveControl, \`loomwork resume\` then goes through it.`,
+      CLI_ERROR_CODES.noApp,
+    );
   }
 }

@@ -3,16 +3,18 @@
 //
 //   loomwork <command> [arguments] [--dir <dir>] [--json] [--no-color] [--help]
 //
-// Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.
+// Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked, 130 interrupted.
 import { createRequire } from "node:module";
 import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
 import { helpText, parseCommand } from "./args.js";
 import { approvals } from "./commands/approvals.js";
 import { inspect } from "./commands/inspect.js";
+import { follow } from "./commands/follow.js";
 import { log } from "./commands/log.js";
 import { ls } from "./commands/ls.js";
 import { erase, exportSubject, sweep } from "./commands/maintenance.js";
+import { approve, deny, resume, send, stop } from "./commands/operate.js";
 import { run } from "./commands/run.js";
 import { stats } from "./commands/stats.js";
 import { replayCheck } from "./commands/replayCheck.js";
@@ -20,7 +22,7 @@ import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
 import { palette } from "./terminal.js";
 
-const COMMANDS: Record<string, Command> = { run, ls, log, stats, approvals, inspect, "replay-check": replayCheck, sweep, erase, export: exportSubject };
+const COMMANDS: Record<string, Command> = { run, ls, log, follow, stats, approvals, inspect, "replay-check": replayCheck, send, approve, deny, stop, resume, sweep, erase, export: exportSubject };
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).
 function version(): string {
@@ -40,10 +42,12 @@ function overview(): string {
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
     "loomwork --version prints the installed version.",
-    "ls, log, stats and inspect open the journal read-only, so they work while an app writes it; sweep, erase and",
-    "export take the directory's writer lock, so they cannot run while an app has it open.",
+    "ls, log, follow, stats and inspect open the journal read-only, so they work while an app writes it; sweep, erase and",
+    "export take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
+    "resume go through the app that holds the journal (its control socket, serveControl), else journal the command with --logic.",
     "",
     "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
+    "(5 also when an app holds the journal and serves no control socket; follow exits 130 on Ctrl-C.)",
     "Run `loomwork <command> --help` for a command's arguments, options and examples.",
   ].join("\n");
 }
@@ -57,7 +61,7 @@ interface Failure {
 
 /** Maps what a command threw to its exit code and a message that says what to do. */
 function failureOf(error: unknown, dir: string): Failure {
-  if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  if (error instanceof CliError) return { exitCode: error.exitCode, code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   if (error instanceof WriterLockedError) {
     const holder = error.cause instanceof Error ? /held by pid (\d+) on ([^ ]+) since ([^;]+)/.exec(error.cause.message) : null;
     return {

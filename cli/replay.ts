@@ -4,6 +4,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
+import { childIdsOf } from "../actors/journal/inspectChildren.js";
 import { effectSourcesOf } from "../actors/journal/machineInfo.js";
 import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type StoredRecord, type ReplayReport } from "../index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
@@ -34,6 +35,8 @@ export interface InspectedState {
   context: unknown;
   status: string;
   output?: unknown;
+  /** The ids of the child actors (steps) the snapshot lists. */
+  children: string[];
 }
 
 export interface MemoryReplay {
@@ -61,9 +64,10 @@ export async function replayInMemory(executionId: string, records: StoredRecord[
   const effects = Object.fromEntries(effectSourcesOf(logic).map((id) => [id, never]));
   const snapshots: InspectedState[] = [];
   const inspect = (event: InspectionEvent) => {
-    if (event.type !== "@xstate.snapshot") return;
+    // The execution's own snapshots, not its children's (actors/journal/inspectChildren.ts).
+    if (event.type !== "@xstate.snapshot" || event.actorRef.sessionId !== `loom:${executionId}`) return;
     const s = event.snapshot as unknown as InspectedState;
-    snapshots.push({ value: s.value, context: s.context, status: s.status, ...(s.output === undefined ? {} : { output: s.output }) });
+    snapshots.push({ value: s.value, context: s.context, status: s.status, children: childIdsOf(event.snapshot), ...(s.output === undefined ? {} : { output: s.output }) });
     onMacrostep?.(snapshots.length);
   };
   const app = createApp(defineConfig({ stores, effects, logics: [logic], execution: { snapshotEvery: false }, observability: { inspect } }));

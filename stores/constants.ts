@@ -33,6 +33,8 @@ export const STORE_ERROR_CODES = {
   bridgeSend: "LOOM_BRIDGE_SEND",
   /** loomwork/bridge was given something that is not a message port (a `LoomworkTypeError`). */
   bridgePort: "LOOM_BRIDGE_PORT",
+  /** loomwork/fs `serveControl`: the owning app refused a command from the CLI (`allow` said no, or a bad request). */
+  controlRefused: "LOOM_CONTROL_REFUSED",
   /** `ReadOnlyStoreError`: a write to stores opened read-only. */
   readOnly: "LOOM_READ_ONLY",
   /** The journal directory's file system cannot hold what the fs content store needs. */

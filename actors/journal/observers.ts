@@ -4,6 +4,7 @@
 import type { AnyMachineSnapshot, InspectionEvent, Observer, Subscription } from "xstate";
 import { WARNING_CODES } from "../constants.js";
 import type { ExecutionHost, MacrostepObserver } from "./host.js";
+import { ChildTracker, childIdsOf } from "./inspectChildren.js";
 import type { Macrostep, RuntimeState } from "./planner.js";
 
 /** The snapshot callers see: the machine's, with the status and error of an execution that failed or was stopped. */
@@ -35,12 +36,15 @@ export class ExecutionObservers {
   // The actor is announced with its first macrostep: an inspector reads actorRef.getSnapshot() when told
   // of the actor, and before the first macrostep (or the snapshot a resume starts from) there is none.
   private announced = false;
+  private readonly children: ChildTracker;
 
   constructor(
     private readonly host: Pick<ExecutionHost, "inspect" | "warn">,
     private readonly execution: Observed,
     private readonly hook: MacrostepObserver | undefined,
-  ) {}
+  ) {
+    this.children = new ChildTracker(execution.sessionId);
+  }
 
   subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription {
     const o: Observer<AnyMachineSnapshot> = typeof observer === "function" ? { next: observer } : observer;
@@ -67,15 +71,23 @@ export class ExecutionObservers {
     this.inspect({ type: "@xstate.actor", actorRef: this.execution.ref });
   }
 
-  /** A macrostep, live or replayed: the inspector's event and snapshot, then the logic's hook. */
+  /**
+   * A macrostep, live or replayed: the inspector's event, the final snapshot of each child it ended, the
+   * execution's snapshot, each child it started (inspectChildren.ts), then the logic's hook.
+   */
   macrostep(step: Macrostep): void {
     const actorRef = this.execution.ref;
     this.announce();
+    const { snapshot } = step.state;
+    const changes = this.children.step(step.event, childIdsOf(snapshot));
+    const child = (id: string, sessionId: string, status: string) => ({ id, sessionId, _parent: actorRef, getSnapshot: () => ({ status }) });
     this.inspect(
       { type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event },
-      { type: "@xstate.snapshot", actorRef, event: step.event, snapshot: step.state.snapshot },
+      ...changes.ended.map((c) => ({ type: "@xstate.snapshot", actorRef: child(c.childId, c.sessionId, c.snapshot.status), event: step.event, snapshot: c.snapshot })),
+      { type: "@xstate.snapshot", actorRef, event: step.event, snapshot },
+      ...changes.started.map((c) => ({ type: "@xstate.actor", actorRef: child(c.childId, c.sessionId, "active") })),
     );
-    this.hook?.(step.state.snapshot, this.execution);
+    this.hook?.(snapshot, this.execution);
   }
 
   private inspect(...events: Record<string, unknown>[]): void {

@@ -10,7 +10,7 @@ import { table } from "../terminal.js";
 export const approvals = command("approvals", "List the tool calls that wait for a human's approval (needsApproval), per running execution.", {
   args: { "[executionId...]": "only these executions (default: every running one)" },
   details: [
-    `A parked call is decided by sending { type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved, reason? } to its execution, in the app that runs it (actor.send); the model sees a denial as the tool's result.`,
+    `A parked call is decided with \`loomwork approve <executionId> <toolCallId>\` or \`loomwork deny ... --reason\` (through the app that runs it), or by sending { type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved, reason? } to its execution in that app; the model sees a denial as the tool's result.`,
     "Read-only: works beside the running app. Sealed executions (security.crypto) are listed as sealed; their calls are not shown.",
     "With --json: [{ executionId, toolCallId, toolName, input, stepId }] and, for sealed executions, { executionId, sealed: true }.",
   ],
@@ -40,7 +40,7 @@ export const approvals = command("approvals", "List the tool calls that wait for
   else {
     const lines = table([["EXECUTION", "TOOL CALL", "TOOL", "INPUT"].map((h) => c.dim(h)), ...rows.map((r) => [c.bold(r.executionId), r.toolCallId, r.toolName, valueText(r.input, 60, false)])], []);
     for (const line of lines) ctx.out(line);
-    ctx.out(c.dim(`decide with actor.send({ type: "${TOOL_APPROVAL_EVENT}", toolCallId, approved: true | false, reason? }) in the app that runs the execution`));
+    ctx.out(c.dim(`decide with loomwork approve <executionId> <toolCallId>, or loomwork deny <executionId> <toolCallId> --reason <text>`));
   }
   for (const executionId of sealed) ctx.out(c.yellow(`${executionId}: sealed (security.crypto): its calls are not shown`));
 });

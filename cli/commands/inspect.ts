@@ -6,6 +6,7 @@ import type { StoredRecord } from "../../stores/types.js";
 import { command } from "../context.js";
 import { inferDefinition, stateValueOf } from "../definition.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
+import { ChildTracker } from "../../actors/journal/inspectChildren.js";
 import { readRecords, requireExecution } from "../journal.js";
 import type { InspectedState } from "../replay.js";
 import { progress } from "../terminal.js";
@@ -65,15 +66,19 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
     logic: { type: "string", value: "<module>", description: "a module exporting the machine: its definition and real snapshots (context) are sent" },
     pace: { type: "boolean", description: "keep the original gaps between records (each capped at 1 s) instead of sending at once" },
     "timeout-ms": { type: "string", value: "<ms>", description: "how long to wait for the inspector to accept the messages (default 5000)" },
+    seq: { type: "string", value: "<n>", description: "time travel: play the journal only up to seq n (through the end of the macrostep that holds it)" },
   },
   details: [
     "Sends @xstate.actor (with the machine definition), then @xstate.event and @xstate.snapshot for every macrostep, with " +
       "createdAt set to the record's `at` and the session id loom:<executionId> the live runtime uses. Without --logic the " +
-      "definition is inferred from the journal's transitions and snapshots carry the state value only.",
+      "definition is inferred from the journal's transitions and snapshots carry the state value only. The actor is named after the " +
+      "execution id, as on the live path; with --logic the steps the snapshots list are announced as child actors " +
+      "(session loom:<executionId>/<childId>, parent the execution) and end with their outcome.",
+    "--seq <n> plays the execution as it was at seq n: the inspector shows that state, and a later run with a larger n replays further.",
     "An inspector server: node -e \"import('@statelyai/inspect/server').then((m) => m.createInspectorServer())\" " +
       "(ws://localhost:8080, opens the Stately inspector in a browser).",
   ],
-  examples: ["loomwork inspect research-1 --ws ws://localhost:8080", "loomwork inspect research-1 --ws ws://localhost:8080 --logic stories/support/researchAgent.ts --pace"],
+  examples: ["loomwork inspect research-1 --ws ws://localhost:8080", "loomwork inspect research-1 --ws ws://localhost:8080 --seq 12", "loomwork inspect research-1 --ws ws://localhost:8080 --logic stories/support/researchAgent.ts --pace"],
 }, async (ctx) => {
   const url = ctx.values.ws;
   if (typeof url !== "string") throw new UsageError("--ws <url> is required", "Point it at an inspector server, e.g. --ws ws://localhost:8080 (see `loomwork inspect --help`).");
@@ -83,7 +88,7 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
   const stores = await ctx.journal();
   const executionId = ctx.positionals[0]!;
   const info = await requireExecution(stores, executionId);
-  const records = await readRecords(stores, executionId);
+  const records = await upToSeq(await readRecords(stores, executionId), ctx.values.seq);
   const logicId = info.logicId ?? "execution";
   const replay = typeof ctx.values.logic === "string" ? await import("../replay.js") : undefined;
   const logic = replay && typeof ctx.values.logic === "string" ? (await replay.loadLogics(ctx.values.logic)).find((m) => m.id === logicId) : undefined;
@@ -105,7 +110,9 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
     url,
     serialize: (event) => {
       if (stamped.has(event)) return event;
-      const out = { ...event, createdAt: String(createdAt), rootId: sessionId, ...(event.type === "@xstate.actor" ? { parentId: undefined } : {}) };
+      // One naming rule with the live path: the execution's actor is named after the execution id.
+      const root = event.type === "@xstate.actor" && event.sessionId === sessionId ? { parentId: undefined, name: executionId } : {};
+      const out = { ...event, createdAt: String(createdAt), rootId: sessionId, ...root };
       stamped.add(out);
       return out;
     },
@@ -113,6 +120,9 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
   const definition = logic ? logic.config : inferDefinition(logicId, records);
   const actorRef = { sessionId, id: executionId, logic: { config: definition } } as unknown as Parameters<typeof inspector.actor>[0];
   const steps = macrosteps(records);
+  const children = new ChildTracker(sessionId);
+  type Ref = Parameters<typeof inspector.actor>[0];
+  const childRef = (childId: string, childSession: string) => ({ sessionId: childSession, id: childId, _parent: { sessionId }, logic: { config: { id: childId } } }) as unknown as Ref;
   const bar = progress("sending", steps.length, { atLeast: 200 });
   let sent = 0;
   const snapshotAt = (k: number, step: Macrostep) => {
@@ -135,8 +145,11 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
         sent++;
       }
       inspector.event(actorRef, step.event);
+      const changes = replayed?.[k] ? children.step(step.event, replayed[k].children) : { started: [], ended: [] };
+      for (const c of changes.ended) inspector.snapshot(childRef(c.childId, c.sessionId), c.snapshot as { status: "done" }, { event: step.event });
       inspector.snapshot(actorRef, snapshotAt(k, step), { event: step.event });
-      sent += 2;
+      for (const c of changes.started) inspector.actor(childRef(c.childId, c.sessionId), { status: "active" });
+      sent += 2 + changes.ended.length + changes.started.length;
       bar.tick(k + 1);
       const next = steps[k + 1];
       if (ctx.values.pace === true && next) await sleep(Math.min(1000, Math.max(0, next.at - step.at)));
@@ -146,10 +159,24 @@ export const inspect = command("inspect", "Play a recorded journal to an XState 
     bar.end();
     inspector.stop();
   }
-  const summary = { executionId, url, macrosteps: steps.length, messages: sent, definition: logic ? "logic" : "inferred", from: records[0]?.at, to: records.at(-1)?.at };
+  const summary = { executionId, url, macrosteps: steps.length, messages: sent, toSeq: records.at(-1)?.seq ?? 0, definition: logic ? "logic" : "inferred", from: records[0]?.at, to: records.at(-1)?.at };
   if (ctx.json) return ctx.printJson(summary);
   ctx.out(`sent ${sent} inspection events for ${executionId} (${steps.length} macrosteps, ${logic ? `definition of ${logic.id}` : "definition inferred from the journal"}) to ${url}`);
 });
+
+/** The records up to seq `seq`, through the end of the macrostep that holds it (all of them without --seq). */
+async function upToSeq(records: StoredRecord[], seq: unknown): Promise<StoredRecord[]> {
+  if (seq === undefined) return records;
+  // Loaded only here: it brings the runtime, which the other commands do without.
+  const { recordsThrough } = await import("../../actors/inspectReplay.js");
+  try {
+    if (!/^\d+$/.test(String(seq))) throw new RangeError("not a whole number");
+    return recordsThrough(records, Number(seq));
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new UsageError(`--seq must be a seq of the journal, 1 to ${records.at(-1)?.seq ?? 0}; got "${String(seq)}"`);
+  }
+}
 
 /** Resolves once the socket is open and has flushed everything sent so far; rejects after `timeoutMs`. */
 async function delivered(adapter: WebSocketAdapterLike, timeoutMs: number, url: string): Promise<void> {

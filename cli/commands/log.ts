@@ -50,13 +50,13 @@ export const log = command("log", "Show an execution's timeline: its start, ever
   if (info.status === "running") ctx.out(c.yellow(`              ⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("${executionId}")`));
 });
 
-const isInput = (r: StoredRecord) => schema.isMacrostepInputType(r.type);
+export const isInput = (r: StoredRecord) => schema.isMacrostepInputType(r.type);
 
 function statusText(status: string, c: Palette): string {
   return status === "done" ? c.green(status) : status === "running" ? c.yellow(status) : c.red(status);
 }
 
-function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
+export function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
   const { c, width, full } = o;
   const step = (id: unknown) => String(id).replace(o.prefix, "");
   if (isSealed(r)) {

@@ -39,7 +39,7 @@ describe("not found exits 3", () => {
     const { code, stdout, stderr } = await cli(["log", "nope", "--dir", journal.dir, "--json"]);
     expect(code).toBe(3);
     expect(stdout).toBe("");
-    expect(JSON.parse(stderr)).toEqual({ error: { exitCode: 3, message: `no execution "nope" in ${journal.dir}`, hint: "Run `loomwork ls` to list the executions." } });
+    expect(JSON.parse(stderr)).toEqual({ error: { exitCode: 3, code: "LOOM_CLI_NOT_FOUND", message: `no execution "nope" in ${journal.dir}`, hint: "Run `loomwork ls` to list the executions." } });
   });
 
   it("refuses a directory that does not exist, or is not a journal, without creating anything", async () => {

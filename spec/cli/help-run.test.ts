@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cli } from "./support.js";
 
-const COMMANDS = ["run", "ls", "log", "stats", "approvals", "inspect", "sweep", "erase", "export"];
+const COMMANDS = ["run", "ls", "log", "follow", "stats", "approvals", "inspect", "send", "approve", "deny", "stop", "resume", "sweep", "erase", "export"];
 const EXIT_CODES = "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.";
 
 describe("loomwork --help", () => {

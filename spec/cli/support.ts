@@ -1,6 +1,6 @@
 // A real journal directory for the CLI tests, written by agents on fsStores, and a way to run the CLI
 // as a user does: a spawned `node --import tsx cli/main.ts ...` process.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { cp, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -104,3 +104,49 @@ export async function executionFolder(dir: string, executionId: string): Promise
 
 // eslint-disable-next-line no-control-regex
 export const ANSI = /\u001b\[/;
+
+export interface RunningCli {
+  /** What the process printed on stdout so far. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves once stdout contains `text`; rejects if the process exits first or after `timeoutMs`. */
+  waitFor(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** The exit code (128 + n for a signal). */
+  readonly exited: Promise<number>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Starts the CLI as a long-running child process (`loomwork follow`), its output readable while it runs. */
+export function spawnCli(args: string[]): RunningCli {
+  const base = { ...process.env };
+  delete base.FORCE_COLOR;
+  delete base.NO_COLOR;
+  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { env: base, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  let exitCode: number | undefined;
+  const exited = new Promise<number>((resolve) =>
+    child.on("exit", (code, signal) => resolve((exitCode = code ?? 128 + (signal === "SIGINT" ? 2 : signal === "SIGKILL" ? 9 : 15)))),
+  );
+  return {
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    async waitFor(text, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      const seen = () => (typeof text === "string" ? stdout.includes(text) : text.test(stdout));
+      while (!seen()) {
+        if (exitCode !== undefined) throw new Error(`loomwork ${args[0]} exited (${exitCode}) before printing ${String(text)}; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        if (Date.now() > deadline) throw new Error(`loomwork ${args[0]}: ${String(text)} not printed after ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    exited,
+    kill: (signal = "SIGTERM") => void child.kill(signal),
+  };
+}

@@ -1,0 +1,197 @@
+// The control socket of a journal directory: the app that holds the directory's writer lock serves the
+// CLI's operating commands (`loomwork send`, `approve`, `deny`, `stop`, `resume`, and the live deltas of
+// `follow`) on a Unix domain socket next to the lock, so an operator acts through the process that owns
+// the journal instead of around it. One request per line of JSON, one reply per line (docs/cli.md,
+// "Operating a running app").
+import { createHash } from "node:crypto";
+import { chmod, unlink } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { JournaledActor } from "../../actors/journal/actor.js";
+import type { ExecutionStream } from "../../actors/agents/streams.js";
+import { STORE_ERROR_CODES } from "../../stores/constants.js";
+import { LoomworkError } from "../../stores/errors.js";
+
+/** The socket's file name inside the journal directory. */
+export const CONTROL_SOCKET = "loomwork.sock";
+
+// Unix socket paths are limited to ~104 bytes: a longer directory gets its socket in the temp dir, named by the directory.
+const MAX_SOCKET_PATH = 100;
+
+/** Where the app serving `dir` listens (the CLI computes the same path from `--dir`). */
+export function controlSocketPath(dir: string): string {
+  const absolute = resolve(dir);
+  const digest = createHash("sha256").update(absolute).digest("hex").slice(0, 16);
+  if (process.platform === "win32") return `\\\\?\\pipe\\loomwork-${digest}`;
+  const inside = join(absolute, CONTROL_SOCKET);
+  return inside.length <= MAX_SOCKET_PATH ? inside : join(tmpdir(), `loomwork-${digest}.sock`);
+}
+
+/** An event as the CLI sends it. */
+export interface ControlEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A request on the socket (one JSON line). */
+export type ControlRequest =
+  | { id: number; op: "send"; executionId: string; event: ControlEvent }
+  | { id: number; op: "stop"; executionId: string; reason?: string }
+  | { id: number; op: "resume"; executionId: string }
+  | { id: number; op: "stream"; executionId: string };
+
+/** A reply (one JSON line): a result, a stream part, the stream's end, or an error by name, code and message. */
+export type ControlReply =
+  | { id: number; ok: true; status: string; value?: unknown }
+  | { id: number; part: Record<string, unknown> }
+  | { id: number; end: true }
+  | { id: number; error: { name: string; message: string; code?: string } };
+
+/** What `serveControl` needs of an app (an `App` has it). */
+export interface ControlledApp {
+  resume(executionId: string): Promise<JournaledActor>;
+  stop(executionId: string, reason?: string): Promise<void>;
+  stream(executionId: string, options?: { signal?: AbortSignal }): ExecutionStream;
+}
+
+/** Options of `serveControl`. */
+export interface ServeControlOptions {
+  /** The journal directory the app opened with `fsStores({ dir })` (an `FsStores` has `dir`). */
+  dir: string;
+  /**
+   * Decides whether the CLI may do `op` to the execution (`event` for a send); a refusal reaches the CLI
+   * as `LOOM_CONTROL_REFUSED`. @defaultValue everything is allowed
+   */
+  allow?: (request: { op: "send" | "stop" | "resume"; executionId: string; event?: ControlEvent }) => boolean;
+}
+
+/** A running control server: its socket path, and `close` (also call it before `stores.close()`). */
+export interface ControlServer {
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the CLI's operating commands for `app` on the directory's control socket, in the process that
+ * holds the writer lock. The socket file is created mode 0600: only the directory's owner reaches it.
+ *
+ * @example
+ * const stores = await fsStores({ dir: "./.loomwork" });
+ * const app = createApp(defineConfig({ stores, effects, logics: [assistant] }));
+ * const control = await serveControl(app, { dir: stores.dir });
+ * // ... `loomwork send chat-1 '{"type":"USER_MESSAGE","text":"hi"}'` now goes through this app
+ * await control.close(); await app.close(); await stores.close();
+ */
+export async function serveControl(app: ControlledApp, options: ServeControlOptions): Promise<ControlServer> {
+  const path = controlSocketPath(options.dir);
+  // The caller holds the writer lock: a socket file left there is a dead app's.
+  if (process.platform !== "win32") await unlink(path).catch(() => undefined);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    const streams = new Set<AbortController>();
+    socket.on("close", () => {
+      sockets.delete(socket);
+      for (const controller of streams) controller.abort();
+    });
+    socket.on("error", () => undefined);
+    const reply = (message: ControlReply) => void (socket.writable && socket.write(`${JSON.stringify(message)}\n`));
+    let buffered = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        const request = parseRequest(line);
+        if (!request) {
+          reply({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message: `not a control request: ${line.slice(0, 80)}` } });
+          continue;
+        }
+        if (request.op === "stream") {
+          const controller = new AbortController();
+          streams.add(controller);
+          void pipeStream(app.stream(request.executionId, { signal: controller.signal }), request.id, reply).finally(() => streams.delete(controller));
+          continue;
+        }
+        const event = request.op === "send" ? request.event : undefined;
+        if (options.allow && !options.allow({ op: request.op, executionId: request.executionId, ...(event ? { event } : {}) })) {
+          reply({ id: request.id, error: { name: "ControlRefusedError", code: STORE_ERROR_CODES.controlRefused, message: `the app refused ${request.op} for execution "${request.executionId}"` } });
+          continue;
+        }
+        run(app, request).then(
+          (result) => reply({ id: request.id, ok: true, ...result }),
+          (error: unknown) => reply({ id: request.id, error: errorOf(error) }),
+        );
+      }
+    });
+  });
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => {
+      server.off("error", reject);
+      resolvePromise();
+    });
+  });
+  if (process.platform !== "win32") await chmod(path, 0o600);
+  let closing: Promise<void> | undefined;
+  return {
+    path,
+    close: () =>
+      (closing ??= new Promise<void>((resolvePromise) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolvePromise());
+      })),
+  };
+}
+
+async function run(app: ControlledApp, request: Exclude<ControlRequest, { op: "stream" }>): Promise<{ status: string; value?: unknown }> {
+  if (request.op === "stop") {
+    await app.stop(request.executionId, request.reason ?? "stopped by loomwork stop");
+    return { status: "stopped" };
+  }
+  const actor = await app.resume(request.executionId);
+  if (request.op === "send") await actor.sendAsync(request.event);
+  const snapshot = actor.getSnapshot();
+  return { status: String(snapshot.status), value: snapshot.value };
+}
+
+async function pipeStream(stream: ExecutionStream, id: number, reply: (message: ControlReply) => void): Promise<void> {
+  try {
+    for await (const part of stream) reply({ id, part: JSON.parse(JSON.stringify(part)) as Record<string, unknown> });
+    reply({ id, end: true });
+  } catch (error) {
+    reply({ id, error: errorOf(error) });
+  }
+}
+
+function parseRequest(line: string): ControlRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { id, op, executionId, event, reason } = value as Record<string, unknown>;
+  if (typeof id !== "number" || typeof executionId !== "string") return undefined;
+  switch (op) {
+    case "send":
+      return typeof event === "object" && event !== null && typeof (event as { type?: unknown }).type === "string" ? { id, op, executionId, event: event as ControlEvent } : undefined;
+    case "stop":
+      return { id, op, executionId, ...(typeof reason === "string" ? { reason } : {}) };
+    case "resume":
+    case "stream":
+      return { id, op, executionId };
+    default:
+      return undefined;
+  }
+}
+
+function errorOf(error: unknown): { name: string; message: string; code?: string } {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const code = error instanceof LoomworkError ? error.code : undefined;
+  return { name: error.name, message: error.message, ...(typeof code === "string" ? { code } : {}) };
+}
