@@ -12,6 +12,7 @@
 // `tsx`, is type-checked only without saying so: it cannot run in plain Node.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import ts from "typescript";
 
 export type BlockMode = "run" | "check" | "fragment";
 
@@ -29,6 +30,11 @@ export interface DocBlock {
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)\s*(.*)$/;
 const TS_LANGS: Record<string, "ts" | "tsx"> = { ts: "ts", typescript: "ts", tsx: "tsx" };
+/**
+ * Packages the docs name that this checkout installs under another name: `@ai-sdk/openai-compatible` is
+ * installed once per major (ai 5, 6, 7) as `ai-sdk-openai-compatible-v1/v2/v3`; the docs mean the newest.
+ */
+export const INSTALLED_AS: Record<string, string> = { "@ai-sdk/openai-compatible": "ai-sdk-openai-compatible-v3" };
 const CHECK_ONLY_IMPORTS = ["loomwork/postgres", "loomwork/indexeddb", "loomwork/react", "electron"];
 
 /** The fenced TypeScript blocks of one Markdown text, in order. */
@@ -67,9 +73,8 @@ export function extractBlocks(markdown: string, doc: string): DocBlock[] {
 
 /** The module specifiers a block imports (static imports, re-exports and dynamic imports). */
 export function importsOf(code: string): string[] {
-  const found: string[] = [];
-  for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"']+)\1/g)) found.push(m[2]!);
-  return found;
+  // TypeScript's own pre-processor: comments and strings that merely mention a module do not count.
+  return ts.preProcessFile(code, true, true).importedFiles.map((f) => f.fileName);
 }
 
 /** The pages whose blocks are checked: README.md and docs/*.md (docs/performance.md is generated and has none). */
@@ -109,6 +114,8 @@ export function entryPoints(root: string): Map<string, string> {
  */
 export function mapSpecifiers(code: string, entries: Map<string, string>, root: string, fromDir: string): string {
   const mapped = code.replace(/(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"']+)\2/g, (whole, lead: string, quote: string, spec: string) => {
+    const alias = INSTALLED_AS[spec];
+    if (alias) return `${lead}${quote}${alias}${quote}`;
     const source = entries.get(spec);
     if (!source) return whole;
     let rel = relative(fromDir, join(root, source)).replace(/\\/g, "/").replace(/\.ts$/, ".js");
