@@ -84,10 +84,11 @@ export interface RunResult {
 
 /**
  * Runs one block with tsx in a fresh temporary directory (its cwd, so a `.loomwork` it creates lands
- * there), with no API keys in its environment; removes the directory after.
+ * there), with no API keys in its environment; removes the directory after. With `inDir`, runs it
+ * there instead and leaves what it wrote.
  */
-export function runBlock(block: WrittenBlock, timeoutMs = 45_000): Promise<RunResult> {
-  const cwd = mkdtempSync(join(tmpdir(), "loomwork-doc-"));
+export function runBlock(block: WrittenBlock, timeoutMs = 45_000, inDir?: string): Promise<RunResult> {
+  const cwd = inDir ?? mkdtempSync(join(tmpdir(), "loomwork-doc-"));
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/KEY|TOKEN|SECRET|^LOOMWORK_|^VITEST|^NODE_OPTIONS$/.test(k)) env[k] = v;
   const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
@@ -104,7 +105,7 @@ export function runBlock(block: WrittenBlock, timeoutMs = 45_000): Promise<RunRe
     }, timeoutMs);
     child.on("close", (code) => {
       clearTimeout(timer);
-      rmSync(cwd, { recursive: true, force: true });
+      if (!inDir) rmSync(cwd, { recursive: true, force: true });
       done({ code, stdout, stderr, timedOut });
     });
   });
