@@ -1,5 +1,9 @@
 // The package as a user installs it: packed with `npm pack` (its prepare script builds dist/), unpacked
-// into a fresh project's node_modules, then loaded from CommonJS and from ESM, and its CLI run.
+// into a fresh project's node_modules, then loaded from CommonJS and from ESM, and its CLI run. xstate is
+// a peer dependency: the project brings its own, here the lowest 5.x the range admits (5.19.0, the first
+// with the pure `transition` / `initialTransition` the runtime drives machines with), unpacked from
+// spec/fixtures/packaging/xstate-5.19.0.tgz (`npm pack xstate@5.19.0`: no network in the test), while
+// this checkout's tests run on the exact devDependency.
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,7 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..");
-const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string> };
+const manifest = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+};
+const PROJECT_XSTATE = "5.19.0";
 
 let work: string;
 let project: string;
@@ -31,6 +41,9 @@ beforeAll(async () => {
     await mkdir(dirname(link), { recursive: true });
     await symlink(join(ROOT, "node_modules", dep), link);
   }
+  // The project's own xstate, another 5.x than the checkout's: where npm puts a peer, at the top.
+  await mkdir(join(project, "node_modules", "xstate"), { recursive: true });
+  await run("tar", ["-xzf", join(ROOT, "spec", "fixtures", "packaging", `xstate-${PROJECT_XSTATE}.tgz`), "-C", join(project, "node_modules", "xstate"), "--strip-components=1"]);
 }, 120_000);
 
 afterAll(() => rm(work, { recursive: true, force: true }));
@@ -75,6 +88,46 @@ describe("the packed package", () => {
     // xstate is resolved from the project, as the package's own dependency.
     const { stdout } = await node(["--input-type=module", "-e", script]);
     expect(stdout.trim()).toBe("loom.execution.started,loom.transition,loom.execution.ended");
+  });
+
+  it("takes xstate as a peer with a range (one copy: the app's), and pins it exactly only for its own tests", async () => {
+    const packed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", "package.json"), "utf8")) as typeof manifest;
+    expect(packed.dependencies.xstate).toBeUndefined();
+    expect(packed.peerDependencies.xstate).toBe("^5.19.0");
+    expect(manifest.devDependencies.xstate).toMatch(/^5\.\d+\.\d+$/);
+    // loomwork's own modules resolve the project's xstate, and nothing nested under it could shadow it.
+    const { stdout } = await node([
+      "--input-type=module",
+      "-e",
+      'import { createRequire } from "node:module"; import { realpathSync } from "node:fs";' +
+        'const fromLoomwork = createRequire(realpathSync("node_modules/loomwork/dist/index.js"));' +
+        'console.log(fromLoomwork("xstate/package.json").version, fromLoomwork.resolve("xstate") === createRequire(process.cwd() + "/").resolve("xstate"))',
+    ]);
+    expect(stdout.trim()).toBe(`${PROJECT_XSTATE} true`);
+    await expect(readdir(join(project, "node_modules", "loomwork", "node_modules"))).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("runs the agent loop and a machine of the app's xstate, and resumes, on the lowest xstate of the range", async () => {
+    const script = [
+      'import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, effectActor, memoryStores, scriptedModel } from "loomwork";',
+      'import { assign, setup } from "xstate";',
+      "const stores = memoryStores();",
+      'const loop = agentLoop$({ id: "r", model: "model", tools: ["search"] });',
+      'const effects = { model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: { q: "owls" } }] }, { text: "by ear" }])), search: createToolEffect(async ({ q }) => [q]) };',
+      'const mine = setup({ actors: { search: effectActor() } }).createMachine({ id: "mine", initial: "s", context: { hits: [] }, states: { s: { invoke: { src: "search", input: () => ({ q: "bats" }), onDone: { target: "d", actions: assign({ hits: ({ event }) => event.output }) } } }, d: { type: "final" } }, output: ({ context }) => context.hits });',
+      "const app = createApp(defineConfig({ stores, effects, logics: [loop, mine] }));",
+      'await app.start(loop, { executionId: "a", input: { prompt: "How do owls hunt?" } });',
+      'await app.start(mine, { executionId: "b" });',
+      'const outputs = [(await app.result("a")).text, (await app.result("b")).join()];',
+      "await app.close();",
+      "const again = createApp(defineConfig({ stores, effects, logics: [loop, mine] }));",
+      "let calls = 0;",
+      'again.on("step", () => calls++);',
+      'const resumed = await again.resume("a");',
+      'console.log(outputs.join(" | "), resumed.replay.stepsServedFromLog, (await again.result("a")).turns, calls);',
+    ].join("\n");
+    const { stdout } = await node(["--input-type=module", "-e", script]);
+    expect(stdout.trim()).toBe("by ear | bats 3 2 0");
   });
 
   it("runs its CLI from the installed bin", async () => {

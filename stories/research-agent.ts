@@ -113,13 +113,26 @@ function runChild(dir: string, mode: "start" | "resume", executionId: string, on
   return { proc, exited };
 }
 
+/** research-1 in a new directory, then research-2, ...: the ids the docs' CLI examples name. */
+async function nextResearchId(dir: string): Promise<string> {
+  const stores = await fsStores({ dir });
+  try {
+    const taken = new Set((await stores.events.listExecutions()).map((e) => e.executionId));
+    let n = 1;
+    while (taken.has(`research-${n}`)) n++;
+    return `research-${n}`;
+  } finally {
+    await stores.close();
+  }
+}
+
 async function parent(): Promise<void> {
   const c = colours();
   const given = option("--dir") ?? process.env.LOOMWORK_DIR;
   // A given directory is written beside what it holds (nothing deleted); the default one is the story's own.
   const dir = given ? resolve(given) : await defaultStoryDir(".tmp/research-agent", "research-agent");
   const shown = relative(process.cwd(), dir) || ".";
-  const executionId = `research-${Date.now().toString(36)}`;
+  const executionId = await nextResearchId(dir);
   const out = (text = "") => process.stdout.write(`${text}\n`);
   const head = (text: string) => out(`\n${c.bold(c.cyan("▸"))} ${c.bold(text)}`);
   const row = (label: string, text: string) => out(`    ${c.dim(label.padEnd(10))} ${text}`);

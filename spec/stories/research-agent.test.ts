@@ -19,7 +19,7 @@ describe("story: research-agent", () => {
     dir = await mkdtemp(join(tmpdir(), "loomwork-research-"));
     const { stdout } = await run(process.execPath, ["--import", "tsx", "stories/research-agent.ts", "--dir", dir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
     expect(stdout).not.toContain("\u001b["); // no colour off a TTY
-    expect(stdout).toMatch(/process 1 \(pid \d+\) starts execution (research-\w+)/);
+    expect(stdout).toMatch(/process 1 \(pid \d+\) starts execution (research-1)\b/);
     expect(stdout).toMatch(/✗ SIGKILL right after turn 2 was journaled \(seq \d+\)/);
     expect(stdout).toMatch(/process 2 \(pid \d+\) opens .* and resumes research-\w+/);
     const served = /served +(\d+) steps from the log: 2 model calls, (\d+) tool calls/.exec(stdout);
