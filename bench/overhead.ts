@@ -40,7 +40,8 @@ export async function runPlain(turns: number): Promise<Sample> {
   return end();
 }
 
-async function runJournaled(turns: number, stores: Stores, snapshotEvery?: false): Promise<Sample> {
+/** One journaled run of the bench agent on `stores`, timed from app.start to its result (bench/overheadFs.ts runs it on fs). */
+export async function runJournaled(turns: number, stores: Stores, snapshotEvery?: false): Promise<Sample> {
   const config = benchConfig(stores, turns, "off");
   const app = createApp(snapshotEvery === false ? { ...config, execution: { ...config.execution, snapshotEvery: false } } : config);
   const end = span();

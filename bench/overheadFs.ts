@@ -7,10 +7,8 @@ import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { fsStores } from "../adapters/fs/index.js";
 import { nodeFsOps, type FsOps } from "../adapters/fs/fsOps.js";
-import { createApp } from "../actors/app.js";
 import { memoryStores } from "../stores/memory.js";
-import type { Stores } from "../stores/types.js";
-import { benchConfig, benchLoop, EXECUTION_ID } from "./agent.js";
+import { runJournaled } from "./overhead.js";
 import { interleave, medianSample, span, type Sample } from "./measure.js";
 import type { BenchOptions } from "./options.js";
 import { bytes, ratio, ratios, type Section } from "./report.js";
@@ -34,20 +32,10 @@ function capturingOps(ops: DiskOp[]): Partial<FsOps> {
   };
 }
 
-async function runOn(stores: Stores, turns: number): Promise<Sample> {
-  const app = createApp(benchConfig(stores, turns, "off"));
-  const end = span();
-  await app.start(benchLoop(turns), { executionId: EXECUTION_ID, input: { prompt: "research" } });
-  await app.result(EXECUTION_ID);
-  const sample = end();
-  await app.close();
-  return sample;
-}
-
 async function runFs(turns: number, ops?: DiskOp[]): Promise<Sample> {
   const stores = await fsStores({ dir: await tempDir("overhead-fs"), ...(ops ? { fsOps: capturingOps(ops) } : {}) });
   try {
-    return await runOn(stores, turns);
+    return await runJournaled(turns, stores);
   } finally {
     await stores.close();
   }
@@ -89,7 +77,7 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   const written = ops.reduce((sum, o) => sum + (o.op === "write" ? o.size : 0), 0);
   const samples = await interleave(
     {
-      memory: () => runOn(memoryStores(), turns),
+      memory: () => runJournaled(turns, memoryStores()),
       fs: () => runFs(turns),
       bare: () => runBare(ops),
     },

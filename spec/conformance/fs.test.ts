@@ -1,26 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fsStores, type FsStores } from "../../adapters/fs/index.js";
-import type { Stores } from "../../stores/types.js";
+// The fs adapter against the shared conformance suite: every open is a fresh temporary directory,
+// a reopen closes the writer and opens the directory again (spec/support/adapterHarness.ts).
+import { fsHarness } from "../support/adapterHarness.js";
 import { describeStoresConformance } from "./suite.js";
 
-const dirs = new WeakMap<Stores, string>();
-
-async function openAt(dir: string): Promise<Stores> {
-  const stores: FsStores = await fsStores({ dir });
-  dirs.set(stores, dir);
-  return stores;
-}
-
-describeStoresConformance("fsStores", {
-  open: async () => openAt(await mkdtemp(join(tmpdir(), "loomwork-fs-conformance-"))),
-  reopen: async (previous) => {
-    await previous.events.close?.();
-    return openAt(dirs.get(previous)!);
-  },
-  cleanup: async (stores) => {
-    await stores.events.close?.();
-    await rm(dirs.get(stores)!, { recursive: true, force: true });
-  },
-});
+describeStoresConformance("fsStores", fsHarness());
