@@ -67,7 +67,7 @@ export async function resumePhases(stores: Stores, turns: number, reps: number):
     const t = performance.now();
     for (const text of texts) JSON.parse(text);
     const floor = performance.now() - t;
-    const once = await phasesOnce(stores, turns, "the memory store's structuredClone");
+    const once = await phasesOnce(stores, turns, "the memory store's JSON.parse of the kept text");
     last = { macrosteps: once.macrosteps, turnsReplayed: once.turnsReplayed };
     if (i === 0) continue;
     floors.push(floor);
