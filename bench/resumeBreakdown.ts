@@ -3,7 +3,6 @@
 // once per fresh process on fs (cold, as a real resume is: bench/child/resumeFsPhases.ts).
 import { restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
 import { isJournalRecord, isMacrostepInput } from "../stores/schema.js";
-import { fencedMessages } from "../machines/helpers/taint.js";
 import type { AgentLoopContext } from "../machines/agentLoop.js";
 import { sha256Hex, utf8 } from "../stores/bytes.js";
 import type { Stores } from "../stores/types.js";
@@ -50,9 +49,8 @@ export async function phasesOnce(stores: Stores, turns: number, label: string): 
   lap("replay the tail (planMacrostep per record)");
   const context = state!.snapshot.context as AgentLoopContext;
   const turnsReplayed = context.turn - startTurn + 1;
-  // Part of the replay: each replayed turn's model request is rebuilt (taint-fenced) though its reply comes from the log.
-  for (let r = 0; r < turnsReplayed; r++) fencedMessages(context.messages);
-  lap(`  of which: rebuilding ${turnsReplayed} model requests (fencedMessages over the whole transcript)`);
+  // No phase for the model requests: a replayed turn's request (the taint-fenced transcript) is a lazyStepInput,
+  // built only when the step runs, so a replay serving the reply from the log never builds it.
   return { phases, macrosteps, turnsReplayed };
 }
 
@@ -67,7 +65,7 @@ export async function resumePhases(stores: Stores, turns: number, reps: number):
     const t = performance.now();
     for (const text of texts) JSON.parse(text);
     const floor = performance.now() - t;
-    const once = await phasesOnce(stores, turns, "the memory store's structuredClone");
+    const once = await phasesOnce(stores, turns, "the memory store's JSON.parse of the kept text");
     last = { macrosteps: once.macrosteps, turnsReplayed: once.turnsReplayed };
     if (i === 0) continue;
     floors.push(floor);

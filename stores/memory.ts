@@ -20,10 +20,18 @@ import {
 // mutates what it appended or read must not change the journal.
 const clone = <T>(value: T): T => structuredClone(value);
 
+// A snapshot is kept as its JSON text, written once: every read is a fresh JSON.parse (a copy, as a caller
+// of the fs or PostgreSQL store gets; several times cheaper than structuredClone of a large state). The SPI's
+// state is JSON-serialisable; as through those stores, a property whose value is `undefined` reads as absent.
+interface KeptSnapshot {
+  seq: number;
+  json: string;
+}
+
 interface MemoryHistory {
   live: StoredRecord[];
   archives: ArchiveSegment[];
-  snapshot?: StoredSnapshot;
+  snapshot?: KeptSnapshot;
   info: ExecutionInfo;
 }
 
@@ -66,12 +74,12 @@ export class MemoryEventStore implements EventStore {
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     const history = this.histories.get(executionId);
     if (!history) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
-    if (!history.snapshot || history.snapshot.seq < snapshot.seq) history.snapshot = clone(snapshot);
+    if (!history.snapshot || history.snapshot.seq < snapshot.seq) history.snapshot = { seq: snapshot.seq, json: JSON.stringify(snapshot) };
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     const snapshot = this.histories.get(executionId)?.snapshot;
-    return snapshot && clone(snapshot);
+    return snapshot && (JSON.parse(snapshot.json) as StoredSnapshot);
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {

@@ -137,6 +137,24 @@ export function describeStoresConformance(name: string, harness: AdapterHarness)
       expect(await events.getSnapshot("nope")).toBeUndefined();
     }));
 
+    it("hands out copies: mutating a snapshot or records given or read leaves the store unchanged", withStores(async ({ events }) => {
+      const records = [started(1), step(2, { list: [1, 2] })];
+      await events.append("e1", 0, records);
+      records[1]!.output = "changed";
+      const given = { seq: 2, at: 5, state: { value: "b", context: { n: [1, 2] } } };
+      await events.putSnapshot("e1", given);
+      given.state.context.n.push(99);
+      const read = await events.getSnapshot("e1");
+      expect(read).toEqual({ seq: 2, at: 5, state: { value: "b", context: { n: [1, 2] } } });
+      (read!.state as { context: { n: number[] } }).context.n.push(7);
+      read!.seq = 1;
+      expect(await events.getSnapshot("e1")).toEqual({ seq: 2, at: 5, state: { value: "b", context: { n: [1, 2] } } });
+      const log = await events.read("e1");
+      log[1]!.output = "changed";
+      log.pop();
+      expect(await events.read("e1")).toEqual([started(1), step(2, { list: [1, 2] })]);
+    }));
+
     it("archives old records into segments and keeps the live tail", withStores(async ({ events }) => {
       await events.append("e1", 0, [started(1), step(2), step(3), step(4)]);
       await events.archive("e1", 2);
