@@ -129,6 +129,10 @@ export class AppHost implements ExecutionHost {
     }
   }
 
+  get inspecting(): boolean {
+    return this.config.observability?.inspect !== undefined;
+  }
+
   inspect(...events: InspectionEvent[]): void {
     const inspect = this.config.observability?.inspect;
     if (!inspect) return;

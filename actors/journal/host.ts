@@ -69,4 +69,6 @@ export interface ExecutionHost {
   warn(warning: Warning): void;
   /** Hands XState inspection events to `observability.inspect`, in order (a throwing inspector is a warning). */
   inspect(...events: InspectionEvent[]): void;
+  /** True when `observability.inspect` is set: without it an execution builds no inspection events at all. */
+  readonly inspecting: boolean;
 }

@@ -39,7 +39,7 @@ export class ExecutionObservers {
   private readonly children: ChildTracker;
 
   constructor(
-    private readonly host: Pick<ExecutionHost, "inspect" | "warn">,
+    private readonly host: Pick<ExecutionHost, "inspect" | "inspecting" | "warn">,
     private readonly execution: Observed,
     private readonly hook: MacrostepObserver | undefined,
   ) {
@@ -66,7 +66,7 @@ export class ExecutionObservers {
   }
 
   announce(): void {
-    if (this.announced) return;
+    if (this.announced || !this.host.inspecting) return;
     this.announced = true;
     this.inspect({ type: "@xstate.actor", actorRef: this.execution.ref });
   }
@@ -76,6 +76,13 @@ export class ExecutionObservers {
    * execution's snapshot, each child it started (inspectChildren.ts), then the logic's hook.
    */
   macrostep(step: Macrostep): void {
+    const { snapshot } = step.state;
+    if (this.host.inspecting) this.inspectMacrostep(step);
+    this.hook?.(snapshot, this.execution);
+  }
+
+  /** The macrostep's inspection events; the child tracker follows only executions an inspector watches. */
+  private inspectMacrostep(step: Macrostep): void {
     const actorRef = this.execution.ref;
     this.announce();
     const { snapshot } = step.state;
@@ -87,7 +94,6 @@ export class ExecutionObservers {
       { type: "@xstate.snapshot", actorRef, event: step.event, snapshot },
       ...changes.started.map((c) => ({ type: "@xstate.actor", actorRef: child(c.childId, c.sessionId, "active") })),
     );
-    this.hook?.(snapshot, this.execution);
   }
 
   private inspect(...events: Record<string, unknown>[]): void {
