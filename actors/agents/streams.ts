@@ -35,14 +35,20 @@ class Buffer {
   readonly parts: StreamPart[] = [];
   ended = false;
   private seeded = false;
+  private seeding = false;
   private readonly pending: Item[] = [];
   private readonly liveSteps = new Set<string>();
   private readonly journaledSteps = new Set<string>();
   private readonly replies = new Map<string, { id: string }[]>();
   private waiters = new Set<() => void>();
 
-  constructor(seed: Promise<JournalRecord[]>, private readonly isModel: (effectId: string) => boolean) {
-    seed.then(
+  constructor(private readonly isModel: (effectId: string) => boolean) {}
+
+  /** Reads the journal once, when a stream is first opened: until then what arrives waits in `pending`. */
+  load(readLog: () => Promise<JournalRecord[]>): void {
+    if (this.seeding) return;
+    this.seeding = true;
+    readLog().then(
       (records) => this.seed(records),
       () => this.seed([]),
     );
@@ -70,7 +76,8 @@ class Buffer {
     for (const wake of waiters) wake();
   }
 
-  // The journal as it was at the buffer's creation: every recorded step not streamed live in this process.
+  // The journal as it was when the stream was opened: every recorded step not streamed live in this process
+  // (a step whose record also waits in `pending` is applied once, journaledSteps).
   private seed(records: JournalRecord[]): void {
     for (const record of records) {
       const stepId = "stepId" in record && typeof record.stepId === "string" ? record.stepId : undefined;
@@ -173,6 +180,7 @@ export class StreamHub {
   open(executionId: string, options: StreamOptions = {}): ExecutionStream {
     this.opened.add(executionId);
     const buffer = this.buffer(executionId);
+    buffer.load(() => this.readLog(executionId));
     const iterate = () => parts(buffer, options);
     return { [Symbol.asyncIterator]: () => iterate()[Symbol.asyncIterator](), toUIMessageStream: () => toUIMessageStream(iterate()) };
   }
@@ -180,7 +188,7 @@ export class StreamHub {
   private buffer(executionId: string): Buffer {
     let buffer = this.buffers.get(executionId);
     if (!buffer) {
-      buffer = new Buffer(this.readLog(executionId), this.isModel);
+      buffer = new Buffer(this.isModel);
       this.buffers.set(executionId, buffer);
     }
     return buffer;
