@@ -89,6 +89,7 @@ export async function measureOpenList(options: BenchOptions): Promise<Section> {
     method: [
       `Directories of ${scales.map((s) => s.toLocaleString("en-US")).join(" and ")} finished executions (5 records each), written by the fs adapter and closed. ` +
         "Each fresh `node --import tsx` process either opens the directory with `fsStores` and lists every execution (`events.listExecutions()`), or reads `catalogue.ckpt` and JSON.parses it (no checksum): the floor. " +
+        "The directories were closed cleanly, so the open trusts the clean checkpoint and recovers each log at its first use (ADR 0008); after a crash it recovers every log: the phase table's full recovery row. " +
         `Timed inside the process after its imports; ${options.reps} repetitions, interleaved, medians.`,
     ],
     tables: [table, phaseTable],

@@ -1,5 +1,5 @@
 // The EventStore on node:fs: one append-only log file per execution, group-committed fsyncs.
-import { mkdir, open, rm } from "node:fs/promises";
+import { mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { appendToCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
@@ -10,7 +10,7 @@ import { encodeJsonFrame } from "./framing.js";
 import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
 import { parseLog, planArchive, readRange, readSegment, readSnapshot, readSnapshotFile } from "./journalFiles.js";
 import { BatchMarks, readFromMark, type LogMark } from "./tailIndex.js";
-import { behindSnapshotReason, behindSnapshotRemedy, damageOf, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
+import { behindSnapshotReason, behindSnapshotRemedy, damageOf, dirtyMarkerPath, recoverExecution, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
 
 interface LogState {
   /** Bytes of the log covered by this state. */
@@ -40,6 +40,8 @@ interface Execution {
   snapshotMark?: LogMark;
   /** Set once the journal was found damaged: every read and append is refused with it, every checkpoint keeps it. */
   corruption?: JournalCorruptionError;
+  /** A clean checkpoint's entry, trusted at open without reading the log: recovered at first use (ADR 0008). */
+  pending?: CheckpointEntry;
 }
 
 const DONE = Promise.resolve();
@@ -52,6 +54,10 @@ export class FsEventStore implements EventStore {
   private readonly commit: GroupCommit;
   private appendsSinceCheckpoint = 0;
   private checkpointing = false;
+  /** The checkpoint on disk is a clean one that still says every entry (a close writes nothing). */
+  private cleanOnDisk = false;
+  /** Resolves once `catalogue.dirty` is durable: awaited by every write to the logs (ADR 0008). */
+  private dirty: Promise<void> | undefined;
 
   private constructor(
     private readonly directory: FsDirectory,
@@ -61,14 +67,71 @@ export class FsEventStore implements EventStore {
     this.commit = new GroupCommit(directory);
   }
 
-  /** Recovers every execution of the directory; the caller holds the writer lock. */
-  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>): Promise<FsEventStore> {
+  /**
+   * Recovers every execution of the directory; the caller holds the writer lock. `trust`: a clean checkpoint
+   * may be trusted (no lock of a dead writer was taken over, no `verifyAtOpen`): its executions are then
+   * recovered one by one at first use (ADR 0008).
+   */
+  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>, trust = false): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
-    const { executions, current } = await recoverExecutions(directory);
+    const { executions, deferred, current, clean, dirtyMarker } = await recoverExecutions(directory, trust);
     for (const recovered of executions) store.adopt(recovered);
+    for (const [name, entry] of deferred) store.adoptDeferred(name, entry);
+    // A marker left by a writer that did not close cleanly stays until this one closes cleanly.
+    if (dirtyMarker) store.dirty = DONE;
     // A checkpoint that already says what the open found is not written again (an fsync saved).
     if (!directory.readOnly && !current) await store.saveCheckpoint();
+    store.cleanOnDisk = clean && current;
     return store;
+  }
+
+  private adoptDeferred(name: string, entry: CheckpointEntry): void {
+    const state: LogState = { size: entry.size, info: entry.info, index: 0 };
+    const id = entry.info.executionId;
+    this.executions.set(id, {
+      id,
+      paths: new ExecutionPaths(this.directory.dir, name),
+      fileId: entry.fileId,
+      marks: new BatchMarks(entry.fileId),
+      written: state,
+      durable: state,
+      lastCommit: DONE,
+      headerArchivedThrough: entry.archivedThrough ?? 0,
+      pending: entry,
+    });
+  }
+
+  /**
+   * Recovers a deferred execution at its first use, as a full open would have (recovery.ts): a log that
+   * disagrees with the clean checkpoint (cut, damaged, rewritten, grown) is repaired or reported here.
+   */
+  private async verify(execution: Execution): Promise<void> {
+    const entry = execution.pending;
+    if (!entry) return;
+    const recovered = await recoverExecution(this.directory, execution.paths.name, entry);
+    delete execution.pending;
+    if (recovered?.asCheckpointed) return;
+    this.cleanOnDisk = false;
+    if (!recovered) {
+      this.executions.delete(execution.id);
+      return;
+    }
+    const state: LogState = { size: recovered.size, ...(recovered.info ? { info: recovered.info } : {}), index: 0 };
+    Object.assign(execution, { fileId: recovered.fileId, written: state, durable: state, headerArchivedThrough: recovered.headerArchivedThrough });
+    execution.marks.reset(recovered.fileId);
+    if (recovered.corruption) execution.corruption = recovered.corruption;
+  }
+
+  /**
+   * Before the first write to the logs of this open: `catalogue.dirty`, durable, so that a crash from here
+   * on makes the next open recover every log instead of trusting the clean checkpoint.
+   */
+  private markDirty(): Promise<void> {
+    this.cleanOnDisk = false;
+    return (this.dirty ??= (async () => {
+      await writeFile(dirtyMarkerPath(this.directory.dir), "");
+      await this.directory.ops.fsyncDir(this.directory.dir);
+    })());
   }
 
   private adopt(r: RecoveredExecution): void {
@@ -86,15 +149,23 @@ export class FsEventStore implements EventStore {
     });
   }
 
-  /** The execution; throws its corruption when damaged. */
+  /** The execution (recovered first when deferred); throws its corruption when damaged. Call it under the execution's mutex. */
   private async use(executionId: string): Promise<Execution | undefined> {
-    const execution = this.executions.get(executionId);
+    const execution = await this.verified(executionId);
     if (execution?.corruption) throw execution.corruption;
     return execution;
   }
 
+  /** The execution, recovered first when deferred; under the execution's mutex. */
+  private async verified(executionId: string): Promise<Execution | undefined> {
+    const execution = this.executions.get(executionId);
+    if (execution?.pending) await this.verify(execution);
+    return this.executions.get(executionId);
+  }
+
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     await this.directory.write(async () => {
+      await this.markDirty();
       const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
       await durable;
       await this.mutex.run(executionId, () => this.releaseEnded(executionId));
@@ -185,6 +256,7 @@ export class FsEventStore implements EventStore {
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     await this.directory.write(() =>
       this.mutex.run(executionId, async () => {
+        await this.markDirty();
         const execution = await this.use(executionId);
         // A snapshot never gets ahead of the durable log it folds.
         await execution?.lastCommit;
@@ -209,7 +281,7 @@ export class FsEventStore implements EventStore {
    */
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     return this.directory.read(async () => {
-      const execution = this.executions.get(executionId);
+      const execution = await this.mutex.run(executionId, () => this.verified(executionId));
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
       try {
@@ -240,6 +312,7 @@ export class FsEventStore implements EventStore {
   async archive(executionId: string, throughSeq: number): Promise<void> {
     await this.directory.write(async () => {
       await this.mutex.run(executionId, async () => {
+        await this.markDirty();
         const execution = await this.use(executionId);
         await execution?.lastCommit;
         const info = execution?.durable.info;
@@ -266,7 +339,7 @@ export class FsEventStore implements EventStore {
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
-        const execution = this.executions.get(executionId);
+        const execution = await this.verified(executionId);
         if (!execution) return [];
         const segments: ArchiveSegment[] = [];
         for (const { path } of await listSegments(execution.paths)) segments.push(await readSegment(path, executionId));
@@ -278,6 +351,7 @@ export class FsEventStore implements EventStore {
   async deleteHistory(executionId: string): Promise<void> {
     await this.directory.write(async () => {
       await this.mutex.run(executionId, async () => {
+        await this.markDirty();
         const execution = this.executions.get(executionId);
         await execution?.lastCommit;
         await execution?.appender?.handle.close();
@@ -304,8 +378,22 @@ export class FsEventStore implements EventStore {
 
   /** Called by the directory's close once no operation runs: checkpoint, then release handles. */
   async shutdown(): Promise<void> {
-    if (!this.directory.failure && !this.directory.readOnly) await this.saveCheckpoint().catch(() => undefined);
+    if (!this.directory.failure && !this.directory.readOnly) await this.closeCleanly().catch(() => undefined);
     for (const execution of this.executions.values()) await execution.appender?.handle.close().catch(() => undefined);
+  }
+
+  // The clean close of ADR 0008: the clean checkpoint, durable, then the dirty marker removed. An open
+  // that wrote nothing over a clean checkpoint writes nothing.
+  private async closeCleanly(): Promise<void> {
+    if (!this.cleanOnDisk) {
+      // An execution the catalogue cannot name (no record readable) has no entry: the checkpoint is then not complete.
+      const complete = [...this.executions.values()].every((e) => e.durable.info !== undefined);
+      await this.saveCheckpoint(complete);
+      if (!complete) return;
+    }
+    if (this.dirty === undefined) return;
+    await unlink(dirtyMarkerPath(this.directory.dir)).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+    await this.directory.ops.fsyncDir(this.directory.dir);
   }
 
   /** The catalogue entry as callers get it: a copy, with the damage when the journal is damaged. */
@@ -361,15 +449,16 @@ export class FsEventStore implements EventStore {
       .finally(() => (this.checkpointing = false));
   }
 
-  private async saveCheckpoint(): Promise<void> {
+  private async saveCheckpoint(clean = false): Promise<void> {
     this.appendsSinceCheckpoint = 0;
     const entries: [string, CheckpointEntry][] = [];
     // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
       if (!e.durable.info) continue;
-      const entry: CheckpointEntry = { fileId: e.fileId, size: e.durable.size, info: e.durable.info };
+      // A deferred execution keeps the entry the clean checkpoint had (its damage included): nothing changed it.
+      const entry: CheckpointEntry = e.pending ?? { fileId: e.fileId, size: e.durable.size, info: e.durable.info, archivedThrough: e.headerArchivedThrough };
       entries.push([e.paths.name, { ...entry, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
-    await saveCheckpoint(this.directory, entries);
+    await saveCheckpoint(this.directory, entries, clean);
   }
 }

@@ -1,5 +1,5 @@
 // loomwork/fs: the storage SPIs on the filesystem (Node, Electron main). Never imported by browser code.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { compressionOption, type Compression } from "../../stores/compression.js";
 import { ReadOnlyStoreError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
@@ -8,7 +8,7 @@ import { FsDirectory, pathExists } from "./directory.js";
 import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
-import { DirectoryLock } from "./lock.js";
+import { DirectoryLock, LOCK_FILE } from "./lock.js";
 
 /** Options of `fsStores`: the journal directory and tuning. */
 export interface FsStoresOptions {
@@ -39,6 +39,16 @@ export interface FsStoresOptions {
    * @defaultValue "none"
    */
   compression?: Compression;
+  /**
+   * Recovers every log at open (a stat and a header read each, the bytes past the checkpoint's size scanned,
+   * damage reported in the catalogue from the open on), even when the last writer closed cleanly. By
+   * default, an open after a clean `close()` trusts the catalogue checkpoint that close wrote and recovers
+   * each execution at its first use instead (read, append, snapshot, archive): damage made to a log while
+   * the directory was closed then shows at that use, not in `listExecutions()`. See docs/storage.md,
+   * "Recovery", and ADR 0008. The CLI opens journals with it.
+   * @defaultValue false
+   */
+  verifyAtOpen?: boolean;
   /** @internal Replaces node:fs operations (fsync, write, rename), for fault-injection tests. */
   fsOps?: Partial<FsOps>;
 }
@@ -75,7 +85,7 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
   const dir = resolve(options.dir);
   const readOnly = options.readOnly === true;
   const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly, compressionOption(options.compression, "fsStores"));
-  if (readOnly) return openReadOnly(directory, checkpointEvery);
+  if (readOnly) return openReadOnly(directory, checkpointEvery, options.verifyAtOpen === true);
   await directory.ensureDir(dir);
   const lock = await DirectoryLock.acquire(dir);
   let events: FsEventStore | undefined;
@@ -92,7 +102,8 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
   try {
     await lock.removeLeftovers();
     await directory.sweepLeftovers();
-    events = await FsEventStore.open(directory, checkpointEvery, close);
+    // A lock taken over from a dead writer: that writer did not close cleanly, whatever the checkpoint says.
+    events = await FsEventStore.open(directory, checkpointEvery, close, !lock.tookOver && options.verifyAtOpen !== true);
     const content = await FsContentStore.open(directory, close);
     const keys = await FsKeyStore.open(directory, close);
     return { dir, events, content, keys, close };
@@ -103,8 +114,10 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
 }
 
 // No lock, no leftovers swept: a reader of a directory another process may own.
-async function openReadOnly(directory: FsDirectory, checkpointEvery: number): Promise<FsStores> {
+async function openReadOnly(directory: FsDirectory, checkpointEvery: number, verifyAtOpen: boolean): Promise<FsStores> {
   if (!(await pathExists(directory.dir))) throw new ReadOnlyStoreError(`The fs stores on ${directory.dir} (no such directory; a read-only open creates nothing)`);
+  // A writer's lock (live, or left by a crash): its checkpoint is not trusted; the logs are recovered as they are.
+  const trust = !verifyAtOpen && !(await pathExists(join(directory.dir, LOCK_FILE)));
   let events: FsEventStore | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
@@ -113,7 +126,7 @@ async function openReadOnly(directory: FsDirectory, checkpointEvery: number): Pr
       await events?.shutdown();
     })());
   try {
-    events = await FsEventStore.open(directory, checkpointEvery, close);
+    events = await FsEventStore.open(directory, checkpointEvery, close, trust);
     const content = await FsContentStore.open(directory, close);
     const keys = await FsKeyStore.open(directory, close);
     return { dir: directory.dir, events, content, keys, close };

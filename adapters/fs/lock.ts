@@ -128,6 +128,8 @@ export class DirectoryLock {
   private constructor(
     private readonly path: string,
     private readonly token: string,
+    /** The lock was taken over from a holder that is gone: that writer did not close cleanly (ADR 0008). */
+    readonly tookOver: boolean,
   ) {}
 
   /** Takes the writer lock of `dir`, or rejects at once with WriterLockedError naming `dir`. */
@@ -138,11 +140,12 @@ export class DirectoryLock {
     const temp = `${path}.${token}`;
     await writeFile(temp, JSON.stringify(content));
     try {
+      let tookOver = false;
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
           await link(temp, path);
           heldTokens.add(token);
-          return new DirectoryLock(path, token);
+          return new DirectoryLock(path, token, tookOver);
         } catch (error) {
           // Our temp file vanished: the holder swept leftovers while we raced it.
           if (hasCode(error, "ENOENT")) throw new WriterLockedError(dir, { cause: error });
@@ -152,6 +155,7 @@ export class DirectoryLock {
         if (holder === "missing") continue;
         if (holder && (await holderAlive(holder))) throw new WriterLockedError(dir, { cause: new Error(describe(holder, path)) });
         await DirectoryLock.takeOver(dir, path, token, holder);
+        tookOver = true;
       }
       throw new WriterLockedError(dir);
     } finally {

@@ -4,25 +4,41 @@
 // file (catalogue.ckpt) written atomically at open, at close and every N appends. A checkpoint entry
 // { fileId, size, info } is trusted for a log only when the log still has that fileId (logs are
 // append-only between rewrites, and every rewrite draws a new fileId) and is at least that long:
-// then only the bytes after `size` are scanned. So a clean open reads one header per execution,
+// then only the bytes after `size` are scanned. So a full recovery reads one header per execution,
 // and a crashed one also reads what was written since the last checkpoint. Without a usable entry
 // the whole log is scanned, folded from the header's base.
+//
+// A clean close (ADR 0008) writes the checkpoint with a clean mark: every execution has an entry, each
+// entry is the log's exact size. The next open that finds the mark, no `catalogue.dirty` (a writer
+// creates it before its first write and removes it after its clean close) and no lock left by a dead
+// writer trusts the entries without touching the logs; each execution is then recovered as above at its
+// first use (read, append, snapshot, archive), not at open.
 import { open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError, type JournalDamageKind, type JournalSurvivors } from "../../stores/errors.js";
 import type { ExecutionDamage, ExecutionInfo, StoredRecord } from "../../stores/types.js";
-import { entryName, hasCode, type FsDirectory } from "./directory.js";
+import { entryName, hasCode, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames } from "./framing.js";
 import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSnapshot, type LogHeader } from "./journalFiles.js";
 
 const CHECKPOINT_FORMAT = "loomwork-catalogue";
+
+/**
+ * The key of the clean mark among a clean checkpoint's entries. Readers before ADR 0008 ignore every key
+ * that names no execution folder, but count it: their open then finds the checkpoint not current and
+ * rewrites it without the mark before their first append, so a crash of an older writer never leaves
+ * a clean mark behind.
+ */
+const CLEAN_KEY = "~clean";
 
 export interface CheckpointEntry {
   fileId: string;
   /** Bytes of the log that were durable and folded into `info`. */
   size: number;
   info: ExecutionInfo;
+  /** The log header's `archivedThrough` (ADR 0008: a trusted open reads no header); absent in older checkpoints. */
+  archivedThrough?: number;
   /**
    * Set once the log was found damaged: the entry is kept (with the durable size it had) so that every
    * later open reports the damage again instead of reading it as a torn tail.
@@ -31,6 +47,9 @@ export interface CheckpointEntry {
 }
 
 export const checkpointPath = (root: string): string => join(root, "catalogue.ckpt");
+
+/** Exists from before a writer's first write until its clean close: while it does, no checkpoint is trusted. */
+export const dirtyMarkerPath = (root: string): string => join(root, "catalogue.dirty");
 
 /**
  * The checkpoint by execution file name; empty when absent. `damaged` when the file exists but fails its
@@ -42,21 +61,42 @@ export interface Checkpoint {
   damaged: boolean;
   /** False when there is no checkpoint file. */
   exists: boolean;
+  /** Written by a clean close: complete (every execution), each entry the log's exact size and header. */
+  clean: boolean;
+}
+
+interface CheckpointFile {
+  format?: string;
+  entries?: [string, CheckpointEntry][];
+  clean?: { executions?: unknown };
 }
 
 export async function loadCheckpoint(root: string): Promise<Checkpoint> {
   try {
-    const value = (await readSingleFrame(checkpointPath(root))) as { format?: string; entries?: [string, CheckpointEntry][] } | undefined;
-    if (value === undefined) return { entries: new Map(), damaged: false, exists: false };
-    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) return { entries: new Map(value.entries), damaged: false, exists: true };
+    const value = (await readSingleFrame(checkpointPath(root))) as CheckpointFile | undefined;
+    if (value === undefined) return { entries: new Map(), damaged: false, exists: false, clean: false };
+    if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) {
+      const entries = new Map(value.entries);
+      const mark = entries.get(CLEAN_KEY);
+      entries.delete(CLEAN_KEY);
+      const clean =
+        mark !== undefined &&
+        value.clean?.executions === entries.size &&
+        mark.size === entries.size &&
+        [...entries.values()].every((e) => typeof e.archivedThrough === "number" && typeof e.fileId === "string" && typeof e.size === "number");
+      return { entries, damaged: false, exists: true, clean };
+    }
   } catch (error) {
     if (!(error instanceof JournalCorruptionError)) throw error;
   }
-  return { entries: new Map(), damaged: true, exists: true };
+  return { entries: new Map(), damaged: true, exists: true, clean: false };
 }
 
-export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][]): Promise<void> {
-  await directory.writeFileAtomic(checkpointPath(directory.dir), encodeJsonFrame({ format: CHECKPOINT_FORMAT, version: 1, entries }));
+/** Writes the checkpoint; `clean` (only from a clean close, every execution in `entries`) adds the clean mark. */
+export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][], clean = false): Promise<void> {
+  const mark: [string, CheckpointEntry] = [CLEAN_KEY, { fileId: CLEAN_KEY, size: entries.length, info: { executionId: "", status: "running", startedAt: 0, head: 0 }, archivedThrough: 0 }];
+  const value = clean ? { format: CHECKPOINT_FORMAT, version: 1, clean: { executions: entries.length }, entries: [...entries, mark] } : { format: CHECKPOINT_FORMAT, version: 1, entries };
+  await directory.writeFileAtomic(checkpointPath(directory.dir), encodeJsonFrame(value));
 }
 
 export interface RecoveredExecution {
@@ -318,13 +358,39 @@ async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: st
 
 const isHole = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 
+/** What the open found: the recovered executions, and those a clean checkpoint vouches for, recovered at first use. */
+export interface OpenedCatalogue {
+  executions: RecoveredExecution[];
+  /** Entries of a trusted clean checkpoint, by execution file name: no log was touched for them. */
+  deferred: [string, CheckpointEntry][];
+  /** The checkpoint on disk already says what the open found (nothing to write before the first append). */
+  current: boolean;
+  /** The checkpoint is a clean one (trusted or not: with `current`, it needs no rewrite at a clean close). */
+  clean: boolean;
+  /** `catalogue.dirty` exists (a writer did not close cleanly). */
+  dirtyMarker: boolean;
+}
+
 /**
- * Recovers every execution directory, 32 at a time; the caller holds the writer lock. `current`: the
- * checkpoint on disk already says what the open found (nothing to write before the first append).
+ * Recovers every execution directory, 32 at a time; the caller holds the writer lock (or opens read-only).
+ * With `trust` (no lock left by a dead writer, and recovery not forced by `verifyAtOpen`), a clean
+ * checkpoint and no `catalogue.dirty` defer every undamaged execution to its first use.
  */
-export async function recoverExecutions(directory: FsDirectory): Promise<{ executions: RecoveredExecution[]; current: boolean }> {
+export async function recoverExecutions(directory: FsDirectory, trust = false): Promise<OpenedCatalogue> {
   await directory.ensureDir(executionsDir(directory.dir));
-  const checkpoint = await loadCheckpoint(directory.dir);
+  const [checkpoint, dirtyMarker] = await Promise.all([loadCheckpoint(directory.dir), pathExists(dirtyMarkerPath(directory.dir))]);
+  if (trust && checkpoint.clean && !dirtyMarker) {
+    const deferred: [string, CheckpointEntry][] = [];
+    const damaged: [string, CheckpointEntry][] = [];
+    for (const pair of checkpoint.entries) (pair[1].damaged ? damaged : deferred).push(pair);
+    // A damaged execution is recovered now, as every open did: its damage is reported from the open on.
+    const executions: RecoveredExecution[] = [];
+    for (const [name, entry] of damaged) {
+      const recovered = await recoverExecution(directory, name, entry);
+      if (recovered) executions.push(recovered);
+    }
+    return { executions, deferred, current: damaged.length === 0, clean: true, dirtyMarker };
+  }
   const listed = await readdir(executionsDir(directory.dir)).catch((error: unknown) => {
     // Read-only over a directory no app has opened yet: nothing to list.
     if (directory.readOnly && hasCode(error, "ENOENT")) return [];
@@ -337,5 +403,5 @@ export async function recoverExecutions(directory: FsDirectory): Promise<{ execu
     for (const execution of batch) if (execution) recovered.push(execution);
   }
   const current = checkpoint.exists && !checkpoint.damaged && recovered.length === checkpoint.entries.size && recovered.every((r) => r.asCheckpointed === true);
-  return { executions: recovered, current };
+  return { executions: recovered, deferred: [], current, clean: checkpoint.clean, dirtyMarker };
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { FsDirectory } from "../../adapters/fs/directory.js";
 import { nodeFsOps } from "../../adapters/fs/fsOps.js";
 import { fsStores } from "../../adapters/fs/index.js";
-import { recoverExecutions } from "../../adapters/fs/recovery.js";
+import { loadCheckpoint, recoverExecutions } from "../../adapters/fs/recovery.js";
 import { span } from "../measure.js";
 import { report } from "../spawn.js";
 
@@ -34,9 +34,14 @@ if (variant === "catalogue") {
     t = now;
   };
   const names = await readdir(join(dir, "executions"));
-  lap("readdir of executions/ (for scale)");
+  lap("readdir of executions/ (for scale; a trusted open does not list it)");
+  await loadCheckpoint(dir);
+  lap("catalogue checkpoint: read, checksum, parse (loadCheckpoint)");
+  const trusted = await recoverExecutions(new FsDirectory(dir, nodeFsOps, true), true);
+  lap("trusted open alone (read-only: the checkpoint, the dirty marker; no log touched)");
   const recovered = await recoverExecutions(new FsDirectory(dir, nodeFsOps, true));
-  lap("recovery alone (read-only: the checkpoint, then a stat and a header read per log)");
+  lap("full recovery, for scale (read-only, as after a crash or with verifyAtOpen: a stat and a header read per log)");
+  if (trusted.deferred.length + trusted.executions.length !== recovered.executions.length) throw new Error("the trusted open and the full recovery disagree");
   const stores = await fsStores({ dir });
   lap("fsStores (lock, leftovers, recovery, content and key stores)");
   await stores.events.listExecutions();

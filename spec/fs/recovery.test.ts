@@ -15,6 +15,7 @@ const fast = { fsOps: { fsync: async () => undefined, fsyncDir: async () => unde
 
 const logOf = (dir: string, executionId: string) => ExecutionPaths.of(dir, executionId).log;
 const checkpointOf = (dir: string) => join(dir, "catalogue.ckpt");
+const dirtyOf = (dir: string) => join(dir, "catalogue.dirty");
 
 /** A directory whose execution "e" has records 1..3, each its own append; returns the log's frame offsets. */
 async function journalWithThreeRecords(): Promise<{ dir: string; frames: number[]; size: number; checkpointBeforeLast: Buffer }> {
@@ -44,7 +45,12 @@ describe("fs journal recovery", () => {
       const log = logOf(dir, "e");
       await writeFile(log, (await readFile(log)).subarray(0, cut));
       if (checkpoint === "none") await rm(checkpointOf(dir));
-      else await writeFile(checkpointOf(dir), original.checkpointBeforeLast);
+      else {
+        // The crash this simulates: the writer of seq 3 made catalogue.dirty durable before its append, and
+        // died with the checkpoint of its open on disk (ADR 0008; a clean close would have removed the marker).
+        await writeFile(checkpointOf(dir), original.checkpointBeforeLast);
+        await writeFile(dirtyOf(dir), "");
+      }
       const stores = await fsStores({ dir, ...fast });
       expect((await stat(log)).size).toBe(lastOffset);
       expect(await stores.events.read("e")).toEqual([started(1), step(2)]);
