@@ -19,7 +19,9 @@ export async function openJournal(dir: string, options: { readOnly: boolean }): 
   if (kind === "file" || !(await stat(join(dir, "executions")).then((s) => s.isDirectory(), () => false))) {
     throw new NotFoundError(`${dir} is not a loomwork journal directory (it has no executions/ folder)`, "Pass --dir <dir> pointing at the directory an app opened with fsStores({ dir }).");
   }
-  return fsStores({ dir, readOnly: options.readOnly });
+  // An operator's tool: every log is recovered at open, so `ls` lists damage made while the directory was
+  // closed even after a clean close (ADR 0008: an app's open defers that to each execution's first use).
+  return fsStores({ dir, readOnly: options.readOnly, verifyAtOpen: true });
 }
 
 /** The catalogue entry, or a NotFoundError that suggests the ids that look alike. */

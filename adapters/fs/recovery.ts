@@ -11,8 +11,9 @@
 // A clean close (ADR 0008) writes the checkpoint with a clean mark: every execution has an entry, each
 // entry is the log's exact size. The next open that finds the mark, no `catalogue.dirty` (a writer
 // creates it before its first write and removes it after its clean close) and no lock left by a dead
-// writer trusts the entries without touching the logs; each execution is then recovered as above at its
-// first use (read, append, snapshot, archive), not at open.
+// writer trusts the entries without touching the logs (it lists executions/ only, to recover at once a
+// folder the checkpoint does not know or an entry whose folder is gone); each execution is then
+// recovered as above at its first use (read, append, snapshot, archive), not at open.
 import { open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
@@ -378,25 +379,31 @@ export interface OpenedCatalogue {
  */
 export async function recoverExecutions(directory: FsDirectory, trust = false): Promise<OpenedCatalogue> {
   await directory.ensureDir(executionsDir(directory.dir));
-  const [checkpoint, dirtyMarker] = await Promise.all([loadCheckpoint(directory.dir), pathExists(dirtyMarkerPath(directory.dir))]);
+  const [checkpoint, dirtyMarker, listed] = await Promise.all([
+    loadCheckpoint(directory.dir),
+    pathExists(dirtyMarkerPath(directory.dir)),
+    readdir(executionsDir(directory.dir)).catch((error: unknown) => {
+      // Read-only over a directory no app has opened yet: nothing to list.
+      if (directory.readOnly && hasCode(error, "ENOENT")) return [];
+      throw error;
+    }),
+  ]);
+  const names = listed.filter((n) => /^[xh][0-9a-f]*$/.test(n));
   if (trust && checkpoint.clean && !dirtyMarker) {
+    // The folders still say which executions exist: one the checkpoint does not know (copied in while
+    // closed), an entry whose folder is gone, and a damaged one are recovered now, as a full open would.
+    const folders = new Set(names);
     const deferred: [string, CheckpointEntry][] = [];
-    const damaged: [string, CheckpointEntry][] = [];
-    for (const pair of checkpoint.entries) (pair[1].damaged ? damaged : deferred).push(pair);
-    // A damaged execution is recovered now, as every open did: its damage is reported from the open on.
+    const now: [string, CheckpointEntry | undefined][] = [];
+    for (const pair of checkpoint.entries) (pair[1].damaged || !folders.has(pair[0]) ? now : deferred).push(pair);
+    for (const name of names) if (!checkpoint.entries.has(name)) now.push([name, undefined]);
     const executions: RecoveredExecution[] = [];
-    for (const [name, entry] of damaged) {
+    for (const [name, entry] of now) {
       const recovered = await recoverExecution(directory, name, entry);
       if (recovered) executions.push(recovered);
     }
-    return { executions, deferred, current: damaged.length === 0, clean: true, dirtyMarker };
+    return { executions, deferred, current: now.length === 0, clean: true, dirtyMarker };
   }
-  const listed = await readdir(executionsDir(directory.dir)).catch((error: unknown) => {
-    // Read-only over a directory no app has opened yet: nothing to list.
-    if (directory.readOnly && hasCode(error, "ENOENT")) return [];
-    throw error;
-  });
-  const names = listed.filter((n) => /^[xh][0-9a-f]*$/.test(n));
   const recovered: RecoveredExecution[] = [];
   for (let i = 0; i < names.length; i += 32) {
     const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)));

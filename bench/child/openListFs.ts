@@ -34,7 +34,7 @@ if (variant === "catalogue") {
     t = now;
   };
   const names = await readdir(join(dir, "executions"));
-  lap("readdir of executions/ (for scale; a trusted open does not list it)");
+  lap("readdir of executions/ (a trusted open lists it too: folders the checkpoint does not know)");
   await loadCheckpoint(dir);
   lap("catalogue checkpoint: read, checksum, parse (loadCheckpoint)");
   const trusted = await recoverExecutions(new FsDirectory(dir, nodeFsOps, true), true);

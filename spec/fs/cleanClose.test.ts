@@ -2,7 +2,7 @@
 // first use. A crash (catalogue.dirty left, or a dead writer's lock) or `verifyAtOpen` recovers every log
 // at open, as before. A log that disagrees with the trusted checkpoint fails safe at its first use.
 import { spawnSync } from "node:child_process";
-import { readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -194,6 +194,25 @@ describe("fs open after a clean close (ADR 0008)", () => {
     expect(await stores.events.read("e")).toEqual([started(1), ...Array.from({ length: head - 1 }, (_, i) => step(i + 2, { n: i + 2 }))]);
     await stores.close();
     expect(await exists(dirtyOf(dir))).toBe(false);
+  });
+
+  it("still lists executions/ at a trusted open: a folder copied in while closed is listed, a folder gone is reported missing at open", async () => {
+    const dir = await cleanDirectory();
+    const other = await tempDir("other");
+    const source = await fsStores({ dir: other });
+    await source.events.append("c", 0, [started(1, "sc")]);
+    await source.close();
+    await cp(ExecutionPaths.of(other, "c").dir, ExecutionPaths.of(dir, "c").dir, { recursive: true });
+    await rm(ExecutionPaths.of(dir, "b").dir, { recursive: true });
+    const stores = await fsStores({ dir });
+    const listed = await stores.events.listExecutions();
+    expect(listed.map((e) => [e.executionId, e.head, e.damaged?.kind])).toEqual([
+      ["a", 5, undefined],
+      ["b", 3, "missing"],
+      ["c", 1, undefined],
+    ]);
+    expect(await stores.events.read("c")).toEqual([started(1, "sc")]);
+    await stores.close();
   });
 
   it("keeps catalogue.dirty when the writer failed (an fsync error): the close writes no clean checkpoint, the next open recovers every log", async () => {
