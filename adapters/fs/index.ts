@@ -59,7 +59,10 @@ export interface FsStores extends Stores {
   events: FsEventStore;
   content: FsContentStore;
   keys: FsKeyStore;
-  /** Waits for running operations, checkpoints the catalogue and releases the writer lock. Idempotent. */
+  /**
+   * Waits for running operations, checkpoints the catalogue (a clean checkpoint, which the next open trusts
+   * instead of reading every log: docs/storage.md, "After a clean close") and releases the writer lock. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -68,7 +71,8 @@ export interface FsStores extends Stores {
  * truncated; damage before it, a missing or cut log, or a log behind its snapshot is reported: the execution
  * stays listed with `ExecutionInfo.damaged` and its reads fail with `JournalCorruptionError`; nothing is
  * deleted, see docs/storage.md "Recovery"), takes the writer lock, and returns durable stores: a resolved
- * write is fsync'd.
+ * write is fsync'd. After a clean `close()` the open reads the checkpoint that close wrote instead of every
+ * log, and recovers each execution at its first use (`verifyAtOpen` recovers them all at open).
  * Rejects with `WriterLockedError` when another live process holds the directory.
  *
  * @example
