@@ -38,7 +38,7 @@ export interface CheckpointEntry {
   /** Bytes of the log that were durable and folded into `info`. */
   size: number;
   info: ExecutionInfo;
-  /** The log header's `archivedThrough` (ADR 0008: a trusted open reads no header); absent in older checkpoints. */
+  /** The log header's `archivedThrough` when above 0 (ADR 0008: a trusted open reads no header; absent: 0 in a clean checkpoint). */
   archivedThrough?: number;
   /**
    * Set once the log was found damaged: the entry is kept (with the durable size it had) so that every
@@ -80,11 +80,10 @@ export async function loadCheckpoint(root: string): Promise<Checkpoint> {
       const entries = new Map(value.entries);
       const mark = entries.get(CLEAN_KEY);
       entries.delete(CLEAN_KEY);
-      const clean =
-        mark !== undefined &&
-        value.clean?.executions === entries.size &&
-        mark.size === entries.size &&
-        [...entries.values()].every((e) => typeof e.archivedThrough === "number" && typeof e.fileId === "string" && typeof e.size === "number");
+      let clean = mark !== undefined && value.clean?.executions === entries.size && mark.size === entries.size;
+      for (const entry of clean ? entries.values() : []) {
+        if (typeof entry?.fileId !== "string" || typeof entry.size !== "number" || typeof entry.info?.executionId !== "string") clean = false;
+      }
       return { entries, damaged: false, exists: true, clean };
     }
   } catch (error) {
@@ -95,7 +94,7 @@ export async function loadCheckpoint(root: string): Promise<Checkpoint> {
 
 /** Writes the checkpoint; `clean` (only from a clean close, every execution in `entries`) adds the clean mark. */
 export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][], clean = false): Promise<void> {
-  const mark: [string, CheckpointEntry] = [CLEAN_KEY, { fileId: CLEAN_KEY, size: entries.length, info: { executionId: "", status: "running", startedAt: 0, head: 0 }, archivedThrough: 0 }];
+  const mark: [string, CheckpointEntry] = [CLEAN_KEY, { fileId: CLEAN_KEY, size: entries.length, info: { executionId: "", status: "running", startedAt: 0, head: 0 } }];
   const value = clean ? { format: CHECKPOINT_FORMAT, version: 1, clean: { executions: entries.length }, entries: [...entries, mark] } : { format: CHECKPOINT_FORMAT, version: 1, entries };
   await directory.writeFileAtomic(checkpointPath(directory.dir), encodeJsonFrame(value));
 }
