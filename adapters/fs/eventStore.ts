@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { appendToCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
-import { hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
+import { entryName, hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeJsonFrame } from "./framing.js";
 import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
@@ -40,11 +40,12 @@ interface Execution {
   snapshotMark?: LogMark;
   /** Set once the journal was found damaged: every read and append is refused with it, every checkpoint keeps it. */
   corruption?: JournalCorruptionError;
-  /** A clean checkpoint's entry, trusted at open without reading the log: recovered at first use (ADR 0008). */
-  pending?: CheckpointEntry;
 }
 
 const DONE = Promise.resolve();
+
+// ExecutionInfo is flat but for `damaged` (flat too): a spread copies it, cheaper than structuredClone per entry.
+const copyInfo = (info: ExecutionInfo): ExecutionInfo => ({ ...info, ...(info.damaged ? { damaged: { ...info.damaged } } : {}) });
 
 /** The filesystem EventStore; open it with `fsStores`. */
 export class FsEventStore implements EventStore {
@@ -54,6 +55,11 @@ export class FsEventStore implements EventStore {
   private readonly commit: GroupCommit;
   private appendsSinceCheckpoint = 0;
   private checkpointing = false;
+  /**
+   * The entries of a trusted clean checkpoint, by execution file name, whose logs were not read yet: each is
+   * recovered, and becomes an Execution, at its first use (ADR 0008). Listed from the entry until then.
+   */
+  private pending = new Map<string, CheckpointEntry>();
   /** The checkpoint on disk is a clean one that still says every entry (a close writes nothing). */
   private cleanOnDisk = false;
   /** Resolves once `catalogue.dirty` is durable: awaited by every write to the logs (ADR 0008). */
@@ -76,55 +82,13 @@ export class FsEventStore implements EventStore {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
     const { executions, deferred, current, clean, dirtyMarker } = await recoverExecutions(directory, trust);
     for (const recovered of executions) store.adopt(recovered);
-    for (const [name, entry] of deferred) store.adoptDeferred(name, entry);
+    store.pending = deferred;
     // A marker left by a writer that did not close cleanly stays until this one closes cleanly.
     if (dirtyMarker) store.dirty = DONE;
     // A checkpoint that already says what the open found is not written again (an fsync saved).
     if (!directory.readOnly && !current) await store.saveCheckpoint();
     store.cleanOnDisk = clean && current;
     return store;
-  }
-
-  // Called once per execution of a trusted open (10,000 in bench row 11): the paths are built at first use.
-  private adoptDeferred(name: string, entry: CheckpointEntry): void {
-    const state: LogState = { size: entry.size, info: entry.info, index: 0 };
-    const id = entry.info.executionId;
-    const root = this.directory.dir;
-    let paths: ExecutionPaths | undefined;
-    this.executions.set(id, {
-      id,
-      get paths() {
-        return (paths ??= new ExecutionPaths(root, name));
-      },
-      fileId: entry.fileId,
-      marks: new BatchMarks(entry.fileId),
-      written: state,
-      durable: state,
-      lastCommit: DONE,
-      headerArchivedThrough: entry.archivedThrough ?? 0,
-      pending: entry,
-    });
-  }
-
-  /**
-   * Recovers a deferred execution at its first use, as a full open would have (recovery.ts): a log that
-   * disagrees with the clean checkpoint (cut, damaged, rewritten, grown) is repaired or reported here.
-   */
-  private async verify(execution: Execution): Promise<void> {
-    const entry = execution.pending;
-    if (!entry) return;
-    const recovered = await recoverExecution(this.directory, execution.paths.name, entry);
-    delete execution.pending;
-    if (recovered?.asCheckpointed) return;
-    this.cleanOnDisk = false;
-    if (!recovered) {
-      this.executions.delete(execution.id);
-      return;
-    }
-    const state: LogState = { size: recovered.size, ...(recovered.info ? { info: recovered.info } : {}), index: 0 };
-    Object.assign(execution, { fileId: recovered.fileId, written: state, durable: state, headerArchivedThrough: recovered.headerArchivedThrough });
-    execution.marks.reset(recovered.fileId);
-    if (recovered.corruption) execution.corruption = recovered.corruption;
   }
 
   /**
@@ -161,11 +125,28 @@ export class FsEventStore implements EventStore {
     return execution;
   }
 
-  /** The execution, recovered first when deferred; under the execution's mutex. */
+  /**
+   * The execution; one the open deferred is first recovered as a full open would have (recovery.ts), so a log
+   * that disagrees with the clean checkpoint (cut, damaged, rewritten, grown) is repaired or reported here.
+   * Under the execution's mutex.
+   */
   private async verified(executionId: string): Promise<Execution | undefined> {
-    const execution = this.executions.get(executionId);
-    if (execution?.pending) await this.verify(execution);
+    const entry = this.pendingEntry(executionId);
+    if (entry) {
+      const name = entryName(executionId);
+      const recovered = await recoverExecution(this.directory, name, entry);
+      if (!recovered?.asCheckpointed) this.cleanOnDisk = false;
+      if (recovered) this.adopt(recovered);
+      this.pending.delete(name);
+    }
     return this.executions.get(executionId);
+  }
+
+  /** The deferred checkpoint entry of the execution, if the open deferred it and it was not used since. */
+  private pendingEntry(executionId: string): CheckpointEntry | undefined {
+    if (this.pending.size === 0 || this.executions.has(executionId)) return undefined;
+    const entry = this.pending.get(entryName(executionId));
+    return entry?.info.executionId === executionId ? entry : undefined;
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
@@ -245,7 +226,9 @@ export class FsEventStore implements EventStore {
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
     this.directory.assertOpen();
     const execution = this.executions.get(executionId);
-    return execution && this.infoOf(execution);
+    if (execution) return this.infoOf(execution);
+    const entry = this.pendingEntry(executionId);
+    return entry && copyInfo(entry.info);
   }
 
   async listExecutions(): Promise<ExecutionInfo[]> {
@@ -255,6 +238,7 @@ export class FsEventStore implements EventStore {
       const info = this.infoOf(execution);
       if (info) infos.push(info);
     }
+    for (const entry of this.pending.values()) infos.push(copyInfo(entry.info));
     return infos.sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
   }
 
@@ -370,6 +354,7 @@ export class FsEventStore implements EventStore {
           if (!hasCode(error, "ENOENT")) throw error;
         }
         this.executions.delete(executionId);
+        this.pending.delete(paths.name);
         await this.directory.ops.fsyncDir(executionsDir(this.directory.dir));
         await rm(trash, { recursive: true, force: true }).catch(() => undefined);
       });
@@ -405,8 +390,7 @@ export class FsEventStore implements EventStore {
   private infoOf(execution: Execution): ExecutionInfo | undefined {
     const info = execution.durable.info;
     if (!info) return undefined;
-    // ExecutionInfo is flat but for `damaged` (flat too): a spread copies it, cheaper than structuredClone per entry.
-    const copy: ExecutionInfo = { ...info, ...(info.damaged ? { damaged: { ...info.damaged } } : {}) };
+    const copy = copyInfo(info);
     return execution.corruption ? { ...copy, damaged: damageOf(execution.corruption) } : copy;
   }
 
@@ -460,10 +444,11 @@ export class FsEventStore implements EventStore {
     // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
       if (!e.durable.info) continue;
-      // A deferred execution keeps the entry the clean checkpoint had (its damage included): nothing changed it.
-      const entry: CheckpointEntry = e.pending ?? { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.headerArchivedThrough > 0 ? { archivedThrough: e.headerArchivedThrough } : {}) };
+      const entry: CheckpointEntry = { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.headerArchivedThrough > 0 ? { archivedThrough: e.headerArchivedThrough } : {}) };
       entries.push([e.paths.name, { ...entry, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
+    // A deferred execution keeps the entry the clean checkpoint had: nothing changed its log.
+    for (const pair of this.pending) entries.push(pair);
     // A clean checkpoint in execution id order: the next open adopts its entries in that order, so its
     // listExecutions sorts a list that is already sorted (one pass).
     if (clean) entries.sort((a, b) => (a[1].info.executionId < b[1].info.executionId ? -1 : 1));

@@ -362,7 +362,7 @@ const isHole = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 export interface OpenedCatalogue {
   executions: RecoveredExecution[];
   /** Entries of a trusted clean checkpoint, by execution file name: no log was touched for them. */
-  deferred: [string, CheckpointEntry][];
+  deferred: Map<string, CheckpointEntry>;
   /** The checkpoint on disk already says what the open found (nothing to write before the first append). */
   current: boolean;
   /** The checkpoint is a clean one (trusted or not: with `current`, it needs no rewrite at a clean close). */
@@ -391,13 +391,22 @@ export async function recoverExecutions(directory: FsDirectory, trust = false): 
   if (trust && checkpoint.clean && !dirtyMarker) {
     // The folders still say which executions exist: one the checkpoint does not know (copied in while
     // closed), an entry whose folder is gone, and a damaged one are recovered now, as a full open would.
-    const folders = new Set(names);
-    const deferred: [string, CheckpointEntry][] = [];
+    // The checkpoint's own map is handed on (10,000 entries in bench row 11: no copy, no object per execution).
+    const deferred = checkpoint.entries;
     const now: [string, CheckpointEntry | undefined][] = [];
-    for (const pair of checkpoint.entries) (pair[1].damaged || !folders.has(pair[0]) ? now : deferred).push(pair);
-    for (const name of names) if (!checkpoint.entries.has(name)) now.push([name, undefined]);
+    let known = 0;
+    for (const name of names) {
+      if (deferred.has(name)) known++;
+      else now.push([name, undefined]);
+    }
+    if (known < deferred.size) {
+      const folders = new Set(names);
+      for (const [name, entry] of deferred) if (!folders.has(name)) now.push([name, entry]);
+    }
+    for (const [name, entry] of deferred) if (entry.damaged) now.push([name, entry]);
     const executions: RecoveredExecution[] = [];
     for (const [name, entry] of now) {
+      deferred.delete(name);
       const recovered = await recoverExecution(directory, name, entry);
       if (recovered) executions.push(recovered);
     }
@@ -409,5 +418,5 @@ export async function recoverExecutions(directory: FsDirectory, trust = false): 
     for (const execution of batch) if (execution) recovered.push(execution);
   }
   const current = checkpoint.exists && !checkpoint.damaged && recovered.length === checkpoint.entries.size && recovered.every((r) => r.asCheckpointed === true);
-  return { executions: recovered, deferred: [], current, clean: checkpoint.clean, dirtyMarker };
+  return { executions: recovered, deferred: new Map(), current, clean: checkpoint.clean, dirtyMarker };
 }
