@@ -12,6 +12,7 @@ import { NonDeterminismError, serializeError, type SerializedError } from "../er
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
+import { Counters } from "./counters.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -34,8 +35,8 @@ export interface RuntimeState {
   snapshot: AnyMachineSnapshot;
   pending: Record<string, PendingStep>;
   timers: Record<string, PendingTimer>;
-  /** Occurrences per child id, for default step ids. */
-  counters: Record<string, number>;
+  /** Occurrences per child id, for default step ids (persistent: actors/journal/counters.ts). */
+  counters: Counters;
   status: ExecutionStatus;
   output?: unknown;
   error?: SerializedError;
@@ -88,7 +89,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   const { machine } = ctx;
   const state: RuntimeState = previous
     ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers } }
-    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: {}, status: "running" };
+    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: Counters.empty, status: "running" };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
   const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
@@ -128,10 +129,9 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         const src = params.src;
         if (typeof src !== "string" || !ctx.effectIds.has(src)) break;
         const childId = String(params.id);
-        const occurrence = (state.counters[childId] ?? 0) + 1;
-        // One entry per child id ever spawned: copied when a macrostep spawns, not on every macrostep.
-        if (state.counters === previous?.counters) state.counters = { ...state.counters };
-        state.counters[childId] = occurrence;
+        const occurrence = state.counters.get(childId) + 1;
+        // One entry per child id ever spawned: a new version per spawn, the previous state's left as it was.
+        state.counters = state.counters.with(childId, occurrence);
         const given: unknown = params.input;
         const named = isStepInput(given);
         const stepId = `${machine.id}#${named ? given[LOOM_STEP] : `${childId}:${occurrence}`}`;
@@ -266,7 +266,7 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
     machine: { ...persisted, children: {} },
     pending: state.pending,
     timers: state.timers,
-    counters: state.counters,
+    counters: state.counters.toJSON(),
     status: state.status,
     ...(state.output === undefined ? {} : { output: state.output }),
     ...(state.error ? { error: state.error } : {}),
@@ -283,7 +283,7 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
     snapshot,
     pending: p.pending ?? {},
     timers: p.timers ?? {},
-    counters: p.counters ?? {},
+    counters: Counters.from(p.counters),
     status: p.status ?? "running",
     ...(p.output === undefined ? {} : { output: p.output }),
     ...(p.error ? { error: p.error } : {}),
