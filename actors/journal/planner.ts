@@ -1,6 +1,6 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
-import { createActor, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import { type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
@@ -13,6 +13,7 @@ import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
 import { Counters } from "./counters.js";
+import { persistMachine, restoreMachine } from "./machineSnapshot.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -261,9 +262,8 @@ export function digestOf(value: unknown): string {
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */
 export function persistState(machine: AnyStateMachine, state: RuntimeState): unknown {
-  const persisted = machine.getPersistedSnapshot(state.snapshot);
   return {
-    machine: { ...persisted, children: {} },
+    ...persistMachine(machine, state.snapshot),
     pending: state.pending,
     timers: state.timers,
     counters: state.counters.toJSON(),
@@ -276,11 +276,9 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
 
 /** Rebuilds a runtime state from `persistState` output without starting anything. */
 export function restoreState(machine: AnyStateMachine, persisted: unknown): RuntimeState {
-  const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown };
-  // createActor restores the snapshot (history included) without running it: never started, no side effects.
-  const snapshot = createActor(machine, { snapshot: p.machine as any }).getSnapshot();
+  const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown; plainContext?: unknown };
   return {
-    snapshot,
+    snapshot: restoreMachine(machine, p.machine, p.plainContext),
     pending: p.pending ?? {},
     timers: p.timers ?? {},
     counters: Counters.from(p.counters),
