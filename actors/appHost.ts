@@ -174,12 +174,16 @@ export class AppHost implements ExecutionHost {
     return { journal: this.journal, codec: this.effects.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
   }
 
-  /** A new Execution of `machine` on this host, with its logic's macrostep observer; not started nor recovered. */
-  async create(machine: AnyStateMachine, executionId: string, subject: string | undefined): Promise<Execution> {
+  /**
+   * A new Execution of `machine` on this host, with its logic's macrostep observer; not started nor recovered.
+   * `journaled`: the identity its EXECUTION_STARTED holds (a rebuild), so the definition is not hashed again.
+   */
+  async create(machine: AnyStateMachine, executionId: string, subject: string | undefined, journaled?: StartedLogic): Promise<Execution> {
+    const identity = journaled?.machineHash === undefined ? { machineHash: await machineHashOf(machine), ...versionOption(machine) } : { machineHash: journaled.machineHash, ...(journaled.version === undefined ? {} : { version: journaled.version }) };
     return new Execution(this, {
       executionId,
       machine,
-      identity: { machineHash: await machineHashOf(machine), ...versionOption(machine) },
+      identity,
       ...(subject === undefined ? {} : { subject }),
       observer: this.observerOf(machine),
     });
@@ -200,7 +204,8 @@ export class AppHost implements ExecutionHost {
     }
     this.checkEffects(machine);
     this.register(machine);
-    return { execution: await this.create(machine, executionId, info.subject), info };
+    // Its identity is what its start journaled (a resume never journals one): the definition is hashed only to choose between versions.
+    return { execution: await this.create(machine, executionId, info.subject, started), info };
   }
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */

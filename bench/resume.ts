@@ -198,7 +198,9 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     notes: [
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
-      "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log); " +
+      "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +
+        "a spawn no longer copies the per-child-id counters, which grew by one entry per tool call); a resume takes its identity from the journaled start instead of hashing the definition, " +
+        "and restores a context that held no actor ref without XState's walk over it; " +
         "on fs, `events.read(id, fromSeq)` reads only the tail (from the mark in the snapshot file, verified; node:zlib's native CRC-32), and a fresh process runs the replay as cold code, while the floor is one native JSON.parse per frame of the whole journal.",
     ],
     raw: { results, fullResults, breakdown },

@@ -4,7 +4,6 @@
 import { restoreState, planMacrostep, type RuntimeState } from "../actors/journal/planner.js";
 import { isJournalRecord, isMacrostepInput } from "../stores/schema.js";
 import type { AgentLoopContext } from "../machines/agentLoop.js";
-import { sha256Hex, utf8 } from "../stores/bytes.js";
 import type { Stores } from "../stores/types.js";
 import { benchLoop, EXECUTION_ID } from "./agent.js";
 import { collectGarbage, median } from "./measure.js";
@@ -30,8 +29,8 @@ export async function phasesOnce(stores: Stores, turns: number, label: string): 
   // No snapshot yet (a short run): the replay starts from EXECUTION_STARTED.
   const stored = await stores.events.getSnapshot(EXECUTION_ID);
   lap(`read the snapshot (${label})`);
-  await sha256Hex(utf8(JSON.stringify(machine.definition)));
-  lap("hash the machine definition (app.resume's machineHash)");
+  // No phase for the machine's definition hash: a resume takes its identity from the journaled start
+  // (AppHost.rebuild), hashing a definition only to choose between held versions of its logic.
   let state: RuntimeState | undefined = stored ? restoreState(machine, stored.state) : undefined;
   lap("restore the XState snapshot (createActor with snapshot)");
   const tail = await stores.events.read(EXECUTION_ID, (stored?.seq ?? 0) + 1);

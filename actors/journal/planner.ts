@@ -1,6 +1,6 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
-import { createActor, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import { type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
@@ -12,6 +12,8 @@ import { NonDeterminismError, serializeError, type SerializedError } from "../er
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
+import { Counters } from "./counters.js";
+import { persistMachine, restoreMachine } from "./machineSnapshot.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -34,8 +36,8 @@ export interface RuntimeState {
   snapshot: AnyMachineSnapshot;
   pending: Record<string, PendingStep>;
   timers: Record<string, PendingTimer>;
-  /** Occurrences per child id, for default step ids. */
-  counters: Record<string, number>;
+  /** Occurrences per child id, for default step ids (persistent: actors/journal/counters.ts). */
+  counters: Counters;
   status: ExecutionStatus;
   output?: unknown;
   error?: SerializedError;
@@ -88,7 +90,7 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
   const { machine } = ctx;
   const state: RuntimeState = previous
     ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers } }
-    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: {}, status: "running" };
+    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: Counters.empty, status: "running" };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
   const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
@@ -128,10 +130,9 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         const src = params.src;
         if (typeof src !== "string" || !ctx.effectIds.has(src)) break;
         const childId = String(params.id);
-        const occurrence = (state.counters[childId] ?? 0) + 1;
-        // One entry per child id ever spawned: copied when a macrostep spawns, not on every macrostep.
-        if (state.counters === previous?.counters) state.counters = { ...state.counters };
-        state.counters[childId] = occurrence;
+        const occurrence = state.counters.get(childId) + 1;
+        // One entry per child id ever spawned: a new version per spawn, the previous state's left as it was.
+        state.counters = state.counters.with(childId, occurrence);
         const given: unknown = params.input;
         const named = isStepInput(given);
         const stepId = `${machine.id}#${named ? given[LOOM_STEP] : `${childId}:${occurrence}`}`;
@@ -261,12 +262,11 @@ export function digestOf(value: unknown): string {
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */
 export function persistState(machine: AnyStateMachine, state: RuntimeState): unknown {
-  const persisted = machine.getPersistedSnapshot(state.snapshot);
   return {
-    machine: { ...persisted, children: {} },
+    ...persistMachine(machine, state.snapshot),
     pending: state.pending,
     timers: state.timers,
-    counters: state.counters,
+    counters: state.counters.toJSON(),
     status: state.status,
     ...(state.output === undefined ? {} : { output: state.output }),
     ...(state.error ? { error: state.error } : {}),
@@ -276,14 +276,12 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
 
 /** Rebuilds a runtime state from `persistState` output without starting anything. */
 export function restoreState(machine: AnyStateMachine, persisted: unknown): RuntimeState {
-  const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown };
-  // createActor restores the snapshot (history included) without running it: never started, no side effects.
-  const snapshot = createActor(machine, { snapshot: p.machine as any }).getSnapshot();
+  const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown; plainContext?: unknown };
   return {
-    snapshot,
+    snapshot: restoreMachine(machine, p.machine, p.plainContext),
     pending: p.pending ?? {},
     timers: p.timers ?? {},
-    counters: p.counters ?? {},
+    counters: Counters.from(p.counters),
     status: p.status ?? "running",
     ...(p.output === undefined ? {} : { output: p.output }),
     ...(p.error ? { error: p.error } : {}),
