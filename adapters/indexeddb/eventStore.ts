@@ -1,7 +1,7 @@
 // The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
 import { appendToCatalogue } from "../../stores/catalogue.js";
-import { packState, unpackState, type Compression } from "../../stores/compression.js";
+import type { Compression } from "../../stores/compression.js";
 import {
   EVENT_STORE_SPI_VERSION,
   type ArchiveSegment,
@@ -12,6 +12,7 @@ import {
 } from "../../stores/types.js";
 import { announceCatalogueChange } from "./catalogueChanges.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
+import { fromSnapshotValue, toSnapshotRow } from "./snapshotRow.js";
 
 /** The EventStore on IndexedDB (object stores `records`, `archives`, `snapshots`, `executions`). */
 export class IndexedDbEventStore implements EventStore {
@@ -77,8 +78,8 @@ export class IndexedDbEventStore implements EventStore {
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
-    // Compressed before the transaction: awaiting the codec inside one would let it commit early.
-    const stored: StoredSnapshot = { ...snapshot, state: await packState(snapshot.state, this.compression) };
+    // Serialised (and compressed) before the transaction: awaiting the codec inside one would let it commit early.
+    const stored = await toSnapshotRow(snapshot, this.compression);
     await this.connection.transact(["executions", "snapshots"], "readwrite", what, async (tx) => {
       if ((await tx.objectStore("executions").getKey(executionId)) === undefined) {
         throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
@@ -93,7 +94,7 @@ export class IndexedDbEventStore implements EventStore {
     const stored = await this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
       tx.objectStore("snapshots").get(executionId),
     );
-    return stored && { ...stored, state: await unpackState(stored.state) };
+    return stored && fromSnapshotValue(this.connection.name, executionId, stored);
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
