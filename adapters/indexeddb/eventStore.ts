@@ -14,9 +14,24 @@ import { announceCatalogueChange } from "./catalogueChanges.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
 import { fromSnapshotValue, toSnapshotRow } from "./snapshotRow.js";
 
+/**
+ * What `getSnapshot` read beside the snapshot, in its one transaction: the head, and the records after the
+ * snapshot. A resume asks for exactly these next (`head`, then `read(id, snapshot.seq + 1)`), so they are
+ * served from here instead of two more transactions. Kept only until the next task (no other tab's write
+ * can reach this page in between: its commit would be announced by a task), dropped by any write through
+ * this store; the tail is served once.
+ */
+interface Prefetched {
+  executionId: string;
+  head: number | undefined;
+  fromSeq: number;
+  tail: StoredRecord[] | undefined;
+}
+
 /** The EventStore on IndexedDB (object stores `records`, `archives`, `snapshots`, `executions`). */
 export class IndexedDbEventStore implements EventStore {
   readonly spiVersion = EVENT_STORE_SPI_VERSION;
+  private prefetched: Prefetched | undefined;
 
   constructor(
     private readonly connection: IndexedDbConnection,
@@ -34,7 +49,16 @@ export class IndexedDbEventStore implements EventStore {
     return this.keyRange.bound([executionId, from], [executionId, through]);
   }
 
+  /** Keeps what `getSnapshot` read along, until the next task. */
+  private keep(prefetched: Prefetched): void {
+    this.prefetched = prefetched;
+    setTimeout(() => {
+      if (this.prefetched === prefetched) this.prefetched = undefined;
+    }, 0);
+  }
+
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    this.prefetched = undefined;
     const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
     const appended = await this.connection.transact(["records", "executions"], "readwrite", what, async (tx) => {
       const executions = tx.objectStore("executions");
@@ -56,12 +80,20 @@ export class IndexedDbEventStore implements EventStore {
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     if (Number.isNaN(fromSeq)) return [];
+    const kept = this.prefetched;
+    if (kept?.tail && kept.executionId === executionId && kept.fromSeq === fromSeq) {
+      const tail = kept.tail;
+      kept.tail = undefined;
+      return tail;
+    }
     return this.connection.transact(["records"], "readonly", `reading execution "${executionId}"`, (tx) =>
       tx.objectStore("records").getAll(this.range(executionId, fromSeq)),
     );
   }
 
   async head(executionId: string): Promise<number> {
+    const kept = this.prefetched;
+    if (kept?.executionId === executionId && kept.head !== undefined) return kept.head;
     return (await this.getExecution(executionId))?.head ?? 0;
   }
 
@@ -77,6 +109,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    this.prefetched = undefined;
     const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
     // Serialised (and compressed) before the transaction: awaiting the codec inside one would let it commit early.
     const stored = await toSnapshotRow(snapshot, this.compression);
@@ -91,13 +124,21 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    const stored = await this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
-      tx.objectStore("snapshots").get(executionId),
-    );
-    return stored && fromSnapshotValue(this.connection.name, executionId, stored);
+    this.prefetched = undefined;
+    // One transaction for what a resume reads: the snapshot, the head it is checked against, and the tail after it.
+    const { stored, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
+      const [stored, info] = await Promise.all([tx.objectStore("snapshots").get(executionId), tx.objectStore("executions").get(executionId)]);
+      const tail = stored && info && stored.seq <= info.head ? await tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1)) : undefined;
+      return { stored, head: info?.head ?? 0, tail };
+    });
+    if (!stored) return undefined;
+    const snapshot = await fromSnapshotValue(this.connection.name, executionId, stored);
+    this.keep({ executionId, head, fromSeq: snapshot.seq + 1, tail });
+    return snapshot;
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    this.prefetched = undefined;
     const what = `archiving execution "${executionId}" through seq ${throughSeq}`;
     await this.connection.transact(["executions", "records", "archives"], "readwrite", what, async (tx) => {
       const info = await tx.objectStore("executions").get(executionId);
@@ -126,6 +167,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    this.prefetched = undefined;
     const what = `deleting the history of execution "${executionId}"`;
     const stores = ["records", "archives", "snapshots", "executions"] as const;
     await this.connection.transact([...stores], "readwrite", what, (tx) =>
