@@ -49,14 +49,6 @@ export class IndexedDbEventStore implements EventStore {
     return this.keyRange.bound([executionId, from], [executionId, through]);
   }
 
-  /** Keeps what `getSnapshot` read along, until the next task. */
-  private keep(prefetched: Prefetched): void {
-    this.prefetched = prefetched;
-    setTimeout(() => {
-      if (this.prefetched === prefetched) this.prefetched = undefined;
-    }, 0);
-  }
-
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     this.prefetched = undefined;
     const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
@@ -133,7 +125,12 @@ export class IndexedDbEventStore implements EventStore {
     });
     if (!stored) return undefined;
     const snapshot = await fromSnapshotValue(this.connection.name, executionId, stored);
-    this.keep({ executionId, head, fromSeq: snapshot.seq + 1, tail });
+    // Kept until the next task, when another tab's write could have reached this page.
+    const kept: Prefetched = { executionId, head, fromSeq: snapshot.seq + 1, tail };
+    this.prefetched = kept;
+    setTimeout(() => {
+      if (this.prefetched === kept) this.prefetched = undefined;
+    }, 0);
     return snapshot;
   }
 
