@@ -213,7 +213,7 @@ function render(turnRows: TurnRow[], resumeRows: ResumeRow[], catalogueRows: Cat
     method: [
       "Debian's Chromium (headless, through playwright-core) on a persistent profile in a temporary directory: IndexedDB on disk. One page (bench/browser/page, built with Vite, served on 127.0.0.1).",
       `Per turn: the bench workload's agent (agentLoop$, scripted model, 1.5-4 kB of tool output per turn, claim-check off) on memory and on IndexedDB, and the floor: every write transaction that IndexedDB run committed (appends, snapshots, blobs), replayed bare as one strict-durability readwrite transaction each with the same values, in a database of its own. Interleaved, ${reps} rounds after a warm-up, medians.`,
-      `Resume: the run cut off at its last tool call, then ${reps} times (after a warm-up pair): load the page (from about:blank), open the stores and resume until the cut-off call restarts; load it again, read the same records raw (one readonly transaction: the catalogue row, the snapshot if resume read one, and getAll over each key range resume read). Medians.`,
+      `Resume: the run cut off at its last tool call, then ${reps} times (after a warm-up pair): load the page (from about:blank), open the stores and resume until the cut-off call restarts; load it again, read the same records raw (one readonly transaction: the catalogue row, the snapshot if resume read one, and getAll over each key range resume read; a snapshot row that holds its state as JSON text, schema version 2, is JSON.parse'd, as a structured value is deserialised by the read itself). Medians.`,
     ],
     tables: [
       {

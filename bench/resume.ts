@@ -79,7 +79,10 @@ async function rawIndexedDbRead(factory: IDBFactory, name: string): Promise<void
   });
   const tx = db.transaction(["snapshots", "records"], "readonly");
   const get = <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error))));
-  await Promise.all([get(tx.objectStore("snapshots").get(EXECUTION_ID)), get(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, -Infinity], [EXECUTION_ID, Infinity])))]);
+  const [snapshot] = await Promise.all([get(tx.objectStore("snapshots").get(EXECUTION_ID)), get(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, -Infinity], [EXECUTION_ID, Infinity])))]);
+  // A snapshot row of IndexedDB schema version 2 keeps the state as JSON text: the read is done once it is parsed.
+  const text = (snapshot as { text?: unknown } | undefined)?.text;
+  if (typeof text === "string") JSON.parse(text);
   db.close();
 }
 
@@ -112,7 +115,7 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
   const common = { turns, bytes: texts.reduce((n, t) => n + utf8Length(t), 0), replay };
   const results: Result[] = [{ ...common, store: `${bench.kind} (in-process)`, ratio: ratioOf(samples.resume!, samples.floor!), floor: "JSON.parse of the stored snapshot's and log's JSON text", goal: true }];
   if (samples.idbRead) {
-    results.push({ ...common, store: "indexeddb (in-process), against its own read", ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record", goal: false });
+    results.push({ ...common, store: "indexeddb (in-process), against its own read", ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record (+ JSON.parse of a snapshot kept as JSON text)", goal: false });
   }
   return results;
 }

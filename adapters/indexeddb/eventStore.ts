@@ -1,7 +1,7 @@
 // The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
 import { appendToCatalogue } from "../../stores/catalogue.js";
-import { packState, unpackState, type Compression } from "../../stores/compression.js";
+import type { Compression } from "../../stores/compression.js";
 import {
   EVENT_STORE_SPI_VERSION,
   type ArchiveSegment,
@@ -12,10 +12,26 @@ import {
 } from "../../stores/types.js";
 import { announceCatalogueChange } from "./catalogueChanges.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
+import { fromSnapshotValue, toSnapshotRow } from "./snapshotRow.js";
+
+/**
+ * What `getSnapshot` read beside the snapshot, in its one transaction: the head, and the records after the
+ * snapshot. A resume asks for exactly these next (`head`, then `read(id, snapshot.seq + 1)`), so they are
+ * served from here instead of two more transactions. Kept only until the next task (no other tab's write
+ * can reach this page in between: its commit would be announced by a task), dropped by any write through
+ * this store; the tail is served once.
+ */
+interface Prefetched {
+  executionId: string;
+  head: number | undefined;
+  fromSeq: number;
+  tail: StoredRecord[] | undefined;
+}
 
 /** The EventStore on IndexedDB (object stores `records`, `archives`, `snapshots`, `executions`). */
 export class IndexedDbEventStore implements EventStore {
   readonly spiVersion = EVENT_STORE_SPI_VERSION;
+  private prefetched: Prefetched | undefined;
 
   constructor(
     private readonly connection: IndexedDbConnection,
@@ -34,6 +50,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    this.prefetched = undefined;
     const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
     const appended = await this.connection.transact(["records", "executions"], "readwrite", what, async (tx) => {
       const executions = tx.objectStore("executions");
@@ -55,12 +72,20 @@ export class IndexedDbEventStore implements EventStore {
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     if (Number.isNaN(fromSeq)) return [];
+    const kept = this.prefetched;
+    if (kept?.tail && kept.executionId === executionId && kept.fromSeq === fromSeq) {
+      const tail = kept.tail;
+      kept.tail = undefined;
+      return tail;
+    }
     return this.connection.transact(["records"], "readonly", `reading execution "${executionId}"`, (tx) =>
       tx.objectStore("records").getAll(this.range(executionId, fromSeq)),
     );
   }
 
   async head(executionId: string): Promise<number> {
+    const kept = this.prefetched;
+    if (kept?.executionId === executionId && kept.head !== undefined) return kept.head;
     return (await this.getExecution(executionId))?.head ?? 0;
   }
 
@@ -76,9 +101,10 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    this.prefetched = undefined;
     const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
-    // Compressed before the transaction: awaiting the codec inside one would let it commit early.
-    const stored: StoredSnapshot = { ...snapshot, state: await packState(snapshot.state, this.compression) };
+    // Serialised (and compressed) before the transaction: awaiting the codec inside one would let it commit early.
+    const stored = await toSnapshotRow(snapshot, this.compression);
     await this.connection.transact(["executions", "snapshots"], "readwrite", what, async (tx) => {
       if ((await tx.objectStore("executions").getKey(executionId)) === undefined) {
         throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
@@ -90,13 +116,26 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
-    const stored = await this.connection.transact(["snapshots"], "readonly", `reading the snapshot of "${executionId}"`, (tx) =>
-      tx.objectStore("snapshots").get(executionId),
-    );
-    return stored && { ...stored, state: await unpackState(stored.state) };
+    this.prefetched = undefined;
+    // One transaction for what a resume reads: the snapshot, the head it is checked against, and the tail after it.
+    const { stored, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
+      const [stored, info] = await Promise.all([tx.objectStore("snapshots").get(executionId), tx.objectStore("executions").get(executionId)]);
+      const tail = stored && info && stored.seq <= info.head ? await tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1)) : undefined;
+      return { stored, head: info?.head ?? 0, tail };
+    });
+    if (!stored) return undefined;
+    const snapshot = await fromSnapshotValue(this.connection.name, executionId, stored);
+    // Kept until the next task, when another tab's write could have reached this page.
+    const kept: Prefetched = { executionId, head, fromSeq: snapshot.seq + 1, tail };
+    this.prefetched = kept;
+    setTimeout(() => {
+      if (this.prefetched === kept) this.prefetched = undefined;
+    }, 0);
+    return snapshot;
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    this.prefetched = undefined;
     const what = `archiving execution "${executionId}" through seq ${throughSeq}`;
     await this.connection.transact(["executions", "records", "archives"], "readwrite", what, async (tx) => {
       const info = await tx.objectStore("executions").get(executionId);
@@ -125,6 +164,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    this.prefetched = undefined;
     const what = `deleting the history of execution "${executionId}"`;
     const stores = ["records", "archives", "snapshots", "executions"] as const;
     await this.connection.transact([...stores], "readwrite", what, (tx) =>

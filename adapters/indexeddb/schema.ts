@@ -6,8 +6,27 @@ import type { ArchiveSegment, ContentInfo, ExecutionInfo, StoredRecord, StoredSn
 /**
  * Native IndexedDB version of the schema below. Bump it, and add a step to `upgradeSchema`, for every
  * change; an older tab that meets a newer database refuses with `IndexedDbConnectionError`.
+ *
+ * - 1: the first layout.
+ * - 2: snapshots are written as `SnapshotRow` (the state as its JSON text) instead of `StoredSnapshot`
+ *   (the state as a structured value). No object store changes; rows of version 1 are read as they are,
+ *   so a database upgraded from 1 mixes both until each execution's next snapshot replaces its row.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * A snapshot as version 2 writes it: the state as its JSON text (`text`), or, compressed, the packed
+ * bytes of that text (stores/compression.ts). A string is copied in one piece by structured clone and
+ * parsed once, where a state tree is walked node by node on both sides of the clone.
+ */
+export interface SnapshotRow {
+  seq: number;
+  at: number;
+  text: string | Uint8Array;
+}
+
+/** What the `snapshots` store holds: a version 2 row, or a version 1 one (`StoredSnapshot`, `state` packed or not). */
+export type SnapshotValue = SnapshotRow | StoredSnapshot;
 
 /** Object stores; every key noted is the out-of-line key unless a keyPath is named. */
 export interface LoomDbSchema extends DBSchema {
@@ -16,7 +35,7 @@ export interface LoomDbSchema extends DBSchema {
   /** Archive segments: key [executionId, fromSeq]. */
   archives: { key: [string, number]; value: ArchiveSegment };
   /** The newest snapshot of each execution: key executionId. */
-  snapshots: { key: string; value: StoredSnapshot };
+  snapshots: { key: string; value: SnapshotValue };
   /** The catalogue (keyPath executionId), written in the same transaction as the records it folds. */
   executions: {
     key: string;
@@ -44,7 +63,8 @@ export const TOUCH_CLOCK_KEY = "touchClock";
 
 /**
  * Creates whatever object store is missing. Idempotent by construction, so a database created
- * empty by another opener (e.g. a devtools session) is completed instead of left unusable.
+ * empty by another opener (e.g. a devtools session) is completed instead of left unusable. The step
+ * from version 1 to 2 changes no store (see `SCHEMA_VERSION`): old snapshot rows stay readable.
  */
 export function upgradeSchema(db: IDBPDatabase<LoomDbSchema>): void {
   const has = (name: LoomStoreName) => db.objectStoreNames.contains(name);

@@ -43,9 +43,10 @@ describe("IndexedDB compression at rest", () => {
     const packedBlob = await stores.content.put(text);
     await stores.close();
 
-    const packedSnapshot = (await raw(factory, "snapshots", "packed")) as { state: unknown };
-    expect(packedSnapshot.state instanceof Uint8Array && isCompressed(packedSnapshot.state)).toBe(true);
-    expect(((await raw(factory, "snapshots", "plain")) as { state: unknown }).state).toEqual(state(1));
+    // Schema version 2 keeps a snapshot's state as its JSON text, packed when compressed (spec/indexeddb/snapshotRows.test.ts).
+    const packedSnapshot = (await raw(factory, "snapshots", "packed")) as { text: unknown };
+    expect(packedSnapshot.text instanceof Uint8Array && isCompressed(packedSnapshot.text)).toBe(true);
+    expect(((await raw(factory, "snapshots", "plain")) as { text: unknown }).text).toBe(JSON.stringify(state(1)));
     const storedBlob = (await raw(factory, "blobBytes", packedBlob)) as Uint8Array;
     expect(isCompressed(storedBlob)).toBe(true);
     expect(storedBlob.byteLength).toBeLessThan(text.byteLength / 10);

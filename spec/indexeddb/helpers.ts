@@ -1,6 +1,7 @@
 // Shared set-up for the IndexedDB adapter specs: a fresh fake-indexeddb "disk" per test.
 import "fake-indexeddb/auto";
 import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
+import { vi } from "vitest";
 import { indexedDbStores, type IndexedDbStores, type IndexedDbStoresOptions } from "../../adapters/indexeddb/index.js";
 
 export { started, step } from "../conformance/suite.js";
@@ -35,4 +36,31 @@ export async function eventually<T>(values: T[], predicate: (latest: T) => boole
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error(`Timed out after ${timeoutMs} ms; last value: ${JSON.stringify(values[values.length - 1])}`);
+}
+
+export interface Opened {
+  stores: string[];
+  mode: IDBTransactionMode;
+  durability: string | undefined;
+}
+
+/** Records every transaction opened on any IndexedDB connection while `fn` runs. */
+export async function transactionsDuring(fn: () => Promise<void>): Promise<Opened[]> {
+  const opened: Opened[] = [];
+  const original = IDBDatabase.prototype.transaction;
+  const spy = vi.spyOn(IDBDatabase.prototype, "transaction").mockImplementation(function (
+    this: IDBDatabase,
+    names: string | Iterable<string>,
+    mode?: IDBTransactionMode,
+    options?: IDBTransactionOptions,
+  ) {
+    opened.push({ stores: (typeof names === "string" ? [names] : [...names]).sort(), mode: mode ?? "readonly", durability: options?.durability });
+    return original.call(this, names, mode, options);
+  });
+  try {
+    await fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return opened;
 }

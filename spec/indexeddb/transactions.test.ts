@@ -2,34 +2,7 @@
 // durability only for blob touches, short read-only pages for list(), a persisted touch clock.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { utf8 } from "../../stores/bytes.js";
-import { openFresh, started, step } from "./helpers.js";
-
-interface Opened {
-  stores: string[];
-  mode: IDBTransactionMode;
-  durability: string | undefined;
-}
-
-/** Records every transaction opened on any IndexedDB connection while `fn` runs. */
-async function transactionsDuring(fn: () => Promise<void>): Promise<Opened[]> {
-  const opened: Opened[] = [];
-  const original = IDBDatabase.prototype.transaction;
-  const spy = vi.spyOn(IDBDatabase.prototype, "transaction").mockImplementation(function (
-    this: IDBDatabase,
-    names: string | Iterable<string>,
-    mode?: IDBTransactionMode,
-    options?: IDBTransactionOptions,
-  ) {
-    opened.push({ stores: (typeof names === "string" ? [names] : [...names]).sort(), mode: mode ?? "readonly", durability: options?.durability });
-    return original.call(this, names, mode, options);
-  });
-  try {
-    await fn();
-  } finally {
-    spy.mockRestore();
-  }
-  return opened;
-}
+import { openFresh, started, step, transactionsDuring } from "./helpers.js";
 
 afterEach(() => vi.restoreAllMocks());
 
