@@ -107,7 +107,8 @@ export function compactMacrostep(records: readonly StoredRecord[]): StoredRecord
 /**
  * Reads stored records back in the read form, in log order: `expand` the records of a log as they come
  * (from its first record, or from any seq: what the records before it would derive is then left
- * absent), one call per chunk read. Records of schema 1 and 2, and sealed ones, come back unchanged.
+ * absent), one call per chunk read, each chunk whole appends (a model step's usage is told by the
+ * transition appended with it). Records of schema 1 and 2, and sealed ones, come back unchanged.
  */
 export class RecordExpander {
   // The state value the next TRANSITION moves from: undefined while no record read says it.
