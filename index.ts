@@ -94,6 +94,7 @@ export {
   ERASURE_CONTENT_DELETE_INTENDED,
   ERASURE_CONTENT_DELETED,
 } from "./stores/schema.js";
+export { expandRecords, RecordExpander } from "./stores/recordFormat.js";
 export { EVENT_STORE_SPI_VERSION, CONTENT_STORE_SPI_VERSION, KEY_STORE_SPI_VERSION } from "./stores/types.js";
 export type {
   Stores,

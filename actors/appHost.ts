@@ -3,7 +3,7 @@
 // the warning sink, and the logics it knows. The App keeps the executions; this builds and serves them.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
-import { EXECUTION_STARTED, readAsJournal } from "../stores/schema.js";
+import { EXECUTION_STARTED } from "../stores/schema.js";
 import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
 import { loopHooksOf } from "./agents/agentLoop.js";
 import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
@@ -210,9 +210,7 @@ export class AppHost implements ExecutionHost {
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */
   async log(executionId: string): Promise<JournalRecord[]> {
-    const archived = (await this.config.stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
-    const opened = this.effects.codec ? await this.effects.codec.open(executionId, archived) : archived;
-    return [...readAsJournal(opened), ...(await this.journal.read(executionId))];
+    return this.journal.readLog(executionId);
   }
 
   /** The execution's state rebuilt from the journal without resuming it: nothing runs, no lock is taken (app.stats). */

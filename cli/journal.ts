@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fsStores, type FsStores } from "../adapters/fs/index.js";
 import { entryName } from "../adapters/fs/directory.js";
 import type { ExecutionInfo, StoredRecord } from "../index.js";
+import { expandRecords } from "../stores/recordFormat.js";
 import { NotFoundError } from "./errors.js";
 
 /** Opens `dir` with fsStores after checking it is a journal: the CLI never creates one by accident. */
@@ -52,10 +53,19 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** Every record of an execution, archived ones first. Throws JournalCorruptionError on a damaged file. */
-export async function readRecords(stores: FsStores, executionId: string): Promise<StoredRecord[]> {
+/**
+ * Every record of an execution as stored (the stored form of schema 3: stores/recordFormat.ts), archived
+ * ones first: what its bytes are measured on, and what sealed records are opened from. Throws
+ * JournalCorruptionError on a damaged file.
+ */
+export async function readStoredRecords(stores: FsStores, executionId: string): Promise<StoredRecord[]> {
   const archived = (await stores.events.readArchives(executionId)).flatMap((segment) => segment.records);
   return [...archived, ...(await stores.events.read(executionId))];
+}
+
+/** Every record of an execution in the read form `app.log` returns, archived ones first (sealed ones stay sealed). */
+export async function readRecords(stores: FsStores, executionId: string): Promise<StoredRecord[]> {
+  return expandRecords(await readStoredRecords(stores, executionId));
 }
 
 /** UTF-8 bytes of a value's JSON text: the measure app.stats uses. */

@@ -101,7 +101,7 @@ export type StepCompletedRecord = RecordBase & {
   output?: unknown;
   /** Read by old logs only: a digest of the step's input. */
   inputDigest?: string;
-  /** A model step's token usage (the capability ring meters it). */
+  /** A model step's token usage (the capability ring meters it). Stored (schema 3) without it when it is its output's `usage`. */
   usage?: { inputTokens: number; outputTokens: number };
 };
 
@@ -123,7 +123,11 @@ export type TimerSetRecord = RecordBase & {
   event: RecordedEvent;
 };
 
-/** One macrostep's transition: the state values before and after (`null` before the first) and the event's type. */
+/**
+ * One macrostep's transition: the state values before and after (`null` before the first) and the event's type.
+ * Stored (schema 3) without `from` and, where the input record derives it, without `event`: a reader gets them
+ * back (stores/recordFormat.ts); a read that starts after the record `from` derives from leaves it absent.
+ */
 export type TransitionRecord = RecordBase & {
   type: typeof TRANSITION;
   from: string | null;
@@ -261,8 +265,12 @@ function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */
 // Version 2 (issue 16) added EXECUTION_STARTED's optional `version`, PATCH_MARKED and EXECUTION_MIGRATED; a version-1 log
 // replays unchanged (it has neither: its execution takes no patch and is pinned to no version).
+// Version 3 (issue 18) changed the stored form only: a TRANSITION is stored without `from` and, where the input record
+// derives it, without `event` (an `actor` child id instead where only that differs), and a model step's STEP_COMPLETED
+// without the `usage` its output already holds (stores/recordFormat.ts). These types are the read form every reader
+// gets back; records of versions 1 and 2 are stored in it and read unchanged.
 export const EVENT_SCHEMA = {
-  version: 2,
+  version: 3,
   types: schemaTypes({
     [EXECUTION_STARTED]: ["logicId", "machineHash", "version?", "subject?", "input", "schema"],
     [EVENT_RECEIVED]: ["event", "timerId?"],

@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createApp, defineConfig, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type StoredRecord } from "../index.js";
+import { createApp, defineConfig, expandRecords, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type StoredRecord } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { describeStep, RESEARCH_QUESTION, researchAgent, researchEffects } from "./support/researchAgent.js";
 import { defaultStoryDir } from "./support/storyDir.js";
@@ -38,7 +38,8 @@ async function child(dir: string, mode: string, executionId: string): Promise<vo
     return;
   }
   tell({ kind: "hello", pid: process.pid });
-  const before = [...(await stores.events.readArchives(executionId)).flatMap((s) => s.records), ...(await stores.events.read(executionId))];
+  // Read from the stores as they hold it, then in the read form app.log returns (a transition's `from` derived: stores/recordFormat.ts).
+  const before = expandRecords([...(await stores.events.readArchives(executionId)).flatMap((s) => s.records), ...(await stores.events.read(executionId))]);
   const outcomes = before.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED);
   const recorded = new Set(outcomes.map((r) => r.stepId as string));
   const ran: { stepId: string; effectId: string }[] = [];

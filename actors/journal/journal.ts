@@ -4,7 +4,11 @@
 // It is also where a resume finds its starting point (`getSnapshot`, `readForReplay`): a snapshot is a
 // cache of the log, so a damaged one is skipped with a warning and the history replayed from the
 // archive segments and the live log; only when those do not cover it is the damage an error.
+//
+// Records are stored in the stored form of schema 3 (stores/recordFormat.ts): a macrostep is compacted
+// before it is sealed and appended, and every read expands what it opened back to the read form.
 import { JournalCorruptionError } from "../../stores/errors.js";
+import { compactMacrostep, expandRecords } from "../../stores/recordFormat.js";
 import { readAsJournal } from "../../stores/schema.js";
 import type { EventStore, JournalRecord, StoredRecord, StoredSnapshot } from "../../stores/types.js";
 import type { Warning } from "../bus.js";
@@ -12,7 +16,7 @@ import { WARNING_CODES } from "../constants.js";
 
 /** Seals and opens record payloads; see actors/journal/sealing.ts. */
 export interface JournalCodec {
-  seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<StoredRecord[]>;
+  seal(executionId: string, subject: string | undefined, records: StoredRecord[]): Promise<StoredRecord[]>;
   /** Opens stored records; they stay `StoredRecord` (the journal narrows them to the union). */
   open(executionId: string, records: StoredRecord[]): Promise<StoredRecord[]>;
   /** `seq` is the snapshot's: a sealing codec binds the state to it so it cannot be moved to another seq. */
@@ -30,14 +34,24 @@ export class Journal {
     private readonly warn: (warning: Warning) => void = () => undefined,
   ) {}
 
+  /** Appends one batch (a macrostep's records, input first, or records between macrosteps) in the stored form. */
   async append(executionId: string, expectedSeq: number, records: JournalRecord[], subject?: string): Promise<void> {
-    const sealed = this.codec ? await this.codec.seal(executionId, subject, records) : records;
+    const stored = compactMacrostep(records);
+    const sealed = this.codec ? await this.codec.seal(executionId, subject, stored) : stored;
     await this.events.append(executionId, expectedSeq, sealed);
   }
 
+  /** The live records from `fromSeq`, opened, in the read form (from seq 1, or see RecordExpander). */
   async read(executionId: string, fromSeq = 1): Promise<JournalRecord[]> {
     const records = await this.events.read(executionId, fromSeq);
-    return readAsJournal(this.codec ? await this.codec.open(executionId, records) : records);
+    return readAsJournal(expandRecords(this.codec ? await this.codec.open(executionId, records) : records));
+  }
+
+  /** Every record of the execution, archived ones first, opened, in the read form: what `app.log` returns. */
+  async readLog(executionId: string): Promise<JournalRecord[]> {
+    const archived = (await this.events.readArchives(executionId)).flatMap((segment) => segment.records);
+    const records = [...archived, ...(await this.events.read(executionId))];
+    return readAsJournal(expandRecords(this.codec ? await this.codec.open(executionId, records) : records));
   }
 
   /**
@@ -51,7 +65,7 @@ export class Journal {
       const archived = (await this.events.readArchives(executionId)).flatMap((s) => s.records).filter((r) => r.seq >= fromSeq && r.seq < firstLive);
       records = [...archived, ...records];
     }
-    return readAsJournal(this.codec ? await this.codec.open(executionId, records) : records);
+    return readAsJournal(expandRecords(this.codec ? await this.codec.open(executionId, records) : records));
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot, subject?: string): Promise<void> {

@@ -16,7 +16,7 @@
 import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
-import type { EventStore, JournalRecord, KeyStore, StoredRecord } from "../../stores/types.js";
+import type { EventStore, KeyStore, StoredRecord } from "../../stores/types.js";
 import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
 import { claimCheckRefsOf } from "../lifecycle/citations.js";
 import type { JournalCodec } from "./journal.js";
@@ -63,7 +63,7 @@ export class SubjectCodec implements JournalCodec {
     private readonly events: EventStore,
   ) {}
 
-  async seal(executionId: string, subject: string | undefined, records: JournalRecord[]): Promise<StoredRecord[]> {
+  async seal(executionId: string, subject: string | undefined, records: StoredRecord[]): Promise<StoredRecord[]> {
     if (subject === undefined || records.length === 0) return records;
     this.subjects.set(executionId, subject);
     const key = await this.sealingKey(executionId, subject);

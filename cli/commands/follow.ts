@@ -7,7 +7,8 @@ import type { StoredRecord } from "../../stores/types.js";
 import { command } from "../context.js";
 import { connectControl, type ControlClient } from "../control.js";
 import { EXIT, type ExitCode } from "../errors.js";
-import { readRecords, requireExecution } from "../journal.js";
+import { readStoredRecords, requireExecution } from "../journal.js";
+import { RecordExpander } from "../../stores/recordFormat.js";
 import { LogTail } from "../tail.js";
 import { gap, timestamp } from "../terminal.js";
 import { isInput, line } from "./log.js";
@@ -52,7 +53,9 @@ export const follow = command("follow", "Follow an execution live: its records a
     const time = isInput(record) ? gap(record.at - started) : "";
     ctx.out(`${c.dim(String(record.seq).padStart(5))}  ${c.dim(time.padEnd(10))} ${line(record, { c, width, full, prefix, stepWidth: 14, effectWidth: 10 })}`);
   };
-  const records = await readRecords(stores, executionId);
+  // Read in the read form as they come: the expander carries what derives a record's fields from one read to the next.
+  const expander = new RecordExpander();
+  const records = expander.expand(await readStoredRecords(stores, executionId));
   if (!json) ctx.out(`${c.bold(executionId)} ${c.dim("·")} ${info.logicId ?? "?"} ${c.dim("·")} following since ${timestamp(Date.now())} ${c.dim("(Ctrl-C to stop)")}`);
   records.forEach(show);
   const outcome = (): ExitCode => (ended?.status === "done" ? EXIT.ok : EXIT.failure);
@@ -87,7 +90,7 @@ export const follow = command("follow", "Follow an execution live: its records a
       () => wake(),
     );
     while (!ended && !interrupted) {
-      for (const record of await tail.read()) show(record);
+      for (const record of expander.expand(await tail.read())) show(record);
       if (ended || interrupted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, POLL_MS);

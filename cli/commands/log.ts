@@ -5,7 +5,8 @@ import { createJournalCodec } from "../../actors/journal/sealing.js";
 import type { FsStores } from "../../adapters/fs/index.js";
 import { SubjectErasedError } from "../../stores/errors.js";
 import { command, type Context } from "../context.js";
-import { isSealed, readRecords, requireExecution } from "../journal.js";
+import { isSealed, readRecords, readStoredRecords, requireExecution } from "../journal.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 import { replyText, valueText } from "../render.js";
 import { bytes, gap, progress, timestamp, type Palette } from "../terminal.js";
 
@@ -20,14 +21,15 @@ export const log = command("log", "Show an execution's timeline: its start, ever
     "A claim-check envelope { __loomClaimCheck, ref, size, digest } is shown as ⧉ ref <address> (size) with its digest; " +
       "tainted values as tainted(<origin>) ...; sealed records (security.crypto) as sealed, with their readable ids.",
     "--decrypt opens them with the key in the directory's keys/ (an erased subject's records stay sealed: its key is destroyed).",
-    "With --json: { execution, records } with the records exactly as journaled (opened with --decrypt).",
+    "With --json: { execution, records } with the records as app.log reads them (opened with --decrypt).",
   ],
   examples: ["loomwork log research-1", "loomwork log research-1 --full", "loomwork log support-7 --decrypt", "loomwork log research-1 --json | jq '.records[] | select(.type == \"loom.step.completed\")'"],
 }, async (ctx) => {
   const stores = await ctx.journal();
   const executionId = ctx.positionals[0]!;
   const info = await requireExecution(stores, executionId);
-  const records = ctx.values.decrypt === true ? await decrypted(stores, executionId, await readRecords(stores, executionId), ctx) : await readRecords(stores, executionId);
+  // Opened as stored, then read back in the read form (a sealed record's header is authenticated as it was written).
+  const records = ctx.values.decrypt === true ? expandRecords(await decrypted(stores, executionId, await readStoredRecords(stores, executionId), ctx)) : await readRecords(stores, executionId);
   if (ctx.json) return ctx.printJson({ execution: info, records });
   const { c } = ctx;
   const started = records[0]?.at ?? info.startedAt;
@@ -61,7 +63,7 @@ export function line(r: StoredRecord, o: { c: Palette; width: number; full: bool
   const step = (id: unknown) => String(id).replace(o.prefix, "");
   if (isSealed(r)) {
     const ids = [r.stepId, r.effectId, r.timerId].filter((v) => v !== undefined).map(step);
-    const move = r.type === schema.TRANSITION ? ` ${String(r.from ?? "(init)")} → ${String(r.to)}` : "";
+    const move = r.type === schema.TRANSITION ? ` ${r.from === undefined ? "" : `${String(r.from ?? "(init)")} `}→ ${String(r.to)}` : "";
     return `${c.magenta("🔒")} ${r.type}${move}${ids.length ? ` ${ids.join(" ")}` : ""} ${c.dim(`sealed payload (${bytes(String(r.sealed).length)} base64)`)}`;
   }
   switch (r.type) {
@@ -86,7 +88,7 @@ export function line(r: StoredRecord, o: { c: Palette; width: number; full: bool
     case schema.TIMER_SET:
       return c.dim(`  ⏲ timer ${String(r.timerId)} set for ${timestamp(r.dueAt as number)} → ${String((r.event as { type?: string })?.type)}`);
     case schema.TRANSITION:
-      return c.dim(`  ↳ ${r.from === null ? "(init)" : String(r.from)} → ${String(r.to)}   ${String(r.event)}`);
+      return c.dim(`  ↳ ${r.from === null ? "(init) " : r.from === undefined ? "" : `${String(r.from)} `}→ ${String(r.to)}   ${String(r.event ?? "")}`);
     case schema.EXECUTION_ENDED: {
       const status = String(r.status);
       const detail = status === "done" ? (r.output === undefined ? "" : ` ${c.dim("output")} ${valueText(r.output, width - 20, full)}`) : ` ${c.red(String((r.error as { message?: string })?.message ?? ""))}`;

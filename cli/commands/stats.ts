@@ -9,7 +9,7 @@ import type { ExecutionInfo } from "../../stores/types.js";
 import type { FsStores } from "../../adapters/fs/index.js";
 import { command } from "../context.js";
 import { EXIT } from "../errors.js";
-import { executionDiskBytes, jsonBytes, readRecords, requireExecution } from "../journal.js";
+import { executionDiskBytes, jsonBytes, readStoredRecords, requireExecution } from "../journal.js";
 import { envelopesIn } from "../render.js";
 import { bytes, progress, table } from "../terminal.js";
 
@@ -141,7 +141,8 @@ async function measure(dir: string, stores: FsStores, info: ExecutionInfo, logic
   };
   const warn = (code: string, message: string, facts: Record<string, unknown> = {}) => warnings.push({ code, executionId: id, message, ...facts });
   try {
-    const records = await readRecords(stores, id);
+    // As stored: the bytes app.stats counts (a replay reads them back in the read form itself).
+    const records = await readStoredRecords(stores, id);
     const snapshot = await stores.events.getSnapshot(id);
     let state: Pick<Row, "stateBytes" | "stateSeq" | "stateSource"> = snapshot
       ? { stateBytes: jsonBytes(snapshot.state), stateSeq: snapshot.seq, stateSource: "snapshot" }

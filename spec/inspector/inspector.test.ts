@@ -10,6 +10,7 @@ import { fsStores } from "../../adapters/fs/index.js";
 import { createApp, defineConfig, EVENT_RECEIVED, EXECUTION_STARTED, memoryStores, STEP_COMPLETED, STEP_FAILED, TRANSITION, type StoredRecord, type Stores } from "../../index.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 import { inspectorServer } from "./support.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 
 const INPUTS = new Set([EXECUTION_STARTED, EVENT_RECEIVED, STEP_COMPLETED, STEP_FAILED]);
 const input = { prompt: RESEARCH_QUESTION };
@@ -17,9 +18,9 @@ const tick = () => new Promise((r) => setTimeout(r, 30));
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
-/** The event types the journal says each macrostep processed, in order. */
+/** The event types the journal says each macrostep processed, in order (read from the stored form of schema 3, as app.log does). */
 function journaledEvents(records: StoredRecord[]): string[] {
-  return records.filter((r) => r.type === TRANSITION).map((r) => String(r.event));
+  return expandRecords(records).filter((r) => r.type === TRANSITION).map((r) => String(r.event));
 }
 
 /** Runs the research agent until `turns` turns are journaled, then closes the app (as a quit would). */
