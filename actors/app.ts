@@ -89,7 +89,7 @@ export class App {
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
-    const logic = this.host.startLogic(logicOrId);
+    const logic = await this.host.startLogic(logicOrId);
     const input = this.host.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);

@@ -22,7 +22,7 @@ import { createJournalCodec } from "./journal/sealing.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
-import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
+import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalMachine, loadedInternalLogics, loadInternalLogics } from "./lifecycle/maintenance.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -82,8 +82,8 @@ export class AppHost implements ExecutionHost {
       if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
     }
     this.logics.registerAll(config.logics ?? []);
-    // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
-    for (const logic of INTERNAL_LOGICS) this.register(logic);
+    // The runtime's own machines (sweep, erase coordinator) loaded so far; the others load when one is resumed or started by id.
+    this.logics.registerAll(loadedInternalLogics());
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
@@ -162,8 +162,9 @@ export class AppHost implements ExecutionHost {
   }
 
   /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
-  startLogic(logicOrId: AnyStateMachine | string): AnyStateMachine {
+  async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
     if (typeof logicOrId !== "string") return logicOrId;
+    this.logics.registerAll(await loadInternalLogics(logicOrId));
     const logic = this.logics.newest(logicOrId);
     if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
     return logic;
@@ -194,6 +195,7 @@ export class AppHost implements ExecutionHost {
     if (info.damaged) await events.read(executionId);
     // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
     const started = await this.startedLogic(info);
+    this.logics.registerAll(await loadInternalLogics(info.logicId));
     const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
@@ -223,6 +225,7 @@ export class AppHost implements ExecutionHost {
 
   /** The newest held definition of `logicId` (what a start by id runs, and what the lifecycle modules use). */
   logicOf(logicId: string | undefined): AnyStateMachine | undefined {
+    this.logics.registerAll(loadedInternalLogics());
     return this.logics.newest(logicId);
   }
 
@@ -246,7 +249,7 @@ export class AppHost implements ExecutionHost {
     }
     if (!runsHere) return;
     // Only the runtime's own machines may invoke its internal effects.
-    const internal = INTERNAL_LOGICS.includes(logic) ? INTERNAL_EFFECT_IDS : [];
+    const internal = isInternalMachine(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal];
     for (const src of effectSourcesOf(logic)) {
       if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);

@@ -1,7 +1,7 @@
 // Whether a subject is erased, or being erased: what the app checks before an execution of the subject
 // starts or resumes, and what names an execution whose history an erasure deleted. Read from the erase
 // coordinators' journals (actors/lifecycle/erase.ts) and the key stores' tombstones.
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "../../machines/eraseCoordinator.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
 import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, ExecutionInfo } from "../../stores/types.js";

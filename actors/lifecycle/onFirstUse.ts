@@ -12,3 +12,6 @@ export { exportFrom } from "./export.js";
 export { INTERNAL_EFFECTS } from "./internalEffects.js";
 export { archiveExecution } from "./retention.js";
 export { sweepOnce } from "./sweep.js";
+// Loading this module registers the runtime's own machines (machines/helpers/maintenanceIds.ts INTERNAL_MACHINES).
+export { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
+export { sweepMachine } from "../../machines/sweep.js";
