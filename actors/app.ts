@@ -14,7 +14,7 @@ import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
 import type { ReplayCheckOptions, ReplayCheckReport } from "./journal/replayCheck.js";
 import type { MigrateOptions, MigrateResult } from "./journal/migrate.js";
-import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
+import { assertSubjectOpen } from "./lifecycle/firstUse.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import type { SubjectExport } from "./lifecycle/export.js";

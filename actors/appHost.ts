@@ -11,16 +11,16 @@ import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
 import { EffectRuntime } from "./effects/chain.js";
-import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
+import { validateClaimCheck } from "./effects/claimCheckConfig.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
 import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
 import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
-import { createJournalCodec } from "./journal/sealing.js";
+import { SubjectCodecOnFirstUse } from "./journal/codecOnFirstUse.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
-import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
+import { claimCheckLayer, erasedExecutionError } from "./lifecycle/firstUse.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalMachine, loadedInternalLogics, loadInternalLogics } from "./lifecycle/maintenance.js";
 
@@ -87,7 +87,7 @@ export class AppHost implements ExecutionHost {
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
+    if (config.security?.crypto) this.effects.codec = new SubjectCodecOnFirstUse(config.security.crypto.keys, config.stores.events);
     this.installClaimCheck();
     this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);

@@ -11,7 +11,7 @@ import type { RuntimeBus } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import type { Journal, JournalCodec } from "../journal/journal.js";
-import { claimCheckTrustOf, type ClaimCheckTrust } from "./citations.js";
+import { claimCheckTrustOf, type ClaimCheckTrust } from "./trust.js";
 import { trackInflightOffloads } from "./offloads.js";
 
 /** The cited set of one sweep: load-bearing addresses, and each telemetry address's latest citation time. */

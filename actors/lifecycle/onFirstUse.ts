@@ -4,10 +4,13 @@
 // module, not one per path: a bundler then splits an app into its start chunks and one lazy chunk, instead
 // of a shared chunk per combination of paths, each compressed on its own (issue 18, bench/bundle.ts).
 export { resolveClaimCheck } from "../effects/claimCheck.js";
-export { submitStart } from "../fleet/submit.js";
+export { claimCheckLayer } from "../effects/claimCheckPreset.js";
+export { isSubmitted, submitStart, submittedOutcome } from "../fleet/submit.js";
 export { migrateExecution } from "../journal/migrate.js";
 export { checkReplay } from "../journal/replayCheck.js";
+export { createJournalCodec } from "../journal/sealing.js";
 export { erase } from "./erase.js";
+export { assertSubjectOpen, erasedExecutionError } from "./erasureStatus.js";
 export { exportFrom } from "./export.js";
 export { INTERNAL_EFFECTS } from "./internalEffects.js";
 export { archiveExecution } from "./retention.js";
