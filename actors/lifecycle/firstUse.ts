@@ -6,6 +6,7 @@ import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
 import type { ClaimCheckConfig } from "../effects/claimCheckConfig.js";
 import type { Effect, EffectContext, EffectMiddleware } from "../effects/effect.js";
 import type { ExecutionErasedError } from "../journal/sealing.js";
+import type { ResumeSource, ResumeUnfinishedOptions, ResumeUnfinishedResult } from "../journal/unfinished.js";
 import type { LifecycleHost } from "./host.js";
 
 const load = () => import("./onFirstUse.js");
@@ -18,6 +19,11 @@ export async function assertSubjectOpen(host: Pick<LifecycleHost, "events" | "ke
 /** actors/lifecycle/erasureStatus.ts `erasedExecutionError`, loaded on first use. */
 export async function erasedExecutionError(events: EventStore, executionId: string): Promise<ExecutionErasedError | undefined> {
   return (await load()).erasedExecutionError(events, executionId);
+}
+
+/** actors/journal/unfinished.ts `resumeUnfinished` (app.resumeUnfinished, once at boot), loaded on first use. */
+export async function resumeUnfinished(app: ResumeSource, options?: ResumeUnfinishedOptions): Promise<ResumeUnfinishedResult> {
+  return (await load()).resumeUnfinished(app, options);
 }
 
 /** actors/fleet/submit.ts `isSubmitted`, loaded on first use. */

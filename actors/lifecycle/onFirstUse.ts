@@ -8,6 +8,7 @@ export { claimCheckLayer } from "../effects/claimCheckPreset.js";
 export { isSubmitted, submitStart, submittedOutcome } from "../fleet/submit.js";
 export { migrateExecution } from "../journal/migrate.js";
 export { checkReplay } from "../journal/replayCheck.js";
+export { resumeUnfinished } from "../journal/unfinished.js";
 export { createJournalCodec } from "../journal/sealing.js";
 export { erase } from "./erase.js";
 export { assertSubjectOpen, erasedExecutionError } from "./erasureStatus.js";
