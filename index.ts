@@ -174,7 +174,7 @@ export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";
 export { sentinelClaimCheck } from "./actors/effects/sentinel.js";
 export type { SentinelOptions } from "./actors/effects/sentinel.js";
-export { ErasureInProgressError } from "./actors/lifecycle/erasureStatus.js";
+export { ErasureInProgressError } from "./actors/lifecycle/errors.js";
 // Time travel into the XState inspector (docs/inspector.md).
 export { replayIntoInspector } from "./actors/inspectReplay.js";
 export type { ReplayIntoInspectorOptions, InspectorReplay } from "./actors/inspectReplay.js";

@@ -14,14 +14,14 @@ import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
 import type { ReplayCheckOptions, ReplayCheckReport } from "./journal/replayCheck.js";
 import type { MigrateOptions, MigrateResult } from "./journal/migrate.js";
-import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
+import { assertSubjectOpen, resumeUnfinished } from "./lifecycle/firstUse.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import type { SubjectExport } from "./lifecycle/export.js";
 import type { ArchiveOptions, ArchiveResult } from "./lifecycle/retention.js";
 import { HistoryInUseError } from "./lifecycle/errors.js";
 import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./lifecycle/joins.js";
-import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
+import type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
@@ -89,7 +89,7 @@ export class App {
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
-    const logic = this.host.startLogic(logicOrId);
+    const logic = await this.host.startLogic(logicOrId);
     const input = this.host.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);

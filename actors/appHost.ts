@@ -11,18 +11,18 @@ import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
 import { EffectRuntime } from "./effects/chain.js";
-import { claimCheckLayer, validateClaimCheck } from "./effects/claimCheckPreset.js";
+import { validateClaimCheck } from "./effects/claimCheckConfig.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
 import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
 import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
-import { createJournalCodec } from "./journal/sealing.js";
+import { SubjectCodecOnFirstUse } from "./journal/codecOnFirstUse.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
-import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
+import { claimCheckLayer, erasedExecutionError } from "./lifecycle/firstUse.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
-import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect } from "./lifecycle/maintenance.js";
+import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalMachine, loadedInternalLogics, loadInternalLogics } from "./lifecycle/maintenance.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -82,12 +82,12 @@ export class AppHost implements ExecutionHost {
       if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
     }
     this.logics.registerAll(config.logics ?? []);
-    // The runtime's own machines (sweep, erase coordinator), so a fresh app resumes them by logic id.
-    for (const logic of INTERNAL_LOGICS) this.register(logic);
+    // The runtime's own machines (sweep, erase coordinator) loaded so far; the others load when one is resumed or started by id.
+    this.logics.registerAll(loadedInternalLogics());
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    if (config.security?.crypto) this.effects.codec = createJournalCodec(config.security.crypto.keys, config.stores.events);
+    if (config.security?.crypto) this.effects.codec = new SubjectCodecOnFirstUse(config.security.crypto.keys, config.stores.events);
     this.installClaimCheck();
     this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
@@ -162,8 +162,9 @@ export class AppHost implements ExecutionHost {
   }
 
   /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
-  startLogic(logicOrId: AnyStateMachine | string): AnyStateMachine {
+  async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
     if (typeof logicOrId !== "string") return logicOrId;
+    this.logics.registerAll(await loadInternalLogics(logicOrId));
     const logic = this.logics.newest(logicOrId);
     if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
     return logic;
@@ -198,6 +199,7 @@ export class AppHost implements ExecutionHost {
     if (info.damaged) await events.read(executionId);
     // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
     const started = await this.startedLogic(info);
+    this.logics.registerAll(await loadInternalLogics(info.logicId));
     const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
@@ -226,6 +228,7 @@ export class AppHost implements ExecutionHost {
 
   /** The newest held definition of `logicId` (what a start by id runs, and what the lifecycle modules use). */
   logicOf(logicId: string | undefined): AnyStateMachine | undefined {
+    this.logics.registerAll(loadedInternalLogics());
     return this.logics.newest(logicId);
   }
 
@@ -249,7 +252,7 @@ export class AppHost implements ExecutionHost {
     }
     if (!runsHere) return;
     // Only the runtime's own machines may invoke its internal effects.
-    const internal = INTERNAL_LOGICS.includes(logic) ? INTERNAL_EFFECT_IDS : [];
+    const internal = isInternalMachine(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal];
     for (const src of effectSourcesOf(logic)) {
       if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);

@@ -8,7 +8,7 @@ import { utf8Length } from "../stores/bytes.js";
 import { RUNTIME_ID_PREFIX } from "./constants.js";
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectMiddleware } from "./effects/effect.js";
-import type { ClaimCheckConfig } from "./effects/claimCheckPreset.js";
+import type { ClaimCheckConfig } from "./effects/claimCheckConfig.js";
 
 /** Redaction: patterns whose matches become "[REDACTED]", or a function over each string. */
 export type RedactOption = (RegExp | string)[] | ((text: string) => string);

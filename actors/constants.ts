@@ -4,7 +4,7 @@
 // every error and warning code is spelled here once.
 import { RUNTIME_ID_PREFIX } from "../machines/helpers/constants.js";
 import { TAINT_SCAN_INCOMPLETE } from "../machines/helpers/taint.js";
-import { SWEEP_LOGIC_ID } from "../machines/sweep.js";
+import { SWEEP_LOGIC_ID } from "../machines/helpers/maintenanceIds.js";
 import { STORE_ERROR_CODES } from "../stores/constants.js";
 
 export { RUNTIME_ID_PREFIX, STORE_ERROR_CODES };

@@ -7,18 +7,9 @@
 // Any failed step ends the machine in `failed`; nothing after it runs.
 import { assign, setup } from "xstate";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, INTERNAL_MACHINES } from "./helpers/maintenanceIds.js";
 
-/** The machine id, journaled as the coordinators' logic id. */
-export const ERASE_COORDINATOR_LOGIC_ID = "loom.eraseCoordinator";
-
-/** The runtime's internal effects the coordinator invokes. */
-export const ERASE_EFFECTS = {
-  plan: "loom.erase.plan",
-  journalIntent: "loom.erase.journalIntent",
-  shred: "loom.erase.shred",
-  deleteContent: "loom.erase.deleteContent",
-  journalResult: "loom.erase.journalResult",
-} as const;
+export { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS };
 
 export interface ErasePlan {
   /** The subject's executions (by id) when the plan was made. */
@@ -164,3 +155,5 @@ export const eraseCoordinatorMachine = setup({
           intentSeq: context.intentSeq,
         },
 });
+
+INTERNAL_MACHINES.set(eraseCoordinatorMachine.id, eraseCoordinatorMachine);

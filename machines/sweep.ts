@@ -5,16 +5,9 @@
 // is served from the log, and the batch in flight runs again with the same cutoff.
 import { assign, setup } from "xstate";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
+import { INTERNAL_MACHINES, SWEEP_EFFECTS, SWEEP_LOGIC_ID } from "./helpers/maintenanceIds.js";
 
-/** The machine id, journaled as the sweep executions' logic id. */
-export const SWEEP_LOGIC_ID = "loom.sweep";
-
-/** The runtime's internal effects the sweep invokes (never user-visible, never in the effect chain). */
-export const SWEEP_EFFECTS = {
-  begin: "loom.sweep.begin",
-  scan: "loom.sweep.scan",
-  reclaim: "loom.sweep.reclaim",
-} as const;
+export { SWEEP_EFFECTS, SWEEP_LOGIC_ID };
 
 export interface SweepInput {
   /** Telemetry refs (no load-bearing `retain`) are reclaimable this long after their citation (or their execution's end). */
@@ -182,3 +175,5 @@ export const sweepMachine = setup({
     bytesDeleted: context.bytesDeleted,
   }),
 });
+
+INTERNAL_MACHINES.set(sweepMachine.id, sweepMachine);

@@ -4,6 +4,7 @@
 // innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never runs the
 // chain: a recorded step is served from the log.
 import type { Usage } from "../../machines/helpers/messages.js";
+import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import type { JournalRecord } from "../../stores/types.js";
@@ -17,7 +18,6 @@ import { UnknownEffectError } from "../errors.js";
 import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
-import { AGENT_TOOL_STEP } from "./claimCheck.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
 import { EffectStoppedError, KillSwitch, redactionLayer } from "./layers.js";
 import { Meter } from "./meter.js";

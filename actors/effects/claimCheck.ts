@@ -8,8 +8,9 @@ import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { NonJsonOutputError } from "../errors.js";
 import { plainJson } from "../journal/json.js";
 import { CLAIM_CHECK_KEY, CONTENT_REF_KEY } from "../../machines/helpers/constants.js";
+import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 
-export { CLAIM_CHECK_KEY, CONTENT_REF_KEY };
+export { AGENT_TOOL_STEP, CLAIM_CHECK_KEY, CONTENT_REF_KEY };
 /** The classic middleware's cap: 16 KiB of UTF-8 JSON text. */
 export const CLASSIC_CLAIM_CHECK_CAP_BYTES = 16 * 1024;
 /** The execution.claimCheck preset's cap: 1 KiB (ADR 0140 D4, the measured figure). */
@@ -173,6 +174,3 @@ export async function resolveClaimCheck(envelope: unknown, options: { store: Con
   const bytes = await options.store.get(inner.ref[CONTENT_REF_KEY], options.subject === undefined ? {} : { subject: options.subject });
   return bytes === undefined ? null : JSON.parse(fromUtf8(bytes));
 }
-
-/** Step ids of agentLoop$ tool frames: `<loop>#turn:<i>:tool:<j>` (ADR 0140 D9). */
-export const AGENT_TOOL_STEP = /#turn:\d+:tool:\d+$/;

@@ -1,28 +1,16 @@
 // Whether a subject is erased, or being erased: what the app checks before an execution of the subject
 // starts or resumes, and what names an execution whose history an erasure deleted. Read from the erase
 // coordinators' journals (actors/lifecycle/erase.ts) and the key stores' tombstones.
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "../../machines/eraseCoordinator.js";
-import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
+import { SubjectErasedError } from "../../stores/errors.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, ExecutionInfo } from "../../stores/types.js";
-import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorPrefix, RUNTIME_ERROR_CODES } from "../constants.js";
+import { ERASE_COORDINATOR_ID_PREFIX, eraseCoordinatorPrefix } from "../constants.js";
 import { ExecutionErasedError } from "../journal/sealing.js";
+import { ErasureInProgressError } from "./errors.js";
 import type { LifecycleHost } from "./host.js";
 
-/** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
-export class ErasureInProgressError extends LoomworkError {
-  readonly subject: string;
-  readonly coordinatorId: string;
-  constructor(subject: string, coordinatorId: string) {
-    super(
-      RUNTIME_ERROR_CODES.erasureInProgress,
-      `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
-        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
-    );
-    this.subject = subject;
-    this.coordinatorId = coordinatorId;
-  }
-}
+export { ErasureInProgressError };
 
 /** The subject's erase coordinators in the catalogue (their ids built by `eraseCoordinatorId`). */
 export function coordinatorsOf(infos: ExecutionInfo[], subject: string): ExecutionInfo[] {

@@ -44,3 +44,18 @@ export class HistoryInUseError extends LoomworkError {
     this.executionId = executionId;
   }
 }
+
+/** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
+export class ErasureInProgressError extends LoomworkError {
+  readonly subject: string;
+  readonly coordinatorId: string;
+  constructor(subject: string, coordinatorId: string) {
+    super(
+      RUNTIME_ERROR_CODES.erasureInProgress,
+      `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
+        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
+    );
+    this.subject = subject;
+    this.coordinatorId = coordinatorId;
+  }
+}

@@ -3,14 +3,15 @@
 // two calls. The app builds its host once, with `createLifecycleHost`; nothing in actors/lifecycle holds
 // or takes the App itself, so the lifecycle and the app do not import each other.
 import type { AnyStateMachine } from "xstate";
-import { ERASE_COORDINATOR_LOGIC_ID, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
-import { SWEEP_LOGIC_ID, type SweepResult } from "../../machines/sweep.js";
+import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+import { ERASE_COORDINATOR_LOGIC_ID, SWEEP_LOGIC_ID } from "../../machines/helpers/maintenanceIds.js";
+import type { SweepResult } from "../../machines/sweep.js";
 import type { ContentStore, EventStore, JournalRecord, KeyStore, RecordBody } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import type { Journal, JournalCodec } from "../journal/journal.js";
-import { claimCheckTrustOf, type ClaimCheckTrust } from "./citations.js";
+import { claimCheckTrustOf, type ClaimCheckTrust } from "./trust.js";
 import { trackInflightOffloads } from "./offloads.js";
 
 /** The cited set of one sweep: load-bearing addresses, and each telemetry address's latest citation time. */

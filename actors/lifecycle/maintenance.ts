@@ -9,10 +9,9 @@
 // - they are journaled like any step: STEP_COMPLETED / STEP_FAILED by a deterministic step id, served from
 //   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
 import type { AnyStateMachine } from "xstate";
-import { ERASE_EFFECTS, eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
-import { SWEEP_EFFECTS, sweepMachine } from "../../machines/sweep.js";
+import { ERASE_EFFECTS, INTERNAL_MACHINES, SWEEP_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
 import type { StepCall } from "../journal/host.js";
-import type { InternalEffectContext, LifecycleHost } from "./host.js";
+import { isInternalLogic, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
 /**
  * Every internal effect's id. Their code (actors/lifecycle/internalEffects.ts: the sweep's and the
@@ -21,8 +20,25 @@ import type { InternalEffectContext, LifecycleHost } from "./host.js";
  */
 export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
 
-/** The machines that may invoke internal effects; the app registers them so a fresh app can resume them. */
-export const INTERNAL_LOGICS: readonly AnyStateMachine[] = [sweepMachine, eraseCoordinatorMachine];
+/**
+ * The machines that may invoke internal effects (the sweep, the erase coordinator) that are loaded: their
+ * code loads with the lifecycle's on first use (issue 18). The app registers them as they load, and loads
+ * them first when it resumes or starts one by logic id (`loadInternalLogics`), so a fresh app resumes them.
+ */
+export function loadedInternalLogics(): AnyStateMachine[] {
+  return [...INTERNAL_MACHINES.values()];
+}
+
+/** True for `logic` itself being one of the runtime's own machines (by identity, not by id). */
+export function isInternalMachine(logic: AnyStateMachine): boolean {
+  return INTERNAL_MACHINES.get(logic.id) === logic;
+}
+
+/** Loads the runtime's own machines when `logicId` names one; resolves every one loaded. */
+export async function loadInternalLogics(logicId: string | undefined): Promise<AnyStateMachine[]> {
+  if (isInternalLogic(logicId)) await import("./onFirstUse.js");
+  return loadedInternalLogics();
+}
 
 export function isInternalEffect(effectId: string): boolean {
   return INTERNAL_EFFECT_IDS.includes(effectId);

@@ -50,3 +50,6 @@ export function replyStepOf(n: number): string {
 export function summarizeStepOf(n: number): string {
   return `msg:${n}:summarize`;
 }
+
+/** Step ids of agentLoop$ tool frames: `<loop>#turn:<i>:tool:<j>` (ADR 0140 D9). */
+export const AGENT_TOOL_STEP = /#turn:\d+:tool:\d+$/;

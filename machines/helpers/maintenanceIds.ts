@@ -1,0 +1,33 @@
+// The ids of the runtime's maintenance machines (machines/sweep.ts, machines/eraseCoordinator.ts) and of
+// the internal effects they invoke, apart from the machines: the app checks ids at start, and loads the
+// machines themselves only on first use (issue 18: a bundler splits an app by module, so a machine
+// defined beside an id the start path reads would load at start).
+import type { AnyStateMachine } from "xstate";
+
+/** The sweep's machine id, journaled as the sweep executions' logic id. */
+export const SWEEP_LOGIC_ID = "loom.sweep";
+
+/** The runtime's internal effects the sweep invokes (never user-visible, never in the effect chain). */
+export const SWEEP_EFFECTS = {
+  begin: "loom.sweep.begin",
+  scan: "loom.sweep.scan",
+  reclaim: "loom.sweep.reclaim",
+} as const;
+
+/** The erase coordinator's machine id, journaled as the coordinators' logic id. */
+export const ERASE_COORDINATOR_LOGIC_ID = "loom.eraseCoordinator";
+
+/** The runtime's internal effects the coordinator invokes. */
+export const ERASE_EFFECTS = {
+  plan: "loom.erase.plan",
+  journalIntent: "loom.erase.journalIntent",
+  shred: "loom.erase.shred",
+  deleteContent: "loom.erase.deleteContent",
+  journalResult: "loom.erase.journalResult",
+} as const;
+
+/**
+ * The runtime's own machines by logic id, the only ones that may invoke its internal effects: each
+ * maintenance machine adds itself when its module is evaluated, so this holds exactly the ones loaded.
+ */
+export const INTERNAL_MACHINES = new Map<string, AnyStateMachine>();
