@@ -93,7 +93,7 @@ async function loomwork(mark?: (name: string) => void): Promise<Sample> {
     deltas++;
     if (first) return;
     first = end();
-    mark?.("first text-delta on the bus");
+    mark?.("first text-delta");
   });
   await app.start(agent, { executionId: id, input: { prompt: PROMPT } });
   mark?.("app.start resolved");
