@@ -11,11 +11,12 @@ import { runChild } from "./spawn.js";
 const GOAL = 1.1;
 
 /**
- * Rounds of the comparison: a turn takes some 10-20 ms, so many rounds cost a second or two, and a 1.1x goal
- * needs them on a shared machine (15 rounds in the bench's process gave 0.86x to 1.18x of the same code).
+ * Rounds of the comparison: a turn takes some 10-60 ms on the shared machine, and a 1.1x goal needs many of
+ * them (15 rounds after 1 in the bench's own process gave 0.86x to 1.18x of the same code). The unrecorded
+ * rounds let the JIT settle for both variants, as in a process that has run some turns.
  */
 function argsOf(options: BenchOptions): StreamingArgs {
-  return options.mode === "quick" ? { reps: 1, warmup: 0, phaseReps: 1 } : { reps: 101, warmup: 10, phaseReps: 31 };
+  return options.mode === "quick" ? { reps: 1, warmup: 0, phaseReps: 1 } : { reps: 201, warmup: 30, phaseReps: 31 };
 }
 
 export async function measureStreaming(options: BenchOptions): Promise<Section> {
