@@ -1,8 +1,13 @@
-// Measurement 7: retained heap per finished execution (issue 13). Each row is a fresh `node --expose-gc`
-// process (bench/child/memory.ts) that runs finished 30-turn agent executions in one app on fs stores and
+// Measurement 7: retained heap per finished execution (issue 13). Each row is fresh `node --expose-gc`
+// processes (bench/child/memory.ts), each running finished 30-turn agent executions in one app on fs stores and
 // measures the heap after a full GC, V8's code space left out: with the app open, after `app.close()` with
 // the app still referenced (as a long-lived desktop process keeps it), and once the app is let go; the
 // app's share is the difference. spec/reliability/memory.test.ts asserts the same figures.
+// The child runs with V8's bytecode flushing off (MEMORY_CHILD_FLAGS): with it on, every full GC may drop
+// the bytecode of functions not run lately and the next call compiles it again, so the heap moved by tens
+// of kB between two measurements with what code ran last, not with what the app holds (per cached
+// outcome over 16 outcomes: -781 B, 497 B and 8,633 B in three runs of the same child; with it off, 293
+// to 441 B). Each row is the median of several children.
 import type { MemoryArgs, MemoryReport } from "./child/memory.js";
 import type { BenchOptions } from "./options.js";
 import { bytes, type Cell, type Goal, type Section } from "./report.js";
@@ -13,17 +18,30 @@ import { DEFAULT_SETTLED_CACHE } from "../actors/config.js";
 const BOUND_BYTES = 1024;
 const TURNS = 30;
 
+/**
+ * Node flags of the memory child: `gc()`, and V8's bytecode kept (not flushed from functions a GC finds
+ * idle), so the heap after a full GC does not move with which code ran last. Like the code space it
+ * leaves out, bytecode is the process's compiled code, not what the app holds for its executions.
+ */
+export const MEMORY_CHILD_FLAGS = ["--expose-gc", "--no-flush-bytecode"];
+
 interface Row {
   settledCache: number;
+  /** The child whose per-cached-outcome figure is the median of the samples. */
   report?: MemoryReport;
+  /** Per cached outcome (open) in every child of the row. */
+  samples: number[];
   error?: string;
 }
+
+const perCached = (r: MemoryReport, settledCache: number) => (r.open - r.closed) / Math.max(1, Math.min(r.executions, settledCache));
 
 const HEAD = [
   "execution.settledCache",
   "finished executions",
   "app's share, open",
   "per cached outcome (open)",
+  "per cached outcome, each child",
   "app's share after close",
   "per execution after close",
   "whole heap per execution (fs stores' own catalogue included)",
@@ -32,7 +50,7 @@ const HEAD = [
 
 function cells(row: Row): Cell[] {
   const r = row.report;
-  if (!r) return [row.settledCache, "", `not measured: ${row.error ?? "?"}`, "", "", "", "", ""];
+  if (!r) return [row.settledCache, "", `not measured: ${row.error ?? "?"}`, "", "", "", "", "", ""];
   const open = r.open - r.appDropped;
   const closed = r.closed - r.appDropped;
   const cached = Math.min(r.executions, row.settledCache);
@@ -42,6 +60,7 @@ function cells(row: Row): Cell[] {
     r.executions,
     bytes(open),
     cached > 0 ? bytes((open - closed) / cached) : "n/a",
+    cached > 0 ? row.samples.map((b) => `${Math.round(b).toLocaleString("en-US")} B`).join(", ") : "n/a",
     bytes(closed),
     bytes(closed / r.executions),
     bytes((r.storesClosed - r.before) / r.executions),
@@ -52,18 +71,22 @@ function cells(row: Row): Cell[] {
 export async function measureMemory(options: BenchOptions): Promise<Section> {
   const executions = options.mode === "quick" ? 12 : 300;
   const warmup = options.mode === "quick" ? 2 : 20;
+  const children = options.mode === "quick" ? 1 : 3;
   const rows: Row[] = [];
   for (const settledCache of [DEFAULT_SETTLED_CACHE, 16]) {
     const args: MemoryArgs = { executions, turns: TURNS, warmup, concurrency: 8, settledCache };
     try {
-      rows.push({ settledCache, report: (await runChild("memory", args, ["--expose-gc"])) as unknown as MemoryReport });
+      const reports: MemoryReport[] = [];
+      for (let i = 0; i < children; i++) reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
+      reports.sort((a, b) => perCached(a, settledCache) - perCached(b, settledCache));
+      rows.push({ settledCache, report: reports[reports.length >> 1]!, samples: reports.map((r) => perCached(r, settledCache)) });
     } catch (error) {
-      rows.push({ settledCache, error: error instanceof Error ? error.message : String(error) });
+      rows.push({ settledCache, samples: [], error: error instanceof Error ? error.message : String(error) });
     }
   }
   const measured = rows.filter((r) => r.report);
   const closedPer = measured.map((r) => (r.report!.closed - r.report!.appDropped) / r.report!.executions);
-  const cachedPer = measured.map((r) => (r.report!.open - r.report!.closed) / Math.max(1, Math.min(r.report!.executions, r.settledCache)));
+  const cachedPer = measured.map((r) => perCached(r.report!, r.settledCache));
   const goals: Goal[] = [
     {
       goal: `under ${BOUND_BYTES.toLocaleString("en-US")} B retained per finished ${TURNS}-turn execution after app.close(), the app still referenced`,
@@ -80,8 +103,8 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
     id: "memory",
     title: "7. Retained heap per finished execution",
     method: [
-      `Each row is a fresh \`node --expose-gc\` process (\`bench/child/memory.ts\`): ${warmup} warm-up executions in another app, then ${executions} ${TURNS}-turn executions of the harness (claim-check off, 8 at a time) ` +
-        "run to their end in one app on fs stores (fsync made a no-op: durability is not measured here). The heap is `heapUsed` after a full GC, without V8's code space (compiled code grows as the JIT warms, whatever the app holds): " +
+      `Each row is the median (by the per-cached-outcome figure) of ${children} fresh \`node ${MEMORY_CHILD_FLAGS.join(" ")}\` processes (\`bench/child/memory.ts\`), each: ${warmup} warm-up executions in another app, then ${executions} ${TURNS}-turn executions of the harness (claim-check off, 8 at a time) ` +
+        "run to their end in one app on fs stores (fsync made a no-op: durability is not measured here). The heap is `heapUsed` after a full GC, without V8's code space (compiled code grows as the JIT warms, whatever the app holds), with bytecode flushing off (else a GC drops the bytecode of functions idle lately and the next call compiles it again: the heap moved by tens of kB between measurements with which code ran last): " +
         "with the app open, after `app.close()` with the app and its stores still referenced, and after the app is let go. The app's share is the difference with the last figure; it includes what an app holds whatever it ran (its own objects, some 10-20 kB). " +
         "The whole-heap column is everything above the baseline after the stores are closed too, the fs stores' per-execution catalogue (paths, log state) included. " +
         "`spec/reliability/memory.test.ts` asserts the same bounds.",

@@ -70,7 +70,9 @@ class Buffer {
     return this.seeded && this.ended;
   }
 
+  // Every delta and record passes here: nothing is allocated when no iteration waits (nobody streams it).
   private wake(): void {
+    if (this.waiters.size === 0) return;
     const waiters = this.waiters;
     this.waiters = new Set();
     for (const wake of waiters) wake();

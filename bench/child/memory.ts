@@ -45,6 +45,9 @@ export interface MemoryReport {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("bench/child/memory.ts needs node --expose-gc");
+// Bytecode flushing drops idle functions' bytecode at a GC and the next call compiles it again: the heap
+// would move with which code ran last (bench/memory.ts, MEMORY_CHILD_FLAGS).
+if (!process.execArgv.includes("--no-flush-bytecode")) throw new Error("bench/child/memory.ts needs node --no-flush-bytecode");
 
 /**
  * The heap in use after a full GC, without V8's code space: compiled code grows as the JIT optimizes more

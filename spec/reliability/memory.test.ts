@@ -15,6 +15,7 @@ import { fsStores } from "../../adapters/fs/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";
 import type { MemoryReport } from "../../bench/child/memory.js";
+import { MEMORY_CHILD_FLAGS } from "../../bench/memory.js";
 import { runChild } from "../../bench/spawn.js";
 import { cases, removeTempDirs, tempDir, timeout } from "./support.js";
 
@@ -29,7 +30,7 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
     `retains under ${BYTES_PER_EXECUTION} bytes per finished ${TURNS}-turn execution after close (app still referenced), and while open beyond execution.settledCache`,
     async () => {
       const args = { executions: EXECUTIONS, turns: TURNS, warmup: 10, concurrency: 8, settledCache: SETTLED_CACHE };
-      const report = (await runChild("memory", args, ["--expose-gc"])) as unknown as MemoryReport;
+      const report = (await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport;
       const figures = {
         executions: EXECUTIONS,
         turns: TURNS,
