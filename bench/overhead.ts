@@ -40,14 +40,19 @@ export async function runPlain(turns: number): Promise<Sample> {
   return end();
 }
 
-/** One journaled run of the bench agent on `stores`, timed from app.start to its result (bench/overheadFs.ts runs it on fs). */
-export async function runJournaled(turns: number, stores: Stores, snapshotEvery?: false): Promise<Sample> {
+/**
+ * One journaled run of the bench agent on `stores`, timed from app.start to its result (bench/overheadFs.ts runs it on fs).
+ * `onSpan` is told when the timed span starts and ends (overheadFs captures the disk operations of that span only).
+ */
+export async function runJournaled(turns: number, stores: Stores, snapshotEvery?: false, onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
   const config = benchConfig(stores, turns, "off");
   const app = createApp(snapshotEvery === false ? { ...config, execution: { ...config.execution, snapshotEvery: false } } : config);
+  onSpan?.("start");
   const end = span();
   await app.start(benchLoop(turns), { executionId: EXECUTION_ID, input: { prompt: "research" } });
   await app.result(EXECUTION_ID);
   const sample = end();
+  onSpan?.("end");
   await app.close();
   return sample;
 }

@@ -1,10 +1,11 @@
 // Measurement 3b: journaling on fs against its physical floor. The overhead run (measurement 3) on
-// fsStores, beside the same run on memory and beside "bare": the writes and fsyncs that run did (captured
-// through the fs adapter's fsOps seam: every write's size and offset, every file and directory fsync),
-// done again bare, in order, on the same disk, with no runtime, no framing and no encoding. What the fs
-// run costs beyond memory + bare is what the adapter and the runtime add on top of durability itself.
-import { mkdir, open, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+// fsStores, beside the same run on memory and beside "bare": the durable operations that run did while it
+// was timed (captured through the fs adapter's fsOps seam: every write's size and offset, every file and
+// directory fsync, every rename), done again bare, in order, on the same disk, in a tree of files and
+// directories shaped as the journal's, with no runtime, no framing and no encoding. What the fs run costs
+// beyond memory + bare is what the adapter and the runtime add on top of durability itself.
+import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { fsStores } from "../adapters/fs/index.js";
 import { nodeFsOps, type FsOps } from "../adapters/fs/fsOps.js";
 import { memoryStores } from "../stores/memory.js";
@@ -16,53 +17,75 @@ import { tempDir } from "./stores.js";
 
 const GOAL = 1.25;
 
-/** One durable operation the fs run did, as the adapter asked node:fs for it. */
-type DiskOp = { op: "write"; file: number; size: number; position: number } | { op: "fsync"; file: number } | { op: "fsyncDir"; dir: number } | { op: "rename" };
+/** One durable operation the fs run did, as the adapter asked node:fs for it; files and directories by first-seen index. */
+type DiskOp =
+  | { op: "write"; file: number; size: number; position: number }
+  | { op: "fsync"; file: number }
+  | { op: "fsyncDir"; dir: number }
+  | { op: "rename"; from: number; to: number };
 
-/** Records every durable operation while forwarding it to node:fs; files and directories by first-seen index. */
-function capturingOps(ops: DiskOp[]): Partial<FsOps> {
+/** The operations of one captured run, and the directory (by index) each file lives in. */
+interface Capture {
+  ops: DiskOp[];
+  dirOf: Map<number, number>;
+}
+
+/** Records every durable operation issued while `recording()` holds, forwarding each to node:fs. */
+function capturingOps(capture: Capture, recording: () => boolean): Partial<FsOps> {
   const files = new Map<string, number>();
   const dirs = new Map<string, number>();
   const idOf = (map: Map<string, number>, path: string) => map.get(path) ?? map.set(path, map.size).get(path)!;
+  const dirId = (path: string) => idOf(dirs, path);
+  const fileId = (path: string) => {
+    const id = idOf(files, path);
+    if (!capture.dirOf.has(id)) capture.dirOf.set(id, dirId(dirname(path)));
+    return id;
+  };
+  const note = (op: () => DiskOp) => {
+    if (recording()) capture.ops.push(op());
+  };
   return {
-    write: (handle, data, position, path) => (ops.push({ op: "write", file: idOf(files, path), size: data.length, position }), nodeFsOps.write(handle, data, position, path)),
-    fsync: (handle, path) => (ops.push({ op: "fsync", file: idOf(files, path) }), nodeFsOps.fsync(handle, path)),
-    fsyncDir: (path) => (ops.push({ op: "fsyncDir", dir: idOf(dirs, path) }), nodeFsOps.fsyncDir(path)),
-    rename: (from, to) => (ops.push({ op: "rename" }), nodeFsOps.rename(from, to)),
+    write: (handle, data, position, path) => (note(() => ({ op: "write", file: fileId(path), size: data.length, position })), nodeFsOps.write(handle, data, position, path)),
+    fsync: (handle, path) => (note(() => ({ op: "fsync", file: fileId(path) })), nodeFsOps.fsync(handle, path)),
+    fsyncDir: (path) => (note(() => ({ op: "fsyncDir", dir: dirId(path) })), nodeFsOps.fsyncDir(path)),
+    rename: (from, to) => (note(() => ({ op: "rename", from: fileId(from), to: fileId(to) })), nodeFsOps.rename(from, to)),
   };
 }
 
-async function runFs(turns: number, ops?: DiskOp[]): Promise<Sample> {
-  const stores = await fsStores({ dir: await tempDir("overhead-fs"), ...(ops ? { fsOps: capturingOps(ops) } : {}) });
+async function runFs(turns: number, capture?: Capture): Promise<Sample> {
+  let recording = false;
+  const fsOps = capture ? { fsOps: capturingOps(capture, () => recording) } : {};
+  const stores = await fsStores({ dir: await tempDir("overhead-fs"), ...fsOps });
   try {
-    return await runJournaled(turns, stores);
+    // Only the timed span is captured: opening and closing the stores (their checkpoints) are outside it.
+    return await runJournaled(turns, stores, undefined, (edge) => (recording = edge === "start"));
   } finally {
     await stores.close();
   }
 }
 
-/** The captured operations done bare: the same sizes at the same offsets, the same fsyncs, in order, on fresh files. */
-async function runBare(ops: readonly DiskOp[]): Promise<Sample> {
+/**
+ * The captured operations done bare: the same sizes at the same offsets, the same fsyncs and renames, in
+ * order, on fresh files in directories standing for the journal's (a directory fsync follows the same
+ * entries changing in it). Files and directories are created outside the timed span.
+ */
+async function runBare({ ops, dirOf }: Capture): Promise<Sample> {
   const root = await tempDir("overhead-bare");
   const handles = new Map<number, FileHandle>();
-  const dirs = new Map<number, string>();
+  const dirPath = (dir: number) => join(root, `d${dir}`);
+  const filePath = (file: number) => join(dirPath(dirOf.get(file)!), `f${file}`);
+  for (const dir of new Set([...dirOf.values(), ...ops.flatMap((o) => (o.op === "fsyncDir" ? [o.dir] : []))])) await mkdir(dirPath(dir), { recursive: true });
   const largest = Math.max(1, ...ops.map((o) => (o.op === "write" ? o.size : 0)));
   const buffer = new Uint8Array(largest).fill(0x61);
-  // Files and directories are created outside the timed span: the floor is the writes and the syncs.
   for (const o of ops) {
-    if (o.op === "write" || o.op === "fsync") {
-      if (!handles.has(o.file)) handles.set(o.file, await open(join(root, `f${o.file}`), "w+"));
-    } else if (o.op === "fsyncDir" && !dirs.has(o.dir)) {
-      const dir = join(root, `d${o.dir}`);
-      await mkdir(dir, { recursive: true });
-      dirs.set(o.dir, dir);
-    }
+    if ((o.op === "write" || o.op === "fsync") && !handles.has(o.file)) handles.set(o.file, await open(filePath(o.file), "w+"));
   }
   const end = span();
   for (const o of ops) {
     if (o.op === "write") await nodeFsOps.write(handles.get(o.file)!, buffer.subarray(0, o.size), o.position, "");
     else if (o.op === "fsync") await handles.get(o.file)!.sync();
-    else if (o.op === "fsyncDir") await nodeFsOps.fsyncDir(dirs.get(o.dir)!);
+    else if (o.op === "fsyncDir") await nodeFsOps.fsyncDir(dirPath(o.dir));
+    else if (handles.has(o.from)) await rename(filePath(o.from), filePath(o.to));
   }
   const sample = end();
   for (const handle of handles.values()) await handle.close();
@@ -71,15 +94,16 @@ async function runBare(ops: readonly DiskOp[]): Promise<Sample> {
 
 export async function measureOverheadFs(options: BenchOptions): Promise<Section> {
   const turns = options.compareTurns;
-  const ops: DiskOp[] = [];
-  await runFs(turns, ops);
+  const capture: Capture = { ops: [], dirOf: new Map() };
+  await runFs(turns, capture);
+  const { ops } = capture;
   const count = (op: DiskOp["op"]) => ops.filter((o) => o.op === op).length;
   const written = ops.reduce((sum, o) => sum + (o.op === "write" ? o.size : 0), 0);
   const samples = await interleave(
     {
       memory: () => runJournaled(turns, memoryStores()),
       fs: () => runFs(turns),
-      bare: () => runBare(ops),
+      bare: () => runBare(capture),
     },
     { reps: options.reps, warmup: options.warmup },
   );
@@ -92,8 +116,10 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
     title: "3b. Journaling on fs vs its durability floor",
     method: [
       `${turns} turns of the harness, claim-check off, journaled on \`fsStores\` (a temp directory) and on \`memoryStores()\`. ` +
-        "`bare`: every write (its size and offset) and every file and directory fsync the fs run asked node:fs for, captured once through the adapter's `fsOps` seam " +
-        "and done again in the same order on fresh files in the same temp directory's disk, with nothing else (files opened outside the timed span; renames not repeated). " +
+        "`bare`: every write (its size and offset), file and directory fsync and rename the fs run asked node:fs for while it was timed (app.start to its result; " +
+        "opening and closing the stores are outside it), captured once through the adapter's `fsOps` seam and done again in the same order on fresh files, " +
+        "in directories standing for the journal's (so a directory fsync follows the same renames in it), on the same temp directory's disk, with nothing else " +
+        "(files and directories created outside the timed span). " +
         `${options.reps} repetitions, interleaved, medians of wall-clock and of CPU time.`,
     ],
     tables: [
@@ -107,7 +133,7 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
         ],
       },
       {
-        caption: "What the fs run asked the disk for (captured from one run)",
+        caption: "What the fs run asked the disk for while timed (captured from one run)",
         head: ["writes", "bytes written", "file fsyncs", "directory fsyncs", "renames"],
         rows: [[count("write"), bytes(written), count("fsync"), count("fsyncDir"), count("rename")]],
       },

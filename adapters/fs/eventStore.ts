@@ -30,6 +30,8 @@ interface Execution {
   written: LogState;
   durable: LogState;
   lastCommit: Promise<void>;
+  /** The snapshot files being written, chained in seq order; settles (never rejects) once the last one has landed. */
+  snapshotWrites: Promise<void>;
   headerArchivedThrough: number;
   /** Effective archived seq: the header's or the newest segment's (after a crash mid-archive); lazy. */
   archivedThrough?: number;
@@ -113,6 +115,7 @@ export class FsEventStore implements EventStore {
       written: state,
       durable: state,
       lastCommit: DONE,
+      snapshotWrites: DONE,
       headerArchivedThrough: r.headerArchivedThrough,
       ...(r.corruption ? { corruption: r.corruption } : {}),
     });
@@ -154,6 +157,8 @@ export class FsEventStore implements EventStore {
       await this.markDirty();
       const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
       await durable;
+      // A running execution keeps its handle: no second trip through the mutex (where a snapshot may wait).
+      if (this.executions.get(executionId)?.written.info?.status === "running") return;
       await this.mutex.run(executionId, () => this.releaseEnded(executionId));
     });
   }
@@ -185,7 +190,7 @@ export class FsEventStore implements EventStore {
       await mkdir(paths.dir, { recursive: true });
       const fileId = newFileId();
       const empty: LogState = { size: 0, index: 0 };
-      execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
+      execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, snapshotWrites: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
       execution.appender = new LogAppender(this.directory, await open(paths.log, "wx"), paths.log, 0);
       this.executions.set(executionId, execution);
       bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
@@ -242,9 +247,15 @@ export class FsEventStore implements EventStore {
     return infos.sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
   }
 
+  // The file is encoded under the execution's mutex (its seq checked, its tail mark taken), then written
+  // outside it: appends go on while the snapshot lands (temp file, fsync, rename, directory fsync), so a
+  // snapshot never holds up a write-ahead record. Snapshot files land one at a time, in seq order; the
+  // returned promise still resolves only once this one is durable. What must not overlap a snapshot's
+  // rename (deleteHistory, archive) waits for `snapshotWrites` under the mutex.
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
-    await this.directory.write(() =>
-      this.mutex.run(executionId, async () => {
+    await this.directory.write(async () => {
+      // The write is handed out in an object: an async task returning the promise itself would await it under the mutex.
+      const { landed } = await this.mutex.run(executionId, async (): Promise<{ landed: Promise<void> }> => {
         await this.markDirty();
         const execution = await this.use(executionId);
         // A snapshot never gets ahead of the durable log it folds.
@@ -255,12 +266,22 @@ export class FsEventStore implements EventStore {
           (stored) => stored?.seq ?? -1,
           (error: unknown) => (error instanceof JournalCorruptionError ? -1 : Promise.reject(error)),
         );
-        if (execution.snapshotSeq >= snapshot.seq) return;
+        if (execution.snapshotSeq >= snapshot.seq) return { landed: DONE };
         const mark = execution.marks.forSnapshot(snapshot.seq, execution.durable.info.head, execution.durable.size);
-        await this.directory.writeFileAtomic(execution.paths.snapshot, encodeSnapshot(executionId, snapshot, mark, this.directory.compression));
+        const bytes = encodeSnapshot(executionId, snapshot, mark, this.directory.compression);
+        // Taken now, so a later, older snapshot is refused at once; a failed write fails the writer anyway.
         execution.snapshotSeq = snapshot.seq;
-      }),
-    );
+        const { snapshot: path } = execution.paths;
+        const write = execution.snapshotWrites.then(() => {
+          // A writer that failed meanwhile writes nothing more.
+          if (this.directory.failure) throw this.directory.failure;
+          return this.directory.writeFileAtomic(path, bytes);
+        });
+        execution.snapshotWrites = write.catch(() => undefined);
+        return { landed: write };
+      });
+      await landed;
+    });
   }
 
   /**
@@ -304,6 +325,7 @@ export class FsEventStore implements EventStore {
         await this.markDirty();
         const execution = await this.use(executionId);
         await execution?.lastCommit;
+        await execution?.snapshotWrites;
         const info = execution?.durable.info;
         if (!execution || !info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
         const archived = await this.archivedThrough(execution);
@@ -343,6 +365,8 @@ export class FsEventStore implements EventStore {
         await this.markDirty();
         const execution = this.executions.get(executionId);
         await execution?.lastCommit;
+        // A snapshot still on its way would be renamed into the directory this takes away.
+        await execution?.snapshotWrites;
         await execution?.appender?.handle.close();
         const paths = execution?.paths ?? ExecutionPaths.of(this.directory.dir, executionId);
         // One rename takes the log, snapshot and segments away together; emptying the trash can

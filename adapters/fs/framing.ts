@@ -50,8 +50,15 @@ export function encodeFrame(payload: Uint8Array): Buffer {
 
 /** One frame around the JSON text of `value`; compressed when `compression` says so and that is smaller. */
 export function encodeJsonFrame(value: unknown, compression: Compression = "none"): Buffer {
-  const text = Buffer.from(JSON.stringify(value), "utf8");
-  return encodeFrame(compression === "none" ? text : smaller(text));
+  const json = JSON.stringify(value);
+  if (compression !== "none") return encodeFrame(smaller(Buffer.from(json, "utf8")));
+  // Plain: the UTF-8 text is encoded straight into the frame (no intermediate buffer, no second copy).
+  const length = Buffer.byteLength(json, "utf8");
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
+  frame.writeUInt32LE(length, 0);
+  frame.write(json, FRAME_HEADER_BYTES, "utf8");
+  frame.writeUInt32LE(crc32(frame.subarray(FRAME_HEADER_BYTES), crc32(frame.subarray(0, 4))), 4);
+  return frame;
 }
 
 /** The compressed form of `plain` (magic + deflate) when it is shorter, else `plain`. */

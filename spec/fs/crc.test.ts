@@ -2,7 +2,7 @@
 // fallback; both give the same value, so files written by either (and by every earlier version) verify.
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { crc32, crc32Js, encodeFrame, nativeCrc32, scanFrames } from "../../adapters/fs/framing.js";
+import { crc32, crc32Js, encodeFrame, encodeJsonFrame, nativeCrc32, scanFrames } from "../../adapters/fs/framing.js";
 
 // The checksum the JavaScript CRC-32 of earlier versions stored for the frame built in the last test.
 const OLD_CHECKSUM = 0xff42a200;
@@ -42,5 +42,19 @@ describe("fs frame checksum", () => {
     expect(scan.frames.map((f) => f.value)).toEqual([[{ seq: 1, at: 0, type: "loom.execution.started" }]]);
     // A frame of a fixed earlier file: its stored checksum is the one the JS CRC-32 computed then.
     expect(frame.readUInt32LE(4)).toBe(OLD_CHECKSUM);
+  });
+
+  it("encodes a JSON frame straight into its buffer: the same bytes as the frame around the UTF-8 text", () => {
+    const values: unknown[] = [
+      [{ seq: 1, at: 0, type: "loom.execution.started" }],
+      { text: "héllo wörld ✓ 日本語 🧵", lone: "\ud800 and \udfff", nested: { a: [1, 2.5, null, true] } },
+      { pad: "x".repeat(70_000) + "€" },
+      [],
+    ];
+    for (const value of values) {
+      const frame = encodeJsonFrame(value);
+      expect(frame.equals(encodeFrame(Buffer.from(JSON.stringify(value), "utf8")))).toBe(true);
+      expect(scanFrames(frame).frames.map((f) => f.value)).toEqual([value]);
+    }
   });
 });
