@@ -5,7 +5,7 @@
 // harness does), reported to the test process before the call runs, with every record the app saw
 // acknowledged, so the counts and acknowledgements outlive a SIGKILL of the browser itself (localStorage
 // is written to disk lazily and would not). A model or tool step can be held open until released.
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type Effect, type StoredRecord, type ReplayReport } from "../../../index.js";
+import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, expandRecords, scriptedModel, type App, type Effect, type StoredRecord, type ReplayReport } from "../../../index.js";
 import type { IndexedDbStores, WriterLease } from "../../../adapters/indexeddb/index.js";
 import { toolOutput, workloadReply } from "../../support/workload.js";
 
@@ -195,9 +195,9 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
       return readCalls(db);
     },
 
-    /** The execution's journal as IndexedDB holds it. */
+    /** The execution's journal as IndexedDB holds it, read back as app.log and the append acknowledgements show it (schema 3's stored form expanded). */
     async log(db: string, executionId: string): Promise<StoredRecord[]> {
-      return (await storesOf(db)).events.read(executionId);
+      return expandRecords(await (await storesOf(db)).events.read(executionId));
     },
   };
 }
