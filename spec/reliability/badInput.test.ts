@@ -24,6 +24,7 @@ import type { StoredRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects, ForwardingEventStore } from "../support/harness.js";
 import { cases, contiguous, removeTempDirs, tempDir, timeout } from "./support.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 
 afterAll(removeTempDirs);
 
@@ -496,7 +497,7 @@ describe("campaign 7: tool outputs that are not JSON", () => {
       if (kind !== "memory") {
         await stores.close?.();
         const reopened = await fsStores({ dir });
-        const again = await reopened.events.read("e");
+        const again = expandRecords(await reopened.events.read("e"));
         expect(JSON.stringify(again), `${kind}: reopened byte for byte`).toBe(JSON.stringify(run.log));
         await expectDefinedState({ ...run, stores: reopened }, kind);
         await reopened.close();
