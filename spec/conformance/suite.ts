@@ -12,6 +12,7 @@ import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores
 import type { EventStore, StoredRecord, Stores } from "../../stores/types.js";
 import { utf8 } from "../../stores/bytes.js";
 import { workloadEffects } from "../support/workload.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 
 export interface AdapterHarness {
   /** Fresh, empty stores. */
@@ -278,7 +279,7 @@ export function describeStoresConformance(name: string, harness: AdapterHarness)
         expect(second.ran.filter((id) => recorded.includes(id))).toEqual([]);
         expect(second.ran[0]).toBe(killStep);
         expect(second.counters).toEqual({ modelCalls: AGENT_TURNS - KILL_TURN - 1, toolCalls: AGENT_TURNS - KILL_TURN - 1 });
-        const log = await stores.events.read("agent");
+        const log = expandRecords(await stores.events.read("agent"));
         expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
         expect(log).toEqual(reference.log);
         expect(await stores.events.getExecution("agent")).toMatchObject({ status: "done", head: log.length });

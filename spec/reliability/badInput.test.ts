@@ -24,6 +24,7 @@ import type { StoredRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects, ForwardingEventStore } from "../support/harness.js";
 import { cases, contiguous, removeTempDirs, tempDir, timeout } from "./support.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 
 afterAll(removeTempDirs);
 
@@ -496,7 +497,7 @@ describe("campaign 7: tool outputs that are not JSON", () => {
       if (kind !== "memory") {
         await stores.close?.();
         const reopened = await fsStores({ dir });
-        const again = await reopened.events.read("e");
+        const again = expandRecords(await reopened.events.read("e"));
         expect(JSON.stringify(again), `${kind}: reopened byte for byte`).toBe(JSON.stringify(run.log));
         await expectDefinedState({ ...run, stores: reopened }, kind);
         await reopened.close();
@@ -548,7 +549,7 @@ describe("campaign 7: lone surrogates and non-UTF-8 bytes", () => {
           await run.app.close();
           await stores.close();
           const reopened = await fsStores({ dir });
-          expect(JSON.stringify(await reopened.events.read(executionId))).toBe(JSON.stringify(run.log));
+          expect(JSON.stringify(expandRecords(await reopened.events.read(executionId)))).toBe(JSON.stringify(run.log));
           expect((await reopened.events.getExecution(executionId))?.subject).toBe(`s${subject}`);
           await expectDefinedState({ ...run, stores: reopened }, JSON.stringify(text), executionId);
           await reopened.close();

@@ -15,6 +15,7 @@ import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { openHarnessPage, useBrowserHarness, type BrowserHarness } from "../browser/harness.js";
 import type { AgentRun } from "../browser/page/agent.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 import {
   buildChild,
   contiguous,
@@ -131,7 +132,7 @@ describe("campaign 5: two processes on one fs directory", () => {
         if (winners.length === 1) raced++;
 
         const stores = await fsStores({ dir });
-        const final = await stores.events.read(EXECUTION_ID);
+        const final = expandRecords(await stores.events.read(EXECUTION_ID));
         await stores.close();
         expect(contiguous(final), label).toBe(true);
         expect(duplicateOutcomes(final), label).toEqual([]);

@@ -18,6 +18,7 @@ import { started, step } from "../conformance/suite.js";
 import { ForwardingEventStore, withEvents } from "../support/harness.js";
 import { kill, spawnChild as spawnFsChild, waitForOutput } from "../fs/helpers.js";
 import { crashAgent, crashAgentEffects, EXECUTION_ID, removeTempDirs, runCrashAgent, tempDir, withoutTime } from "./support.js";
+import { expandRecords } from "../../stores/recordFormat.js";
 
 afterAll(removeTempDirs);
 
@@ -145,7 +146,7 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
             expect(resumed, `${label}: resume refused`).toBeInstanceOf(JournalCorruptionError);
             await expect(stores.events.append(EXECUTION_ID, fixture.log.length, [step(fixture.log.length + 1)]), label).rejects.toBeInstanceOf(JournalCorruptionError);
             // The segment and the snapshot still read: they are what a restore starts from.
-            expect((await stores.events.readArchives(EXECUTION_ID)).flatMap((s) => s.records), label).toEqual(fixture.log.slice(0, 6));
+            expect(expandRecords((await stores.events.readArchives(EXECUTION_ID)).flatMap((s) => s.records)), label).toEqual(fixture.log.slice(0, 6));
           } finally {
             await stores.close();
           }
@@ -204,7 +205,7 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut (iss
     const restored = await fsStores({ dir: fixture.dir });
     try {
       expect((await restored.events.getExecution(EXECUTION_ID))?.damaged).toBeUndefined();
-      expect(withoutTime(await restored.events.read(EXECUTION_ID))).toEqual(withoutTime(fixture.log));
+      expect(withoutTime(expandRecords(await restored.events.read(EXECUTION_ID)))).toEqual(withoutTime(fixture.log));
     } finally {
       await restored.close();
     }
