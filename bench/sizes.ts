@@ -200,7 +200,7 @@ export async function measureSizes(options: BenchOptions): Promise<Section> {
   notes.push(
     "KB = 1,000 bytes, as in `spec/claimCheck/measured.test.ts`. Loom's rows beyond 200 turns are extrapolated from its own 50/200 rows (its state is linear); its log is quadratic, so it is not extrapolated.",
     "\"latest snapshot\" is the stored snapshot a resume starts from (one every 64 records; the runtime keeps the newest).",
-    "The log is counted as the stores hold it: the stored form of journal schema 3 (ADR 0008), where a `loom.transition` carries no `from`, no `event` its input record derives (an agent tool's names its child id as `actor`), and a model step no `usage` its output already holds; `app.log` reads the records back whole.",
+    "The log is counted as the stores hold it: the stored form of journal schema 3 (ADR 0009), where a `loom.transition` carries no `from`, no `event` its input record derives (an agent tool's names its child id as `actor`), and a model step no `usage` its output already holds; `app.log` reads the records back whole.",
   );
   return {
     id: "sizes",
