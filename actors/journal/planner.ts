@@ -5,6 +5,7 @@ import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
 import * as schema from "../../stores/schema.js";
+import { transitionValueText } from "../../stores/recordFormat.js";
 import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, StoredRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
@@ -64,22 +65,9 @@ export interface Macrostep {
   cancelled: string[];
 }
 
-/** The state value as journaled in TRANSITION records: "a" or "a.b" or a JSON text for parallel states. */
+/** The state value as journaled in TRANSITION records: "a" or "a.b", or the leaf paths of parallel regions joined by ",". */
 export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string | null {
-  if (!snapshot) return null;
-  const value = snapshot.value;
-  if (typeof value === "string") return value;
-  const paths: string[] = [];
-  const walk = (v: unknown, prefix: string) => {
-    if (typeof v === "string") paths.push(prefix + v);
-    else if (v && typeof v === "object") {
-      const entries = Object.entries(v);
-      if (entries.length === 0) paths.push(prefix.slice(0, -1));
-      for (const [k, child] of entries) walk(child, `${prefix}${k}.`);
-    }
-  };
-  walk(value, "");
-  return paths.join(",");
+  return snapshot ? transitionValueText(snapshot.value) : null;
 }
 
 /**
