@@ -22,6 +22,8 @@ import { cases, removeTempDirs, tempDir, timeout } from "./support.js";
 const EXECUTIONS = cases("MEMORY_EXECUTIONS", 150, 1_000);
 const TURNS = 30;
 const SETTLED_CACHE = 16;
+/** Children measured; each figure is their median. */
+const CHILDREN = 3;
 /** The bound per finished execution (issue 13: under 1 KB after close, and bounded while open by the cache). */
 const BYTES_PER_EXECUTION = 1024;
 
@@ -30,16 +32,21 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
     `retains under ${BYTES_PER_EXECUTION} bytes per finished ${TURNS}-turn execution after close (app still referenced), and while open beyond execution.settledCache`,
     async () => {
       const args = { executions: EXECUTIONS, turns: TURNS, warmup: 10, concurrency: 8, settledCache: SETTLED_CACHE };
-      const report = (await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport;
+      // Three children, each figure their median (as the bench's memory row): one child's heap moves by up
+      // to some 200 kB between identical runs (GC timing), which over 150 executions is 1 kB each.
+      const reports: MemoryReport[] = [];
+      for (let i = 0; i < CHILDREN; i++) reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
+      const median = (of: (r: MemoryReport) => number) => reports.map(of).sort((a, b) => a - b)[Math.floor(reports.length / 2)] ?? NaN;
       const figures = {
         executions: EXECUTIONS,
         turns: TURNS,
         settledCache: SETTLED_CACHE,
-        appShareOpenBytes: report.open - report.appDropped,
-        appShareClosedBytes: report.closed - report.appDropped,
-        perExecutionOpenBytes: Math.round((report.open - report.appDropped) / EXECUTIONS),
-        perExecutionClosedBytes: Math.round((report.closed - report.appDropped) / EXECUTIONS),
-        wholeHeapPerExecutionBytes: Math.round((report.storesClosed - report.before) / EXECUTIONS),
+        appShareOpenBytes: median((r) => r.open - r.appDropped),
+        appShareClosedBytes: median((r) => r.closed - r.appDropped),
+        perExecutionOpenBytes: Math.round(median((r) => r.open - r.appDropped) / EXECUTIONS),
+        perExecutionClosedBytes: Math.round(median((r) => r.closed - r.appDropped) / EXECUTIONS),
+        wholeHeapPerExecutionBytes: Math.round(median((r) => r.storesClosed - r.before) / EXECUTIONS),
+        eachChildClosedBytes: reports.map((r) => r.closed - r.appDropped),
       };
       console.info(`[memory] ${JSON.stringify(figures)}`);
       expect(figures.perExecutionClosedBytes).toBeLessThan(BYTES_PER_EXECUTION);
@@ -49,7 +56,7 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
       // app.result keeps working: the first run is long evicted from the cache, the last is in it; after
       // close both come from the journal.
       const expected = { text: `Done after ${TURNS} turns.`, turns: TURNS };
-      for (const result of [...report.openResults, ...report.closedResults]) expect(result).toMatchObject(expected);
+      for (const r of reports) for (const result of [...r.openResults, ...r.closedResults]) expect(result).toMatchObject(expected);
     },
     timeout(120_000, 1_200_000),
   );
