@@ -16,6 +16,7 @@
 // Records of schema 1 and 2 carry every field: the expander passes them through unchanged. So does it a
 // sealed record (security.crypto), which is opened before it is expanded.
 import { EXECUTION_MIGRATED, EXECUTION_STARTED, EVENT_RECEIVED, isMacrostepInputType, STEP_COMPLETED, STEP_FAILED, TRANSITION, type StoredRecord } from "./schema.js";
+import { usageOf } from "./usage.js";
 
 const DONE_PREFIX = "xstate.done.actor.";
 const ERROR_PREFIX = "xstate.error.actor.";
@@ -64,15 +65,8 @@ function inputEventType(input: StoredRecord | undefined, actor?: unknown): strin
   }
 }
 
-/** A model reply's token counts as STEP_COMPLETED.usage journals them (`usageOf` of actors/effects/meter.ts), or undefined. */
-function outputUsage(output: unknown): { inputTokens: number; outputTokens: number } | undefined {
-  const usage = typeof output === "object" && output !== null && !Array.isArray(output) && "usage" in output ? output.usage : undefined;
-  if (!usage || typeof usage !== "object") return undefined;
-  const inputTokens = "inputTokens" in usage ? usage.inputTokens : undefined;
-  const outputTokens = "outputTokens" in usage ? usage.outputTokens : undefined;
-  const ok = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
-  return ok(inputTokens) && ok(outputTokens) ? { inputTokens, outputTokens } : undefined;
-}
+/** A model reply's token counts as STEP_COMPLETED.usage journals them (an array has none), or undefined. */
+const outputUsage = (output: unknown) => (Array.isArray(output) ? undefined : usageOf(output));
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 

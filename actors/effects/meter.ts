@@ -4,6 +4,7 @@ import type { Usage } from "../../machines/helpers/messages.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
+import { usageOf as sharedUsageOf } from "../../stores/usage.js";
 import type { RuntimeBus } from "../bus.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 
@@ -47,14 +48,7 @@ export function emptyUsage(): ExecutionUsage {
 }
 
 /** A reply's usage when it is well-formed (two non-negative numbers), else undefined. */
-export function usageOf(reply: unknown): Usage | undefined {
-  const usage = typeof reply === "object" && reply !== null && "usage" in reply ? reply.usage : undefined;
-  if (!usage || typeof usage !== "object") return undefined;
-  const inputTokens = "inputTokens" in usage ? usage.inputTokens : undefined;
-  const outputTokens = "outputTokens" in usage ? usage.outputTokens : undefined;
-  const ok = (n: unknown): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0;
-  return ok(inputTokens) && ok(outputTokens) ? { inputTokens, outputTokens } : undefined;
-}
+export const usageOf: (reply: unknown) => Usage | undefined = sharedUsageOf;
 
 /**
  * Adds one journal record to `usage` (in place): a model step that completed, or failed in the
