@@ -154,13 +154,14 @@ export {
 export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/effects/claimCheck.js";
 export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
-export { RecordAuthenticationError } from "./stores/recordSealing.js";
+export { RecordAuthenticationError } from "./stores/errors.js";
 
 // The data lifecycle: per-subject record sealing, the content walker, the sweep, erasure, export,
 // archive segments and retention (docs/security.md).
 export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/lifecycle/citations.js";
 export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/lifecycle/citations.js";
-export { createJournalCodec, ExecutionErasedError } from "./actors/journal/sealing.js";
+export { createJournalCodec } from "./actors/journal/codecOnFirstUse.js";
+export { ExecutionErasedError } from "./actors/lifecycle/errors.js";
 export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
 export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle/standalone.js";
 export { DEFAULT_SWEEP_BATCHES } from "./actors/constants.js";

@@ -19,8 +19,8 @@
 // - `refs` present (even empty) means "the caller listed what this record cites"; absent means unknown,
 //   and a fail-closed sweep must then treat the record as citing anything.
 import { bufferSource as buffer, deriveSubjectSubkey, fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
-import { AES_GCM_IV_BYTES as IV_BYTES, AES_GCM_TAG_BYTES as TAG_BYTES, STORE_ERROR_CODES } from "./constants.js";
-import { LoomworkError } from "./errors.js";
+import { AES_GCM_IV_BYTES as IV_BYTES, AES_GCM_TAG_BYTES as TAG_BYTES } from "./constants.js";
+import { RecordAuthenticationError } from "./errors.js";
 import type { StoredRecord } from "./types.js";
 
 /** Fields a sealed record keeps readable beside `seq`, `at`, `type` (when the record has them). */
@@ -32,22 +32,8 @@ export interface SealedJournalRecord extends StoredRecord {
   refs?: string[];
 }
 
-/** A sealed record failed authentication: altered, moved from another position or execution, or sealed under another key. */
-export class RecordAuthenticationError extends LoomworkError {
-  readonly executionId: string;
-  readonly seq: number;
-  constructor(executionId: string, seq: number, reason: string, options?: { cause?: unknown }) {
-    super(
-      STORE_ERROR_CODES.recordAuthentication,
-      `Execution "${executionId}": sealed record at seq ${seq} failed authentication (${reason}). ` +
-        `It was altered, moved from another seq or execution, or sealed under another subject's key; ` +
-        `restore the log from a backup rather than replaying it.`,
-      options,
-    );
-    this.executionId = executionId;
-    this.seq = seq;
-  }
-}
+// RecordAuthenticationError lives in ./errors.ts, so the package entry exports it without this module (issue 18).
+export { RecordAuthenticationError };
 
 const SUBJECT_KEY_BYTES = 32;
 const RECORD_KEY_INFO = utf8("loomwork/record/v1/aes-256-gcm");

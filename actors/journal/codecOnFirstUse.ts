@@ -41,3 +41,15 @@ export class SubjectCodecOnFirstUse implements JournalCodec {
     return this.codec;
   }
 }
+
+/**
+ * The codec `security.crypto: { keys }` installs: seals a subject's records and snapshot states on the way
+ * into `events`, opens them on the way out. Its code loads on the first record it seals or opens, so an
+ * app importing the package does not bundle it at start (issue 18); it behaves as the SubjectCodec it loads.
+ *
+ * @example
+ * const journal = new Journal(stores.events, createJournalCodec(stores.keys, stores.events));
+ */
+export function createJournalCodec(keys: KeyStore, events: EventStore): SubjectCodecOnFirstUse {
+  return new SubjectCodecOnFirstUse(keys, events);
+}

@@ -18,6 +18,7 @@ import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { isSealed, openRecord, RecordAuthenticationError, sealRecord } from "../../stores/recordSealing.js";
 import type { EventStore, KeyStore, StoredRecord } from "../../stores/types.js";
 import { SNAPSHOT_RECORD_TYPE } from "../constants.js";
+import { ExecutionErasedError } from "../lifecycle/errors.js";
 import { claimCheckRefsOf } from "../lifecycle/citations.js";
 import type { JournalCodec } from "./journal.js";
 
@@ -31,17 +32,8 @@ const CATALOGUE_FIELDS: Record<string, readonly string[]> = {
   [EXECUTION_MIGRATED]: ["machineHash", "version"],
 };
 
-/** An execution's records are unreadable because its subject was erased (the key is destroyed): not garbage, erased. */
-export class ExecutionErasedError extends SubjectErasedError {
-  readonly executionId: string;
-  constructor(executionId: string, subject: string) {
-    super(subject);
-    this.executionId = executionId;
-    this.message =
-      `Execution "${executionId}" holds data of subject "${subject}", which was erased: its records are crypto-shredded ` +
-      `(the key is destroyed) and can no longer be read, resumed or exported. Nothing is wrong with the store.`;
-  }
-}
+// ExecutionErasedError lives in actors/lifecycle/errors.ts, so the package entry exports it without this module (issue 18).
+export { ExecutionErasedError };
 
 /** A sealed snapshot state as stored. */
 export interface SealedState extends StoredRecord {

@@ -1,6 +1,6 @@
 // The lifecycle's errors, apart from the code that throws them (erase.ts, retention.ts load on first use),
 // so the package's entry re-exports them without bundling that code (issue 18).
-import { LoomworkError } from "../../stores/errors.js";
+import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 
 /** Why erasure refused: each names what to fix. */
@@ -57,5 +57,17 @@ export class ErasureInProgressError extends LoomworkError {
     );
     this.subject = subject;
     this.coordinatorId = coordinatorId;
+  }
+}
+
+/** An execution's records are unreadable because its subject was erased (the key is destroyed): not garbage, erased. */
+export class ExecutionErasedError extends SubjectErasedError {
+  readonly executionId: string;
+  constructor(executionId: string, subject: string) {
+    super(subject);
+    this.executionId = executionId;
+    this.message =
+      `Execution "${executionId}" holds data of subject "${subject}", which was erased: its records are crypto-shredded ` +
+      `(the key is destroyed) and can no longer be read, resumed or exported. Nothing is wrong with the store.`;
   }
 }

@@ -7,6 +7,7 @@ import { MemoryEventStore } from "../../stores/memory.js";
 import { isSealed, RecordAuthenticationError } from "../../stores/recordSealing.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, StoredRecord } from "../../stores/types.js";
+import * as loomwork from "../../index.js";
 import { canaryOf, CrashingEvents, offloaded, rejection, runAgent, world } from "./support.js";
 
 async function sealedWorld() {
@@ -52,6 +53,20 @@ describe("security.crypto: per-subject record sealing", () => {
     // Another subject's execution: another key.
     expect(await rejection(codec.open("b1", [raw[2]!]))).toBeInstanceOf(RecordAuthenticationError);
     expect(await codec.open("a1", [raw[2]!])).toHaveLength(1);
+  });
+
+  it("the package's createJournalCodec (its code loaded on first use) opens, seals and refuses as SubjectCodec does, with the same error classes", async () => {
+    const { w } = await sealedWorld();
+    const codec = loomwork.createJournalCodec(w.stores.keys, w.stores.events);
+    codec.forget("a1"); // before it loaded: nothing cached, no throw
+    const raw = await w.stores.events.read("a1");
+    expect(await codec.open("a1", [raw[2]!])).toEqual(await createJournalCodec(w.stores.keys, w.stores.events).open("a1", [raw[2]!]));
+    expect(await rejection(codec.open("a1", [{ ...raw[2]!, seq: raw[3]!.seq }]))).toBeInstanceOf(loomwork.RecordAuthenticationError);
+    expect(loomwork.RecordAuthenticationError).toBe(RecordAuthenticationError);
+    expect(loomwork.ExecutionErasedError).toBe(ExecutionErasedError);
+    const sealed = await codec.seal("s1", "A", [{ seq: 1, at: 0, type: STEP_COMPLETED, stepId: "x", effectId: "e", output: canaryOf("A") }]);
+    expect(isSealed(sealed[0]!)).toBe(true);
+    expect(await codec.open("s1", sealed)).toMatchObject([{ output: canaryOf("A") }]);
   });
 
   it("ids, types, seqs and the cited content addresses (refs, listed before sealing) stay readable: the walker needs no key", async () => {
