@@ -5,7 +5,7 @@ import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schem
 import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
-import { toUIMessageStream, type UIMessageChunk } from "./uiMessageStream.js";
+import type { UIMessageChunk } from "./uiMessageStream.js";
 
 /** The part types `app.stream` adds around a model step's deltas (the AI SDK's names). */
 export const STREAM_PART_TYPES = { ...DELTA_TYPES, startStep: "start-step", finishStep: "finish-step", toolResult: "tool-result" } as const;
@@ -26,125 +26,51 @@ export interface ExecutionStream extends AsyncIterable<StreamPart> {
   toUIMessageStream(): ReadableStream<UIMessageChunk>;
 }
 
-type Item = { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
+/** What the hub hands an execution's buffer: a live delta, a journaled record, or the end. */
+export type StreamItem = { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
+
+/** The constants the buffer's code reads, handed to it so that it imports no code (./streamBuffer.ts). */
+const BUFFER_TYPES = { ...STREAM_PART_TYPES, executionEnded: EXECUTION_ENDED, stepCompleted: STEP_COMPLETED, stepFailed: STEP_FAILED } as const;
+export type BufferTypes = typeof BUFFER_TYPES;
 
 /** Ended executions whose buffers are kept, so a late reconnect still finds its indices. */
 const KEPT_ENDED = 32;
 
-class Buffer {
-  readonly parts: StreamPart[] = [];
-  ended = false;
-  private seeded = false;
-  private seeding = false;
-  private readonly pending: Item[] = [];
-  private readonly liveSteps = new Set<string>();
-  private readonly journaledSteps = new Set<string>();
-  private readonly replies = new Map<string, { id: string }[]>();
-  private waiters = new Set<() => void>();
+type StreamBufferCode = typeof import("./streamBuffer.js");
+type Loaded = { buffer: InstanceType<StreamBufferCode["StreamBuffer"]>; code: StreamBufferCode };
 
-  constructor(private readonly isModel: (effectId: string) => boolean) {}
+// One execution's items from its first delta on. Until a stream of it is opened and the buffer's code
+// (./streamBuffer.ts) has loaded they wait here, in order: each delta and record costs a push, nothing more.
+class Tape {
+  readonly pending: StreamItem[] = [];
+  readonly liveSteps = new Set<string>();
+  log: Promise<JournalRecord[]> | undefined;
+  loading: Promise<Loaded> | undefined;
+  private buffer: Loaded["buffer"] | undefined;
 
-  /** Reads the journal once, when a stream is first opened: until then what arrives waits in `pending`. */
-  load(readLog: () => Promise<JournalRecord[]>): void {
-    if (this.seeding) return;
-    this.seeding = true;
-    readLog().then(
-      (records) => this.seed(records),
-      () => this.seed([]),
-    );
-  }
-
-  push(item: Item): void {
+  push(item: StreamItem): void {
     if (item.kind === "delta") this.liveSteps.add(item.stepId);
-    if (!this.seeded) this.pending.push(item);
-    else this.apply(item);
-    this.wake();
+    if (this.buffer) this.buffer.push(item);
+    else this.pending.push(item);
   }
 
-  /** Resolves at the next change. */
-  changed(): Promise<void> {
-    return new Promise((resolve) => this.waiters.add(resolve));
-  }
-
-  get settled(): boolean {
-    return this.seeded && this.ended;
-  }
-
-  // Every delta and record passes here: nothing is allocated when no iteration waits (nobody streams it).
-  private wake(): void {
-    if (this.waiters.size === 0) return;
-    const waiters = this.waiters;
-    this.waiters = new Set();
-    for (const wake of waiters) wake();
-  }
-
-  // The journal as it was when the stream was opened: every recorded step not streamed live in this process
-  // (a step whose record also waits in `pending` is applied once, journaledSteps).
-  private seed(records: JournalRecord[]): void {
-    for (const record of records) {
-      const stepId = "stepId" in record && typeof record.stepId === "string" ? record.stepId : undefined;
-      if (stepId === undefined || !this.liveSteps.has(stepId)) this.apply({ kind: "record", record });
-    }
-    this.seeded = true;
-    for (const item of this.pending.splice(0)) this.apply(item);
-    this.wake();
-  }
-
-  private add(stepId: string, part: Omit<StreamPart, "index" | "stepId">): void {
-    this.parts.push({ index: this.parts.length, stepId, ...part });
-  }
-
-  private apply(item: Item): void {
-    if (item.kind === "ended") {
-      this.ended = true;
-      return;
-    }
-    if (item.kind === "delta") {
-      if (!this.parts.some((p) => p.stepId === item.stepId && p.type === STREAM_PART_TYPES.startStep)) this.add(item.stepId, { type: STREAM_PART_TYPES.startStep });
-      this.add(item.stepId, item.delta);
-      return;
-    }
-    const { record } = item;
-    if (record.type === EXECUTION_ENDED) this.ended = true;
-    if (record.type !== STEP_COMPLETED && record.type !== STEP_FAILED) return;
-    if (this.journaledSteps.has(record.stepId)) return;
-    this.journaledSteps.add(record.stepId);
-    if (this.isModel(record.effectId)) {
-      if (record.type === STEP_COMPLETED) this.modelStep(record.stepId, record.output);
-      return;
-    }
-    const call = this.callOf(record.stepId);
-    const output = record.type === STEP_COMPLETED ? (record.output ?? null) : { error: record.error.message };
-    this.add(record.stepId, { type: STREAM_PART_TYPES.toolResult, ...(call?.id ? { id: call.id } : {}), output, ...(record.type === STEP_FAILED ? { isError: true } : {}) });
-  }
-
-  // A model step's end: its recorded reply as whole parts when it was not streamed here, then `finish-step`.
-  private modelStep(stepId: string, output: unknown): void {
-    const reply = typeof output === "object" && output !== null ? output : {};
-    const given: { id?: string; toolName?: string; input?: unknown }[] = "toolCalls" in reply && Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
-    // A call the provider gave no id is named after its step, so its tool-result can name it too.
-    const calls = given.map((call, j) => ({ ...call, id: call.id ?? `${stepId}:call:${j}` }));
-    this.replies.set(stepId, calls);
-    if (!this.liveSteps.has(stepId)) {
-      this.add(stepId, { type: STREAM_PART_TYPES.startStep });
-      if ("reasoning" in reply && typeof reply.reasoning === "string" && reply.reasoning) this.add(stepId, { type: DELTA_TYPES.reasoningDelta, delta: reply.reasoning });
-      if ("text" in reply && typeof reply.text === "string" && reply.text) this.add(stepId, { type: DELTA_TYPES.textDelta, delta: reply.text });
-      for (const call of calls) this.add(stepId, { type: DELTA_TYPES.toolCall, id: call.id, toolName: String(call.toolName), input: call.input });
-    }
-    this.add(stepId, { type: STREAM_PART_TYPES.finishStep });
-  }
-
-  // The tool call a tool step answers: the agent loop's step ids pair `...:turn:<i>:model` with `...:turn:<i>:tool:<j>`.
-  private callOf(stepId: string): { id: string } | undefined {
-    const at = stepId.lastIndexOf(":tool:");
-    if (at < 0) return undefined;
-    return this.replies.get(`${stepId.slice(0, at)}:model`)?.[Number(stepId.slice(at + ":tool:".length))];
+  /** The buffer, built once its code has loaded, over what waited here; it reads the journal `log` gave. */
+  load(isModel: (effectId: string) => boolean, readLog: () => Promise<JournalRecord[]>): Promise<Loaded> {
+    // The journal is read once, when a stream is first opened; the buffer's code loads meanwhile.
+    const log = (this.log ??= readLog());
+    this.loading ??= import("./streamBuffer.js").then((code) => {
+      const buffer = new code.StreamBuffer(BUFFER_TYPES, isModel, this.pending.splice(0), this.liveSteps);
+      this.buffer = buffer;
+      buffer.load(log);
+      return { buffer, code };
+    });
+    return this.loading;
   }
 }
 
 /** The app's stream buffers, fed by its bus. */
 export class StreamHub {
-  private readonly buffers = new Map<string, Buffer>();
+  private readonly buffers = new Map<string, Tape>();
   // Executions someone opened a stream of: only theirs are kept after the end (a late reconnect finds its indices).
   private readonly opened = new Set<string>();
   private readonly endedOrder: string[] = [];
@@ -181,28 +107,39 @@ export class StreamHub {
 
   open(executionId: string, options: StreamOptions = {}): ExecutionStream {
     this.opened.add(executionId);
-    const buffer = this.buffer(executionId);
-    buffer.load(() => this.readLog(executionId));
-    const iterate = () => parts(buffer, options);
-    return { [Symbol.asyncIterator]: () => iterate()[Symbol.asyncIterator](), toUIMessageStream: () => toUIMessageStream(iterate()) };
+    const loading = this.buffer(executionId).load(this.isModel, () => this.readLog(executionId));
+    async function* iterate(): AsyncGenerator<StreamPart> {
+      const { buffer, code } = await loading;
+      yield* code.parts(buffer, options);
+    }
+    return {
+      [Symbol.asyncIterator]: () => iterate(),
+      toUIMessageStream: () => lazyStream(() => loading.then(({ code }) => code.toUIMessageStream(iterate()))),
+    };
   }
 
-  private buffer(executionId: string): Buffer {
+  private buffer(executionId: string): Tape {
     let buffer = this.buffers.get(executionId);
     if (!buffer) {
-      buffer = new Buffer(this.isModel);
+      buffer = new Tape();
       this.buffers.set(executionId, buffer);
     }
     return buffer;
   }
 }
 
-async function* parts(buffer: Buffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
-  let next = Math.max(0, from);
-  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }))) : undefined;
-  for (;;) {
-    while (next < buffer.parts.length) yield buffer.parts[next++]!;
-    if (buffer.settled || signal?.aborted) return;
-    await (aborted ? Promise.race([buffer.changed(), aborted]) : buffer.changed());
-  }
+// A ReadableStream of the one `make` resolves with: reads and a cancel go through to it.
+function lazyStream<T>(make: () => Promise<ReadableStream<T>>): ReadableStream<T> {
+  let reader: Promise<ReadableStreamDefaultReader<T>> | undefined;
+  const read = () => (reader ??= make().then((stream) => stream.getReader()));
+  return new ReadableStream<T>({
+    async pull(controller) {
+      const { done, value } = await (await read()).read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel(reason) {
+      await (await read()).cancel(reason);
+    },
+  });
 }

@@ -122,6 +122,24 @@ describe("app.stream", () => {
     await after.app.close();
   });
 
+  it("a stream opened with a turn in flight has that turn from its first delta: what arrived before its code loaded is kept, in order, once", async () => {
+    server = await startOpenAiServer(byTurn([{ text: "an answer streamed in small pieces", chunkChars: 2, holdAfterChunks: 6 }]));
+    const { app, loop } = agent(memoryStores(), server.baseURL);
+    await app.start(loop, { executionId: "owl", input: { prompt: "x" } });
+    await server.held(); // six chunks' deltas arrived, before any stream was opened
+    const stream = app.stream("owl");
+    const ui = app.stream("owl").toUIMessageStream().getReader();
+    expect(await ui.read()).toMatchObject({ value: { type: "start" } });
+    await app.stop("owl", "the user pressed stop");
+    const parts = await collect(stream);
+    expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
+    expect(parts.filter((p) => p.type === "start-step")).toHaveLength(1);
+    expect(textOf(parts, "owl#turn:0:model")).toBe("an answer streamed in small pieces".slice(0, textOf(parts, "owl#turn:0:model").length));
+    expect(textOf(parts, "owl#turn:0:model").length).toBeGreaterThan(0);
+    await ui.cancel();
+    await app.close();
+  });
+
   it("app.stop aborts the model's stream", async () => {
     server = await startOpenAiServer(byTurn([{ text: "a long answer that never ends", holdAfterChunks: 2 }]));
     const { app, loop } = agent(memoryStores(), server.baseURL);

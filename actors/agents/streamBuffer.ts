@@ -1,0 +1,135 @@
+// app.stream's buffer of one execution and its iteration, loaded when a stream is first opened
+// (actors/agents/streams.ts StreamHub.open), so an app that never streams does not bundle it at start
+// (issue 18). Until then the hub keeps what arrives in order (its tape); this buffer takes it over.
+// It imports types only: the constants it reads come from the hub (BUFFER_TYPES), so its lazy chunk
+// shares no module with the start chunks and a bundler splits nothing more out of them for it.
+import type { JournalRecord } from "../../stores/types.js";
+import type { StreamPart } from "./deltas.js";
+import type { BufferTypes, StreamItem as Item, StreamOptions } from "./streams.js";
+
+export { toUIMessageStream } from "./uiMessageStream.js";
+
+/** One execution's parts: the journal as it was when the stream was opened, then what arrives live. */
+export class StreamBuffer {
+  readonly parts: StreamPart[] = [];
+  ended = false;
+  private seeded = false;
+  private seeding = false;
+  private readonly journaledSteps = new Set<string>();
+  private readonly replies = new Map<string, { id: string }[]>();
+  private waiters = new Set<() => void>();
+
+  /** `pending`: what arrived before, in order; `liveSteps`: the steps whose deltas arrived live here (the hub's, kept current). */
+  constructor(
+    private readonly types: BufferTypes,
+    private readonly isModel: (effectId: string) => boolean,
+    private readonly pending: Item[],
+    private readonly liveSteps: ReadonlySet<string>,
+  ) {}
+
+  /** Seeds from the journal as read when the stream was opened: until then what arrives waits in `pending`. */
+  load(log: Promise<JournalRecord[]>): void {
+    if (this.seeding) return;
+    this.seeding = true;
+    log.then(
+      (records) => this.seed(records),
+      () => this.seed([]),
+    );
+  }
+
+  push(item: Item): void {
+    if (!this.seeded) this.pending.push(item);
+    else this.apply(item);
+    this.wake();
+  }
+  /** Resolves at the next change. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.add(resolve));
+  }
+
+  get settled(): boolean {
+    return this.seeded && this.ended;
+  }
+
+  // Every delta and record passes here: nothing is allocated when no iteration waits (nobody streams it).
+  private wake(): void {
+    if (this.waiters.size === 0) return;
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  // The journal as it was when the stream was opened: every recorded step not streamed live in this process
+  // (a step whose record also waits in `pending` is applied once, journaledSteps).
+  private seed(records: JournalRecord[]): void {
+    for (const record of records) {
+      const stepId = "stepId" in record && typeof record.stepId === "string" ? record.stepId : undefined;
+      if (stepId === undefined || !this.liveSteps.has(stepId)) this.apply({ kind: "record", record });
+    }
+    this.seeded = true;
+    for (const item of this.pending.splice(0)) this.apply(item);
+    this.wake();
+  }
+
+  private add(stepId: string, part: Omit<StreamPart, "index" | "stepId">): void {
+    this.parts.push({ index: this.parts.length, stepId, ...part });
+  }
+
+  private apply(item: Item): void {
+    if (item.kind === "ended") {
+      this.ended = true;
+      return;
+    }
+    if (item.kind === "delta") {
+      if (!this.parts.some((p) => p.stepId === item.stepId && p.type === this.types.startStep)) this.add(item.stepId, { type: this.types.startStep });
+      this.add(item.stepId, item.delta);
+      return;
+    }
+    const { record } = item;
+    if (record.type === this.types.executionEnded) this.ended = true;
+    if (record.type !== this.types.stepCompleted && record.type !== this.types.stepFailed) return;
+    if (this.journaledSteps.has(record.stepId)) return;
+    this.journaledSteps.add(record.stepId);
+    if (this.isModel(record.effectId)) {
+      if (record.type === this.types.stepCompleted) this.modelStep(record.stepId, record.output);
+      return;
+    }
+    const call = this.callOf(record.stepId);
+    const output = record.type === this.types.stepCompleted ? (record.output ?? null) : { error: record.error.message };
+    this.add(record.stepId, { type: this.types.toolResult, ...(call?.id ? { id: call.id } : {}), output, ...(record.type === this.types.stepFailed ? { isError: true } : {}) });
+  }
+
+  // A model step's end: its recorded reply as whole parts when it was not streamed here, then `finish-step`.
+  private modelStep(stepId: string, output: unknown): void {
+    const reply = typeof output === "object" && output !== null ? output : {};
+    const given: { id?: string; toolName?: string; input?: unknown }[] = "toolCalls" in reply && Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
+    // A call the provider gave no id is named after its step, so its tool-result can name it too.
+    const calls = given.map((call, j) => ({ ...call, id: call.id ?? `${stepId}:call:${j}` }));
+    this.replies.set(stepId, calls);
+    if (!this.liveSteps.has(stepId)) {
+      this.add(stepId, { type: this.types.startStep });
+      if ("reasoning" in reply && typeof reply.reasoning === "string" && reply.reasoning) this.add(stepId, { type: this.types.reasoningDelta, delta: reply.reasoning });
+      if ("text" in reply && typeof reply.text === "string" && reply.text) this.add(stepId, { type: this.types.textDelta, delta: reply.text });
+      for (const call of calls) this.add(stepId, { type: this.types.toolCall, id: call.id, toolName: String(call.toolName), input: call.input });
+    }
+    this.add(stepId, { type: this.types.finishStep });
+  }
+
+  // The tool call a tool step answers: the agent loop's step ids pair `...:turn:<i>:model` with `...:turn:<i>:tool:<j>`.
+  private callOf(stepId: string): { id: string } | undefined {
+    const at = stepId.lastIndexOf(":tool:");
+    if (at < 0) return undefined;
+    return this.replies.get(`${stepId.slice(0, at)}:model`)?.[Number(stepId.slice(at + ":tool:".length))];
+  }
+}
+
+/** The parts of `buffer` from `from` on, as they arrive, until the execution has ended (or `signal` aborts). */
+export async function* parts(buffer: StreamBuffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
+  let next = Math.max(0, from);
+  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }))) : undefined;
+  for (;;) {
+    while (next < buffer.parts.length) yield buffer.parts[next++]!;
+    if (buffer.settled || signal?.aborted) return;
+    await (aborted ? Promise.race([buffer.changed(), aborted]) : buffer.changed());
+  }
+}
