@@ -154,7 +154,7 @@ export {
 export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/effects/claimCheck.js";
 export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
-export { RecordAuthenticationError } from "./stores/errors.js";
+export { RecordAuthenticationError } from "./stores/sealingErrors.js";
 
 // The data lifecycle: per-subject record sealing, the content walker, the sweep, erasure, export,
 // archive segments and retention (docs/security.md).
@@ -169,7 +169,7 @@ export type { SweepOptions, SweepResult } from "./actors/lifecycle/sweep.js";
 export { ContentCopiesRemainError } from "./actors/lifecycle/errors.js";
 export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/lifecycle/erase.js";
 export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/lifecycle/export.js";
-export { HistoryInUseError } from "./actors/lifecycle/errors.js";
+export { HistoryInUseError } from "./actors/errors.js";
 export type { ArchiveOptions, ArchiveResult } from "./actors/lifecycle/retention.js";
 export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";

@@ -200,3 +200,12 @@ export function checked<T>(check: () => unknown, run: () => Promise<T>): Promise
   }
   return run();
 }
+
+/** `app.deleteHistory` of an execution this app is running: stop it first. */
+export class HistoryInUseError extends LoomworkError {
+  readonly executionId: string;
+  constructor(executionId: string) {
+    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
+    this.executionId = executionId;
+  }
+}

@@ -214,20 +214,3 @@ export class KeyMissingError extends LoomworkError {
     this.executionId = details.executionId;
   }
 }
-
-/** A sealed record failed authentication: altered, moved from another position or execution, or sealed under another key. */
-export class RecordAuthenticationError extends LoomworkError {
-  readonly executionId: string;
-  readonly seq: number;
-  constructor(executionId: string, seq: number, reason: string, options?: { cause?: unknown }) {
-    super(
-      STORE_ERROR_CODES.recordAuthentication,
-      `Execution "${executionId}": sealed record at seq ${seq} failed authentication (${reason}). ` +
-        `It was altered, moved from another seq or execution, or sealed under another subject's key; ` +
-        `restore the log from a backup rather than replaying it.`,
-      options,
-    );
-    this.executionId = executionId;
-    this.seq = seq;
-  }
-}

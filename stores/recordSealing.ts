@@ -20,7 +20,7 @@
 //   and a fail-closed sweep must then treat the record as citing anything.
 import { bufferSource as buffer, deriveSubjectSubkey, fromBase64, fromUtf8, toBase64, utf8 } from "./bytes.js";
 import { AES_GCM_IV_BYTES as IV_BYTES, AES_GCM_TAG_BYTES as TAG_BYTES } from "./constants.js";
-import { RecordAuthenticationError } from "./errors.js";
+import { RecordAuthenticationError } from "./sealingErrors.js";
 import type { StoredRecord } from "./types.js";
 
 /** Fields a sealed record keeps readable beside `seq`, `at`, `type` (when the record has them). */
@@ -32,7 +32,7 @@ export interface SealedJournalRecord extends StoredRecord {
   refs?: string[];
 }
 
-// RecordAuthenticationError lives in ./errors.ts, so the package entry exports it without this module (issue 18).
+// RecordAuthenticationError lives in ./sealingErrors.ts, so the package entry exports it without this module (issue 18).
 export { RecordAuthenticationError };
 
 const SUBJECT_KEY_BYTES = 32;

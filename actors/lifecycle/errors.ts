@@ -1,5 +1,7 @@
-// The lifecycle's errors, apart from the code that throws them (erase.ts, retention.ts load on first use),
-// so the package's entry re-exports them without bundling that code (issue 18).
+// The lifecycle's errors, apart from the code that throws them (erase.ts, sweep.ts, erasureStatus.ts and
+// sealing load on first use), so the package's entry re-exports them without bundling that code (issue 18).
+// HistoryInUseError, which app.deleteHistory throws at once, is in actors/errors.ts: only first-use code
+// imports this module, so a bundler keeps it out of the start chunks.
 import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 
@@ -36,15 +38,6 @@ export class ContentCopiesRemainError extends LoomworkError {
   }
 }
 
-/** `app.deleteHistory` of an execution this app is running: stop it first. */
-export class HistoryInUseError extends LoomworkError {
-  readonly executionId: string;
-  constructor(executionId: string) {
-    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
-    this.executionId = executionId;
-  }
-}
-
 /** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
 export class ErasureInProgressError extends LoomworkError {
   readonly subject: string;
@@ -71,3 +64,5 @@ export class ExecutionErasedError extends SubjectErasedError {
       `(the key is destroyed) and can no longer be read, resumed or exported. Nothing is wrong with the store.`;
   }
 }
+
+export { HistoryInUseError } from "../errors.js";

@@ -1,0 +1,22 @@
+// RecordAuthenticationError, apart from the sealing code that throws it (stores/recordSealing.ts, loaded on
+// first use): the package entry exports it from here, so a bundler keeps the sealing code out of an app's
+// start chunks (issue 18).
+import { STORE_ERROR_CODES } from "./constants.js";
+import { LoomworkError } from "./errors.js";
+
+/** A sealed record failed authentication: altered, moved from another position or execution, or sealed under another key. */
+export class RecordAuthenticationError extends LoomworkError {
+  readonly executionId: string;
+  readonly seq: number;
+  constructor(executionId: string, seq: number, reason: string, options?: { cause?: unknown }) {
+    super(
+      STORE_ERROR_CODES.recordAuthentication,
+      `Execution "${executionId}": sealed record at seq ${seq} failed authentication (${reason}). ` +
+        `It was altered, moved from another seq or execution, or sealed under another subject's key; ` +
+        `restore the log from a backup rather than replaying it.`,
+      options,
+    );
+    this.executionId = executionId;
+    this.seq = seq;
+  }
+}
