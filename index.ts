@@ -21,7 +21,8 @@ export type { JsonSchema, ToolInputSchema } from "./actors/effects/toolSchema.js
 export type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./actors/effects/standardSchema.js";
 export { createLlmEffect } from "./actors/agents/model.js";
 export type { LlmEffectOptions, Model, Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "./actors/agents/model.js";
-export { DEFAULT_MODEL_RETRY, shouldRetryModelCall } from "./actors/agents/modelRetry.js";
+export { DEFAULT_MODEL_RETRY } from "./actors/agents/modelRetry.js";
+export { shouldRetryModelCall } from "./actors/agents/retryableErrors.js";
 export type { ModelRetryOptions } from "./actors/agents/modelRetry.js";
 export { DELTA_TYPES } from "./actors/agents/deltas.js";
 export type { ModelDelta } from "./actors/agents/deltas.js";
@@ -38,7 +39,8 @@ export { effectChain, CHAIN_LAYERS, CHAIN_OUTCOMES } from "./machines/effectChai
 export type { ChainLayer, ChainOutcome, EffectChainEvent } from "./machines/effectChain.js";
 export { invokeAs, invokedAs } from "./machines/helpers/invokeAs.js";
 export type { TaskKind } from "./machines/helpers/invokeAs.js";
-export { GrantDeniedError, QuotaExceededError, GuardRefusedError } from "./actors/effects/capabilities.js";
+export { QuotaExceededError } from "./actors/effects/capabilities.js";
+export { GrantDeniedError, GuardRefusedError } from "./actors/effects/ringLayers.js";
 export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/effects/capabilities.js";
 export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
 export type { RetryOptions, Next } from "./actors/effects/retry.js";

@@ -1,7 +1,7 @@
 // Retries of a model call that failed with a retryable provider error (connection refused, 408, 409,
 // 429, 5xx, an AI SDK error with isRetryable): backoff on the app's clock, Retry-After honoured. Only the
 // final outcome is journaled; the attempts are counted in the reply's usage.
-import { clockOf, sleep } from "../effects/retry.js";
+import { clockOf, sleep } from "../effects/retryOptions.js";
 import type { EffectContext } from "../effects/effect.js";
 import { ConfigError } from "../errors.js";
 
@@ -21,39 +21,6 @@ export interface ModelRetryOptions {
 
 /** The defaults of a model effect's retries. */
 export const DEFAULT_MODEL_RETRY = { attempts: 5, backoffMs: 500, maxBackoffMs: 30_000, maxRetryAfterMs: 60_000 } as const;
-
-const RETRYABLE_STATUS = new Set([408, 409, 429]);
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);
-
-/**
- * A provider error worth another call: the AI SDK's `isRetryable` when it says, else the HTTP status
- * (408, 409, 429, 5xx), else a connection failure (`fetch failed`, ECONNREFUSED, ECONNRESET, ...).
- */
-export function shouldRetryModelCall(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  if ("isRetryable" in error && typeof error.isRetryable === "boolean") return error.isRetryable;
-  const status = "statusCode" in error ? error.statusCode : "status" in error ? error.status : undefined;
-  if (typeof status === "number") return RETRYABLE_STATUS.has(status) || status >= 500;
-  const code = "code" in error ? error.code : undefined;
-  if (typeof code === "string" && CONNECTION_CODES.has(code)) return true;
-  if (error instanceof TypeError && error.message === "fetch failed") return true;
-  return "cause" in error && error.cause !== error ? shouldRetryModelCall(error.cause) : false;
-}
-
-/** The wait a provider asked for, in ms: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
-export function retryAfterMs(error: unknown, now: number): number | undefined {
-  const headers = typeof error === "object" && error !== null && "responseHeaders" in error ? error.responseHeaders : undefined;
-  if (typeof headers !== "object" || headers === null) return undefined;
-  const header = (name: string): unknown => Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
-  const ms = Number(header("retry-after-ms"));
-  if (Number.isFinite(ms) && ms >= 0 && header("retry-after-ms") !== undefined) return ms;
-  const after = header("retry-after");
-  if (typeof after !== "string" || after.trim() === "") return undefined;
-  const seconds = Number(after);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(after);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
-}
 
 /** Refuses bad retry options at construction, naming `path`. */
 export function checkModelRetry(options: ModelRetryOptions, path: string): void {
@@ -77,13 +44,15 @@ export async function withModelRetry<T>(options: ModelRetryOptions | false, ctx:
   const backoff = o.backoffMs ?? DEFAULT_MODEL_RETRY.backoffMs;
   const maxBackoff = o.maxBackoffMs ?? DEFAULT_MODEL_RETRY.maxBackoffMs;
   const maxRetryAfter = o.maxRetryAfterMs ?? DEFAULT_MODEL_RETRY.maxRetryAfterMs;
-  const retryOn = o.retryOn ?? shouldRetryModelCall;
   for (let attempt = 1; ; attempt++) {
     try {
       return { value: await call(attempt), attempts: attempt };
     } catch (error) {
-      if (ctx.signal.aborted || attempt >= attempts || !retryOn(error)) throw error;
-      const asked = retryAfterMs(error, clockOf(ctx).now());
+      if (ctx.signal.aborted || attempt >= attempts) throw error;
+      // The decision's code (./retryableErrors.ts) loads with the first failure that may be retried (issue 18).
+      const decide = await import("../lifecycle/onFirstUse.js");
+      if (!(o.retryOn ?? decide.shouldRetryModelCall)(error)) throw error;
+      const asked = decide.retryAfterMs(error, clockOf(ctx).now());
       if (asked !== undefined && asked > maxRetryAfter) throw error;
       await sleep(ctx, asked ?? Math.min(backoff * 2 ** (attempt - 1), maxBackoff));
     }

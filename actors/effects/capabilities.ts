@@ -1,13 +1,13 @@
 // The capability ring: middleware the app installs from `capabilities` (grants, quotas, guardRequest,
 // metering, retry, timeout). It sits inside secret redaction and outside every user middleware
 // (machines/effectChain.ts). Quotas count from the journal (./meter.ts), so they hold across a resume.
+// Metering is always on and runs here; the configured layers' code (./ringLayers.ts, ./retry.ts) loads
+// with the first call that enters one (issue 18), and their errors are in ./ringLayers.ts.
 import type { ModelRequest, Usage } from "../../machines/helpers/messages.js";
-import { LoomworkError } from "../../stores/errors.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
-import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { usageOf, type Meter, type QuotaOptions } from "./meter.js";
-import { retryMiddleware, timeoutMiddleware, validateRetryOptions, type RetryOptions } from "./retry.js";
+import { validateRetryOptions, type RetryOptions } from "./retryOptions.js";
 
 export { emptyUsage, foldUsage, Meter, QuotaExceededError, usageOf } from "./meter.js";
 export type { ExecutionUsage, QuotaOptions } from "./meter.js";
@@ -47,32 +47,6 @@ export interface RingContext {
   onUsage(usage: Usage): void;
 }
 
-/** A logic called an effect its grant does not list. */
-export class GrantDeniedError extends LoomworkError {
-  readonly logicId: string;
-  readonly effectId: string;
-  constructor(logicId: string, effectId: string, granted: readonly string[], grantKey: string) {
-    super(
-      RUNTIME_ERROR_CODES.grantDenied,
-      `Logic "${logicId}" may not call effect "${effectId}": capabilities.grants["${grantKey}"] grants ` +
-        `${granted.length ? granted.join(", ") : "no effect"}. Add "${effectId}" to it if the call is intended.`,
-    );
-    this.logicId = logicId;
-    this.effectId = effectId;
-  }
-}
-
-/** `capabilities.guardRequest` vetoed a model request (or threw); the model was not called. */
-export class GuardRefusedError extends LoomworkError {
-  readonly stepId: string;
-  readonly reason: string;
-  constructor(stepId: string, reason: string) {
-    super(RUNTIME_ERROR_CODES.guardRefused, `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`);
-    this.stepId = stepId;
-    this.reason = reason;
-  }
-}
-
 /** The ring's layers for one call, outside in: grants, quotas, guardRequest, metering, retry, timeout. */
 export function capabilityRing(options: CapabilitiesOptions | undefined, call: RingContext): EffectMiddleware[] {
   const layers: EffectMiddleware[] = [];
@@ -80,44 +54,10 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
   const { grants, quotas, guardRequest, retry, timeoutMs } = options ?? {};
   if (grants && call.journaled) {
     const key = grants[call.logicId] !== undefined ? call.logicId : grants["*"] !== undefined ? "*" : undefined;
-    if (key !== undefined) {
-      const granted = grants[key]!;
-      layers.push((ctx, input, next) => {
-        if (!granted.includes(ctx.effectId)) throw new GrantDeniedError(call.logicId, ctx.effectId, granted, key);
-        return next(input);
-      });
-    }
+    if (key !== undefined) layers.push(onFirstUse((m) => m.grantLayer(call.logicId, grants[key]!, key)));
   }
-  if (quotas && call.journaled && call.isModel) {
-    layers.push(async (ctx, input, next) => {
-      await call.meter.admit(ctx.executionId, ctx.stepId, quotas);
-      try {
-        return await next(input);
-      } finally {
-        // An aborted step journals no outcome, so nothing would release its reservation.
-        if (ctx.signal.aborted) call.meter.release(ctx.executionId, ctx.stepId);
-      }
-    });
-  }
-  if (guardRequest && call.isModel) {
-    layers.push(async (ctx, input, next) => {
-      let verdict: GuardVerdict;
-      try {
-        verdict = await guardRequest(input as ModelRequest, ctx);
-      } catch (error) {
-        if (error instanceof GuardRefusedError) throw error;
-        throw new GuardRefusedError(ctx.stepId, error instanceof Error ? error.message : String(error));
-      }
-      if (verdict === undefined) return next(input);
-      if (typeof verdict === "object" && verdict !== null && "veto" in verdict && typeof verdict.veto === "string") {
-        throw new GuardRefusedError(ctx.stepId, verdict.veto);
-      }
-      if (typeof verdict === "object" && verdict !== null && "messages" in verdict && Array.isArray(verdict.messages)) return next(verdict);
-      throw new TypeError(
-        `capabilities.guardRequest returned ${JSON.stringify(verdict)} for step "${ctx.stepId}": return nothing, a ModelRequest, or { veto: reason }.`,
-      );
-    });
-  }
+  if (quotas && call.journaled && call.isModel) layers.push(onFirstUse((m) => m.quotaLayer(call.meter, quotas)));
+  if (guardRequest && call.isModel) layers.push(onFirstUse((m) => m.guardLayer(guardRequest)));
   if (call.journaled && call.isModel) {
     layers.push(async (_ctx, input, next) => {
       const reply = await next(input);
@@ -126,11 +66,21 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
       return reply;
     });
   }
-  if (retry) layers.push(retryMiddleware(retry));
+  if (retry) layers.push(onFirstUse((m) => m.retryMiddleware(retry)));
   if (timeoutMs !== undefined) {
-    layers.push(timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]))));
+    layers.push(onFirstUse((m) => m.timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"])))));
   }
   return layers;
+}
+
+// A configured layer whose code (./ringLayers.ts, ./retry.ts) loads with the first call that enters it,
+// through actors/lifecycle/onFirstUse.ts (issue 18): built once per call, it then runs as the layer itself.
+function onFirstUse(build: (code: typeof import("../lifecycle/onFirstUse.js")) => EffectMiddleware): EffectMiddleware {
+  let layer: Promise<EffectMiddleware> | undefined;
+  return async (ctx, input, next) => {
+    layer ??= import("../lifecycle/onFirstUse.js").then(build);
+    return (await layer)(ctx, input, next);
+  };
 }
 
 /** Validates the `capabilities` group at boot (`createApp`), naming the option at fault. */

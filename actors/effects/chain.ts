@@ -18,10 +18,10 @@ import { UnknownEffectError } from "../errors.js";
 import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
-import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
+import type { Effect, EffectContext, EffectMiddleware, Next } from "./effect.js";
 import { EffectStoppedError, KillSwitch, redactionLayer } from "./layers.js";
 import { Meter } from "./meter.js";
-import { LOOM_CLOCK, type Next } from "./retry.js";
+import { LOOM_CLOCK } from "./retryOptions.js";
 import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 
 export { EffectStoppedError, KillSwitch, redactionLayer, redactor } from "./layers.js";

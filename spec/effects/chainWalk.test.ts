@@ -5,7 +5,7 @@ import { initialTransition, transition } from "xstate";
 import { createApp } from "../../actors/app.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import { defineConfig } from "../../actors/config.js";
-import { GrantDeniedError } from "../../actors/effects/capabilities.js";
+import { GrantDeniedError } from "../../actors/effects/ringLayers.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { ChainTrace } from "../../actors/effects/trace.js";
 import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type ChainLayer, type EffectChainEvent } from "../../machines/effectChain.js";

@@ -1,7 +1,7 @@
 // capabilities.grants: which effects a logic may call. A call outside its grant is refused, typed and journaled.
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
-import { GrantDeniedError } from "../../actors/effects/capabilities.js";
+import { GrantDeniedError } from "../../actors/effects/ringLayers.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { ExecutionFailedError } from "../../actors/errors.js";

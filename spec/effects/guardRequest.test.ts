@@ -1,7 +1,7 @@
 // capabilities.guardRequest: sees every model request first; may rewrite it or veto it.
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
-import { GuardRefusedError } from "../../actors/effects/capabilities.js";
+import { GuardRefusedError } from "../../actors/effects/ringLayers.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import type { ModelRequest } from "../../machines/helpers/messages.js";

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
-import { shouldRetryModelCall, retryAfterMs } from "../../actors/agents/modelRetry.js";
+import { shouldRetryModelCall, retryAfterMs } from "../../actors/agents/retryableErrors.js";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock, type SimulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
