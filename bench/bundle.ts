@@ -3,9 +3,13 @@
 // (tsx's, already installed) and, as a cross-check, with Vite 8 (rolldown), the bundler the browser
 // story uses. Sizes are exact bytes: minified, and gzipped at level 9. The largest parts are esbuild's
 // per-module bytes in the minified output. The same app with the live catalogue view (watchExecutions,
-// the one part on Dexie) is measured beside it, to show what the view costs when it is imported.
+// the one part on Dexie) is measured beside it, to show what the view costs when it is imported. The
+// minimal app's esbuild bundle is run too (a fresh Node over fake-indexeddb): a lazy chunk its run loads counts.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build as esbuild, type Metafile } from "esbuild";
 import { build as viteBuild, type Rollup } from "vite";
@@ -22,15 +26,46 @@ export const BUNDLE_GOAL_GZIP = 50_000;
 
 // What the minimal app loads at start though it never reads it: the read models, because `app.readModels`
 // is a synchronous getter (API.md) whose store is an @xstate/store store.
-const READ_MODELS = [/^actors\/journal\/readModels\.ts$/, /^@xstate\/store\//];
+const READ_MODELS = [/^actors\/journal\/readModels\.ts$/, /^actors\/agents\/approvals\.ts$/, /^@xstate\/store\//];
 
 export interface BundleSize {
   minified: number;
   gzipped: number;
+  /** How many chunks load at start (each gzipped on its own). */
+  chunks: number;
   /** Minified bytes per input module loaded at start, largest first. */
   modules: { module: string; bytes: number }[];
   /** The chunks loaded on first use only (dynamic `import()`): how many, and their summed sizes. */
   lazy: { chunks: number; minified: number; gzipped: number };
+  /** The lazy chunks the app's run loaded when the bundle was run (`runLoads`): counted in the sizes above. */
+  lazyLoadedByRun: string[];
+}
+
+/**
+ * Runs the bundled app (`files`: output path -> code, `entry` one of them) in a fresh Node process over
+ * fake-indexeddb, and returns the output files its run loaded: whatever it imports, statically or by
+ * `import()`, is in the V8 coverage of the process (NODE_V8_COVERAGE), one script per chunk evaluated.
+ */
+export function runLoads(files: Map<string, Uint8Array>, entry: string): Set<string> {
+  const dir = mkdtempSync(join(tmpdir(), "loomwork-bundle-"));
+  try {
+    for (const [path, code] of files) {
+      mkdirSync(dirname(join(dir, "out", path)), { recursive: true });
+      writeFileSync(join(dir, "out", path), code);
+    }
+    const fakeIndexedDb = pathToFileURL(join(ROOT, "node_modules", "fake-indexeddb", "auto", "index.mjs")).href;
+    const script = `await import(${JSON.stringify(fakeIndexedDb)}); await import(${JSON.stringify(pathToFileURL(join(dir, "out", entry)).href)});`;
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, NODE_V8_COVERAGE: join(dir, "coverage") }, stdio: ["ignore", "ignore", "inherit"] });
+    const prefix = pathToFileURL(join(dir, "out")).href + "/";
+    const loaded = new Set<string>();
+    for (const name of readdirSync(join(dir, "coverage"))) {
+      const coverage: { result: { url: string }[] } = JSON.parse(readFileSync(join(dir, "coverage", name), "utf8"));
+      for (const { url } of coverage.result) if (url.startsWith(prefix)) loaded.add(url.slice(prefix.length));
+    }
+    return loaded;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const gzip = (code: Uint8Array | string) => gzipSync(code, { level: 9 }).length;
@@ -44,9 +79,10 @@ function moduleName(path: string): string {
 /**
  * Bundles `entry` with esbuild for the browser, minified, split into chunks as an app's bundler does, and
  * returns the sizes of what loads at start: the entry chunk and the chunks it imports statically. Code
- * loaded on first use (a dynamic `import()`) is in lazy chunks, summed apart in `lazy`.
+ * loaded on first use (a dynamic `import()`) is in lazy chunks, summed apart in `lazy`. With `run`, the
+ * bundle is also run (`runLoads`) and every lazy chunk its run loads is counted with the start chunks.
  */
-export async function esbuildSize(entry: string): Promise<BundleSize> {
+export async function esbuildSize(entry: string, { run = false }: { run?: boolean } = {}): Promise<BundleSize> {
   const result = await esbuild({
     entryPoints: [entry],
     bundle: true,
@@ -74,6 +110,11 @@ export async function esbuildSize(entry: string): Promise<BundleSize> {
   };
   visit(entryOutput);
   const contents = new Map(result.outputFiles.map((file) => [relative(ROOT, file.path), file.contents]));
+  // Every chunk the app's run loads counts: a lazy chunk the run imports joins the start chunks.
+  const outDir = relative(ROOT, join(ROOT, "bench", "bundle", "out"));
+  const byRun = !run ? [] : [...runLoads(new Map([...contents].map(([path, code]) => [relative(outDir, path), code])), relative(outDir, entryOutput))].map((name) => join(outDir, name));
+  const lazyLoadedByRun = byRun.filter((path) => !initial.has(path));
+  for (const path of lazyLoadedByRun) initial.add(path);
   const sizeOf = (paths: string[]) => {
     const files = paths.map((path) => contents.get(path)!);
     return { minified: files.reduce((n, f) => n + f.length, 0), gzipped: files.reduce((n, f) => n + gzip(f), 0) };
@@ -84,11 +125,11 @@ export async function esbuildSize(entry: string): Promise<BundleSize> {
     .filter((m) => m.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
   const lazy = Object.keys(metafile.outputs).filter((path) => !initial.has(path) && path.endsWith(".js"));
-  return { ...sizeOf([...initial]), modules, lazy: { chunks: lazy.length, ...sizeOf(lazy) } };
+  return { ...sizeOf([...initial]), chunks: initial.size, modules, lazy: { chunks: lazy.length, ...sizeOf(lazy) }, lazyLoadedByRun };
 }
 
 /** Bundles `entry` with Vite (rolldown), minified, without writing; returns the sizes of the chunks loaded at start. */
-export async function viteSize(entry: string): Promise<{ minified: number; gzipped: number; lazyModules: string[] }> {
+export async function viteSize(entry: string): Promise<{ minified: number; gzipped: number; chunks: number; lazyModules: string[] }> {
   const result = await viteBuild({
     configFile: false,
     logLevel: "silent",
@@ -112,6 +153,7 @@ export async function viteSize(entry: string): Promise<{ minified: number; gzipp
   return {
     minified: [...chunks].reduce((n, c) => n + Buffer.byteLength(c.code), 0),
     gzipped: [...chunks].reduce((n, c) => n + gzip(c.code), 0),
+    chunks: chunks.size,
     lazyModules: [...new Set(lazyModules.map((id) => moduleName(relative(ROOT, id))))],
   };
 }
@@ -128,20 +170,20 @@ function byArea(modules: BundleSize["modules"]): { area: string; bytes: number }
 }
 
 export async function measureBundle(_options: BenchOptions): Promise<Section> {
-  const minimal = await esbuildSize(APPS.minimal);
+  const minimal = await esbuildSize(APPS.minimal, { run: true });
   const liveView = await esbuildSize(APPS.liveView);
   const viteMinimal = await viteSize(APPS.minimal);
   const dexieIn = (size: BundleSize) => size.modules.filter((m) => m.module.startsWith("dexie/")).reduce((n, m) => n + m.bytes, 0);
   const sizes: Table = {
     caption: "The minimal agent app (`loomwork` + `loomwork/indexeddb`), bundled for the browser and minified",
-    head: ["app", "bundler", "minified", "gzipped", "of it Dexie (minified)"],
+    head: ["app", "bundler", "chunks", "minified", "gzipped", "of it Dexie (minified)"],
     rows: [
-      ["minimal agent app", "esbuild", bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
-      ["of it, loaded on first use only (" + minimal.lazy.chunks + " lazy chunk(s): sweep, erase, export, replay check, ...)", "esbuild", bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
-      ["minimal agent app", "vite 8 (rolldown)", bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
-      ["the same + watchExecutions (live view)", "esbuild", bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
+      ["minimal agent app (start chunks, and any chunk its run loads)", "esbuild", String(minimal.chunks), bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
+      ["not loaded by its run (first use only: sweep, erase, export, replay check, app.stream, configured capabilities, ...)", "esbuild", String(minimal.lazy.chunks), bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
+      ["minimal agent app (start chunks)", "vite 8 (rolldown)", String(viteMinimal.chunks), bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
+      ["the same + watchExecutions (live view)", "esbuild", String(liveView.chunks), bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
     ],
-    align: ["l", "l", "r", "r", "r"],
+    align: ["l", "l", "r", "r", "r", "r"],
   };
   const areas: Table = {
     caption: "Largest parts of the minimal app (esbuild's minified bytes per module, summed by package or directory)",
@@ -153,7 +195,8 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     head: ["module", "minified"],
     rows: minimal.modules.slice(0, 20).map((m) => [m.module, bytes(m.bytes)]),
   };
-  const met = minimal.gzipped <= BUNDLE_GOAL_GZIP;
+  // Met when both bundlers' start is within the goal.
+  const met = minimal.gzipped <= BUNDLE_GOAL_GZIP && viteMinimal.gzipped <= BUNDLE_GOAL_GZIP;
   // esbuild puts a module in the start chunks when the entry reaches it by static imports and any chunk uses
   // it, even when only a lazy chunk does (evanw/esbuild#3704): the package entry (index.ts) re-exports
   // sweepMachine, createJournalCodec, claimCheckMiddleware, the content walker... that only first-use paths
@@ -185,8 +228,9 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     tables: [sizes, areas, modules, hoistedTable],
     goals,
     notes: [
-      `Sizes are what loads at start: the entry chunk and the chunks it imports statically (each gzipped on its own, as a server sends them). Sweep, erase, export, archive, replay check, migration, fleet submit and outcome, resumeUnfinished, the erasure check of a subject, the claim-check layer and the security.crypto codec load on first call (dynamic \`import()\` of \`actors/lifecycle/onFirstUse.ts\`); the minimal app's run (start, result) takes none of those paths, so no lazy chunk it needs is left out of the count.`,
-      `What is left is the runtime the app runs: xstate (${bytes(minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0))} minified) and the journal, effects chain and agent loop. Still loaded at start though the app never runs them: the read models, ${bytes(readModelsBytes)} minified (${readModels.map((m) => m.module).join(", ")}), because \`app.readModels\` is a synchronous getter of an @xstate/store store (API.md); and, with esbuild only, ${bytes(hoistedBytes)} minified of first-use code the package entry re-exports (the table above).`,
+      `Sizes are what loads at start: the entry chunk and the chunks it imports statically, each gzipped on its own (as a server sends them). The esbuild bundle is also run, in a fresh Node process over fake-indexeddb (\`runLoads\`): every chunk its run loads is counted; this run loaded ${minimal.lazyLoadedByRun.length === 0 ? "no lazy chunk" : `${minimal.lazyLoadedByRun.length} lazy chunk(s), counted above`}. First-use paths load through \`actors/lifecycle/onFirstUse.ts\` (sweep, erase, export, archive, replay check, migration, fleet submit and outcome, resumeUnfinished, the erasure check of a subject, the claim-check layer, the security.crypto codec, the capability ring's configured layers, a model call's retry decision) or \`actors/agents/streamBuffer.ts\` (the first \`app.stream\`, a chunk that imports no code so it splits nothing out of the start chunks).`,
+      `Missed: what is left is mostly the runtime the app runs: xstate (${bytes(minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0))} minified), the journal, the effect chain, the agent loop and the IndexedDB adapter (the areas above). Still loaded at start though the run never uses them: the read models, ${bytes(readModelsBytes)} minified (${readModels.map((m) => m.module).join(", ")}), because \`app.readModels\` is a synchronous getter of an @xstate/store store: no module can be loaded synchronously, so keeping that contract keeps them at start (leaving them out would break \`app.readModels\` for an app that reads it without importing them); with esbuild only, ${bytes(hoistedBytes)} minified of first-use code the package entry re-exports (the table above: public machines, functions and error classes that \`index.ts\` must export).`,
+      `Vite's start is ${viteMinimal.chunks} chunk(s): the entry and the modules it shares with the lazy chunk (rolldown splits those out); the stream buffer's lazy chunk shares none.`,
     ],
     raw: { minimal, liveView, viteMinimal },
   };

@@ -33,6 +33,7 @@ describe("the browser bundle of loomwork/indexeddb", () => {
     for (const module of [
       "actors/lifecycle/erase.ts", "actors/lifecycle/sweep.ts", "actors/lifecycle/export.ts", "actors/lifecycle/internalEffects.ts", "actors/journal/replayCheck.ts", "actors/journal/migrate.ts",
       "actors/lifecycle/erasureStatus.ts", "actors/fleet/submit.ts", "actors/effects/claimCheckPreset.ts", "actors/journal/unfinished.ts",
+      "actors/journal/sealing.ts", "stores/recordSealing.ts", "actors/agents/streamBuffer.ts", "actors/agents/uiMessageStream.ts",
     ]) {
       expect(atStart).not.toContain(module);
     }
@@ -49,7 +50,10 @@ describe("the browser bundle of loomwork/indexeddb", () => {
   it("with Vite, leaves the maintenance machines, record sealing, the claim-check and the content walker to the lazy chunk too", async () => {
     const { lazyModules } = await viteSize(MINIMAL_APP);
     // esbuild keeps these in its start chunks because the package entry re-exports them (bench/bundle.ts).
-    for (const module of ["machines/sweep.ts", "machines/eraseCoordinator.ts", "actors/journal/sealing.ts", "stores/recordSealing.ts", "actors/effects/claimCheck.ts", "actors/lifecycle/citations.ts", "actors/lifecycle/erasureStatus.ts"]) {
+    for (const module of [
+      "machines/sweep.ts", "machines/eraseCoordinator.ts", "actors/journal/sealing.ts", "stores/recordSealing.ts", "actors/effects/claimCheck.ts", "actors/lifecycle/citations.ts", "actors/lifecycle/erasureStatus.ts",
+      "actors/lifecycle/errors.ts", "stores/sealingErrors.ts", "actors/effects/ringLayers.ts", "actors/effects/retry.ts", "actors/agents/retryableErrors.ts", "actors/agents/streamBuffer.ts",
+    ]) {
       expect(lazyModules).toContain(module);
     }
     expect(lazyModules).not.toContain("actors/journal/execution.ts");
@@ -57,6 +61,12 @@ describe("the browser bundle of loomwork/indexeddb", () => {
 });
 
 describe("the minimal agent app's run", () => {
+  it("run from its esbuild bundle (in a fresh Node over fake-indexeddb), loads its start chunks and no lazy one", async () => {
+    const { lazyLoadedByRun, lazy } = await esbuildSize(MINIMAL_APP, { run: true });
+    expect(lazy.chunks).toBeGreaterThan(0);
+    expect(lazyLoadedByRun).toEqual([]);
+  }, 60_000);
+
   it("loads no first-use code: the lazy chunks it never fetches are rightly left out of its size", async () => {
     const stores = await indexedDbStores({ name: "minimal-app", indexedDB: new IDBFactory(), IDBKeyRange });
     const loop = agentLoop$({ id: "minimal", model: "model" });
