@@ -54,10 +54,10 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
   const { grants, quotas, guardRequest, retry, timeoutMs } = options ?? {};
   if (grants && call.journaled) {
     const key = grants[call.logicId] !== undefined ? call.logicId : grants["*"] !== undefined ? "*" : undefined;
-    if (key !== undefined) layers.push(onFirstUse((m) => m.grantLayer(call.logicId, grants[key]!, key)));
+    if (key !== undefined) layers.push(layerOnFirstUse((m) => m.grantLayer(call.logicId, grants[key]!, key)));
   }
-  if (quotas && call.journaled && call.isModel) layers.push(onFirstUse((m) => m.quotaLayer(call.meter, quotas)));
-  if (guardRequest && call.isModel) layers.push(onFirstUse((m) => m.guardLayer(guardRequest)));
+  if (quotas && call.journaled && call.isModel) layers.push(layerOnFirstUse((m) => m.quotaLayer(call.meter, quotas)));
+  if (guardRequest && call.isModel) layers.push(layerOnFirstUse((m) => m.guardLayer(guardRequest)));
   if (call.journaled && call.isModel) {
     layers.push(async (_ctx, input, next) => {
       const reply = await next(input);
@@ -66,16 +66,18 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
       return reply;
     });
   }
-  if (retry) layers.push(onFirstUse((m) => m.retryMiddleware(retry)));
+  if (retry) layers.push(layerOnFirstUse((m) => m.retryMiddleware(retry)));
   if (timeoutMs !== undefined) {
-    layers.push(onFirstUse((m) => m.timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"])))));
+    layers.push(layerOnFirstUse((m) => m.timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"])))));
   }
   return layers;
 }
 
-// A configured layer whose code (./ringLayers.ts, ./retry.ts) loads with the first call that enters it,
-// through actors/lifecycle/onFirstUse.ts (issue 18): built once per call, it then runs as the layer itself.
-function onFirstUse(build: (code: typeof import("../lifecycle/onFirstUse.js")) => EffectMiddleware): EffectMiddleware {
+/**
+ * A configured layer whose code (./ringLayers.ts, ./retry.ts, ./redaction.ts) loads with the first call
+ * that enters it, through actors/lifecycle/onFirstUse.ts (issue 18): built once, it then runs as the layer itself.
+ */
+export function layerOnFirstUse(build: (code: typeof import("../lifecycle/onFirstUse.js")) => EffectMiddleware): EffectMiddleware {
   let layer: Promise<EffectMiddleware> | undefined;
   return async (ctx, input, next) => {
     layer ??= import("../lifecycle/onFirstUse.js").then(build);

@@ -17,14 +17,14 @@ import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
 import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
-import { capabilityRing, type RingContext } from "./capabilities.js";
+import { capabilityRing, layerOnFirstUse, type RingContext } from "./capabilities.js";
 import type { Effect, EffectContext, EffectMiddleware, Next } from "./effect.js";
-import { EffectStoppedError, KillSwitch, redactionLayer } from "./layers.js";
+import { EffectStoppedError, KillSwitch } from "./layers.js";
 import { Meter } from "./meter.js";
 import { LOOM_CLOCK } from "./retryOptions.js";
 import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 
-export { EffectStoppedError, KillSwitch, redactionLayer, redactor } from "./layers.js";
+export { EffectStoppedError, KillSwitch } from "./layers.js";
 export { failedFields, StepFailure, StepResult, unwrapStepResult } from "./trace.js";
 
 /** The execution id `invokeTransient` calls carry: they belong to no execution and are never journaled. */
@@ -72,7 +72,8 @@ export class EffectRuntime {
     options: EffectRuntimeOptions = {},
   ) {
     this.clock = options.clock ?? config.clock ?? realClock;
-    this.redaction = config.security?.redact ? redactionLayer(config.security.redact) : undefined;
+    const redact = config.security?.redact;
+    this.redaction = redact ? layerOnFirstUse((m) => m.redactionLayer(redact)) : undefined;
     const readLog = options.readLog ?? (() => Promise.resolve([]));
     this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm");
     bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));

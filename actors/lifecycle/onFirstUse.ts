@@ -1,5 +1,5 @@
 // The code of App's rarely taken paths (sweep, erase, export, archive, replay check, migration, fleet
-// submit, claim-check resolution, the internal effects, the capability ring's configured layers, a model
+// submit, claim-check resolution, the internal effects, the capability ring's configured layers, secret redaction, a model
 // call's retry decision), in ONE module that actors/app.ts,
 // actors/lifecycle/joins.ts and actors/lifecycle/maintenance.ts load on first use by dynamic import(). One
 // module, not one per path: a bundler then splits an app into its start chunks and one lazy chunk, instead
@@ -7,6 +7,7 @@
 export { resolveClaimCheck } from "../effects/claimCheck.js";
 export { claimCheckLayer } from "../effects/claimCheckPreset.js";
 export { grantLayer, guardLayer, quotaLayer } from "../effects/ringLayers.js";
+export { redactionLayer } from "../effects/redaction.js";
 export { retryMiddleware, timeoutMiddleware } from "../effects/retry.js";
 export { retryAfterMs, shouldRetryModelCall } from "../agents/retryableErrors.js";
 export { isSubmitted, submitStart, submittedOutcome } from "../fleet/submit.js";

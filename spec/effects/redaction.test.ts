@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { assign, setup } from "xstate";
 import { appInternals, createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { redactionLayer, redactor } from "../../actors/effects/layers.js";
+import { redactionLayer, redactor } from "../../actors/effects/redaction.js";
 import { createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import { effectActor } from "../../machines/helpers/effectActor.js";
 import { memoryStores } from "../../stores/memory.js";
