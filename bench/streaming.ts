@@ -26,6 +26,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
   const r = ratioOf(samples.loomwork!, samples.bare!);
   const ms = (v: number | undefined) => (v === undefined ? "" : `${v.toFixed(2)} ms`);
   const phaseRows: [string, string][] = [
+    ["start journaled", "the start's macrostep journaled (loomwork: its first append event; the planner's first macrostep before it)"],
     ["doStream called", "the provider's doStream called"],
     ["app.start resolved", "app.start resolved (loomwork)"],
     ["doStream resolved", "doStream resolved (the response's headers)"],
