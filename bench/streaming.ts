@@ -26,6 +26,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
   const r = ratioOf(samples.loomwork!, samples.bare!);
   const ms = (v: number | undefined) => (v === undefined ? "" : `${v.toFixed(2)} ms`);
   const phaseRows: [string, string][] = [
+    ["start journaled", "the start's macrostep journaled (loomwork: its first append event; the planner's first macrostep before it)"],
     ["doStream called", "the provider's doStream called"],
     ["app.start resolved", "app.start resolved (loomwork)"],
     ["doStream resolved", "doStream resolved (the response's headers)"],
@@ -58,6 +59,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
     ],
     notes: [
       "What loomwork adds before the provider is called (\"doStream called\") is the journaled EXECUTION_STARTED and its transition (the step's intent: written before the call), the planner's first macrostep and the effect chain; after it, each delta goes through the step's sink and the bus. The rest is the provider's request and response, as in the bare stream.",
+      "Most of it precedes the first append (\"the start's macrostep journaled\"): app.start's checks, the planner's first macrostep (XState's initial transition of the agent loop: its context, the model child it spawns; the largest single part) and the memory store's append (a structured clone of the records). After the append: the effect chain's setup (the step's abort signal, the layers) and the model request, built when the step runs. None of it is per-app or cold code: a second start on the same app costs the same; it is CPU work spread over many small parts, made several times slower by the full GC before each round (the same path takes about 0.25 ms in a warm loop without it).",
       "The record's bytes beyond the reply are its envelope (type, seq, step and effect ids, time, usage), the same as for a turn that is not streamed.",
     ],
     raw: { samples, phases },

@@ -37,4 +37,28 @@ describe("Counters", () => {
     expect(Counters.from(undefined).toJSON()).toEqual({});
     expect(Counters.from({ a: "x", b: 2 }).toJSON()).toEqual({ b: 2 });
   });
+
+  it("a restored version reads its persisted object in place, agrees with the plain model through later spawns, and never changes that object", () => {
+    const persisted: Record<string, unknown> = { model: 400, damaged: "x" };
+    for (let i = 0; i < 1000; i++) persisted[`tool:${i}:0`] = 1;
+    const text = JSON.stringify(persisted);
+    const parsed: unknown = JSON.parse(text);
+    const model: Record<string, number> = Object.fromEntries(Object.entries(persisted).filter((e): e is [string, number] => typeof e[1] === "number"));
+    let counters = Counters.from(parsed);
+    const restored = counters;
+    expect(restored.get("damaged")).toBe(0);
+    expect(restored.get("toString")).toBe(0);
+    for (let i = 0; i < 300; i++) {
+      // Spawns past the first rebuild of the base (the persisted object folded in) and past later ones.
+      const childId = i % 2 === 0 ? "model" : i % 5 === 0 ? `tool:${i}:0` : `tool:${1000 + i}:0`;
+      const occurrence = counters.get(childId) + 1;
+      expect(occurrence).toBe((model[childId] ?? 0) + 1);
+      model[childId] = occurrence;
+      counters = counters.with(childId, occurrence);
+    }
+    expect(counters.toJSON()).toEqual(model);
+    expect(JSON.stringify(parsed)).toBe(text);
+    expect(restored.get("model")).toBe(400);
+    expect(JSON.stringify(restored.toJSON())).toBe(JSON.stringify(Object.fromEntries(Object.entries(persisted).filter(([, v]) => typeof v === "number"))));
+  });
 });

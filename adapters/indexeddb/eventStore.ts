@@ -118,13 +118,17 @@ export class IndexedDbEventStore implements EventStore {
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     this.prefetched = undefined;
     // One transaction for what a resume reads: the snapshot, the head it is checked against, and the tail after it.
-    const { stored, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
+    const { decoding, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
       const [stored, info] = await Promise.all([tx.objectStore("snapshots").get(executionId), tx.objectStore("executions").get(executionId)]);
-      const tail = stored && info && stored.seq <= info.head ? await tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1)) : undefined;
-      return { stored, head: info?.head ?? 0, tail };
+      const tailRead = stored && info && stored.seq <= info.head ? tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1)) : undefined;
+      // Decoded while the tail is in flight: the JSON.parse of a version 2 row (the longest part of a
+      // large snapshot's read) runs before fromSnapshotValue's first await, so it overlaps the getAll
+      // and the commit instead of following them. Its rejection (a damaged row) is awaited outside.
+      const decoding = stored ? settle(fromSnapshotValue(this.connection.name, executionId, stored)) : undefined;
+      return { decoding, head: info?.head ?? 0, tail: await tailRead };
     });
-    if (!stored) return undefined;
-    const snapshot = await fromSnapshotValue(this.connection.name, executionId, stored);
+    if (!decoding) return undefined;
+    const snapshot = await decoding.then(unsettle);
     // Kept until the next task, when another tab's write could have reached this page.
     const kept: Prefetched = { executionId, head, fromSeq: snapshot.seq + 1, tail };
     this.prefetched = kept;
@@ -195,4 +199,19 @@ function addRecord(executionId: string, record: StoredRecord, add: () => Promise
       { cause: error },
     );
   }
+}
+
+/** A promise's outcome as a value, so a rejection can be carried out of a transaction body and thrown after it. */
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
+function unsettle<T>(settled: Settled<T>): T {
+  if (settled.ok) return settled.value;
+  throw settled.error;
 }

@@ -219,7 +219,7 @@ const bench = {
   async resume(
     turns: number,
     db: string,
-  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number; calls: Record<string, { n: number; ms: number }> }> {
+  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number; calls: Record<string, { n: number; ms: number }>; beforeReadsMs: number }> {
     const t0 = performance.now();
     const stores = await indexedDbStores({ name: db });
     const openMs = performance.now() - t0;
@@ -227,9 +227,13 @@ const bench = {
     let snapshotSeq: number | undefined;
     let records = 0;
     let readMs = 0;
+    // From the stores opened to the first read: the runtime's work before it reads (app, catalogue row, logic, writer lease).
+    let beforeReadsMs: number | undefined;
+    const reading = (r0: number) => (beforeReadsMs ??= r0 - t0 - openMs);
     const read = stores.events.read.bind(stores.events);
     stores.events.read = async (id, fromSeq) => {
       const r0 = performance.now();
+      reading(r0);
       const got = await read(id, fromSeq);
       readMs += performance.now() - r0;
       reads.push({ fromSeq: fromSeq ?? 1 });
@@ -239,6 +243,7 @@ const bench = {
     const getSnapshot = stores.events.getSnapshot.bind(stores.events);
     stores.events.getSnapshot = async (id) => {
       const r0 = performance.now();
+      reading(r0);
       const snapshot = await getSnapshot(id);
       readMs += performance.now() - r0;
       snapshotSeq = snapshot?.seq;
@@ -252,7 +257,7 @@ const bench = {
     const ms = performance.now() - t0;
     await app.close();
     await stores.close();
-    return { ms, openMs, readMs, reads, snapshotSeq, records, calls };
+    return { ms, openMs, readMs, reads, snapshotSeq, records, calls, beforeReadsMs: beforeReadsMs ?? 0 };
   },
 
   /** In a freshly loaded page: the raw read of what resume read (the snapshot and the same key ranges), on IndexedDB directly. */
