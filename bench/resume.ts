@@ -28,6 +28,8 @@ interface Result {
   replay?: { fromSnapshotSeq: number; recordsReplayed: number; stepsToRun: number };
   /** fs only: each phase of a resume in its own fresh process, in units of the floor (median). */
   phases?: { phase: string; ratio: number }[];
+  /** fs only: the real resume cut by marks in one fresh process (they sum to it), with the GC inside each phase, in units of the floor (medians). */
+  timeline?: { phase: string; ratio: number; gc: number }[];
   floor: string;
   goal: boolean;
 }
@@ -51,8 +53,17 @@ async function resumeFs(turns: number, reps: number, warmup: number): Promise<Re
   // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
   const phaseRuns: Record<string, number>[] = [];
   for (let i = 0; i < reps; i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
+  // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts): where the whole of it goes.
+  const timelineRuns: ChildReport[] = [];
+  for (let i = 0; i < reps; i++) timelineRuns.push(await runChild("resumeFsTimeline", { dir: bench.dir, turns }));
   const floor = median(kept("floor").map((r) => r.ms));
+  const timelineOf = (key: "phases" | "gc", phase: string) => median(timelineRuns.map((r) => (r[key] as Record<string, number>)[phase]!)) / floor;
+  const timelinePhases = Object.keys((timelineRuns[0]?.phases ?? {}) as Record<string, number>);
   return {
+    timeline: [
+      ...timelinePhases.map((phase) => ({ phase, ratio: timelineOf("phases", phase), gc: timelineOf("gc", phase) })),
+      { phase: "the whole resume (the sum of the phases)", ratio: median(timelineRuns.map((r) => r.ms)) / floor, gc: median(timelineRuns.map((r) => Number(r.gcMs))) / floor },
+    ],
     phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({ phase, ratio: median(phaseRuns.map((p) => p[phase]!)) / floor })),
     store: "fs (fresh process)",
     turns,
@@ -186,6 +197,14 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     head: ["phase", "time / floor (median)"],
     rows: fsPhases.map((p) => [p.phase, ratio(p.ratio)]),
   };
+  const timeline = results.find((r) => r.timeline)?.timeline ?? [];
+  const timelineTable: Table = {
+    caption:
+      `The whole resume from fs (${turns} turns), cut by marks in one fresh process (the fs event store's getSnapshot and read wrapped to note when they start and end, the stalled effect noting its call), so the phases sum to the resume; ` +
+      "garbage collection inside each phase from PerformanceObserver's gc entries; in units of the floor process's work, medians",
+    head: ["phase", "time / floor (median)", "of which GC / floor (median)"],
+    rows: timeline.map((p) => [p.phase, ratio(p.ratio), ratio(p.gc)]),
+  };
   const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
   return {
     id: "resume",
@@ -196,9 +215,10 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
         `fs: each resume and each floor runs in its own fresh \`node --import tsx\` process, timed inside it after its imports. Memory and IndexedDB (fake-indexeddb): in-process. ` +
         `${options.reps} repetitions for fs (${options.inProcessReps} in-process), interleaved, medians of wall-clock and of CPU time; claim-check off.`,
     ],
-    tables: [table, processTable, fsPhaseTable, phaseTable],
+    tables: [table, processTable, timelineTable, fsPhaseTable, phaseTable],
     goals,
     notes: [
+      `Largest phases of the whole fs resume (fresh process, one process cut by marks): ${largest(timeline.filter((p) => !p.phase.startsWith("the whole")))}; garbage collection inside it: ${ratio(timeline.at(-1)?.gc ?? Number.NaN)} the floor (a major GC of the heap the runtime's imports left, which the floor process, importing only node:fs, does not have).`,
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
       "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +
