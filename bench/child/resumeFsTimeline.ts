@@ -48,7 +48,7 @@ const order: [string, string, string][] = [
   ["events.getSnapshot (fs: the log's first-use check, read, CRC-32, JSON.parse)", "getSnapshot start", "getSnapshot end"],
   ["restore the XState snapshot, up to the tail read", "getSnapshot end", "read start"],
   ["events.read(id, fromSeq) (the tail)", "read start", "read end"],
-  ["replay the tail, up to the stalled call's start (planMacrostep per record)", "read end", "stalled call started"],
+  ["replay the tail and start the stalled call (planMacrostep per record, then the effect chain up to the effect)", "read end", "stalled call started"],
   ["the stalled call's start until app.resume resolves", "stalled call started", "resumed"],
 ];
 const phases: Record<string, number> = {};
