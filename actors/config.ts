@@ -26,8 +26,8 @@ export interface ExecutionOptions {
    * A graceful shutdown: `app.close()` writes a snapshot at the head of every live execution whose last snapshot
    * is behind it (once its queued work settled, before the writer leases are given back), so the next resume
    * reads that snapshot and replays no tail. A crash leaves the tail to replay as before. It costs `close()`
-   * one snapshot write per such execution; `false` (or `snapshotEvery: false`) skips it. See docs/storage.md.
-   * @defaultValue true
+   * one snapshot write per such execution; `snapshotEvery: false` turns it off too. See docs/storage.md.
+   * @defaultValue false
    */
   snapshotOnClose?: boolean;
   /** ADR 0140: offload listed tools' large results to a content store (see docs/scaling.md). */

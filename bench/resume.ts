@@ -36,9 +36,9 @@ interface Result {
 
 const childSample = (r: ChildReport): Sample => ({ wall: r.ms, cpu: Number(r.cpuMs) });
 
-/** Which journal a resume starts from: the one a clean close leaves (a snapshot at the head), or the tail after the last snapshot (as after a crash). */
+/** Which journal a resume starts from: the tail after the last snapshot (the default close, as after a crash), or a snapshot at the head (`snapshotOnClose`). */
 type Variant = "close" | "tail";
-const variantName = (store: string, variant: Variant) => (variant === "close" ? store : `${store}, tail replay (no close snapshot, as after a crash)`);
+const variantName = (store: string, variant: Variant) => (variant === "tail" ? store : `${store}, closed with snapshotOnClose (no tail)`);
 
 async function resumeFs(turns: number, reps: number, warmup: number, variant: Variant): Promise<Result> {
   const bench = await openStores("fs");
@@ -147,7 +147,7 @@ function largest(phases: { phase: string; ratio: number }[]): string {
 
 async function resumeAll(turns: number, options: BenchOptions): Promise<Result[]> {
   const results: Result[] = [];
-  for (const variant of ["close", "tail"] as const) {
+  for (const variant of ["tail", "close"] as const) {
     results.push(
       await resumeFs(turns, options.reps, options.warmup, variant),
       ...(await resumeInProcess(await openStores("memory"), turns, options.inProcessReps, options.warmup, variant)),
@@ -192,16 +192,16 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
   // The breakdown: the recover phases one by one on a memory store, at the first turn count.
   const turns = options.resumeTurns[0]!;
   const stores = memoryStores();
-  await runInterrupted(stores, turns, "off", false);
+  await runInterrupted(stores, turns);
   const breakdown = await resumePhases(stores, turns, options.inProcessReps);
   const phaseTable: Table = {
-    caption: `Where a tail replay's time goes (${turns} turns, memory, in-process, no close snapshot; ${breakdown.macrosteps} macrosteps / ${breakdown.turnsReplayed} turns replayed), each phase in units of the floor`,
+    caption: `Where a tail replay's time goes (${turns} turns, memory, in-process; ${breakdown.macrosteps} macrosteps / ${breakdown.turnsReplayed} turns replayed), each phase in units of the floor`,
     head: ["phase", "time / floor (median)"],
     rows: breakdown.phases.map((p) => [p.phase, ratio(p.ms / breakdown.floor)]),
   };
   const fsPhases = results.find((r) => r.phases)?.phases ?? [];
   const fsPhaseTable: Table = {
-    caption: `Where a tail replay from fs goes (${turns} turns, no close snapshot), each phase in a fresh process of its own, in units of the floor process's work. \`events.read(id, fromSeq)\` reads the log from the tail mark the snapshot file holds (O(tail) bytes)`,
+    caption: `Where a tail replay from fs goes (${turns} turns), each phase in a fresh process of its own, in units of the floor process's work. \`events.read(id, fromSeq)\` reads the log from the tail mark the snapshot file holds (O(tail) bytes)`,
     head: ["phase", "time / floor (median)"],
     rows: fsPhases.map((p) => [p.phase, ratio(p.ratio)]),
   };
@@ -209,10 +209,10 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
   const [timeline, closeTimeline] = [timelineOf("tail"), timelineOf("close")];
   const timelineTable: Table = {
     caption:
-      `The whole resume from fs (${turns} turns), after a clean close and as a tail replay, cut by marks in one fresh process (the fs event store's getSnapshot and read wrapped to note when they start and end, the stalled effect noting its call), so the phases sum to the resume; ` +
+      `The whole resume from fs (${turns} turns), as a tail replay (the default) and after a close with snapshotOnClose, cut by marks in one fresh process (the fs event store's getSnapshot and read wrapped to note when they start and end, the stalled effect noting its call), so the phases sum to the resume; ` +
       "garbage collection inside each phase from PerformanceObserver's gc entries; in units of the floor process's work, medians",
-    head: ["phase", "after a clean close: time / floor", "of which GC", "tail replay: time / floor", "of which GC"],
-    rows: timeline.map((p, i) => [p.phase, ratio(closeTimeline[i]?.ratio ?? Number.NaN), ratio(closeTimeline[i]?.gc ?? Number.NaN), ratio(p.ratio), ratio(p.gc)]),
+    head: ["phase", "tail replay: time / floor", "of which GC", "snapshotOnClose: time / floor", "of which GC"],
+    rows: timeline.map((p, i) => [p.phase, ratio(p.ratio), ratio(p.gc), ratio(closeTimeline[i]?.ratio ?? Number.NaN), ratio(closeTimeline[i]?.gc ?? Number.NaN)]),
   };
   const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
   return {
@@ -220,7 +220,7 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     title: "2. Resume vs the floor",
     method: [
       "The run stops at its last tool call (a tool that never resolves) and the app is closed: the journal holds every other turn. " +
-        "By default the close writes a snapshot at the head of the live execution (`execution.snapshotOnClose`, a graceful shutdown); the tail-replay rows close with `snapshotOnClose: false`, so the latest snapshot is behind the head as after a crash (the fs directory itself is closed cleanly in both). " +
+        "The latest snapshot is then behind the head, as after a crash, and a resume replays the tail; the rows marked snapshotOnClose close the app with `execution.snapshotOnClose: true` (a graceful shutdown), which writes a snapshot at the head: nothing to replay (the fs directory itself is closed cleanly in both). " +
         "A resume builds a new app over the same storage, rebuilds the actor from the snapshot, replays the tail (no model or tool re-run) and re-starts the stalled call; it is timed until `app.resume` resolves. " +
         `fs: each resume and each floor runs in its own fresh \`node --import tsx\` process, timed inside it after its imports. Memory and IndexedDB (fake-indexeddb): in-process. ` +
         `${options.reps} repetitions for fs (${options.inProcessReps} in-process), interleaved, medians of wall-clock and of CPU time; claim-check off.`,

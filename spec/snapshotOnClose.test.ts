@@ -1,6 +1,6 @@
-// A graceful shutdown (execution.snapshotOnClose): app.close() writes a snapshot at the head of each live
+// A graceful shutdown (execution.snapshotOnClose: true): app.close() writes a snapshot at the head of each live
 // execution whose last snapshot is behind it, so the next resume replays no tail; without a clean close (or
-// with the option off) the tail is replayed as before. Memory and fs, the fs one reopened as a new process would.
+// by default) the tail is replayed as before. Memory and fs, the fs one reopened as a new process would.
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../adapters/fs/index.js";
 import { createApp } from "../actors/app.js";
@@ -35,7 +35,7 @@ function hangingWrite() {
 }
 
 /** Runs the demo to its hanging `write` step (head 6 with the default snapshotEvery: no snapshot yet). */
-async function runToWrite(stores: Stores, execution: { snapshotOnClose?: boolean } = {}) {
+async function runToWrite(stores: Stores, execution: { snapshotOnClose?: boolean } = { snapshotOnClose: true }) {
   const first = hangingWrite();
   const app = createApp(defineConfig({ stores, effects: first.effects, clock: simulatedClock(0), execution }));
   const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
@@ -55,7 +55,7 @@ async function resumeAndFinish(stores: Stores) {
   return { replay: actor.replay, result, runs };
 }
 
-describe("a snapshot at a clean close (execution.snapshotOnClose)", () => {
+describe("a snapshot at a clean close (execution.snapshotOnClose: true)", () => {
   it("memory: close snapshots the live execution at its head; the resume replays nothing and re-runs only the stalled step", async () => {
     const stores = memoryStores();
     const { app, head } = await runToWrite(stores);
@@ -82,9 +82,9 @@ describe("a snapshot at a clean close (execution.snapshotOnClose)", () => {
     expect(result).toMatchObject({ approved: true });
   });
 
-  it("snapshotOnClose: false writes none: the resume replays the tail from the start", async () => {
+  it("by default (or with false) the close writes none: the resume replays the tail from the start", async () => {
     const stores = memoryStores();
-    const { app, head } = await runToWrite(stores, { snapshotOnClose: false });
+    const { app, head } = await runToWrite(stores, {});
     await app.close();
     expect(await stores.events.getSnapshot("r")).toBeUndefined();
     const { replay, result } = await resumeAndFinish(stores);
@@ -103,7 +103,7 @@ describe("a snapshot at a clean close (execution.snapshotOnClose)", () => {
   it("writes nothing at close for an ended execution or one whose snapshot is at its head", async () => {
     const stores = memoryStores();
     const { effects } = countedDemoEffects();
-    const app = createApp(defineConfig({ stores, effects, clock: simulatedClock(0), execution: { snapshotEvery: 5 } }));
+    const app = createApp(defineConfig({ stores, effects, clock: simulatedClock(0), execution: { snapshotEvery: 5, snapshotOnClose: true } }));
     const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
     await actor.settled();
     const before = await stores.events.getSnapshot("r");

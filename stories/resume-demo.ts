@@ -52,8 +52,7 @@ const stores = memoryStores();
 const line = (text = "") => console.log(text);
 
 line("loomwork story: resume-demo (a machine with two effects, memory journal)");
-// The first app stands for a process that dies: its close writes no snapshot at the head (a crash writes none), so the tail is replayed.
-const first = createApp(defineConfig({ stores, effects, execution: { snapshotOnClose: false } }));
+const first = createApp(defineConfig({ stores, effects }));
 dieAfter = 2;
 const died = new Promise<void>((resolve) => (onDeath = resolve));
 await first.start(researcher, { executionId: "run-1", input: { topic: "barn owls" } });
