@@ -45,21 +45,21 @@ async function resumeFs(turns: number, reps: number, warmup: number, variant: Va
   if (bench.kind !== "fs") throw new Error("unreachable");
   await runInterrupted(bench.stores, turns, "off", variant === "close");
   await bench.close();
-  const reports: Record<"floor" | "resume", ChildReport[]> = { floor: [], resume: [] };
+  const reports: Record<"floor" | "resume" | "timeline", ChildReport[]> = { floor: [], resume: [], timeline: [] };
   const samples = await interleave(
     {
       floor: async () => childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
       resume: async () => childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
+      // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts), interleaved with the floor it is divided by.
+      timeline: async () => childSample((reports.timeline[reports.timeline.length] = await runChild("resumeFsTimeline", { dir: bench.dir, turns }))),
     },
     { reps, warmup },
   );
-  const kept = (name: "floor" | "resume") => reports[name].slice(-reps);
+  const kept = (name: "floor" | "resume" | "timeline") => reports[name].slice(-reps);
   // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
   const phaseRuns: Record<string, number>[] = [];
   for (let i = 0; i < (variant === "tail" ? reps : 0); i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
-  // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts): where the whole of it goes.
-  const timelineRuns: ChildReport[] = [];
-  for (let i = 0; i < reps; i++) timelineRuns.push(await runChild("resumeFsTimeline", { dir: bench.dir, turns }));
+  const timelineRuns = kept("timeline");
   const floor = median(kept("floor").map((r) => r.ms));
   const timelineOf = (key: "phases" | "gc", phase: string) => median(timelineRuns.map((r) => (r[key] as Record<string, number>)[phase]!)) / floor;
   const timelinePhases = Object.keys((timelineRuns[0]?.phases ?? {}) as Record<string, number>);

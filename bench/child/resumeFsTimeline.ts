@@ -18,6 +18,7 @@ const marks: Record<string, number> = {};
 const calls: Record<string, number> = {};
 const mark = (name: string) => (marks[name] ??= performance.now());
 
+const cpu = process.cpuUsage();
 marks.start = performance.now();
 const stores = await fsStores({ dir });
 mark("opened");
@@ -38,6 +39,7 @@ const machine = benchLoop(turns);
 mark("app built");
 await app.resume(EXECUTION_ID, machine);
 mark("resumed");
+const used = process.cpuUsage(cpu);
 await new Promise((resolve) => setTimeout(resolve, 0));
 observer.disconnect();
 const gcIn = (from: number, to: number) => gcs.reduce((sum, gc) => sum + Math.max(0, Math.min(gc.end, to) - Math.max(gc.start, from)), 0);
@@ -58,4 +60,4 @@ for (const [name, from, to] of order) {
   phases[name] = marks[to]! - marks[from]!;
   gc[name] = gcIn(marks[from]!, marks[to]!);
 }
-report({ ms: marks.resumed! - marks.start!, phases, gc, gcMs: gcIn(marks.start!, marks.resumed!), calls });
+report({ ms: marks.resumed! - marks.start!, cpuMs: (used.user + used.system) / 1000, phases, gc, gcMs: gcIn(marks.start!, marks.resumed!), calls });
