@@ -182,10 +182,10 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     rows: results.map(resultCells),
     fullRows: fullResults.map(resultCells),
   };
-  const processCells = (r: Result): Cell[] => [r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
+  const processCells = (r: Result): Cell[] => [r.store, r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
   const processTable: Table = {
     caption: "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), and the share of the resume spent in `fsStores` (recovery, the writer lock)",
-    head: ["turns", "resume process / floor process", "fsStores open / resume"],
+    head: ["store", "turns", "resume process / floor process", "fsStores open / resume"],
     rows: results.filter((r) => r.process !== undefined).map(processCells),
     fullRows: fullResults.filter((r) => r.process !== undefined).map(processCells),
   };
