@@ -22,6 +22,14 @@ export interface ExecutionOptions {
    * @defaultValue 64
    */
   snapshotEvery?: number | false;
+  /**
+   * A graceful shutdown: `app.close()` writes a snapshot at the head of every live execution whose last snapshot
+   * is behind it (once its queued work settled, before the writer leases are given back), so the next resume
+   * reads that snapshot and replays no tail. A crash leaves the tail to replay as before. It costs `close()`
+   * one snapshot write per such execution; `snapshotEvery: false` turns it off too. See docs/storage.md.
+   * @defaultValue false
+   */
+  snapshotOnClose?: boolean;
   /** ADR 0140: offload listed tools' large results to a content store (see docs/scaling.md). */
   claimCheck?: ClaimCheckConfig;
   /**
@@ -90,7 +98,7 @@ export function defineConfig<const C extends LoomConfig>(config: C): C {
 /** The grouped options: each a key of LoomConfig holding an object of the named keys. */
 const GROUP_NAMES = ["execution", "security", "compliance", "observability", "capabilities"] as const satisfies readonly (keyof LoomConfig)[];
 const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
-  execution: ["effectMiddleware", "snapshotEvery", "claimCheck", "settledCache"],
+  execution: ["effectMiddleware", "snapshotEvery", "snapshotOnClose", "claimCheck", "settledCache"],
   security: ["crypto", "redact"],
   compliance: ["erase"],
   observability: ["onWarn", "inspect"],
@@ -151,6 +159,8 @@ export function validateConfig(config: LoomConfig): void {
   if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
     throw new ConfigError("execution.snapshotEvery", "a positive integer number of records, or false.");
   }
+  const onClose: unknown = config.execution?.snapshotOnClose;
+  if (onClose !== undefined && typeof onClose !== "boolean") throw new ConfigError("execution.snapshotOnClose", "true (a snapshot at close for each live execution behind its last one) or false.");
   const settledCache = config.execution?.settledCache;
   if (settledCache !== undefined && !(Number.isInteger(settledCache) && settledCache >= 0)) {
     throw new ConfigError("execution.settledCache", `a non-negative integer number of ended executions whose outcome app.result keeps in memory; got ${String(settledCache)}.`);

@@ -64,11 +64,14 @@ export function stallingEffects(turns: number): { effects: Record<string, Effect
 
 /**
  * Runs the agent until the last tool call hangs, then closes the app: the journal holds every turn but
- * the last, the latest snapshot is behind the head, so a resume replays the tail and re-starts that call.
+ * the last: the latest snapshot is behind the head, so a resume replays the tail and re-starts that call.
+ * With `closeSnapshot` the close writes a snapshot at the head (`snapshotOnClose`): a resume replays nothing.
  */
-export async function runInterrupted(stores: Stores, turns: number, mode: ClaimCheckMode = "off"): Promise<void> {
+export async function runInterrupted(stores: Stores, turns: number, mode: ClaimCheckMode = "off", closeSnapshot = false): Promise<void> {
   const { effects, reached } = stallingEffects(turns);
-  const app = createApp(benchConfig(stores, turns, mode, effects));
+  const config = benchConfig(stores, turns, mode, effects);
+  // closeSnapshot: app.close() writes a snapshot at the head (execution.snapshotOnClose); without it the tail stays to replay, as after a crash.
+  const app = createApp(closeSnapshot ? { ...config, execution: { ...config.execution, snapshotOnClose: true } } : config);
   await app.start(benchLoop(turns), { executionId: EXECUTION_ID, input: { prompt: "research" } });
   await reached;
   // The snapshot write is not awaited by the runtime: let one that was just queued land first.

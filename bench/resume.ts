@@ -28,33 +28,48 @@ interface Result {
   replay?: { fromSnapshotSeq: number; recordsReplayed: number; stepsToRun: number };
   /** fs only: each phase of a resume in its own fresh process, in units of the floor (median). */
   phases?: { phase: string; ratio: number }[];
+  /** fs only: the real resume cut by marks in one fresh process (they sum to it), with the GC inside each phase, in units of the floor (medians). */
+  timeline?: { phase: string; ratio: number; gc: number }[];
   floor: string;
   goal: boolean;
 }
 
 const childSample = (r: ChildReport): Sample => ({ wall: r.ms, cpu: Number(r.cpuMs) });
 
-async function resumeFs(turns: number, reps: number, warmup: number): Promise<Result> {
+/** Which journal a resume starts from: the tail after the last snapshot (the default close, as after a crash), or a snapshot at the head (`snapshotOnClose`). */
+type Variant = "close" | "tail";
+const variantName = (store: string, variant: Variant) => (variant === "tail" ? store : `${store}, closed with snapshotOnClose (no tail)`);
+
+async function resumeFs(turns: number, reps: number, warmup: number, variant: Variant): Promise<Result> {
   const bench = await openStores("fs");
   if (bench.kind !== "fs") throw new Error("unreachable");
-  await runInterrupted(bench.stores, turns);
+  await runInterrupted(bench.stores, turns, "off", variant === "close");
   await bench.close();
-  const reports: Record<"floor" | "resume", ChildReport[]> = { floor: [], resume: [] };
+  const reports: Record<"floor" | "resume" | "timeline", ChildReport[]> = { floor: [], resume: [], timeline: [] };
   const samples = await interleave(
     {
       floor: async () => childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
       resume: async () => childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
+      // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts), interleaved with the floor it is divided by.
+      timeline: async () => childSample((reports.timeline[reports.timeline.length] = await runChild("resumeFsTimeline", { dir: bench.dir, turns }))),
     },
     { reps, warmup },
   );
-  const kept = (name: "floor" | "resume") => reports[name].slice(-reps);
+  const kept = (name: "floor" | "resume" | "timeline") => reports[name].slice(-reps);
   // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
   const phaseRuns: Record<string, number>[] = [];
-  for (let i = 0; i < reps; i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
+  for (let i = 0; i < (variant === "tail" ? reps : 0); i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
+  const timelineRuns = kept("timeline");
   const floor = median(kept("floor").map((r) => r.ms));
+  const timelineOf = (key: "phases" | "gc", phase: string) => median(timelineRuns.map((r) => (r[key] as Record<string, number>)[phase]!)) / floor;
+  const timelinePhases = Object.keys((timelineRuns[0]?.phases ?? {}) as Record<string, number>);
   return {
-    phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({ phase, ratio: median(phaseRuns.map((p) => p[phase]!)) / floor })),
-    store: "fs (fresh process)",
+    timeline: [
+      ...timelinePhases.map((phase) => ({ phase, ratio: timelineOf("phases", phase), gc: timelineOf("gc", phase) })),
+      { phase: "the whole resume (the sum of the phases)", ratio: median(timelineRuns.map((r) => r.ms)) / floor, gc: median(timelineRuns.map((r) => Number(r.gcMs))) / floor },
+    ],
+    ...(variant === "tail" ? { phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({ phase, ratio: median(phaseRuns.map((p) => p[phase]!)) / floor })) } : {}),
+    store: variantName("fs (fresh process)", variant),
     turns,
     bytes: (await diskUsage(bench.dir, ["content"])).apparent,
     ratio: ratioOf(samples.resume!, samples.floor!),
@@ -86,8 +101,8 @@ async function rawIndexedDbRead(factory: IDBFactory, name: string): Promise<void
   db.close();
 }
 
-async function resumeInProcess(bench: BenchStores, turns: number, reps: number, warmup: number): Promise<Result[]> {
-  await runInterrupted(bench.stores, turns);
+async function resumeInProcess(bench: BenchStores, turns: number, reps: number, warmup: number, variant: Variant): Promise<Result[]> {
+  await runInterrupted(bench.stores, turns, "off", variant === "close");
   const texts = await storedTexts(bench.stores);
   let replay: Result["replay"];
   const variants: Record<string, () => Promise<Sample>> = {
@@ -113,9 +128,9 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
   const samples = await interleave(variants, { reps, warmup });
   await bench.close();
   const common = { turns, bytes: texts.reduce((n, t) => n + utf8Length(t), 0), replay };
-  const results: Result[] = [{ ...common, store: `${bench.kind} (in-process)`, ratio: ratioOf(samples.resume!, samples.floor!), floor: "JSON.parse of the stored snapshot's and log's JSON text", goal: true }];
+  const results: Result[] = [{ ...common, store: variantName(`${bench.kind} (in-process)`, variant), ratio: ratioOf(samples.resume!, samples.floor!), floor: "JSON.parse of the stored snapshot's and log's JSON text", goal: true }];
   if (samples.idbRead) {
-    results.push({ ...common, store: "indexeddb (in-process), against its own read", ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record (+ JSON.parse of a snapshot kept as JSON text)", goal: false });
+    results.push({ ...common, store: variantName("indexeddb (in-process), against its own read", variant), ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record (+ JSON.parse of a snapshot kept as JSON text)", goal: false });
   }
   return results;
 }
@@ -131,11 +146,15 @@ function largest(phases: { phase: string; ratio: number }[]): string {
 }
 
 async function resumeAll(turns: number, options: BenchOptions): Promise<Result[]> {
-  return [
-    await resumeFs(turns, options.reps, options.warmup),
-    ...(await resumeInProcess(await openStores("memory"), turns, options.inProcessReps, options.warmup)),
-    ...(await resumeInProcess(await openStores("indexeddb"), turns, options.inProcessReps, options.warmup)),
-  ];
+  const results: Result[] = [];
+  for (const variant of ["tail", "close"] as const) {
+    results.push(
+      await resumeFs(turns, options.reps, options.warmup, variant),
+      ...(await resumeInProcess(await openStores("memory"), turns, options.inProcessReps, options.warmup, variant)),
+      ...(await resumeInProcess(await openStores("indexeddb"), turns, options.inProcessReps, options.warmup, variant)),
+    );
+  }
+  return results;
 }
 
 const resultCells = (r: Result): Cell[] => [
@@ -163,10 +182,10 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     rows: results.map(resultCells),
     fullRows: fullResults.map(resultCells),
   };
-  const processCells = (r: Result): Cell[] => [r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
+  const processCells = (r: Result): Cell[] => [r.store, r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
   const processTable: Table = {
     caption: "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), and the share of the resume spent in `fsStores` (recovery, the writer lock)",
-    head: ["turns", "resume process / floor process", "fsStores open / resume"],
+    head: ["store", "turns", "resume process / floor process", "fsStores open / resume"],
     rows: results.filter((r) => r.process !== undefined).map(processCells),
     fullRows: fullResults.filter((r) => r.process !== undefined).map(processCells),
   };
@@ -176,29 +195,40 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
   await runInterrupted(stores, turns);
   const breakdown = await resumePhases(stores, turns, options.inProcessReps);
   const phaseTable: Table = {
-    caption: `Where a resume's time goes (${turns} turns, memory, in-process; ${breakdown.macrosteps} macrosteps / ${breakdown.turnsReplayed} turns replayed), each phase in units of the floor`,
+    caption: `Where a tail replay's time goes (${turns} turns, memory, in-process; ${breakdown.macrosteps} macrosteps / ${breakdown.turnsReplayed} turns replayed), each phase in units of the floor`,
     head: ["phase", "time / floor (median)"],
     rows: breakdown.phases.map((p) => [p.phase, ratio(p.ms / breakdown.floor)]),
   };
   const fsPhases = results.find((r) => r.phases)?.phases ?? [];
   const fsPhaseTable: Table = {
-    caption: `Where a resume from fs goes (${turns} turns), each phase in a fresh process of its own, in units of the floor process's work. \`events.read(id, fromSeq)\` reads the log from the tail mark the snapshot file holds (O(tail) bytes)`,
+    caption: `Where a tail replay from fs goes (${turns} turns), each phase in a fresh process of its own, in units of the floor process's work. \`events.read(id, fromSeq)\` reads the log from the tail mark the snapshot file holds (O(tail) bytes)`,
     head: ["phase", "time / floor (median)"],
     rows: fsPhases.map((p) => [p.phase, ratio(p.ratio)]),
+  };
+  const timelineOf = (variant: Variant) => results.find((r) => r.store === variantName("fs (fresh process)", variant))?.timeline ?? [];
+  const [timeline, closeTimeline] = [timelineOf("tail"), timelineOf("close")];
+  const timelineTable: Table = {
+    caption:
+      `The whole resume from fs (${turns} turns), as a tail replay (the default) and after a close with snapshotOnClose, cut by marks in one fresh process (the fs event store's getSnapshot and read wrapped to note when they start and end, the stalled effect noting its call), so the phases sum to the resume; ` +
+      "garbage collection inside each phase from PerformanceObserver's gc entries; in units of the floor process's work, medians",
+    head: ["phase", "tail replay: time / floor", "of which GC", "snapshotOnClose: time / floor", "of which GC"],
+    rows: timeline.map((p, i) => [p.phase, ratio(p.ratio), ratio(p.gc), ratio(closeTimeline[i]?.ratio ?? Number.NaN), ratio(closeTimeline[i]?.gc ?? Number.NaN)]),
   };
   const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
   return {
     id: "resume",
     title: "2. Resume vs the floor",
     method: [
-      "The run stops at its last tool call (a tool that never resolves) and the app is closed: the journal holds every other turn, the latest snapshot is behind the head. " +
+      "The run stops at its last tool call (a tool that never resolves) and the app is closed: the journal holds every other turn. " +
+        "The latest snapshot is then behind the head, as after a crash, and a resume replays the tail; the rows marked snapshotOnClose close the app with `execution.snapshotOnClose: true` (a graceful shutdown), which writes a snapshot at the head: nothing to replay (the fs directory itself is closed cleanly in both). " +
         "A resume builds a new app over the same storage, rebuilds the actor from the snapshot, replays the tail (no model or tool re-run) and re-starts the stalled call; it is timed until `app.resume` resolves. " +
         `fs: each resume and each floor runs in its own fresh \`node --import tsx\` process, timed inside it after its imports. Memory and IndexedDB (fake-indexeddb): in-process. ` +
         `${options.reps} repetitions for fs (${options.inProcessReps} in-process), interleaved, medians of wall-clock and of CPU time; claim-check off.`,
     ],
-    tables: [table, processTable, fsPhaseTable, phaseTable],
+    tables: [table, processTable, timelineTable, fsPhaseTable, phaseTable],
     goals,
     notes: [
+      `Largest phases of the whole fs tail replay (fresh process, one process cut by marks): ${largest(timeline.filter((p) => !p.phase.startsWith("the whole")))}; garbage collection inside it: ${ratio(timeline.at(-1)?.gc ?? Number.NaN)} the floor (the resume's process holds the heap of the runtime's imports; the floor's imports only node:fs).`,
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
       "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +

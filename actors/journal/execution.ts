@@ -283,13 +283,13 @@ export class Execution {
     this.timerCancels.set(timerId, cancel);
   }
 
-  private maybeSnapshot(): void {
-    const every = this.host.snapshotEvery;
-    if (!every || this.head - this.snapshotSeq < every) return;
+  /** A snapshot at the head once `every` records passed since the last one (1 at a clean close: RunningExecutions.close); settles once written or warned. */
+  maybeSnapshot(every = this.host.snapshotEvery): Promise<void> | undefined {
+    if (!every || this.head - this.snapshotSeq < every || this.failure) return;
     this.snapshotSeq = this.head;
     const snapshot = { seq: this.head, at: this.host.clock.now(), state: this.persistedState() };
     // A snapshot is a cache of the log: a failed write costs a longer replay, never data.
-    this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
+    return this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
       this.host.warn({ code: WARNING_CODES.snapshot, message: error instanceof Error ? error.message : String(error) }),
     );
   }

@@ -83,6 +83,10 @@ export class RunningExecutions {
   /** Halts every execution, gives back every lease, and forgets every outcome (app.result reads the journal then). */
   async close(): Promise<void> {
     for (const execution of this.executions.values()) execution.halt();
+    // A graceful shutdown (execution.snapshotOnClose): once its queued work settled, a live execution whose last snapshot is behind its head gets one there.
+    if (this.config.execution?.snapshotOnClose === true && this.config.execution.snapshotEvery !== false) {
+      await Promise.all([...this.executions.values()].map((execution) => execution.whenSettled().then(() => execution.maybeSnapshot(1))));
+    }
     await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
     this.executions.clear();
     this.outcomes.clear();

@@ -42,9 +42,10 @@ export class FsContentStore implements ContentStore {
   static async open(directory: FsDirectory, onClose: () => Promise<void>): Promise<FsContentStore> {
     const root = join(directory.dir, "content");
     await directory.ensureDir(join(root, "blobs"));
-    // The probe writes a file: a read-only store never touches its clock, so it needs none.
-    if (!directory.readOnly) await probeSecondMtimes(directory);
-    const persisted = ((await readSingleFrame(join(root, "clock"))) as { clock?: number } | undefined)?.clock ?? 0;
+    // The probe writes a file: a read-only store never touches its clock, so it needs none. The clock is read meanwhile.
+    const [, clock] = await Promise.all([directory.readOnly ? undefined : probeSecondMtimes(directory), readSingleFrame(join(root, "clock")).catch((error: unknown) => error)]);
+    if (clock instanceof Error) throw clock;
+    const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
     return new FsContentStore(directory, Math.max(persisted, wallSeconds()), onClose);
   }
 

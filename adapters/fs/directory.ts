@@ -186,11 +186,13 @@ export class FsDirectory {
   /** Removes leftovers of a crashed process: temp files never renamed, trash never emptied. */
   async sweepLeftovers(): Promise<void> {
     // Usually both are empty: one readdir each instead of removing and re-creating them at every open.
-    for (const path of [this.tmpDir, this.trashDir]) {
+    const sweep = async (path: string) => {
       const names = await readdir(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
-      if (names?.length === 0) continue;
+      if (names?.length === 0) return;
       await rm(path, { recursive: true, force: true });
       await mkdir(path, { recursive: true });
-    }
+    };
+    const results = await Promise.allSettled([sweep(this.tmpDir), sweep(this.trashDir)]);
+    for (const result of results) if (result.status === "rejected") throw result.reason;
   }
 }

@@ -291,11 +291,15 @@ export class FsEventStore implements EventStore {
    */
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     return this.directory.read(async () => {
+      // At an execution's first use (a resume after a clean close), the snapshot file is read while its log
+      // is checked against the checkpoint: recovery never writes a snapshot, and its result is used only
+      // once the check found the execution.
+      const early = this.pendingEntry(executionId) ? settle(readSnapshotFile(ExecutionPaths.of(this.directory.dir, executionId), executionId)) : undefined;
       const execution = await this.mutex.run(executionId, () => this.verified(executionId));
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
       try {
-        const file = await readSnapshotFile(execution.paths, executionId);
+        const file = early ? unwrap(await early) : await readSnapshotFile(execution.paths, executionId);
         snapshot = file?.snapshot;
         execution.snapshotMark = file?.mark;
       } catch (error) {
@@ -478,4 +482,12 @@ export class FsEventStore implements EventStore {
     if (clean) entries.sort((a, b) => (a[1].info.executionId < b[1].info.executionId ? -1 : 1));
     await saveCheckpoint(this.directory, entries, clean);
   }
+}
+
+type Settled<T> = { value: T } | { error: unknown };
+/** A promise that never rejects (an unhandled rejection must not fire while it waits unused), and its outcome. */
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
+function unwrap<T>(outcome: Settled<T>): T {
+  if ("error" in outcome) throw outcome.error;
+  return outcome.value;
 }

@@ -104,17 +104,24 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
       }
     })());
   try {
-    await lock.removeLeftovers();
-    await directory.sweepLeftovers();
+    // Independent entries of the directory: swept, then opened, concurrently (a resume waits for the open).
+    await settled([lock.removeLeftovers(), directory.sweepLeftovers()]);
     // A lock taken over from a dead writer: that writer did not close cleanly, whatever the checkpoint says.
-    events = await FsEventStore.open(directory, checkpointEvery, close, !lock.tookOver && options.verifyAtOpen !== true);
-    const content = await FsContentStore.open(directory, close);
-    const keys = await FsKeyStore.open(directory, close);
-    return { dir, events, content, keys, close };
+    const opening = FsEventStore.open(directory, checkpointEvery, close, !lock.tookOver && options.verifyAtOpen !== true).then((opened) => (events = opened));
+    const [, content, keys] = await settled([opening, FsContentStore.open(directory, close), FsKeyStore.open(directory, close)] as const);
+    return { dir, events: events!, content, keys, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** Promise.all that waits for every task to settle before rejecting with the first failure (close() must not race a task still running). */
+async function settled<T extends readonly unknown[]>(tasks: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
 // No lock, no leftovers swept: a reader of a directory another process may own.
