@@ -12,7 +12,7 @@ import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { JournalCorruptionError, LoomworkError } from "../../stores/errors.js";
 import { isCompressed } from "../../stores/compression.js";
 import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
-import { hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
+import { hasCode, KeyedMutex, pathExists, settled, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, plainPayload, smaller } from "./framing.js";
 import { readSingleFrame } from "./journalFiles.js";
 
@@ -43,8 +43,7 @@ export class FsContentStore implements ContentStore {
     const root = join(directory.dir, "content");
     await directory.ensureDir(join(root, "blobs"));
     // The probe writes a file: a read-only store never touches its clock, so it needs none. The clock is read meanwhile.
-    const [, clock] = await Promise.all([directory.readOnly ? undefined : probeSecondMtimes(directory), readSingleFrame(join(root, "clock")).catch((error: unknown) => error)]);
-    if (clock instanceof Error) throw clock;
+    const [, clock] = await settled([directory.readOnly ? undefined : probeSecondMtimes(directory), readSingleFrame(join(root, "clock"))] as const);
     const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
     return new FsContentStore(directory, Math.max(persisted, wallSeconds()), onClose);
   }

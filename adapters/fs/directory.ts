@@ -26,6 +26,14 @@ export async function pathExists(path: string): Promise<boolean> {
   }
 }
 
+/** Promise.all that waits for every task to settle before rejecting with the first failure (an open that fails must not close the stores while one of its tasks still runs). */
+export async function settled<T extends readonly unknown[]>(tasks: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
 /**
  * The file-name form of an execution id or subject. Ids are never used as paths: short well-formed
  * ids become `x<hex of UTF-8>` (reversible, case-insensitive-safe), anything else `h<sha256 of its
@@ -192,7 +200,6 @@ export class FsDirectory {
       await rm(path, { recursive: true, force: true });
       await mkdir(path, { recursive: true });
     };
-    const results = await Promise.allSettled([sweep(this.tmpDir), sweep(this.trashDir)]);
-    for (const result of results) if (result.status === "rejected") throw result.reason;
+    await settled([sweep(this.tmpDir), sweep(this.trashDir)]);
   }
 }

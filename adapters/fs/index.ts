@@ -4,7 +4,7 @@ import { compressionOption, type Compression } from "../../stores/compression.js
 import { ReadOnlyStoreError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { FsContentStore } from "./contentStore.js";
-import { FsDirectory, pathExists } from "./directory.js";
+import { FsDirectory, pathExists, settled } from "./directory.js";
 import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
@@ -114,14 +114,6 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
     await close();
     throw error;
   }
-}
-
-/** Promise.all that waits for every task to settle before rejecting with the first failure (close() must not race a task still running). */
-async function settled<T extends readonly unknown[]>(tasks: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
-  const results = await Promise.allSettled(tasks);
-  const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
-  if (failed) throw failed.reason;
-  return results.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
 // No lock, no leftovers swept: a reader of a directory another process may own.
