@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", ".tmp/**", "**/*.d.ts", "stories/browser-offline/dist/**", "docs/api/**"] },
+  { ignores: ["dist/**", "node_modules/**", ".tmp/**", "**/*.d.ts", "stories/browser-offline/dist/**", "docs/api/**", "spec/fixtures/**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
