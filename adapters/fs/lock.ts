@@ -202,12 +202,18 @@ export class DirectoryLock {
     throw new WriterLockedError(dir);
   }
 
-  /** Removes temp and set-aside lock files of crashed contenders; call it while holding the lock. */
-  async removeLeftovers(): Promise<void> {
+  /**
+   * Removes temp and set-aside lock files of crashed contenders; call it while holding the lock. Resolves
+   * with the other names of the directory (read under the lock: the open looks up `catalogue.dirty` there).
+   */
+  async removeLeftovers(): Promise<string[]> {
     const dir = dirname(this.path);
+    const others: string[] = [];
     for (const name of await readdir(dir)) {
       if (name.startsWith(`${LOCK_FILE}.`)) await unlink(join(dir, name)).catch(() => undefined);
+      else others.push(name);
     }
+    return others;
   }
 
   /** Releases the lock if this holder still owns it. */
