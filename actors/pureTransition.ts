@@ -11,6 +11,16 @@ type Step = [AnyMachineSnapshot, ExecutableActionsFrom<AnyStateMachine>[]];
 
 const inertSelves = new WeakMap<AnyStateMachine, AnyActorRef>();
 
+/**
+ * Offers `actor` (never started, made for `logic` by a restore) as the logic's inert self, so the first
+ * transition does not build another: a restore makes one anyway, and createActor(logic) computes a whole
+ * initial snapshot (the agent loop's context function, refusing the absent input) only to drop it. Kept
+ * only when the logic has none yet. Its snapshot is never read by a transition: only its identity and system.
+ */
+export function offerInertSelf(logic: AnyStateMachine, actor: AnyActorRef): void {
+  if (!inertSelves.has(logic)) inertSelves.set(logic, actor);
+}
+
 function scopeFor(logic: AnyStateMachine, actions: unknown[]): AnyActorScope {
   let self = inertSelves.get(logic);
   if (!self) {

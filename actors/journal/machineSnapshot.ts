@@ -4,6 +4,7 @@
 // transcript, as long again as the JSON.parse that read it. A context that held no actor ref when it was
 // persisted has nothing to revive: the state says so (`plainContext`), and its context is restored as read.
 import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type Snapshot } from "xstate";
+import { offerInertSelf } from "../pureTransition.js";
 
 /** The persisted snapshot of the machine, and whether its context holds no actor ref (so needs no reviving). */
 export function persistMachine(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): { machine: unknown; plainContext?: true } {
@@ -22,8 +23,11 @@ export function restoreMachine(machine: AnyStateMachine, persisted: unknown, pla
     const { context, ...rest } = persisted;
     const stub = { ...rest, context: {} };
     if (isSnapshot(stub)) {
-      const snapshot: AnyMachineSnapshot = createActor(machine, { snapshot: stub }).getSnapshot();
-      snapshot.context = context;
+      const actor = createActor(machine, { snapshot: stub });
+      // A copy carries the context: the actor keeps its stub, and becomes the machine's inert self for pure
+      // transitions (actors/pureTransition.ts) without holding this execution's transcript.
+      const snapshot: AnyMachineSnapshot = { ...actor.getSnapshot(), context };
+      offerInertSelf(machine, actor);
       return snapshot;
     }
   }

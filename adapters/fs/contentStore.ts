@@ -1,10 +1,12 @@
 // The ContentStore on node:fs: blobs by SHA-256 under content/blobs/<ab>/<cd>/<hex>.
 //
 // Touch times live in each blob file's mtime, in whole seconds (any filesystem with 1 s mtimes
-// keeps them; a probe at open refuses one that does not). The touch clock is a hybrid:
-// C = max(persisted clock, wall seconds) at open, and touchClock() moves it to max(wall seconds,
-// C + 1) and persists it (content/clock) before returning. A put touches at C, so a put that starts
-// after touchClock() returned T touches at >= T, and T is above every earlier touch.
+// keeps them; a probe before the first write refuses one that does not). The touch clock is a hybrid:
+// C = max(persisted clock, wall seconds) when the store first writes, and touchClock() moves it to
+// max(wall seconds, C + 1) and persists it (content/clock) before returning. A put touches at C, so a
+// put that starts after touchClock() returned T touches at >= T, and T is above every earlier touch.
+// The probe and the clock read wait for the first write (put, delete, touchClock): an open that only
+// resumes an execution (reads, if anything, from this store) does neither (issue 18).
 import { opendir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { contentAddress } from "../../stores/bytes.js";
@@ -29,10 +31,12 @@ export class FsContentStore implements ContentStore {
   private readonly mutex = new KeyedMutex();
   private readonly blobsDir: string;
   private readonly clockPath: string;
+  /** The touch clock; read (and the filesystem probed) by `writable()` before the first write. */
+  private clock = 0;
+  private ready: Promise<void> | undefined;
 
   private constructor(
     private readonly directory: FsDirectory,
-    private clock: number,
     private readonly onClose: () => Promise<void>,
   ) {
     this.blobsDir = join(directory.dir, "content", "blobs");
@@ -40,12 +44,19 @@ export class FsContentStore implements ContentStore {
   }
 
   static async open(directory: FsDirectory, onClose: () => Promise<void>): Promise<FsContentStore> {
-    const root = join(directory.dir, "content");
-    await directory.ensureDir(join(root, "blobs"));
-    // The probe writes a file: a read-only store never touches its clock, so it needs none. The clock is read meanwhile.
-    const [, clock] = await settled([directory.readOnly ? undefined : probeSecondMtimes(directory), readSingleFrame(join(root, "clock"))] as const);
-    const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
-    return new FsContentStore(directory, Math.max(persisted, wallSeconds()), onClose);
+    await directory.ensureDir(join(directory.dir, "content", "blobs"));
+    return new FsContentStore(directory, onClose);
+  }
+
+  /**
+   * Before the first write: probes that the filesystem keeps mtimes to the second, and reads the persisted
+   * clock meanwhile. Once; a failed probe refuses every write with the same error.
+   */
+  private writable(): Promise<void> {
+    return (this.ready ??= settled([probeSecondMtimes(this.directory), readSingleFrame(this.clockPath)] as const).then(([, clock]) => {
+      const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
+      this.clock = Math.max(persisted, this.clock, wallSeconds());
+    }));
   }
 
   private pathOf(address: string): string | undefined {
@@ -58,6 +69,7 @@ export class FsContentStore implements ContentStore {
     const path = this.pathOf(address)!;
     await this.directory.write(() =>
       this.mutex.run(address, async () => {
+        await this.writable();
         const touch = this.clock;
         let handle;
         try {
@@ -126,6 +138,7 @@ export class FsContentStore implements ContentStore {
     if (!path) return false;
     return this.directory.write(() =>
       this.mutex.run(address, async () => {
+        await this.writable();
         let touchedAt: number;
         try {
           touchedAt = Math.floor((await stat(path)).mtimeMs / 1000);
@@ -144,6 +157,7 @@ export class FsContentStore implements ContentStore {
   async touchClock(): Promise<number> {
     return this.directory.write(() =>
       this.mutex.run("\0clock", async () => {
+        await this.writable();
         const next = Math.max(wallSeconds(), this.clock + 1);
         await this.directory.writeFileAtomic(this.clockPath, encodeJsonFrame({ clock: next }));
         this.clock = next;
@@ -196,7 +210,7 @@ async function sortedNames(dir: string, pattern: RegExp): Promise<string[]> {
 }
 
 // Touch times are whole seconds in mtimes: a filesystem that rounds them (FAT's 2 s) would make a
-// fresh put look older than a cutoff and let a sweep delete it. Refuse it at open instead.
+// fresh put look older than a cutoff and let a sweep delete it. Refuse it before the first write instead.
 async function probeSecondMtimes(directory: FsDirectory): Promise<void> {
   const probe = directory.tmpPath();
   const odd = Math.floor(wallSeconds() / 2) * 2 + 1;

@@ -78,11 +78,12 @@ export class FsEventStore implements EventStore {
   /**
    * Recovers every execution of the directory; the caller holds the writer lock. `trust`: a clean checkpoint
    * may be trusted (no lock of a dead writer was taken over, no `verifyAtOpen`): its executions are then
-   * recovered one by one at first use (ADR 0008).
+   * recovered one by one at first use (ADR 0008). `dirty`: whether `catalogue.dirty` exists, when the caller
+   * listed the directory under the lock already (fsStores); else it is looked up.
    */
-  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>, trust = false): Promise<FsEventStore> {
+  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>, trust = false, dirty?: boolean): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
-    const { executions, deferred, current, clean, dirtyMarker } = await recoverExecutions(directory, trust);
+    const { executions, deferred, current, clean, dirtyMarker } = await recoverExecutions(directory, trust, dirty);
     for (const recovered of executions) store.adopt(recovered);
     store.pending = deferred;
     // A marker left by a writer that did not close cleanly stays until this one closes cleanly.

@@ -9,6 +9,7 @@ import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
 import { DirectoryLock, LOCK_FILE } from "./lock.js";
+import { DIRTY_MARKER } from "./recovery.js";
 
 /** Options of `fsStores`: the journal directory and tuning. */
 export interface FsStoresOptions {
@@ -105,9 +106,11 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
     })());
   try {
     // Independent entries of the directory: swept, then opened, concurrently (a resume waits for the open).
-    await settled([lock.removeLeftovers(), directory.sweepLeftovers()]);
+    const [names] = await settled([lock.removeLeftovers(), directory.sweepLeftovers()]);
     // A lock taken over from a dead writer: that writer did not close cleanly, whatever the checkpoint says.
-    const opening = FsEventStore.open(directory, checkpointEvery, close, !lock.tookOver && options.verifyAtOpen !== true).then((opened) => (events = opened));
+    // The directory's listing under the lock says whether catalogue.dirty is there (no lookup of its own).
+    const trust = !lock.tookOver && options.verifyAtOpen !== true;
+    const opening = FsEventStore.open(directory, checkpointEvery, close, trust, names.includes(DIRTY_MARKER)).then((opened) => (events = opened));
     const [, content, keys] = await settled([opening, FsContentStore.open(directory, close), FsKeyStore.open(directory, close)] as const);
     return { dir, events: events!, content, keys, close };
   } catch (error) {

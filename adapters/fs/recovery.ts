@@ -50,7 +50,9 @@ export interface CheckpointEntry {
 export const checkpointPath = (root: string): string => join(root, "catalogue.ckpt");
 
 /** Exists from before a writer's first write until its clean close: while it does, no checkpoint is trusted. */
-export const dirtyMarkerPath = (root: string): string => join(root, "catalogue.dirty");
+/** The file a writer creates before its first write to the logs after a clean open (ADR 0008). */
+export const DIRTY_MARKER = "catalogue.dirty";
+export const dirtyMarkerPath = (root: string): string => join(root, DIRTY_MARKER);
 
 /**
  * The checkpoint by execution file name; empty when absent. `damaged` when the file exists but fails its
@@ -374,13 +376,14 @@ export interface OpenedCatalogue {
 /**
  * Recovers every execution directory, 32 at a time; the caller holds the writer lock (or opens read-only).
  * With `trust` (no lock left by a dead writer, and recovery not forced by `verifyAtOpen`), a clean
- * checkpoint and no `catalogue.dirty` defer every undamaged execution to its first use.
+ * checkpoint and no `catalogue.dirty` defer every undamaged execution to its first use. `dirtyMarker`: whether
+ * `catalogue.dirty` exists, when the caller read the directory under the writer lock already (else it is looked up).
  */
-export async function recoverExecutions(directory: FsDirectory, trust = false): Promise<OpenedCatalogue> {
+export async function recoverExecutions(directory: FsDirectory, trust = false, dirtyMarker?: boolean): Promise<OpenedCatalogue> {
   await directory.ensureDir(executionsDir(directory.dir));
-  const [checkpoint, dirtyMarker, listed] = await Promise.all([
+  const [checkpoint, dirty, listed] = await Promise.all([
     loadCheckpoint(directory.dir),
-    pathExists(dirtyMarkerPath(directory.dir)),
+    dirtyMarker ?? pathExists(dirtyMarkerPath(directory.dir)),
     readdir(executionsDir(directory.dir)).catch((error: unknown) => {
       // Read-only over a directory no app has opened yet: nothing to list.
       if (directory.readOnly && hasCode(error, "ENOENT")) return [];
@@ -388,7 +391,7 @@ export async function recoverExecutions(directory: FsDirectory, trust = false): 
     }),
   ]);
   const names = listed.filter((n) => /^[xh][0-9a-f]*$/.test(n));
-  if (trust && checkpoint.clean && !dirtyMarker) {
+  if (trust && checkpoint.clean && !dirty) {
     // The folders still say which executions exist: one the checkpoint does not know (copied in while
     // closed), an entry whose folder is gone, and a damaged one are recovered now, as a full open would.
     // The checkpoint's own map is handed on (10,000 entries in bench row 11: no copy, no object per execution).
@@ -410,7 +413,7 @@ export async function recoverExecutions(directory: FsDirectory, trust = false): 
       const recovered = await recoverExecution(directory, name, entry);
       if (recovered) executions.push(recovered);
     }
-    return { executions, deferred, current: now.length === 0, clean: true, dirtyMarker };
+    return { executions, deferred, current: now.length === 0, clean: true, dirtyMarker: dirty };
   }
   const recovered: RecoveredExecution[] = [];
   for (let i = 0; i < names.length; i += 32) {
@@ -418,5 +421,5 @@ export async function recoverExecutions(directory: FsDirectory, trust = false): 
     for (const execution of batch) if (execution) recovered.push(execution);
   }
   const current = checkpoint.exists && !checkpoint.damaged && recovered.length === checkpoint.entries.size && recovered.every((r) => r.asCheckpointed === true);
-  return { executions: recovered, deferred: new Map(), current, clean: checkpoint.clean, dirtyMarker };
+  return { executions: recovered, deferred: new Map(), current, clean: checkpoint.clean, dirtyMarker: dirty };
 }

@@ -39,6 +39,23 @@ describe("fs content store", () => {
     await second.close();
   });
 
+  it("reads the persisted clock before its first write, not at open: a clock ahead of the wall still orders touches", async () => {
+    const dir = await tempDir("clock-ahead");
+    await (await fsStores({ dir })).close();
+    // A clock persisted far ahead of the wall (a machine whose time went back), written while the directory is closed.
+    const ahead = Math.floor(Date.now() / 1000) + 10_000;
+    await writeFile(join(dir, "content", "clock"), encodeJsonFrame({ clock: ahead }));
+    const stores = await fsStores({ dir });
+    // The open probes nothing and writes nothing into tmp/: that waits for the first write.
+    expect(await readdir(join(dir, "tmp"))).toEqual([]);
+    const address = await stores.content.put(utf8("after the clock"));
+    const [info] = await listAll(stores.content.list());
+    expect(info).toMatchObject({ address, touchedAt: ahead });
+    expect(await stores.content.touchClock()).toBe(ahead + 1);
+    expect(await stores.content.deleteIfUntouchedSince!(address, ahead)).toBe(false);
+    await stores.close();
+  });
+
   it("never lets a conditional delete lose a concurrent put of the same bytes", async () => {
     const dir = await tempDir("race");
     const stores = await fsStores({ dir });

@@ -6,12 +6,19 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
+import { isoTime } from "../../adapters/fs/lock.js";
 import { WriterLockedError } from "../../stores/errors.js";
 import { kill, removeTempDirs, spawnChild, started, step, tempDir, waitForOutput } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 describe("fs writer lock", () => {
+  it("writes the time it was taken as toISOString does", () => {
+    for (const ms of [0, 1, 999, 86_399_999, 951_782_400_000, Date.UTC(2026, 11, 2, 0, 38, 6, 7), 253_402_300_799_999]) {
+      expect(isoTime(new Date(ms))).toBe(new Date(ms).toISOString());
+    }
+  });
+
   it("refuses a second fsStores on the same directory in this process until the first closes", async () => {
     const dir = await tempDir("lock");
     const first = await fsStores({ dir });
