@@ -255,7 +255,8 @@ export class Execution {
     this.inflight++;
     const { executionId, subject, machine: logic } = this;
     const appendControl = (records: readonly UnstampedRecord[]) => this.appendControl(records);
-    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, appendControl };
+    const abort = (reason: unknown) => controller.abort(reason);
+    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, abort, appendControl };
     runStepToRecord(this.host, call)
       .then((record) => {
         // An aborted step (state left, execution stopped or halted) journals nothing: its outcome is not wanted.
