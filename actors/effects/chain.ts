@@ -246,9 +246,11 @@ export class EffectRuntime {
     // A model step's live deltas go to the bus (app.stream), never to the journal; the effects lookup gives a
     // model step its tools' descriptions and schemas.
     const deltas = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
-    const effects = (name: string): Effect | undefined => this.config.effects[name];
-    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: effects }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : {});
+    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: this.effectOf }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : undefined);
   }
+
+  /** The effects lookup every step's context carries (one per runtime: it depends on nothing of the step). */
+  private readonly effectOf = (name: string): Effect | undefined => this.config.effects[name];
 
   private assertRunning(ctx: EffectContext): void {
     const reason = this.stopReason(ctx);
