@@ -146,7 +146,6 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
     goals: [{ goal: `journaled run on fs within ${GOAL}x of the memory run plus its durability floor (${turns} turns)`, met: overFloor.wall <= GOAL, detail: ratios(overFloor) }],
     notes: [
       `Round by round, fs / (memory + bare) ranged ${perRound[0]!.toFixed(2)}x to ${perRound.at(-1)!.toFixed(2)}x (median ${perRound[perRound.length >> 1]!.toFixed(2)}x): the spread is the disk's, not the code's.`,
-      "Writes up to 256 KiB are issued in place (`writeSync`: a copy into the page cache) by the adapter's `fsOps.write` and so by bare as well; every fsync goes to the threadpool, and an append resolves only once its fsync did.",
     ],
     raw: { samples, ops: { writes: count("write"), bytes: written, fsyncs: count("fsync"), dirFsyncs: count("fsyncDir"), renames: count("rename") } },
   };

@@ -1,6 +1,5 @@
 // The seam between the adapter and node:fs for the operations whose failure matters: tests swap
 // them to count fsyncs or to make one fail with EIO. Everything else calls node:fs directly.
-import { writeSync } from "node:fs";
 import { open, rename } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 
@@ -13,9 +12,6 @@ export interface FsOps {
   write(handle: FileHandle, bytes: Uint8Array, position: number, path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
 }
-
-/** Writes up to this size are issued synchronously (a macrostep's frame, a checkpoint); larger ones go to the threadpool. */
-const SYNC_WRITE_BYTES = 256 * 1024;
 
 export const nodeFsOps: FsOps = {
   fsync: (handle) => handle.sync(),
@@ -31,13 +27,6 @@ export const nodeFsOps: FsOps = {
   },
   async write(handle, bytes, position) {
     let done = 0;
-    // A small write only copies into the page cache (microseconds): done in place, it saves a round trip
-    // through the threadpool (two thread wake-ups), which costs more than the copy, the most on a busy
-    // machine. Durability is unchanged: nothing is acknowledged before its fsync, which stays asynchronous.
-    if (bytes.length <= SYNC_WRITE_BYTES) {
-      while (done < bytes.length) done += writeSync(handle.fd, bytes, done, bytes.length - done, position + done);
-      return;
-    }
     while (done < bytes.length) {
       const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
       done += bytesWritten;

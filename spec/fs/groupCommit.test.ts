@@ -98,11 +98,11 @@ describe("fs group commit", () => {
     await stores.close();
   });
 
-  it("writes small frames in place and large ones through the threadpool, both whole at their offsets", async () => {
+  it("writes small and large frames whole, each at its offset after the one before", async () => {
     const dir = await tempDir("writes");
     const stores = await fsStores({ dir });
     await stores.events.append("w", 0, [started(1)]);
-    // 1 KiB and 1 MiB outputs: one frame each side of the in-place write size (fsOps.ts).
+    // 1 KiB and 1 MiB outputs, read back through a reopen (every frame's length and checksum checked).
     const small = "s".repeat(1024);
     const large = "L".repeat(1024 * 1024);
     await stores.events.append("w", 1, [step(2, small)]);
