@@ -88,7 +88,7 @@ export class App {
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
-    const logic = await this.host.startLogic(logicOrId);
+    const logic = typeof logicOrId === "string" ? await this.host.startLogic(logicOrId) : logicOrId; // a machine: no await
     const input = this.host.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);

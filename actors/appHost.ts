@@ -63,6 +63,7 @@ export class AppHost implements ExecutionHost {
   /** The logics it knows, several versions per id (actors/journal/versions.ts). */
   readonly logics = new LogicVersions();
   private isClosed = false;
+  private readonly effectsChecked = new WeakSet<AnyStateMachine>(); // logics whose invoked effects checkEffects found registered
 
   constructor(
     private readonly config: LoomConfig,
@@ -250,13 +251,12 @@ export class AppHost implements ExecutionHost {
     if (!value || (typeof value !== "object" && typeof value !== "function") || !("transition" in value) || typeof value.transition !== "function" || !("root" in value)) {
       throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
     }
-    if (!runsHere) return;
-    // Only the runtime's own machines may invoke its internal effects.
+    // A definition is immutable and the effects are the config's: one that passed is not walked again at every start.
+    if (!runsHere || this.effectsChecked.has(logic)) return;
     const internal = isInternalMachine(logic) ? INTERNAL_EFFECT_IDS : [];
-    const known = [...Object.keys(this.config.effects), ...internal];
-    for (const src of effectSourcesOf(logic)) {
-      if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
-    }
+    const known = [...Object.keys(this.config.effects), ...internal]; // only the runtime's own machines may invoke its internal effects
+    for (const src of effectSourcesOf(logic)) if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
+    this.effectsChecked.add(logic);
   }
 
   // The agent loop's hook (its state-growth warning), bound once per execution to this app's warning sinks.

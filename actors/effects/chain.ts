@@ -60,8 +60,8 @@ export class EffectRuntime {
   /** Per-execution model usage, derived from the journal. */
   readonly meter: Meter;
   private readonly stopped = new Map<string, string>();
-  /** The signals of each execution's steps still in the chain, so `app.stop` aborts them at once. */
-  private readonly live = new Map<string, Set<AbortController>>();
+  /** How to abort each execution's steps still in the chain, so `app.stop` aborts them at once. */
+  private readonly live = new Map<string, Set<(reason: unknown) => void>>();
   private readonly clock: Clock;
   private readonly redaction: EffectMiddleware | undefined;
   private transientCalls = 0;
@@ -90,7 +90,7 @@ export class EffectRuntime {
    */
   stopExecution(executionId: string, reason: string): void {
     this.stopped.set(executionId, reason);
-    for (const controller of this.live.get(executionId) ?? []) controller.abort(new Error(`execution "${executionId}" was stopped (${reason})`));
+    for (const abort of this.live.get(executionId) ?? []) abort(new Error(`execution "${executionId}" was stopped (${reason})`));
   }
 
   /**
@@ -102,20 +102,30 @@ export class EffectRuntime {
     return loopHooksOf(machine) && pending.stepId.startsWith(`${machine.id}#`) && AGENT_TOOL_STEP.test(pending.stepId) ? "tool" : undefined;
   }
 
-  /** A signal that aborts with the execution's, or when the execution is stopped; tracked while the step runs. */
-  private stepSignal(executionId: string, signal: AbortSignal): { signal: AbortSignal; done: () => void } {
-    const controller = new AbortController();
-    const forward = () => controller.abort(signal.reason);
-    if (signal.aborted) forward();
-    else signal.addEventListener("abort", forward, { once: true });
-    const live = this.live.get(executionId) ?? new Set<AbortController>();
-    live.add(controller);
-    this.live.set(executionId, live);
+  /**
+   * A signal that aborts with the execution's, or when the execution is stopped; tracked while the step runs.
+   * The execution's own signal when the call says how to abort it (every journaled step): no second controller per step.
+   */
+  private stepSignal(call: StepCall): { signal: AbortSignal; done: () => void } {
+    const { executionId } = call;
+    let { signal, abort } = call;
+    if (!abort) {
+      const controller = new AbortController();
+      const forward = () => controller.abort(call.signal.reason);
+      if (call.signal.aborted) forward();
+      else call.signal.addEventListener("abort", forward, { once: true });
+      signal = controller.signal;
+      abort = (reason) => controller.abort(reason);
+    }
+    let live = this.live.get(executionId);
+    if (!live) this.live.set(executionId, (live = new Set()));
+    live.add(abort);
+    const tracked = live;
     return {
-      signal: controller.signal,
+      signal,
       done: () => {
-        live.delete(controller);
-        if (live.size === 0 && this.live.get(executionId) === live) this.live.delete(executionId);
+        tracked.delete(abort);
+        if (tracked.size === 0 && this.live.get(executionId) === tracked) this.live.delete(executionId);
       },
     };
   }
@@ -126,7 +136,7 @@ export class EffectRuntime {
     const effect = this.config.effects[pending.effectId]!;
     const invokedAs = this.declaredRole(call);
     // Once this signal is aborted the step is abandoned: the execution journals none of its outcome.
-    const step = this.stepSignal(executionId, call.signal);
+    const step = this.stepSignal(call);
     const ctx = this.context(
       {
         executionId,
@@ -199,14 +209,12 @@ export class EffectRuntime {
 
   /** The configured layers, outside in, each tagged with its chain state. */
   private entries(call: RingContext): Entry[] {
-    const tagged = (layer: ChainLayer) => (run: EffectMiddleware): Entry => ({ layer, run });
-    return [
-      tagged("killSwitch")(this.killSwitchLayer),
-      ...(call.journaled && this.claimCheck ? [tagged("claimCheck")(this.claimCheck)] : []),
-      ...(this.redaction ? [tagged("redaction")(this.redaction)] : []),
-      ...capabilityRing(this.config.capabilities, call).map(tagged("capabilities")),
-      ...this.middleware.map(tagged("middleware")),
-    ];
+    const entries: Entry[] = [{ layer: "killSwitch", run: this.killSwitchLayer }];
+    if (call.journaled && this.claimCheck) entries.push({ layer: "claimCheck", run: this.claimCheck });
+    if (this.redaction) entries.push({ layer: "redaction", run: this.redaction });
+    for (const run of capabilityRing(this.config.capabilities, call)) entries.push({ layer: "capabilities", run });
+    for (const run of this.config.execution?.effectMiddleware ?? []) entries.push({ layer: "middleware", run });
+    return entries;
   }
 
   /**
@@ -238,9 +246,11 @@ export class EffectRuntime {
     // A model step's live deltas go to the bus (app.stream), never to the journal; the effects lookup gives a
     // model step its tools' descriptions and schemas.
     const deltas = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
-    const effects = (name: string): Effect | undefined => this.config.effects[name];
-    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: effects }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : {});
+    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: this.effectOf }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : undefined);
   }
+
+  /** The effects lookup every step's context carries (one per runtime: it depends on nothing of the step). */
+  private readonly effectOf = (name: string): Effect | undefined => this.config.effects[name];
 
   private assertRunning(ctx: EffectContext): void {
     const reason = this.stopReason(ctx);

@@ -79,14 +79,18 @@ function next(snapshot: ChainSnapshot, event: EffectChainEvent): ChainSnapshot {
   return target;
 }
 
+const PASS: EffectChainEvent = { type: "PASS" };
+/** Each layer's rank, outside in; any other state value (an outcome) ranks -1. */
+const RANK = new Map<unknown, number>(CHAIN_LAYERS.map((layer, i) => [layer, i]));
+
 export class ChainTrace {
   private snapshot = START;
 
   /** The step entered `layer`: PASS through every layer before it (unconfigured layers pass at once). */
   reach(layer: ChainLayer): void {
-    const target = CHAIN_LAYERS.indexOf(layer);
-    while (this.snapshot.status === "active" && CHAIN_LAYERS.findIndex((l) => l === this.snapshot.value) < target) {
-      this.snapshot = next(this.snapshot, { type: "PASS" });
+    const target = RANK.get(layer) ?? -1;
+    while (this.snapshot.status === "active" && (RANK.get(this.snapshot.value) ?? -1) < target) {
+      this.snapshot = next(this.snapshot, PASS);
     }
   }
 

@@ -29,8 +29,8 @@ export class Execution {
   readonly subject: string | undefined;
   readonly machine: AnyStateMachine;
   readonly sessionId: string;
-  /** The actor callers hold for this execution (getSnapshot / subscribe / send); the inspector's actorRef. */
-  readonly ref: JournaledActor;
+  /** The actor callers hold for this execution (getSnapshot / subscribe / send); the inspector's actorRef. Made at first use (after a start's first step began). */
+  get ref(): JournaledActor { return (this.actor ??= new JournaledActor(this, this.host)); }
   state!: RuntimeState;
   replay: ReplayReport = { fromSnapshotSeq: 0, recordsReplayed: 0, stepsServedFromLog: 0, stepsToRun: 0 };
   /** Report-only warnings already given in this run (once per run, again after a resume in a fresh app). */
@@ -49,22 +49,23 @@ export class Execution {
   private readonly settledWaiters: { resolve: () => void }[] = [];
   /** Which definition of its logic it runs (journaled in EXECUTION_STARTED): its hash, and its declared version. */
   readonly identity: { machineHash: string; version?: string };
-  private readonly observers: ExecutionObservers;
+  private actor: JournaledActor | undefined;
+  private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
   private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
 
   constructor(
     private readonly host: ExecutionHost,
-    options: ExecutionOptions,
+    private readonly options: ExecutionOptions,
   ) {
     this.executionId = options.executionId;
     this.subject = options.subject;
     this.machine = options.machine;
     this.identity = options.identity;
     this.sessionId = `loom:${options.executionId}`;
-    this.ref = new JournaledActor(this, host);
-    this.observers = new ExecutionObservers(host, this, options.observer);
     this.plan = { machine: this.machine, executionId: this.executionId, effectIds: host.effectIds };
   }
+
+  private get observers(): ExecutionObservers { return (this.watchers ??= new ExecutionObservers(this.host, this, this.options.observer)); }
 
   /** The seq of the last record this execution journaled (or replayed). */
   get seq(): number {
@@ -254,8 +255,7 @@ export class Execution {
     this.running.set(pending.childId, controller);
     this.inflight++;
     const { executionId, subject, machine: logic } = this;
-    const appendControl = (records: readonly UnstampedRecord[]) => this.appendControl(records);
-    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, appendControl };
+    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, abort: (reason) => controller.abort(reason), appendControl: (records) => this.appendControl(records) };
     runStepToRecord(this.host, call)
       .then((record) => {
         // An aborted step (state left, execution stopped or halted) journals nothing: its outcome is not wanted.

@@ -22,6 +22,8 @@ export interface StepCall {
   readonly logic: AnyStateMachine;
   readonly pending: PendingStep;
   readonly signal: AbortSignal;
+  /** Aborts `signal` (the execution's own controller of the step): how `app.stop` reaches a step in the chain without a second controller per step. */
+  readonly abort?: (reason: unknown) => void;
   /**
    * Journals control records in this execution's log while the step runs, and resolves the seq of the
    * last. Only the runtime's internal steps use it: their machines run one step at a time and take no

@@ -36,15 +36,14 @@ export class ExecutionObservers {
   // The actor is announced with its first macrostep: an inspector reads actorRef.getSnapshot() when told
   // of the actor, and before the first macrostep (or the snapshot a resume starts from) there is none.
   private announced = false;
-  private readonly children: ChildTracker;
+  // Made with the first macrostep an inspector watches: an app without one builds no tracker per execution.
+  private children: ChildTracker | undefined;
 
   constructor(
     private readonly host: Pick<ExecutionHost, "inspect" | "inspecting" | "warn">,
     private readonly execution: Observed,
     private readonly hook: MacrostepObserver | undefined,
-  ) {
-    this.children = new ChildTracker(execution.sessionId);
-  }
+  ) {}
 
   subscribe(observer: Observer<AnyMachineSnapshot> | ((snapshot: AnyMachineSnapshot) => void)): Subscription {
     const o: Observer<AnyMachineSnapshot> = typeof observer === "function" ? { next: observer } : observer;
@@ -86,7 +85,7 @@ export class ExecutionObservers {
     const actorRef = this.execution.ref;
     this.announce();
     const { snapshot } = step.state;
-    const changes = this.children.step(step.event, childIdsOf(snapshot));
+    const changes = (this.children ??= new ChildTracker(this.execution.sessionId)).step(step.event, childIdsOf(snapshot));
     const child = (id: string, sessionId: string, status: string) => ({ id, sessionId, _parent: actorRef, getSnapshot: () => ({ status }) });
     this.inspect(
       { type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event },

@@ -36,7 +36,7 @@ export class RunningExecutions {
    */
   async admit(execution: Execution, begin: () => Promise<void>, options: { fresh?: boolean } = {}): Promise<void> {
     const { executionId } = execution;
-    await this.takeWriter(executionId);
+    if (this.config.stores.acquireWriter) await this.takeWriter(executionId); // stores without leases: no await
     this.executions.set(executionId, execution);
     this.outcomes.open(executionId, options.fresh);
     try {

@@ -62,7 +62,11 @@ export class GroupCommit {
           ...[...round.files].map(([handle, path]) => ops.fsync(handle, path)),
           ...[...round.dirs].map((dir) => ops.fsyncDir(dir)),
         ]);
-        round.resolve();
+        // Nor by one that was in flight when the writer failed: the writer stops as a whole at its first I/O
+        // error (what this round made durable a reopen finds; the caller is told the write may not have landed).
+        const late = this.directory.failure;
+        if (late) round.reject(late);
+        else round.resolve();
       } catch (error) {
         round.reject(this.directory.fail(error));
       }
@@ -112,7 +116,9 @@ export class LogAppender {
         this.size += bytes.length;
         for (const w of batch) w.resolve();
       } catch (error) {
-        // The file's end is unknown now: nothing more may be written to it (the writer fails).
+        // The file's end is unknown now: nothing more may be written to it. The writer fails at once, before
+        // any waiter hears of it, so no fsync round ending after this acknowledges anything.
+        this.directory.fail(error);
         for (const w of [...batch, ...this.queue.splice(0)]) w.reject(error);
       }
     }

@@ -97,4 +97,20 @@ describe("fs group commit", () => {
     expect((await stores.events.read("e")).map((r) => r.output)).toEqual([undefined, "first", "follows", "follows too"]);
     await stores.close();
   });
+
+  it("writes small and large frames whole, each at its offset after the one before", async () => {
+    const dir = await tempDir("writes");
+    const stores = await fsStores({ dir });
+    await stores.events.append("w", 0, [started(1)]);
+    // 1 KiB and 1 MiB outputs, read back through a reopen (every frame's length and checksum checked).
+    const small = "s".repeat(1024);
+    const large = "L".repeat(1024 * 1024);
+    await stores.events.append("w", 1, [step(2, small)]);
+    await stores.events.append("w", 2, [step(3, large)]);
+    await stores.events.append("w", 3, [step(4, small)]);
+    await stores.close();
+    const reopened = await fsStores({ dir });
+    expect((await reopened.events.read("w")).map((r) => r.output)).toEqual([undefined, small, large, small]);
+    await reopened.close();
+  });
 });
