@@ -3,6 +3,7 @@ import { mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { appendToCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
+import { settle, unsettle } from "../../stores/settled.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
 import { entryName, hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
@@ -300,7 +301,7 @@ export class FsEventStore implements EventStore {
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
       try {
-        const file = early ? unwrap(await early) : await readSnapshotFile(execution.paths, executionId);
+        const file = early ? unsettle(await early) : await readSnapshotFile(execution.paths, executionId);
         snapshot = file?.snapshot;
         execution.snapshotMark = file?.mark;
       } catch (error) {
@@ -483,12 +484,4 @@ export class FsEventStore implements EventStore {
     if (clean) entries.sort((a, b) => (a[1].info.executionId < b[1].info.executionId ? -1 : 1));
     await saveCheckpoint(this.directory, entries, clean);
   }
-}
-
-type Settled<T> = { value: T } | { error: unknown };
-/** A promise that never rejects (an unhandled rejection must not fire while it waits unused), and its outcome. */
-const settle = <T>(promise: Promise<T>): Promise<Settled<T>> => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
-function unwrap<T>(outcome: Settled<T>): T {
-  if ("error" in outcome) throw outcome.error;
-  return outcome.value;
 }

@@ -2,6 +2,7 @@
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
 import { appendToCatalogue } from "../../stores/catalogue.js";
 import type { Compression } from "../../stores/compression.js";
+import { settle, unsettle } from "../../stores/settled.js";
 import {
   EVENT_STORE_SPI_VERSION,
   type ArchiveSegment,
@@ -199,19 +200,4 @@ function addRecord(executionId: string, record: StoredRecord, add: () => Promise
       { cause: error },
     );
   }
-}
-
-/** A promise's outcome as a value, so a rejection can be carried out of a transaction body and thrown after it. */
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
-  return promise.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );
-}
-
-function unsettle<T>(settled: Settled<T>): T {
-  if (settled.ok) return settled.value;
-  throw settled.error;
 }
