@@ -78,6 +78,45 @@ describe("fs writer failure", () => {
     await reopened.close();
   });
 
+  it("acknowledges nothing after the first I/O error: an fsync round in flight when another log's write fails rejects", async () => {
+    const dir = await tempDir("failstop");
+    const slow = ExecutionPaths.of(dir, "b").log;
+    const failing = ExecutionPaths.of(dir, "a").log;
+    let armed = false;
+    let slowFsyncStarted: () => void = () => undefined;
+    const fsyncing = new Promise<void>((resolve) => (slowFsyncStarted = resolve));
+    const fsOps: Partial<FsOps> = {
+      async fsync(handle, path) {
+        await nodeFsOps.fsync(handle, path);
+        if (armed && path === slow) {
+          slowFsyncStarted();
+          await new Promise((resolve) => setTimeout(resolve, 50)); // durable, but its round ends after the failure below
+        }
+      },
+      async write(handle, bytes, position, path) {
+        if (armed && path === failing) throw ioError("EIO");
+        await nodeFsOps.write(handle, bytes, position, path);
+      },
+    };
+    const stores = await fsStores({ dir, fsOps });
+    await stores.events.append("a", 0, [started(1)]);
+    await stores.events.append("b", 0, [started(1)]);
+    armed = true;
+    const order: string[] = [];
+    const b = stores.events.append("b", 1, [step(2)]).then(() => order.push("b acknowledged"), (error: unknown) => (order.push("b rejected"), error));
+    await fsyncing;
+    const a = await stores.events.append("a", 1, [step(2)]).then(() => "acknowledged", (error: unknown) => (order.push("a rejected"), error));
+    expect(a).toBeInstanceOf(WriterFailedError);
+    // The writer failed while b's round was in flight: b is not acknowledged after it (its bytes may still be on disk).
+    expect(await b).toBeInstanceOf(WriterFailedError);
+    expect(order).toEqual(["a rejected", "b rejected"]);
+    await stores.close();
+    const reopened = await fsStores({ dir });
+    expect((await reopened.events.read("a")).map((r) => r.seq)).toEqual([1]);
+    expect((await reopened.events.read("b")).map((r) => r.seq)).toEqual([1, 2]); // b's round had made it durable
+    await reopened.close();
+  });
+
   it("survives a crash between writing an archive segment and rewriting the live log", async () => {
     const dir = await tempDir("archive");
     const log = ExecutionPaths.of(dir, "e").log;
