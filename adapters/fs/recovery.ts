@@ -49,8 +49,10 @@ export interface CheckpointEntry {
 
 export const checkpointPath = (root: string): string => join(root, "catalogue.ckpt");
 
-/** Exists from before a writer's first write until its clean close: while it does, no checkpoint is trusted. */
-/** The file a writer creates before its first write to the logs after a clean open (ADR 0008). */
+/**
+ * The marker a writer creates before its first write to the logs after a clean open (ADR 0008). It exists
+ * from then until its clean close: while it does, no checkpoint is trusted.
+ */
 export const DIRTY_MARKER = "catalogue.dirty";
 export const dirtyMarkerPath = (root: string): string => join(root, DIRTY_MARKER);
 
