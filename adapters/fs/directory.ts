@@ -1,6 +1,7 @@
 // The state the three fs stores share: one journal directory, one writer lock, one failure.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readdir, rm, stat, unlink } from "node:fs/promises";
+import { mkdirSync, readdirSync } from "node:fs";
+import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, ReadOnlyStoreError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
@@ -14,6 +15,16 @@ export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
 
 export function hasCode(error: unknown, code: string): boolean {
   return isSystemError(error) && error.code === code;
+}
+
+/** The names in directory `path`, read synchronously (a small listing at open); undefined when it does not exist. */
+export function listing(path: string): string[] | undefined {
+  try {
+    return readdirSync(path);
+  } catch (error) {
+    if (hasCode(error, "ENOENT")) return undefined;
+    throw error;
+  }
 }
 
 export async function pathExists(path: string): Promise<boolean> {
@@ -156,10 +167,14 @@ export class FsDirectory {
     return join(this.tmpDir, `${process.pid}-${randomBytes(8).toString("hex")}`);
   }
 
-  /** Creates `path` (and missing parents) and makes each new entry durable in its parent. */
+  /**
+   * Creates `path` (and missing parents) and makes each new entry durable in its parent. The mkdir is
+   * synchronous, as the open's other small operations are (the lock, the listings): one system call that
+   * usually finds the directory there, where an asynchronous one was a trip through libuv's thread pool (issue 18).
+   */
   async ensureDir(path: string): Promise<void> {
     if (this.readOnly) return;
-    const first = await mkdir(path, { recursive: true });
+    const first = mkdirSync(path, { recursive: true });
     if (first === undefined) return;
     for (let created = path; ; created = dirname(created)) {
       await this.ops.fsyncDir(dirname(created));
@@ -193,9 +208,9 @@ export class FsDirectory {
 
   /** Removes leftovers of a crashed process: temp files never renamed, trash never emptied. */
   async sweepLeftovers(): Promise<void> {
-    // Usually both are empty: one readdir each instead of removing and re-creating them at every open.
+    // Usually both are empty: one (synchronous) readdir each instead of removing and re-creating them at every open.
     const sweep = async (path: string) => {
-      const names = await readdir(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+      const names = listing(path);
       if (names?.length === 0) return;
       await rm(path, { recursive: true, force: true });
       await mkdir(path, { recursive: true });

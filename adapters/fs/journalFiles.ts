@@ -6,6 +6,7 @@
 //
 // One frame per append makes an append atomic on disk too: a torn write loses the whole append.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
@@ -176,6 +177,25 @@ export async function readSingleFrame(path: string): Promise<unknown> {
     if (hasCode(error, "ENOENT")) return undefined;
     throw error;
   }
+  return singleFrameOf(bytes, path);
+}
+
+/**
+ * `readSingleFrame` by synchronous calls, for a small file read once at open (the catalogue checkpoint):
+ * one system call each for open, read and close instead of three trips through libuv's thread pool (issue 18).
+ */
+export function readSingleFrameSync(path: string): unknown {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    if (hasCode(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  return singleFrameOf(bytes, path);
+}
+
+function singleFrameOf(bytes: Uint8Array, path: string): unknown {
   const scan = scanFrames(bytes);
   const frame = scan.frames[0];
   if (scan.bad || scan.frames.length !== 1 || !frame) {

@@ -12,11 +12,12 @@
 // and the next open finishes the shred. Overwriting is best effort on copy-on-write filesystems and
 // SSDs (old blocks may survive); full-disk encryption covers that.
 import { randomBytes } from "node:crypto";
-import { open, readdir, unlink } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { open, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { JournalCorruptionError, KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
 import { KEY_STORE_SPI_VERSION, type KeyStore } from "../../stores/types.js";
-import { entryName, hasCode, KeyedMutex, pathExists, type FsDirectory } from "./directory.js";
+import { entryName, hasCode, KeyedMutex, listing, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame } from "./framing.js";
 import { readSingleFrame } from "./journalFiles.js";
 
@@ -41,12 +42,8 @@ export class FsKeyStore implements KeyStore {
     const keysDir = join(directory.dir, "keys");
     await directory.ensureDir(keysDir);
     const store = new FsKeyStore(directory, keysDir, onClose);
-    const names = new Set(
-      await readdir(keysDir).catch((error: unknown) => {
-        if (directory.readOnly && hasCode(error, "ENOENT")) return [];
-        throw error;
-      }),
-    );
+    // Listed synchronously, as the open's other small operations are (directory.ts); a read-only open may find no folder.
+    const names = new Set(directory.readOnly ? (listing(keysDir) ?? []) : readdirSync(keysDir));
     // The repairs below write; a read-only store leaves them to the writer's next open.
     if (directory.readOnly) return store;
     for (const name of names) {

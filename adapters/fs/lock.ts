@@ -13,8 +13,8 @@
 //   exactly one gets it (a third one arriving in the instant a wrongly moved lock is put back is not covered).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { link, open, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { link, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { WriterLockedError } from "../../stores/errors.js";
@@ -151,18 +151,15 @@ export class DirectoryLock {
     const token = randomBytes(12).toString("hex");
     const content: LockContent = { pid: process.pid, hostname: hostname(), token, acquiredAt: isoTime(new Date()), ...(await identityOf(process.pid)) };
     const temp = `${path}.${token}`;
-    // One write on a handle (the path the open's other reads and writes take) rather than writeFile's own (issue 18).
-    const handle = await open(temp, "w");
-    try {
-      await handle.write(JSON.stringify(content));
-    } finally {
-      await handle.close();
-    }
+    // The temp file is written, published and removed by synchronous calls, as the open's other small
+    // operations are (directory.ts): a few bytes of a local file, where each asynchronous call of a fresh
+    // process's open was a trip through libuv's thread pool and a turn of the event loop (issue 18).
+    writeFileSync(temp, JSON.stringify(content));
     try {
       let tookOver = false;
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
-          await link(temp, path);
+          linkSync(temp, path);
           heldTokens.add(token);
           return new DirectoryLock(path, token, tookOver);
         } catch (error) {
@@ -178,7 +175,11 @@ export class DirectoryLock {
       }
       throw new WriterLockedError(dir);
     } finally {
-      await unlink(temp).catch(() => undefined);
+      try {
+        unlinkSync(temp);
+      } catch {
+        // Gone already: a holder swept it as a leftover.
+      }
     }
   }
 
@@ -209,7 +210,7 @@ export class DirectoryLock {
   async removeLeftovers(): Promise<string[]> {
     const dir = dirname(this.path);
     const others: string[] = [];
-    for (const name of await readdir(dir)) {
+    for (const name of readdirSync(dir)) {
       if (name.startsWith(`${LOCK_FILE}.`)) await unlink(join(dir, name)).catch(() => undefined);
       else others.push(name);
     }

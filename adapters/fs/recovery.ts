@@ -14,14 +14,15 @@
 // writer trusts the entries without touching the logs (it lists executions/ only, to recover at once a
 // folder the checkpoint does not know or an entry whose folder is gone); each execution is then
 // recovered as above at its first use (read, append, snapshot, archive), not at open.
+import { readdirSync } from "node:fs";
 import { open, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { foldCatalogue } from "../../stores/catalogue.js";
 import { JournalCorruptionError, type JournalDamageKind, type JournalSurvivors } from "../../stores/errors.js";
 import type { ExecutionDamage, ExecutionInfo, StoredRecord } from "../../stores/types.js";
-import { entryName, hasCode, pathExists, type FsDirectory } from "./directory.js";
+import { entryName, hasCode, listing, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames } from "./framing.js";
-import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSnapshot, type LogHeader } from "./journalFiles.js";
+import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSingleFrameSync, readSnapshot, type LogHeader } from "./journalFiles.js";
 
 const CHECKPOINT_FORMAT = "loomwork-catalogue";
 
@@ -78,7 +79,7 @@ interface CheckpointFile {
 
 export async function loadCheckpoint(root: string): Promise<Checkpoint> {
   try {
-    const value = (await readSingleFrame(checkpointPath(root))) as CheckpointFile | undefined;
+    const value = readSingleFrameSync(checkpointPath(root)) as CheckpointFile | undefined;
     if (value === undefined) return { entries: new Map(), damaged: false, exists: false, clean: false };
     if (value?.format === CHECKPOINT_FORMAT && Array.isArray(value.entries)) {
       const entries = new Map(value.entries);
@@ -386,11 +387,8 @@ export async function recoverExecutions(directory: FsDirectory, trust = false, d
   const [checkpoint, dirty, listed] = await Promise.all([
     loadCheckpoint(directory.dir),
     dirtyMarker ?? pathExists(dirtyMarkerPath(directory.dir)),
-    readdir(executionsDir(directory.dir)).catch((error: unknown) => {
-      // Read-only over a directory no app has opened yet: nothing to list.
-      if (directory.readOnly && hasCode(error, "ENOENT")) return [];
-      throw error;
-    }),
+    // Read-only over a directory no app has opened yet: nothing to list (a writer created the folder just above).
+    directory.readOnly ? (listing(executionsDir(directory.dir)) ?? []) : readdirSync(executionsDir(directory.dir)),
   ]);
   const names = listed.filter((n) => /^[xh][0-9a-f]*$/.test(n));
   if (trust && checkpoint.clean && !dirty) {

@@ -60,4 +60,8 @@ for (const [name, from, to] of order) {
   phases[name] = marks[to]! - marks[from]!;
   gc[name] = gcIn(marks[from]!, marks[to]!);
 }
+// Closed as bench/child/resumeFs.ts closes, so the next child (a resume or the floor) finds the directory
+// closed cleanly, as the row says: left open, the next resume took over a dead writer's lock and recovered every log.
+await app.close();
+await stores.close();
 report({ ms: marks.resumed! - marks.start!, cpuMs: (used.user + used.system) / 1000, phases, gc, gcMs: gcIn(marks.start!, marks.resumed!), calls });
