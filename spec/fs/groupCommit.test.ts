@@ -3,9 +3,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores, type FsOps } from "../../adapters/fs/index.js";
 import { encodeJsonFrame } from "../../adapters/fs/framing.js";
-import { nodeFsOps, SYNC_WRITE_LIMIT } from "../../adapters/fs/fsOps.js";
-import { open, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { nodeFsOps } from "../../adapters/fs/fsOps.js";
 import { removeTempDirs, started, step, tempDir } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -114,17 +112,5 @@ describe("fs group commit", () => {
     const reopened = await fsStores({ dir });
     expect((await reopened.events.read("w")).map((r) => r.output)).toEqual([undefined, small, large, small]);
     await reopened.close();
-  });
-
-  it("writes the same bytes at the same offsets below the synchronous write limit as above it", async () => {
-    const dir = await tempDir("syncwrite");
-    const parts = [SYNC_WRITE_LIMIT, SYNC_WRITE_LIMIT + 1, 3, 1].map((n, i) => Buffer.alloc(n, 0x41 + i));
-    const path = join(dir, "f");
-    const handle = await open(path, "w+");
-    // Out of order: each write lands at its own position, whichever path (synchronous or the threadpool) it takes.
-    const offsets = parts.map((_, i) => parts.slice(0, i).reduce((sum, p) => sum + p.length, 0));
-    for (const i of [2, 0, 3, 1]) await nodeFsOps.write(handle, parts[i]!, offsets[i]!, path);
-    await handle.close();
-    expect((await readFile(path)).equals(Buffer.concat(parts))).toBe(true);
   });
 });
