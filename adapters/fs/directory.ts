@@ -169,8 +169,9 @@ export class FsDirectory {
 
   /**
    * Creates `path` (and missing parents) and makes each new entry durable in its parent. The mkdir is
-   * synchronous, as the open's other small operations are (the lock, the listings): one system call that
-   * usually finds the directory there, where an asynchronous one was a trip through libuv's thread pool (issue 18).
+   * synchronous, at open (as the lock and the listings are) and before each blob's write (contentStore.ts
+   * `put`): one system call that usually finds the directory there, where an asynchronous one was a trip
+   * through libuv's thread pool (issue 18). The fsyncs of new entries stay asynchronous.
    */
   async ensureDir(path: string): Promise<void> {
     if (this.readOnly) return;
