@@ -7,7 +7,10 @@
 // the bytecode of functions not run lately and the next call compiles it again, so the heap moved by tens
 // of kB between two measurements with what code ran last, not with what the app holds (per cached
 // outcome over 16 outcomes: -781 B, 497 B and 8,633 B in three runs of the same child; with it off, 293
-// to 441 B). Each row is the median of several children.
+// to 441 B). TurboFan is off too (`--no-opt`): what it compiles on its background thread, and keeps beside
+// the code space, landed between two measurements or not, and moved a 150-execution child's open share
+// by up to 245 kB (-234 kB to +245 kB in six runs of the same child, 1.6 kB per execution, over the
+// 1 kB bound); with it off, -27 kB to +71 kB. Each row is the median of several children.
 import type { MemoryArgs, MemoryReport } from "./child/memory.js";
 import type { BenchOptions } from "./options.js";
 import { bytes, type Cell, type Goal, type Section } from "./report.js";
@@ -19,11 +22,12 @@ const BOUND_BYTES = 1024;
 const TURNS = 30;
 
 /**
- * Node flags of the memory child: `gc()`, and V8's bytecode kept (not flushed from functions a GC finds
- * idle), so the heap after a full GC does not move with which code ran last. Like the code space it
- * leaves out, bytecode is the process's compiled code, not what the app holds for its executions.
+ * Node flags of the memory child: `gc()`, V8's bytecode kept (not flushed from functions a GC finds
+ * idle), and no optimizing compiler, so the heap after a full GC does not move with which code ran last
+ * or which optimized code a background compile finished in time. Like the code space it leaves out,
+ * bytecode and optimized code are the process's compiled code, not what the app holds for its executions.
  */
-export const MEMORY_CHILD_FLAGS = ["--expose-gc", "--no-flush-bytecode"];
+export const MEMORY_CHILD_FLAGS = ["--expose-gc", "--no-flush-bytecode", "--no-opt"];
 
 interface Row {
   settledCache: number;
@@ -118,7 +122,7 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
     title: "7. Retained heap per finished execution",
     method: [
       `Each row is the median (by the per-cached-outcome figure) of ${children} fresh \`node ${MEMORY_CHILD_FLAGS.join(" ")}\` processes (\`bench/child/memory.ts\`), each: ${warmup} warm-up executions in another app, then ${executions} ${TURNS}-turn executions of the harness (claim-check off, 8 at a time) ` +
-        "run to their end in one app on fs stores (fsync made a no-op: durability is not measured here). The heap is `heapUsed` after a full GC, without V8's code space (compiled code grows as the JIT warms, whatever the app holds), with bytecode flushing off (else a GC drops the bytecode of functions idle lately and the next call compiles it again: the heap moved by tens of kB between measurements with which code ran last): " +
+        "run to their end in one app on fs stores (fsync made a no-op: durability is not measured here). The heap is `heapUsed` after a full GC, without V8's code space (compiled code grows as the JIT warms, whatever the app holds), with bytecode flushing off (else a GC drops the bytecode of functions idle lately and the next call compiles it again: the heap moved by tens of kB between measurements with which code ran last) and TurboFan off (what its background compiles keep beside the code space landed between two measurements or not: a 150-execution child's open share moved by up to 245 kB): " +
         "with the app open, after `app.close()` with the app and its stores still referenced, and after the app is let go. The app's share is the difference with the last figure; it includes what an app holds whatever it ran (its own objects, some 10-20 kB). " +
         "The whole-heap column is everything above the baseline after the stores are closed too, the fs stores' per-execution catalogue (paths, log state) included. " +
         "`spec/reliability/memory.test.ts` asserts the same bounds.",

@@ -48,6 +48,9 @@ if (!gc) throw new Error("bench/child/memory.ts needs node --expose-gc");
 // Bytecode flushing drops idle functions' bytecode at a GC and the next call compiles it again: the heap
 // would move with which code ran last (bench/memory.ts, MEMORY_CHILD_FLAGS).
 if (!process.execArgv.includes("--no-flush-bytecode")) throw new Error("bench/child/memory.ts needs node --no-flush-bytecode");
+// TurboFan's background compiles keep data beside the code space; one finished between two measurements
+// or not moved the heap by up to 245 kB (bench/memory.ts, MEMORY_CHILD_FLAGS).
+if (!process.execArgv.includes("--no-opt")) throw new Error("bench/child/memory.ts needs node --no-opt");
 
 /**
  * The heap in use after a full GC, without V8's code space: compiled code grows as the JIT optimizes more
