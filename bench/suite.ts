@@ -1,5 +1,6 @@
 // The benchmark suite: runs each measurement in turn and renders docs/performance.md. A measurement
 // that throws is reported as such (its section says why) and the others still run.
+import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { benchOptions, type Mode } from "./options.js";
 import { machineInfo, mark, renderMachine, renderSection, renderTable, type MachineInfo, type Section } from "./report.js";
@@ -67,6 +68,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchRun> {
     for (const measurement of MEASUREMENTS) {
       if (options.only && !options.only.includes(measurement.id)) continue;
       options.onProgress?.(`running ${measurement.id} (${options.mode})...`);
+      await settleDisk();
       const start = performance.now();
       let section: BenchRun["sections"][number];
       try {
@@ -85,6 +87,17 @@ export async function runBench(options: RunBenchOptions): Promise<BenchRun> {
   }
   const fullBlock = options.mode === "full" ? renderFullBlock(machine, sections) : options.previousFullBlock;
   return { machine, mode: options.mode, sections, markdown: renderDocument(machine, options.mode, sections, fullBlock) };
+}
+
+/**
+ * Between measurements: the last one's temporary directories removed and the page cache's dirty pages
+ * written back (`sync`), so one row's writeback (the 100k-blob sweep writes gigabytes) is not in the
+ * next row's timings. In the full run of 2026-12-02 without it, fs rows timed after the heavy ones read
+ * 1.94x and 3.01x where the same rows alone, minutes later, read 1.57x and 2.25x.
+ */
+async function settleDisk(): Promise<void> {
+  await removeTemps();
+  if (process.platform !== "win32") spawnSync("sync", { stdio: "ignore" });
 }
 
 const FULL_BEGIN = "<!-- full-run:begin -->";
@@ -127,7 +140,7 @@ function renderDocument(machine: MachineInfo, mode: Mode, sections: Section[], f
     "",
     `Measured by \`npm run bench\`${mode === "quick" ? " in quick mode (a smoke run: its figures mean nothing)" : ""} on the machine below. Sizes are exact bytes (KB = 1,000 bytes beside them). ` +
       "Times are never given in seconds: every timing is a ratio of variants run side by side in the same process or the same kind of fresh process, " +
-      "interleaved, repeated, and the medians compared, because these machines are noisy. `npm run bench -- --full` adds the 1,000-turn rows and the 100k-blob sweep; " +
+      "interleaved, repeated, and the medians compared, because these machines are noisy; before each measurement the bench removes the last one's temporary files and writes the page cache back (`sync`). `npm run bench -- --full` adds the 1,000-turn rows and the 100k-blob sweep; " +
       "`npm run bench -- --quick` is the seconds-long smoke run CI does (`spec/bench/quick.test.ts`).",
     "",
     renderMachine(machine),
