@@ -138,7 +138,7 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   const pacedFloor = { wall: memory.wall + paced.wall, cpu: memory.cpu + paced.cpu };
   const floor = { wall: memory.wall + bare.wall, cpu: memory.cpu + bare.cpu };
   const overFloor = { wall: fs.wall / floor.wall, cpu: fs.cpu / floor.cpu };
-  // The same ratio round by round (each round runs the three variants back to back), for how much it moves.
+  // The same ratio round by round (each round runs every variant back to back), for how much it moves.
   const perRound = samples.fs!.map((f, i) => f.wall / (samples.memory![i]!.wall + samples.bare![i]!.wall)).sort((a, b) => a - b);
   const beyond = fs.wall - floor.wall;
   const share = (part: number) => `${Math.round(Math.max(0, Math.min(1, part / Math.max(1e-9, beyond))) * 100)}%`;
@@ -169,9 +169,9 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
         caption: `The same floor paced as the run is: before each write the CPU kept busy for the latest memory run's time over its ${count("write")} writes (median ${median(pauses).toFixed(2)} ms), the pauses then taken out of the time; what the same I/O costs when it waits on the run's computation instead of following the last operation at once`,
         head: ["variant", "median time", "bare I/O per write (with its fsync)", "time / (memory + paced bare)"],
         rows: [
-          ["bare, back to back (the floor above)", ms(bare), `${(bare.wall / Math.max(1, count("write"))).toFixed(3)} ms`, ""],
-          ["bare, paced as the run (pauses taken out)", ms(paced), `${(paced.wall / Math.max(1, count("write"))).toFixed(3)} ms`, ""],
-          ["journaled on fs", ms(fs), `${((fs.wall - memory.wall) / Math.max(1, count("write"))).toFixed(3)} ms (fs - memory)`, ratios({ wall: fs.wall / pacedFloor.wall, cpu: fs.cpu / pacedFloor.cpu })],
+          ["bare, back to back (the floor above)", ms(bare), `${(bare.wall / writes).toFixed(3)} ms`, ""],
+          ["bare, paced as the run (pauses taken out)", ms(paced), `${(paced.wall / writes).toFixed(3)} ms`, ""],
+          ["journaled on fs", ms(fs), `${((fs.wall - memory.wall) / writes).toFixed(3)} ms (fs - memory)`, ratios({ wall: fs.wall / pacedFloor.wall, cpu: fs.cpu / pacedFloor.cpu })],
         ],
       },
       {
