@@ -24,6 +24,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
   const r0 = (await runChild("streaming", args)) as unknown as StreamingReport;
   const { samples, phases, journal } = r0;
   const r = ratioOf(samples.loomwork!, samples.bare!);
+  const onThread = ratioOf(samples["loomwork, server on this thread"]!, samples["bare, server on this thread"]!);
   const ms = (v: number | undefined) => (v === undefined ? "" : `${v.toFixed(2)} ms`);
   const phaseRows: [string, string][] = [
     ["start journaled", "the start's macrostep journaled (loomwork: its first append event; the planner's first macrostep before it)"],
@@ -36,12 +37,17 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
     id: "streaming",
     title: "Streaming: time to first delta, journaled bytes per streamed turn",
     method: [
-      `One model turn of ${r0.textChars} characters streamed in 16-character SSE chunks by the loopback OpenAI-compatible server (spec/support/openaiServer.ts) through \`${r0.provider.name}\` (LanguageModel ${r0.provider.spec}), in a fresh process (\`bench/child/streaming.ts\`) that runs nothing else.`,
+      `One model turn of ${r0.textChars} characters streamed in 16-character SSE chunks by the loopback OpenAI-compatible server (spec/support/openaiServer.ts) through \`${r0.provider.name}\` (LanguageModel ${r0.provider.spec}), in a fresh process (\`bench/child/streaming.ts\`) that runs nothing else. The server runs in a process of its own (\`bench/child/openaiServer.ts\`), as a provider does; the same pair against the same server on the client's own thread is timed beside it, interleaved, for comparison.`,
       "**bare**: `doStream` called directly, timed to its first `text-delta` part. **loomwork**: `app.start` of an agent loop on the memory store, timed to the first `text-delta` on the bus (the journaled start, the model step through the effect chain, `fromAiSdk`, `doStream`). " +
         `Both build their provider client and (loomwork) app before the span. ${args.reps} interleaved rounds (the order alternates) after ${args.warmup} unrecorded ones, a full GC before each run; medians compared.`,
     ],
     tables: [
-      { head: ["variant", "time to first delta vs bare"], rows: [["bare provider stream", "1.00x"], ["through loomwork", ratios(r)]] },
+      { head: ["variant", "time to first delta vs bare"], rows: [
+          ["bare provider stream (server in its own process)", "1.00x"],
+          ["through loomwork (server in its own process)", ratios(r)],
+          ["through loomwork, server on the client's thread (vs the bare stream against it)", ratios(onThread)],
+        ],
+      },
       {
         caption: `Where the time to the first delta goes: median time from the start of the span to each mark, over ${args.phaseReps} untimed runs of each variant after the timed ones (absolute times on this machine, for the breakdown only)`,
         head: ["mark", "bare", "loomwork"],
@@ -61,6 +67,7 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
       "What loomwork adds before the provider is called (\"doStream called\") is the journaled EXECUTION_STARTED and its transition (the step's intent: written before the call), the planner's first macrostep and the effect chain; after it, each delta goes through the step's sink and the bus. The rest is the provider's request and response, as in the bare stream.",
       "Most of it precedes the first append (\"the start's macrostep journaled\"): app.start's checks, the planner's first macrostep (XState's initial transition of the agent loop: its context, the model child it spawns; the largest single part) and the memory store's append (a structured clone of the records). After the append: the effect chain's setup (the step's abort signal, the layers) and the model request, built when the step runs. None of it is per-app or cold code: a second start on the same app costs the same; it is CPU work spread over many small parts, made several times slower by the full GC before each round (the same path takes about 0.25 ms in a warm loop without it).",
       "Why the full GC makes it slower: V8 drops the hidden classes of objects none of which survive it, so after the GC the first instance of each class (an Execution, an AbortController, an XState Actor, ...) is built the slow way, some 15-80 µs each here against a few µs warm; object literals and closures barely pay it. So the path builds few class instances before the call: one AbortController per step (the chain runs on the execution's own), the execution's actor and observers made at first use, no per-start walk of the definition (checked once per app).",
+      `Why the goal's pair runs against a server in its own process: on the client's thread, the server's handling of the request and its writes of the first chunks queue behind whatever the client runs after the request has gone out (app.start resolving, the bus, the catalogue's announcement), which no remote provider does; there the same loomwork path measures ${ratios(onThread)} of its bare stream. Both pairs are interleaved in one process, against servers started from the same script.`,
       "The record's bytes beyond the reply are its envelope (type, seq, step and effect ids, time, usage), the same as for a turn that is not streamed.",
     ],
     raw: { samples, phases },

@@ -3,6 +3,8 @@
 // directly), on the same loopback OpenAI-compatible server, interleaved; then, untimed, where the time of
 // each goes (phases), and the bytes one streamed turn adds to the journal. A fresh process, so what ran
 // before it in `npm run bench` (its heap, timers, compiled code) weighs on neither variant.
+// The server runs in a process of its own (bench/child/openaiServer.ts), as a provider does: the goal's
+// pair. The same pair against a server on this process's own thread is timed beside it, interleaved.
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
@@ -12,6 +14,8 @@ import { utf8Length } from "../../stores/bytes.js";
 import { memoryStores } from "../../stores/memory.js";
 import { byTurn, startOpenAiServer } from "../../spec/support/openaiServer.js";
 import { PROVIDERS } from "../../spec/support/providers.js";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { interleave, median, span, type Sample } from "../measure.js";
 import { report } from "../spawn.js";
 
@@ -39,7 +43,29 @@ export const STREAMED_TEXT = "Barn owls hunt by ear: in total darkness they stri
 const PROMPT = "How do barn owls hunt?";
 
 const args = JSON.parse(process.argv[2] ?? "{}") as StreamingArgs;
-const server = await startOpenAiServer(byTurn([{ text: STREAMED_TEXT, chunkChars: 16 }]));
+const TURN = { text: STREAMED_TEXT, chunkChars: 16 };
+
+/** The server in a process of its own: its baseURL once it listens; it exits when its stdin is closed. */
+async function serverProcess(): Promise<{ baseURL: string; close(): void }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/child/openaiServer.ts", JSON.stringify(TURN)], {
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`bench/child/openaiServer.ts exited with ${code} before it listened`)));
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n")) resolve(out.trim());
+    });
+  });
+  child.removeAllListeners("exit");
+  return { baseURL, close: () => child.stdin.end() };
+}
+
+const own = await serverProcess();
+const local = await startOpenAiServer(byTurn([TURN]));
 const provider = PROVIDERS[2]!; // @ai-sdk/openai-compatible 3.x, LanguageModel v4
 // Defined once, as an app defines its agent: what is timed is a turn, not building the machine.
 const agent = agentLoop$({ id: "bench", model: "model" });
@@ -59,8 +85,8 @@ function marked(model: AiSdkLanguageModel, mark: (name: string) => void): AiSdkL
   });
 }
 
-async function bare(mark?: (name: string) => void): Promise<Sample> {
-  const model = provider.model(server.baseURL);
+async function bare(baseURL: string, mark?: (name: string) => void): Promise<Sample> {
+  const model = provider.model(baseURL);
   const end = span();
   mark?.("start");
   mark?.("doStream called");
@@ -79,9 +105,9 @@ async function bare(mark?: (name: string) => void): Promise<Sample> {
   return first!;
 }
 
-async function loomwork(mark?: (name: string) => void): Promise<Sample> {
+async function loomwork(baseURL: string, mark?: (name: string) => void): Promise<Sample> {
   const stores = memoryStores();
-  const model = provider.model(server.baseURL);
+  const model = provider.model(baseURL);
   const app = createApp(defineConfig({ stores, effects: { model: createLlmEffect(fromAiSdk(mark ? marked(model, mark) : model)) } }));
   const id = `s-${n++}`;
   let first: Sample | undefined;
@@ -128,12 +154,22 @@ async function phasesOf(variant: (mark: (name: string) => void) => Promise<Sampl
 
 const t0 = performance.now();
 try {
-  const samples = await interleave({ bare: () => bare(), loomwork: () => loomwork() }, { reps: args.reps, warmup: args.warmup });
-  const phases = { bare: await phasesOf(bare, args.phaseReps), loomwork: await phasesOf(loomwork, args.phaseReps) };
+  const samples = await interleave(
+    {
+      bare: () => bare(own.baseURL),
+      loomwork: () => loomwork(own.baseURL),
+      "bare, server on this thread": () => bare(local.baseURL),
+      "loomwork, server on this thread": () => loomwork(local.baseURL),
+    },
+    { reps: args.reps, warmup: args.warmup },
+  );
+  const phases = { bare: await phasesOf((mark) => bare(own.baseURL, mark), args.phaseReps), loomwork: await phasesOf((mark) => loomwork(own.baseURL, mark), args.phaseReps) };
   const facts: StreamingReport = { samples, phases, journal, textChars: STREAMED_TEXT.length, provider: { name: provider.name, spec: provider.spec }, ms: performance.now() - t0 };
-  await server.close();
+  own.close();
+  await local.close();
   report({ ...facts });
 } catch (error) {
-  await server.close();
+  own.close();
+  await local.close();
   throw error;
 }
