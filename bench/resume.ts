@@ -24,6 +24,8 @@ interface Result {
   ratio: Sample;
   /** fs only: whole-process ratio and the share of the resume spent opening the directory. */
   process?: number;
+  /** fs only: the same resume in a fresh process whose runtime code ran once before it (untimed), vs the floor. */
+  warm?: Sample;
   openShare?: number;
   replay?: { fromSnapshotSeq: number; recordsReplayed: number; stepsToRun: number };
   /** fs only: each phase of a resume in its own fresh process, in units of the floor (median). */
@@ -45,17 +47,19 @@ async function resumeFs(turns: number, reps: number, warmup: number, variant: Va
   if (bench.kind !== "fs") throw new Error("unreachable");
   await runInterrupted(bench.stores, turns, "off", variant === "close");
   await bench.close();
-  const reports: Record<"floor" | "resume" | "timeline", ChildReport[]> = { floor: [], resume: [], timeline: [] };
+  const reports: Record<"floor" | "resume" | "timeline" | "warm", ChildReport[]> = { floor: [], resume: [], timeline: [], warm: [] };
   const samples = await interleave(
     {
       floor: async () => childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
       resume: async () => childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
       // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts), interleaved with the floor it is divided by.
       timeline: async () => childSample((reports.timeline[reports.timeline.length] = await runChild("resumeFsTimeline", { dir: bench.dir, turns }))),
+      // The same resume with the runtime's code run once before it in the process (untimed): what cold code costs.
+      warm: async () => childSample((reports.warm[reports.warm.length] = await runChild("resumeFs", { dir: bench.dir, turns, warm: true }))),
     },
     { reps, warmup },
   );
-  const kept = (name: "floor" | "resume" | "timeline") => reports[name].slice(-reps);
+  const kept = (name: "floor" | "resume" | "timeline" | "warm") => reports[name].slice(-reps);
   // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
   const phaseRuns: Record<string, number>[] = [];
   for (let i = 0; i < (variant === "tail" ? reps : 0); i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
@@ -73,6 +77,7 @@ async function resumeFs(turns: number, reps: number, warmup: number, variant: Va
     turns,
     bytes: (await diskUsage(bench.dir, ["content"])).apparent,
     ratio: ratioOf(samples.resume!, samples.floor!),
+    warm: ratioOf(samples.warm!, samples.floor!),
     process: median(kept("resume").map((r) => r.sinceStart)) / median(kept("floor").map((r) => r.sinceStart)),
     openShare: median(kept("resume").map((r) => Number(r.openMs) / r.ms)),
     replay: kept("resume")[0]?.replay as Result["replay"],
@@ -182,10 +187,12 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     rows: results.map(resultCells),
     fullRows: fullResults.map(resultCells),
   };
-  const processCells = (r: Result): Cell[] => [r.store, r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`];
+  const processCells = (r: Result): Cell[] => [r.store, r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`, ratios(r.warm!)];
   const processTable: Table = {
-    caption: "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), and the share of the resume spent in `fsStores` (recovery, the writer lock)",
-    head: ["store", "turns", "resume process / floor process", "fsStores open / resume"],
+    caption:
+      "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), the share of the resume spent in `fsStores` (recovery, the writer lock), " +
+      "and the same resume in a fresh process that first ran the runtime's code once, untimed (a 20-turn run interrupted and resumed on the memory store: the fs adapter's code stays cold), interleaved with the others",
+    head: ["store", "turns", "resume process / floor process", "fsStores open / resume", "resume with its code warm / floor"],
     rows: results.filter((r) => r.process !== undefined).map(processCells),
     fullRows: fullResults.filter((r) => r.process !== undefined).map(processCells),
   };
@@ -229,6 +236,7 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     goals,
     notes: [
       `Largest phases of the whole fs tail replay (fresh process, one process cut by marks): ${largest(timeline.filter((p) => !p.phase.startsWith("the whole")))}; garbage collection inside it: ${ratio(timeline.at(-1)?.gc ?? Number.NaN)} the floor (the resume's process holds the heap of the runtime's imports; the floor's imports only node:fs).`,
+      `Cold code: the same resume after the runtime's code has run once in its process takes ${ratios(results.find((r) => r.warm)?.warm ?? { wall: Number.NaN, cpu: Number.NaN })} the floor (tail replay, ${turns} turns), against ${ratios(results.find((r) => r.warm)?.ratio ?? { wall: Number.NaN, cpu: Number.NaN })} cold: most of what a fresh process pays beyond the floor is V8 compiling (lazily, at first call) and interpreting code that has not run yet, while the floor runs almost none. Node 20 has no compile cache for ES modules (\`module.enableCompileCache\` is Node 22.1+).`,
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
       "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +
