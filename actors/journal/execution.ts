@@ -25,10 +25,12 @@ export interface ExecutionOptions {
 }
 
 export class Execution {
-  readonly executionId: string;
-  readonly subject: string | undefined;
-  readonly machine: AnyStateMachine;
-  readonly sessionId: string;
+  // Read through the options rather than copied: each own field is one more hidden-class step for V8 to
+  // rebuild when no Execution survived the last GC, which an app's first start after idle pays.
+  get executionId(): string { return this.options.executionId; }
+  get subject(): string | undefined { return this.options.subject; }
+  get machine(): AnyStateMachine { return this.options.machine; }
+  get sessionId(): string { return `loom:${this.options.executionId}`; }
   /** The actor callers hold for this execution (getSnapshot / subscribe / send); the inspector's actorRef. Made at first use (after a start's first step began). */
   get ref(): JournaledActor { return (this.actor ??= new JournaledActor(this, this.host)); }
   state!: RuntimeState;
@@ -48,7 +50,7 @@ export class Execution {
   private readonly timerCancels = new Map<string, () => void>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
   /** Which definition of its logic it runs (journaled in EXECUTION_STARTED): its hash, and its declared version. */
-  readonly identity: { machineHash: string; version?: string };
+  get identity(): { machineHash: string; version?: string } { return this.options.identity; }
   private actor: JournaledActor | undefined;
   private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
   private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
@@ -57,12 +59,7 @@ export class Execution {
     private readonly host: ExecutionHost,
     private readonly options: ExecutionOptions,
   ) {
-    this.executionId = options.executionId;
-    this.subject = options.subject;
-    this.machine = options.machine;
-    this.identity = options.identity;
-    this.sessionId = `loom:${options.executionId}`;
-    this.plan = { machine: this.machine, executionId: this.executionId, effectIds: host.effectIds };
+    this.plan = { machine: options.machine, executionId: options.executionId, effectIds: host.effectIds };
   }
 
   private get observers(): ExecutionObservers { return (this.watchers ??= new ExecutionObservers(this.host, this, this.options.observer)); }
