@@ -127,7 +127,11 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
       fs: () => runFs(turns),
       fsNoIo: () => runFs(turns, "no-io"),
       bare: () => runBare(capture),
-      paced: () => (pauses.push(lastMemoryMs / writes), runBare(capture, lastMemoryMs / writes)),
+      paced: () => {
+        const pause = lastMemoryMs / writes;
+        pauses.push(pause);
+        return runBare(capture, pause);
+      },
     },
     // In-process variants (no fresh process each): the larger count, as measurement 3 uses. The fs run waits on
     // the disk a few hundred times and its floor is measured apart from it, so 7 rounds left the ratio at the

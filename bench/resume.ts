@@ -16,6 +16,7 @@ import { diskUsage } from "./storeBytes.js";
 import { openStores, type BenchStores } from "./stores.js";
 
 const GOAL = 2;
+const NO_SAMPLE: Sample = { wall: Number.NaN, cpu: Number.NaN };
 
 interface Result {
   store: string;
@@ -222,6 +223,7 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     rows: timeline.map((p, i) => [p.phase, ratio(p.ratio), ratio(p.gc), ratio(closeTimeline[i]?.ratio ?? Number.NaN), ratio(closeTimeline[i]?.gc ?? Number.NaN)]),
   };
   const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
+  const tailFs = results.find((r) => r.store === variantName("fs (fresh process)", "tail"));
   return {
     id: "resume",
     title: "2. Resume vs the floor",
@@ -236,7 +238,7 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     goals,
     notes: [
       `Largest phases of the whole fs tail replay (fresh process, one process cut by marks): ${largest(timeline.filter((p) => !p.phase.startsWith("the whole")))}; garbage collection inside it: ${ratio(timeline.at(-1)?.gc ?? Number.NaN)} the floor (the resume's process holds the heap of the runtime's imports; the floor's imports only node:fs).`,
-      `Cold code: the same resume after the runtime's code has run once in its process takes ${ratios(results.find((r) => r.warm)?.warm ?? { wall: Number.NaN, cpu: Number.NaN })} the floor (tail replay, ${turns} turns), against ${ratios(results.find((r) => r.warm)?.ratio ?? { wall: Number.NaN, cpu: Number.NaN })} cold: most of what a fresh process pays beyond the floor is V8 compiling (lazily, at first call) and interpreting code that has not run yet, while the floor runs almost none. Node 20 has no compile cache for ES modules (Node 22 has one: \`NODE_COMPILE_CACHE\` since 22.1, \`module.enableCompileCache()\` since 22.8).`,
+      `Cold code: the same resume after the runtime's code has run once in its process takes ${ratios(tailFs?.warm ?? NO_SAMPLE)} the floor (tail replay, ${turns} turns), against ${ratios(tailFs?.ratio ?? NO_SAMPLE)} cold: most of what a fresh process pays beyond the floor is V8 compiling (lazily, at first call) and interpreting code that has not run yet, while the floor runs almost none. Node 20 has no compile cache for ES modules (Node 22 has one: \`NODE_COMPILE_CACHE\` since 22.1, \`module.enableCompileCache()\` since 22.8).`,
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
       "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +

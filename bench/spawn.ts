@@ -42,6 +42,26 @@ export function runChild(name: string, args: unknown, flags: string[] = []): Pro
   });
 }
 
+/**
+ * Starts `bench/child/<name>.ts` as a long-lived process (a server) and resolves with the first line it
+ * prints (its address) once it has; `close()` ends its stdin, on which it exits.
+ */
+export function serveChild(name: string, args: unknown): Promise<{ line: string; close(): void }> {
+  const child = spawn(process.execPath, ["--import", "tsx", `bench/child/${name}.ts`, JSON.stringify(args)], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const early = (code: number | null) => reject(new Error(`bench/child/${name}.ts exited with ${code} before it printed its first line`));
+    child.once("error", reject);
+    child.once("exit", early);
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!out.includes("\n")) return;
+      child.off("exit", early);
+      resolve({ line: out.slice(0, out.indexOf("\n")).trim(), close: () => child.stdin.end() });
+    });
+  });
+}
+
 /** The last line a child prints: its report, then it exits (a stalled effect must not keep it alive). */
 export function report(facts: Omit<ChildReport, "sinceStart">): never {
   process.stdout.write(`${JSON.stringify({ ...facts, sinceStart: performance.now() })}\n`, () => process.exit(0));

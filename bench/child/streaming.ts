@@ -14,10 +14,8 @@ import { utf8Length } from "../../stores/bytes.js";
 import { memoryStores } from "../../stores/memory.js";
 import { byTurn, startOpenAiServer } from "../../spec/support/openaiServer.js";
 import { PROVIDERS } from "../../spec/support/providers.js";
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { interleave, median, span, type Sample } from "../measure.js";
-import { report } from "../spawn.js";
+import { report, serveChild } from "../spawn.js";
 
 export interface StreamingArgs {
   /** Interleaved rounds timed (each runs both variants once), after `warmup` unrecorded ones. */
@@ -45,26 +43,9 @@ const PROMPT = "How do barn owls hunt?";
 const args = JSON.parse(process.argv[2] ?? "{}") as StreamingArgs;
 const TURN = { text: STREAMED_TEXT, chunkChars: 16 };
 
-/** The server in a process of its own: its baseURL once it listens; it exits when its stdin is closed. */
-async function serverProcess(): Promise<{ baseURL: string; close(): void }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/child/openaiServer.ts", JSON.stringify(TURN)], {
-    cwd: fileURLToPath(new URL("../..", import.meta.url)),
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const baseURL = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`bench/child/openaiServer.ts exited with ${code} before it listened`)));
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes("\n")) resolve(out.trim());
-    });
-  });
-  child.removeAllListeners("exit");
-  return { baseURL, close: () => child.stdin.end() };
-}
-
-const own = await serverProcess();
+// The server in a process of its own (bench/child/openaiServer.ts prints its baseURL first).
+const server = await serveChild("openaiServer", TURN);
+const own = { baseURL: server.line, close: server.close };
 const local = await startOpenAiServer(byTurn([TURN]));
 const provider = PROVIDERS[2]!; // @ai-sdk/openai-compatible 3.x, LanguageModel v4
 // Defined once, as an app defines its agent: what is timed is a turn, not building the machine.
