@@ -1,6 +1,7 @@
 // Timing helpers. Times are only ever reported as ratios of variants measured side by side in the
 // same run: every repetition runs each variant once, in an order that rotates, and we keep medians.
 import v8 from "node:v8";
+import { performance as perf } from "node:perf_hooks";
 import vm from "node:vm";
 
 /** The median of `values` (the mean of the two middle values for an even count). */
@@ -19,19 +20,26 @@ export function percentile(values: number[], p: number): number {
   return sorted[rank - 1]!;
 }
 
-/** One timing: wall-clock milliseconds and the process's CPU milliseconds (user + system) over the same span. */
+/**
+ * One timing: wall-clock milliseconds and the process's CPU milliseconds (user + system) over the same span;
+ * from `span()`, also `busy`: the milliseconds the main thread's event loop was active (not idle waiting for
+ * I/O or a timer), as `performance.eventLoopUtilization` counts them.
+ */
 export interface Sample {
   wall: number;
   cpu: number;
+  busy?: number;
 }
 
 /** Starts a span; calling the result ends it. */
 export function span(): () => Sample {
   const wall = performance.now();
   const cpu = process.cpuUsage();
+  const loop = perf.eventLoopUtilization();
   return () => {
     const used = process.cpuUsage(cpu);
-    return { wall: performance.now() - wall, cpu: (used.user + used.system) / 1000 };
+    const { active } = perf.eventLoopUtilization(loop);
+    return { wall: performance.now() - wall, cpu: (used.user + used.system) / 1000, busy: active };
   };
 }
 

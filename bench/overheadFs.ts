@@ -4,6 +4,7 @@
 // directory fsync, every rename), done again bare, in order, on the same disk, in a tree of files and
 // directories shaped as the journal's, with no runtime, no framing and no encoding. What the fs run costs
 // beyond memory + bare is what the adapter and the runtime add on top of durability itself.
+import { readFileSync } from "node:fs";
 import { mkdir, open, rename, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fsStores } from "../adapters/fs/index.js";
@@ -52,16 +53,40 @@ function capturingOps(capture: Capture, recording: () => boolean): Partial<FsOps
   };
 }
 
+/** A timed sample with the main thread's own scheduling over the span (Linux: /proc/thread-self/schedstat). */
+type ThreadSample = Sample & { onCpu?: number; queued?: number };
+
+/** The calling thread's time on a CPU and waiting for one (ms), or undefined where the kernel does not say. */
+function threadTimes(): { onCpu: number; queued: number } | undefined {
+  try {
+    const [onCpu, queued] = readFileSync("/proc/thread-self/schedstat", "utf8").trim().split(" ").map(Number);
+    return onCpu === undefined || queued === undefined ? undefined : { onCpu: onCpu / 1e6, queued: queued / 1e6 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `run` with the main thread's scheduling from its span's start to its end (told by `onSpan`) added to its sample. */
+async function withThread(run: (onSpan: (edge: "start" | "end") => void) => Promise<Sample>): Promise<ThreadSample> {
+  let start: ReturnType<typeof threadTimes>;
+  let end: ReturnType<typeof threadTimes>;
+  const sample = await run((edge) => (edge === "start" ? (start = threadTimes()) : (end = threadTimes())));
+  return start && end ? { ...sample, onCpu: end.onCpu - start.onCpu, queued: end.queued - start.queued } : sample;
+}
+
 /** The adapter's writes and fsyncs made no-ops (what the fs run costs without its I/O: the adapter's code alone). */
 const NO_IO: Partial<FsOps> = { write: async () => undefined, fsync: async () => undefined, fsyncDir: async () => undefined };
 
-async function runFs(turns: number, capture?: Capture | "no-io"): Promise<Sample> {
+async function runFs(turns: number, capture?: Capture | "no-io", onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
   let recording = false;
   const fsOps = capture === "no-io" ? { fsOps: NO_IO } : capture ? { fsOps: capturingOps(capture, () => recording) } : {};
   const stores = await fsStores({ dir: await tempDir("overhead-fs"), ...fsOps });
   try {
     // Only the timed span is captured: opening and closing the stores (their checkpoints) are outside it.
-    return await runJournaled(turns, stores, undefined, (edge) => (recording = edge === "start"));
+    return await runJournaled(turns, stores, undefined, (edge) => {
+      recording = edge === "start";
+      onSpan?.(edge);
+    });
   } finally {
     await stores.close();
   }
@@ -72,7 +97,7 @@ async function runFs(turns: number, capture?: Capture | "no-io"): Promise<Sample
  * order, on fresh files in directories standing for the journal's (a directory fsync follows the same
  * entries changing in it). Files and directories are created outside the timed span.
  */
-async function runBare({ ops, dirOf }: Capture, pauseMs = 0): Promise<Sample> {
+async function runBare({ ops, dirOf }: Capture, pauseMs = 0, onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
   const root = await tempDir("overhead-bare");
   const handles = new Map<number, FileHandle>();
   const dirPath = (dir: number) => join(root, `d${dir}`);
@@ -84,6 +109,7 @@ async function runBare({ ops, dirOf }: Capture, pauseMs = 0): Promise<Sample> {
     if ((o.op === "write" || o.op === "fsync") && !handles.has(o.file)) handles.set(o.file, await open(filePath(o.file), "w+"));
   }
   let paused = 0;
+  onSpan?.("start");
   const end = span();
   for (const o of ops) {
     if (pauseMs > 0 && o.op === "write") paused += spin(pauseMs);
@@ -93,9 +119,10 @@ async function runBare({ ops, dirOf }: Capture, pauseMs = 0): Promise<Sample> {
     else if (handles.has(o.from)) await rename(filePath(o.from), filePath(o.to));
   }
   const sample = end();
+  onSpan?.("end");
   for (const handle of handles.values()) await handle.close();
   // The pauses are the run's CPU, which the memory run already counts: only the I/O is the floor's.
-  return { wall: sample.wall - paused, cpu: Math.max(0, sample.cpu - paused) };
+  return { wall: sample.wall - paused, cpu: Math.max(0, sample.cpu - paused), busy: Math.max(0, (sample.busy ?? 0) - paused) };
 }
 
 /** Keeps the CPU busy for `ms` (as a macrostep's work does between two durable writes); returns the milliseconds spun. */
@@ -120,13 +147,13 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   const samples = await interleave(
     {
       memory: async () => {
-        const sample = await runJournaled(turns, memoryStores());
+        const sample = await withThread((onSpan) => runJournaled(turns, memoryStores(), undefined, onSpan));
         lastMemoryMs = sample.wall;
         return sample;
       },
-      fs: () => runFs(turns),
-      fsNoIo: () => runFs(turns, "no-io"),
-      bare: () => runBare(capture),
+      fs: () => withThread((onSpan) => runFs(turns, undefined, onSpan)),
+      fsNoIo: () => withThread((onSpan) => runFs(turns, "no-io", onSpan)),
+      bare: () => withThread((onSpan) => runBare(capture, 0, onSpan)),
       paced: () => {
         const pause = lastMemoryMs / writes;
         pauses.push(pause);
@@ -145,6 +172,13 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   // The same ratio round by round (each round runs every variant back to back), for how much it moves.
   const perRound = samples.fs!.map((f, i) => f.wall / (samples.memory![i]!.wall + samples.bare![i]!.wall)).sort((a, b) => a - b);
   const beyond = fs.wall - floor.wall;
+  // The main thread's busy time (event loop active) per variant, medians: the same code's CPU on its thread.
+  const of = (name: string, field: "busy" | "onCpu" | "queued") => median(samples[name]!.map((sample) => (sample as ThreadSample)[field] ?? Number.NaN));
+  const [fsBusy, fsNoIoBusy, bareBusy] = [of("fs", "busy"), of("fsNoIo", "busy"), of("bare", "busy")];
+  const slower = fsBusy - fsNoIoBusy - bareBusy;
+  const msOr = (value: number) => (Number.isNaN(value) ? "-" : `${value.toFixed(1)} ms`);
+  const busyRow = (label: string, name: string) => [label, msOr(of(name, "busy")), msOr(Math.max(0, medianSample(samples[name]!).wall - of(name, "busy"))), msOr(of(name, "onCpu")), msOr(of(name, "queued"))];
+  const onCpuMore = of("fs", "onCpu") - of("fsNoIo", "onCpu");
   const share = (part: number) => `${Math.round(Math.max(0, Math.min(1, part / Math.max(1e-9, beyond))) * 100)}%`;
   const ms = (s: Sample) => `${s.wall.toFixed(1)} ms (CPU ${s.cpu.toFixed(1)} ms)`;
   return {
@@ -179,6 +213,17 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
         ],
       },
       {
+        caption:
+          "The main thread over the same spans: how long its event loop was busy (running JavaScript, I/O callbacks included) and idle (waiting on the disk), from `performance.eventLoopUtilization`; and how long the thread was on a CPU and waited for one, from the kernel (`/proc/thread-self/schedstat`, Linux); medians",
+        head: ["variant", "main thread busy", "idle", "main thread on a CPU", "waiting for a CPU"],
+        rows: [
+          busyRow("journaled on memory", "memory"),
+          busyRow("journaled on fs, writes and fsyncs made no-ops", "fsNoIo"),
+          busyRow("bare writes and fsyncs", "bare"),
+          busyRow("journaled on fs", "fs"),
+        ],
+      },
+      {
         caption: "What the fs run asked the disk for while timed (captured from one run)",
         head: ["writes", "bytes written", "file fsyncs", "directory fsyncs", "renames"],
         rows: [[count("write"), bytes(written), count("fsync"), count("fsyncDir"), count("rename")]],
@@ -187,7 +232,8 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
     goals: [{ goal: `journaled run on fs within ${GOAL}x of the memory run plus its durability floor (${turns} turns)`, met: overFloor.wall <= GOAL, detail: ratios(overFloor) }],
     notes: [
       `The floor's own I/O is slower when it waits on computation: paced as the run is, the same writes and fsyncs take ${ratio(paced.wall / bare.wall)} their back-to-back time (an idle disk queue and thread-pool worker wake up for each). So of what the fs run costs beyond memory + bare, ${share(paced.wall - bare.wall)} is this pacing, which no adapter can avoid while it writes ahead of every macrostep; the goal is still judged against the back-to-back floor.`,
-      `The adapter's own code: with its writes and fsyncs made no-ops the fs run takes ${ratio(fsNoIo.wall / memory.wall)} the memory run's time, ${share(fsNoIo.wall - memory.wall)} of what the fs run costs beyond memory + bare. With them real, the same code runs slower while the disk works (on this machine's two cores the kernel's I/O work and the thread pool share the CPU with the runtime's thread): fs - memory is ${((fs.wall - memory.wall) / writes).toFixed(3)} ms per write against ${(paced.wall / writes).toFixed(3)} ms for the paced floor's I/O.`,
+      `The adapter's own code: with its writes and fsyncs made no-ops the fs run takes ${ratio(fsNoIo.wall / memory.wall)} the memory run's time, ${share(fsNoIo.wall - memory.wall)} of what the fs run costs beyond memory + bare. With them real, the same run costs more than its code and its I/O apart (the main thread's figures below say where): fs - memory is ${((fs.wall - memory.wall) / writes).toFixed(3)} ms per write against ${(paced.wall / writes).toFixed(3)} ms for the paced floor's I/O.`,
+      `The main thread is busy ${fsBusy.toFixed(1)} ms in the fs run, against ${fsNoIoBusy.toFixed(1)} ms in the same run with its writes and fsyncs made no-ops and ${bareBusy.toFixed(1)} ms for the bare floor's own calls and callbacks: ${slower.toFixed(1)} ms (${(slower / writes).toFixed(3)} ms per write, ${share(slower)} of what the fs run costs beyond memory + bare) is the same work taking longer on the same thread when every macrostep starts after a wait on the disk, not more work: the adapter does the same with its I/O made no-ops.${Number.isNaN(onCpuMore) ? "" : ` The kernel's scheduler statistics say other threads did not take its CPU (the thread waited ${of("fs", "queued").toFixed(1)} ms in all for one): it was on a CPU ${onCpuMore.toFixed(1)} ms longer than with no-op I/O, so the same work, with the kernel's part of each wake-up (epoll, the thread pool's hand-offs), costs more CPU on a thread that slept on the disk before it (its caches and predictors cold; on a virtual machine its core may have run another guest meanwhile); the rest of the busy time beyond it the thread was neither running nor waiting for a CPU.`}`,
       `Round by round, fs / (memory + bare) ranged ${perRound[0]!.toFixed(2)}x to ${perRound.at(-1)!.toFixed(2)}x (median ${perRound[perRound.length >> 1]!.toFixed(2)}x): the spread is the disk's, not the code's.`,
     ],
     raw: { samples, ops: { writes: count("write"), bytes: written, fsyncs: count("fsync"), dirFsyncs: count("fsyncDir"), renames: count("rename") } },
