@@ -1,7 +1,7 @@
 // Timing helpers. Times are only ever reported as ratios of variants measured side by side in the
 // same run: every repetition runs each variant once, in an order that rotates, and we keep medians.
 import v8 from "node:v8";
-import { performance as perf } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 import vm from "node:vm";
 
 /** The median of `values` (the mean of the two middle values for an even count). */
@@ -35,10 +35,10 @@ export interface Sample {
 export function span(): () => Sample {
   const wall = performance.now();
   const cpu = process.cpuUsage();
-  const loop = perf.eventLoopUtilization();
+  const loop = performance.eventLoopUtilization();
   return () => {
     const used = process.cpuUsage(cpu);
-    const { active } = perf.eventLoopUtilization(loop);
+    const { active } = performance.eventLoopUtilization(loop);
     return { wall: performance.now() - wall, cpu: (used.user + used.system) / 1000, busy: active };
   };
 }

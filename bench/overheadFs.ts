@@ -172,7 +172,7 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   // The same ratio round by round (each round runs every variant back to back), for how much it moves.
   const perRound = samples.fs!.map((f, i) => f.wall / (samples.memory![i]!.wall + samples.bare![i]!.wall)).sort((a, b) => a - b);
   const beyond = fs.wall - floor.wall;
-  // The main thread's busy time (event loop active) per variant, medians: the same code's CPU on its thread.
+  // The main thread per variant, medians: event loop busy, and (Linux) time on a CPU and waiting for one.
   const of = (name: string, field: "busy" | "onCpu" | "queued") => median(samples[name]!.map((sample) => (sample as ThreadSample)[field] ?? Number.NaN));
   const [fsBusy, fsNoIoBusy, bareBusy] = [of("fs", "busy"), of("fsNoIo", "busy"), of("bare", "busy")];
   const slower = fsBusy - fsNoIoBusy - bareBusy;

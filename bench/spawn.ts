@@ -53,12 +53,15 @@ export function serveChild(name: string, args: unknown): Promise<{ line: string;
     const early = (code: number | null) => reject(new Error(`bench/child/${name}.ts exited with ${code} before it printed its first line`));
     child.once("error", reject);
     child.once("exit", early);
-    child.stdout.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       out += chunk.toString();
       if (!out.includes("\n")) return;
       child.off("exit", early);
+      child.stdout.off("data", onData);
+      child.stdout.resume(); // what it prints later is not read
       resolve({ line: out.slice(0, out.indexOf("\n")).trim(), close: () => child.stdin.end() });
-    });
+    };
+    child.stdout.on("data", onData);
   });
 }
 
