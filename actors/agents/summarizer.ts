@@ -6,6 +6,7 @@ import { fencedMessages, summarizerText, tainted } from "../../machines/helpers/
 import { usageOf } from "../effects/capabilities.js";
 import type { Effect } from "../effects/effect.js";
 import type { Model } from "./model.js";
+import { checkModelRetry, withModelRetry, type ModelRetryOptions } from "./modelRetry.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 
 /** Origin of the summarizer's input: the transcript is untrusted data to the summarizer model. */
@@ -42,6 +43,14 @@ export interface SummarizerOptions {
   maxTokens?: number;
   /** Bound on the flattened transcript's characters. @defaultValue 200_000 */
   maxInputChars?: number;
+  /**
+   * Retries of a retryable provider error (429, 5xx, connection refused, ...): the same path and defaults as
+   * `createLlmEffect`'s `retry`, so a 429 on a compaction fails the run no sooner than one on the agent's own
+   * model call. Only the final outcome is journaled; `usage.attempts` counts the calls when there was more than one.
+   * `false` turns them off.
+   * @defaultValue DEFAULT_MODEL_RETRY (5 attempts, 500 ms doubling to 30 s, Retry-After up to 60 s)
+   */
+  retry?: ModelRetryOptions | false;
 }
 
 /**
@@ -54,6 +63,8 @@ export interface SummarizerOptions {
 export function createSummarizerEffect(model: Model, options: SummarizerOptions = {}): Effect<{ messages: Message[] }, SummarizerOutput> {
   const instruction = options.instruction ?? DEFAULT_SUMMARIZER_INSTRUCTION;
   const maxTokens = options.maxTokens ?? 1024;
+  const retry = options.retry ?? {};
+  if (retry !== false) checkModelRetry(retry, "createSummarizerEffect.retry");
   return {
     kind: "llm",
     async run(input, ctx) {
@@ -65,12 +76,16 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
         { role: "user", content: tainted(text, SUMMARIZER_INPUT_ORIGIN) },
       ];
       // The summary is not the agent's reply: its deltas, if the provider streams, go to no app.stream subscriber.
-      const reply = await model.generate({ messages: fencedMessages(messages), tools: [], maxTokens }, Object.assign({ ...ctx }, { [LOOM_DELTAS]: undefined }));
+      const request = { messages: fencedMessages(messages), tools: [], maxTokens };
+      const quiet = Object.assign({ ...ctx }, { [LOOM_DELTAS]: undefined });
+      // The agent's model call's retry path (./modelRetry.ts): a summarizer is an ordinary llm effect (ADR 0137 D2).
+      const { value: reply, attempts } = await withModelRetry(retry, ctx, (attempt) => model.generate(request, attempt > 1 ? { ...quiet, attempt } : quiet));
       const summary = typeof reply?.text === "string" ? reply.text : "";
       if (summary.trim() === "") throw new SummarizerEmptyError(ctx.stepId);
       // The reply's usage goes with the summary, as a model reply's does: the capability ring meters it, so it is
       // recorded on the compaction step, counted by app.usage and held against quotas.maxTokens (ADR 0137 D2).
       const usage = usageOf(reply);
+      if (attempts > 1) return { summary, usage: { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, ...usage, attempts } };
       return usage ? { summary, usage } : { summary };
     },
   };

@@ -1,17 +1,33 @@
 // ADR 0137 D2 and D3: the built-in summarizer and summarizerText. One test per sentence.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
+import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
 import type { EffectContext } from "../../actors/effects/effect.js";
 import { createLlmEffect, type Model } from "../../actors/agents/model.js";
 import { createSummarizerEffect, DEFAULT_SUMMARIZER_INSTRUCTION, SUMMARIZER_INPUT_ORIGIN, SummarizerEmptyError } from "../../actors/agents/summarizer.js";
+import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import type { Message, ModelRequest } from "../../machines/helpers/messages.js";
 import { isTainted, SUMMARIZER_TEXT_TRUNCATED, summarizerText, tainted } from "../../machines/helpers/taint.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
+import { startOpenAiServer, type OpenAiServer } from "../support/openaiServer.js";
+import { PROVIDERS } from "../support/providers.js";
 import { workloadEffects } from "../support/workload.js";
+
+let server: OpenAiServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Waits (in real time, asserting nothing on it) until `cond` holds: the loopback I/O runs on the real event loop. */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 5_000 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(cond()).toBe(true);
+}
 
 const ctx = { stepId: "x#turn:1:compact", signal: new AbortController().signal } as EffectContext;
 
@@ -113,6 +129,39 @@ describe("ADR 0137 D2: a built-in summarizer, model supplied by the caller", () 
     expect(await app.result("t")).toMatchObject({ sawTaintFrom: ["web"] });
     const summary = seen!.messages.find((m) => String(m.content).includes("Summary of the conversation"));
     expect(String(summary!.content)).toContain('<untrusted-data origin="agent:summary">');
+  });
+});
+
+describe("ADR 0137 D2: the summarizer's model call takes the retry path of the agent's model call", () => {
+  for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
+    it(`a 429 on the summarizer's call is waited out (Retry-After, on the app's clock) and retried, as on the agent's model call (${provider.name})`, async () => {
+      // Every request to the loopback server is the summarizer's: the agent's model is scripted.
+      server = await startOpenAiServer(({ n }) => (n === 0 ? { status: 429, headers: { "retry-after": "2" }, message: "slow down" } : { text: "what happened, in short" }));
+      const clock = simulatedClock(1_000);
+      const { effects } = workloadEffects(6);
+      const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { ...effects, summarize: createSummarizerEffect(fromAiSdk(provider.model(server.baseURL))) } }));
+      await app.start(agentLoop$({ id: "s", model: "model", tools: ["search"], compaction: { toolId: "summarize", afterBytes: 4_096 } }), { executionId: "s", input: { prompt: "go" } });
+      await until(() => server!.requests.length === 1 && clock.pendingTimers() > 0);
+      clock.advance(2_000);
+      expect(await app.result("s")).toMatchObject({ turns: 6 });
+      const compacts = (await app.log("s")).filter((r) => String(r.stepId).endsWith(":compact"));
+      // Only the final outcome is journaled; the attempts are counted in its usage, as for a model step.
+      expect(compacts[0]).toMatchObject({ type: STEP_COMPLETED, effectId: "summarize", output: { summary: "what happened, in short", usage: { attempts: 2 } } });
+      expect(compacts.every((r) => r.type === STEP_COMPLETED)).toBe(true);
+      expect(server.requests.length).toBe(compacts.length + 1);
+      await app.close();
+    });
+  }
+
+  it("retry: false fails the compaction step on the first 429; bad retry options are refused at construction", async () => {
+    server = await startOpenAiServer(() => ({ status: 429, message: "slow down" }));
+    const { effects } = workloadEffects(6);
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { ...effects, summarize: createSummarizerEffect(fromAiSdk(PROVIDERS[0]!.model(server.baseURL)), { retry: false }) } }));
+    await app.start(agentLoop$({ id: "f", model: "model", tools: ["search"], compaction: { toolId: "summarize", afterBytes: 4_096 } }), { executionId: "f", input: { prompt: "go" } });
+    await expect(app.result("f")).rejects.toMatchObject({ executionId: "f" });
+    expect(server.requests).toHaveLength(1);
+    expect(() => createSummarizerEffect(recordingModel(() => "x"), { retry: { attempts: 0 } })).toThrow(/createSummarizerEffect\.retry\.attempts/);
+    await app.close();
   });
 });
 
