@@ -86,7 +86,7 @@ export class AppHost implements ExecutionHost {
     // The runtime's own machines (sweep, erase coordinator) loaded so far; the others load when one is resumed or started by id.
     this.logics.registerAll(loadedInternalLogics());
     this.clock = config.clock ?? realClock;
-    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id) });
+    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
     if (config.security?.crypto) this.effects.codec = new SubjectCodecOnFirstUse(config.security.crypto.keys, config.stores.events);
     this.installClaimCheck();

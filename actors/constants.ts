@@ -132,6 +132,8 @@ export const WARNING_CODES = {
   listenerFailed: "LOOM_LISTENER_FAILED",
   /** The inspector threw. */
   inspectFailed: "LOOM_INSPECT_FAILED",
+  /** A model reply carried no usage while `capabilities.quotas.maxTokens` is set: it metered 0 tokens (once per app). */
+  modelUsageMissing: "LOOM_MODEL_USAGE_MISSING",
   /** A claim-check `onOffload` hook threw. */
   claimCheckOnOffload: "LOOM_CLAIM_CHECK_ON_OFFLOAD",
   /** The read models could not load the execution list. */

@@ -59,10 +59,12 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
   if (quotas && call.journaled && call.isModel) layers.push(layerOnFirstUse((m) => m.quotaLayer(call.meter, quotas)));
   if (guardRequest && call.isModel) layers.push(layerOnFirstUse((m) => m.guardLayer(guardRequest)));
   if (call.journaled && call.isModel) {
-    layers.push(async (_ctx, input, next) => {
+    layers.push(async (ctx, input, next) => {
       const reply = await next(input);
       const usage = usageOf(reply);
       if (usage) call.onUsage(usage);
+      // A token quota counts reported usage only: a reply without it would pass the quota unseen.
+      else if (quotas?.maxTokens !== undefined) call.meter.unmetered(ctx, quotas.maxTokens);
       return reply;
     });
   }

@@ -11,7 +11,7 @@ import type { JournalRecord } from "../../stores/types.js";
 import { loopHooksOf } from "../agents/agentLoop.js";
 import { LOOM_DELTAS, type ModelDelta } from "../agents/deltas.js";
 import { LOOM_EFFECTS } from "../agents/toolSpecs.js";
-import type { RuntimeBus } from "../bus.js";
+import type { RuntimeBus, Warning } from "../bus.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
@@ -50,6 +50,8 @@ export interface EffectRuntimeOptions {
   clock?: Clock;
   /** Reads an execution's journal (quotas and `usage` count from it). */
   readLog?: (executionId: string) => Promise<JournalRecord[]>;
+  /** The app's warning path (a reply without usage under a token quota). */
+  warn?: (warning: Warning) => void;
 }
 
 export class EffectRuntime {
@@ -75,7 +77,7 @@ export class EffectRuntime {
     const redact = config.security?.redact;
     this.redaction = redact ? layerOnFirstUse((m) => m.redactionLayer(redact)) : undefined;
     const readLog = options.readLog ?? (() => Promise.resolve([]));
-    this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm");
+    this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm", options.warn);
     bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));
   }
 

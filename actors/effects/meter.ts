@@ -5,8 +5,8 @@ import { LoomworkError } from "../../stores/errors.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { usageOf as sharedUsageOf } from "../../stores/usage.js";
-import type { RuntimeBus } from "../bus.js";
-import { RUNTIME_ERROR_CODES } from "../constants.js";
+import type { RuntimeBus, Warning } from "../bus.js";
+import { RUNTIME_ERROR_CODES, WARNING_CODES } from "../constants.js";
 
 /** Per-execution limits on model (llm) calls. */
 export interface QuotaOptions {
@@ -82,11 +82,14 @@ export class Meter {
   private readonly buffered = new Map<string, JournalRecord[]>();
   /** Model steps that passed the quota and have no journaled outcome yet. */
   private readonly reserved = new Map<string, Set<string>>();
+  private warnedUnmetered = false;
 
+  /** `warn`: the app's warning path (observability.onWarn, else the process warning channel). */
   constructor(
     bus: RuntimeBus,
     private readonly readLog: (executionId: string) => Promise<JournalRecord[]>,
     private readonly isModel: (effectId: string) => boolean,
+    private readonly warn: (warning: Warning) => void = () => undefined,
   ) {
     bus.on("append", ({ executionId, records }) => this.appended(executionId, records));
     // An ended execution's tally is let go: app.usage of it folds its journal again (nothing is held per ended run).
@@ -117,6 +120,28 @@ export class Meter {
     }
     reserved.add(stepId);
     this.reserved.set(executionId, reserved);
+  }
+
+  /**
+   * A model reply came back without usage while `quotas.maxTokens` is set: it meters 0 tokens, so the quota
+   * cannot refuse on its account. Said once per app (a provider that omits usage omits it on every reply).
+   */
+  unmetered(call: { executionId: string; stepId: string; effectId: string }, maxTokens: number): void {
+    if (this.warnedUnmetered) return;
+    this.warnedUnmetered = true;
+    this.warn({
+      code: WARNING_CODES.modelUsageMissing,
+      executionId: call.executionId,
+      stepId: call.stepId,
+      effectId: call.effectId,
+      maxTokens,
+      message:
+        `Effect "${call.effectId}" (execution "${call.executionId}", step "${call.stepId}") returned a reply without usage, so it counts 0 tokens ` +
+        `against capabilities.quotas.maxTokens (${maxTokens}), which cannot refuse a call on its account. Turn usage on in the provider: the AI SDK's ` +
+        `OpenAI-compatible providers report it when streaming only with createOpenAICompatible({ ..., includeUsage: true }) (or use ` +
+        `fromAiSdk(model, { stream: false })); a Model of your own returns usage: { inputTokens, outputTokens } (docs/agents.md, "Metering"). ` +
+        `Reported once per app.`,
+    });
   }
 
   /** Drops a reservation whose outcome will never be journaled (the step was aborted). */

@@ -48,7 +48,14 @@ export interface OpenAiServer {
 }
 
 /** Starts the server on an ephemeral port (or `port`), answering each request with `script(request)`. */
-export async function startOpenAiServer(script: (request: ServerRequest) => ServerTurn, options: { port?: number } = {}): Promise<OpenAiServer> {
+export async function startOpenAiServer(
+  script: (request: ServerRequest) => ServerTurn,
+  options: {
+    port?: number;
+    /** As OpenAI's API does: a streamed response carries its usage chunk only when the request asks (`stream_options.include_usage`). */
+    usageOnlyWhenAsked?: boolean;
+  } = {},
+): Promise<OpenAiServer> {
   const requests: ServerRequest[] = [];
   const open = new Set<ServerResponse>();
   let onHeld: (() => void) | undefined;
@@ -116,7 +123,8 @@ export async function startOpenAiServer(script: (request: ServerRequest) => Serv
       await new Promise((r) => setImmediate(r));
     }
     send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
-    send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [], usage });
+    const asked = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+    if (!options.usageOnlyWhenAsked || asked) send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [], usage });
     res.write("data: [DONE]\n\n");
     res.end();
   });
