@@ -144,13 +144,45 @@ describe("ADR 0137 D1: warn, never act", () => {
     expect(resumed.counters).toEqual({ modelCalls: 2, toolCalls: 2 });
   });
 
-  it("D1: a loop with compaction does not warn", async () => {
-    const warnings: Warning[] = [];
-    const { effects } = workloadEffects(TURNS);
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { ...effects, summarize: createSummarizerEffect(scriptedModel(() => ({ text: "short summary" }))) } }));
-    const loop = agentLoop$({ id: "c", model: "model", tools: ["search"], compaction: { toolId: "summarize", afterBytes: 8_192 }, warnTranscriptBytes: threshold, onWarn: (w) => warnings.push(w) });
-    await app.start(loop, { executionId: "c", input: { prompt: "grow" } });
-    expect(await app.result("c")).toMatchObject({ turns: TURNS });
-    expect(warnings).toHaveLength(0);
+  it("D1: a loop with compaction does not warn, though its transcript passes warnTranscriptBytes before each compaction", async () => {
+    // Compaction fires only once the transcript is over afterBytes; with warnTranscriptBytes below that, every
+    // compaction is preceded by a macrostep whose transcript is past the warning's threshold.
+    const afterBytes = 8_192;
+    const warnAt = 4_096;
+    const grow = async (compaction: boolean) => {
+      const warnings: Warning[] = [];
+      let peak = 0;
+      const { effects } = workloadEffects(TURNS);
+      const app = createApp(defineConfig({
+        stores: memoryStores(),
+        effects: { ...effects, summarize: createSummarizerEffect(scriptedModel(() => ({ text: "short summary" }))) },
+        observability: {
+          inspect: (event) => {
+            const bytes = event.type === "@xstate.snapshot" ? (event.snapshot as { context?: { transcriptBytes?: unknown } }).context?.transcriptBytes : undefined;
+            if (typeof bytes === "number") peak = Math.max(peak, bytes);
+          },
+        },
+      }));
+      const loop = agentLoop$({
+        id: "c",
+        model: "model",
+        tools: ["search"],
+        ...(compaction ? { compaction: { toolId: "summarize", afterBytes } } : {}),
+        warnTranscriptBytes: warnAt,
+        onWarn: (w) => warnings.push(w),
+      });
+      await app.start(loop, { executionId: "c", input: { prompt: "grow" } });
+      expect(await app.result("c")).toMatchObject({ turns: TURNS });
+      const compactions = (await app.log("c")).filter((r) => String(r.stepId).endsWith(":compact")).length;
+      return { warnings, peak, compactions };
+    };
+    // The control: the same loop without compaction crosses warnTranscriptBytes and warns.
+    const control = await grow(false);
+    expect(control.peak).toBeGreaterThan(warnAt);
+    expect(control.warnings).toHaveLength(1);
+    const compacted = await grow(true);
+    expect(compacted.compactions).toBeGreaterThan(1);
+    expect(compacted.peak).toBeGreaterThan(afterBytes); // past warnAt too: the warning's condition held, compaction alone kept it quiet
+    expect(compacted.warnings).toHaveLength(0);
   });
 });
