@@ -27,10 +27,10 @@ export type { AppInternals, StartOptions } from "./appHost.js";
 // Rarely taken paths (sweep, erase, export, archive, replay check, migration, fleet, claim-check) load on first call (issue 18).
 export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport, MigrateOptions, MigrateResult };
 
-let internalsOf: (app: App) => AppInternals;
+let internalsOf: (app: App) => AppInternals & { readonly streams: StreamHub };
 
-/** The internals of `app` (AppInternals, actors/appHost.ts): for the runtime's own tests and benchmarks only. */
-export function appInternals(app: App): AppInternals {
+/** The internals of `app` (AppInternals, actors/appHost.ts, and its stream buffers): for the runtime's own tests and benchmarks only. */
+export function appInternals(app: App): AppInternals & { readonly streams: StreamHub } {
   return internalsOf(app);
 }
 
@@ -53,7 +53,7 @@ export class App {
       readLog: (id) => this.log(id),
       runInternalStep: (call) => runInternalStep(this.lifecycle, call),
     });
-    this.streams = new StreamHub(this.host.bus, (id) => this.log(id), (effectId) => config.effects[effectId]?.kind === "llm");
+    this.streams = new StreamHub(this.host.bus, { readLog: (id) => this.log(id), exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0, runsHere: (id) => this.running.has(id), isModel: (effectId) => config.effects[effectId]?.kind === "llm" });
     this.running = new RunningExecutions(config, this.host.effects.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
@@ -277,7 +277,7 @@ export class App {
   }
 
   static {
-    internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id) });
+    internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id), streams: app.streams });
   }
 
   private assertOpen(what: string): void {

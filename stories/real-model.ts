@@ -67,6 +67,8 @@ try {
   console.log(`${c.bold("real-model")}: the research agent through @ai-sdk/openai-compatible (LanguageModel ${provider.chatModel("x").specificationVersion}) at ${baseURL}`);
   const stores = await fsStores({ dir });
   const app = createApp(defineConfig({ stores, effects, logics: [researcher] }));
+  await app.start(researcher, { executionId: "research-1", input: { prompt: QUESTION } });
+  // Read once it exists (app.stream refuses an id with no execution); what streamed before waits for the read.
   const printing = (async () => {
     let inText = false;
     for await (const part of app.stream("research-1")) {
@@ -81,7 +83,6 @@ try {
       }
     }
   })();
-  await app.start(researcher, { executionId: "research-1", input: { prompt: QUESTION } });
   const out = (await app.result("research-1")) as AgentLoopOutput;
   await printing;
   const usage = await app.usage("research-1");

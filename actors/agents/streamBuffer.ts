@@ -125,11 +125,18 @@ export class StreamBuffer {
 
 /** The parts of `buffer` from `from` on, as they arrive, until the execution has ended (or `signal` aborts). */
 export async function* parts(buffer: StreamBuffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
-  let next = Math.max(0, from);
-  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }))) : undefined;
-  for (;;) {
-    while (next < buffer.parts.length) yield buffer.parts[next++]!;
-    if (buffer.settled || signal?.aborted) return;
-    await (aborted ? Promise.race([buffer.changed(), aborted]) : buffer.changed());
+  // `from` and `signal` were checked at the call (streams.ts checkStreamCall).
+  let next = from;
+  let onAbort: (() => void) | undefined;
+  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", (onAbort = () => resolve()), { once: true }))) : undefined;
+  try {
+    for (;;) {
+      while (next < buffer.parts.length) yield buffer.parts[next++]!;
+      if (buffer.settled || signal?.aborted) return;
+      await (aborted ? Promise.race([buffer.changed(), aborted]) : buffer.changed());
+    }
+  } finally {
+    // A long-lived signal (a server's, shared by many streams) keeps no listener per finished stream.
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
   }
 }

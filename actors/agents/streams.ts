@@ -4,6 +4,7 @@
 import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
+import { ConfigError, UnknownExecutionError } from "../errors.js";
 import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
 import type { UIMessageChunk } from "./uiMessageStream.js";
 
@@ -14,9 +15,9 @@ export type { StreamPart } from "./deltas.js";
 
 /** Options of `app.stream`. */
 export interface StreamOptions {
-  /** The first index to deliver: the last index a client saw, plus one. @defaultValue 0 */
+  /** The first index to deliver: the last index a client saw, plus one; a non-negative safe integer, else ConfigError. @defaultValue 0 */
   from?: number;
-  /** Ends the iteration when aborted. */
+  /** Ends the iteration when aborted; an AbortSignal, else ConfigError. */
   signal?: AbortSignal;
 }
 
@@ -33,17 +34,27 @@ export type StreamItem = { kind: "delta"; stepId: string; delta: ModelDelta } | 
 const BUFFER_TYPES = { ...STREAM_PART_TYPES, executionEnded: EXECUTION_ENDED, stepCompleted: STEP_COMPLETED, stepFailed: STEP_FAILED } as const;
 export type BufferTypes = typeof BUFFER_TYPES;
 
-/** Ended executions whose buffers are kept, so a late reconnect still finds its indices. */
-const KEPT_ENDED = 32;
+/** Tapes kept with nobody live behind them (ended here, or not run here), so a late reconnect still finds its indices. */
+const KEPT = 32;
 
 type StreamBufferCode = typeof import("./streamBuffer.js");
 type Loaded = { buffer: InstanceType<StreamBufferCode["StreamBuffer"]>; code: StreamBufferCode };
 
-// One execution's items from its first delta on. Until a stream of it is opened and the buffer's code
+let bufferCode: Promise<StreamBufferCode> | undefined;
+// The buffer's code loads once, when a stream is first read (issue 18).
+function loadBufferCode(): Promise<StreamBufferCode> {
+  return (bufferCode ??= import("./streamBuffer.js"));
+}
+
+// One execution's items from its first delta on. Until a stream of it is read and the buffer's code
 // (./streamBuffer.ts) has loaded they wait here, in order: each delta and record costs a push, nothing more.
 class Tape {
   readonly pending: StreamItem[] = [];
   readonly liveSteps = new Set<string>();
+  /** Someone read a stream of it: kept after the end (a late reconnect finds its indices). */
+  opened = false;
+  /** Iterations reading it now. */
+  readers = 0;
   log: Promise<JournalRecord[]> | undefined;
   loading: Promise<Loaded> | undefined;
   private buffer: Loaded["buffer"] | undefined;
@@ -56,9 +67,9 @@ class Tape {
 
   /** The buffer, built once its code has loaded, over what waited here; it reads the journal `log` gave. */
   load(isModel: (effectId: string) => boolean, readLog: () => Promise<JournalRecord[]>): Promise<Loaded> {
-    // The journal is read once, when a stream is first opened; the buffer's code loads meanwhile.
+    // The journal is read once, when a stream is first read; the buffer's code loads meanwhile.
     const log = (this.log ??= readLog());
-    this.loading ??= import("./streamBuffer.js").then((code) => {
+    this.loading ??= loadBufferCode().then((code) => {
       const buffer = new code.StreamBuffer(BUFFER_TYPES, isModel, this.pending.splice(0), this.liveSteps);
       this.buffer = buffer;
       buffer.load(log);
@@ -68,64 +79,161 @@ class Tape {
   }
 }
 
-/** The app's stream buffers, fed by its bus. */
+/** What the hub reads of the app: the journal, whether an execution exists, whether it runs here. */
+export interface StreamSource {
+  readLog(executionId: string): Promise<JournalRecord[]>;
+  /** True when the stores hold the execution's log, or this app runs it. */
+  exists(executionId: string): Promise<boolean>;
+  /** True while this app runs the execution (only then can anything live reach its tape). */
+  runsHere(executionId: string): boolean;
+  isModel(effectId: string): boolean;
+}
+
+/**
+ * The app's stream buffers, fed by its bus. What it holds is bounded by executions, never by calls: an id
+ * with no execution gets no tape (its first read rejects), a tape nobody reads of an execution that does
+ * not run here is let go, and at most KEPT tapes outlive what runs here.
+ */
 export class StreamHub {
-  private readonly buffers = new Map<string, Tape>();
-  // Executions someone opened a stream of: only theirs are kept after the end (a late reconnect finds its indices).
-  private readonly opened = new Set<string>();
-  private readonly endedOrder: string[] = [];
+  private readonly tapes = new Map<string, Tape>();
+  // Tapes with nothing live behind them, oldest first: ended here after a read, or read while not run here.
+  private readonly kept = new Set<string>();
+  private closed = false;
 
   constructor(
     bus: RuntimeBus,
-    private readonly readLog: (executionId: string) => Promise<JournalRecord[]>,
-    private readonly isModel: (effectId: string) => boolean,
+    private readonly source: StreamSource,
   ) {
-    bus.on("delta", ({ executionId, stepId, delta }) => this.buffer(executionId).push({ kind: "delta", stepId, delta }));
+    bus.on("delta", ({ executionId, stepId, delta }) => this.tape(executionId).push({ kind: "delta", stepId, delta }));
     bus.on("append", ({ executionId, records }) => {
-      const buffer = this.buffers.get(executionId);
-      if (buffer) for (const record of records) buffer.push({ kind: "record", record });
+      const tape = this.tapes.get(executionId);
+      if (!tape) return;
+      // It runs here now (a resume): its tape is live again, not one of the kept.
+      this.kept.delete(executionId);
+      for (const record of records) tape.push({ kind: "record", record });
     });
     bus.on("ended", ({ executionId }) => {
-      const buffer = this.buffers.get(executionId);
-      if (!buffer) return;
-      buffer.push({ kind: "ended" });
-      // Nobody streamed it: a later app.stream rebuilds it from the journal, so nothing is kept per ended execution.
-      if (!this.opened.has(executionId)) return void this.buffers.delete(executionId);
-      this.endedOrder.push(executionId);
-      while (this.endedOrder.length > KEPT_ENDED) {
-        const dropped = this.endedOrder.shift()!;
-        this.buffers.delete(dropped);
-        this.opened.delete(dropped);
-      }
+      const tape = this.tapes.get(executionId);
+      if (!tape) return;
+      tape.push({ kind: "ended" });
+      // Nobody read it: a later app.stream rebuilds it from the journal, so nothing is kept per ended execution.
+      if (!tape.opened) return void this.tapes.delete(executionId);
+      this.keep(executionId);
     });
   }
 
   /** The app closed: every open iteration ends once it has what is buffered. */
   close(): void {
-    for (const buffer of this.buffers.values()) buffer.push({ kind: "ended" });
+    this.closed = true;
+    for (const tape of this.tapes.values()) tape.push({ kind: "ended" });
   }
 
+  /** What the hub holds: tapes in all, and of them those kept with nothing live behind them (for tests and leak checks). */
+  held(): { tapes: number; kept: number } {
+    return { tapes: this.tapes.size, kept: this.kept.size };
+  }
+
+  /**
+   * The stream of `executionId`. A bad id, `from` or `signal` is a ConfigError here, at the call; an id with
+   * no execution (no log in the stores, not run here) rejects the first read with UnknownExecutionError.
+   */
   open(executionId: string, options: StreamOptions = {}): ExecutionStream {
-    this.opened.add(executionId);
-    const loading = this.buffer(executionId).load(this.isModel, () => this.readLog(executionId));
+    checkStreamCall(executionId, options);
+    // Nothing is held until the first read, and nothing at all for an id with no execution.
+    let known: Promise<void> | undefined;
+    const check = () => (known ??= this.check(executionId));
+    const attach = () => this.attach(executionId);
+    const detach = (tape: Tape) => this.detach(executionId, tape);
     async function* iterate(): AsyncGenerator<StreamPart> {
-      const { buffer, code } = await loading;
-      yield* code.parts(buffer, options);
+      await check();
+      const tape = attach();
+      try {
+        const { buffer, code } = await tape.loading!;
+        yield* code.parts(buffer, options);
+      } finally {
+        detach(tape);
+      }
     }
     return {
       [Symbol.asyncIterator]: () => iterate(),
-      toUIMessageStream: () => lazyStream(() => loading.then(({ code }) => code.toUIMessageStream(iterate()))),
+      toUIMessageStream: () => lazyStream(() => check().then(loadBufferCode).then((code) => code.toUIMessageStream(iterate()))),
     };
   }
 
-  private buffer(executionId: string): Tape {
-    let buffer = this.buffers.get(executionId);
-    if (!buffer) {
-      buffer = new Tape();
-      this.buffers.set(executionId, buffer);
-    }
-    return buffer;
+  private async check(executionId: string): Promise<void> {
+    if (this.tapes.has(executionId) || (await this.source.exists(executionId))) return;
+    throw new UnknownExecutionError(executionId);
   }
+
+  // Synchronous from the tape's creation to the journal's read: a record appended after the read began is
+  // pushed to the tape, one appended before is in the log (the buffer applies a step once).
+  private attach(executionId: string): Tape {
+    const tape = this.tape(executionId);
+    tape.opened = true;
+    tape.readers++;
+    tape.load(this.source.isModel, () => this.source.readLog(executionId));
+    // Nothing live stands behind it (ended, or run elsewhere): bounded with the ended ones, even if a reader never finishes.
+    if (!this.source.runsHere(executionId)) this.keep(executionId);
+    // After app.close nothing more arrives: the iteration ends with what the journal holds.
+    if (this.closed) tape.push({ kind: "ended" });
+    return tape;
+  }
+
+  // The last reader went: a tape with nothing live behind it and no live parts is exactly what the journal
+  // rebuilds, so it is let go (a tape that had live deltas stays kept: their indices exist nowhere else).
+  private detach(executionId: string, tape: Tape): void {
+    tape.readers--;
+    if (tape.readers > 0 || this.tapes.get(executionId) !== tape || this.source.runsHere(executionId) || tape.liveSteps.size > 0) return;
+    this.tapes.delete(executionId);
+    this.kept.delete(executionId);
+  }
+
+  private keep(executionId: string): void {
+    this.kept.delete(executionId);
+    this.kept.add(executionId);
+    for (const oldest of this.kept) {
+      if (this.kept.size <= KEPT) break;
+      this.kept.delete(oldest);
+      this.tapes.delete(oldest);
+    }
+  }
+
+  private tape(executionId: string): Tape {
+    let tape = this.tapes.get(executionId);
+    if (!tape) {
+      tape = new Tape();
+      this.tapes.set(executionId, tape);
+    }
+    return tape;
+  }
+}
+
+// The call's arguments, checked before anything is held: they come from clients (a route's query string).
+function checkStreamCall(executionId: unknown, options: unknown): asserts options is StreamOptions {
+  if (typeof executionId !== "string" || executionId === "") throw new ConfigError("stream.executionId", `a non-empty string naming the execution; got ${shown(executionId)}.`);
+  if (typeof options !== "object" || options === null) throw new ConfigError("stream.options", `an object { from?, signal? }; got ${shown(options)}.`);
+  const from = "from" in options ? options.from : undefined;
+  const signal = "signal" in options ? options.signal : undefined;
+  if (from !== undefined && !(typeof from === "number" && Number.isSafeInteger(from) && from >= 0)) {
+    throw new ConfigError(
+      "stream.from",
+      `a non-negative safe integer: the index of the next part wanted (the last index seen, plus one); got ${shown(from)}. ` +
+        `Check a client's value (a query string through Number() may give NaN) before passing it on.`,
+    );
+  }
+  if (signal !== undefined && !isAbortSignal(signal)) throw new ConfigError("stream.signal", `an AbortSignal (new AbortController().signal); got ${shown(signal)}.`);
+}
+
+// Structural, so that a signal of another realm (jsdom, a worker's polyfill) passes as well.
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (typeof value !== "object" || value === null) return false;
+  return "aborted" in value && typeof value.aborted === "boolean" && "addEventListener" in value && typeof value.addEventListener === "function" && "removeEventListener" in value && typeof value.removeEventListener === "function";
+}
+
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint" || value === undefined || value === null) return String(value);
+  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
 }
 
 // A ReadableStream of the one `make` resolves with: reads and a cancel go through to it.

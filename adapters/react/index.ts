@@ -3,6 +3,8 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { AnyStateMachine, SnapshotFrom } from "xstate";
 import type { JournaledActor } from "../../actors/journal/actor.js";
+import type { App } from "../../actors/app.js";
+import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
 import type { PendingApproval } from "../../actors/agents/approvals.js";
 import type { ExecutionStream, StreamOptions } from "../../actors/agents/streams.js";
 import type { StreamPart } from "../../actors/agents/deltas.js";
@@ -79,23 +81,48 @@ export function useExecutionView(app: { readonly readModels: ReadModels }, execu
 /**
  * The execution's stream (`app.stream`): its recorded turns from the journal, then the model's deltas
  * live, as parts with their index; `text` is the text of the parts so far. A remount or a reload starts
- * again from the journal, so nothing streamed is lost to the UI.
+ * again from the journal, so nothing streamed is lost to the UI. Mounted for an id not started yet (a chat
+ * whose first message starts it), it follows the execution from its first journaled record when `app`
+ * has `on` (an `App` does); else it shows nothing.
  *
  * @example
  * const { text, parts } = useExecutionStream(app, "chat-1");
  */
-export function useExecutionStream(app: { stream(executionId: string, options?: StreamOptions): ExecutionStream }, executionId: string): { parts: StreamPart[]; text: string } {
+export function useExecutionStream(
+  app: { stream(executionId: string, options?: StreamOptions): ExecutionStream; on?: App["on"] },
+  executionId: string,
+): { parts: StreamPart[]; text: string } {
   const [state, setState] = useState<{ parts: StreamPart[]; text: string }>({ parts: [], text: "" });
   useEffect(() => {
     const abort = new AbortController();
     setState({ parts: [], text: "" });
-    void (async () => {
-      for await (const part of app.stream(executionId, { signal: abort.signal })) {
-        if (abort.signal.aborted) return;
-        setState((previous) => ({ parts: [...previous.parts, part], text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : "") }));
-      }
-    })().catch(() => undefined);
-    return () => abort.abort();
+    // app.stream of an id with no execution rejects on its first read: read again once its first record is journaled.
+    let appeared = false;
+    let waiting = false;
+    const unbind = app.on?.("append", (event) => {
+      if (event.executionId !== executionId) return;
+      appeared = true;
+      if (!waiting) return;
+      waiting = false;
+      follow();
+    });
+    function follow(): void {
+      void (async () => {
+        for await (const part of app.stream(executionId, { signal: abort.signal })) {
+          if (abort.signal.aborted) return;
+          setState((previous) => ({ parts: [...previous.parts, part], text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : "") }));
+        }
+      })().catch((error: unknown) => {
+        if (abort.signal.aborted || !unbind || (error as { code?: unknown } | undefined)?.code !== RUNTIME_ERROR_CODES.unknownExecution) return;
+        if (appeared) follow();
+        else waiting = true;
+      });
+    }
+    follow();
+    return () => {
+      abort.abort();
+      unbind?.();
+    };
   }, [app, executionId]);
   return state;
 }

@@ -53,8 +53,8 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
     start: (run: RealModelRun) =>
       settle(async () => {
         const app = await appOf(run);
-        follow(app, run.executionId);
         actors.set(run.executionId, await app.start(REAL_LOOP, { executionId: run.executionId, input: { prompt: "How do barn owls hunt? Then email Ada." } }));
+        follow(app, run.executionId); // once it exists (an id with no execution is refused); what streamed before waits for the read
         return null;
       }),
     resume: (run: RealModelRun) =>

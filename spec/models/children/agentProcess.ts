@@ -28,12 +28,13 @@ const app = createApp(
   }),
 );
 const loop = agentLoop$({ id: "owl", model: "model", tools: ["search", "measure"] });
-const stream = app.stream("run");
-const printing = (async () => {
-  for await (const part of stream) out(`part ${JSON.stringify(part)}`);
-})();
+// Read once the execution exists (app.stream of an id with no execution rejects): the deltas that arrived
+// before wait on its tape, the records in the journal, so the stream still starts at the run's beginning.
 if (options.mode === "start") await app.start(loop, { executionId: "run", input: { prompt: "How do barn owls hunt?" } });
 else await app.resume("run", loop);
+const printing = (async () => {
+  for await (const part of app.stream("run")) out(`part ${JSON.stringify(part)}`);
+})();
 out(`result ${JSON.stringify(await app.result("run"))}`);
 await printing;
 await app.close();
