@@ -5,10 +5,9 @@ import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
 import { checkApprovalShape, checkApprovalWaiting } from "../agents/approvals.js";
-import { AppClosedError, ConfigError } from "../errors.js";
-import { checkExternalEvent } from "./externalEvents.js";
+import { AppClosedError } from "../errors.js";
+import { plainExternalEvent } from "./externalEvents.js";
 import type { ReplayReport } from "./host.js";
-import { plainJson } from "./json.js";
 
 /** What an actor needs of the app that made it: its warning sink (a send that is not journaled is a warning). */
 export interface ActorHost {
@@ -101,11 +100,7 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
     let plain: AnyEventObject;
     try {
-      checkExternalEvent(event, this.id);
-      const copy = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
-      // Checked again on the copy, which is what is journaled: an event's toJSON may have turned it into another.
-      if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${event.type}" is journaled as ${JSON.stringify(copy)}, which is not an object with a string "type".`);
-      plain = checkExternalEvent(copy, this.id);
+      plain = plainExternalEvent(event, this.id);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -128,8 +123,4 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
 function eventTypeOf(event: unknown): string | undefined {
   return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : undefined;
-}
-
-function isEventObject(value: unknown): value is AnyEventObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }

@@ -10,6 +10,7 @@ import type { AnyEventObject } from "xstate";
 import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
 import { checkApprovalShape } from "../agents/approvals.js";
 import { ConfigError, ReservedEventError } from "../errors.js";
+import { plainJson } from "./json.js";
 
 /** The prefixes of the event types no external sender may send: XState's own, its inspection events', and the runtime's (`loom.`). */
 export const RESERVED_EVENT_PREFIXES: readonly string[] = ["xstate.", "@xstate.", RUNTIME_ID_PREFIX];
@@ -34,6 +35,18 @@ export function checkExternalEvent(event: unknown, executionId?: string): AnyEve
   if (prefix !== undefined) throw new ReservedEventError(event.type, prefix, executionId);
   if (event.type === TOOL_APPROVAL_EVENT) checkApprovalShape(event, executionId);
   return event;
+}
+
+/**
+ * `event` as it is journaled (a fresh plain-JSON copy), checked as `checkExternalEvent` checks it, before and
+ * after the copy: an event's `toJSON` may turn it into another. A value with no faithful JSON form is a
+ * ConfigError (`send.event`) naming the path inside the event. What every entry journals or queues.
+ */
+export function plainExternalEvent(event: unknown, executionId?: string): AnyEventObject {
+  const given = checkExternalEvent(event, executionId);
+  const copy = plainJson(given, (reason) => new ConfigError("send.event", `event "${given.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
+  if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${given.type}" is journaled as ${describe(copy)}, which is not an object with a string "type".`);
+  return checkExternalEvent(copy, executionId);
 }
 
 function isEventObject(value: unknown): value is AnyEventObject {
