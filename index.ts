@@ -61,7 +61,11 @@ export {
   ModelReplyError,
   UnknownLogicVersionError,
   MigrationRefusedError,
+  ReservedEventError,
+  ApprovalMalformedError,
+  ApprovalNotWaitingError,
 } from "./actors/errors.js";
+export { checkExternalEvent, RESERVED_EVENT_PREFIXES } from "./actors/journal/externalEvents.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
 

@@ -108,6 +108,12 @@ export const RUNTIME_ERROR_CODES = {
   migrationRefused: "LOOM_MIGRATION_REFUSED",
   /** `ContentCopiesRemainError`: erasure could not delete every copy of the subject's blobs. */
   contentCopiesRemain: "LOOM_CONTENT_COPIES_REMAIN",
+  /** `ReservedEventError`: an external sender sent an event type reserved for XState or the runtime (`xstate.*`, `loom.*`). */
+  reservedEvent: "LOOM_RESERVED_EVENT",
+  /** `ApprovalMalformedError`: a `TOOL_APPROVAL` without a non-empty string `toolCallId`, a boolean `approved`, or a string `reason`. */
+  approvalMalformed: "LOOM_APPROVAL_MALFORMED",
+  /** `ApprovalNotWaitingError`: a `TOOL_APPROVAL` for a call that is not waiting for a decision (decided already, unknown, ended). */
+  approvalNotWaiting: "LOOM_APPROVAL_NOT_WAITING",
 } as const;
 
 /** Every error code loomwork throws: the storage layer's and the runtime's (docs/getting-started.md, "Errors"). */

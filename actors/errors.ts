@@ -31,9 +31,76 @@ export class NonDeterminismError extends LoomworkError {
 export class ConfigError extends LoomworkTypeError {
   /** The option at fault, e.g. `execution.snapshotEvery`. */
   readonly path: string;
-  constructor(path: string, message: string) {
-    super(RUNTIME_ERROR_CODES.config, `loomwork config "${path}": ${message}`);
+  /** `code`: a refusal of a bad argument that has a code of its own (the event refusals below); LOOM_CONFIG otherwise. */
+  constructor(path: string, message: string, code: string = RUNTIME_ERROR_CODES.config) {
+    super(code, `loomwork config "${path}": ${message}`);
     this.path = path;
+  }
+}
+
+// The refusals of an external event (actors/journal/externalEvents.ts). Each is a ConfigError with the path
+// `send.event` and a code of its own: whoever treats a ConfigError from a send as "the event is refused,
+// do not retry it" (the fleet worker drops the inbox row) treats these the same way.
+
+/**
+ * An external sender (app code, the bridge, the control socket, the fleet inbox, the CLI) sent an event
+ * whose type is reserved for XState (`xstate.*`, `@xstate.*`) or the runtime (`loom.*`). Nothing was
+ * journaled: those events are made by the runtime from its own records (a step's outcome, a timer), never
+ * taken from a sender.
+ */
+export class ReservedEventError extends ConfigError {
+  constructor(
+    readonly eventType: string,
+    /** The reserved prefix the type starts with. */
+    readonly prefix: string,
+    readonly executionId?: string,
+  ) {
+    super(
+      "send.event",
+      `event type "${eventType}"${executionId === undefined ? "" : ` sent to execution "${executionId}"`} is reserved: "${prefix}*" events are made by ` +
+        `XState and the runtime from the journal (a step's outcome, a timer), never sent from outside. Send one of the machine's own event types.`,
+      RUNTIME_ERROR_CODES.reservedEvent,
+    );
+  }
+}
+
+/** A `TOOL_APPROVAL` that is not `{ type, toolCallId: non-empty string, approved: boolean, reason?: string }`; nothing was journaled. */
+export class ApprovalMalformedError extends ConfigError {
+  constructor(
+    /** The field at fault: `toolCallId`, `approved` or `reason`. */
+    readonly field: "toolCallId" | "approved" | "reason",
+    readonly actual: unknown,
+    readonly executionId?: string,
+  ) {
+    const expected = field === "toolCallId" ? "a non-empty string (the id pendingApprovals lists)" : field === "approved" ? "true or false" : "a string, or absent";
+    super(
+      "send.event",
+      `TOOL_APPROVAL${executionId === undefined ? "" : ` for execution "${executionId}"`} has ${field} ${JSON.stringify(actual) ?? "undefined"}; ` +
+        `it must be ${expected}: send { type: "TOOL_APPROVAL", toolCallId, approved: true | false, reason? }.`,
+      RUNTIME_ERROR_CODES.approvalMalformed,
+    );
+  }
+}
+
+/**
+ * A `TOOL_APPROVAL` for a call that is not waiting for a decision: decided already (a second click), an id
+ * the execution never parked, or an execution that has moved on or ended. Refused in the execution's turn,
+ * before anything is journaled, so two decisions sent at once journal one. `waiting` lists the calls that
+ * were waiting when it was refused.
+ */
+export class ApprovalNotWaitingError extends ConfigError {
+  constructor(
+    readonly executionId: string,
+    readonly toolCallId: string,
+    readonly waiting: readonly string[],
+  ) {
+    super(
+      "send.event",
+      `TOOL_APPROVAL for call "${toolCallId}" of execution "${executionId}" was refused: that call is not waiting for a decision ` +
+        `(${waiting.length ? `waiting: ${waiting.map((id) => `"${id}"`).join(", ")}` : "no call is waiting"}). It was decided already, ` +
+        `or never asked; nothing was journaled. Read the calls still waiting from app.readModels (pendingApprovals).`,
+      RUNTIME_ERROR_CODES.approvalNotWaiting,
+    );
   }
 }
 

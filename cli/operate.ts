@@ -2,6 +2,7 @@
 // that holds the journal's writer lock, over its control socket (serveControl in loomwork/fs); else, when
 // no app holds it, the CLI takes the lock and journals the command itself with the machine from --logic.
 import type { AnyStateMachine } from "xstate";
+import { checkExternalEvent } from "../actors/journal/externalEvents.js";
 import { effectSourcesOf } from "../actors/journal/machineInfo.js";
 import type { ControlEvent } from "../adapters/fs/control.js";
 import type { ExecutionInfo } from "../index.js";
@@ -98,9 +99,13 @@ export function parseEvent(text: string): ControlEvent {
   if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== "string") {
     throw new UsageError(`<event-json> must be a JSON object with a string "type"; got ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`, `For example: '{"type":"USER_MESSAGE","text":"hi"}'`);
   }
-  const event = value as ControlEvent;
-  if (/^(xstate|loom)\./.test(event.type)) throw new UsageError(`event type "${event.type}" is reserved for the runtime (xstate.*, loom.*)`);
-  return event;
+  // The runtime's own check (reserved types, a TOOL_APPROVAL's shape), made here too so that what every app refuses
+  // is a usage error before any app or journal is reached.
+  try {
+    return checkExternalEvent(value);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error), "Send one of the machine's own event types; decide a parked tool call with `loomwork approve` or `loomwork deny`.");
+  }
 }
 
 /** Prints what was done, or the outcome as JSON. */

@@ -92,7 +92,15 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   return setup({
     types: {} as { context: AgentLoopMachineContext; input: AgentLoopInput; output: AgentLoopOutput },
     actors,
-    guards: { envelope: ({ event }) => isEnvelope(event.output) },
+    guards: {
+      envelope: ({ event }) => isEnvelope(event.output),
+      // A decision is taken only for a call parked and still undecided: the runtime asks `snapshot.can` before
+      // journaling one, so a second click, an unknown id or a decision after the turn is refused unwritten.
+      awaited: ({ context, event }) => {
+        const decision = approvalOf(event);
+        return decision !== undefined && (context.awaiting ?? []).includes(decision.toolCallId);
+      },
+    },
     actions: {
       refuse: assign({ refusal: (_, params: { what: string }) => `${params.what} ${ENVELOPE_IN_MODEL_TURN}.` }),
       // The turn's tool calls: each known tool spawned as a tool frame (ADR 0140 D9: ctx.taskKind "tool")
@@ -213,7 +221,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
         on: {
           "xstate.done.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)) },
           "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) })) },
-          [TOOL_APPROVAL_EVENT]: { actions: "decide" },
+          [TOOL_APPROVAL_EVENT]: { guard: "awaited", actions: "decide" },
         },
         always: [
           { guard: ({ context }) => context.results.every((r) => r !== null), target: "deciding", actions: "finishTurn" },
@@ -223,7 +231,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       },
       // Parked, journaled like any state: a restart resumes here, and a TOOL_APPROVAL (journaled) moves it on.
       awaitingApproval: {
-        on: { [TOOL_APPROVAL_EVENT]: { target: "acting", actions: "decide" } },
+        on: { [TOOL_APPROVAL_EVENT]: { guard: "awaited", target: "acting", actions: "decide" } },
       },
       done: { type: "final" },
       refused: { type: "final" },

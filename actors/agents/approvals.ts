@@ -1,9 +1,45 @@
 // Pending approvals as the journal shows them: a model step's reply marks the tool calls that wait for a
-// human (needsApproval); a TOOL_APPROVAL event decides one. Read by app.readModels and the CLI.
+// human (needsApproval); a TOOL_APPROVAL event decides one. Read by app.readModels and the CLI. And the two
+// checks a decision passes before it is journaled: its shape (at every entry), and that its call is waiting
+// (in the execution's turn, so that of two decisions sent at once only the first is journaled).
+import type { AnyEventObject, AnyMachineSnapshot } from "xstate";
 import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
+import type { ToolApprovalEvent } from "../../machines/helpers/messages.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED, type JournalRecord, type RecordedEvent, type StepCompletedRecord } from "../../stores/schema.js";
+import { ApprovalMalformedError, ApprovalNotWaitingError } from "../errors.js";
 
 export { TOOL_APPROVAL_EVENT };
+
+/**
+ * `event` (a TOOL_APPROVAL) as a decision, or ApprovalMalformedError naming the field at fault: `toolCallId`
+ * a non-empty string, `approved` a boolean, `reason` a string or absent (the decision's fields alone).
+ */
+export function checkApprovalShape(event: AnyEventObject, executionId?: string): ToolApprovalEvent {
+  const toolCallId: unknown = event.toolCallId;
+  const approved: unknown = event.approved;
+  const reason: unknown = event.reason;
+  if (typeof toolCallId !== "string" || toolCallId === "") throw new ApprovalMalformedError("toolCallId", toolCallId, executionId);
+  if (typeof approved !== "boolean") throw new ApprovalMalformedError("approved", approved, executionId);
+  if (reason !== undefined && typeof reason !== "string") throw new ApprovalMalformedError("reason", reason, executionId);
+  return { type: TOOL_APPROVAL_EVENT, toolCallId, approved, ...(reason === undefined ? {} : { reason }) };
+}
+
+/**
+ * Refuses (ApprovalNotWaitingError) a decision the execution would not take in `snapshot`: its machine has
+ * no transition for it in the current state (agentLoop$ takes a TOOL_APPROVAL only for a call it parked and
+ * that is still undecided), or the execution is no longer active. Called in the execution's turn, on the
+ * state every earlier event left, never on a state read before the send was queued.
+ */
+export function checkApprovalWaiting(snapshot: AnyMachineSnapshot, decision: ToolApprovalEvent, executionId: string): void {
+  if (snapshot.status === "active" && snapshot.can(decision)) return;
+  throw new ApprovalNotWaitingError(executionId, decision.toolCallId, snapshot.status === "active" ? awaitingIn(snapshot.context) : []);
+}
+
+// The calls an agent loop's context lists as parked (`AgentLoopContext.awaiting`); none for another machine.
+function awaitingIn(context: unknown): string[] {
+  const awaiting = typeof context === "object" && context !== null && "awaiting" in context ? context.awaiting : undefined;
+  return Array.isArray(awaiting) ? awaiting.filter((id): id is string => typeof id === "string") : [];
+}
 
 /** A tool call parked until a human decides: send `{ type: "TOOL_APPROVAL", toolCallId, approved, reason? }`. */
 export interface PendingApproval {

@@ -3,9 +3,11 @@
 import type { AnyEventObject, AnyStateMachine, EventObject, Observer, SnapshotFrom, Subscription } from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
-import { AppClosedError, ConfigError } from "../errors.js";
+import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
+import { checkApprovalShape, checkApprovalWaiting } from "../agents/approvals.js";
+import { AppClosedError } from "../errors.js";
+import { plainExternalEvent } from "./externalEvents.js";
 import type { ReplayReport } from "./host.js";
-import { plainJson } from "./json.js";
 
 /** What an actor needs of the app that made it: its warning sink (a send that is not journaled is a warning). */
 export interface ActorHost {
@@ -20,7 +22,11 @@ export interface ActorSource<TLogic extends AnyStateMachine = AnyStateMachine> {
   readonly replay: ReplayReport;
   getSnapshot(): SnapshotFrom<TLogic>;
   subscribe(observer: Observer<SnapshotFrom<TLogic>> | ((snapshot: SnapshotFrom<TLogic>) => void)): Subscription;
-  send(event: EventObject): Promise<void>;
+  /**
+   * Journals `event` and delivers it, in the execution's turn. `admit`, when given, is called in that turn
+   * with the snapshot every earlier event left, before anything is written: a throw refuses the event.
+   */
+  send(event: EventObject, admit?: (snapshot: SnapshotFrom<TLogic>) => void): Promise<void>;
   whenSettled(): Promise<void>;
 }
 
@@ -60,9 +66,9 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
   /**
    * Journals the event, then delivers it. Fire-and-forget like XState's send: it never throws. An event
-   * that is not journaled (the app is closed, the event is not plain JSON, the store refused the write)
-   * is reported through `observability.onWarn` (`LOOM_APP_CLOSED` / `LOOM_SEND_FAILED`, with `executionId`,
-   * `eventType` and the error's `errorCode`), never dropped silently. `sendAsync` rejects instead.
+   * that is not journaled (the app is closed, the event is refused as `sendAsync` lists, the store refused
+   * the write) is reported through `observability.onWarn` (`LOOM_APP_CLOSED` / `LOOM_SEND_FAILED`, with
+   * `executionId`, `eventType` and the error's `errorCode`), never dropped silently. `sendAsync` rejects instead.
    */
   send(event: AnyEventObject): void {
     this.deliver(event).catch((error: unknown) => {
@@ -79,9 +85,12 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
   }
 
   /**
-   * Resolves once the event is journaled and processed; rejects if the journal refused it: ConfigError
-   * (`send.event`) for an event that is not an object with a string `type` or not plain JSON (naming the
-   * path inside it), AppClosedError once the app is closed.
+   * Resolves once the event is journaled and processed; rejects, journaling nothing, if it is refused:
+   * ConfigError (`send.event`) for an event that is not an object with a string `type` or not plain JSON
+   * (naming the path inside it); ReservedEventError for a type reserved for XState or the runtime
+   * (`xstate.*`, `@xstate.*`, `loom.*`); ApprovalMalformedError for a TOOL_APPROVAL without a string
+   * `toolCallId` and a boolean `approved`; ApprovalNotWaitingError for a decision on a call that is not
+   * waiting (decided already, unknown, the execution ended); AppClosedError once the app is closed.
    */
   sendAsync(event: AnyEventObject): Promise<void> {
     return this.deliver(event);
@@ -89,18 +98,16 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
   private deliver(event: AnyEventObject): Promise<void> {
     // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
-    if (typeof event !== "object" || event === null || Array.isArray(event) || typeof event.type !== "string") {
-      return Promise.reject(new ConfigError("send.event", `an event is an object with a string "type"; got ${JSON.stringify(event) ?? String(event)}.`));
-    }
-    let plain: unknown;
+    let plain: AnyEventObject;
     try {
-      plain = plainJson(event, (reason) => new ConfigError("send.event", `event "${event.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
+      plain = plainExternalEvent(event, this.id);
     } catch (error) {
       return Promise.reject(error);
     }
-    // Checked again on the copy: an event's toJSON may have turned it into something that is no event.
-    if (!isEventObject(plain)) return Promise.reject(new ConfigError("send.event", `event "${event.type}" is journaled as ${JSON.stringify(plain)}, which is not an object with a string "type".`));
-    return this.execution.send(plain);
+    if (plain.type !== TOOL_APPROVAL_EVENT) return this.execution.send(plain);
+    // Whether the call waits is decided in the execution's turn: two decisions sent at once see each other.
+    const decision = checkApprovalShape(plain, this.id);
+    return this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
   }
 
   /** What the resume that produced this actor replayed (zeros for a fresh start). */
@@ -116,8 +123,4 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
 function eventTypeOf(event: unknown): string | undefined {
   return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : undefined;
-}
-
-function isEventObject(value: unknown): value is AnyEventObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }

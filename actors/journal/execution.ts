@@ -121,11 +121,11 @@ export class Execution {
     for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
   }
 
-  /** Journals an external event, then delivers it; `event` is plain JSON (its actor, `ref`, checked it). */
-  send(event: EventObject): Promise<void> {
+  /** Journals an external event (plain JSON: its actor, `ref`, checked it), then delivers it; a throw of `admit`, in its turn, refuses it unwritten. */
+  send(event: EventObject, admit?: (snapshot: AnyMachineSnapshot) => void): Promise<void> {
     // A send the app closed before its turn in the mailbox was never journaled: say so, never resolve.
     const refused = () => new AppClosedError(`send event "${event.type}" to execution "${this.executionId}"`);
-    return this.enqueue({ type: EVENT_RECEIVED, event }, refused);
+    return this.enqueue({ type: EVENT_RECEIVED, event }, refused, admit);
   }
 
   /** Ends the execution as stopped: journaled, running effects aborted, timers disarmed. */
@@ -172,8 +172,9 @@ export class Execution {
     return persistState(this.machine, this.state);
   }
 
-  private enqueue(partial: RecordBody<MacrostepInput["type"]>, whenClosed?: () => Error): Promise<void> {
+  private enqueue(partial: RecordBody<MacrostepInput["type"]>, whenClosed?: () => Error, admit?: (snapshot: AnyMachineSnapshot) => void): Promise<void> {
     return this.enqueueRaw(async () => {
+      admit?.(this.getSnapshot());
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
       const input: MacrostepInput = { seq: this.head + 1, at: this.host.clock.now(), ...partial };
       const step = planMacrostep(this.plan, this.state, input);

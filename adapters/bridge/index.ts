@@ -3,6 +3,7 @@
 // a worker's port, an iframe's). The UI gets remote actors with getSnapshot / subscribe / send, so the
 // React hooks work on them unchanged. Browser-safe: no Node import.
 import type { JournaledActor } from "../../actors/journal/actor.js";
+import { checkExternalEvent } from "../../actors/journal/externalEvents.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
@@ -48,7 +49,12 @@ type Reply =
 
 /** Options of `serveBridge`. */
 export interface ServeBridgeOptions {
-  /** Decides whether a UI may send `event` to the execution; refused sends reject in the UI. @defaultValue every send is allowed */
+  /**
+   * Decides whether a UI may send `event` to the execution; refused sends reject in the UI. It is asked only
+   * about events the runtime accepts from outside: a reserved type (`xstate.*`, `@xstate.*`, `loom.*`), a
+   * malformed event or a malformed TOOL_APPROVAL is refused before it, with the runtime's typed error.
+   * @defaultValue every event the runtime accepts from outside is allowed
+   */
   allowSend?: (executionId: string, event: { type: string }) => boolean;
 }
 
@@ -96,6 +102,12 @@ export function serveBridge(app: { readonly readModels: ReadModels }, port: Brid
         const actor = actors.get(executionId);
         const refuse = (name: string, text: string) => post({ bridge: "loomwork", op: "sent", id, error: { name, message: text } });
         if (!actor) return refuse("UnknownExecutionError", `execution "${executionId}" is not served over this bridge`);
+        // The runtime's check first: allowSend decides among the machine's own events, never on a reserved or malformed one.
+        try {
+          checkExternalEvent(event, executionId);
+        } catch (error) {
+          return post({ bridge: "loomwork", op: "sent", id, error: errorOf(error) });
+        }
         if (options.allowSend && !options.allowSend(executionId, event)) return refuse("BridgeSendRefusedError", `the owner refused event "${event.type}" for execution "${executionId}"`);
         actor.sendAsync(event).then(
           () => post({ bridge: "loomwork", op: "sent", id }),

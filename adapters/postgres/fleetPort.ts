@@ -1,6 +1,8 @@
 // The stores' side of the fleet: the queue app.submit puts executions on, an execution's inbox, and the
 // wait for an execution's end (LISTEN/NOTIFY, with a poll as the floor when a notification is lost).
+import { UnknownExecutionError } from "../../actors/errors.js";
 import type { FleetPort } from "../../actors/fleet/submit.js";
+import { plainExternalEvent } from "../../actors/journal/externalEvents.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
@@ -52,13 +54,26 @@ export class PostgresFleet implements FleetPort {
     });
   }
 
-  /** Puts `event` in the execution's inbox; the worker holding its lease journals and delivers it. */
+  /**
+   * Puts `event` in the execution's inbox; the worker holding its lease journals and delivers it. Checked
+   * before the insert, as every entry checks an external event (`plainExternalEvent`): ConfigError for a value
+   * that is not a plain-JSON object with a string `type`, ReservedEventError for `xstate.*`, `@xstate.*` or
+   * `loom.*`, ApprovalMalformedError for a malformed TOOL_APPROVAL; UnknownExecutionError when the execution
+   * has no log. Whether a decision's call still waits is known only where the execution runs: the worker
+   * refuses one that does not when it delivers it, journals nothing and drops the row.
+   */
   async send(executionId: string, event: { type: string }): Promise<void> {
-    await this.db.query(
-      `WITH put AS (INSERT INTO ${this.db.s}.inbox (execution_id, event) VALUES ($1, $2) RETURNING id)
+    const plain = plainExternalEvent(event, executionId);
+    // The insert happens only when the execution has a log: an id that has none is refused, never queued.
+    const { rowCount } = await this.db.query(
+      `WITH put AS (
+         INSERT INTO ${this.db.s}.inbox (execution_id, event)
+         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${this.db.s}.executions WHERE execution_id = $1)
+         RETURNING id)
        SELECT pg_notify($3, $4) FROM put`,
-      [executionId, JSON.stringify(event), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
+      [executionId, JSON.stringify(plain), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
     );
+    if (rowCount !== 1) throw new UnknownExecutionError(executionId);
   }
 
   private notified(notification: Notification): void {

@@ -10,6 +10,8 @@ import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
+import { ERROR_CODES } from "../../actors/constants.js";
+import { ApprovalNotWaitingError } from "../../actors/errors.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
@@ -111,15 +113,17 @@ describe("needsApproval", () => {
     await app.close();
   });
 
-  it("ignores a decision on a call that is not parked", async () => {
+  it("refuses a decision on a call that is not parked, journaling nothing", async () => {
     server = await startOpenAiServer(byTurn(TURNS));
     const { app, loop } = agent(memoryStores(), server.baseURL, []);
     const actor = await app.start(loop, { executionId: "ops", input: { prompt: "Clean up." } });
     await parked(actor);
-    await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_tmp", approved: false });
-    await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "nope", approved: true });
+    // call_tmp needed no approval (it ran); "nope" was never asked.
+    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_tmp", approved: false })).rejects.toBeInstanceOf(ApprovalNotWaitingError);
+    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "nope", approved: true })).rejects.toMatchObject({ code: ERROR_CODES.approvalNotWaiting, waiting: ["call_rm"] });
     expect(actor.getSnapshot().value).toBe("awaitingApproval");
     expect(actor.getSnapshot().context.awaiting).toEqual(["call_rm"]);
+    expect((await app.log("ops")).filter((r) => r.type === "loom.event.received")).toEqual([]);
     await app.stop("ops");
     await app.close();
   });
