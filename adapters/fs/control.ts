@@ -4,14 +4,37 @@
 // the journal instead of around it. One request per line of JSON, one reply per line (docs/cli.md,
 // "Operating a running app").
 import { createHash } from "node:crypto";
-import { chmod, unlink } from "node:fs/promises";
+import { chmod, stat, unlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import type { ExecutionStream } from "../../actors/agents/streams.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
-import { LoomworkError } from "../../stores/errors.js";
+import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
+
+/** `serveControl` was called with a bad option: `option` names it. Nothing was written. */
+export class ControlOptionsError extends LoomworkTypeError {
+  constructor(
+    /** The option at fault: `options`, `dir`, `allow` or `app`. */
+    readonly option: string,
+    message: string,
+  ) {
+    super(STORE_ERROR_CODES.controlOptions, `serveControl: ${option} ${message}`);
+  }
+}
+
+/** The control socket cannot be served or reached safely at `path`: the message says why and what to do. */
+export class ControlSocketError extends LoomworkError {
+  constructor(
+    /** The socket, or the directory that holds it. */
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(STORE_ERROR_CODES.controlSocket, message, options);
+  }
+}
 
 /** The socket's file name inside the journal directory. */
 export const CONTROL_SOCKET = "loomwork.sock";
@@ -84,7 +107,9 @@ export interface ControlServer {
  * await control.close(); await app.close(); await stores.close();
  */
 export async function serveControl(app: ControlledApp, options: ServeControlOptions): Promise<ControlServer> {
+  checkOptions(app, options);
   const path = controlSocketPath(options.dir);
+  await requireDirectory(resolve(options.dir));
   // The caller holds the writer lock: a socket file left there is a dead app's.
   if (process.platform !== "win32") await unlink(path).catch(() => undefined);
   const sockets = new Set<Socket>();
@@ -145,6 +170,29 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
         server.close(() => resolvePromise());
       })),
   };
+}
+
+// Checked whole before anything is touched: `dir: ""` would serve the working directory, a non-function
+// `allow` would throw inside the first request, on the app's event loop.
+function checkOptions(app: ControlledApp, options: ServeControlOptions): void {
+  if (typeof options !== "object" || options === null) throw new ControlOptionsError("options", "are missing: pass { dir: stores.dir } (the journal directory the app opened with fsStores).");
+  if (typeof options.dir !== "string" || options.dir === "") {
+    throw new ControlOptionsError("dir", `must be the journal directory the app opened (stores.dir), a non-empty string; got ${options.dir === "" ? '""' : typeof options.dir}.`);
+  }
+  if (options.allow !== undefined && typeof options.allow !== "function") {
+    throw new ControlOptionsError("allow", `must be a function ({ op, executionId, event? }) => boolean; got ${typeof options.allow}. Leave it out to allow everything.`);
+  }
+  const methods = ["resume", "stop", "stream"] as const;
+  if (typeof app !== "object" || app === null || methods.some((name) => typeof app[name] !== "function")) {
+    throw new ControlOptionsError("app", "must be the App that holds the journal (createApp(...)): it needs resume, stop and stream.");
+  }
+}
+
+async function requireDirectory(dir: string): Promise<void> {
+  const found = await stat(dir).catch((error: unknown) => error as NodeJS.ErrnoException);
+  if (found instanceof Error || !found.isDirectory()) {
+    throw new ControlSocketError(dir, `serveControl: the journal directory ${dir} ${found instanceof Error ? "does not exist" : "is not a directory"}. Open it with fsStores({ dir }) first and pass stores.dir.`, found instanceof Error ? { cause: found } : undefined);
+  }
 }
 
 async function run(app: ControlledApp, request: Exclude<ControlRequest, { op: "stream" }>): Promise<{ status: string; value?: unknown }> {
