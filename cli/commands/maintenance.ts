@@ -104,7 +104,8 @@ export const exportSubject = command("export", "Export a subject's data (app.exp
   const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
   const text = `${JSON.stringify(data, null, 2)}\n`;
   if (!file) return void process.stdout.write(text);
-  await writeFile(file, text);
+  // A subject's data: created 0600, the owner's alone, as the journal's own files are.
+  await writeFile(file, text, { mode: 0o600 });
   if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
   ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
 });
