@@ -4,14 +4,16 @@
 // the journal instead of around it. One request per line of JSON, one reply per line (docs/cli.md,
 // "Operating a running app").
 import { createHash } from "node:crypto";
-import { chmod, stat, unlink } from "node:fs/promises";
-import { createServer, type Server, type Socket } from "node:net";
+import { lstat, mkdir, stat, unlink } from "node:fs/promises";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import type { ExecutionStream } from "../../actors/agents/streams.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
+import { hasCode } from "./directory.js";
+import { PRIVATE_DIR_MODE } from "./fsOps.js";
 
 /** `serveControl` was called with a bad option: `option` names it. Nothing was written. */
 export class ControlOptionsError extends LoomworkTypeError {
@@ -39,16 +41,68 @@ export class ControlSocketError extends LoomworkError {
 /** The socket's file name inside the journal directory. */
 export const CONTROL_SOCKET = "loomwork.sock";
 
-// Unix socket paths are limited to ~104 bytes: a longer directory gets its socket in the temp dir, named by the directory.
+/** `serveControl` found another app serving the directory's control socket, alive: one server per journal directory. */
+export class ControlInUseError extends LoomworkError {
+  constructor(
+    /** The socket a live app answers on. */
+    readonly path: string,
+    readonly dir: string,
+  ) {
+    super(
+      STORE_ERROR_CODES.controlInUse,
+      `serveControl: a live app already serves the control socket of ${dir} (${path}); it was left alone. ` +
+        "Serve the socket from the app that holds the journal's writer lock, once; close the other server first to move it.",
+    );
+  }
+}
+
+// Unix socket paths are limited to ~104 bytes: a longer directory gets its socket in a per-user directory, named by the directory.
 const MAX_SOCKET_PATH = 100;
 
-/** Where the app serving `dir` listens (the CLI computes the same path from `--dir`). */
+/**
+ * Where the app serving `dir` listens (the CLI computes the same path from `--dir`): `<dir>/loomwork.sock`,
+ * or for a path over 100 bytes `<runtime>/<hash>.sock`, where `<runtime>` is `$XDG_RUNTIME_DIR/loomwork`,
+ * else `<tmpdir>/loomwork-<uid>`. Either way the socket is inside a directory only its user may enter,
+ * which both sides check before use (`ControlSocketError` otherwise).
+ */
 export function controlSocketPath(dir: string): string {
   const absolute = resolve(dir);
   const digest = createHash("sha256").update(absolute).digest("hex").slice(0, 16);
   if (process.platform === "win32") return `\\\\?\\pipe\\loomwork-${digest}`;
   const inside = join(absolute, CONTROL_SOCKET);
-  return inside.length <= MAX_SOCKET_PATH ? inside : join(tmpdir(), `loomwork-${digest}.sock`);
+  return inside.length <= MAX_SOCKET_PATH ? inside : join(runtimeDirectory(), `${digest}.sock`);
+}
+
+function runtimeDirectory(): string {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  return runtime && isAbsolute(runtime) ? join(runtime, "loomwork") : join(tmpdir(), `loomwork-${process.getuid?.() ?? "user"}`);
+}
+
+/**
+ * Resolves when `path` is a directory (not a symlink) owned by this process's user that no one else can
+ * enter, read or write; else rejects with `ControlSocketError` saying which and the fix. A socket inside
+ * it is reachable by this user alone whatever the socket file's own mode, from the moment it is bound.
+ */
+export async function requirePrivateDirectory(path: string, who: string): Promise<void> {
+  const info = await lstat(path);
+  const perUser = path === runtimeDirectory();
+  const uid = process.getuid?.();
+  const mode = info.mode & 0o777;
+  const fault = !info.isDirectory()
+    ? `is ${info.isSymbolicLink() ? "a symbolic link" : "not a directory"}`
+    : uid !== undefined && info.uid !== uid
+      ? `is owned by uid ${info.uid}, not this process's uid ${uid}`
+      : (mode & 0o077) !== 0
+        ? `is mode ${mode.toString(8)}, open to other users`
+        : undefined;
+  if (fault === undefined) return;
+  throw new ControlSocketError(
+    path,
+    `${who}: the control socket's directory ${path} ${fault}, so another user could reach or replace the socket. ` +
+      (perUser
+        ? `Remove ${path} (serveControl makes it again, 0700), or set XDG_RUNTIME_DIR to a directory of this user's; run loomwork as the user who runs the app.`
+        : `Make it this user's and private (chmod 700 ${path}; fsStores tightens a directory this user owns when it opens it), and run loomwork as the user who runs the app.`),
+  );
 }
 
 /** An event as the CLI sends it. */
@@ -97,7 +151,10 @@ export interface ControlServer {
 
 /**
  * Serves the CLI's operating commands for `app` on the directory's control socket, in the process that
- * holds the writer lock. The socket file is created mode 0600: only the directory's owner reaches it.
+ * holds the writer lock. The socket is bound inside a directory only this user can enter (the journal
+ * directory, 0700, or a private per-user directory for a long path: `controlSocketPath`), checked before
+ * it listens (`ControlSocketError` otherwise), so no other user reaches it at any moment. A socket a live
+ * app serves is never taken over (`ControlInUseError`); one a dead app left is replaced.
  *
  * @example
  * const stores = await fsStores({ dir: "./.loomwork" });
@@ -108,10 +165,16 @@ export interface ControlServer {
  */
 export async function serveControl(app: ControlledApp, options: ServeControlOptions): Promise<ControlServer> {
   checkOptions(app, options);
-  const path = controlSocketPath(options.dir);
-  await requireDirectory(resolve(options.dir));
-  // The caller holds the writer lock: a socket file left there is a dead app's.
-  if (process.platform !== "win32") await unlink(path).catch(() => undefined);
+  const dir = resolve(options.dir);
+  const path = controlSocketPath(dir);
+  await requireDirectory(dir);
+  if (process.platform !== "win32") {
+    // Bound only inside a directory that is this user's alone, checked first: the socket is never reachable by another user.
+    const holder = dirname(path);
+    if (holder !== dir) await mkdir(holder, { mode: PRIVATE_DIR_MODE }).catch((error: unknown) => (hasCode(error, "EEXIST") ? undefined : Promise.reject(error)));
+    await requirePrivateDirectory(holder, "serveControl");
+    await removeStaleSocket(path, dir);
+  }
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -154,13 +217,13 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
     });
   });
   await new Promise<void>((resolvePromise, reject) => {
-    server.once("error", reject);
+    const failed = (error: unknown) => reject(hasCode(error, "EADDRINUSE") ? new ControlInUseError(path, dir) : error);
+    server.once("error", failed);
     server.listen(path, () => {
-      server.off("error", reject);
+      server.off("error", failed);
       resolvePromise();
     });
   });
-  if (process.platform !== "win32") await chmod(path, 0o600);
   let closing: Promise<void> | undefined;
   return {
     path,
@@ -186,6 +249,20 @@ function checkOptions(app: ControlledApp, options: ServeControlOptions): void {
   if (typeof app !== "object" || app === null || methods.some((name) => typeof app[name] !== "function")) {
     throw new ControlOptionsError("app", "must be the App that holds the journal (createApp(...)): it needs resume, stop and stream.");
   }
+}
+
+// A socket file there is a dead app's (nothing accepts on it) or a live server's: only the first is removed.
+async function removeStaleSocket(path: string, dir: string): Promise<void> {
+  const found = await lstat(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+  if (!found) return;
+  if (!found.isSocket()) throw new ControlSocketError(path, `serveControl: ${path} is not a socket; it was left alone. Move it out of the way, then serve again.`);
+  const live = await new Promise<boolean>((resolvePromise) => {
+    const probe = connect(path);
+    probe.once("connect", () => (probe.destroy(), resolvePromise(true)));
+    probe.once("error", (error) => resolvePromise(!hasCode(error, "ECONNREFUSED")));
+  });
+  if (live) throw new ControlInUseError(path, dir);
+  await unlink(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
 }
 
 async function requireDirectory(dir: string): Promise<void> {

@@ -76,7 +76,9 @@ export const follow = command("follow", "Follow an execution live: its records a
   }
   let client: ControlClient | undefined;
   try {
-    client = await connectControl(ctx.dir);
+    // The records are read from the log whatever the socket is: one that is not this user's app's costs the deltas only.
+    const warn = (error: unknown) => ctx.err(ctx.e.yellow(`no live deltas: ${error instanceof Error ? error.message : String(error)}`));
+    client = await connectControl(ctx.dir).catch((error: unknown) => void warn(error));
     client?.stream(
       executionId,
       (part) => {
@@ -87,7 +89,10 @@ export const follow = command("follow", "Follow an execution live: its records a
         inDelta = true;
         write(part.type === "reasoning-delta" ? c.dim(part.delta) : part.delta);
       },
-      () => wake(),
+      (error) => {
+        if (error) warn(error);
+        wake();
+      },
     );
     while (!ended && !interrupted) {
       for (const record of expander.expand(await tail.read())) show(record);
