@@ -4,7 +4,7 @@
 import { lstat } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { dirname } from "node:path";
-import { ControlSocketError, controlSocketPath, requirePrivateDirectory, type ControlReply, type ControlRequest } from "../adapters/fs/control.js";
+import { ControlSocketError, controlSocketPath, LineReader, MAX_CONTROL_LINE_BYTES, requirePrivateDirectory, type ControlReply, type ControlRequest } from "../adapters/fs/control.js";
 import { hasCode } from "../adapters/fs/directory.js";
 import { STORE_ERROR_CODES } from "../stores/constants.js";
 import { LoomworkError } from "../stores/errors.js";
@@ -37,7 +37,7 @@ export interface ControlClient {
   /** One request, one reply. */
   request(request: Exclude<Request, { op: "stream" }>): Promise<{ status: string; value?: unknown }>;
   /** The execution's stream parts as the app sends them; `onEnd` when it ends or the socket closes, with the error when a reply was not a control reply. */
-  stream(executionId: string, onPart: (part: Record<string, unknown>) => void, onEnd: (error?: ControlReplyError) => void): void;
+  stream(executionId: string, onPart: (part: Record<string, unknown>) => void, onEnd: (error?: LoomworkError) => void): void;
   close(): void;
 }
 
@@ -68,8 +68,8 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
   });
   if (!socket) return undefined;
   let nextId = 1;
-  const waiting = new Map<number, (reply: ControlReply | ControlReplyError) => void>();
-  let buffered = "";
+  const waiting = new Map<number, (reply: ControlReply | LoomworkError) => void>();
+  const lines = new LineReader(MAX_CONTROL_LINE_BYTES);
   let closed = false;
   let failure: ControlReplyError | undefined;
   const onClosed = new Set<() => void>();
@@ -80,13 +80,11 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
     waiting.clear();
     socket.destroy();
   };
-  socket.setEncoding("utf8");
-  socket.on("data", (chunk: string) => {
-    buffered += chunk;
-    let newline: number;
-    while (!failure && (newline = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
+  socket.on("data", (chunk: Buffer) => {
+    const complete = lines.push(chunk);
+    if (complete === "overflow") return fail(`a line longer than ${MAX_CONTROL_LINE_BYTES} bytes`);
+    for (const line of complete) {
+      if (failure) return;
       const reply = parseReply(line);
       if (typeof reply === "string") return fail(reply);
       waiting.get(reply.id)?.(reply);
@@ -97,11 +95,16 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
     closed = true;
     for (const listener of onClosed) listener();
   });
-  const send = (request: Request, onReply: (reply: ControlReply | ControlReplyError) => void): number => {
+  const send = (request: Request, onReply: (reply: ControlReply | LoomworkError) => void): void => {
     const id = nextId++;
+    const line = `${JSON.stringify({ ...request, id })}\n`;
+    // The app would cut the connection at its cap: say so here, with the size, instead of "closed before it answered".
+    if (Buffer.byteLength(line) > MAX_CONTROL_LINE_BYTES) {
+      const size = Buffer.byteLength(line);
+      return onReply(new LoomworkError(STORE_ERROR_CODES.controlRefused, `the ${request.op} request is ${size} bytes, over the control socket's ${MAX_CONTROL_LINE_BYTES}-byte line, so it was not sent. Send a smaller event (large data in a file, and its name in the event).`));
+    }
     waiting.set(id, onReply);
-    socket.write(`${JSON.stringify({ ...request, id })}\n`);
-    return id;
+    socket.write(line);
   };
   return {
     request: (request) =>
@@ -111,7 +114,7 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
         onClosed.add(gone);
         send(request, (reply) => {
           onClosed.delete(gone);
-          if (reply instanceof ControlReplyError) reject(reply);
+          if (reply instanceof LoomworkError) reject(reply);
           else if ("error" in reply) reject(new RemoteError(reply.error));
           else if ("ok" in reply) resolve({ status: reply.status, ...(reply.value === undefined ? {} : { value: reply.value }) });
           else reject(new ControlReplyError(path, `a stream part or end as the answer to ${request.op}`));
@@ -119,10 +122,10 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
       }),
     stream(executionId, onPart, onEnd) {
       let ended = false;
-      const end = (error?: ControlReplyError) => void (ended || ((ended = true), onEnd(error)));
+      const end = (error?: LoomworkError) => void (ended || ((ended = true), onEnd(error)));
       onClosed.add(() => end(failure));
       send({ op: "stream", executionId }, (reply) => {
-        if (reply instanceof ControlReplyError) end(reply);
+        if (reply instanceof LoomworkError) end(reply);
         else if ("part" in reply) onPart(reply.part);
         else end();
       });

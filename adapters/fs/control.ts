@@ -105,6 +105,42 @@ export async function requirePrivateDirectory(path: string, who: string): Promis
   );
 }
 
+/** The longest line either side of the control socket reads (a request, a reply): 4 MiB. A longer one ends the connection. */
+export const MAX_CONTROL_LINE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Cuts a byte stream into lines. Each chunk is scanned once, from its own first byte (never the buffered
+ * bytes again), and a line is decoded whole (a newline byte never falls inside a UTF-8 character), so a
+ * peer that sends no newline costs linear time and at most `max` bytes before `push` says "overflow".
+ */
+export class LineReader {
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** The lines `chunk` completes, or "overflow" once a line is longer than `max` bytes (the reader is then spent). */
+  push(chunk: Buffer): string[] | "overflow" {
+    const lines: string[] = [];
+    let start = 0;
+    for (let newline = chunk.indexOf(0x0a); newline >= 0; newline = chunk.indexOf(0x0a, start)) {
+      const piece = chunk.subarray(start, newline);
+      if (this.size + piece.length > this.max) return "overflow";
+      lines.push((this.size === 0 ? piece : Buffer.concat([...this.parts, piece])).toString("utf8"));
+      this.parts = [];
+      this.size = 0;
+      start = newline + 1;
+    }
+    const rest = chunk.subarray(start);
+    if (this.size + rest.length > this.max) return "overflow";
+    if (rest.length > 0) {
+      this.parts.push(rest);
+      this.size += rest.length;
+    }
+    return lines;
+  }
+}
+
 /** An event as the CLI sends it. */
 export interface ControlEvent {
   type: string;
@@ -185,14 +221,18 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
     });
     socket.on("error", () => undefined);
     const reply = (message: ControlReply) => void (socket.writable && socket.write(`${JSON.stringify(message)}\n`));
-    let buffered = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
+    const lines = new LineReader(MAX_CONTROL_LINE_BYTES);
+    socket.on("data", (chunk: Buffer) => {
+      const complete = lines.push(chunk);
+      if (complete === "overflow") {
+        // One answer, then the connection goes: what follows the cut is not read as requests.
+        socket.removeAllListeners("data");
+        const message = `a request line longer than ${MAX_CONTROL_LINE_BYTES} bytes: the connection is closed`;
+        if (socket.writable) socket.end(`${JSON.stringify({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message } })}\n`, () => socket.destroy());
+        else socket.destroy();
+        return;
+      }
+      for (const line of complete) {
         const request = parseRequest(line);
         if (!request) {
           reply({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message: `not a control request: ${line.slice(0, 80)}` } });
@@ -205,7 +245,7 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
           continue;
         }
         const event = request.op === "send" ? request.event : undefined;
-        if (options.allow && !options.allow({ op: request.op, executionId: request.executionId, ...(event ? { event } : {}) })) {
+        if (options.allow && !allowed(options.allow, { op: request.op, executionId: request.executionId, ...(event ? { event } : {}) })) {
           reply({ id: request.id, error: { name: "ControlRefusedError", code: STORE_ERROR_CODES.controlRefused, message: `the app refused ${request.op} for execution "${request.executionId}"` } });
           continue;
         }
@@ -269,6 +309,15 @@ async function requireDirectory(dir: string): Promise<void> {
   const found = await stat(dir).catch((error: unknown) => error as NodeJS.ErrnoException);
   if (found instanceof Error || !found.isDirectory()) {
     throw new ControlSocketError(dir, `serveControl: the journal directory ${dir} ${found instanceof Error ? "does not exist" : "is not a directory"}. Open it with fsStores({ dir }) first and pass stores.dir.`, found instanceof Error ? { cause: found } : undefined);
+  }
+}
+
+// An `allow` that throws refuses: its error must not escape onto the app's event loop.
+function allowed(allow: NonNullable<ServeControlOptions["allow"]>, request: Parameters<NonNullable<ServeControlOptions["allow"]>>[0]): boolean {
+  try {
+    return allow(request) === true;
+  } catch {
+    return false;
   }
 }
 

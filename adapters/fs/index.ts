@@ -161,5 +161,5 @@ export { FsEventStore } from "./eventStore.js";
 export { FsKeyStore } from "./keyStore.js";
 /** @internal The fault-injection seam of `FsStoresOptions.fsOps`. */
 export type { FsOps } from "./fsOps.js";
-export { ControlInUseError, ControlOptionsError, ControlSocketError, controlSocketPath, serveControl } from "./control.js";
+export { ControlInUseError, ControlOptionsError, ControlSocketError, controlSocketPath, MAX_CONTROL_LINE_BYTES, serveControl } from "./control.js";
 export type { ControlEvent, ControlledApp, ControlServer, ServeControlOptions } from "./control.js";

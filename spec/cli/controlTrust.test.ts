@@ -3,7 +3,7 @@
 import { chown, rm } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { controlSocketPath } from "../../adapters/fs/index.js";
+import { controlSocketPath, MAX_CONTROL_LINE_BYTES } from "../../adapters/fs/index.js";
 import { cli, makeJournal, type Journal } from "./support.js";
 
 let journal: Journal;
@@ -56,6 +56,7 @@ describe("the CLI validates every reply", () => {
     ["JSON that is not a reply", () => "[1,2,3]\n"],
     ["a result without a status", (line: string) => `${JSON.stringify({ id: JSON.parse(line).id, ok: true, status: 7 })}\n`],
     ["an error that is not one", (line: string) => `${JSON.stringify({ id: JSON.parse(line).id, error: "no" })}\n`],
+    ["a line that never ends", () => "x".repeat(MAX_CONTROL_LINE_BYTES + 1)],
   ])("%s: a typed error, no stack trace", async (_label, reply) => {
     running = (await impostor(reply)).server;
     const sent = await cli([...SEND, journal.dir]);
