@@ -148,6 +148,8 @@ export const WARNING_CODES = {
   appClosed: RUNTIME_ERROR_CODES.appClosed,
   /** A fire-and-forget `send` could not be journaled. */
   sendFailed: "LOOM_SEND_FAILED",
+  /** `fsStores` opened a journal directory other users can read or enter (tightened to 0700 when this user owns it). */
+  journalPermissions: "LOOM_JOURNAL_PERMISSIONS",
   /** An `onWarn` sink threw while reporting another warning. */
   onWarnThrew: "LOOM_ON_WARN_THREW",
   /** A process warning with no code of its own. */

@@ -4,7 +4,7 @@ import type { FsStores } from "../adapters/fs/index.js";
 import type { CommandSpec, Parsed } from "./args.js";
 import type { ExitCode } from "./errors.js";
 import { openJournal } from "./journal.js";
-import { palette, type Palette } from "./terminal.js";
+import { jsonText, palette, terminalLine, type Palette } from "./terminal.js";
 
 export interface Context {
   spec: CommandSpec;
@@ -50,18 +50,21 @@ export function createContext(spec: CommandSpec, parsed: Parsed): Context & { cl
   const noColor = parsed.values["no-color"] === true;
   const dir = resolve(String(parsed.values.dir ?? (process.env.LOOMWORK_DIR || ".loomwork")));
   let opened: Promise<FsStores> | undefined;
+  const c = palette(process.stdout, noColor);
+  const e = palette(process.stderr, noColor);
   return {
     spec,
     values: parsed.values,
     positionals: parsed.positionals,
     dir,
     json: parsed.values.json === true,
-    c: palette(process.stdout, noColor),
-    e: palette(process.stderr, noColor),
+    c,
+    e,
     // A closed pipe (`loomwork log x | head`) ends the output, not the command: the lock is still released.
-    out: (line = "") => void (process.stdout.destroyed || process.stdout.write(`${line}\n`)),
-    err: (line = "") => void process.stderr.write(`${line}\n`),
-    printJson: (value) => void (process.stdout.destroyed || process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)),
+    // Every line is put through terminalLine: journal content never reaches the terminal as control characters.
+    out: (line = "") => void (process.stdout.destroyed || process.stdout.write(`${terminalLine(line, c.on)}\n`)),
+    err: (line = "") => void process.stderr.write(`${terminalLine(line, e.on)}\n`),
+    printJson: (value) => void (process.stdout.destroyed || process.stdout.write(`${jsonText(value, 2)}\n`)),
     journal: () => (opened ??= openJournal(dir, { readOnly: spec.writes !== true })),
     async close() {
       const stores = await opened?.catch(() => undefined);

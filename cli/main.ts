@@ -20,7 +20,7 @@ import { stats } from "./commands/stats.js";
 import { replayCheck } from "./commands/replayCheck.js";
 import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
-import { palette } from "./terminal.js";
+import { jsonText, palette, printable } from "./terminal.js";
 
 const COMMANDS: Record<string, Command> = { run, ls, log, follow, stats, approvals, inspect, "replay-check": replayCheck, send, approve, deny, stop, resume, sweep, erase, export: exportSubject };
 
@@ -105,10 +105,11 @@ async function main(argv: string[]): Promise<number> {
   const command = COMMANDS[name];
   const json = argv.includes("--json");
   const report = (failure: Failure, commandName?: string) => {
-    if (json) process.stderr.write(`${JSON.stringify({ error: failure })}\n`);
+    // A message may quote the journal (an id, a "did you mean" list): printed as data, like every journal value.
+    if (json) process.stderr.write(`${jsonText({ error: failure })}\n`);
     else {
-      process.stderr.write(`${err.red(`loomwork${commandName ? ` ${commandName}` : ""}: ${failure.message}`)}\n`);
-      if (failure.hint) process.stderr.write(`${err.dim(failure.hint)}\n`);
+      process.stderr.write(`${err.red(`loomwork${commandName ? ` ${commandName}` : ""}: ${printable(failure.message)}`)}\n`);
+      if (failure.hint) process.stderr.write(`${err.dim(printable(failure.hint))}\n`);
     }
     return failure.exitCode;
   };

@@ -1,7 +1,7 @@
 // Values as the timeline shows them: compact JSON cut to a width, claim-check envelopes as refs with
 // their digest, tainted values with their origin, model replies as text and tool calls.
 import { CLAIM_CHECK_KEY, CONTENT_REF_KEY, TAINT_KEY } from "../machines/helpers/constants.js";
-import { bytes } from "./terminal.js";
+import { bytes, printable } from "./terminal.js";
 
 export interface Envelope {
   address: string;
@@ -32,14 +32,14 @@ const shortAddress = (address: string) => (address.length > 24 ? `${address.slic
 
 export function envelopeText(envelope: Envelope, full: boolean): string {
   const digest = envelope.digest === undefined ? "" : ` digest ${full ? JSON.stringify(envelope.digest) : cut(JSON.stringify(envelope.digest), 72)}`;
-  return `⧉ ref ${full ? envelope.address : shortAddress(envelope.address)} (${bytes(envelope.size)}${envelope.retain ? ", retained" : ""})${digest}`;
+  return printable(`⧉ ref ${full ? envelope.address : shortAddress(envelope.address)} (${bytes(envelope.size)}${envelope.retain ? ", retained" : ""})${digest}`);
 }
 
 /** JSON text with envelopes and taint markers replaced by readable tokens. */
 export function valueText(value: unknown, width: number, full = false): string {
   const envelope = envelopeOf(value);
   if (envelope) return envelopeText(envelope, full);
-  if (isTaintedValue(value)) return `tainted(${value[TAINT_KEY]}) ${valueText(value.value, width, full)}`;
+  if (isTaintedValue(value)) return `tainted(${printable(value[TAINT_KEY])}) ${valueText(value.value, width, full)}`;
   const text = JSON.stringify(value, (_key, v: unknown) => {
     const e = envelopeOf(v);
     if (e) return `⧉ ref ${shortAddress(e.address)} (${bytes(e.size)})`;
@@ -47,9 +47,10 @@ export function valueText(value: unknown, width: number, full = false): string {
     return v;
   });
   if (text === undefined) return "undefined";
-  if (full) return text;
+  // JSON escapes C0 controls; DEL and C1 are escaped here, before the cut counts characters.
+  if (full) return printable(text);
   const summary = Array.isArray(value) ? `[${value.length} item${value.length === 1 ? "" : "s"}] ` : "";
-  return summary + cut(text, Math.max(16, width - summary.length));
+  return summary + cut(printable(text), Math.max(16, width - summary.length));
 }
 
 function isTaintedValue(value: unknown): value is { [TAINT_KEY]: string; value: unknown } {
@@ -81,6 +82,6 @@ export function replyText(value: unknown, width: number, full: boolean): string 
   if (calls.length) parts.push(`→ ${calls.map((c) => `${String(c.toolName)}(${valueText(c.input, full ? Infinity : 40, full)})`).join(", ")}`);
   const usage = reply.usage;
   const tokens = usage && typeof usage.inputTokens === "number" ? ` · ${usage.inputTokens}+${String(usage.outputTokens)} tokens` : "";
-  const line = `${parts.join(" ") || "(empty reply)"}${tokens}`;
+  const line = printable(`${parts.join(" ") || "(empty reply)"}${tokens}`);
   return full ? line : cut(line, width);
 }

@@ -28,6 +28,42 @@ export function palette(stream: { isTTY?: boolean }, disabled = false): Palette 
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
+
+// C0 controls, DEL and C1 controls: what a terminal may act on (ESC starts sequences that retitle, clear or
+// move; U+009B is the one-character CSI). Journal content is data: none of these reaches the terminal raw.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROLS_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// eslint-disable-next-line no-control-regex
+const SGR_OR_CONTROL = /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const NAMED: Record<string, string> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\r": "\\r" };
+const escapeControl = (char: string): string => NAMED[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/**
+ * `text` with every control character written out as the escape that names it (`\u001b`, `\r`), so an
+ * execution id, a subject or a model's text shows what it holds instead of acting on the terminal. With
+ * `lines`, newlines and tabs stay as they are (a model's text runs over lines); every other control is escaped.
+ * Every printer of journal content goes through it (and `context.ts` puts every line through `terminalLine`).
+ */
+export function printable(text: string, options: { lines?: boolean } = {}): string {
+  return text.replace(options.lines ? CONTROLS_BUT_LINES : CONTROLS, escapeControl);
+}
+
+/**
+ * A line the CLI assembled, as it goes to the terminal: its line breaks and tabs kept, the palette's colour sequences
+ * kept where colour is on, every other control character escaped. The last guard: a value a command forgot
+ * to pass through `printable` still cannot clear or retitle the terminal.
+ */
+export function terminalLine(line: string, colour: boolean): string {
+  return line.replace(SGR_OR_CONTROL, (match) => (match.length > 1 && colour ? match : printable(match)));
+}
+
+/** JSON text as the CLI prints it: `JSON.stringify` escapes C0 controls, this also DEL and C1 (`\u009b`), so it parses back to the same value. */
+export function jsonText(value: unknown, space?: number): string {
+  return (JSON.stringify(value, null, space) ?? "null").replace(/[\u007f-\u009f]/g, escapeControl);
+}
+
 export const visibleLength = (text: string): number => [...text.replace(ANSI, "")].length;
 
 /** Rows as aligned columns; the last column is never padded. `right` lists right-aligned column indexes. */

@@ -35,6 +35,14 @@ export const STORE_ERROR_CODES = {
   bridgePort: "LOOM_BRIDGE_PORT",
   /** loomwork/fs `serveControl`: the owning app refused a command from the CLI (`allow` said no, or a bad request). */
   controlRefused: "LOOM_CONTROL_REFUSED",
+  /** loomwork/fs `serveControl` was called with a bad option (no `dir`, an `allow` that is no function, ...). */
+  controlOptions: "LOOM_CONTROL_OPTIONS",
+  /** The control socket's directory is missing, or is not private to this user (owner, mode, a symlink): nothing listens or connects there. */
+  controlSocket: "LOOM_CONTROL_SOCKET",
+  /** `serveControl` found a live app serving the directory's control socket already: one server per journal directory. */
+  controlInUse: "LOOM_CONTROL_IN_USE",
+  /** The CLI got a reply on the control socket that is not a control reply (not JSON, wrong shape, a line too long). */
+  controlReply: "LOOM_CONTROL_REPLY",
   /** `ReadOnlyStoreError`: a write to stores opened read-only. */
   readOnly: "LOOM_READ_ONLY",
   /** The journal directory's file system cannot hold what the fs content store needs. */

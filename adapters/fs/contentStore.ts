@@ -16,6 +16,7 @@ import { isCompressed } from "../../stores/compression.js";
 import { CONTENT_STORE_SPI_VERSION, type ContentInfo, type ContentStore } from "../../stores/types.js";
 import { hasCode, KeyedMutex, pathExists, settled, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, plainPayload, smaller } from "./framing.js";
+import { PRIVATE_FILE_MODE } from "./fsOps.js";
 import { readSingleFrame } from "./journalFiles.js";
 
 const ADDRESS = /^sha256:([0-9a-f]{64})$/;
@@ -214,7 +215,7 @@ async function sortedNames(dir: string, pattern: RegExp): Promise<string[]> {
 async function probeSecondMtimes(directory: FsDirectory): Promise<void> {
   const probe = directory.tmpPath();
   const odd = Math.floor(wallSeconds() / 2) * 2 + 1;
-  const handle = await open(probe, "wx");
+  const handle = await open(probe, "wx", PRIVATE_FILE_MODE);
   try {
     await handle.utimes(odd, odd);
   } finally {

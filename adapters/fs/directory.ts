@@ -1,12 +1,12 @@
 // The state the three fs stores share: one journal directory, one writer lock, one failure.
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
-import { mkdir, open, rm, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, ReadOnlyStoreError, StorageQuotaError, WriterFailedError } from "../../stores/errors.js";
 import type { Compression } from "../../stores/compression.js";
-import type { FsOps } from "./fsOps.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type FsOps } from "./fsOps.js";
 
 /** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
 export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
@@ -35,6 +35,29 @@ export async function pathExists(path: string): Promise<boolean> {
     if (hasCode(error, "ENOENT")) return false;
     throw error;
   }
+}
+
+/**
+ * Reports a journal directory that users other than its owner can read, write or enter (group or other
+ * bits set: made by hand, or by a version before files were created private), and tightens it to the
+ * owner's bits alone when this process's user owns it: inside a 0700 directory no other user reaches a
+ * file, whatever its own mode. Another user's directory is only reported. Nothing to do on Windows.
+ */
+export async function tightenDirectory(dir: string, warn: (message: string) => void): Promise<void> {
+  if (process.platform === "win32") return;
+  const info = await stat(dir);
+  const mode = info.mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid === uid) {
+    await chmod(dir, mode & PRIVATE_DIR_MODE);
+    warn(`fsStores: the journal directory ${dir} was mode ${mode.toString(8)}, open to other users: tightened to ${(mode & PRIVATE_DIR_MODE).toString(8)} (this user owns it).`);
+    return;
+  }
+  warn(
+    `fsStores: the journal directory ${dir} is mode ${mode.toString(8)}, open to other users, and owned by uid ${info.uid}, not this process's uid ${uid ?? "?"}: ` +
+      `left as it is. Have its owner run chmod 700 ${dir}, or open a directory this user owns.`,
+  );
 }
 
 /** Promise.all that waits for every task to settle before rejecting with the first failure (an open that fails must not close the stores while one of its tasks still runs). */
@@ -175,7 +198,7 @@ export class FsDirectory {
    */
   async ensureDir(path: string): Promise<void> {
     if (this.readOnly) return;
-    const first = mkdirSync(path, { recursive: true });
+    const first = mkdirSync(path, { recursive: true, mode: PRIVATE_DIR_MODE });
     if (first === undefined) return;
     for (let created = path; ; created = dirname(created)) {
       await this.ops.fsyncDir(dirname(created));
@@ -190,7 +213,7 @@ export class FsDirectory {
   async writeFileAtomic(path: string, bytes: Uint8Array, mtimeSeconds?: number): Promise<void> {
     if (this.readOnly) throw new ReadOnlyStoreError(`The fs stores on ${this.dir}`);
     const temp = this.tmpPath();
-    const handle = await open(temp, "wx");
+    const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
     try {
       try {
         await this.ops.write(handle, bytes, 0, temp);
@@ -214,7 +237,7 @@ export class FsDirectory {
       const names = listing(path);
       if (names?.length === 0) return;
       await rm(path, { recursive: true, force: true });
-      await mkdir(path, { recursive: true });
+      await mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE });
     };
     await settled([sweep(this.tmpDir), sweep(this.trashDir)]);
   }

@@ -8,6 +8,7 @@ import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type Exe
 import { entryName, hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeJsonFrame } from "./framing.js";
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./fsOps.js";
 import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
 import { parseLog, planArchive, readRange, readSegment, readSnapshot, readSnapshotFile } from "./journalFiles.js";
 import { BatchMarks, readFromMark, type LogMark } from "./tailIndex.js";
@@ -102,7 +103,7 @@ export class FsEventStore implements EventStore {
   private markDirty(): Promise<void> {
     this.cleanOnDisk = false;
     return (this.dirty ??= (async () => {
-      await writeFile(dirtyMarkerPath(this.directory.dir), "");
+      await writeFile(dirtyMarkerPath(this.directory.dir), "", { mode: PRIVATE_FILE_MODE });
       await this.directory.ops.fsyncDir(this.directory.dir);
     })());
   }
@@ -189,11 +190,11 @@ export class FsEventStore implements EventStore {
     let bytes = batch;
     if (!execution) {
       const paths = ExecutionPaths.of(this.directory.dir, executionId);
-      await mkdir(paths.dir, { recursive: true });
+      await mkdir(paths.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       const fileId = newFileId();
       const empty: LogState = { size: 0, index: 0 };
       execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, snapshotWrites: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
-      execution.appender = new LogAppender(this.directory, await open(paths.log, "wx"), paths.log, 0);
+      execution.appender = new LogAppender(this.directory, await open(paths.log, "wx", PRIVATE_FILE_MODE), paths.log, 0);
       this.executions.set(executionId, execution);
       bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
       targets.push({ dir: paths.dir }, { dir: executionsDir(this.directory.dir) });

@@ -3,6 +3,16 @@
 import { open, rename } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 
+/**
+ * The mode of every file the adapter creates (logs, snapshots, segments, blobs, keys, the lock, the
+ * catalogue): the owner's alone. Given to the call that creates the file, never applied after it, so no
+ * other user can open it at any moment; a umask only removes bits, so the result is the same under any umask.
+ */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/** The mode of every directory the adapter creates (the journal directory, its parents it makes, and every folder inside). */
+export const PRIVATE_DIR_MODE = 0o700;
+
 export interface FsOps {
   /** Makes a file's data and metadata durable (fsync). */
   fsync(handle: FileHandle, path: string): Promise<void>;

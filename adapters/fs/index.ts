@@ -1,10 +1,13 @@
 // loomwork/fs: the storage SPIs on the filesystem (Node, Electron main). Never imported by browser code.
 import { join, resolve } from "node:path";
+import { WARNING_CODES } from "../../actors/constants.js";
+import { processWarning, type Warning } from "../../actors/bus.js";
+import { ConfigError } from "../../actors/errors.js";
 import { compressionOption, type Compression } from "../../stores/compression.js";
 import { ReadOnlyStoreError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { FsContentStore } from "./contentStore.js";
-import { FsDirectory, pathExists, settled } from "./directory.js";
+import { FsDirectory, pathExists, settled, tightenDirectory } from "./directory.js";
 import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
@@ -50,6 +53,13 @@ export interface FsStoresOptions {
    * @defaultValue false
    */
   verifyAtOpen?: boolean;
+  /**
+   * Where a warning of the open goes: `LOOM_JOURNAL_PERMISSIONS` when the journal directory is open to other
+   * users (group or other mode bits; it is tightened to 0700 when this user owns it). Pass the app's sink,
+   * e.g. `(warning) => console.warn(warning.message)`.
+   * @defaultValue a process warning (`process.emitWarning`)
+   */
+  onWarn?: (warning: Warning) => void;
   /** @internal Replaces node:fs operations (fsync, write, rename), for fault-injection tests. */
   fsOps?: Partial<FsOps>;
 }
@@ -92,6 +102,10 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
   const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly, compressionOption(options.compression, "fsStores"));
   if (readOnly) return openReadOnly(directory, checkpointEvery, options.verifyAtOpen === true);
   await directory.ensureDir(dir);
+  const onWarn = options.onWarn;
+  if (onWarn !== undefined && typeof onWarn !== "function") throw new ConfigError("fsStores.onWarn", `a function (warning) => void; got ${typeof onWarn}.`);
+  const code = WARNING_CODES.journalPermissions;
+  await tightenDirectory(dir, (message) => (onWarn ? onWarn({ code, message }) : processWarning(message, code)));
   const lock = await DirectoryLock.acquire(dir);
   let events: FsEventStore | undefined;
   let closing: Promise<void> | undefined;
@@ -147,5 +161,5 @@ export { FsEventStore } from "./eventStore.js";
 export { FsKeyStore } from "./keyStore.js";
 /** @internal The fault-injection seam of `FsStoresOptions.fsOps`. */
 export type { FsOps } from "./fsOps.js";
-export { controlSocketPath, serveControl } from "./control.js";
+export { ControlInUseError, ControlOptionsError, ControlSocketError, controlSocketPath, MAX_CONTROL_LINE_BYTES, serveControl } from "./control.js";
 export type { ControlEvent, ControlledApp, ControlServer, ServeControlOptions } from "./control.js";

@@ -19,6 +19,7 @@ import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { WriterLockedError } from "../../stores/errors.js";
 import { hasCode } from "./directory.js";
+import { PRIVATE_FILE_MODE } from "./fsOps.js";
 
 export const LOCK_FILE = "loomwork.lock";
 
@@ -154,7 +155,7 @@ export class DirectoryLock {
     // The temp file is written, published and removed by synchronous calls, as the open's other small
     // operations are (directory.ts): a few bytes of a local file, where each asynchronous call of a fresh
     // process's open was a trip through libuv's thread pool and a turn of the event loop (issue 18).
-    writeFileSync(temp, JSON.stringify(content));
+    writeFileSync(temp, JSON.stringify(content), { mode: PRIVATE_FILE_MODE });
     try {
       let tookOver = false;
       for (let attempt = 0; attempt < 5; attempt++) {

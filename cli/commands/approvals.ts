@@ -5,7 +5,7 @@ import { isJournalRecord } from "../../stores/schema.js";
 import { command } from "../context.js";
 import { isSealed, readRecords, requireExecution } from "../journal.js";
 import { valueText } from "../render.js";
-import { table } from "../terminal.js";
+import { printable, table } from "../terminal.js";
 
 export const approvals = command("approvals", "List the tool calls that wait for a human's approval (needsApproval), per running execution.", {
   args: { "[executionId...]": "only these executions (default: every running one)" },
@@ -38,9 +38,9 @@ export const approvals = command("approvals", "List the tool calls that wait for
   const { c } = ctx;
   if (rows.length === 0) ctx.out(c.dim("no tool call waits for approval"));
   else {
-    const lines = table([["EXECUTION", "TOOL CALL", "TOOL", "INPUT"].map((h) => c.dim(h)), ...rows.map((r) => [c.bold(r.executionId), r.toolCallId, r.toolName, valueText(r.input, 60, false)])], []);
+    const lines = table([["EXECUTION", "TOOL CALL", "TOOL", "INPUT"].map((h) => c.dim(h)), ...rows.map((r) => [c.bold(printable(r.executionId)), printable(r.toolCallId), printable(r.toolName), valueText(r.input, 60, false)])], []);
     for (const line of lines) ctx.out(line);
     ctx.out(c.dim(`decide with loomwork approve <executionId> <toolCallId>, or loomwork deny <executionId> <toolCallId> --reason <text>`));
   }
-  for (const executionId of sealed) ctx.out(c.yellow(`${executionId}: sealed (security.crypto): its calls are not shown`));
+  for (const executionId of sealed) ctx.out(c.yellow(`${printable(executionId)}: sealed (security.crypto): its calls are not shown`));
 });

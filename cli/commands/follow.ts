@@ -10,7 +10,7 @@ import { EXIT, type ExitCode } from "../errors.js";
 import { readStoredRecords, requireExecution } from "../journal.js";
 import { RecordExpander } from "../../stores/recordFormat.js";
 import { LogTail } from "../tail.js";
-import { gap, timestamp } from "../terminal.js";
+import { gap, jsonText, printable, terminalLine, timestamp } from "../terminal.js";
 import { isInput, line } from "./log.js";
 
 /** How often the log is looked at when no file event came (fs.watch misses some, on some file systems). */
@@ -42,12 +42,12 @@ export const follow = command("follow", "Follow an execution live: its records a
   let started: number | undefined;
   let inDelta = false;
   let ended: StoredRecord | undefined;
-  const write = (text: string) => void (process.stdout.destroyed || process.stdout.write(text));
+  const write = (text: string) => void (process.stdout.destroyed || process.stdout.write(terminalLine(text, c.on)));
   const show = (record: StoredRecord) => {
     started ??= record.at;
     if (record.type === STEP_COMPLETED || record.type === STEP_FAILED) settled.add(String(record.stepId));
     if (record.type === EXECUTION_ENDED) ended = record;
-    if (json) return write(`${JSON.stringify({ record })}\n`);
+    if (json) return write(`${jsonText({ record })}\n`);
     if (inDelta) write("\n");
     inDelta = false;
     const time = isInput(record) ? gap(record.at - started) : "";
@@ -56,7 +56,7 @@ export const follow = command("follow", "Follow an execution live: its records a
   // Read in the read form as they come: the expander carries what derives a record's fields from one read to the next.
   const expander = new RecordExpander();
   const records = expander.expand(await readStoredRecords(stores, executionId));
-  if (!json) ctx.out(`${c.bold(executionId)} ${c.dim("·")} ${info.logicId ?? "?"} ${c.dim("·")} following since ${timestamp(Date.now())} ${c.dim("(Ctrl-C to stop)")}`);
+  if (!json) ctx.out(`${c.bold(printable(executionId))} ${c.dim("·")} ${printable(info.logicId ?? "?")} ${c.dim("·")} following since ${timestamp(Date.now())} ${c.dim("(Ctrl-C to stop)")}`);
   records.forEach(show);
   const outcome = (): ExitCode => (ended?.status === "done" ? EXIT.ok : EXIT.failure);
   if (ended) return outcome();
@@ -76,18 +76,25 @@ export const follow = command("follow", "Follow an execution live: its records a
   }
   let client: ControlClient | undefined;
   try {
-    client = await connectControl(ctx.dir);
+    // The records are read from the log whatever the socket is: one that is not this user's app's costs the deltas only.
+    const warn = (error: unknown) => ctx.err(ctx.e.yellow(`no live deltas: ${error instanceof Error ? error.message : String(error)}`));
+    client = await connectControl(ctx.dir).catch((error: unknown) => void warn(error));
     client?.stream(
       executionId,
       (part) => {
         if (settled.has(String(part.stepId)) || ended) return;
-        if (json) return write(`${JSON.stringify({ delta: part })}\n`);
+        if (json) return write(`${jsonText({ delta: part })}\n`);
         if (!SHOWN_DELTAS.has(String(part.type)) || typeof part.delta !== "string") return;
-        if (!inDelta) write(`${" ".repeat(18)}${c.dim(`⋯ ${String(part.stepId).replace(prefix, "")}`)} `);
+        if (!inDelta) write(`${" ".repeat(18)}${c.dim(`⋯ ${printable(String(part.stepId).replace(prefix, ""))}`)} `);
         inDelta = true;
-        write(part.type === "reasoning-delta" ? c.dim(part.delta) : part.delta);
+        // A model's text runs over lines: its newlines and tabs are kept, every other control is escaped.
+        const text = printable(part.delta, { lines: true });
+        write(part.type === "reasoning-delta" ? c.dim(text) : text);
       },
-      () => wake(),
+      (error) => {
+        if (error) warn(error);
+        wake();
+      },
     );
     while (!ended && !interrupted) {
       for (const record of expander.expand(await tail.read())) show(record);

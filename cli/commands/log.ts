@@ -8,7 +8,7 @@ import { command, type Context } from "../context.js";
 import { isSealed, readRecords, readStoredRecords, requireExecution } from "../journal.js";
 import { expandRecords } from "../../stores/recordFormat.js";
 import { replyText, valueText } from "../render.js";
-import { bytes, gap, progress, timestamp, type Palette } from "../terminal.js";
+import { bytes, gap, jsonText, printable, progress, timestamp, type Palette } from "../terminal.js";
 
 export const log = command("log", "Show an execution's timeline: its start, every event, step outcome and transition, and its end.", {
   args: { "<executionId>": "the execution to show (see `loomwork ls`)" },
@@ -34,8 +34,8 @@ export const log = command("log", "Show an execution's timeline: its start, ever
   const { c } = ctx;
   const started = records[0]?.at ?? info.startedAt;
   ctx.out(
-    `${c.bold(executionId)} ${c.dim("·")} ${info.logicId ?? "?"} ${c.dim("·")} ${statusText(info.status, c)} ${c.dim("·")} ${records.length} records ` +
-      `${c.dim("·")} started ${timestamp(started)}${info.subject === undefined ? "" : ` ${c.dim("·")} subject ${info.subject}`}`,
+    `${c.bold(printable(executionId))} ${c.dim("·")} ${printable(info.logicId ?? "?")} ${c.dim("·")} ${statusText(info.status, c)} ${c.dim("·")} ${records.length} records ` +
+      `${c.dim("·")} started ${timestamp(started)}${info.subject === undefined ? "" : ` ${c.dim("·")} subject ${printable(info.subject)}`}`,
   );
   const width = Math.max(60, (process.stdout.columns ?? (Number(process.env.COLUMNS) || 120)) - 34);
   const full = ctx.values.full === true;
@@ -49,7 +49,7 @@ export const log = command("log", "Show an execution's timeline: its start, ever
     ctx.out(`${c.dim(String(record.seq).padStart(5))}  ${c.dim(time.padEnd(10))} ${line(record, { c, width, full, prefix, stepWidth, effectWidth })}`);
   });
   bar.end();
-  if (info.status === "running") ctx.out(c.yellow(`              ⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("${executionId}")`));
+  if (info.status === "running") ctx.out(c.yellow(`              ⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume(${jsonText(executionId)})`));
 });
 
 export const isInput = (r: StoredRecord) => schema.isMacrostepInputType(r.type);
@@ -58,8 +58,10 @@ function statusText(status: string, c: Palette): string {
   return status === "done" ? c.green(status) : status === "running" ? c.yellow(status) : c.red(status);
 }
 
-export function line(r: StoredRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
+export function line(record: StoredRecord, o: { c: Palette; width: number; full: boolean; prefix: string; stepWidth: number; effectWidth: number }): string {
   const { c, width, full } = o;
+  // Every string field is shown as data (ids, types, states, messages); values go through render.ts, which does the same.
+  const r = printableFields(record);
   const step = (id: unknown) => String(id).replace(o.prefix, "");
   if (isSealed(r)) {
     const ids = [r.stepId, r.effectId, r.timerId].filter((v) => v !== undefined).map(step);
@@ -103,6 +105,10 @@ export function line(r: StoredRecord, o: { c: Palette; width: number; full: bool
       return `${c.yellow("?")} ${type} ${valueText(rest, width - 20, full)}`;
     }
   }
+}
+
+function printableFields(record: StoredRecord): StoredRecord {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, typeof value === "string" ? printable(value) : value])) as StoredRecord;
 }
 
 // Sealed records opened with the subject's key from the directory; an erased subject's stay sealed.

@@ -4,7 +4,7 @@ import { RUNTIME_ID_PREFIX } from "../../actors/constants.js";
 import { command } from "../context.js";
 import { UsageError } from "../errors.js";
 import { executionDiskBytes, lastWrite } from "../journal.js";
-import { bytes, progress, table, timestamp } from "../terminal.js";
+import { bytes, printable, progress, table, timestamp } from "../terminal.js";
 
 // "damaged" is not an ExecutionStatus: it selects the executions whose journal the store found damaged.
 const STATUSES = ["running", "done", "error", "stopped", "damaged"];
@@ -52,9 +52,9 @@ export const ls = command("ls", "List the executions of a journal: id, logic, su
       ["EXECUTION", "LOGIC", "SUBJECT", "STATUS", "RECORDS", "ON DISK", "STARTED", "LAST WRITE"].map((h) => c.dim(h)),
       ...rows.map((r) => [
         // The runtime's own executions (loom.sweep:<n>, loom.erase:<subject>:<n>) are its audit trail.
-        r.logicId?.startsWith(RUNTIME_ID_PREFIX) ? c.dim(r.executionId) : c.bold(r.executionId),
-        r.logicId ?? "?",
-        r.subject ?? c.dim("—"),
+        r.logicId?.startsWith(RUNTIME_ID_PREFIX) ? c.dim(printable(r.executionId)) : c.bold(printable(r.executionId)),
+        printable(r.logicId ?? "?"),
+        r.subject === undefined ? c.dim("—") : printable(r.subject),
         r.damaged ? c.red("damaged") : paint(r.status),
         String(r.head),
         bytes(r.diskBytes),
@@ -72,5 +72,5 @@ export const ls = command("ls", "List the executions of a journal: id, logic, su
     c.dim(`${rows.length} execution${rows.length === 1 ? "" : "s"}, ${bytes(total)} on disk${running ? `, ${running} unfinished` : ""}`) +
       (damaged.length ? c.red(`, ${damaged.length} damaged`) : ""),
   );
-  for (const r of damaged) ctx.out(`${c.red("damaged")} ${c.bold(r.executionId)}: ${r.damaged!.message}`);
+  for (const r of damaged) ctx.out(`${c.red("damaged")} ${c.bold(printable(r.executionId))}: ${printable(r.damaged!.message)}`);
 });

@@ -5,7 +5,7 @@ import { dirname, resolve } from "node:path";
 import type { App } from "../../index.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError, UsageError } from "../errors.js";
-import { bytes, progress } from "../terminal.js";
+import { bytes, jsonText, progress } from "../terminal.js";
 
 /** The sweep's default TTL for telemetry refs: 7 days. */
 const DEFAULT_TTL_MS = 7 * 24 * 3600_000;
@@ -102,9 +102,10 @@ export const exportSubject = command("export", "Export a subject's data (app.exp
   // Checked before the export runs: a missing folder is the caller's mistake, not a failed export.
   if (file !== undefined) await assertFolderOf(file);
   const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
-  const text = `${JSON.stringify(data, null, 2)}\n`;
+  const text = `${jsonText(data, 2)}\n`;
   if (!file) return void process.stdout.write(text);
-  await writeFile(file, text);
+  // A subject's data: created 0600, the owner's alone, as the journal's own files are.
+  await writeFile(file, text, { mode: 0o600 });
   if (ctx.json) return ctx.printJson({ subject, file, bytes: Buffer.byteLength(text) });
   ctx.out(`exported subject ${subject} to ${file} (${Buffer.byteLength(text)} bytes)`);
 });

@@ -11,7 +11,7 @@ import { command } from "../context.js";
 import { EXIT } from "../errors.js";
 import { executionDiskBytes, jsonBytes, readStoredRecords, requireExecution } from "../journal.js";
 import { envelopesIn } from "../render.js";
-import { bytes, progress, table } from "../terminal.js";
+import { bytes, printable, progress, table } from "../terminal.js";
 
 /** A step output above this is worth a claim-check (the classic claim-check middleware's cap). */
 const LARGE_OUTPUT_BYTES = CLASSIC_CLAIM_CHECK_CAP_BYTES;
@@ -109,8 +109,8 @@ export const stats = command("stats", "Measure each execution: records, log byte
       ["EXECUTION", "STATUS", "RECORDS", "LOG", "STATE", "ON DISK", "REFS"].map((h) => c.dim(h)),
       ...rows.map((r) =>
         r.corrupt
-          ? [c.bold(r.executionId), c.red("corrupt"), "?", "?", "?", bytes(r.diskBytes), "?"]
-          : [c.bold(r.executionId), r.status, String(r.records), bytes(r.logBytes), state(r), bytes(r.diskBytes), String(r.refs)],
+          ? [c.bold(printable(r.executionId)), c.red("corrupt"), "?", "?", "?", bytes(r.diskBytes), "?"]
+          : [c.bold(printable(r.executionId)), r.status, String(r.records), bytes(r.logBytes), state(r), bytes(r.diskBytes), String(r.refs)],
       ),
       ["total", "", String(totals.records), bytes(totals.logBytes), totals.stateBytes === null ? (totals.stateMeasured === 0 ? "—" : `${bytes(sum(rows, (r) => r.stateBytes ?? 0))} (${totals.stateMeasured} of ${rows.length})`) : bytes(totals.stateBytes), bytes(totals.diskBytes), ""].map((t) => c.bold(t)),
     ],
@@ -123,7 +123,7 @@ export const stats = command("stats", "Measure each execution: records, log byte
   if (warnings.length) {
     ctx.out();
     ctx.out(c.bold(`${warnings.length} warning${warnings.length === 1 ? "" : "s"}`));
-    for (const w of warnings) ctx.out(`  ${(w.code === STATS_WARNINGS.journalCorrupt ? c.red : c.yellow)(w.code)} ${c.bold(w.executionId)}: ${w.message}`);
+    for (const w of warnings) ctx.out(`  ${(w.code === STATS_WARNINGS.journalCorrupt ? c.red : c.yellow)(w.code)} ${c.bold(printable(w.executionId))}: ${printable(w.message)}`);
   }
   return code;
 });

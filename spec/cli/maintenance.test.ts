@@ -1,5 +1,5 @@
 // `loomwork export | erase | sweep` call the app's own entry points over the journal directory.
-import { readFile, rm } from "node:fs/promises";
+import { readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli, makeJournal, type Journal } from "./support.js";
@@ -19,6 +19,8 @@ describe("loomwork export, erase, sweep", () => {
       expect(exported.subject).toBe("user-42");
       expect(exported.executions.map((e: { executionId: string }) => e.executionId)).toEqual(["research-done"]);
       expect(exported.executions[0].records).toHaveLength(29);
+      // A subject's data, the owner's alone like the journal it came from.
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
     } finally {
       await rm(file, { force: true });
     }
