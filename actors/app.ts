@@ -93,10 +93,14 @@ export class App {
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);
     const { executionId } = options;
-    if (this.running.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
-    const execution = await this.host.create(logic, executionId, options.subject);
-    await this.running.admit(execution, () => execution.start(input));
-    return execution.ref;
+    // A start or resume of this id under way here will leave a log: this start would be its second runner.
+    if (this.running.has(executionId) || this.running.admission(executionId)) throw new DuplicateExecutionError(executionId);
+    return this.running.claim(executionId, "start", async () => {
+      if ((await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
+      const execution = await this.host.create(logic, executionId, options.subject);
+      await this.running.admit(execution, () => execution.start(input));
+      return execution.ref;
+    });
   }
 
   /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id. */
@@ -110,13 +114,25 @@ export class App {
   resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
+    for (;;) {
+      // One resume per execution at a time: a later caller joins the one under way and gets the same actor
+      // once it is recovered (the execution is registered before its recovery ends: not handed out before).
+      const admission = this.running.admission(executionId);
+      if (admission?.kind === "resume") return admission.actor;
+      if (!admission) break;
+      // A start under way: its actor; refused (the id had a log already), this resume goes on as if it had not been called.
+      const started = await admission.actor.catch(() => undefined);
+      if (started) return started;
+    }
     const live = this.running.get(executionId);
     if (live && !live.failure) return live.ref;
-    const { execution, info } = await this.host.rebuild(executionId, logic);
-    if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
-    await this.running.admit(execution, () => execution.recover(), { fresh: true });
-    if (execution.ended) this.host.ended(execution);
-    return execution.ref;
+    return this.running.claim(executionId, "resume", async () => {
+      const { execution, info } = await this.host.rebuild(executionId, logic);
+      if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
+      await this.running.admit(execution, () => execution.recover(), { fresh: true });
+      if (execution.ended) this.host.ended(execution);
+      return execution.ref;
+    });
   }
 
   /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */
@@ -127,6 +143,12 @@ export class App {
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
   async result(executionId: string): Promise<unknown> {
     if (this.running.has(executionId)) return this.running.outcomes.promise(executionId);
+    // A start or resume under way here: its outcome once it is admitted (or the journal's answer, if it was refused).
+    const admission = this.running.admission(executionId);
+    if (admission) {
+      const after = () => this.result(executionId);
+      return admission.actor.then(after, after);
+    }
     const resumeToEnd = (id: string) => this.resume(id).then(() => this.running.outcomes.promise(id));
     return resultFromJournal({ stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd }, executionId);
   }

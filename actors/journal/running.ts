@@ -1,18 +1,28 @@
 // What an app holds per execution it runs: the live Execution, the stores' single-writer lease while it
 // runs here (IndexedDB: Web Locks across tabs), and its outcome (journal/outcomes.ts). Ending,
-// failing, forgetting and closing give each back in one place.
+// failing, forgetting and closing give each back in one place. Also the start or resume of each
+// execution under way, so that one execution is never rebuilt twice at once in one app.
 import type { WriterLease } from "../../stores/types.js";
 import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
 import type { JournalCodec } from "./journal.js";
 import { SubjectCodecOnFirstUse } from "./codecOnFirstUse.js";
+import type { JournaledActor } from "./actor.js";
 import type { Execution } from "./execution.js";
 import type { HostedExecution } from "./host.js";
 import { Outcomes } from "./outcomes.js";
+
+/** A start or resume of one execution under way in an app, until its actor is returned or it is refused. */
+export interface Admission {
+  readonly kind: "start" | "resume";
+  readonly actor: Promise<JournaledActor>;
+}
 
 export class RunningExecutions {
   readonly outcomes: Outcomes;
   private readonly executions = new Map<string, Execution>();
   private readonly writers = new Map<string, WriterLease>();
+  // At most one per execution: a second rebuild would run the in-flight steps again and lose the seq race (ConcurrencyError).
+  private readonly admissions = new Map<string, Admission>();
 
   /** @param codec the app's journal codec: what it cached of an execution is dropped once the app lets it go. */
   constructor(
@@ -28,6 +38,25 @@ export class RunningExecutions {
 
   has(executionId: string): boolean {
     return this.executions.has(executionId);
+  }
+
+  /** The start or resume of `executionId` under way in this app, if one is. */
+  admission(executionId: string): Admission | undefined {
+    return this.admissions.get(executionId);
+  }
+
+  /**
+   * Runs `admit` as the one start or resume of `executionId` under way, registered before this returns
+   * (the caller checked `admission` with no await in between); forgotten once it settles.
+   */
+  claim(executionId: string, kind: Admission["kind"], admit: () => Promise<JournaledActor>): Promise<JournaledActor> {
+    const admission = { kind, actor: admit() };
+    this.admissions.set(executionId, admission);
+    const release = () => {
+      if (this.admissions.get(executionId) === admission) this.admissions.delete(executionId);
+    };
+    admission.actor.then(release, release);
+    return admission.actor;
   }
 
   /**
