@@ -83,7 +83,7 @@ export class App {
     return this.streams.open(executionId, options);
   }
 
-  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log. */
+  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log, or that this app starts or resumes. */
   start<TLogic extends AnyStateMachine>(logic: TLogic, options: StartOptions): Promise<JournaledActor<TLogic>>;
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
@@ -93,9 +93,7 @@ export class App {
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);
     const { executionId } = options;
-    // A start or resume of this id under way here will leave a log: this start would be its second runner.
-    if (this.running.has(executionId) || this.running.admission(executionId)) throw new DuplicateExecutionError(executionId);
-    return this.running.claim(executionId, "start", async () => {
+    return this.running.startOnce(executionId, async () => {
       if ((await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
       const execution = await this.host.create(logic, executionId, options.subject);
       await this.running.admit(execution, () => execution.start(input));
@@ -110,23 +108,11 @@ export class App {
     await (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
   }
 
-  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. */
+  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. A resume of an execution this app starts or resumes already joins it (the same actor). */
   resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
-    for (;;) {
-      // One resume per execution at a time: a later caller joins the one under way and gets the same actor
-      // once it is recovered (the execution is registered before its recovery ends: not handed out before).
-      const admission = this.running.admission(executionId);
-      if (admission?.kind === "resume") return admission.actor;
-      if (!admission) break;
-      // A start under way: its actor; refused (the id had a log already), this resume goes on as if it had not been called.
-      const started = await admission.actor.catch(() => undefined);
-      if (started) return started;
-    }
-    const live = this.running.get(executionId);
-    if (live && !live.failure) return live.ref;
-    return this.running.claim(executionId, "resume", async () => {
+    return this.running.resumeOnce(executionId, async () => {
       const { execution, info } = await this.host.rebuild(executionId, logic);
       if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
       await this.running.admit(execution, () => execution.recover(), { fresh: true });
@@ -142,13 +128,8 @@ export class App {
 
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
   async result(executionId: string): Promise<unknown> {
-    if (this.running.has(executionId)) return this.running.outcomes.promise(executionId);
-    // A start or resume under way here: its outcome once it is admitted (or the journal's answer, if it was refused).
-    const admission = this.running.admission(executionId);
-    if (admission) {
-      const after = () => this.result(executionId);
-      return admission.actor.then(after, after);
-    }
+    const here = this.running.resultHere(executionId, () => this.result(executionId)); // run, started or resumed here
+    if (here) return here;
     const resumeToEnd = (id: string) => this.resume(id).then(() => this.running.outcomes.promise(id));
     return resultFromJournal({ stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd }, executionId);
   }

@@ -4,6 +4,7 @@
 // execution under way, so that one execution is never rebuilt twice at once in one app.
 import type { WriterLease } from "../../stores/types.js";
 import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
+import { DuplicateExecutionError } from "../errors.js";
 import type { JournalCodec } from "./journal.js";
 import { SubjectCodecOnFirstUse } from "./codecOnFirstUse.js";
 import type { JournaledActor } from "./actor.js";
@@ -40,16 +41,47 @@ export class RunningExecutions {
     return this.executions.has(executionId);
   }
 
-  /** The start or resume of `executionId` under way in this app, if one is. */
-  admission(executionId: string): Admission | undefined {
-    return this.admissions.get(executionId);
+  /** True while this app starts, resumes or runs `executionId`: a second runner anywhere would race it. */
+  runsHere(executionId: string): boolean {
+    return this.executions.has(executionId) || this.admissions.has(executionId);
   }
 
   /**
-   * Runs `admit` as the one start or resume of `executionId` under way, registered before this returns
-   * (the caller checked `admission` with no await in between); forgotten once it settles.
+   * What app.result waits on here: the outcome of an execution this app runs, or `after()` once the start or
+   * resume of it under way settles (either way); undefined when this app has none of it.
    */
-  claim(executionId: string, kind: Admission["kind"], admit: () => Promise<JournaledActor>): Promise<JournaledActor> {
+  resultHere(executionId: string, after: () => Promise<unknown>): Promise<unknown> | undefined {
+    if (this.executions.has(executionId)) return this.outcomes.promise(executionId);
+    return this.admissions.get(executionId)?.actor.then(after, after);
+  }
+
+  /** Runs `start` as the one admission of `executionId`; DuplicateExecutionError when this app starts, resumes or runs it already. */
+  startOnce(executionId: string, start: () => Promise<JournaledActor>): Promise<JournaledActor> {
+    if (this.runsHere(executionId)) return Promise.reject(new DuplicateExecutionError(executionId));
+    return this.claim(executionId, "start", start);
+  }
+
+  /**
+   * One resume per execution at a time: joins the resume under way (the same actor, once recovered: an
+   * execution is registered before its recovery ends, and not handed out before), or the start under way
+   * (refused, e.g. the id had a log: as if it had not been called); else the live execution; else runs `resume`.
+   */
+  async resumeOnce(executionId: string, resume: () => Promise<JournaledActor>): Promise<JournaledActor> {
+    for (;;) {
+      const admission = this.admissions.get(executionId);
+      if (admission?.kind === "resume") return admission.actor;
+      if (!admission) break;
+      const started = await admission.actor.catch(() => undefined);
+      if (started) return started;
+    }
+    // No await from the last look to the claim: a caller that comes now joins this one.
+    const live = this.executions.get(executionId);
+    if (live && !live.failure) return live.ref;
+    return this.claim(executionId, "resume", resume);
+  }
+
+  // Registered before it returns; forgotten once the admission settles.
+  private claim(executionId: string, kind: Admission["kind"], admit: () => Promise<JournaledActor>): Promise<JournaledActor> {
     const admission = { kind, actor: admit() };
     this.admissions.set(executionId, admission);
     const release = () => {
