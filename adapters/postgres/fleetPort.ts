@@ -1,6 +1,7 @@
 // The stores' side of the fleet: the queue app.submit puts executions on, an execution's inbox, and the
 // wait for an execution's end (LISTEN/NOTIFY, with a poll as the floor when a notification is lost).
 import type { FleetPort } from "../../actors/fleet/submit.js";
+import { checkStoredId } from "../../stores/ids.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
@@ -19,15 +20,18 @@ export class PostgresFleet implements FleetPort {
   ) {}
 
   async enqueue(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.db.query(`INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`, [executionId]);
   }
 
   async isSubmitted(executionId: string): Promise<boolean> {
+    checkStoredId(executionId, "execution id");
     const { rowCount } = await this.db.query(`SELECT 1 FROM ${this.db.s}.fleet WHERE execution_id = $1`, [executionId]);
     return rowCount === 1;
   }
 
   async waitForEnd(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     // A failed LISTEN leaves the poll: the wait never depends on the notification arriving. While LISTEN
     // is up, an end is always notified (the append that journals it notifies on commit, and a reconnect
     // wakes every waiter), so the poll is only a floor and need not hammer the table.
@@ -54,6 +58,7 @@ export class PostgresFleet implements FleetPort {
 
   /** Puts `event` in the execution's inbox; the worker holding its lease journals and delivers it. */
   async send(executionId: string, event: { type: string }): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.db.query(
       `WITH put AS (INSERT INTO ${this.db.s}.inbox (execution_id, event) VALUES ($1, $2) RETURNING id)
        SELECT pg_notify($3, $4) FROM put`,
