@@ -61,6 +61,7 @@ export {
   ModelReplyError,
   UnknownLogicVersionError,
   MigrationRefusedError,
+  SubmitConflictError,
 } from "./actors/errors.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
@@ -77,6 +78,7 @@ export {
   ReadOnlyStoreError,
   SubjectErasedError,
   KeyMissingError,
+  MalformedIdError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
 export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";

@@ -101,11 +101,11 @@ export class App {
     });
   }
 
-  /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id. */
+  /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id with the same logic, subject and input (else SubmitConflictError), refused for an id this app runs. */
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
     const input = this.host.checkStart(logic, options, false);
-    await (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
+    await this.running.submitOnce(options.executionId, async () => (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
   }
 
   /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. A resume of an execution this app starts or resumes already joins it (the same actor). */

@@ -4,7 +4,7 @@
 // execution under way, so that one execution is never rebuilt twice at once in one app.
 import type { WriterLease } from "../../stores/types.js";
 import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
-import { DuplicateExecutionError } from "../errors.js";
+import { DuplicateExecutionError, SubmitConflictError } from "../errors.js";
 import type { JournalCodec } from "./journal.js";
 import { SubjectCodecOnFirstUse } from "./codecOnFirstUse.js";
 import type { JournaledActor } from "./actor.js";
@@ -12,11 +12,8 @@ import type { Execution } from "./execution.js";
 import type { HostedExecution } from "./host.js";
 import { Outcomes } from "./outcomes.js";
 
-/** A start or resume of one execution under way in an app, until its actor is returned or it is refused. */
-export interface Admission {
-  readonly kind: "start" | "resume";
-  readonly actor: Promise<JournaledActor>;
-}
+/** A start, resume or submit of one execution under way in an app, until it is done or refused. */
+export type Admission = { readonly kind: "start" | "resume"; readonly actor: Promise<JournaledActor> } | { readonly kind: "submit"; readonly actor: Promise<void> };
 
 export class RunningExecutions {
   readonly outcomes: Outcomes;
@@ -58,7 +55,15 @@ export class RunningExecutions {
   /** Runs `start` as the one admission of `executionId`; DuplicateExecutionError when this app starts, resumes or runs it already. */
   startOnce(executionId: string, start: () => Promise<JournaledActor>): Promise<JournaledActor> {
     if (this.runsHere(executionId)) return Promise.reject(new DuplicateExecutionError(executionId));
-    return this.claim(executionId, "start", start);
+    return this.claim(executionId, { kind: "start", actor: start() });
+  }
+
+  /** Runs `submit` as the one admission of `executionId`; SubmitConflictError when this app starts, resumes or runs it (the fleet would be its second runner). */
+  async submitOnce(executionId: string, submit: () => Promise<void>): Promise<void> {
+    // A submit under way is waited for: this one then finds its start journaled, the same (a no-op) or not (a conflict).
+    for (let admission = this.admissions.get(executionId); admission?.kind === "submit"; admission = this.admissions.get(executionId)) await admission.actor.catch(() => undefined);
+    if (this.runsHere(executionId)) throw new SubmitConflictError(executionId, "runner", "this app runs it (app.start or app.resume)");
+    return this.claim(executionId, { kind: "submit", actor: submit() });
   }
 
   /**
@@ -71,23 +76,26 @@ export class RunningExecutions {
       const admission = this.admissions.get(executionId);
       if (admission?.kind === "resume") return admission.actor;
       if (!admission) break;
-      const started = await admission.actor.catch(() => undefined);
-      if (started) return started;
+      if (admission.kind === "submit") await admission.actor.catch(() => undefined);
+      else {
+        const started = await admission.actor.catch(() => undefined);
+        if (started) return started;
+      }
     }
     // No await from the last look to the claim: a caller that comes now joins this one.
     const live = this.executions.get(executionId);
     if (live && !live.failure) return live.ref;
-    return this.claim(executionId, "resume", resume);
+    return this.claim(executionId, { kind: "resume", actor: resume() });
   }
 
   // Registered before it returns; forgotten once the admission settles.
-  private claim(executionId: string, kind: Admission["kind"], admit: () => Promise<JournaledActor>): Promise<JournaledActor> {
-    const admission = { kind, actor: admit() };
+  private claim<A extends Admission>(executionId: string, admission: A): A["actor"] {
     this.admissions.set(executionId, admission);
     const release = () => {
       if (this.admissions.get(executionId) === admission) this.admissions.delete(executionId);
     };
-    admission.actor.then(release, release);
+    const settled: Promise<unknown> = admission.actor;
+    settled.then(release, release);
     return admission.actor;
   }
 
