@@ -6,7 +6,8 @@ import { appInternals, createApp, type App } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { createToolEffect } from "../actors/effects/effect.js";
 import type { JournaledActor } from "../actors/journal/actor.js";
-import { fsStores } from "../adapters/fs/index.js";
+import { fsStores, serveControl } from "../adapters/fs/index.js";
+import { connectControl } from "../cli/control.js";
 import { ConcurrencyError } from "../stores/errors.js";
 import { memoryStores } from "../stores/memory.js";
 import { STEP_COMPLETED } from "../stores/schema.js";
@@ -139,6 +140,34 @@ describe.each(kinds)("one resume per execution at a time (%s)", (_kind, make) =>
       await finish(app, actor);
       expect(Object.fromEntries(counted.runs)).toEqual({ "demo#research:1": 1, "demo#write:1": 1 });
     } finally {
+      await app.close();
+      await where.close(stores);
+    }
+  }, 60_000);
+});
+
+describe("one resume per execution through the control socket", () => {
+  it("two CLI commands at once (loomwork resume) resume the execution once: its in-flight step runs once", async () => {
+    const dir = await tempDir("control");
+    const where: Reopenable = { open: () => fsStores({ dir }), close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close() };
+    const release = await interruptedRun(where);
+    const stores = await where.open();
+    const counted = countedDemoEffects();
+    const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [demoMachine] }));
+    const control = await serveControl(app, { dir });
+    const clients = await Promise.all([connectControl(dir), connectControl(dir)]);
+    try {
+      const replies = await Promise.all(clients.map((client) => client!.request({ op: "resume", executionId: "r" })));
+      expect(replies.map((reply) => reply.status)).toEqual(["active", "active"]);
+      const output = await finish(app, await app.resume("r"));
+      expect(output).toEqual({ notes: ["notes on owls", "draft(notes on owls)"], approved: true });
+      expect(Object.fromEntries(counted.runs)).toEqual({ "demo#research:1": 1, "demo#write:1": 1 });
+      const log = await app.log("r");
+      expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+    } finally {
+      for (const client of clients) client?.close();
+      release();
+      await control.close();
       await app.close();
       await where.close(stores);
     }
