@@ -1,12 +1,16 @@
 // One resume per execution at a time in an app: a second app.resume, an app.result that resumes, or a
 // resume while a start of the same id is under way joins the one in flight (the same actor); the
-// execution is rebuilt once and its in-flight step runs once, on memory and on the filesystem.
+// execution is rebuilt once and its in-flight step runs once, on memory, the filesystem and IndexedDB
+// (fake-indexeddb, installed before idb loads: idb checks instanceof against its globals).
+import "fake-indexeddb/auto";
+import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
 import { afterAll, describe, expect, it } from "vitest";
 import { appInternals, createApp, type App } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { createToolEffect } from "../actors/effects/effect.js";
 import type { JournaledActor } from "../actors/journal/actor.js";
 import { fsStores, serveControl } from "../adapters/fs/index.js";
+import { indexedDbStores, type IndexedDbStores } from "../adapters/indexeddb/index.js";
 import { connectControl } from "../cli/control.js";
 import { ConcurrencyError } from "../stores/errors.js";
 import { memoryStores } from "../stores/memory.js";
@@ -33,6 +37,10 @@ const kinds: [string, () => Promise<Reopenable>][] = [
   ["fs", async () => {
     const dir = await tempDir("stores");
     return { open: () => fsStores({ dir }), close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close() };
+  }],
+  ["indexeddb", async () => {
+    const indexedDB = new IDBFactory();
+    return { open: () => indexedDbStores({ name: "one-resume", indexedDB, IDBKeyRange }), close: (stores) => (stores as IndexedDbStores).close() };
   }],
 ];
 
