@@ -40,7 +40,8 @@ function isFleetPort(value: unknown): value is FleetPort {
 /**
  * Journals the start of `logic` as `executionId` without running it: the fleet runs it. A resubmit with the
  * same logic (id and definition), subject and input writes nothing (start is idempotent by execution id);
- * with another one it is a SubmitConflictError naming what differs, before anything is queued or written.
+ * with another one it is a SubmitConflictError naming what differs, before anything is queued or written
+ * (a submit that loses the race for the first append has queued the id already, as the winner did).
  * The caller refuses an id it runs itself (RunningExecutions.submitOnce).
  */
 export async function submitStart(

@@ -1,7 +1,8 @@
 // What an app holds per execution it runs: the live Execution, the stores' single-writer lease while it
 // runs here (IndexedDB: Web Locks across tabs), and its outcome (journal/outcomes.ts). Ending,
-// failing, forgetting and closing give each back in one place. Also the start or resume of each
-// execution under way, so that one execution is never rebuilt twice at once in one app.
+// failing, forgetting and closing give each back in one place. Also the start, resume or submit of each
+// execution under way, so that one app never rebuilds an execution twice at once nor hands it to the fleet
+// while it runs it.
 import type { WriterLease } from "../../stores/types.js";
 import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
 import { DuplicateExecutionError, SubmitConflictError } from "../errors.js";
