@@ -64,6 +64,7 @@ export {
   ReservedEventError,
   ApprovalMalformedError,
   ApprovalNotWaitingError,
+  SubmitConflictError,
 } from "./actors/errors.js";
 export { checkExternalEvent, RESERVED_EVENT_PREFIXES } from "./actors/journal/externalEvents.js";
 export type { SerializedError } from "./actors/errors.js";
@@ -81,6 +82,7 @@ export {
   ReadOnlyStoreError,
   SubjectErasedError,
   KeyMissingError,
+  MalformedIdError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
 export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";

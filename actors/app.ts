@@ -83,7 +83,7 @@ export class App {
     return this.streams.open(executionId, options);
   }
 
-  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log. */
+  /** Starts a journaled execution of `logic` (a logic id: its newest held version). Refuses an id that already has a log, or that this app starts or resumes. */
   start<TLogic extends AnyStateMachine>(logic: TLogic, options: StartOptions): Promise<JournaledActor<TLogic>>;
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
@@ -93,30 +93,32 @@ export class App {
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.register(logic);
     const { executionId } = options;
-    if (this.running.has(executionId) || (await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
-    const execution = await this.host.create(logic, executionId, options.subject);
-    await this.running.admit(execution, () => execution.start(input));
-    return execution.ref;
+    return this.running.startOnce(executionId, async () => {
+      if ((await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
+      const execution = await this.host.create(logic, executionId, options.subject);
+      await this.running.admit(execution, () => execution.start(input));
+      return execution.ref;
+    });
   }
 
-  /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id. */
+  /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id with the same logic, subject and input (else SubmitConflictError), refused for an id this app runs. */
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
     const input = this.host.checkStart(logic, options, false);
-    await (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject));
+    await this.running.submitOnce(options.executionId, async () => (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
   }
 
-  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. */
+  /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. A resume of an execution this app starts or resumes already joins it (the same actor). */
   resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
-    const live = this.running.get(executionId);
-    if (live && !live.failure) return live.ref;
-    const { execution, info } = await this.host.rebuild(executionId, logic);
-    if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
-    await this.running.admit(execution, () => execution.recover(), { fresh: true });
-    if (execution.ended) this.host.ended(execution);
-    return execution.ref;
+    return this.running.resumeOnce(executionId, async () => {
+      const { execution, info } = await this.host.rebuild(executionId, logic);
+      if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
+      await this.running.admit(execution, () => execution.recover(), { fresh: true });
+      if (execution.ended) this.host.ended(execution);
+      return execution.ref;
+    });
   }
 
   /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */
@@ -126,7 +128,8 @@ export class App {
 
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */
   async result(executionId: string): Promise<unknown> {
-    if (this.running.has(executionId)) return this.running.outcomes.promise(executionId);
+    const here = this.running.resultHere(executionId, () => this.result(executionId)); // run, started or resumed here
+    if (here) return here;
     const resumeToEnd = (id: string) => this.resume(id).then(() => this.running.outcomes.promise(id));
     return resultFromJournal({ stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd }, executionId);
   }

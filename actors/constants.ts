@@ -106,6 +106,8 @@ export const RUNTIME_ERROR_CODES = {
   unknownLogicVersion: "LOOM_UNKNOWN_LOGIC_VERSION",
   /** `MigrationRefusedError`: `app.migrate` cannot move this execution (running here, ended, a step in flight, another logic). */
   migrationRefused: "LOOM_MIGRATION_REFUSED",
+  /** `SubmitConflictError`: `app.submit` of an id whose journaled start differs, or that this app runs itself. */
+  submitConflict: "LOOM_SUBMIT_CONFLICT",
   /** `ContentCopiesRemainError`: erasure could not delete every copy of the subject's blobs. */
   contentCopiesRemain: "LOOM_CONTENT_COPIES_REMAIN",
   /** `ReservedEventError`: an external sender sent an event type reserved for XState or the runtime (`xstate.*`, `loom.*`). */

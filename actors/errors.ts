@@ -151,7 +151,7 @@ export class MigrationRefusedError extends LoomworkError {
   }
 }
 
-/** `start` with an execution id that already has a log. */
+/** `start` with an execution id that already has a log, or that this app starts or resumes at the moment. */
 export class DuplicateExecutionError extends LoomworkError {
   readonly executionId: string;
   constructor(executionId: string) {
@@ -160,6 +160,26 @@ export class DuplicateExecutionError extends LoomworkError {
       `Execution "${executionId}" already exists. Use app.resume("${executionId}") to continue it, or start with a new executionId.`,
     );
     this.executionId = executionId;
+  }
+}
+
+/**
+ * `app.submit` refused before writing or queueing anything. `field` says why: the id's journaled start has
+ * another `logic` (id or definition), `subject` or `input` (the path inside it that differs is in the
+ * message), or (`runner`) this app starts, resumes or runs the execution itself, so the fleet would be its
+ * second runner. A resubmit with the same logic, subject and input is a no-op.
+ */
+export class SubmitConflictError extends LoomworkError {
+  readonly executionId: string;
+  readonly field: "logic" | "subject" | "input" | "runner";
+  constructor(executionId: string, field: SubmitConflictError["field"], difference: string) {
+    const fix =
+      field === "runner"
+        ? `Let it run here (app.result("${executionId}") gives its output), or submit under a new executionId.`
+        : `A resubmit must give the same logic, subject and input as the first submit or start (then it is a no-op); submit under a new executionId to run another.`;
+    super(RUNTIME_ERROR_CODES.submitConflict, `Cannot submit execution "${executionId}": ${difference}. Nothing was written. ${fix}`);
+    this.executionId = executionId;
+    this.field = field;
   }
 }
 

@@ -45,6 +45,8 @@ export const STORE_ERROR_CODES = {
   controlReply: "LOOM_CONTROL_REPLY",
   /** `ReadOnlyStoreError`: a write to stores opened read-only. */
   readOnly: "LOOM_READ_ONLY",
+  /** `MalformedIdError`: an execution id or subject that is not a well-formed string (a lone surrogate). */
+  malformedId: "LOOM_MALFORMED_ID",
   /** The journal directory's file system cannot hold what the fs content store needs. */
   fsUnsupported: "LOOM_FS_UNSUPPORTED",
 } as const;

@@ -152,6 +152,32 @@ export class WriterLockedError extends LoomworkError {
   }
 }
 
+/**
+ * An execution id or subject that is not a well-formed string: not a string, or one holding a lone
+ * surrogate, which has no UTF-8 form (PostgreSQL would store it as U+FFFD, making two ids one). Refused
+ * by every store before anything is read or written. A `TypeError` (and a `LoomworkError`).
+ */
+export class MalformedIdError extends LoomworkTypeError {
+  /** What the value names: an execution or a subject. */
+  readonly what: "execution id" | "subject";
+  /** The value refused. */
+  readonly value: unknown;
+  constructor(what: "execution id" | "subject", value: unknown) {
+    const index = typeof value === "string" ? value.search(/\p{Surrogate}/u) : -1;
+    const problem =
+      typeof value !== "string"
+        ? `is ${value === null ? "null" : typeof value}, not a string`
+        : `${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)} holds a lone surrogate (U+${value.charCodeAt(index).toString(16).toUpperCase()} at index ${index}), which has no UTF-8 form and would be stored as U+FFFD`;
+    super(
+      STORE_ERROR_CODES.malformedId,
+      `The ${what} ${problem}. ${what === "subject" ? "A subject" : "An execution id"} must be a well-formed string; ` +
+        `build it from text (an id of bytes as hex or base64url), or repair it with String.prototype.toWellFormed() before its first use.`,
+    );
+    this.what = what;
+    this.value = value;
+  }
+}
+
 /** A write to stores opened read-only (`fsStores({ dir, readOnly: true })`): they read, and never write. */
 export class ReadOnlyStoreError extends LoomworkError {
   readonly resource: string;

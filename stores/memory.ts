@@ -1,4 +1,5 @@
 import { appendToCatalogue } from "./catalogue.js";
+import { checkAppendIds, checkStoredId } from "./ids.js";
 import { contentAddress } from "./bytes.js";
 import { SubjectErasedError } from "./errors.js";
 import {
@@ -60,6 +61,7 @@ export class MemoryEventStore implements EventStore {
   private readonly histories = new Map<string, MemoryHistory>();
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    checkAppendIds(executionId, records);
     const history = this.histories.get(executionId);
     const info = appendToCatalogue(executionId, history?.info, expectedSeq, records);
     if (!info) return;
@@ -73,15 +75,18 @@ export class MemoryEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
+    checkStoredId(executionId, "execution id");
     const live = this.histories.get(executionId)?.live ?? [];
     return clone(live.filter((r) => r.seq >= fromSeq));
   }
 
   async head(executionId: string): Promise<number> {
+    checkStoredId(executionId, "execution id");
     return this.histories.get(executionId)?.info.head ?? 0;
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    checkStoredId(executionId, "execution id");
     const info = this.histories.get(executionId)?.info;
     return info && clone(info);
   }
@@ -91,17 +96,20 @@ export class MemoryEventStore implements EventStore {
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const history = this.histories.get(executionId);
     if (!history) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
     if (!history.snapshot || history.snapshot.seq < snapshot.seq) history.snapshot = { seq: snapshot.seq, json: JSON.stringify(snapshot) };
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    checkStoredId(executionId, "execution id");
     const snapshot = this.histories.get(executionId)?.snapshot;
     return snapshot && (JSON.parse(snapshot.json) as StoredSnapshot);
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const history = this.histories.get(executionId);
     if (!history) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
     const archivedThrough = history.archives.at(-1)?.toSeq ?? 0;
@@ -116,10 +124,12 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    checkStoredId(executionId, "execution id");
     return clone(this.histories.get(executionId)?.archives ?? []);
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     this.histories.delete(executionId);
   }
 }
@@ -180,6 +190,7 @@ export class MemoryKeyStore implements KeyStore {
   private readonly destroyed = new Set<string>();
 
   async getOrCreate(subject: string): Promise<Uint8Array> {
+    checkStoredId(subject, "subject");
     if (this.destroyed.has(subject)) throw new SubjectErasedError(subject);
     let key = this.keys.get(subject);
     if (!key) {
@@ -190,10 +201,12 @@ export class MemoryKeyStore implements KeyStore {
   }
 
   async get(subject: string): Promise<Uint8Array | undefined> {
+    checkStoredId(subject, "subject");
     return this.keys.get(subject)?.slice();
   }
 
   async destroy(subject: string): Promise<void> {
+    checkStoredId(subject, "subject");
     const key = this.keys.get(subject);
     key?.fill(0);
     this.keys.delete(subject);
@@ -201,6 +214,7 @@ export class MemoryKeyStore implements KeyStore {
   }
 
   async isDestroyed(subject: string): Promise<boolean> {
+    checkStoredId(subject, "subject");
     return this.destroyed.has(subject);
   }
 }

@@ -5,7 +5,7 @@ import type { AnyStateMachine } from "xstate";
 import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import type { JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost, StartOptions } from "../appHost.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
 import { effectSourcesOf } from "../journal/machineInfo.js";
 import { planMacrostep } from "../journal/planner.js";
@@ -38,8 +38,11 @@ function isFleetPort(value: unknown): value is FleetPort {
 }
 
 /**
- * Journals the start of `logic` as `executionId` without running it: the fleet runs it. A second submit of
- * the same id writes nothing (start is idempotent by execution id).
+ * Journals the start of `logic` as `executionId` without running it: the fleet runs it. A resubmit with the
+ * same logic (id and definition), subject and input writes nothing (start is idempotent by execution id);
+ * with another one it is a SubmitConflictError naming what differs, before anything is queued or written
+ * (a submit that loses the race for the first append has queued the id already, as the winner did).
+ * The caller refuses an id it runs itself (RunningExecutions.submitOnce).
  */
 export async function submitStart(
   host: AppHost,
@@ -54,23 +57,67 @@ export async function submitStart(
   const { executionId, subject } = options;
   if (subject !== undefined) await assertSubjectOpen(subject);
   host.register(logic);
-  await fleet.enqueue(executionId);
-  if ((await stores.events.head(executionId)) > 0) return;
   const execution = await host.create(logic, executionId, subject);
   const started: RecordOf<typeof EXECUTION_STARTED> = {
     seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, ...execution.identity,
     ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: EVENT_SCHEMA.version,
   };
+  // An id with a log: the same start is a no-op (queued again, idempotently), another one is refused before the queue.
+  if ((await stores.events.head(executionId)) > 0) {
+    await assertSameStart(host, executionId, started);
+    await fleet.enqueue(executionId);
+    return;
+  }
+  await fleet.enqueue(executionId);
   // The effects are the worker's: the logic's own effect ids plan its first macrostep as the worker will replay it.
   const effectIds = new Set([...host.effectIds, ...effectSourcesOf(logic)]);
   const step = planMacrostep({ machine: logic, executionId, effectIds }, undefined, started);
   try {
     await host.journal.append(executionId, 0, step.records, subject);
   } catch (error) {
-    // Submitted concurrently with the same id: the other submit journaled the start.
-    if ((await stores.events.head(executionId)) > 0) return;
-    throw error;
+    // Submitted (or started) concurrently with the same id: the other one journaled its start; ours must be the same.
+    if ((await stores.events.head(executionId)) === 0) throw error;
+    await assertSameStart(host, executionId, started);
   }
+}
+
+// Refuses a submit whose start differs from the one `executionId` journaled: its logic, subject or input.
+async function assertSameStart(host: AppHost, executionId: string, submitted: RecordOf<typeof EXECUTION_STARTED>): Promise<void> {
+  const [journaled] = await host.journal.readForReplay(executionId, 1);
+  if (journaled?.type !== EXECUTION_STARTED) return; // a log that does not begin with a start (an older release's): nothing to compare
+  const logicOf = (r: JournalRecord) => `logic "${String(r.logicId)}" (definition ${String(r.machineHash)}${typeof r.version === "string" ? `, version "${r.version}"` : ""})`;
+  if (journaled.logicId !== submitted.logicId || journaled.machineHash !== submitted.machineHash) {
+    throw new SubmitConflictError(executionId, "logic", `its journaled start runs ${logicOf(journaled)}, and this submit gives ${logicOf(submitted)}`);
+  }
+  const subjectOf = (r: JournalRecord) => (typeof r.subject === "string" ? `subject "${r.subject}"` : "no subject");
+  if (journaled.subject !== submitted.subject) {
+    throw new SubmitConflictError(executionId, "subject", `its journaled start has ${subjectOf(journaled)}, and this submit gives ${subjectOf(submitted)}`);
+  }
+  const differs = firstDifference(journaled.input ?? null, submitted.input ?? null, "input");
+  if (differs !== undefined) throw new SubmitConflictError(executionId, "input", `its journaled start has another input (they differ at ${differs})`);
+}
+
+// The path of the first place two JSON values differ (object keys in any order: PostgreSQL's jsonb does not keep it), or undefined when they are equal.
+function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
+  if (a === b) return undefined;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const differs = i < a.length && i < b.length ? firstDifference(a[i], b[i], `${path}[${i}]`) : `${path}[${i}]`;
+      if (differs !== undefined) return differs;
+    }
+    return undefined;
+  }
+  if (!isRecord(a) || !isRecord(b)) return path;
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+    const differs = Object.hasOwn(a, key) && Object.hasOwn(b, key) ? firstDifference(a[key], b[key], at) : at;
+    if (differs !== undefined) return differs;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** True when `executionId` was submitted to the fleet of `stores` (app.result then waits for a worker). */

@@ -2,6 +2,7 @@
 import { mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { appendToCatalogue } from "../../stores/catalogue.js";
+import { checkAppendIds, checkStoredId } from "../../stores/ids.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { settle, unsettle } from "../../stores/settled.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
@@ -156,6 +157,7 @@ export class FsEventStore implements EventStore {
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    checkAppendIds(executionId, records);
     await this.directory.write(async () => {
       await this.markDirty();
       const { durable } = await this.mutex.run(executionId, () => this.writeBatch(executionId, expectedSeq, records));
@@ -217,6 +219,7 @@ export class FsEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
+    checkStoredId(executionId, "execution id");
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
         const execution = await this.use(executionId);
@@ -228,10 +231,12 @@ export class FsEventStore implements EventStore {
   }
 
   async head(executionId: string): Promise<number> {
+    checkStoredId(executionId, "execution id");
     return (await this.getExecution(executionId))?.head ?? 0;
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    checkStoredId(executionId, "execution id");
     this.directory.assertOpen();
     const execution = this.executions.get(executionId);
     if (execution) return this.infoOf(execution);
@@ -256,6 +261,7 @@ export class FsEventStore implements EventStore {
   // returned promise still resolves only once this one is durable. What must not overlap a snapshot's
   // rename (deleteHistory, archive) waits for `snapshotWrites` under the mutex.
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.directory.write(async () => {
       // The write is handed out in an object: an async task returning the promise itself would await it under the mutex.
       const { landed } = await this.mutex.run(executionId, async (): Promise<{ landed: Promise<void> }> => {
@@ -293,6 +299,7 @@ export class FsEventStore implements EventStore {
    * ("behind-snapshot": the log lost records the snapshot had seen).
    */
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    checkStoredId(executionId, "execution id");
     return this.directory.read(async () => {
       // At an execution's first use (a resume after a clean close), the snapshot file is read while its log
       // is checked against the checkpoint: recovery never writes a snapshot, and its result is used only
@@ -327,6 +334,7 @@ export class FsEventStore implements EventStore {
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.directory.write(async () => {
       await this.mutex.run(executionId, async () => {
         await this.markDirty();
@@ -355,6 +363,7 @@ export class FsEventStore implements EventStore {
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    checkStoredId(executionId, "execution id");
     return this.directory.read(() =>
       this.mutex.run(executionId, async () => {
         const execution = await this.verified(executionId);
@@ -367,6 +376,7 @@ export class FsEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.directory.write(async () => {
       await this.mutex.run(executionId, async () => {
         await this.markDirty();

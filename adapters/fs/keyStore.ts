@@ -16,6 +16,7 @@ import { readdirSync } from "node:fs";
 import { open, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { JournalCorruptionError, KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
+import { checkStoredId } from "../../stores/ids.js";
 import { KEY_STORE_SPI_VERSION, type KeyStore } from "../../stores/types.js";
 import { entryName, hasCode, KeyedMutex, listing, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame } from "./framing.js";
@@ -66,6 +67,7 @@ export class FsKeyStore implements KeyStore {
   }
 
   async getOrCreate(subject: string): Promise<Uint8Array> {
+    checkStoredId(subject, "subject");
     return this.directory.read(() =>
       this.mutex.run(subject, async () => {
         const existing = await this.load(subject);
@@ -82,6 +84,7 @@ export class FsKeyStore implements KeyStore {
   }
 
   async get(subject: string): Promise<Uint8Array | undefined> {
+    checkStoredId(subject, "subject");
     return this.directory.read(() =>
       this.mutex.run(subject, async () => {
         try {
@@ -95,6 +98,7 @@ export class FsKeyStore implements KeyStore {
   }
 
   async destroy(subject: string): Promise<void> {
+    checkStoredId(subject, "subject");
     await this.directory.write(() =>
       this.mutex.run(subject, async () => {
         const { key, tombstone } = this.paths(subject);
@@ -108,6 +112,7 @@ export class FsKeyStore implements KeyStore {
   }
 
   async isDestroyed(subject: string): Promise<boolean> {
+    checkStoredId(subject, "subject");
     return this.directory.read(async () => this.erased.has(subject) || pathExists(this.paths(subject).tombstone));
   }
 

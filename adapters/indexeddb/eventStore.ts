@@ -1,6 +1,7 @@
 // The journal on IndexedDB: every write is one readwrite transaction with strict durability, and the
 // seq fence is checked inside it, so two tabs appending to one execution can never fork its log.
 import { appendToCatalogue } from "../../stores/catalogue.js";
+import { checkAppendIds, checkStoredId } from "../../stores/ids.js";
 import type { Compression } from "../../stores/compression.js";
 import { settle, unsettle } from "../../stores/settled.js";
 import {
@@ -51,6 +52,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    checkAppendIds(executionId, records);
     this.prefetched = undefined;
     const what = `appending ${records.length} record(s) to execution "${executionId}" at seq ${expectedSeq + 1}`;
     const appended = await this.connection.transact(["records", "executions"], "readwrite", what, async (tx) => {
@@ -72,6 +74,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
+    checkStoredId(executionId, "execution id");
     if (Number.isNaN(fromSeq)) return [];
     const kept = this.prefetched;
     if (kept?.tail && kept.executionId === executionId && kept.fromSeq === fromSeq) {
@@ -85,12 +88,14 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async head(executionId: string): Promise<number> {
+    checkStoredId(executionId, "execution id");
     const kept = this.prefetched;
     if (kept?.executionId === executionId && kept.head !== undefined) return kept.head;
     return (await this.getExecution(executionId))?.head ?? 0;
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    checkStoredId(executionId, "execution id");
     return this.connection.transact(["executions"], "readonly", `reading execution "${executionId}"`, (tx) =>
       tx.objectStore("executions").get(executionId),
     );
@@ -102,6 +107,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    checkStoredId(executionId, "execution id");
     this.prefetched = undefined;
     const what = `storing the snapshot of execution "${executionId}" at seq ${snapshot.seq}`;
     // Serialised (and compressed) before the transaction: awaiting the codec inside one would let it commit early.
@@ -117,6 +123,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    checkStoredId(executionId, "execution id");
     this.prefetched = undefined;
     // One transaction for what a resume reads: the snapshot, the head it is checked against, and the tail after it.
     const { decoding, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
@@ -140,6 +147,7 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    checkStoredId(executionId, "execution id");
     this.prefetched = undefined;
     const what = `archiving execution "${executionId}" through seq ${throughSeq}`;
     await this.connection.transact(["executions", "records", "archives"], "readwrite", what, async (tx) => {
@@ -163,12 +171,14 @@ export class IndexedDbEventStore implements EventStore {
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    checkStoredId(executionId, "execution id");
     return this.connection.transact(["archives"], "readonly", `reading the archives of "${executionId}"`, (tx) =>
       tx.objectStore("archives").getAll(this.range(executionId)),
     );
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     this.prefetched = undefined;
     const what = `deleting the history of execution "${executionId}"`;
     const stores = ["records", "archives", "snapshots", "executions"] as const;

@@ -6,6 +6,7 @@
 // the key: a key row that later disappears without a tombstone (devtools, a partial clear) is a lost
 // key, refused with KeyMissingError, never replaced by a fresh one.
 import { KeyMissingError, SubjectErasedError } from "../../stores/errors.js";
+import { checkStoredId } from "../../stores/ids.js";
 import { KEY_STORE_SPI_VERSION, type KeyStore } from "../../stores/types.js";
 import { issueAll, type IndexedDbConnection } from "./connection.js";
 
@@ -24,6 +25,7 @@ export class IndexedDbKeyStore implements KeyStore {
   ) {}
 
   async getOrCreate(subject: string): Promise<Uint8Array> {
+    checkStoredId(subject, "subject");
     // Drawn before the transaction; only used when the subject has no key yet.
     const fresh = crypto.getRandomValues(new Uint8Array(32));
     const what = `creating the key of subject "${subject}"`;
@@ -59,6 +61,7 @@ export class IndexedDbKeyStore implements KeyStore {
 
   /** The subject's key; undefined when none was created or it was destroyed; KeyMissingError when it was lost. */
   async get(subject: string): Promise<Uint8Array | undefined> {
+    checkStoredId(subject, "subject");
     const key = await this.connection.transact(["keys", "erasedSubjects", "meta"], "readonly", `reading the key of subject "${subject}"`, async (tx) => {
       const found = await tx.objectStore("keys").get(subject);
       if (found) return found;
@@ -70,6 +73,7 @@ export class IndexedDbKeyStore implements KeyStore {
   }
 
   async destroy(subject: string): Promise<void> {
+    checkStoredId(subject, "subject");
     // The key row is deleted, not zeroed: IndexedDB gives no control over physical erasure either
     // way (see docs/storage.md); what it guarantees is that no reader gets the key back.
     await this.connection.transact(["keys", "erasedSubjects"], "readwrite", `destroying the key of subject "${subject}"`, (tx) =>
@@ -78,6 +82,7 @@ export class IndexedDbKeyStore implements KeyStore {
   }
 
   async isDestroyed(subject: string): Promise<boolean> {
+    checkStoredId(subject, "subject");
     const key = await this.connection.transact(["erasedSubjects"], "readonly", `checking subject "${subject}"`, (tx) =>
       tx.objectStore("erasedSubjects").getKey(subject),
     );

@@ -3,6 +3,7 @@
 // key, a worker's lease is checked (FOR SHARE, so a takeover waits for it), an inbox message the append
 // journals is consumed, and the end of an execution is notified, all or nothing.
 import { assertContiguous, foldCatalogue } from "../../stores/catalogue.js";
+import { checkAppendIds, checkStoredId } from "../../stores/ids.js";
 import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type ExecutionStatus, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
@@ -106,6 +107,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+    checkAppendIds(executionId, records);
     assertContiguous(executionId, expectedSeq, records);
     const fence = this.hooks?.fence(executionId);
     if (records.length === 0) {
@@ -156,16 +158,19 @@ export class PostgresEventStore implements EventStore {
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
+    checkStoredId(executionId, "execution id");
     const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq], "lw_read");
     return rows.map((row) => JSON.parse(row.body) as StoredRecord);
   }
 
   async head(executionId: string): Promise<number> {
+    checkStoredId(executionId, "execution id");
     const { rows } = await this.db.query<{ head: number }>(`SELECT head FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId]);
     return rows[0]?.head ?? 0;
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
+    checkStoredId(executionId, "execution id");
     const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId], "lw_execution");
     return rows[0] && infoOf(rows[0]);
   }
@@ -177,11 +182,13 @@ export class PostgresEventStore implements EventStore {
 
   /** The executions of one subject (the catalogue's subject index), ordered by id. */
   async listExecutionsOf(subject: string): Promise<ExecutionInfo[]> {
+    checkStoredId(subject, "subject");
     const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE subject = $1 ORDER BY execution_id`, [subject]);
     return rows.map(infoOf);
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const s = this.db.s;
     const { rows } = await this.db.query<{ known: boolean }>(
       `WITH put AS (
@@ -197,12 +204,14 @@ export class PostgresEventStore implements EventStore {
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
+    checkStoredId(executionId, "execution id");
     const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId], "lw_snapshot");
     const row = rows[0];
     return row && { seq: row.seq, at: row.at, state: JSON.parse(row.state) as unknown };
   }
 
   async archive(executionId: string, throughSeq: number): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const s = this.db.s;
     await this.db.transaction(async (client) => {
       const { rows } = await client.query<{ head: number; archived_through: number }>(`SELECT head, archived_through FROM ${s}.executions WHERE execution_id = $1 FOR UPDATE`, [executionId]);
@@ -222,6 +231,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readArchives(executionId: string): Promise<ArchiveSegment[]> {
+    checkStoredId(executionId, "execution id");
     const { rows } = await this.db.query<{ from_seq: number; to_seq: number; body: string }>(
       `SELECT from_seq, to_seq, body FROM ${this.db.s}.archives WHERE execution_id = $1 ORDER BY from_seq`,
       [executionId],
@@ -230,6 +240,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async deleteHistory(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const s = this.db.s;
     await this.db.transaction(async (client) => {
       for (const table of ["records", "archives", "snapshots", "inbox", "fleet", "executions"]) {

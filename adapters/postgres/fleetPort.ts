@@ -3,6 +3,7 @@
 import { UnknownExecutionError } from "../../actors/errors.js";
 import type { FleetPort } from "../../actors/fleet/submit.js";
 import { plainExternalEvent } from "../../actors/journal/externalEvents.js";
+import { checkStoredId } from "../../stores/ids.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
@@ -21,15 +22,18 @@ export class PostgresFleet implements FleetPort {
   ) {}
 
   async enqueue(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     await this.db.query(`INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`, [executionId]);
   }
 
   async isSubmitted(executionId: string): Promise<boolean> {
+    checkStoredId(executionId, "execution id");
     const { rowCount } = await this.db.query(`SELECT 1 FROM ${this.db.s}.fleet WHERE execution_id = $1`, [executionId]);
     return rowCount === 1;
   }
 
   async waitForEnd(executionId: string): Promise<void> {
+    checkStoredId(executionId, "execution id");
     // A failed LISTEN leaves the poll: the wait never depends on the notification arriving. While LISTEN
     // is up, an end is always notified (the append that journals it notifies on commit, and a reconnect
     // wakes every waiter), so the poll is only a floor and need not hammer the table.
@@ -63,6 +67,7 @@ export class PostgresFleet implements FleetPort {
    * refuses one that does not when it delivers it, journals nothing and drops the row.
    */
   async send(executionId: string, event: { type: string }): Promise<void> {
+    checkStoredId(executionId, "execution id");
     const plain = plainExternalEvent(event, executionId);
     // The insert happens only when the execution has a log: an id that has none is refused, never queued.
     const { rowCount } = await this.db.query(

@@ -187,6 +187,41 @@ export function describeStoresConformance(name: string, harness: AdapterHarness)
       expect(await events.head("a")).toBe(1);
     }));
 
+    it("refuses execution ids and subjects that are not well-formed UTF-16 (a lone surrogate), reading or writing, and keeps U+FFFD apart", withStores(async ({ events, keys }) => {
+      const refused = { name: "MalformedIdError", code: "LOOM_MALFORMED_ID" };
+      await events.append("a\ufffd", 0, [started(1, "s\ufffd")]);
+      await keys.getOrCreate("s\ufffd");
+      // PostgreSQL's text would store each of these as "a\ufffd": one execution for two ids.
+      for (const id of ["a\ud800", "a\udfff", "\ud83d", "a\udc00\ud800"]) {
+        const calls: [string, () => Promise<unknown>][] = [
+          ["append", () => events.append(id, 0, [started(1)])],
+          ["append (at the head)", () => events.append(id, 1, [step(2)])],
+          ["read", () => events.read(id)],
+          ["head", () => events.head(id)],
+          ["getExecution", () => events.getExecution(id)],
+          ["putSnapshot", () => events.putSnapshot(id, { seq: 1, at: 1, state: {} })],
+          ["getSnapshot", () => events.getSnapshot(id)],
+          ["archive", () => events.archive(id, 1)],
+          ["readArchives", () => events.readArchives(id)],
+          ["deleteHistory", () => events.deleteHistory(id)],
+          ["keys.getOrCreate", () => keys.getOrCreate(id)],
+          ["keys.get", () => keys.get(id)],
+          ["keys.destroy", () => keys.destroy(id)],
+          ["keys.isDestroyed", () => keys.isDestroyed(id)],
+          ["append of a start whose subject has one", () => events.append(`subject of ${id.length}`, 0, [started(1, id)])],
+        ];
+        for (const [what, call] of calls) await expect(call(), `${what} of ${JSON.stringify(id)}`).rejects.toMatchObject(refused);
+      }
+      // Nothing was written for them, and U+FFFD's execution and key are untouched.
+      expect((await events.listExecutions()).map((e) => [e.executionId, e.subject, e.head])).toEqual([["a\ufffd", "s\ufffd", 1]]);
+      expect(await events.read("a\ufffd")).toEqual([started(1, "s\ufffd")]);
+      expect(await keys.isDestroyed("s\ufffd")).toBe(false);
+      // A surrogate pair is well-formed: its own execution, apart from U+FFFD's.
+      await events.append("a🧵", 0, [started(1, "s🧵")]);
+      const listed = (await events.listExecutions()).map((e) => [e.executionId, e.subject]);
+      expect(listed.sort(([a], [b]) => (a! < b! ? -1 : 1))).toEqual([["a🧵", "s🧵"], ["a\ufffd", "s\ufffd"]]);
+    }));
+
     it("stores blobs by content address, idempotently", withStores(async ({ content }) => {
       const a1 = await content.put(utf8("hello"));
       const a2 = await content.put(utf8("hello"));

@@ -1,4 +1,5 @@
-// Execution ids and subjects are data, never paths: any string round-trips and stays inside the directory.
+// Execution ids and subjects are data, never paths: any well-formed string round-trips and stays inside the
+// directory (one with a lone surrogate is refused by every store: the conformance suite).
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -7,7 +8,7 @@ import { removeTempDirs, started, step, tempDir } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
-const ids = ["../../escape", "a/b\\c", "", "CON", "ü\u0000x", "Ab", "aB", "\ud800", "\ufffd", "x".repeat(500), "🧵".repeat(40)];
+const ids = ["../../escape", "a/b\\c", "", "CON", "ü\u0000x", "Ab", "aB", "\ufffd", "x".repeat(500), "🧵".repeat(40)];
 
 describe("fs names", () => {
   it("stores any execution id and subject under a safe name, distinctly, across a reopen", async () => {
