@@ -273,7 +273,10 @@ export class App {
 
   /** Drops what this app holds of an erased subject's executions (state, outcomes, views are its data too): app.result reads the journal. */
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
-    this.models?.forget(this.running.forgetSubject(subject, executionIds));
+    // Not `this.models?.forget(this.running.forgetSubject(...))`: with no read models yet, `?.` would skip the argument too.
+    const forgotten = this.running.forgetSubject(subject, executionIds);
+    this.streams.forget(forgotten);
+    this.models?.forget(forgotten);
   }
 
   static {

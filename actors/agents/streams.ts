@@ -105,6 +105,20 @@ export class StreamHub {
     for (const buffer of this.buffers.values()) buffer.push({ kind: "ended" });
   }
 
+  /**
+   * Drops what is buffered of these executions (their subject was erased: the parts are its data too); an
+   * open iteration ends at what it has, and a later `open` reads the journal again.
+   */
+  forget(executionIds: readonly string[]): void {
+    for (const executionId of executionIds) {
+      this.buffers.get(executionId)?.push({ kind: "ended" });
+      this.buffers.delete(executionId);
+      this.opened.delete(executionId);
+      const at = this.endedOrder.indexOf(executionId);
+      if (at >= 0) this.endedOrder.splice(at, 1);
+    }
+  }
+
   open(executionId: string, options: StreamOptions = {}): ExecutionStream {
     this.opened.add(executionId);
     const loading = this.buffer(executionId).load(this.isModel, () => this.readLog(executionId));
