@@ -108,6 +108,8 @@ export const RUNTIME_ERROR_CODES = {
   migrationRefused: "LOOM_MIGRATION_REFUSED",
   /** `ContentCopiesRemainError`: erasure could not delete every copy of the subject's blobs. */
   contentCopiesRemain: "LOOM_CONTENT_COPIES_REMAIN",
+  /** `RetainedContentMissingError`: a retained claim-check blob (never reclaimable) is not in the content store. */
+  retainedContentMissing: "LOOM_RETAINED_CONTENT_MISSING",
 } as const;
 
 /** Every error code loomwork throws: the storage layer's and the runtime's (docs/getting-started.md, "Errors"). */
