@@ -1,5 +1,5 @@
 // The claim-check offloads in flight in this process: a blob is put before the STEP_COMPLETED that cites
-// it is appended, and a sweep scanning in between must not take it for uncited.
+// it is appended, and a sweep scanning (or an erasure planning) in between must not take it for uncited.
 // (Another process's offloads are covered only by the touch cutoff: see docs/security.md.)
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { RuntimeBus } from "../bus.js";
@@ -13,6 +13,24 @@ import type { RuntimeBus } from "../bus.js";
 export const inflightOffloads = new Map<string, Set<string>>();
 
 const stepKey = (executionId: string, stepId: string) => `${executionId}\u0000${stepId}`;
+
+/** A copy of the offloads in flight now, for `inflightOutside` to be asked later about this moment. */
+export function inflightNow(): Map<string, ReadonlySet<string>> {
+  return new Map([...inflightOffloads].map(([address, steps]) => [address, new Set(steps)]));
+}
+
+/**
+ * The addresses in flight (now, or in the copy given) that a step of an execution outside `own` put: what an erasure of the
+ * subject owning `own` must not delete, since the append citing it may land after the erasure read
+ * that execution's log (ADR 0140 D8, D12).
+ */
+export function inflightOutside(own: ReadonlySet<string>, inflight: ReadonlyMap<string, ReadonlySet<string>> = inflightOffloads): Set<string> {
+  const addresses = new Set<string>();
+  for (const [address, steps] of inflight) {
+    for (const step of steps) if (!own.has(step.slice(0, step.indexOf("\u0000")))) addresses.add(address);
+  }
+  return addresses;
+}
 
 /** Tracks the offloads an app's bus reports until the STEP_COMPLETED citing each is journaled. */
 export function trackInflightOffloads(bus: RuntimeBus): void {
