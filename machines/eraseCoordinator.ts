@@ -27,7 +27,7 @@ export interface ErasePlan {
 /** What an erasure deleted and retained. */
 export interface ContentDeleted {
   deleted: number;
-  /** Spared: re-put (touched) since the cutoff, or offloaded by another execution whose citing append is in flight at the delete: another execution owns a copy now. */
+  /** Spared: re-put (touched) since the cutoff, or offloaded by another execution in flight at the delete or since the plan began: another execution owns a copy now. */
   retained: number;
 }
 

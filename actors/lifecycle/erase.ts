@@ -9,8 +9,8 @@
 //
 // A blob another execution's claim-check offloaded in this process and has not cited yet (its STEP_COMPLETED
 // still to be appended) is never deleted: the plan drops what was in flight when it began, the delete step
-// spares what is in flight when it runs (actors/lifecycle/offloads.ts). Another process's offloads are
-// covered by the touch cutoff only, as for the sweep.
+// spares what is in flight when it runs or was reported since the plan began (actors/lifecycle/offloads.ts).
+// Another process's offloads, and a coordinator resumed in another process, have the touch cutoff only.
 import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
@@ -22,7 +22,7 @@ import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/se
 import { ConfigError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { coordinatorsOf } from "./erasureStatus.js";
-import { inflightNow, inflightOutside } from "./offloads.js";
+import { inflightNow, inflightOutside, unwatchOffloads, watchedOffloads, watchOffloads } from "./offloads.js";
 import { ContentCopiesRemainError, type ContentCopiesRemainReason } from "./errors.js";
 import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
@@ -78,6 +78,8 @@ async function plan(subject: string, ctx: InternalEffectContext): Promise<EraseP
   const touchCutoff = typeof content?.touchClock === "function" ? await content.touchClock() : null;
   // Then, before any log is read, the offloads in flight (as the sweep's scan does): a blob put before the
   // cutoff whose citing append lands after the plan read that log would be taken for uncited (D8, D12).
+  // Those reported from now on are recorded for the delete step (offloads.ts `watchOffloads`).
+  watchOffloads(ctx.executionId);
   const inflightAtPlan = inflightNow();
   const alreadyErased = (await Promise.all(keys.map((k) => k.isDestroyed(subject)))).some(Boolean);
   const infos = await listOrRefuse(events, subject);
@@ -172,8 +174,10 @@ export const eraseEffects: Record<string, InternalEffect> = {
       if (addresses.length === 0) return result;
       const content = ctx.host.content;
       requireErasable(subject, addresses.length, content);
-      // Offloaded in flight now by another execution (put after the plan's snapshot, before its cutoff): about to be cited.
-      const inflight = inflightOutside(await plannedExecutions(ctx));
+      // Another execution's offload in flight now, or reported since the plan began (its put may predate the
+      // cutoff, and its citing append may have landed after the plan read that log): cited, or about to be.
+      const own = await plannedExecutions(ctx);
+      const inflight = new Set([...inflightOutside(own), ...inflightOutside(own, watchedOffloads(ctx.executionId))]);
       for (const address of addresses) {
         if (inflight.has(address)) result.retained++;
         // Conditional only (D12): a blob re-put since the cutoff belongs to another execution now.
@@ -235,7 +239,7 @@ export async function erase(host: LifecycleHost, subject: string): Promise<Erase
     coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);
     await host.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
   }
-  const output = (await host.result(coordinatorId)) as EraseCoordinatorOutput;
+  const output = (await host.result(coordinatorId).finally(() => unwatchOffloads(coordinatorId))) as EraseCoordinatorOutput;
   if (output.status === "failed") throw rebuildError(subject, output.error);
   // What this app holds in memory of the subject's executions is its data too.
   host.forgetSubject(subject, output.executions);

@@ -173,40 +173,52 @@ describe("erasure spares a blob whose citing append by another subject is in fli
   }
 });
 
-describe("erasure spares a blob another subject's offload reports after the plan began, while its citing append is in flight at the delete", () => {
-  for (const [name, harness] of HARNESSES) {
-    it(
-      `${name}: B's put lands before the erasure's cutoff, is reported after the plan read B's log, and is cited after the delete: the blob stays`,
-      withStores(harness(), async ({ stores }) => {
-        const slow = slowToAnswer(stores.content);
-        let held: HeldCitingAppend | undefined;
-        const w = world({ stores, snapshotEvery: false, content: () => slow.store, events: (s) => (held = new HeldCitingAppend(s.events, "b1", "shared")) });
-        const app = w.app();
-        await runAgent(app, "a1", "A", ["fetch", "shared"]);
-        const a = await offloaded(app, "a1");
+// B's offload is reported only after the plan began (its put's answer was slow), so the plan neither saw it
+// in flight nor read its citation; the citing append then lands either after the erasure's delete began, or
+// before it.
+for (const landing of ["after", "before"] as const) {
+  describe(`erasure spares a blob another subject's offload reports after the plan began, its citing append landing ${landing} the delete`, () => {
+    for (const [name, harness] of HARNESSES) {
+      it(
+        `${name}: B's put lands before the erasure's cutoff and is reported after the plan read B's log: the blob stays`,
+        withStores(harness(), async ({ stores }) => {
+          const slow = slowToAnswer(stores.content);
+          let held: HeldCitingAppend | undefined;
+          const w = world({ stores, snapshotEvery: false, content: () => slow.store, events: (s) => (held = new HeldCitingAppend(s.events, "b1", "shared")) });
+          const app = w.app();
+          await runAgent(app, "a1", "A", ["fetch", "shared"]);
+          const a = await offloaded(app, "a1");
 
-        slow.arm();
-        await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
-        await slow.written.promise; // B's blob is written (touched) before the erasure reads its cutoff
-        held!.holdReads();
-        const erased = app.eraseSubject("A");
-        await held!.logRead.promise; // the plan has read b1's log: no citation there, nothing in flight when it began
-        const reported = new Promise<void>((resolve) => app.on("offload", ({ executionId }) => executionId === "b1" && resolve()));
-        slow.answer.fire();
-        await reported; // B's offload is reported after the plan began; its citing append waits
-        held!.answerRead.fire();
-        await slow.deleting.promise; // the erasure deletes while the citing append is still held
-        held!.release.fire();
-        const result = await erased;
-        expect(await app.result("b1")).toMatchObject({ text: "done" });
+          slow.arm();
+          await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
+          await slow.written.promise; // B's blob is written (touched) before the erasure reads its cutoff
+          held!.holdReads();
+          const erased = app.eraseSubject("A");
+          await held!.logRead.promise; // the plan has read b1's log: no citation there, nothing in flight when it began
+          const reported = new Promise<void>((resolve) => app.on("offload", ({ executionId }) => executionId === "b1" && resolve()));
+          slow.answer.fire();
+          await reported; // B's offload is reported after the plan began
+          if (landing === "before") {
+            const cited = new Promise<void>((resolve) => app.on("append", ({ executionId, records }) => executionId === "b1" && records.some((r) => r.type === STEP_COMPLETED) && resolve()));
+            held!.release.fire();
+            await cited; // the citing append has landed: nothing is in flight any more
+            held!.answerRead.fire();
+          } else {
+            held!.answerRead.fire();
+            await slow.deleting.promise; // the erasure deletes while the citing append is still held
+            held!.release.fire();
+          }
+          const result = await erased;
+          expect(await app.result("b1")).toMatchObject({ text: "done" });
 
-        expect((await offloaded(app, "b1")).shared, "one blob, cited by both subjects").toBe(a.shared);
-        expect(await w.content.has(a.fetch!), "A's own blob is erased").toBe(false);
-        expect(await w.content.has(a.shared!), "B's only copy of its tool result").toBe(true);
-        expect(result.contentDeleted).toEqual({ deleted: 1, retained: 1 });
-        await app.close();
-      }),
-      120_000,
-    );
-  }
-});
+          expect((await offloaded(app, "b1")).shared, "one blob, cited by both subjects").toBe(a.shared);
+          expect(await w.content.has(a.fetch!), "A's own blob is erased").toBe(false);
+          expect(await w.content.has(a.shared!), "B's only copy of its tool result").toBe(true);
+          expect(result.contentDeleted).toEqual({ deleted: 1, retained: 1 });
+          await app.close();
+        }),
+        120_000,
+      );
+    }
+  });
+}
