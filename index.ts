@@ -154,12 +154,13 @@ export {
   claimCheckMiddleware,
   previewDigest,
   resolveClaimCheck,
+  RetainedContentMissingError,
   isClaimCheckEnvelope,
   DEFAULT_CLAIM_CHECK_CAP_BYTES,
   DEFAULT_CLAIM_CHECK_PREVIEW_CHARS,
   CLASSIC_CLAIM_CHECK_CAP_BYTES,
 } from "./actors/effects/claimCheck.js";
-export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest } from "./actors/effects/claimCheck.js";
+export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest, ResolveClaimCheckOptions } from "./actors/effects/claimCheck.js";
 export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
 export { RecordAuthenticationError } from "./stores/sealingErrors.js";

@@ -67,10 +67,10 @@ export class App {
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
   get claimCheckInstalled(): boolean { return this.host.effects.claimCheck !== undefined; }
 
-  /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed. */
+  /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed or erased; RetainedContentMissingError for a retained blob that is gone. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
     const store = this.config.execution?.claimCheck?.store ?? this.stores.content;
-    return import("./lifecycle/onFirstUse.js").then((m) => m.resolveClaimCheck(envelope, { store, ...options }));
+    return import("./lifecycle/onFirstUse.js").then((m) => m.resolveClaimCheck(envelope, { store, keys: this.lifecycle.keyStores, ...options }));
   }
 
   /** Listens to the runtime's events; returns the unbind function. */
@@ -276,7 +276,10 @@ export class App {
 
   /** Drops what this app holds of an erased subject's executions (state, outcomes, views are its data too): app.result reads the journal. */
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
-    this.models?.forget(this.running.forgetSubject(subject, executionIds));
+    // Not `this.models?.forget(this.running.forgetSubject(...))`: with no read models yet, `?.` would skip the argument too.
+    const forgotten = this.running.forgetSubject(subject, executionIds);
+    this.streams.forget(forgotten);
+    this.models?.forget(forgotten);
   }
 
   static {

@@ -116,6 +116,8 @@ export const RUNTIME_ERROR_CODES = {
   approvalMalformed: "LOOM_APPROVAL_MALFORMED",
   /** `ApprovalNotWaitingError`: a `TOOL_APPROVAL` for a call that is not waiting for a decision (decided already, unknown, ended). */
   approvalNotWaiting: "LOOM_APPROVAL_NOT_WAITING",
+  /** `RetainedContentMissingError`: a retained claim-check blob (never reclaimable) is not in the content store. */
+  retainedContentMissing: "LOOM_RETAINED_CONTENT_MISSING",
 } as const;
 
 /** Every error code loomwork throws: the storage layer's and the runtime's (docs/getting-started.md, "Errors"). */

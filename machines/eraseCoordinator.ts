@@ -16,7 +16,7 @@ export interface ErasePlan {
   executions: string[];
   /** Of those, the ones with any unsealed record or snapshot: the shred deletes their whole history. */
   deleteHistories: string[];
-  /** Blobs only the subject's executions cite (and that still exist): the conditional deletes. */
+  /** Blobs only the subject's executions cite (that still exist, and no other execution's offload had in flight when the plan began): the conditional deletes. */
   addresses: string[];
   /** The content store's touch clock at plan time; null when there is nothing to delete and no clock. */
   touchCutoff: number | null;
@@ -27,7 +27,7 @@ export interface ErasePlan {
 /** What an erasure deleted and retained. */
 export interface ContentDeleted {
   deleted: number;
-  /** Spared: re-put (touched) since the cutoff, so another execution owns a copy now. */
+  /** Spared: re-put (touched) since the cutoff, or offloaded by another execution in flight at the delete or since the plan began: another execution owns a copy now. */
   retained: number;
 }
 

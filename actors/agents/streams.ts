@@ -134,6 +134,18 @@ export class StreamHub {
   }
 
   /**
+   * Drops what is held of these executions (their subject was erased: the parts are its data too); an
+   * open iteration ends at what it has, and a later `open` reads the journal again.
+   */
+  forget(executionIds: readonly string[]): void {
+    for (const executionId of executionIds) {
+      this.tapes.get(executionId)?.push({ kind: "ended" });
+      this.tapes.delete(executionId);
+      this.kept.delete(executionId);
+    }
+  }
+
+  /**
    * The stream of `executionId`. A bad id, `from` or `signal` is a ConfigError here, at the call; an id with
    * no execution (no log in the stores, not run here) rejects the first read with UnknownExecutionError.
    */

@@ -1,10 +1,12 @@
 // The claim-check (the classic middleware, and the ADR 0140 preset built on it): a large effect result goes to the content store and
 // the journal records a small envelope { __loomClaimCheck, ref, size, digest?, retain? } in its place.
 import { fromUtf8, utf8, utf8Length } from "../../stores/bytes.js";
-import type { ContentStore } from "../../stores/types.js";
+import { LoomworkError } from "../../stores/errors.js";
+import type { ContentStore, KeyStore } from "../../stores/types.js";
 import { isTainted, TAINT_KEY, TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import type { Warning } from "../bus.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
+import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { NonJsonOutputError } from "../errors.js";
 import { plainJson } from "../journal/json.js";
 import { CLAIM_CHECK_KEY, CONTENT_REF_KEY } from "../../machines/helpers/constants.js";
@@ -165,12 +167,56 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
 }
 
 /**
- * The value an envelope stands for, or null once its blob was reclaimed (a telemetry ref past its TTL,
- * or erased). Sealing stores need the subject the blob belongs to.
+ * A retained envelope's blob (`retain: true`, ADR 0140 D6) is not in the content store. Such a blob is the
+ * only copy of a result the journal once held and nothing reclaims it but erasure, so its absence is damage,
+ * never the "reclaimed" a telemetry ref's `null` means.
  */
-export async function resolveClaimCheck(envelope: unknown, options: { store: ContentStore; subject?: string }): Promise<unknown> {
+export class RetainedContentMissingError extends LoomworkError {
+  /** The content address the envelope cites. */
+  readonly address: string;
+  /** The subject it was resolved for, if one was given. */
+  readonly subject: string | undefined;
+  constructor(address: string, subject: string | undefined) {
+    super(
+      RUNTIME_ERROR_CODES.retainedContentMissing,
+      `The blob ${address} of a retained claim-check envelope (retain: true) is not in the content store` +
+        `${subject === undefined ? "" : ` (subject "${subject}", not erased)`}. A retained blob is the only copy of a result the journal ` +
+        `once held and only erasure may delete it (ADR 0140 D6), so this is damage: a content store restored without its blobs, ` +
+        `a delete made outside loomwork, or another store than the one execution.claimCheck writes to. Restore the blob from a ` +
+        `backup of the content store, or resolve against the store the envelope was written to.`,
+    );
+    this.address = address;
+    this.subject = subject;
+  }
+}
+
+/** Options of `resolveClaimCheck`. */
+export interface ResolveClaimCheckOptions {
+  /** The store the envelope was written to (execution.claimCheck.store). */
+  store: ContentStore;
+  /** The subject the blob belongs to: sealing stores need it. */
+  subject?: string;
+  /** Where `subject`'s erasure is recorded: a retained blob missing for an erased subject resolves null (erasure deleted it). */
+  keys?: KeyStore | readonly KeyStore[];
+}
+
+/**
+ * The value an envelope stands for, or null once its blob was reclaimed: a telemetry ref (no `retain`) past
+ * its TTL, or a blob of a subject that `keys` says was erased. A RETAINED envelope whose blob is missing
+ * otherwise rejects with `RetainedContentMissingError` (ADR 0140 D6: nothing reclaims it but erasure).
+ *
+ * @example
+ * const rows = await resolveClaimCheck(record.output, { store, subject: "user-42", keys });
+ */
+export async function resolveClaimCheck(envelope: unknown, options: ResolveClaimCheckOptions): Promise<unknown> {
   const inner = isTainted(envelope) ? envelope.value : envelope;
   if (!isClaimCheckEnvelope(inner)) throw new TypeError("resolveClaimCheck: not a claim-check envelope { __loomClaimCheck, ref, size }.");
-  const bytes = await options.store.get(inner.ref[CONTENT_REF_KEY], options.subject === undefined ? {} : { subject: options.subject });
-  return bytes === undefined ? null : JSON.parse(fromUtf8(bytes));
+  const { subject } = options;
+  const address = inner.ref[CONTENT_REF_KEY];
+  const bytes = await options.store.get(address, subject === undefined ? {} : { subject });
+  if (bytes !== undefined) return JSON.parse(fromUtf8(bytes));
+  if (inner.retain !== true) return null;
+  const keys: KeyStore[] = [options.keys ?? []].flat();
+  if (subject !== undefined && (await Promise.all(keys.map((k) => k.isDestroyed(subject)))).some(Boolean)) return null;
+  throw new RetainedContentMissingError(address, subject);
 }

@@ -209,6 +209,11 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
           pendingSteps: Object.values(state.pending).map((p) => p.stepId),
         });
       }
+      // The record names the effect its outcome came from: served to a step that now invokes another effect (a
+      // changed `src`, an agent's new model effect id), it would be the old effect's answer, silently.
+      if (typeof input.effectId === "string" && input.effectId !== pending.effectId) {
+        throw new NonDeterminismError(ctx.executionId, input.seq, "an outcome of", { stepId: input.stepId, effectId: input.effectId }, { stepId: pending.stepId, effectId: pending.effectId });
+      }
       delete state.pending[pending.childId];
       return input.type === schema.STEP_COMPLETED
         ? { type: `xstate.done.actor.${pending.childId}`, output: input.output, actorId: pending.childId }

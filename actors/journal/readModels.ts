@@ -160,17 +160,24 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
     if (!liveFrom.has(executionId) && records[0]) liveFrom.set(executionId, records[0].seq);
     executions.trigger.appended({ executionId, records });
   });
+  // Executions forgotten while the first load runs: what it read of them may predate their erasure, so it is not applied.
+  let loading = true;
+  const forgotten = new Set<string>();
   const ready = (async () => {
     const infos = await app.stores.events.listExecutions();
-    executions.trigger.listed({ infos });
+    executions.trigger.listed({ infos: infos.filter((info) => !forgotten.has(info.executionId)) });
     await Promise.all(
       infos.map(async ({ executionId }) => {
         const records = await app.log(executionId).catch((): JournalRecord[] => []);
+        if (forgotten.has(executionId)) return;
         const from = liveFrom.get(executionId) ?? Number.POSITIVE_INFINITY;
         executions.trigger.hydrated({ executionId, records: records.filter((r) => r.seq < from) });
       }),
     );
-  })();
+  })().finally(() => {
+    loading = false;
+    forgotten.clear();
+  });
   ready.catch((error: unknown) => {
     const warning = { code: WARNING_CODES.readModelFailed, message: error instanceof Error ? error.message : String(error) };
     if (app.warn) app.warn(warning);
@@ -182,7 +189,10 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
     list: () => Object.values(executions.getSnapshot().context.executions).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)),
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
     forget: (executionIds) => {
-      for (const executionId of executionIds) liveFrom.delete(executionId);
+      for (const executionId of executionIds) {
+        liveFrom.delete(executionId);
+        if (loading) forgotten.add(executionId);
+      }
       executions.trigger.forgotten({ executionIds });
     },
     dispose: unbind,

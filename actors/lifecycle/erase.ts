@@ -6,6 +6,11 @@
 // (before the shred) and ERASURE_CONTENT_DELETED { subject, intentSeq, deleted, retained } (after the
 // deletes). The subject's own executions are never written to: sealed ones are crypto-shredded in place,
 // the others (unsealed records: no security.crypto) are deleted whole by the shred step.
+//
+// A blob another execution's claim-check offloaded in this process and has not cited yet (its STEP_COMPLETED
+// still to be appended) is never deleted: the plan drops what was in flight when it began, the delete step
+// spares what is in flight when it runs or was reported since the plan began (actors/lifecycle/offloads.ts).
+// Another process's offloads, and a coordinator resumed in another process, have the touch cutoff only.
 import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
 import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
@@ -17,6 +22,7 @@ import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/se
 import { ConfigError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { coordinatorsOf } from "./erasureStatus.js";
+import { inflightNow, inflightOutside, unwatchOffloads, watchedOffloads, watchOffloads } from "./offloads.js";
 import { ContentCopiesRemainError, type ContentCopiesRemainReason } from "./errors.js";
 import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
@@ -70,6 +76,11 @@ async function plan(subject: string, ctx: InternalEffectContext): Promise<EraseP
   const { events, codec, content, keyStores: keys, trust } = ctx.host;
   // The cutoff first: a blob put after this moment is spared by the conditional delete.
   const touchCutoff = typeof content?.touchClock === "function" ? await content.touchClock() : null;
+  // Then, before any log is read, the offloads in flight (as the sweep's scan does): a blob put before the
+  // cutoff whose citing append lands after the plan read that log would be taken for uncited (D8, D12).
+  // Those reported from now on are recorded for the delete step (offloads.ts `watchOffloads`).
+  watchOffloads(ctx.executionId);
+  const inflightAtPlan = inflightNow();
   const alreadyErased = (await Promise.all(keys.map((k) => k.isDestroyed(subject)))).some(Boolean);
   const infos = await listOrRefuse(events, subject);
   const own = infos.filter((info) => info.subject === subject && !isInternalLogic(info.logicId));
@@ -105,6 +116,8 @@ async function plan(subject: string, ctx: InternalEffectContext): Promise<EraseP
     // A snapshot vouches only when no recorded STEP_COMPLETED is left to (history gone: fail closed).
     if (snapshot && !records.some((r) => r.type === STEP_COMPLETED)) for (const address of claimCheckRefsOf(snapshot.state)) candidates.delete(address);
   }
+  // Another execution's offload in flight when the plan began may be cited by an append it did not see.
+  for (const address of inflightOutside(new Set(own.map((info) => info.executionId)), inflightAtPlan)) candidates.delete(address);
   const addresses = [...candidates].sort();
   if (addresses.length > 0) requireErasable(subject, addresses.length, content);
   return { executions: own.map((info) => info.executionId), deleteHistories, addresses, touchCutoff, alreadyErased };
@@ -117,6 +130,14 @@ async function openTrustedCandidates(codec: JournalCodec | undefined, executionI
   if (relevant.length === 0) return records;
   const opened = new Map((await codec.open(executionId, relevant)).map((r) => [r.seq, r]));
   return records.map((r) => opened.get(r.seq) ?? r);
+}
+
+/** The subject's executions as this coordinator's plan listed them (its journaled output). */
+async function plannedExecutions(ctx: InternalEffectContext): Promise<Set<string>> {
+  // The plan step's journaled output (an ErasePlan), read by narrowing: it comes from the store.
+  const planned: unknown = (await ctx.readOwnLog()).find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output;
+  const executions = typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
+  return new Set(Array.isArray(executions) ? executions.filter((id): id is string => typeof id === "string") : []);
 }
 
 const progress = (ctx: InternalEffectContext, done: number, total: number) => ctx.host.bus.emit("progress", { task: "erase.delete", done, total });
@@ -153,9 +174,14 @@ export const eraseEffects: Record<string, InternalEffect> = {
       if (addresses.length === 0) return result;
       const content = ctx.host.content;
       requireErasable(subject, addresses.length, content);
+      // Another execution's offload in flight now, or reported since the plan began (its put may predate the
+      // cutoff, and its citing append may have landed after the plan read that log): cited, or about to be.
+      const own = await plannedExecutions(ctx);
+      const inflight = new Set([...inflightOutside(own), ...inflightOutside(own, watchedOffloads(ctx.executionId))]);
       for (const address of addresses) {
+        if (inflight.has(address)) result.retained++;
         // Conditional only (D12): a blob re-put since the cutoff belongs to another execution now.
-        if (await content.deleteIfUntouchedSince(address, touchCutoff!)) result.deleted++;
+        else if (await content.deleteIfUntouchedSince(address, touchCutoff!)) result.deleted++;
         else if (await content.has(address)) result.retained++;
         else result.deleted++; // gone already: a crashed attempt deleted it before its outcome was journaled
         progress(ctx, result.deleted + result.retained, addresses.length);
@@ -213,7 +239,7 @@ export async function erase(host: LifecycleHost, subject: string): Promise<Erase
     coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);
     await host.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
   }
-  const output = (await host.result(coordinatorId)) as EraseCoordinatorOutput;
+  const output = (await host.result(coordinatorId).finally(() => unwatchOffloads(coordinatorId))) as EraseCoordinatorOutput;
   if (output.status === "failed") throw rebuildError(subject, output.error);
   // What this app holds in memory of the subject's executions is its data too.
   host.forgetSubject(subject, output.executions);

@@ -6,6 +6,7 @@ import type { Warning } from "../../actors/bus.js";
 import { claimCheckMiddleware, DEFAULT_CLAIM_CHECK_CAP_BYTES, DEFAULT_CLAIM_CHECK_PREVIEW_CHARS, previewDigest, resolveClaimCheck } from "../../actors/effects/claimCheck.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { ConfigError } from "../../actors/errors.js";
+import { ERROR_CODES, RetainedContentMissingError } from "../../index.js";
 import { createTaskEffect, createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
@@ -170,13 +171,49 @@ describe("ADR 0140 D6: replay, resume and retain", () => {
     expect(envelope).not.toHaveProperty("retain");
   });
 
-  it("D6: resolveClaimCheck returns the value, or null once the blob is gone", async () => {
-    const run = await agentRun({ export: createToolEffect(async () => big(100)) }, { toolIds: ["export"] });
+  it("D6: resolveClaimCheck returns the value; a reclaimable (telemetry) envelope whose blob is gone resolves null", async () => {
+    const run = await agentRun({ export: createToolEffect(async () => big(100)) }, { toolIds: ["export"], reclaimable: true });
     expect(await resolveClaimCheck(run.results[0], { store: run.stores.content })).toEqual(big(100));
     const address = (run.results[0] as { ref: { __loomContent: string } }).ref.__loomContent;
     await run.stores.content.delete!(address);
     expect(await resolveClaimCheck(run.results[0], { store: run.stores.content })).toBeNull();
+    expect(await run.app.resolveClaimCheck(run.results[0])).toBeNull();
     await expect(resolveClaimCheck({ not: "an envelope" }, { store: run.stores.content })).rejects.toThrow(TypeError);
+  });
+
+  it("D6: a RETAINED envelope whose blob is gone is damage, never 'reclaimed': RetainedContentMissingError names the address", async () => {
+    const run = await agentRun({ export: createToolEffect(async () => big(100)) }, { toolIds: ["export"] });
+    const envelope = run.results[0] as { ref: { __loomContent: string }; retain?: true };
+    expect(envelope.retain).toBe(true);
+    await run.stores.content.delete!(envelope.ref.__loomContent);
+    for (const [label, resolving] of [
+      ["resolveClaimCheck", resolveClaimCheck(envelope, { store: run.stores.content })],
+      ["app.resolveClaimCheck", run.app.resolveClaimCheck(envelope)],
+      ["app.resolveClaimCheck, tainted", run.app.resolveClaimCheck(tainted(envelope, "mcp:x"))],
+    ] as const) {
+      const error = await resolving.then(
+        () => undefined,
+        (refused: unknown) => refused,
+      );
+      expect(error, label).toBeInstanceOf(RetainedContentMissingError);
+      expect(error, label).toMatchObject({ code: ERROR_CODES.retainedContentMissing, address: envelope.ref.__loomContent });
+      expect((error as Error).message, label).toContain(envelope.ref.__loomContent);
+    }
+  });
+
+  it("D6: a retained blob deleted by erasure resolves null for the erased subject (erasure is what may delete it)", async () => {
+    const run = await agentRun({ export: createToolEffect(async () => big(100)) }, { toolIds: ["export"] }, { compliance: { erase: true } });
+    const envelope = run.results[0] as { ref: { __loomContent: string } };
+    const subjectRun = createApp(run.config);
+    await subjectRun.start(run.loop, { executionId: "s", subject: "A", input: { prompt: "go" } });
+    await subjectRun.result("s");
+    const cited = (await subjectRun.log("s")).find((r) => r.type === STEP_COMPLETED && r.effectId === "export")!.output as typeof envelope;
+    expect(cited.ref.__loomContent).toBe(envelope.ref.__loomContent); // the same bytes: one blob, cited by "r" too
+    await run.app.deleteHistory("r");
+    await subjectRun.eraseSubject("A");
+    expect(await run.stores.content.has(cited.ref.__loomContent)).toBe(false);
+    expect(await subjectRun.resolveClaimCheck(cited, { subject: "A" })).toBeNull();
+    await expect(subjectRun.resolveClaimCheck(cited, { subject: "B" })).rejects.toBeInstanceOf(RetainedContentMissingError);
   });
 });
 

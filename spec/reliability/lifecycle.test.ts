@@ -93,15 +93,14 @@ describe("after an erasure the subject is erased in both modes", () => {
       const app = w.app();
       await runAgent(app, "a1", "A", ["fetch"]);
       expect(await app.result("a1")).toMatchObject({ text: "done" });
-      await app.readModels.ready;
-      expect(app.readModels.execution("a1")).toMatchObject({ subject: "A", status: "done" });
+      // The read models are not touched first: awaiting their hydration once hid that the outcome was kept
+      // whenever the app had not created them (spec/lifecycle/inMemoryCopies.test.ts covers the read models).
       await app.eraseSubject("A");
       for (const [label, target] of [["same app", app], ["fresh app", w.app()]] as const) {
         const error = await rejection(target.result("a1"));
         expect(error, `${mode}, ${label}`).toBeInstanceOf(SubjectErasedError);
         expect(JSON.stringify(error), label).not.toContain("done");
       }
-      expect(app.readModels.execution("a1"), "the read model forgets it").toBeUndefined();
     });
   }
 });
