@@ -3,9 +3,9 @@
 import type { AnyEventObject, AnyStateMachine, EventObject, Observer, SnapshotFrom, Subscription } from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
-import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
+import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
 import { checkApprovalShape, checkApprovalWaiting } from "../agents/approvals.js";
-import { AppClosedError } from "../errors.js";
+import { AppClosedError, ConfigError } from "../errors.js";
 import { plainExternalEvent } from "./externalEvents.js";
 import type { ReplayReport } from "./host.js";
 
@@ -98,6 +98,10 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 
   private deliver(event: AnyEventObject): Promise<void> {
     // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
+    // The runtime's own executions (the sweep, the erase coordinator) take no event from outside: their log is an audit trail.
+    if (this.logic.id.startsWith(RUNTIME_ID_PREFIX)) {
+      return Promise.reject(new ConfigError("send.executionId", `execution "${this.id}" runs the runtime's own logic "${this.logic.id}", which takes no events from outside; nothing was journaled.`));
+    }
     let plain: AnyEventObject;
     try {
       plain = plainExternalEvent(event, this.id);
