@@ -71,6 +71,8 @@ export interface Worker {
 interface Held extends Lease {
   actor?: JournaledActor;
   delivering?: Promise<void>;
+  /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
+  lookAgain?: boolean;
   inboxId?: string;
   lost?: boolean;
 }
@@ -117,40 +119,55 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let ticking: Promise<void> | undefined;
   let again = false;
 
-  const deliver = (entry: Held): Promise<void> =>
-    (entry.delivering ??= (async () => {
-      try {
-        while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
-          const messages = await table.inbox(entry.executionId);
-          if (messages.length === 0) return;
-          for (const message of messages) {
-            if (stopping || entry.lost) return;
-            entry.inboxId = message.id;
-            const info = await stores.events.getExecution(entry.executionId);
-            if (info?.status !== "running") {
-              await table.dropInbox(message.id);
-              continue;
-            }
-            // The append that journals the event deletes the message in the same statement (exactly once).
-            const refused = await entry.actor.sendAsync(JSON.parse(message.event) as { type: string }).then(
-              () => false,
-              (error: unknown) => (error instanceof ConfigError ? true : undefined),
-            );
-            // Failed to journal (lease lost, database away): the message stays for the lease holder.
-            if (refused === undefined) return;
-            if (entry.inboxId === message.id) {
-              // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
-              entry.inboxId = undefined;
-              await table.dropInbox(message.id).catch(() => undefined);
-            }
+  // Journals the execution's inbox messages, oldest first, until none is left. One pass per execution at a
+  // time; a call while one runs asks it to look once more (a message may have come after its last look).
+  const drainInbox = async (entry: Held): Promise<void> => {
+    try {
+      while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
+        entry.lookAgain = false;
+        const messages = await table.inbox(entry.executionId);
+        if (messages.length === 0 && !entry.lookAgain) return;
+        for (const message of messages) {
+          if (stopping || entry.lost) return;
+          entry.inboxId = message.id;
+          const info = await stores.events.getExecution(entry.executionId);
+          if (info?.status !== "running") {
+            await table.dropInbox(message.id);
+            continue;
+          }
+          // The append that journals the event deletes the message in the same statement (exactly once).
+          const refused = await entry.actor.sendAsync(JSON.parse(message.event) as { type: string }).then(
+            () => false,
+            (error: unknown) => (error instanceof ConfigError ? true : undefined),
+          );
+          // Failed to journal (lease lost, database away): the message stays for the lease holder.
+          if (refused === undefined) return;
+          if (entry.inboxId === message.id) {
+            // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
+            entry.inboxId = undefined;
+            await table.dropInbox(message.id).catch(() => undefined);
           }
         }
-      } catch {
-        // The database is away: the next tick delivers again.
-      } finally {
-        entry.delivering = undefined;
       }
-    })());
+    } catch {
+      // The database is away: the next tick delivers again.
+    }
+  };
+
+  const deliver = (entry: Held): Promise<void> => {
+    if (entry.delivering) {
+      entry.lookAgain = true;
+      return entry.delivering;
+    }
+    // `delivering` is cleared in a callback, which always runs after this assignment: a pass that ends
+    // without waiting (no actor yet: its resume is still running) leaves nothing behind that would turn
+    // every later call into a no-op while the lease is still renewed.
+    const pass = drainInbox(entry).finally(() => {
+      if (entry.delivering === pass) entry.delivering = undefined;
+    });
+    entry.delivering = pass;
+    return pass;
+  };
 
   const runOne = async (entry: Held): Promise<void> => {
     let release = false;

@@ -1,6 +1,7 @@
 // What the fleet suites share: the agent they submit (a model that calls a tool every turn until its last,
-// decided by the step id so any worker gives the same reply), effects that log every live call, and a
-// server per suite.
+// decided by the step id so any worker gives the same reply), effects that log every live call, and two
+// machines that wait for an inbox event (one with a timer that keeps firing meanwhile).
+import { assign, setup } from "xstate";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
@@ -41,3 +42,33 @@ export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") =>
 
 /** The output every fleet agent execution must end with. */
 export const referenceAnswer = (executionId: string) => `answer for ${executionId} after ${AGENT_TURNS} turns`;
+
+/** A machine that waits for APPROVE from its first state (no step, no timer): what it ends with says the event was delivered. */
+export const approvalMachine = setup({
+  types: {} as { events: { type: "APPROVE" }; output: { approved: true } },
+}).createMachine({
+  id: "approval",
+  initial: "waiting",
+  states: { waiting: { on: { APPROVE: "done" } }, done: { type: "final" } },
+  output: () => ({ approved: true as const }),
+});
+
+/**
+ * A machine with a durable timer that fires again and again (every second, counted) while it waits for
+ * APPROVE: a timer's append and an inbox event's append of the same execution can meet.
+ */
+export const tickingMachine = setup({
+  types: {} as { context: { ticks: number }; events: { type: "APPROVE" }; output: { ticks: number; approved: true } },
+}).createMachine({
+  id: "ticking",
+  context: { ticks: 0 },
+  initial: "waiting",
+  states: {
+    waiting: {
+      on: { APPROVE: "done" },
+      after: { 1000: { target: "waiting", reenter: true, actions: assign({ ticks: ({ context }) => context.ticks + 1 }) } },
+    },
+    done: { type: "final" },
+  },
+  output: ({ context }) => ({ ticks: context.ticks, approved: true as const }),
+});

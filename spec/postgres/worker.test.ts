@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker, type WorkerOptions } from "../../adapters/postgres/index.js";
 import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { countedDemoEffects, until } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
-import { fleetAgent, fleetEffects, referenceAnswer, type LiveCall } from "./fleet.js";
+import { approvalMachine, fleetAgent, fleetEffects, referenceAnswer, tickingMachine, type LiveCall } from "./fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 import { started, step } from "../conformance/suite.js";
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 /** A schema of its own, stores for the submitter and for each worker (each a process of its own would). */
-async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number } = {}) {
+async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number; app?: WorkerOptions["app"] } = {}) {
   const schema = freshSchema("fleet");
   const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
   const submitterStores = await open();
@@ -33,13 +33,14 @@ async function fleet(workers: number, options: { leaseMs?: number; concurrency?:
     workerStores.push(stores);
     const worker = await createWorker({
       stores,
-      logics: [fleetAgent, demoMachine],
+      logics: [fleetAgent, demoMachine, approvalMachine, tickingMachine],
       effects: { ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
       concurrency: options.concurrency ?? 4,
       leaseMs: options.leaseMs ?? 2_000,
       pollMs: 100,
       drainMs: options.drainMs ?? 5_000,
       signals: [],
+      ...(options.app ? { app: options.app } : {}),
     });
     running.push(worker);
     return worker;
@@ -109,6 +110,28 @@ describe("the fleet on PostgreSQL", () => {
       expect(await f.app.result("d1")).toMatchObject({ approved: true });
       const received = (await f.app.log("d1")).filter((r) => r.type === EVENT_RECEIVED);
       expect(received).toHaveLength(1);
+      expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("delivers inbox messages that were waiting before the worker claimed their executions", async () => {
+    // No worker yet: each execution is submitted and its approval put in its inbox, so the claim and the
+    // first look at the inbox come before the resume has finished, on every one of them.
+    const f = await fleet(0);
+    try {
+      const ids = Array.from({ length: 12 }, (_, i) => `early-${i}`);
+      for (const id of ids) {
+        await f.app.submit(approvalMachine, { executionId: id });
+        await f.stores.send(id, { type: "APPROVE" });
+      }
+      await f.startWorker(0);
+      const parked = async () => (await f.stores.db.query<{ id: string }>(`SELECT execution_id AS id FROM "${f.schema}".executions WHERE status = 'running' ORDER BY 1`)).rows.map((r) => r.id);
+      await until(async () => (await parked()).length === 0, 30_000).catch(async () => {
+        throw new Error(`still waiting for their approval 30 s after the claim: ${(await parked()).join(", ")}`);
+      });
+      for (const id of ids) expect(await f.app.result(id)).toEqual({ approved: true });
       expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
     } finally {
       await f.close();
