@@ -1,6 +1,7 @@
 // createWorker: one process of the fleet. It claims submitted executions (up to `concurrency`), resumes
 // each from the journal in its own app, heartbeats the leases, appends only under them (the fence in the
 // append statement), delivers inbox events, and on stop (or SIGTERM) drains and gives the rest back.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { AnyStateMachine } from "xstate";
@@ -68,12 +69,18 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/** One inbox message being journaled: what the append of its event consumes. */
+interface Delivery {
+  executionId: string;
+  inboxId: string;
+  consumed: boolean;
+}
+
 interface Held extends Lease {
   actor?: JournaledActor;
   delivering?: Promise<void>;
   /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
   lookAgain?: boolean;
-  inboxId?: string;
   lost?: boolean;
 }
 
@@ -105,12 +112,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const held = new Map<string, Held>();
   // The fence of an execution this worker never claimed is one no lease has (epoch 0): refused, never unfenced.
   const fences = new Map<string, LeaseFence>();
+  // The message being delivered rides in the async context of its own send: the execution's mailbox runs the
+  // send's append as a continuation of that call, so only that append sees it. A timer's or another send's
+  // append (another context) consumes nothing, and a message leaves the inbox only with its event journaled.
+  const delivering = new AsyncLocalStorage<Delivery>();
   const hooks: AppendHooks = {
     fence: (executionId) => fences.get(executionId) ?? { owner: id, epoch: "0" },
-    inboxMessage: (executionId) => held.get(executionId)?.inboxId,
+    inboxMessage: (executionId) => {
+      const delivery = delivering.getStore();
+      return delivery?.executionId === executionId && !delivery.consumed ? delivery.inboxId : undefined;
+    },
     consumed: (executionId, inboxId) => {
-      const entry = held.get(executionId);
-      if (entry?.inboxId === inboxId) entry.inboxId = undefined;
+      const delivery = delivering.getStore();
+      if (delivery?.executionId === executionId && delivery.inboxId === inboxId) delivery.consumed = true;
     },
   };
   const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects: options.effects, logics: options.logics }));
@@ -129,24 +143,22 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         if (messages.length === 0 && !entry.lookAgain) return;
         for (const message of messages) {
           if (stopping || entry.lost) return;
-          entry.inboxId = message.id;
           const info = await stores.events.getExecution(entry.executionId);
           if (info?.status !== "running") {
             await table.dropInbox(message.id);
             continue;
           }
           // The append that journals the event deletes the message in the same statement (exactly once).
-          const refused = await entry.actor.sendAsync(JSON.parse(message.event) as { type: string }).then(
+          const delivery: Delivery = { executionId: entry.executionId, inboxId: message.id, consumed: false };
+          const actor = entry.actor;
+          const refused = await delivering.run(delivery, () => actor.sendAsync(JSON.parse(message.event) as { type: string })).then(
             () => false,
             (error: unknown) => (error instanceof ConfigError ? true : undefined),
           );
           // Failed to journal (lease lost, database away): the message stays for the lease holder.
           if (refused === undefined) return;
-          if (entry.inboxId === message.id) {
-            // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
-            entry.inboxId = undefined;
-            await table.dropInbox(message.id).catch(() => undefined);
-          }
+          // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
+          if (!delivery.consumed) await table.dropInbox(message.id).catch(() => undefined);
         }
       }
     } catch {

@@ -55,20 +55,21 @@ export const approvalMachine = setup({
 
 /**
  * A machine with a durable timer that fires again and again (every second, counted) while it waits for
- * APPROVE: a timer's append and an inbox event's append of the same execution can meet.
+ * APPROVE, and counts the NOTEs it gets meanwhile: a timer's append, another event's append and an inbox
+ * event's append of the same execution can meet.
  */
 export const tickingMachine = setup({
-  types: {} as { context: { ticks: number }; events: { type: "APPROVE" }; output: { ticks: number; approved: true } },
+  types: {} as { context: { ticks: number; notes: number }; events: { type: "APPROVE" } | { type: "NOTE" }; output: { ticks: number; notes: number; approved: true } },
 }).createMachine({
   id: "ticking",
-  context: { ticks: 0 },
+  context: { ticks: 0, notes: 0 },
   initial: "waiting",
   states: {
     waiting: {
-      on: { APPROVE: "done" },
+      on: { APPROVE: "done", NOTE: { actions: assign({ notes: ({ context }) => context.notes + 1 }) } },
       after: { 1000: { target: "waiting", reenter: true, actions: assign({ ticks: ({ context }) => context.ticks + 1 }) } },
     },
     done: { type: "final" },
   },
-  output: ({ context }) => ({ ticks: context.ticks, approved: true as const }),
+  output: ({ context }) => ({ ticks: context.ticks, notes: context.notes, approved: true as const }),
 });

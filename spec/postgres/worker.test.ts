@@ -1,7 +1,9 @@
 // The fleet in one process on a real server: app.submit, workers that claim (exactly one runs each
 // execution), leases that fence appends, the inbox, durable timers, drain and takeover.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
+import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
 import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker, type WorkerOptions } from "../../adapters/postgres/index.js";
 import { ConcurrencyError } from "../../stores/errors.js";
@@ -134,6 +136,74 @@ describe("the fleet on PostgreSQL", () => {
       for (const id of ids) expect(await f.app.result(id)).toEqual({ approved: true });
       expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
     } finally {
+      await f.close();
+    }
+  });
+
+  it.each([
+    ["a durable timer firing", "timer"],
+    ["an event sent in the worker's own app", "send"],
+  ] as const)("deletes an inbox message only in the append that journals its event: %s meanwhile leaves it, and a crash before the event's append loses nothing", async (_, interloper) => {
+    // The worker's clock is the test's: the timer fires when the test says, at the moment it chooses.
+    const clock = simulatedClock(Date.now());
+    const f = await fleet(1, { app: { clock } });
+    const barrier = new pg.Client({ connectionString: server.url });
+    const gate = new pg.Client({ connectionString: server.url });
+    await barrier.connect();
+    await gate.connect();
+    const s = `"${f.schema}"`;
+    // Sessions waiting for a lock, seen from outside (a statement waiting in Bind still shows the text of the one before):
+    // the worker's look at the catalogue waits for AccessShareLock on it holding nothing on the fleet table
+    // (the claim holds its fleet rows); an append waits for RowExclusiveLock on it; barrier B is an advisory lock.
+    const waiting = async (what: "look" | "append" | "barrier") =>
+      (
+        await barrier.query<{ pid: number }>(
+          `SELECT l.pid FROM pg_locks l WHERE NOT l.granted AND CASE $1
+             WHEN 'barrier' THEN l.locktype = 'advisory'
+             WHEN 'append' THEN l.relation = '${s}.executions'::regclass AND l.mode = 'RowExclusiveLock'
+             ELSE l.relation = '${s}.executions'::regclass AND l.mode = 'AccessShareLock'
+               AND NOT EXISTS (SELECT 1 FROM pg_locks g WHERE g.pid = l.pid AND g.granted AND g.relation = '${s}.fleet'::regclass) END`,
+          [what],
+        )
+      ).rows.map((r) => r.pid);
+    try {
+      await f.app.submit(tickingMachine, { executionId: "tk" });
+      await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
+      // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
+      await barrier.query(`CREATE FUNCTION ${s}.hold() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(31031); RETURN NEW; END $$`);
+      await barrier.query(`CREATE TRIGGER hold BEFORE INSERT ON ${s}.records FOR EACH ROW WHEN (NEW.body LIKE '%"type":"APPROVE"%') EXECUTE FUNCTION ${s}.hold()`);
+      await gate.query("SELECT pg_advisory_lock(31031)");
+      // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
+      await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
+      await f.stores.send("tk", { type: "APPROVE" });
+      await until(async () => (await waiting("look")).length > 0, 20_000);
+      // While the worker holds the message, another event of the same execution comes first; its append
+      // queues behind the lock too.
+      let local = Promise.resolve();
+      if (interloper === "timer") clock.advance(Date.now() - clock.now() + 1_000); // past the timer's due time: submitted at most now
+      else local = (await f.workers[0]!.app.resume("tk")).sendAsync({ type: "NOTE" });
+      await until(async () => (await waiting("append")).length > 0, 20_000);
+      await barrier.query("COMMIT");
+      // The other event's macrostep commits; the inbox event's append waits at barrier B, not yet journaled.
+      await until(async () => (await waiting("barrier")).length > 0, 20_000);
+      const journaled = async () => (await f.app.log("tk")).filter((r) => r.type === EVENT_RECEIVED).map((r) => (r.event as { type: string }).type);
+      await local;
+      const first = interloper === "timer" ? "xstate.after.1000.ticking.waiting" : "NOTE";
+      expect(await journaled()).toEqual([first]);
+      const inbox = async () => Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
+      expect(await inbox(), "the APPROVE message is still in the inbox while its event is not journaled").toBe(1);
+      // The worker dies before the APPROVE append commits: its statement is cut off with its connection.
+      for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
+      await gate.query("SELECT pg_advisory_unlock(31031)");
+      await barrier.query(`DROP TRIGGER hold ON ${s}.records`);
+      expect(await inbox()).toBe(1);
+      // Once its lease expires the execution is claimed again and the message, still there, is journaled.
+      expect(await f.app.result("tk")).toEqual({ ticks: interloper === "timer" ? 1 : 0, notes: interloper === "send" ? 1 : 0, approved: true });
+      expect(await journaled()).toEqual([first, "APPROVE"]);
+      expect(await inbox()).toBe(0);
+    } finally {
+      await gate.end();
+      await barrier.end();
       await f.close();
     }
   });
