@@ -77,6 +77,12 @@ interface Delivery {
 }
 
 interface Held extends Lease {
+  /**
+   * The worker's monotonic time (`performance.now()`) before which the lease surely holds: when the claim or
+   * the last heartbeat that renewed it was sent, plus `leaseMs`. The database set `lease_until` later than
+   * that send, by its own clock, so no other worker can have claimed the execution before this time.
+   */
+  heldUntil: number;
   actor?: JournaledActor;
   delivering?: Promise<void>;
   /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
@@ -127,7 +133,36 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       if (delivery?.executionId === executionId && delivery.inboxId === inboxId) delivery.consumed = true;
     },
   };
-  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects: options.effects, logics: options.logics }));
+  // An append is fenced in its statement, but an effect has no statement: a worker paused between an append
+  // and the step it schedules (a GC pause, SIGSTOP, a VM swapped out) would start that step after another
+  // worker took the execution over. So each effect (each attempt) checks the lease on this worker's own
+  // monotonic clock first; when the lease may have run out, the step does not start, the execution's fence
+  // is set to one no lease has (so its outcome, and anything else of it, is never journaled here), and the
+  // worker gives the execution up to whoever claims it next.
+  const leaseHeld = (executionId: string): boolean => {
+    const entry = held.get(executionId);
+    return entry !== undefined && !entry.lost && performance.now() < entry.heldUntil;
+  };
+  const giveUp = (executionId: string): void => {
+    fences.set(executionId, { owner: id, epoch: "0" });
+    const entry = held.get(executionId);
+    // Kept in `held` (not claimed again here) until its run has ended; no longer heartbeated.
+    if (entry) entry.lost = true;
+  };
+  const effects = Object.fromEntries(
+    Object.entries(options.effects).map(([effectId, effect]): [string, Effect] => [
+      effectId,
+      {
+        ...effect,
+        run: (input: unknown, ctx) => {
+          if (leaseHeld(ctx.executionId)) return effect.run(input, ctx);
+          giveUp(ctx.executionId);
+          return Promise.reject(new LeaseLostError(ctx.executionId, id, ctx.stepId));
+        },
+      },
+    ]),
+  );
+  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects, logics: options.logics }));
   const runs = new Set<Promise<void>>();
   let stopping = false;
   let ticking: Promise<void> | undefined;
@@ -204,9 +239,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (stopping) return;
     const free = concurrency - held.size;
     if (free > 0) {
+      const sentAt = performance.now();
       const claimed = await table.claim(free, [...held.keys()]);
       for (const lease of claimed) {
-        const entry: Held = { ...lease };
+        const entry: Held = { ...lease, heldUntil: sentAt + leaseMs };
         held.set(lease.executionId, entry);
         fences.set(lease.executionId, { owner: id, epoch: lease.epoch });
         const run = runOne(entry);
@@ -238,12 +274,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   }
 
   const heartbeat = async () => {
-    const lost = await table.heartbeat([...held.values()]).catch(() => []);
-    // Taken over while this worker was away: its appends are refused by the fence; stop counting them here.
-    for (const executionId of lost) {
-      const entry = held.get(executionId);
-      if (entry) entry.lost = true;
-      held.delete(executionId);
+    const leases = [...held.values()].filter((entry) => !entry.lost);
+    const sentAt = performance.now();
+    // The database away: nothing renewed; each lease runs out on this worker's clock as it does in the database.
+    const lost = await table.heartbeat(leases).catch(() => undefined);
+    if (!lost) return;
+    const gone = new Set(lost);
+    for (const entry of leases) {
+      if (!gone.has(entry.executionId)) entry.heldUntil = Math.max(entry.heldUntil, sentAt + leaseMs);
+      else {
+        // Taken over while this worker was away: its appends are refused by the fence; stop counting them here.
+        entry.lost = true;
+        if (held.get(entry.executionId) === entry) held.delete(entry.executionId);
+      }
     }
   };
 
@@ -280,5 +323,5 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const onSignal = () => void stop().finally(() => process.exit(0));
   for (const signal of signals) process.once(signal, onSignal);
 
-  return { id, app, holding: () => [...held.keys()], stop };
+  return { id, app, holding: () => [...held.values()].filter((entry) => !entry.lost).map((entry) => entry.executionId), stop };
 }

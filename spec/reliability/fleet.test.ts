@@ -5,11 +5,15 @@
 //     at most twice and exactly once after dedupe by idempotency key.
 // (b) a worker frozen (SIGSTOP) past its lease, then continued: 0 of its appends accepted, and the fleet
 //     finishes its executions.
+// (c) a worker that stops itself right after an append, continued once another worker took the execution
+//     over and finished it: it starts none of the steps that append scheduled.
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, type App } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
+import { until } from "../support/harness.js";
 import { prng } from "../support/workload.js";
 import { AGENT_TURNS, fleetAgent, referenceAnswer } from "../postgres/fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "../postgres/server.js";
@@ -37,7 +41,7 @@ interface Fleet {
   stores: PostgresStores;
   app: App;
   children: Map<string, LiveChild>;
-  spawn(name: string, options?: { delayMs?: number; concurrency?: number }): Promise<LiveChild>;
+  spawn(name: string, options?: { delayMs?: number; concurrency?: number; freezeAfterModelOf?: string }): Promise<LiveChild>;
   close(): Promise<void>;
 }
 
@@ -53,7 +57,7 @@ async function openFleet(): Promise<Fleet> {
     app,
     children,
     async spawn(name, options = {}) {
-      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2 };
+      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2, freezeAfterModelOf: options.freezeAfterModelOf };
       const child = new LiveChild(await spawnChild("fleetWorker.ts", [JSON.stringify(config)]));
       children.set(name, child);
       await child.waitFor((out) => out.includes(`ready ${name}`), 30_000);
@@ -169,6 +173,29 @@ describe("campaign 17: the fleet on PostgreSQL", () => {
       expect(accepted).toEqual([]);
       expect(lost.length).toBeGreaterThan(0);
       await checkJournals(f, ids);
+    } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
+
+  it("a worker frozen right after an append and continued after a takeover starts no step that append scheduled", async () => {
+    const f = await openFleet();
+    try {
+      const frozen = await f.spawn("frozen", { delayMs: 50, concurrency: 1, freezeAfterModelOf: "c17p" });
+      await f.app.submit(fleetAgent, { executionId: "c17p", input: { prompt: "c17p" } });
+      // It stops itself between the append of its first model reply and the tool step that reply asks for.
+      await frozen.waitFor((out) => out.includes("frozen c17p"), 30_000);
+      await until(async () => (await readFile(`/proc/${frozen.child.pid}/stat`, "utf8")).split(") ")[1]!.startsWith("T"), 10_000);
+      // Its lease runs out; the rescuer claims the execution and finishes it.
+      await f.spawn("rescuer", { delayMs: 50 });
+      expect(await results(f.app, ["c17p"])).toEqual([referenceAnswer("c17p")]);
+      frozen.child.kill("SIGCONT");
+      await frozen.waitFor((out) => out.includes("lost c17p"), 30_000);
+      const { rows } = await f.stores.db.query<{ worker: string; step: string }>(`SELECT worker, step_id AS step FROM "${f.schema}".side_effects ORDER BY id`);
+      console.log(`campaign 17c: after SIGCONT the frozen worker started ${rows.filter((r) => r.worker === "frozen").length} steps; tool side effects: ${JSON.stringify(rows)}`);
+      expect(rows.filter((r) => r.worker === "frozen"), "a step the frozen worker started after it lost its lease").toEqual([]);
+      expect(rows).toHaveLength(AGENT_TURNS - 1);
+      await checkJournals(f, ["c17p"]);
     } finally {
       await f.close();
     }
