@@ -10,6 +10,7 @@ import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { ConfigError } from "../../actors/errors.js";
+import { checkWorkerOptions } from "./options.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification } from "./database.js";
 import type { AppendHooks, LeaseFence } from "./eventStore.js";
@@ -90,11 +91,6 @@ interface Held extends Lease {
   lost?: boolean;
 }
 
-const positive = (name: string, value: number) => {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`createWorker: ${name} must be a positive number; got ${value}.`);
-  return value;
-};
-
 /**
  * Starts a worker of the fleet: any number of processes on any number of machines may run one over the
  * same database. Executions come from `app.submit` (in any process); each is run by exactly one worker
@@ -108,12 +104,9 @@ const positive = (name: string, value: number) => {
  * await worker.stop();
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
-  const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const concurrency = positive("concurrency", options.concurrency ?? WORKER_DEFAULTS.concurrency);
-  const leaseMs = positive("leaseMs", options.leaseMs ?? WORKER_DEFAULTS.leaseMs);
-  const pollMs = positive("pollMs", options.pollMs ?? WORKER_DEFAULTS.pollMs);
-  const drainMs = options.drainMs ?? WORKER_DEFAULTS.drainMs;
-  const { stores } = options;
+  // Checked whole before anything is claimed or listened to: a bad option is refused at once, nothing written.
+  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(options, WORKER_DEFAULTS);
+  const id = checked.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const table = new LeaseTable(stores.db, id, leaseMs);
   const held = new Map<string, Held>();
   // The fence of an execution this worker never claimed is one no lease has (epoch 0): refused, never unfenced.
@@ -150,7 +143,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (entry) entry.lost = true;
   };
   const effects = Object.fromEntries(
-    Object.entries(options.effects).map(([effectId, effect]): [string, Effect] => [
+    Object.entries(checked.effects).map(([effectId, effect]): [string, Effect] => [
       effectId,
       {
         ...effect,
@@ -162,7 +155,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       },
     ]),
   );
-  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects, logics: options.logics }));
+  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects, logics: checked.logics }));
   const runs = new Set<Promise<void>>();
   let stopping = false;
   let ticking: Promise<void> | undefined;
@@ -222,7 +215,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       entry.actor = await app.resume(entry.executionId);
       void deliver(entry);
       await app.result(entry.executionId).catch((error: unknown) => {
-        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) options.onLeaseLost?.(entry.executionId);
+        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) onLeaseLost?.(entry.executionId);
       });
       const info = await stores.events.getExecution(entry.executionId);
       release = info?.status !== "running";
@@ -319,7 +312,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       for (const signal of signals) process.off(signal, onSignal);
     })());
 
-  const signals = options.signals ?? ["SIGTERM"];
   const onSignal = () => void stop().finally(() => process.exit(0));
   for (const signal of signals) process.once(signal, onSignal);
 
