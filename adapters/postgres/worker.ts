@@ -1,6 +1,7 @@
 // createWorker: one process of the fleet. It claims submitted executions (up to `concurrency`), resumes
 // each from the journal in its own app, heartbeats the leases, appends only under them (the fence in the
-// append statement), delivers inbox events, and on stop (or SIGTERM) drains and gives the rest back.
+// append statement), starts an effect only while its lease surely holds (its own clock), delivers inbox
+// events, and on stop (or SIGTERM) drains and gives the rest back.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -32,7 +33,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * How long a lease lasts without a heartbeat (heartbeats every third of it). A dead worker's executions
-   * are taken over this long after its last heartbeat.
+   * are taken over this long after its last heartbeat. The worker also starts no effect once this long
+   * has passed, on its own monotonic clock, since it sent the claim or heartbeat that last renewed the lease.
    * @defaultValue 15000
    */
   leaseMs?: number;
@@ -53,7 +55,10 @@ export interface WorkerOptions {
    * @defaultValue ["SIGTERM"]
    */
   signals?: NodeJS.Signals[];
-  /** Called when an execution this worker ran was refused an append because its lease was lost (expired, taken over). */
+  /**
+   * Called when this worker gave an execution up because its lease was lost (expired, taken over): an
+   * append was refused, or a step was not started because the lease may have run out before it.
+   */
   onLeaseLost?: (executionId: string) => void;
   /** Further app options (clock, execution, security, capabilities, observability) for the worker's app. */
   app?: Omit<LoomConfig, "stores" | "effects" | "logics">;
