@@ -10,7 +10,7 @@ import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { countedDemoEffects, until } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
-import { approvalMachine, fleetAgent, fleetEffects, referenceAnswer, tickingMachine, type LiveCall } from "./fleet.js";
+import { approvalMachine, fleetAgent, fleetEffects, holdApprovals, lockWaits, referenceAnswer, tickingMachine, type LiveCall } from "./fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 import { started, step } from "../conformance/suite.js";
 
@@ -152,27 +152,12 @@ describe("the fleet on PostgreSQL", () => {
     await barrier.connect();
     await gate.connect();
     const s = `"${f.schema}"`;
-    // Sessions waiting for a lock, seen from outside (a statement waiting in Bind still shows the text of the one before):
-    // the worker's look at the catalogue waits for AccessShareLock on it holding nothing on the fleet table
-    // (the claim holds its fleet rows); an append waits for RowExclusiveLock on it; barrier B is an advisory lock.
-    const waiting = async (what: "look" | "append" | "barrier") =>
-      (
-        await barrier.query<{ pid: number }>(
-          `SELECT l.pid FROM pg_locks l WHERE NOT l.granted AND CASE $1
-             WHEN 'barrier' THEN l.locktype = 'advisory'
-             WHEN 'append' THEN l.relation = '${s}.executions'::regclass AND l.mode = 'RowExclusiveLock'
-             ELSE l.relation = '${s}.executions'::regclass AND l.mode = 'AccessShareLock'
-               AND NOT EXISTS (SELECT 1 FROM pg_locks g WHERE g.pid = l.pid AND g.granted AND g.relation = '${s}.fleet'::regclass) END`,
-          [what],
-        )
-      ).rows.map((r) => r.pid);
+    const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
     try {
       await f.app.submit(tickingMachine, { executionId: "tk" });
       await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
       // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
-      await barrier.query(`CREATE FUNCTION ${s}.hold() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(31031); RETURN NEW; END $$`);
-      await barrier.query(`CREATE TRIGGER hold BEFORE INSERT ON ${s}.records FOR EACH ROW WHEN (NEW.body LIKE '%"type":"APPROVE"%') EXECUTE FUNCTION ${s}.hold()`);
-      await gate.query("SELECT pg_advisory_lock(31031)");
+      const openB = await holdApprovals(barrier, gate, f.schema);
       // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
       await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
       await f.stores.send("tk", { type: "APPROVE" });
@@ -192,10 +177,10 @@ describe("the fleet on PostgreSQL", () => {
       expect(await journaled()).toEqual([first]);
       const inbox = async () => Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
       expect(await inbox(), "the APPROVE message is still in the inbox while its event is not journaled").toBe(1);
-      // The worker dies before the APPROVE append commits: its statement is cut off with its connection.
+      // The APPROVE append never commits: its statement is cut off with its connection, as when the worker
+      // dies there (campaign 17d SIGKILLs a worker process at this point).
       for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
-      await gate.query("SELECT pg_advisory_unlock(31031)");
-      await barrier.query(`DROP TRIGGER hold ON ${s}.records`);
+      await openB();
       expect(await inbox()).toBe(1);
       // Once its lease expires the execution is claimed again and the message, still there, is journaled.
       expect(await f.app.result("tk")).toEqual({ ticks: interloper === "timer" ? 1 : 0, notes: interloper === "send" ? 1 : 0, approved: true });
