@@ -198,7 +198,7 @@ describe("campaign 17: the fleet on PostgreSQL", () => {
       const { rows } = await f.stores.db.query<{ worker: string; step: string }>(`SELECT worker, step_id AS step FROM "${f.schema}".side_effects ORDER BY id`);
       console.log(`campaign 17c: after SIGCONT the frozen worker started ${rows.filter((r) => r.worker === "frozen").length} steps; tool side effects: ${JSON.stringify(rows)}`);
       expect(rows.filter((r) => r.worker === "frozen"), "a step the frozen worker started after it lost its lease").toEqual([]);
-      expect(rows).toHaveLength(AGENT_TURNS - 1);
+      expect(new Set(rows.map((r) => r.step)).size).toBe(AGENT_TURNS - 1);
       await checkJournals(f, ["c17p"]);
     } finally {
       await f.close();
