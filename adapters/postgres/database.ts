@@ -4,13 +4,13 @@ import pg from "pg";
 import { CHANNEL_PREFIX } from "./constants.js";
 import { PostgresStoresClosedError, SchemaVersionError } from "./errors.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
+import { SCHEMA_NAME } from "./options.js";
 
 export type Queryable = Pick<pg.PoolClient, "query">;
 
 /** A notification on the schema's channel: `<kind>:<executionId>`; `reconnected` after the listener came back. */
 export type Notification = { kind: string; executionId: string } | { kind: "reconnected"; executionId: "" };
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 const RECONNECT_MS = 250;
 
 export class PgDatabase {

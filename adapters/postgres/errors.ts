@@ -4,18 +4,23 @@ import { POSTGRES_ERROR_CODES } from "./constants.js";
 
 /**
  * A worker appended to an execution whose lease it no longer holds (it expired while the worker was
- * paused or partitioned, or another worker took the execution over). Nothing was written; the worker
- * drops the execution and the lease holder continues it from the journal.
+ * paused or partitioned, or another worker took the execution over), or was about to start one of its
+ * steps when its lease may have run out (`stepId`). Nothing was written and the step was not started; the
+ * worker drops the execution and the lease holder continues it from the journal.
  */
 export class LeaseLostError extends LoomworkError {
   constructor(
     readonly executionId: string,
     /** The worker whose lease was lost. */
     readonly owner: string,
+    /** The step the worker did not start, when the lease was found lost before an effect rather than at an append. */
+    readonly stepId?: string,
   ) {
     super(
       POSTGRES_ERROR_CODES.leaseLost,
-      `Execution "${executionId}": worker "${owner}" no longer holds its lease (expired or taken over); the append was refused and nothing was written. The lease holder resumes it from the journal.`,
+      stepId === undefined
+        ? `Execution "${executionId}": worker "${owner}" no longer holds its lease (expired or taken over); the append was refused and nothing was written. The lease holder resumes it from the journal.`
+        : `Execution "${executionId}": worker "${owner}" may no longer hold its lease (its last heartbeat is older than leaseMs), so step "${stepId}" was not started and nothing was written. The lease holder resumes it from the journal.`,
     );
   }
 }

@@ -21,7 +21,11 @@ export interface LeaseFence {
 export interface AppendHooks {
   /** The lease an append of this execution must hold, or undefined for an unfenced append. */
   fence(executionId: string): LeaseFence | undefined;
-  /** The inbox message an append journaling an EVENT_RECEIVED consumes, in the same statement. */
+  /**
+   * The inbox message whose event this append journals, consumed in the same statement; asked only of an
+   * append with an EVENT_RECEIVED that is not a timer firing. Undefined unless the append is that very
+   * event's (a timer's or another send's append must leave the message in the inbox).
+   */
   inboxMessage(executionId: string): string | undefined;
   /** Called after an append that consumed `inboxId` committed. */
   consumed(executionId: string, inboxId: string): void;
@@ -94,7 +98,7 @@ export class PostgresEventStore implements EventStore {
         SELECT $1, $2 + t.ord, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)
         WHERE EXISTS (SELECT 1 FROM cat)
       ), consumed AS (
-        DELETE FROM ${s}.inbox WHERE id = $15::bigint AND EXISTS (SELECT 1 FROM cat)
+        DELETE FROM ${s}.inbox WHERE id = $15::bigint AND execution_id = $1 AND EXISTS (SELECT 1 FROM cat)
       ), note AS (
         SELECT pg_notify($16, $14) FROM cat WHERE $14::text IS NOT NULL
       )
@@ -119,7 +123,8 @@ export class PostgresEventStore implements EventStore {
     const started = records.some((r) => r.type === EXECUTION_STARTED);
     const ended = records.some((r) => r.type === EXECUTION_ENDED);
     const migrated = records.some((r) => r.type === EXECUTION_MIGRATED);
-    const inboxId = records.some((r) => r.type === EVENT_RECEIVED) ? this.hooks?.inboxMessage(executionId) : undefined;
+    // A timer firing (its `timerId` stays readable in a sealed record) never journals an inbox message.
+    const inboxId = records.some((r) => r.type === EVENT_RECEIVED && r.timerId === undefined) ? this.hooks?.inboxMessage(executionId) : undefined;
     let ok: number;
     try {
       const { rows } = await this.db.query<{ ok: number }>(

@@ -6,6 +6,7 @@ import { PgDatabase } from "./database.js";
 import { PostgresEventStore } from "./eventStore.js";
 import { PostgresFleet } from "./fleetPort.js";
 import { PostgresKeyStore } from "./keyStore.js";
+import { checkStoresOptions } from "./options.js";
 import type { PostgresStores } from "./types.js";
 
 export type { PostgresStores } from "./types.js";
@@ -45,7 +46,8 @@ export interface PostgresStoresOptions {
  * Opens the stores on PostgreSQL: applies the schema's missing migrations (under an advisory lock, so
  * workers may open at once) and returns stores whose resolved writes are committed. Every append is one
  * statement; a second writer at the same head gets `ConcurrencyError`.
- * Rejects with `SchemaVersionError` when the schema was migrated by a newer loomwork.
+ * Rejects with `SchemaVersionError` when the schema was migrated by a newer loomwork, and at once with a
+ * `ConfigError` naming the option when an option is not of its type or range (nothing is connected then).
  *
  * @example
  * const stores = await postgresStores({ url: process.env.DATABASE_URL });
@@ -54,7 +56,8 @@ export interface PostgresStoresOptions {
  * await stores.close();
  */
 export async function postgresStores(options: PostgresStoresOptions): Promise<PostgresStores> {
-  if (!options.url === !options.pool) throw new TypeError("postgresStores: pass exactly one of url (a connection string) or pool (a pg.Pool).");
+  // Checked whole before a pool is made: a bad option is refused at once, nothing connected or written.
+  checkStoresOptions(options);
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: options.max ?? 10 });
   const connection: pg.ClientConfig = options.pool ? { ...options.pool.options } : { connectionString: options.url };

@@ -1,6 +1,8 @@
 // createWorker: one process of the fleet. It claims submitted executions (up to `concurrency`), resumes
 // each from the journal in its own app, heartbeats the leases, appends only under them (the fence in the
-// append statement), delivers inbox events, and on stop (or SIGTERM) drains and gives the rest back.
+// append statement), starts an effect only while its lease surely holds (its own clock), delivers inbox
+// events, and on stop (or SIGTERM) drains and gives the rest back.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { AnyStateMachine } from "xstate";
@@ -9,6 +11,7 @@ import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { ConfigError } from "../../actors/errors.js";
+import { checkWorkerOptions } from "./options.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification } from "./database.js";
 import type { AppendHooks, LeaseFence } from "./eventStore.js";
@@ -30,7 +33,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * How long a lease lasts without a heartbeat (heartbeats every third of it). A dead worker's executions
-   * are taken over this long after its last heartbeat.
+   * are taken over this long after its last heartbeat. The worker also starts no effect once this long
+   * has passed, on its own monotonic clock, since it sent the claim or heartbeat that last renewed the lease.
    * @defaultValue 15000
    */
   leaseMs?: number;
@@ -51,7 +55,10 @@ export interface WorkerOptions {
    * @defaultValue ["SIGTERM"]
    */
   signals?: NodeJS.Signals[];
-  /** Called when an execution this worker ran was refused an append because its lease was lost (expired, taken over). */
+  /**
+   * Called when this worker gave an execution up because its lease was lost (expired, taken over): an
+   * append was refused, or a step was not started because the lease may have run out before it.
+   */
   onLeaseLost?: (executionId: string) => void;
   /** Further app options (clock, execution, security, capabilities, observability) for the worker's app. */
   app?: Omit<LoomConfig, "stores" | "effects" | "logics">;
@@ -68,17 +75,26 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-interface Held extends Lease {
-  actor?: JournaledActor;
-  delivering?: Promise<void>;
-  inboxId?: string;
-  lost?: boolean;
+/** One inbox message being journaled: what the append of its event consumes. */
+interface Delivery {
+  executionId: string;
+  inboxId: string;
+  consumed: boolean;
 }
 
-const positive = (name: string, value: number) => {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`createWorker: ${name} must be a positive number; got ${value}.`);
-  return value;
-};
+interface Held extends Lease {
+  /**
+   * The worker's monotonic time (`performance.now()`) before which the lease surely holds: when the claim or
+   * the last heartbeat that renewed it was sent, plus `leaseMs`. The database set `lease_until` later than
+   * that send, by its own clock, so no other worker can have claimed the execution before this time.
+   */
+  heldUntil: number;
+  actor?: JournaledActor;
+  delivering?: Promise<void>;
+  /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
+  lookAgain?: boolean;
+  lost?: boolean;
+}
 
 /**
  * Starts a worker of the fleet: any number of processes on any number of machines may run one over the
@@ -93,64 +109,110 @@ const positive = (name: string, value: number) => {
  * await worker.stop();
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
-  const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const concurrency = positive("concurrency", options.concurrency ?? WORKER_DEFAULTS.concurrency);
-  const leaseMs = positive("leaseMs", options.leaseMs ?? WORKER_DEFAULTS.leaseMs);
-  const pollMs = positive("pollMs", options.pollMs ?? WORKER_DEFAULTS.pollMs);
-  const drainMs = options.drainMs ?? WORKER_DEFAULTS.drainMs;
-  const { stores } = options;
+  // Checked whole before anything is claimed or listened to: a bad option is refused at once, nothing written.
+  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(options, WORKER_DEFAULTS);
+  const id = checked.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const table = new LeaseTable(stores.db, id, leaseMs);
   const held = new Map<string, Held>();
   // The fence of an execution this worker never claimed is one no lease has (epoch 0): refused, never unfenced.
   const fences = new Map<string, LeaseFence>();
+  // The message being delivered rides in the async context of its own send: the execution's mailbox runs the
+  // send's append as a continuation of that call, so only that append sees it. A timer's or another send's
+  // append (another context) consumes nothing, and a message leaves the inbox only with its event journaled.
+  const delivering = new AsyncLocalStorage<Delivery>();
   const hooks: AppendHooks = {
     fence: (executionId) => fences.get(executionId) ?? { owner: id, epoch: "0" },
-    inboxMessage: (executionId) => held.get(executionId)?.inboxId,
+    inboxMessage: (executionId) => {
+      const delivery = delivering.getStore();
+      return delivery?.executionId === executionId && !delivery.consumed ? delivery.inboxId : undefined;
+    },
     consumed: (executionId, inboxId) => {
-      const entry = held.get(executionId);
-      if (entry?.inboxId === inboxId) entry.inboxId = undefined;
+      const delivery = delivering.getStore();
+      if (delivery?.executionId === executionId && delivery.inboxId === inboxId) delivery.consumed = true;
     },
   };
-  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects: options.effects, logics: options.logics }));
+  // An append is fenced in its statement, but an effect has no statement: a worker paused between an append
+  // and the step it schedules (a GC pause, SIGSTOP, a VM swapped out) would start that step after another
+  // worker took the execution over. So each effect (each attempt) checks the lease on this worker's own
+  // monotonic clock first; when the lease may have run out, the step does not start, the execution's fence
+  // is set to one no lease has (so its outcome, and anything else of it, is never journaled here), and the
+  // worker gives the execution up to whoever claims it next.
+  const leaseHeld = (executionId: string): boolean => {
+    const entry = held.get(executionId);
+    return entry !== undefined && !entry.lost && performance.now() < entry.heldUntil;
+  };
+  const giveUp = (executionId: string): void => {
+    fences.set(executionId, { owner: id, epoch: "0" });
+    const entry = held.get(executionId);
+    // Kept in `held` (not claimed again here) until its run has ended; no longer heartbeated.
+    if (entry) entry.lost = true;
+  };
+  const effects = Object.fromEntries(
+    Object.entries(checked.effects).map(([effectId, effect]): [string, Effect] => [
+      effectId,
+      {
+        ...effect,
+        run: (input: unknown, ctx) => {
+          if (leaseHeld(ctx.executionId)) return effect.run(input, ctx);
+          giveUp(ctx.executionId);
+          return Promise.reject(new LeaseLostError(ctx.executionId, id, ctx.stepId));
+        },
+      },
+    ]),
+  );
+  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects, logics: checked.logics }));
   const runs = new Set<Promise<void>>();
   let stopping = false;
   let ticking: Promise<void> | undefined;
   let again = false;
 
-  const deliver = (entry: Held): Promise<void> =>
-    (entry.delivering ??= (async () => {
-      try {
-        while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
-          const messages = await table.inbox(entry.executionId);
-          if (messages.length === 0) return;
-          for (const message of messages) {
-            if (stopping || entry.lost) return;
-            entry.inboxId = message.id;
-            const info = await stores.events.getExecution(entry.executionId);
-            if (info?.status !== "running") {
-              await table.dropInbox(message.id);
-              continue;
-            }
-            // The append that journals the event deletes the message in the same statement (exactly once).
-            const refused = await entry.actor.sendAsync(JSON.parse(message.event) as { type: string }).then(
-              () => false,
-              (error: unknown) => (error instanceof ConfigError ? true : undefined),
-            );
-            // Failed to journal (lease lost, database away): the message stays for the lease holder.
-            if (refused === undefined) return;
-            if (entry.inboxId === message.id) {
-              // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
-              entry.inboxId = undefined;
-              await table.dropInbox(message.id).catch(() => undefined);
-            }
+  // Journals the execution's inbox messages, oldest first, until none is left. One pass per execution at a
+  // time; a call while one runs asks it to look once more (a message may have come after its last look).
+  const drainInbox = async (entry: Held): Promise<void> => {
+    try {
+      while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
+        entry.lookAgain = false;
+        const messages = await table.inbox(entry.executionId);
+        if (messages.length === 0 && !entry.lookAgain) return;
+        for (const message of messages) {
+          if (stopping || entry.lost) return;
+          const info = await stores.events.getExecution(entry.executionId);
+          if (info?.status !== "running") {
+            await table.dropInbox(message.id);
+            continue;
           }
+          // The append that journals the event deletes the message in the same statement (exactly once).
+          const delivery: Delivery = { executionId: entry.executionId, inboxId: message.id, consumed: false };
+          const actor = entry.actor;
+          const refused = await delivering.run(delivery, () => actor.sendAsync(JSON.parse(message.event) as { type: string })).then(
+            () => false,
+            (error: unknown) => (error instanceof ConfigError ? true : undefined),
+          );
+          // Failed to journal (lease lost, database away): the message stays for the lease holder.
+          if (refused === undefined) return;
+          // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
+          if (!delivery.consumed) await table.dropInbox(message.id).catch(() => undefined);
         }
-      } catch {
-        // The database is away: the next tick delivers again.
-      } finally {
-        entry.delivering = undefined;
       }
-    })());
+    } catch {
+      // The database is away: the next tick delivers again.
+    }
+  };
+
+  const deliver = (entry: Held): Promise<void> => {
+    if (entry.delivering) {
+      entry.lookAgain = true;
+      return entry.delivering;
+    }
+    // `delivering` is cleared in a callback, which always runs after this assignment: a pass that ends
+    // without waiting (no actor yet: its resume is still running) leaves nothing behind that would turn
+    // every later call into a no-op while the lease is still renewed.
+    const pass = drainInbox(entry).finally(() => {
+      if (entry.delivering === pass) entry.delivering = undefined;
+    });
+    entry.delivering = pass;
+    return pass;
+  };
 
   const runOne = async (entry: Held): Promise<void> => {
     let release = false;
@@ -158,7 +220,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       entry.actor = await app.resume(entry.executionId);
       void deliver(entry);
       await app.result(entry.executionId).catch((error: unknown) => {
-        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) options.onLeaseLost?.(entry.executionId);
+        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) onLeaseLost?.(entry.executionId);
       });
       const info = await stores.events.getExecution(entry.executionId);
       release = info?.status !== "running";
@@ -175,9 +237,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (stopping) return;
     const free = concurrency - held.size;
     if (free > 0) {
+      const sentAt = performance.now();
       const claimed = await table.claim(free, [...held.keys()]);
       for (const lease of claimed) {
-        const entry: Held = { ...lease };
+        const entry: Held = { ...lease, heldUntil: sentAt + leaseMs };
         held.set(lease.executionId, entry);
         fences.set(lease.executionId, { owner: id, epoch: lease.epoch });
         const run = runOne(entry);
@@ -209,12 +272,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   }
 
   const heartbeat = async () => {
-    const lost = await table.heartbeat([...held.values()]).catch(() => []);
-    // Taken over while this worker was away: its appends are refused by the fence; stop counting them here.
-    for (const executionId of lost) {
-      const entry = held.get(executionId);
-      if (entry) entry.lost = true;
-      held.delete(executionId);
+    const leases = [...held.values()].filter((entry) => !entry.lost);
+    const sentAt = performance.now();
+    // The database away: nothing renewed; each lease runs out on this worker's clock as it does in the database.
+    const lost = await table.heartbeat(leases).catch(() => undefined);
+    if (!lost) return;
+    const gone = new Set(lost);
+    for (const entry of leases) {
+      if (!gone.has(entry.executionId)) entry.heldUntil = Math.max(entry.heldUntil, sentAt + leaseMs);
+      else {
+        // Taken over while this worker was away: its appends are refused by the fence; stop counting them here.
+        entry.lost = true;
+        if (held.get(entry.executionId) === entry) held.delete(entry.executionId);
+      }
     }
   };
 
@@ -247,9 +317,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       for (const signal of signals) process.off(signal, onSignal);
     })());
 
-  const signals = options.signals ?? ["SIGTERM"];
   const onSignal = () => void stop().finally(() => process.exit(0));
   for (const signal of signals) process.once(signal, onSignal);
 
-  return { id, app, holding: () => [...held.keys()], stop };
+  return { id, app, holding: () => [...held.values()].filter((entry) => !entry.lost).map((entry) => entry.executionId), stop };
 }

@@ -119,8 +119,8 @@ describe("postgresStores", () => {
   });
 
   it("refuses an unsafe schema name and a call without url or pool", async () => {
-    await expect(postgresStores({ url: server.url, schema: 'x"; DROP TABLE y; --' })).rejects.toBeInstanceOf(RangeError);
-    await expect(postgresStores({})).rejects.toBeInstanceOf(TypeError);
+    await expect(postgresStores({ url: server.url, schema: 'x"; DROP TABLE y; --' })).rejects.toMatchObject({ name: "ConfigError", path: "postgresStores.schema" });
+    await expect(postgresStores({})).rejects.toMatchObject({ name: "ConfigError", path: "postgresStores" });
   });
 
   it("stores records byte for byte, NUL characters and key order included", async () => {

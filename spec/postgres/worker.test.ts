@@ -1,14 +1,16 @@
 // The fleet in one process on a real server: app.submit, workers that claim (exactly one runs each
 // execution), leases that fence appends, the inbox, durable timers, drain and takeover.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
+import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker, type WorkerOptions } from "../../adapters/postgres/index.js";
 import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { countedDemoEffects, until } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
-import { fleetAgent, fleetEffects, referenceAnswer, type LiveCall } from "./fleet.js";
+import { approvalMachine, fleetAgent, fleetEffects, holdApprovals, lockWaits, referenceAnswer, tickingMachine, type LiveCall } from "./fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 import { started, step } from "../conformance/suite.js";
 
@@ -21,7 +23,7 @@ afterAll(async () => {
 });
 
 /** A schema of its own, stores for the submitter and for each worker (each a process of its own would). */
-async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number } = {}) {
+async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number; app?: WorkerOptions["app"] } = {}) {
   const schema = freshSchema("fleet");
   const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
   const submitterStores = await open();
@@ -33,13 +35,14 @@ async function fleet(workers: number, options: { leaseMs?: number; concurrency?:
     workerStores.push(stores);
     const worker = await createWorker({
       stores,
-      logics: [fleetAgent, demoMachine],
+      logics: [fleetAgent, demoMachine, approvalMachine, tickingMachine],
       effects: { ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
       concurrency: options.concurrency ?? 4,
       leaseMs: options.leaseMs ?? 2_000,
       pollMs: 100,
       drainMs: options.drainMs ?? 5_000,
       signals: [],
+      ...(options.app ? { app: options.app } : {}),
     });
     running.push(worker);
     return worker;
@@ -111,6 +114,81 @@ describe("the fleet on PostgreSQL", () => {
       expect(received).toHaveLength(1);
       expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
     } finally {
+      await f.close();
+    }
+  });
+
+  it("delivers inbox messages that were waiting before the worker claimed their executions", async () => {
+    // No worker yet: each execution is submitted and its approval put in its inbox, so the claim and the
+    // first look at the inbox come before the resume has finished, on every one of them.
+    const f = await fleet(0);
+    try {
+      const ids = Array.from({ length: 12 }, (_, i) => `early-${i}`);
+      for (const id of ids) {
+        await f.app.submit(approvalMachine, { executionId: id });
+        await f.stores.send(id, { type: "APPROVE" });
+      }
+      await f.startWorker(0);
+      const parked = async () => (await f.stores.db.query<{ id: string }>(`SELECT execution_id AS id FROM "${f.schema}".executions WHERE status = 'running' ORDER BY 1`)).rows.map((r) => r.id);
+      await until(async () => (await parked()).length === 0, 30_000).catch(async () => {
+        throw new Error(`still waiting for their approval 30 s after the claim: ${(await parked()).join(", ")}`);
+      });
+      for (const id of ids) expect(await f.app.result(id)).toEqual({ approved: true });
+      expect((await f.stores.db.query(`SELECT count(*)::int AS n FROM "${f.schema}".inbox`)).rows[0]).toEqual({ n: 0 });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it.each([
+    ["a durable timer firing", "timer"],
+    ["an event sent in the worker's own app", "send"],
+  ] as const)("deletes an inbox message only in the append that journals its event: %s meanwhile leaves it, and a crash before the event's append loses nothing", async (_, interloper) => {
+    // The worker's clock is the test's: the timer fires when the test says, at the moment it chooses.
+    const clock = simulatedClock(Date.now());
+    const f = await fleet(1, { app: { clock } });
+    const barrier = new pg.Client({ connectionString: server.url });
+    const gate = new pg.Client({ connectionString: server.url });
+    await barrier.connect();
+    await gate.connect();
+    const s = `"${f.schema}"`;
+    const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
+    try {
+      await f.app.submit(tickingMachine, { executionId: "tk" });
+      await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
+      // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
+      const openB = await holdApprovals(barrier, gate, f.schema);
+      // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
+      await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
+      await f.stores.send("tk", { type: "APPROVE" });
+      await until(async () => (await waiting("look")).length > 0, 20_000);
+      // While the worker holds the message, another event of the same execution comes first; its append
+      // queues behind the lock too.
+      let local = Promise.resolve();
+      if (interloper === "timer") clock.advance(Date.now() - clock.now() + 1_000); // past the timer's due time: submitted at most now
+      else local = (await f.workers[0]!.app.resume("tk")).sendAsync({ type: "NOTE" });
+      await until(async () => (await waiting("append")).length > 0, 20_000);
+      await barrier.query("COMMIT");
+      // The other event's macrostep commits; the inbox event's append waits at barrier B, not yet journaled.
+      await until(async () => (await waiting("barrier")).length > 0, 20_000);
+      const journaled = async () => (await f.app.log("tk")).filter((r) => r.type === EVENT_RECEIVED).map((r) => (r.event as { type: string }).type);
+      await local;
+      const first = interloper === "timer" ? "xstate.after.1000.ticking.waiting" : "NOTE";
+      expect(await journaled()).toEqual([first]);
+      const inbox = async () => Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
+      expect(await inbox(), "the APPROVE message is still in the inbox while its event is not journaled").toBe(1);
+      // The APPROVE append never commits: its statement is cut off with its connection, as when the worker
+      // dies there (campaign 17d SIGKILLs a worker process at this point).
+      for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
+      await openB();
+      expect(await inbox()).toBe(1);
+      // Once its lease expires the execution is claimed again and the message, still there, is journaled.
+      expect(await f.app.result("tk")).toEqual({ ticks: interloper === "timer" ? 1 : 0, notes: interloper === "send" ? 1 : 0, approved: true });
+      expect(await journaled()).toEqual([first, "APPROVE"]);
+      expect(await inbox()).toBe(0);
+    } finally {
+      await gate.end();
+      await barrier.end();
       await f.close();
     }
   });

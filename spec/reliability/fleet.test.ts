@@ -5,13 +5,21 @@
 //     at most twice and exactly once after dedupe by idempotency key.
 // (b) a worker frozen (SIGSTOP) past its lease, then continued: 0 of its appends accepted, and the fleet
 //     finishes its executions.
+// (c) a worker that stops itself right after an append, continued once another worker took the execution
+//     over and finished it: it starts none of the steps that append scheduled.
+// (d) a worker SIGKILLed between a durable timer's append and the append of an inbox event it was
+//     delivering (barriers in the database put it there): the event is still in the inbox, and the worker
+//     that claims the execution next journals it once.
+import { readFile } from "node:fs/promises";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, type App } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
-import { STEP_COMPLETED } from "../../stores/schema.js";
+import { EVENT_RECEIVED, STEP_COMPLETED } from "../../stores/schema.js";
+import { until } from "../support/harness.js";
 import { prng } from "../support/workload.js";
-import { AGENT_TURNS, fleetAgent, referenceAnswer } from "../postgres/fleet.js";
+import { AGENT_TURNS, fleetAgent, holdApprovals, lockWaits, referenceAnswer, tickingMachine } from "../postgres/fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "../postgres/server.js";
 import { cases, LiveChild, removeTempDirs, spawnChild, timeout } from "./support.js";
 
@@ -37,7 +45,7 @@ interface Fleet {
   stores: PostgresStores;
   app: App;
   children: Map<string, LiveChild>;
-  spawn(name: string, options?: { delayMs?: number; concurrency?: number }): Promise<LiveChild>;
+  spawn(name: string, options?: { delayMs?: number; concurrency?: number; freezeAfterModelOf?: string; simulated?: boolean }): Promise<LiveChild>;
   close(): Promise<void>;
 }
 
@@ -53,7 +61,7 @@ async function openFleet(): Promise<Fleet> {
     app,
     children,
     async spawn(name, options = {}) {
-      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2 };
+      const config = { url: server.url, schema, name, leaseMs: LEASE_MS, delayMs: options.delayMs ?? 250, concurrency: options.concurrency ?? 2, freezeAfterModelOf: options.freezeAfterModelOf, simulated: options.simulated };
       const child = new LiveChild(await spawnChild("fleetWorker.ts", [JSON.stringify(config)]));
       children.set(name, child);
       await child.waitFor((out) => out.includes(`ready ${name}`), 30_000);
@@ -170,6 +178,75 @@ describe("campaign 17: the fleet on PostgreSQL", () => {
       expect(lost.length).toBeGreaterThan(0);
       await checkJournals(f, ids);
     } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
+
+  it("a worker frozen right after an append and continued after a takeover starts no step that append scheduled", async () => {
+    const f = await openFleet();
+    try {
+      const frozen = await f.spawn("frozen", { delayMs: 50, concurrency: 1, freezeAfterModelOf: "c17p" });
+      await f.app.submit(fleetAgent, { executionId: "c17p", input: { prompt: "c17p" } });
+      // It stops itself between the append of its first model reply and the tool step that reply asks for.
+      await frozen.waitFor((out) => out.includes("frozen c17p"), 30_000);
+      await until(async () => (await readFile(`/proc/${frozen.child.pid}/stat`, "utf8")).split(") ")[1]!.startsWith("T"), 10_000);
+      // Its lease runs out; the rescuer claims the execution and finishes it.
+      await f.spawn("rescuer", { delayMs: 50 });
+      expect(await results(f.app, ["c17p"])).toEqual([referenceAnswer("c17p")]);
+      frozen.child.kill("SIGCONT");
+      await frozen.waitFor((out) => out.includes("lost c17p"), 30_000);
+      const { rows } = await f.stores.db.query<{ worker: string; step: string }>(`SELECT worker, step_id AS step FROM "${f.schema}".side_effects ORDER BY id`);
+      console.log(`campaign 17c: after SIGCONT the frozen worker started ${rows.filter((r) => r.worker === "frozen").length} steps; tool side effects: ${JSON.stringify(rows)}`);
+      expect(rows.filter((r) => r.worker === "frozen"), "a step the frozen worker started after it lost its lease").toEqual([]);
+      expect(new Set(rows.map((r) => r.step)).size).toBe(AGENT_TURNS - 1);
+      await checkJournals(f, ["c17p"]);
+    } finally {
+      await f.close();
+    }
+  }, timeout(60_000, 120_000));
+
+  it("a worker SIGKILLed after a timer's append and before the inbox event's: the event is still in the inbox and the next worker journals it", async () => {
+    const f = await openFleet();
+    const barrier = new pg.Client({ connectionString: server.url });
+    const gate = new pg.Client({ connectionString: server.url });
+    await barrier.connect();
+    await gate.connect();
+    const s = `"${f.schema}"`;
+    const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
+    const inbox = async () => Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
+    const journaled = async () => (await f.stores.events.read("c17i")).filter((r) => r.type === EVENT_RECEIVED).map((r) => (r.event as { type: string }).type);
+    const TIMER = "xstate.after.1000.ticking.waiting";
+    try {
+      const victim = await f.spawn("victim", { simulated: true, concurrency: 1 });
+      await f.app.submit(tickingMachine, { executionId: "c17i" });
+      await until(async () => (await barrier.query(`SELECT 1 FROM ${s}.fleet WHERE owner = 'victim'`)).rowCount === 1, 30_000);
+      const openB = await holdApprovals(barrier, gate, f.schema);
+      // Barrier A holds the worker's look at the execution once it has read the APPROVE from the inbox.
+      await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
+      await f.stores.send("c17i", { type: "APPROVE" });
+      await until(async () => (await waiting("look")).length > 0, 30_000);
+      // Meanwhile the durable timer fires; its append queues behind barrier A and commits once it opens.
+      victim.child.kill("SIGUSR2");
+      await until(async () => (await waiting("append")).length > 0, 30_000);
+      await barrier.query("COMMIT");
+      // The inbox event's append waits at barrier B: between the two writes, the worker is killed.
+      await until(async () => (await waiting("barrier")).length > 0, 30_000);
+      expect(await journaled()).toEqual([TIMER]);
+      victim.child.kill("SIGKILL");
+      await victim.exited;
+      // The server sees the dead client only when it writes to it: its statement is ended here, uncommitted.
+      for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
+      await openB();
+      const afterKill = { inbox: await inbox(), journaled: await journaled() };
+      console.log(`campaign 17d: after the kill between the timer's append and the event's: ${afterKill.inbox} inbox message(s), journaled ${JSON.stringify(afterKill.journaled)}`);
+      expect(afterKill, "the APPROVE that stores.send acknowledged is lost").toEqual({ inbox: 1, journaled: [TIMER] });
+      await f.spawn("heir", { simulated: true });
+      expect(await f.app.result("c17i")).toEqual({ ticks: 1, notes: 0, approved: true });
+      expect(await journaled()).toEqual([TIMER, "APPROVE"]);
+      expect(await inbox()).toBe(0);
+    } finally {
+      await gate.end();
+      await barrier.end();
       await f.close();
     }
   }, timeout(60_000, 120_000));
