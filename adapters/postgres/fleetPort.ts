@@ -69,11 +69,13 @@ export class PostgresFleet implements FleetPort {
   async send(executionId: string, event: { type: string }): Promise<void> {
     checkStoredId(executionId, "execution id");
     const plain = plainExternalEvent(event, executionId);
-    // The insert happens only when the execution has a log: an id that has none is refused, never queued.
+    // The insert happens only when the execution has a log (live records, or archive segments): an id that has
+    // none is refused, never queued. The catalogue row is not read: a send never waits on a catalogue lock.
     const { rowCount } = await this.db.query(
       `WITH put AS (
          INSERT INTO ${this.db.s}.inbox (execution_id, event)
-         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${this.db.s}.executions WHERE execution_id = $1)
+         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${this.db.s}.records WHERE execution_id = $1)
+                          OR EXISTS (SELECT 1 FROM ${this.db.s}.archives WHERE execution_id = $1)
          RETURNING id)
        SELECT pg_notify($3, $4) FROM put`,
       [executionId, JSON.stringify(plain), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
