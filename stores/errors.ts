@@ -12,6 +12,11 @@ const LOOMWORK_ERROR: unique symbol = Symbol.for("loomwork.error");
  * `instanceof TypeError` keeps working (`LoomworkTypeError`: `ConfigError`, `AiSdkReplyError`).
  */
 export class LoomworkError extends Error {
+  /**
+   * The class's name, declared as a string so it survives a minifier (which renames classes): every error
+   * class declares its own the same way, and an error's `name` is its class's (spec/errors.test.ts checks both).
+   */
+  static override readonly name: string = "LoomworkError";
   /** Stable and safe to branch on: one of `ERROR_CODES` for loomwork's own errors. */
   declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
@@ -31,6 +36,7 @@ export class LoomworkError extends Error {
  * and `instanceof LoomworkError` both hold, and `code` is stable like every loomwork error's.
  */
 export class LoomworkTypeError extends TypeError {
+  static override readonly name: string = "LoomworkTypeError";
   declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -38,7 +44,8 @@ export class LoomworkTypeError extends TypeError {
   }
 }
 
-// The constructor body both bases share: the code, then the class's name (own, enumerable, in that order).
+// The constructor body both bases share: the code, then the class's declared name (`static name`, see
+// LoomworkError.name; own, enumerable, in that order).
 function nameAndCode(error: Error & { code: string }, name: string, code: string): void {
   error.code = code;
   error.name = name;
@@ -50,6 +57,7 @@ for (const base of [LoomworkError, LoomworkTypeError]) {
 
 /** A second writer appended at a stale seq. The log is unchanged; reload the head and retry, or stop. */
 export class ConcurrencyError extends LoomworkError {
+  static override readonly name: string = "ConcurrencyError";
   readonly executionId: string;
   readonly expected: number;
   readonly actual: number;
@@ -111,6 +119,7 @@ function survivorsText(s: JournalSurvivors | undefined): string {
  * a log behind its snapshot. Never silently dropped or truncated: every open reports it again.
  */
 export class JournalCorruptionError extends LoomworkError {
+  static override readonly name: string = "JournalCorruptionError";
   readonly file: string;
   readonly offset: number;
   readonly kind: JournalDamageKind;
@@ -134,6 +143,7 @@ export class JournalCorruptionError extends LoomworkError {
 
 /** The storage quota was exhausted; nothing of the failed write was kept. */
 export class StorageQuotaError extends LoomworkError {
+  static override readonly name: string = "StorageQuotaError";
   constructor(what: string, options?: { cause?: unknown }) {
     super(STORE_ERROR_CODES.storageQuota, `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`, options);
   }
@@ -141,6 +151,7 @@ export class StorageQuotaError extends LoomworkError {
 
 /** Another process or tab holds the writer lock. */
 export class WriterLockedError extends LoomworkError {
+  static override readonly name: string = "WriterLockedError";
   readonly resource: string;
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
@@ -154,6 +165,7 @@ export class WriterLockedError extends LoomworkError {
 
 /** A write to stores opened read-only (`fsStores({ dir, readOnly: true })`): they read, and never write. */
 export class ReadOnlyStoreError extends LoomworkError {
+  static override readonly name: string = "ReadOnlyStoreError";
   readonly resource: string;
   constructor(resource: string) {
     super(STORE_ERROR_CODES.readOnly, `${resource} was opened read-only: it reads the journal and writes nothing. Open it without readOnly (as its only writer) to write.`);
@@ -163,6 +175,7 @@ export class ReadOnlyStoreError extends LoomworkError {
 
 /** A write failed in a way that leaves the writer unusable (e.g. fsync EIO). Reopen the stores to recover. */
 export class WriterFailedError extends LoomworkError {
+  static override readonly name: string = "WriterFailedError";
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
       STORE_ERROR_CODES.writerFailed,
@@ -174,6 +187,7 @@ export class WriterFailedError extends LoomworkError {
 
 /** The subject's key was destroyed (erased); no new data can be sealed or read for it. */
 export class SubjectErasedError extends LoomworkError {
+  static override readonly name: string = "SubjectErasedError";
   readonly subject: string;
   constructor(subject: string) {
     super(STORE_ERROR_CODES.subjectErased, `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`);
@@ -195,6 +209,7 @@ export interface KeyMissingDetails {
  * loss behind a key that opens nothing); starts and reads for the subject are refused until it is restored.
  */
 export class KeyMissingError extends LoomworkError {
+  static override readonly name: string = "KeyMissingError";
   readonly subject: string;
   /** Where the key should be (the fs key file; the IndexedDB database and row), when the store knows. */
   readonly location: string | undefined;

@@ -12,6 +12,7 @@ export type IndexedDbConnectionReason = "closed" | "deleted" | "vanished" | "new
 
 /** The connection to the database is gone and will not come back by itself. */
 export class IndexedDbConnectionError extends LoomworkError {
+  static override readonly name: string = "IndexedDbConnectionError";
   readonly database: string;
   readonly reason: IndexedDbConnectionReason;
   constructor(database: string, reason: IndexedDbConnectionReason, options?: { cause?: unknown }) {
