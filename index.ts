@@ -77,6 +77,7 @@ export {
   ReadOnlyStoreError,
   SubjectErasedError,
   KeyMissingError,
+  InsecureContextError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
 export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";

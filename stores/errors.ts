@@ -229,3 +229,30 @@ export class KeyMissingError extends LoomworkError {
     this.executionId = details.executionId;
   }
 }
+
+/**
+ * WebCrypto (`crypto.subtle`) is missing, which loomwork hashes and seals with: browsers offer it only in a
+ * secure context (https, or http on localhost / 127.0.0.1), so a page served over plain http from a LAN name
+ * or an IP address has none. Refused when the stores open and at `createApp`, before any run.
+ */
+export class InsecureContextError extends LoomworkError {
+  static override readonly name: string = "InsecureContextError";
+  /** The call that refused: `"indexedDbStores"`, `"createApp"`, or the operation that needed WebCrypto. */
+  readonly where: string;
+  /** The page's origin, when there is a page (`location.origin`). */
+  readonly origin: string | undefined;
+  constructor(where: string, context: { secure: boolean | undefined; origin: string | undefined }) {
+    const at = context.origin ? ` (this page: ${context.origin})` : "";
+    super(
+      STORE_ERROR_CODES.insecureContext,
+      context.secure === false
+        ? `${where}: loomwork needs a secure context (https or localhost) for WebCrypto (crypto.subtle), and this page is not one${at}. ` +
+            `Browsers offer WebCrypto only to secure contexts: serve the page over https, or open it on localhost / 127.0.0.1; ` +
+            `for a development machine on the LAN, list its origin in chrome://flags/#unsafely-treat-insecure-origin-as-secure.`
+        : `${where}: WebCrypto (globalThis.crypto.subtle) is missing${at}; loomwork hashes and seals with it. ` +
+            `Run on Node 20 or later, or in a browser with WebCrypto, in a secure context (https or localhost).`,
+    );
+    this.where = where;
+    this.origin = context.origin;
+  }
+}
