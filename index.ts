@@ -83,6 +83,7 @@ export {
   SubjectErasedError,
   KeyMissingError,
   MalformedIdError,
+  InsecureContextError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
 export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";

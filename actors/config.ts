@@ -4,7 +4,7 @@ import type { KeyStore, Stores } from "../stores/types.js";
 import type { Warning } from "./bus.js";
 import { validateCapabilities, type CapabilitiesOptions } from "./effects/capabilities.js";
 import type { Clock } from "./clock.js";
-import { utf8Length } from "../stores/bytes.js";
+import { subtleCrypto, utf8Length } from "../stores/bytes.js";
 import { RUNTIME_ID_PREFIX } from "./constants.js";
 import { ConfigError } from "./errors.js";
 import type { Effect, EffectMiddleware } from "./effects/effect.js";
@@ -115,6 +115,8 @@ function isMachineLike(l: unknown): boolean {
 
 /** Refuses unknown keys and flat spellings of grouped options, naming the grouped path. */
 export function validateConfig(config: LoomConfig): void {
+  // No WebCrypto (a page that is not a secure context) fails here at boot, not in the first run's hashing.
+  subtleCrypto("createApp");
   if (typeof config !== "object" || config === null) throw new ConfigError("(root)", "defineConfig takes an object.");
   for (const key of Object.keys(config)) {
     if (TOP_LEVEL.includes(key)) continue;

@@ -5,6 +5,7 @@ import { RUNTIME_ERROR_CODES } from "./constants.js";
 
 /** Replay met a step id, transition or timer that the log does not have at that position. */
 export class NonDeterminismError extends LoomworkError {
+  static override readonly name: string = "NonDeterminismError";
   readonly executionId: string;
   readonly seq: number;
   readonly expected: unknown;
@@ -29,6 +30,7 @@ export class NonDeterminismError extends LoomworkError {
  * `LoomworkError`): code that catches `TypeError` from `createApp` keeps working.
  */
 export class ConfigError extends LoomworkTypeError {
+  static override readonly name: string = "ConfigError";
   /** The option at fault, e.g. `execution.snapshotEvery`. */
   readonly path: string;
   /** `code`: a refusal of a bad argument that has a code of its own (the event refusals below); LOOM_CONFIG otherwise. */
@@ -106,6 +108,7 @@ export class ApprovalNotWaitingError extends ConfigError {
 
 /** The machine names an effect the app's `effects` does not register. */
 export class UnknownEffectError extends LoomworkError {
+  static override readonly name: string = "UnknownEffectError";
   readonly effectId: string;
   readonly logicId: string;
   constructor(logicId: string, effectId: string, known: string[]) {
@@ -124,6 +127,7 @@ export class UnknownEffectError extends LoomworkError {
  * replayed (never a late NonDeterminismError). Hold the version in `defineConfig({ logics })` beside the newer one.
  */
 export class UnknownLogicVersionError extends LoomworkError {
+  static override readonly name: string = "UnknownLogicVersionError";
   constructor(
     readonly executionId: string,
     readonly logicId: string,
@@ -143,6 +147,7 @@ export class UnknownLogicVersionError extends LoomworkError {
 
 /** `app.migrate` cannot move the execution: the reason says why and what to do. */
 export class MigrationRefusedError extends LoomworkError {
+  static override readonly name: string = "MigrationRefusedError";
   constructor(
     readonly executionId: string,
     readonly reason: string,
@@ -153,6 +158,7 @@ export class MigrationRefusedError extends LoomworkError {
 
 /** `start` with an execution id that already has a log, or that this app starts or resumes at the moment. */
 export class DuplicateExecutionError extends LoomworkError {
+  static override readonly name: string = "DuplicateExecutionError";
   readonly executionId: string;
   constructor(executionId: string) {
     super(
@@ -185,6 +191,7 @@ export class SubmitConflictError extends LoomworkError {
 
 /** An execution id that has no log in the app's stores. */
 export class UnknownExecutionError extends LoomworkError {
+  static override readonly name: string = "UnknownExecutionError";
   readonly executionId: string;
   constructor(executionId: string) {
     super(RUNTIME_ERROR_CODES.unknownExecution, `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`);
@@ -194,6 +201,7 @@ export class UnknownExecutionError extends LoomworkError {
 
 /** The execution ended in error; `result()` rejects with this, carrying the journaled error. */
 export class ExecutionFailedError extends LoomworkError {
+  static override readonly name: string = "ExecutionFailedError";
   readonly executionId: string;
   readonly error: SerializedError;
   constructor(executionId: string, error: SerializedError) {
@@ -205,6 +213,7 @@ export class ExecutionFailedError extends LoomworkError {
 
 /** The execution was stopped (`app.stop` or the kill switch); `result()` rejects with this. */
 export class ExecutionStoppedError extends LoomworkError {
+  static override readonly name: string = "ExecutionStoppedError";
   readonly executionId: string;
   constructor(executionId: string, reason: string) {
     super(RUNTIME_ERROR_CODES.executionStopped, `Execution "${executionId}" was stopped: ${reason}.`);
@@ -214,6 +223,7 @@ export class ExecutionStoppedError extends LoomworkError {
 
 /** An effect returned something that is not JSON (BigInt, a cycle, a function); nothing was journaled for it. */
 export class NonJsonOutputError extends LoomworkError {
+  static override readonly name: string = "NonJsonOutputError";
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
     super(RUNTIME_ERROR_CODES.nonJsonOutput, `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`);
@@ -223,6 +233,7 @@ export class NonJsonOutputError extends LoomworkError {
 
 /** The app was closed; no more work is accepted. */
 export class AppClosedError extends LoomworkError {
+  static override readonly name: string = "AppClosedError";
   constructor(what: string) {
     super(RUNTIME_ERROR_CODES.appClosed, `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`);
   }
@@ -233,6 +244,7 @@ export class AppClosedError extends LoomworkError {
  * the model step fails with this (journaled as STEP_FAILED), naming the step and the field at fault.
  */
 export class ModelReplyError extends LoomworkError {
+  static override readonly name: string = "ModelReplyError";
   readonly stepId: string;
   /** The field at fault: `reply` (the whole reply), `text`, `toolCalls`, `toolCalls[1].toolName`, ... */
   readonly field: string;
@@ -290,6 +302,7 @@ export function checked<T>(check: () => unknown, run: () => Promise<T>): Promise
 
 /** `app.deleteHistory` of an execution this app is running: stop it first. */
 export class HistoryInUseError extends LoomworkError {
+  static override readonly name: string = "HistoryInUseError";
   readonly executionId: string;
   constructor(executionId: string) {
     super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);

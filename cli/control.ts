@@ -13,6 +13,7 @@ type Request = ControlRequest extends infer R ? (R extends { id: number } ? Omit
 
 /** An error the owning app answered with, by its name, code and message. */
 export class RemoteError extends LoomworkError {
+  static override readonly name: string = "RemoteError";
   constructor(readonly remote: { name: string; message: string; code?: string }) {
     super(remote.code ?? "LOOM_CONTROL", remote.message);
   }

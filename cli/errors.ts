@@ -38,6 +38,7 @@ export const CLI_ERROR_CODES = {
 
 /** A refusal the CLI explains itself: printed as `loomwork <command>: <message>`, then exits with `exitCode`. */
 export class CliError extends LoomworkError {
+  static override readonly name: string = "CliError";
   constructor(
     message: string,
     readonly exitCode: ExitCode,
@@ -51,6 +52,7 @@ export class CliError extends LoomworkError {
 
 /** A bad command line (unknown command or option, missing or malformed argument): exit code 2. */
 export class UsageError extends CliError {
+  static override readonly name: string = "UsageError";
   constructor(message: string, hint?: string) {
     super(message, EXIT.usage, hint, CLI_ERROR_CODES.usage);
   }
@@ -58,6 +60,7 @@ export class UsageError extends CliError {
 
 /** The journal directory, an execution, a subject or a story does not exist: exit code 3. */
 export class NotFoundError extends CliError {
+  static override readonly name: string = "NotFoundError";
   constructor(message: string, hint?: string) {
     super(message, EXIT.notFound, hint, CLI_ERROR_CODES.notFound);
   }
@@ -65,6 +68,7 @@ export class NotFoundError extends CliError {
 
 /** The execution already ended (done, error or stopped): nothing can be sent to it, stopped or resumed. Exit code 1. */
 export class ExecutionEndedError extends CliError {
+  static override readonly name: string = "ExecutionEndedError";
   constructor(readonly executionId: string, readonly status: string) {
     super(`execution "${executionId}" already ended (${status})`, EXIT.failure, "Only a running execution takes events, decisions, stop and resume; `loomwork log` shows how it ended.", CLI_ERROR_CODES.ended);
   }
@@ -72,6 +76,7 @@ export class ExecutionEndedError extends CliError {
 
 /** An app holds the journal's writer lock and serves no control socket: the CLI cannot reach it, and may not write beside it. Exit code 5. */
 export class AppUnreachableError extends CliError {
+  static override readonly name: string = "AppUnreachableError";
   constructor(dir: string, holder: string) {
     super(
       `the journal ${dir} is held by a running app${holder}, which serves no control socket`,
@@ -84,6 +89,7 @@ export class AppUnreachableError extends CliError {
 
 /** `resume` runs the execution's effects, which only an app has; no app holds the journal. Exit code 1. */
 export class NoAppError extends CliError {
+  static override readonly name: string = "NoAppError";
   constructor(executionId: string) {
     super(
       `no app holds the journal, and resuming "${executionId}" runs its effects (models, tools), which only an app has`,

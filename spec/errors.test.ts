@@ -1,5 +1,10 @@
 // The error taxonomy: every exported error class is a LoomworkError with a code from ERROR_CODES, each code
 // belongs to one class, and the TypeError-compatible ones stay `instanceof TypeError`.
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import * as loomwork from "../index.js";
 import { AiSdkReplyError, ConfigError, ERROR_CODES, LoomworkError, LoomworkTypeError, WARNING_CODES } from "../index.js";
@@ -50,4 +55,80 @@ describe("errors", () => {
     for (const error of [new CliError("x", 1), new UsageError("x"), new NotFoundError("x")]) expect(error).toBeInstanceOf(LoomworkError);
     expect(new UsageError("x")).toMatchObject({ name: "UsageError", code: "LOOM_CLI_USAGE", exitCode: 2 });
   });
+});
+
+// Error names must survive a minifier: a class's own name (`new.target.name`) becomes "Ea" or "gi" in a
+// minified app, so every error class declares its name as a string (`static override readonly name: string = "..."`).
+// A static field is an own, enumerable property of the class; the name a minifier rewrites is the
+// function's built-in one (not enumerable), so a class that does not declare its name is told apart here.
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SOURCE_DIRS = ["actors", "stores", "adapters", "cli", "machines"];
+
+/** Every public entry point (package.json "exports"), as the source module it is built from. */
+function publicEntryPoints(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, string | { import?: string }> };
+  return Object.values(pkg.exports)
+    .map((target) => (typeof target === "string" ? target : target.import))
+    .filter((path): path is string => typeof path === "string" && path.startsWith("./dist/") && path.endsWith(".js"))
+    .map((path) => join(ROOT, path.slice("./dist/".length).replace(/\.js$/, ".ts")));
+}
+
+/** Every source module that declares a class extending another, public or not (the CLI's, the adapters' internals). */
+function modulesDeclaringClasses(): string[] {
+  return SOURCE_DIRS.flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" }).map((path) => join(ROOT, dir, path)))
+    .filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))
+    .filter((path) => /\bclass\s+\w+\s+extends\s/.test(readFileSync(path, "utf8")));
+}
+
+type ErrorClass = (abstract new (...args: never[]) => Error) & { name: string };
+
+function errorClassesOf(module: Record<string, unknown>): [string, ErrorClass][] {
+  return Object.entries(module).filter((entry): entry is [string, ErrorClass] => {
+    const value = entry[1];
+    return typeof value === "function" && (value === Error || (value as { prototype?: unknown }).prototype instanceof Error);
+  });
+}
+
+describe("error names that survive a minifier", () => {
+  it("every error class of every entry point and source module declares its name as a string equal to its export name", async () => {
+    const modules = [...new Set([...publicEntryPoints(), ...modulesDeclaringClasses()])];
+    expect(modules).toEqual(expect.arrayContaining([join(ROOT, "index.ts"), join(ROOT, "cli/errors.ts"), join(ROOT, "adapters/indexeddb/errors.ts")]));
+    const undeclared: string[] = [];
+    const seen = new Set<ErrorClass>();
+    for (const path of modules) {
+      const module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+      for (const [exported, cls] of errorClassesOf(module)) {
+        if (seen.has(cls)) continue;
+        seen.add(cls);
+        const own = Object.getOwnPropertyDescriptor(cls, "name");
+        if (own?.enumerable !== true || own.value !== exported) {
+          undeclared.push(`${exported} (${relative(ROOT, path)}): add \`static override readonly name: string = "${exported}";\``);
+        }
+      }
+    }
+    expect(seen.size).toBeGreaterThan(40);
+    expect(undeclared).toEqual([]);
+  }, 60_000);
+
+  it("a minified bundle of the package entry throws errors whose name is their class's name", async () => {
+    const { build } = await import("esbuild");
+    const dir = await mkdtemp(join(tmpdir(), "loomwork-minified-"));
+    try {
+      const outfile = join(dir, "index.mjs");
+      await build({ entryPoints: [join(ROOT, "index.ts")], bundle: true, minify: true, keepNames: false, format: "esm", platform: "browser", target: "es2022", outfile, logLevel: "silent" });
+      const minified = (await import(pathToFileURL(outfile).href)) as typeof loomwork;
+      // The bundle is minified: a class that relied on its own name would be renamed.
+      expect(readFileSync(outfile, "utf8")).not.toMatch(/class ConcurrencyError\b/);
+      const thrown = await minified.memoryStores().events.append("e1", 3, []).catch((error: unknown) => error);
+      expect(thrown).toBeInstanceOf(minified.ConcurrencyError);
+      expect(thrown).toMatchObject({ name: "ConcurrencyError", code: ERROR_CODES.concurrency });
+      expect(String(thrown)).toMatch(/^ConcurrencyError: Execution "e1"/);
+      expect(new minified.ConfigError("execution.snapshotEvery", "a positive integer.").name).toBe("ConfigError");
+      const classes = errorClassesOf(minified as unknown as Record<string, unknown>);
+      expect(classes.length).toBeGreaterThan(25);
+      expect(classes.filter(([exported, cls]) => cls.name !== exported).map(([exported, cls]) => `${exported} is named ${cls.name}`)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

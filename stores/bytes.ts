@@ -1,5 +1,6 @@
 // Byte helpers shared by stores and adapters: browser-safe (WebCrypto, TextEncoder), no node:*.
 import { SUBJECT_KEY_HKDF_SALT } from "./constants.js";
+import { InsecureContextError } from "./errors.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -36,8 +37,19 @@ export function toHex(bytes: Uint8Array): string {
   return out;
 }
 
+/**
+ * WebCrypto's `crypto.subtle`, or InsecureContextError naming `where` when there is none (a page that is not
+ * a secure context: plain http from a LAN name), instead of a TypeError on `undefined` at first use.
+ */
+export function subtleCrypto(where: string): SubtleCrypto {
+  const scope = globalThis as { crypto?: { subtle?: SubtleCrypto }; isSecureContext?: boolean; location?: { origin?: string } };
+  const subtle = scope.crypto?.subtle;
+  if (subtle) return subtle;
+  throw new InsecureContextError(where, { secure: scope.isSecureContext, origin: scope.location?.origin });
+}
+
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  const digest = await subtleCrypto("hashing (SHA-256)").digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
   return toHex(new Uint8Array(digest));
 }
 
@@ -83,7 +95,8 @@ export async function deriveSubjectSubkey(
   algorithm: HmacKeyGenParams | AesKeyGenParams,
   usages: KeyUsage[],
 ): Promise<CryptoKey> {
-  const base = await crypto.subtle.importKey("raw", bufferSource(raw), "HKDF", false, ["deriveKey"]);
+  const subtle = subtleCrypto("deriving a subject's key");
+  const base = await subtle.importKey("raw", bufferSource(raw), "HKDF", false, ["deriveKey"]);
   const salt = bufferSource(utf8(SUBJECT_KEY_HKDF_SALT));
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: bufferSource(info) }, base, algorithm, false, usages);
+  return subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: bufferSource(info) }, base, algorithm, false, usages);
 }

@@ -49,6 +49,8 @@ export const STORE_ERROR_CODES = {
   malformedId: "LOOM_MALFORMED_ID",
   /** The journal directory's file system cannot hold what the fs content store needs. */
   fsUnsupported: "LOOM_FS_UNSUPPORTED",
+  /** `InsecureContextError`: no WebCrypto (`crypto.subtle`), as on a page served over plain http from a LAN name. */
+  insecureContext: "LOOM_INSECURE_CONTEXT",
 } as const;
 
 /** One of the storage layer's error codes. */

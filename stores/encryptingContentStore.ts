@@ -37,6 +37,7 @@ import {
 
 /** A sealed blob failed authentication: altered, served under another address, or read with another subject. */
 export class ContentAuthenticationError extends LoomworkError {
+  static override readonly name: string = "ContentAuthenticationError";
   readonly address: ContentAddress;
   readonly subject: string;
   constructor(address: ContentAddress, subject: string, reason: string, options?: { cause?: unknown }) {

@@ -12,6 +12,11 @@ const LOOMWORK_ERROR: unique symbol = Symbol.for("loomwork.error");
  * `instanceof TypeError` keeps working (`LoomworkTypeError`: `ConfigError`, `AiSdkReplyError`).
  */
 export class LoomworkError extends Error {
+  /**
+   * The class's name, declared as a string so it survives a minifier (which renames classes): every error
+   * class declares its own the same way, and an error's `name` is its class's (spec/errors.test.ts checks both).
+   */
+  static override readonly name: string = "LoomworkError";
   /** Stable and safe to branch on: one of `ERROR_CODES` for loomwork's own errors. */
   declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
@@ -31,6 +36,7 @@ export class LoomworkError extends Error {
  * and `instanceof LoomworkError` both hold, and `code` is stable like every loomwork error's.
  */
 export class LoomworkTypeError extends TypeError {
+  static override readonly name: string = "LoomworkTypeError";
   declare readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -38,7 +44,8 @@ export class LoomworkTypeError extends TypeError {
   }
 }
 
-// The constructor body both bases share: the code, then the class's name (own, enumerable, in that order).
+// The constructor body both bases share: the code, then the class's declared name (`static name`, see
+// LoomworkError.name; own, enumerable, in that order).
 function nameAndCode(error: Error & { code: string }, name: string, code: string): void {
   error.code = code;
   error.name = name;
@@ -50,6 +57,7 @@ for (const base of [LoomworkError, LoomworkTypeError]) {
 
 /** A second writer appended at a stale seq. The log is unchanged; reload the head and retry, or stop. */
 export class ConcurrencyError extends LoomworkError {
+  static override readonly name: string = "ConcurrencyError";
   readonly executionId: string;
   readonly expected: number;
   readonly actual: number;
@@ -111,6 +119,7 @@ function survivorsText(s: JournalSurvivors | undefined): string {
  * a log behind its snapshot. Never silently dropped or truncated: every open reports it again.
  */
 export class JournalCorruptionError extends LoomworkError {
+  static override readonly name: string = "JournalCorruptionError";
   readonly file: string;
   readonly offset: number;
   readonly kind: JournalDamageKind;
@@ -134,6 +143,7 @@ export class JournalCorruptionError extends LoomworkError {
 
 /** The storage quota was exhausted; nothing of the failed write was kept. */
 export class StorageQuotaError extends LoomworkError {
+  static override readonly name: string = "StorageQuotaError";
   constructor(what: string, options?: { cause?: unknown }) {
     super(STORE_ERROR_CODES.storageQuota, `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`, options);
   }
@@ -141,6 +151,7 @@ export class StorageQuotaError extends LoomworkError {
 
 /** Another process or tab holds the writer lock. */
 export class WriterLockedError extends LoomworkError {
+  static override readonly name: string = "WriterLockedError";
   readonly resource: string;
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
@@ -180,6 +191,7 @@ export class MalformedIdError extends LoomworkTypeError {
 
 /** A write to stores opened read-only (`fsStores({ dir, readOnly: true })`): they read, and never write. */
 export class ReadOnlyStoreError extends LoomworkError {
+  static override readonly name: string = "ReadOnlyStoreError";
   readonly resource: string;
   constructor(resource: string) {
     super(STORE_ERROR_CODES.readOnly, `${resource} was opened read-only: it reads the journal and writes nothing. Open it without readOnly (as its only writer) to write.`);
@@ -189,6 +201,7 @@ export class ReadOnlyStoreError extends LoomworkError {
 
 /** A write failed in a way that leaves the writer unusable (e.g. fsync EIO). Reopen the stores to recover. */
 export class WriterFailedError extends LoomworkError {
+  static override readonly name: string = "WriterFailedError";
   constructor(resource: string, options?: { cause?: unknown }) {
     super(
       STORE_ERROR_CODES.writerFailed,
@@ -200,6 +213,7 @@ export class WriterFailedError extends LoomworkError {
 
 /** The subject's key was destroyed (erased); no new data can be sealed or read for it. */
 export class SubjectErasedError extends LoomworkError {
+  static override readonly name: string = "SubjectErasedError";
   readonly subject: string;
   constructor(subject: string) {
     super(STORE_ERROR_CODES.subjectErased, `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`);
@@ -221,6 +235,7 @@ export interface KeyMissingDetails {
  * loss behind a key that opens nothing); starts and reads for the subject are refused until it is restored.
  */
 export class KeyMissingError extends LoomworkError {
+  static override readonly name: string = "KeyMissingError";
   readonly subject: string;
   /** Where the key should be (the fs key file; the IndexedDB database and row), when the store knows. */
   readonly location: string | undefined;
@@ -238,5 +253,32 @@ export class KeyMissingError extends LoomworkError {
     this.subject = subject;
     this.location = details.location;
     this.executionId = details.executionId;
+  }
+}
+
+/**
+ * WebCrypto (`crypto.subtle`) is missing, which loomwork hashes and seals with: browsers offer it only in a
+ * secure context (https, or http on localhost / 127.0.0.1), so a page served over plain http from a LAN name
+ * or an IP address has none. Refused when the stores open and at `createApp`, before any run.
+ */
+export class InsecureContextError extends LoomworkError {
+  static override readonly name: string = "InsecureContextError";
+  /** The call that refused: `"indexedDbStores"`, `"createApp"`, or the operation that needed WebCrypto. */
+  readonly where: string;
+  /** The page's origin, when there is a page (`location.origin`). */
+  readonly origin: string | undefined;
+  constructor(where: string, context: { secure: boolean | undefined; origin: string | undefined }) {
+    const at = context.origin ? ` (this page: ${context.origin})` : "";
+    super(
+      STORE_ERROR_CODES.insecureContext,
+      context.secure === false
+        ? `${where}: loomwork needs a secure context (https or localhost) for WebCrypto (crypto.subtle), and this page is not one${at}. ` +
+            `Browsers offer WebCrypto only to secure contexts: serve the page over https, or open it on localhost / 127.0.0.1; ` +
+            `for a development machine on the LAN, list its origin in chrome://flags/#unsafely-treat-insecure-origin-as-secure.`
+        : `${where}: WebCrypto (globalThis.crypto.subtle) is missing${at}; loomwork hashes and seals with it. ` +
+            `Run on Node 20 or later, or in a browser with WebCrypto, in a secure context (https or localhost).`,
+    );
+    this.where = where;
+    this.origin = context.origin;
   }
 }

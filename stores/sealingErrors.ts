@@ -6,6 +6,7 @@ import { LoomworkError } from "./errors.js";
 
 /** A sealed record failed authentication: altered, moved from another position or execution, or sealed under another key. */
 export class RecordAuthenticationError extends LoomworkError {
+  static override readonly name: string = "RecordAuthenticationError";
   readonly executionId: string;
   readonly seq: number;
   constructor(executionId: string, seq: number, reason: string, options?: { cause?: unknown }) {

@@ -20,6 +20,7 @@ export const DEFAULT_SUMMARIZER_INSTRUCTION =
 
 /** The summarizer returned an empty or whitespace summary; the step fails instead of journaling it. */
 export class SummarizerEmptyError extends LoomworkError {
+  static override readonly name: string = "SummarizerEmptyError";
   constructor(stepId: string) {
     super(
       RUNTIME_ERROR_CODES.summarizerEmpty,

@@ -6,6 +6,7 @@ import { RUNTIME_ERROR_CODES } from "../constants.js";
 
 /** The step was refused by the kill switch (global, or `app.stop` of its execution); it reached no inner layer. */
 export class EffectStoppedError extends LoomworkError {
+  static override readonly name: string = "EffectStoppedError";
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
     super(RUNTIME_ERROR_CODES.effectStopped, `Step "${stepId}" was stopped before it ran: ${reason}.`);

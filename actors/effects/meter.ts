@@ -18,6 +18,7 @@ export interface QuotaOptions {
 
 /** An execution used up a quota; the model was not called. */
 export class QuotaExceededError extends LoomworkError {
+  static override readonly name: string = "QuotaExceededError";
   readonly executionId: string;
   readonly quota: keyof QuotaOptions;
   readonly limit: number;

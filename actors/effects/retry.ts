@@ -13,6 +13,7 @@ export { clockOf, LOOM_CLOCK, sleep, validateRetryOptions, type RetryOptions } f
 
 /** The effect did not settle within its timeout; its `ctx.signal` was aborted with this error. */
 export class EffectTimeoutError extends LoomworkError {
+  static override readonly name: string = "EffectTimeoutError";
   readonly stepId: string;
   readonly effectId: string;
   readonly timeoutMs: number;

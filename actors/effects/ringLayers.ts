@@ -10,6 +10,7 @@ import type { Meter, QuotaOptions } from "./meter.js";
 
 /** A logic called an effect its grant does not list. */
 export class GrantDeniedError extends LoomworkError {
+  static override readonly name: string = "GrantDeniedError";
   readonly logicId: string;
   readonly effectId: string;
   constructor(logicId: string, effectId: string, granted: readonly string[], grantKey: string) {
@@ -25,6 +26,7 @@ export class GrantDeniedError extends LoomworkError {
 
 /** `capabilities.guardRequest` vetoed a model request (or threw); the model was not called. */
 export class GuardRefusedError extends LoomworkError {
+  static override readonly name: string = "GuardRefusedError";
   readonly stepId: string;
   readonly reason: string;
   constructor(stepId: string, reason: string) {

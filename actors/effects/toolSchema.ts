@@ -21,6 +21,7 @@ export interface ResolvedToolSchema {
 
 /** The input the model gave a tool failed its schema: the model receives the problems as the tool's error result. */
 export class ToolInputError extends LoomworkError {
+  static override readonly name: string = "ToolInputError";
   readonly effectId: string;
   readonly problems: string[];
   constructor(effectId: string, problems: string[]) {

@@ -22,6 +22,7 @@ const REASONS: Record<ContentCopiesRemainReason, string> = {
  * was destroyed; fix what the message names and erase again.
  */
 export class ContentCopiesRemainError extends LoomworkError {
+  static override readonly name: string = "ContentCopiesRemainError";
   readonly subject: string;
   /** How many blobs are at stake (-1 when the event store could not be enumerated to count them). */
   readonly blobs: number;
@@ -40,6 +41,7 @@ export class ContentCopiesRemainError extends LoomworkError {
 
 /** A subject's erasure started and has not finished: its executions may not start or resume meanwhile. */
 export class ErasureInProgressError extends LoomworkError {
+  static override readonly name: string = "ErasureInProgressError";
   readonly subject: string;
   readonly coordinatorId: string;
   constructor(subject: string, coordinatorId: string) {
@@ -55,6 +57,7 @@ export class ErasureInProgressError extends LoomworkError {
 
 /** An execution's records are unreadable because its subject was erased (the key is destroyed): not garbage, erased. */
 export class ExecutionErasedError extends SubjectErasedError {
+  static override readonly name: string = "ExecutionErasedError";
   readonly executionId: string;
   constructor(executionId: string, subject: string) {
     super(subject);

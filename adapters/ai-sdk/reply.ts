@@ -7,6 +7,7 @@ import type { AiSdkPart } from "./types.js";
 
 /** The AI SDK returned a tool call whose input is not JSON. A `TypeError`, as before it had a `code`. */
 export class AiSdkReplyError extends LoomworkTypeError {
+  static override readonly name: string = "AiSdkReplyError";
   constructor(message: string) {
     super(RUNTIME_ERROR_CODES.aiSdkReply, message);
   }

@@ -162,6 +162,7 @@ export interface BridgeClient {
 
 /** A send the owner refused or failed (`LOOM_BRIDGE_SEND`): `ownerError` is the owner's error, by name, message and code. */
 export class BridgeSendError extends LoomworkError {
+  static override readonly name: string = "BridgeSendError";
   readonly ownerError: { name: string; message: string; code?: string };
   constructor(error: { name: string; message: string; code?: string }) {
     super(STORE_ERROR_CODES.bridgeSend, `${error.name}: ${error.message}`);

@@ -28,20 +28,35 @@ export function resolveDeps(name: string, options: Partial<IndexedDbDeps>): Inde
 interface ConnectionEvents {
   onVersionChange(newVersion: number | null): void;
   onTerminated(): void;
+  /**
+   * Called when the open would create the database (it does not exist). Returning false aborts the
+   * creation: the open then rejects with an AbortError and no database is left behind.
+   */
+  mayCreate?(): boolean;
 }
 
 /** Opens (creating or upgrading) the database through idb. */
 export function openLoomDb(deps: IndexedDbDeps, name: string, events: ConnectionEvents): Promise<LoomDb> {
+  // oldVersion 0 means the database did not exist: this open is creating it.
+  const upgrade = (db: LoomDb, oldVersion: number, transaction: { abort(): void; done?: Promise<void> }) => {
+    if (oldVersion === 0 && events.mayCreate?.() === false) {
+      // The open's own rejection reports the abort; idb's `done` of the upgrade transaction must not as well.
+      transaction.done?.catch(() => undefined);
+      transaction.abort();
+    } else {
+      upgradeSchema(db);
+    }
+  };
   if (deps.indexedDB === (globalThis as { indexedDB?: IDBFactory }).indexedDB) {
     return openDB<LoomDbSchema>(name, SCHEMA_VERSION, {
-      upgrade: (db) => upgradeSchema(db),
+      upgrade: (db, oldVersion, _newVersion, transaction) => upgrade(db, oldVersion, transaction),
       blocking: (_current, next) => events.onVersionChange(next),
       terminated: () => events.onTerminated(),
     });
   }
   // idb's openDB always opens on the global factory; an injected one is opened the same way via wrap().
   const request = deps.indexedDB.open(name, SCHEMA_VERSION);
-  request.addEventListener("upgradeneeded", () => upgradeSchema(wrap(request.result) as unknown as LoomDb));
+  request.addEventListener("upgradeneeded", (event) => upgrade(wrap(request.result) as unknown as LoomDb, event.oldVersion, request.transaction!));
   return (wrap(request) as Promise<unknown> as Promise<LoomDb>).then((db) => {
     db.addEventListener("versionchange", (event) => events.onVersionChange(event.newVersion));
     db.addEventListener("close", () => events.onTerminated());
@@ -53,12 +68,16 @@ export function openLoomDb(deps: IndexedDbDeps, name: string, events: Connection
  * The shared connection. Invariants: at most one native connection is open; a `versionchange` closes
  * it at once (another tab's upgrade or delete must never hang on us); after a delete, or after every
  * holder released it, it refuses with IndexedDbConnectionError instead of recreating an empty database.
+ * Only the first open may create the database: a reopen (after a forced close, e.g. "Clear site data",
+ * which closes connections without a versionchange and then deletes the database) that finds it gone
+ * refuses with reason "vanished", from then on.
  */
 export class IndexedDbConnection {
   private db: LoomDb | undefined;
   private opening: Promise<LoomDb> | undefined;
   private refusal: IndexedDbConnectionError | undefined;
   private holders = 0;
+  private openedOnce = false;
 
   constructor(
     readonly name: string,
@@ -88,12 +107,21 @@ export class IndexedDbConnection {
 
   private async open(): Promise<LoomDb> {
     let db: LoomDb;
+    let vanished = false;
     try {
       db = await openLoomDb(this.deps, this.name, {
         onVersionChange: (next) => this.onVersionChange(db, next),
         onTerminated: () => this.forget(db),
+        mayCreate: () => {
+          vanished = this.openedOnce;
+          return !vanished;
+        },
       });
     } catch (error) {
+      if (vanished) {
+        this.refusal ??= new IndexedDbConnectionError(this.name, "vanished", { cause: error });
+        throw this.refusal;
+      }
       if ((error as { name?: unknown } | null)?.name === "VersionError") {
         throw new IndexedDbConnectionError(this.name, "newer-version", { cause: error });
       }
@@ -103,6 +131,7 @@ export class IndexedDbConnection {
       db.close();
       throw this.refusal;
     }
+    this.openedOnce = true;
     this.db = db;
     return db;
   }

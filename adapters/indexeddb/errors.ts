@@ -3,11 +3,16 @@
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, StorageQuotaError } from "../../stores/errors.js";
 
-/** Why an IndexedDB connection refuses calls: closed, deleted, or a newer version. */
-export type IndexedDbConnectionReason = "closed" | "deleted" | "newer-version" | "unavailable";
+/**
+ * Why an IndexedDB connection refuses calls: the stores were closed; another connection deleted the
+ * database; the database vanished while they were open (site data cleared: a forced close, then no
+ * database to reopen); a newer version; no IndexedDB at all.
+ */
+export type IndexedDbConnectionReason = "closed" | "deleted" | "vanished" | "newer-version" | "unavailable";
 
 /** The connection to the database is gone and will not come back by itself. */
 export class IndexedDbConnectionError extends LoomworkError {
+  static override readonly name: string = "IndexedDbConnectionError";
   readonly database: string;
   readonly reason: IndexedDbConnectionReason;
   constructor(database: string, reason: IndexedDbConnectionReason, options?: { cause?: unknown }) {
@@ -23,6 +28,12 @@ function connectionMessage(database: string, reason: IndexedDbConnectionReason):
       return `IndexedDB stores "${database}" were closed; open them again with indexedDbStores({ name: "${database}" }).`;
     case "deleted":
       return `IndexedDB database "${database}" was deleted by another connection (a tab, devtools or a retention job); open the stores again to start from an empty database.`;
+    case "vanished":
+      return (
+        `IndexedDB database "${database}" vanished while its stores were open: the browser closed the connection and the database is gone ` +
+        `(site data cleared in the browser's settings or devtools, or storage evicted); everything it held is gone, and it is not recreated behind the app's back. ` +
+        `Open the stores again (indexedDbStores({ name: "${database}" })) to start from an empty database, or reload the page.`
+      );
     case "newer-version":
       return `IndexedDB database "${database}" was upgraded by a newer loomwork in another tab; this tab runs an older schema and stopped writing. Reload the page.`;
     case "unavailable":

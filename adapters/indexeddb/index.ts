@@ -2,6 +2,7 @@
 // Browser-safe: nothing here imports node:*. Dexie is loaded only by the live catalogue view
 // (executionsLiveQuery, watchExecutions, CatalogueView; also at loomwork/indexeddb/catalogue): a bundle
 // that does not use them leaves it out (the package is "sideEffects": false).
+import { subtleCrypto } from "../../stores/bytes.js";
 import { compressionOption, type Compression } from "../../stores/compression.js";
 import type { Stores } from "../../stores/types.js";
 import { registerOpenedStores, type OpenedStores } from "./catalogueChanges.js";
@@ -60,6 +61,8 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
   if (!Number.isInteger(pageSize) || pageSize < 1) {
     throw new RangeError(`indexedDbStores: option "listPageSize" must be a positive integer, got ${pageSize}.`);
   }
+  // Checked first: without WebCrypto the first run would die on crypto.subtle, long after this boot.
+  subtleCrypto("indexedDbStores");
   const deps = resolveDeps(name, options);
   const connection = new IndexedDbConnection(name, deps);
   const releaseBoot = connection.retain();

@@ -9,6 +9,7 @@ import { POSTGRES_ERROR_CODES } from "./constants.js";
  * worker drops the execution and the lease holder continues it from the journal.
  */
 export class LeaseLostError extends LoomworkError {
+  static override readonly name: string = "LeaseLostError";
   constructor(
     readonly executionId: string,
     /** The worker whose lease was lost. */
@@ -27,6 +28,7 @@ export class LeaseLostError extends LoomworkError {
 
 /** The database's schema was migrated by a newer loomwork than this one. */
 export class SchemaVersionError extends LoomworkError {
+  static override readonly name: string = "SchemaVersionError";
   constructor(
     readonly schema: string,
     /** The schema version the database is at. */
@@ -43,6 +45,7 @@ export class SchemaVersionError extends LoomworkError {
 
 /** The stores were closed (their pool ended) and were used again. */
 export class PostgresStoresClosedError extends LoomworkError {
+  static override readonly name: string = "PostgresStoresClosedError";
   constructor(what: string) {
     super(POSTGRES_ERROR_CODES.closed, `PostgreSQL stores were closed; cannot ${what}. Open them again with postgresStores().`);
   }

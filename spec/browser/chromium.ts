@@ -29,10 +29,13 @@ export function assertChromium(): void {
   }
 }
 
-/** A browser whose contexts are incognito (IndexedDB in memory): for specs that need no persistence. */
-export async function launchChromium(): Promise<Browser> {
+/**
+ * A browser whose contexts are incognito (IndexedDB in memory): for specs that need no persistence.
+ * `extraArgs` are added to CHROMIUM_ARGS (e.g. `--host-resolver-rules=MAP lan.test 127.0.0.1`).
+ */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   assertChromium();
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 /**

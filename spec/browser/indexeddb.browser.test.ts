@@ -234,6 +234,30 @@ describe("IndexedDB adapter in headless Chromium", () => {
     expect(out.blobs).toEqual([[expect.stringMatching(/^sha256:/), 7]]);
   });
 
+  it("refuses with a typed error, and recreates nothing, once site data is cleared under a running agent", async () => {
+    const page = await openPage(profile());
+    const held = "agent#turn:2:tool:0";
+    const run = { db: "wiped", executionId: "run", turns: 4, lock: true };
+    await page.evaluate((id) => window.loom.agent.hold([id]), held);
+    expect(await page.evaluate((run) => window.loom.agent.start(run), run)).toEqual({ ok: true, value: null });
+    await page.waitForFunction((id) => window.loom.agent.holding().includes(id), held, { timeout: 10_000 });
+    expect((await page.evaluate((db) => window.loom.agent.log(db, "run"), run.db)).length).toBeGreaterThan(0);
+
+    // What devtools' "Clear site data" (and the browser's settings) do to the origin's IndexedDB.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Storage.clearDataForOrigin", { origin: new URL(harness().url).origin, storageTypes: "indexeddb" });
+    await cdp.detach();
+
+    // The held tool call returns into a journal that is gone: the run ends with the typed error.
+    await page.evaluate((id) => window.loom.agent.release(id), held);
+    const vanished = { ok: false, error: { name: "IndexedDbConnectionError", code: "LOOM_IDB_CONNECTION", reason: "vanished" } };
+    expect(await page.evaluate((db) => window.loom.agent.result(db, "run"), run.db)).toMatchObject(vanished);
+    // A new run on the same stores is refused the same way, and no empty database was made for it.
+    expect(await page.evaluate((run) => window.loom.agent.start({ ...run, executionId: "next" }), run)).toMatchObject(vanished);
+    const listed = await page.evaluate(async () => (await indexedDB.databases()).map((db) => db.name));
+    expect(listed).not.toContain(run.db);
+  });
+
   it("printed nothing to the console", () => {
     harness();
     expect(noise).toEqual([]);

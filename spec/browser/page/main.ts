@@ -9,6 +9,7 @@ import {
   type IndexedDbStores,
   type WriterLease,
 } from "../../../adapters/indexeddb/index.js";
+import { createApp, defineConfig, memoryStores } from "../../../index.js";
 import { fromUtf8, utf8 } from "../../../stores/bytes.js";
 import { createAgentDriver } from "./agent.js";
 import { createRealModelDriver } from "./realModel.js";
@@ -84,6 +85,14 @@ const loom = {
 
   watched(name: string): ExecutionInfo[][] {
     return watched.get(name) ?? [];
+  },
+
+  /** createApp on memory stores (no IndexedDB): what an app's boot refuses, here. */
+  bootApp(): Promise<Outcome<null>> {
+    return settle(async () => {
+      createApp(defineConfig({ stores: memoryStores(), effects: {} }));
+      return null;
+    });
   },
 
   /** An agentLoop$ run in this tab on IndexedDB, with call counters that survive a reload (see agent.ts). */

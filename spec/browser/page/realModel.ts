@@ -43,10 +43,15 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
     return app;
   }
 
+  // Each execution's iteration of app.stream, which ends once the execution has ended and every part was delivered.
+  const following = new Map<string, Promise<void>>();
+
   function follow(app: App, executionId: string): void {
-    void (async () => {
+    const iteration = (async () => {
       for await (const part of app.stream(executionId)) parts.push(part);
     })();
+    iteration.catch(() => undefined);
+    following.set(executionId, iteration);
   }
 
   return {
@@ -67,6 +72,8 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
     result: (run: RealModelRun) => settle(async () => (await appOf(run)).result(run.executionId)),
     state: (executionId: string) => String(actors.get(executionId)?.getSnapshot().value ?? ""),
     parts: () => parts.map((p) => ({ ...p })),
+    /** Resolves once the stream this page opened last for the run has delivered its last part (after the run ended). */
+    streamed: (run: RealModelRun) => settle(async () => (await following.get(run.executionId), null)),
     toolRuns: () => [...toolRuns],
     /** Renders an approve and a deny button per pending approval, from app.readModels. */
     renderApprovals: (run: RealModelRun) =>
