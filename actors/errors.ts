@@ -51,6 +51,7 @@ export class ConfigError extends LoomworkTypeError {
  * taken from a sender.
  */
 export class ReservedEventError extends ConfigError {
+  static override readonly name: string = "ReservedEventError";
   constructor(
     readonly eventType: string,
     /** The reserved prefix the type starts with. */
@@ -68,6 +69,7 @@ export class ReservedEventError extends ConfigError {
 
 /** A `TOOL_APPROVAL` that is not `{ type, toolCallId: non-empty string, approved: boolean, reason?: string }`; nothing was journaled. */
 export class ApprovalMalformedError extends ConfigError {
+  static override readonly name: string = "ApprovalMalformedError";
   constructor(
     /** The field at fault: `toolCallId`, `approved` or `reason`. */
     readonly field: "toolCallId" | "approved" | "reason",
@@ -91,6 +93,7 @@ export class ApprovalMalformedError extends ConfigError {
  * were waiting when it was refused.
  */
 export class ApprovalNotWaitingError extends ConfigError {
+  static override readonly name: string = "ApprovalNotWaitingError";
   constructor(
     readonly executionId: string,
     readonly toolCallId: string,
@@ -176,6 +179,7 @@ export class DuplicateExecutionError extends LoomworkError {
  * second runner. A resubmit with the same logic, subject and input is a no-op.
  */
 export class SubmitConflictError extends LoomworkError {
+  static override readonly name: string = "SubmitConflictError";
   readonly executionId: string;
   readonly field: "logic" | "subject" | "input" | "runner";
   constructor(executionId: string, field: SubmitConflictError["field"], difference: string) {

@@ -21,6 +21,7 @@ export class RemoteError extends LoomworkError {
 
 /** What came back on the control socket is not a control reply: the connection is dropped, nothing of it is used. */
 export class ControlReplyError extends LoomworkError {
+  static override readonly name: string = "ControlReplyError";
   constructor(
     readonly path: string,
     /** What is wrong with it. */

@@ -169,6 +169,7 @@ export class WriterLockedError extends LoomworkError {
  * by every store before anything is read or written. A `TypeError` (and a `LoomworkError`).
  */
 export class MalformedIdError extends LoomworkTypeError {
+  static override readonly name: string = "MalformedIdError";
   /** What the value names: an execution or a subject. */
   readonly what: "execution id" | "subject";
   /** The value refused. */

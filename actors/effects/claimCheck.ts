@@ -172,6 +172,7 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
  * never the "reclaimed" a telemetry ref's `null` means.
  */
 export class RetainedContentMissingError extends LoomworkError {
+  static override readonly name: string = "RetainedContentMissingError";
   /** The content address the envelope cites. */
   readonly address: string;
   /** The subject it was resolved for, if one was given. */

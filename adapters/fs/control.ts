@@ -17,6 +17,7 @@ import { PRIVATE_DIR_MODE } from "./fsOps.js";
 
 /** `serveControl` was called with a bad option: `option` names it. Nothing was written. */
 export class ControlOptionsError extends LoomworkTypeError {
+  static override readonly name: string = "ControlOptionsError";
   constructor(
     /** The option at fault: `options`, `dir`, `allow` or `app`. */
     readonly option: string,
@@ -28,6 +29,7 @@ export class ControlOptionsError extends LoomworkTypeError {
 
 /** The control socket cannot be served or reached safely at `path`: the message says why and what to do. */
 export class ControlSocketError extends LoomworkError {
+  static override readonly name: string = "ControlSocketError";
   constructor(
     /** The socket, or the directory that holds it. */
     readonly path: string,
@@ -43,6 +45,7 @@ export const CONTROL_SOCKET = "loomwork.sock";
 
 /** `serveControl` found another app serving the directory's control socket, alive: one server per journal directory. */
 export class ControlInUseError extends LoomworkError {
+  static override readonly name: string = "ControlInUseError";
   constructor(
     /** The socket a live app answers on. */
     readonly path: string,
