@@ -62,11 +62,10 @@ export {
   UnknownLogicVersionError,
   MigrationRefusedError,
   ReservedEventError,
-  ApprovalMalformedError,
-  ApprovalNotWaitingError,
   SubmitConflictError,
 } from "./actors/errors.js";
 export { checkExternalEvent, RESERVED_EVENT_PREFIXES } from "./actors/journal/externalEvents.js";
+export { ApprovalMalformedError, ApprovalNotWaitingError } from "./actors/agents/approvals.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
 

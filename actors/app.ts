@@ -256,10 +256,7 @@ export class App {
     return checked(() => checkSubject(subject, "exportSubject.subject"), () => import("./lifecycle/onFirstUse.js").then((m) => m.exportFrom(this.lifecycle, subject)));
   }
 
-  /**
-   * Moves an execution's old live records into an archive segment, by default through its latest snapshot
-   * (taking one first if needed), so a resume never reads an archived record. Segments pin what they cite.
-   */
+  /** Moves an execution's old live records into an archive segment, by default through its latest snapshot (taking one first if needed): a resume never reads an archived record; segments pin what they cite. */
   archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
     this.assertOpen("archive an execution");
     return import("./lifecycle/onFirstUse.js").then((m) => m.archiveExecution(this.lifecycle, executionId, options));
@@ -274,9 +271,8 @@ export class App {
     await this.running.forget(executionId);
   }
 
-  /** Drops what this app holds of an erased subject's executions (state, outcomes, views are its data too): app.result reads the journal. */
+  /** Drops what this app holds of an erased subject's executions (state, outcomes, stream tapes, views: its data too), read models or not: app.result reads the journal. */
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
-    // Not `this.models?.forget(this.running.forgetSubject(...))`: with no read models yet, `?.` would skip the argument too.
     const forgotten = this.running.forgetSubject(subject, executionIds);
     this.streams.forget(forgotten);
     this.models?.forget(forgotten);

@@ -67,48 +67,6 @@ export class ReservedEventError extends ConfigError {
   }
 }
 
-/** A `TOOL_APPROVAL` that is not `{ type, toolCallId: non-empty string, approved: boolean, reason?: string }`; nothing was journaled. */
-export class ApprovalMalformedError extends ConfigError {
-  static override readonly name: string = "ApprovalMalformedError";
-  constructor(
-    /** The field at fault: `toolCallId`, `approved` or `reason`. */
-    readonly field: "toolCallId" | "approved" | "reason",
-    readonly actual: unknown,
-    readonly executionId?: string,
-  ) {
-    const expected = field === "toolCallId" ? "a non-empty string (the id pendingApprovals lists)" : field === "approved" ? "true or false" : "a string, or absent";
-    super(
-      "send.event",
-      `TOOL_APPROVAL${executionId === undefined ? "" : ` for execution "${executionId}"`} has ${field} ${JSON.stringify(actual) ?? "undefined"}; ` +
-        `it must be ${expected}: send { type: "TOOL_APPROVAL", toolCallId, approved: true | false, reason? }.`,
-      RUNTIME_ERROR_CODES.approvalMalformed,
-    );
-  }
-}
-
-/**
- * A `TOOL_APPROVAL` for a call that is not waiting for a decision: decided already (a second click), an id
- * the execution never parked, or an execution that has moved on or ended. Refused in the execution's turn,
- * before anything is journaled, so two decisions sent at once journal one. `waiting` lists the calls that
- * were waiting when it was refused.
- */
-export class ApprovalNotWaitingError extends ConfigError {
-  static override readonly name: string = "ApprovalNotWaitingError";
-  constructor(
-    readonly executionId: string,
-    readonly toolCallId: string,
-    readonly waiting: readonly string[],
-  ) {
-    super(
-      "send.event",
-      `TOOL_APPROVAL for call "${toolCallId}" of execution "${executionId}" was refused: that call is not waiting for a decision ` +
-        `(${waiting.length ? `waiting: ${waiting.map((id) => `"${id}"`).join(", ")}` : "no call is waiting"}). It was decided already, ` +
-        `or never asked; nothing was journaled. Read the calls still waiting from app.readModels (pendingApprovals).`,
-      RUNTIME_ERROR_CODES.approvalNotWaiting,
-    );
-  }
-}
-
 /** The machine names an effect the app's `effects` does not register. */
 export class UnknownEffectError extends LoomworkError {
   static override readonly name: string = "UnknownEffectError";

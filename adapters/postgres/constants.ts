@@ -34,3 +34,6 @@ export const WORKER_DEFAULTS = {
   pollMs: 1_000,
   drainMs: 30_000,
 } as const;
+
+/** The schema names `postgresStores` accepts: a plain lower-case identifier (its channel name must fit 63 bytes). */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;

@@ -1,10 +1,9 @@
 // What the three PostgreSQL stores share: the pool, the schema's quoted name, the migrations applied at
 // open, transactions, and one LISTEN connection (reconnected after the server restarts) for the fleet.
 import pg from "pg";
-import { CHANNEL_PREFIX } from "./constants.js";
+import { CHANNEL_PREFIX, SCHEMA_NAME } from "./constants.js";
 import { PostgresStoresClosedError, SchemaVersionError } from "./errors.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
-import { SCHEMA_NAME } from "./options.js";
 
 export type Queryable = Pick<pg.PoolClient, "query">;
 

@@ -4,10 +4,8 @@ import { constants } from "node:os";
 import type { AnyStateMachine } from "xstate";
 import { ConfigError } from "../../actors/errors.js";
 import type { Effect } from "../../actors/effects/effect.js";
+import { SCHEMA_NAME } from "./constants.js";
 import type { PostgresStores } from "./types.js";
-
-/** The schema names `postgresStores` accepts: a plain lower-case identifier (its channel name must fit 63 bytes). */
-export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;
 
 /** A value as a message shows it: strings quoted, NaN and undefined by name, objects as JSON where they have it. */
 export function shown(value: unknown): string {

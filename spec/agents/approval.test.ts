@@ -11,7 +11,7 @@ import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { ERROR_CODES } from "../../actors/constants.js";
-import { ApprovalNotWaitingError } from "../../actors/errors.js";
+import { ApprovalNotWaitingError } from "../../actors/agents/approvals.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
