@@ -169,7 +169,7 @@ export { RecordAuthenticationError } from "./stores/sealingErrors.js";
 // archive segments and retention (docs/security.md).
 export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/lifecycle/citations.js";
 export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/lifecycle/citations.js";
-export { createJournalCodec } from "./actors/journal/codecOnFirstUse.js";
+export { createJournalCodec } from "./actors/journal/sealing.js";
 export { ExecutionErasedError } from "./actors/lifecycle/errors.js";
 export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
 export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle/standalone.js";

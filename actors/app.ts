@@ -12,19 +12,20 @@ import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/st
 import { AppClosedError, checked, DuplicateExecutionError, HistoryInUseError, UnknownExecutionError } from "./errors.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
-import type { ReplayCheckOptions, ReplayCheckReport } from "./journal/replayCheck.js";
-import type { MigrateOptions, MigrateResult } from "./journal/migrate.js";
-import { assertSubjectOpen, resumeUnfinished } from "./lifecycle/firstUse.js";
+import { checkReplay, type ReplayCheckOptions, type ReplayCheckReport } from "./journal/replayCheck.js";
+import { migrateExecution, type MigrateOptions, type MigrateResult } from "./journal/migrate.js";
+import { resolveClaimCheck } from "./effects/claimCheck.js";
+import { submitStart } from "./fleet/submit.js";
+import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
 import { runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
-import type { SubjectExport } from "./lifecycle/export.js";
-import type { ArchiveOptions, ArchiveResult } from "./lifecycle/retention.js";
+import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
+import { archiveExecution, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
 import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./lifecycle/joins.js";
-import type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./journal/unfinished.js";
+import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
-// Rarely taken paths (sweep, erase, export, archive, replay check, migration, fleet, claim-check) load on first call (issue 18).
 export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport, MigrateOptions, MigrateResult };
 
 let internalsOf: (app: App) => AppInternals & { readonly streams: StreamHub };
@@ -70,7 +71,7 @@ export class App {
   /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed or erased; RetainedContentMissingError for a retained blob that is gone. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
     const store = this.config.execution?.claimCheck?.store ?? this.stores.content;
-    return import("./lifecycle/onFirstUse.js").then((m) => m.resolveClaimCheck(envelope, { store, keys: this.lifecycle.keyStores, ...options }));
+    return resolveClaimCheck(envelope, { store, keys: this.lifecycle.keyStores, ...options });
   }
 
   /** Listens to the runtime's events; returns the unbind function. */
@@ -105,7 +106,7 @@ export class App {
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
     const input = this.host.checkStart(logic, options, false);
-    await this.running.submitOnce(options.executionId, async () => (await import("./lifecycle/onFirstUse.js")).submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
+    await this.running.submitOnce(options.executionId, () => submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
   }
 
   /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. A resume of an execution this app starts or resumes already joins it (the same actor). */
@@ -201,7 +202,7 @@ export class App {
    * const { ok, results } = await app.checkReplay(flowV2, { limit: 1000 });
    */
   checkReplay(logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
-    return checked(() => this.host.checkEffects(logic), () => import("./lifecycle/onFirstUse.js").then((m) => m.checkReplay(this.host, logic, options)));
+    return checked(() => this.host.checkEffects(logic), () => checkReplay(this.host, logic, options));
   }
 
   /**
@@ -210,7 +211,7 @@ export class App {
    * await app.migrate("run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
    */
   migrate(executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
-    return checked(() => this.assertOpen("migrate an execution"), () => import("./lifecycle/onFirstUse.js").then((m) => m.migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options)));
+    return checked(() => this.assertOpen("migrate an execution"), () => migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options));
   }
 
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
@@ -253,13 +254,13 @@ export class App {
   /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
   exportSubject(subject: string): Promise<SubjectExport> {
     this.assertOpen("export a subject");
-    return checked(() => checkSubject(subject, "exportSubject.subject"), () => import("./lifecycle/onFirstUse.js").then((m) => m.exportFrom(this.lifecycle, subject)));
+    return checked(() => checkSubject(subject, "exportSubject.subject"), () => exportFrom(this.lifecycle, subject));
   }
 
   /** Moves an execution's old live records into an archive segment, by default through its latest snapshot (taking one first if needed): a resume never reads an archived record; segments pin what they cite. */
   archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
     this.assertOpen("archive an execution");
-    return import("./lifecycle/onFirstUse.js").then((m) => m.archiveExecution(this.lifecycle, executionId, options));
+    return archiveExecution(this.lifecycle, executionId, options);
   }
 
   /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */

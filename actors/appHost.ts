@@ -18,11 +18,12 @@ import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from
 import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
-import { SubjectCodecOnFirstUse } from "./journal/codecOnFirstUse.js";
+import { SubjectCodec } from "./journal/sealing.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
-import { claimCheckLayer, erasedExecutionError } from "./lifecycle/firstUse.js";
+import { claimCheckLayer } from "./effects/claimCheckPreset.js";
+import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
-import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalMachine, loadedInternalLogics, loadInternalLogics } from "./lifecycle/maintenance.js";
+import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachine } from "./lifecycle/maintenance.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -83,12 +84,12 @@ export class AppHost implements ExecutionHost {
       if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
     }
     this.logics.registerAll(config.logics ?? []);
-    // The runtime's own machines (sweep, erase coordinator) loaded so far; the others load when one is resumed or started by id.
-    this.logics.registerAll(loadedInternalLogics());
+    // The runtime's own machines (sweep, erase coordinator): a fresh app resumes or starts them by id.
+    this.logics.registerAll(INTERNAL_LOGICS);
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    if (config.security?.crypto) this.effects.codec = new SubjectCodecOnFirstUse(config.security.crypto.keys, config.stores.events);
+    if (config.security?.crypto) this.effects.codec = new SubjectCodec(config.security.crypto.keys, config.stores.events);
     this.installClaimCheck();
     this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
@@ -165,7 +166,6 @@ export class AppHost implements ExecutionHost {
   /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
   async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
     if (typeof logicOrId !== "string") return logicOrId;
-    this.logics.registerAll(await loadInternalLogics(logicOrId));
     const logic = this.logics.newest(logicOrId);
     if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
     return logic;
@@ -200,7 +200,6 @@ export class AppHost implements ExecutionHost {
     if (info.damaged) await events.read(executionId);
     // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
     const started = await this.startedLogic(info);
-    this.logics.registerAll(await loadInternalLogics(info.logicId));
     const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
@@ -229,7 +228,6 @@ export class AppHost implements ExecutionHost {
 
   /** The newest held definition of `logicId` (what a start by id runs, and what the lifecycle modules use). */
   logicOf(logicId: string | undefined): AnyStateMachine | undefined {
-    this.logics.registerAll(loadedInternalLogics());
     return this.logics.newest(logicId);
   }
 

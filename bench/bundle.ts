@@ -5,6 +5,7 @@
 // per-module bytes in the minified output. The same app with the live catalogue view (watchExecutions,
 // the one part on Dexie) is measured beside it, to show what the view costs when it is imported. The
 // minimal app's esbuild bundle is run too (a fresh Node over fake-indexeddb): a lazy chunk its run loads counts.
+// The runtime imports none of its own code at run time (ADR 0010), so there is no lazy chunk to load.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +30,18 @@ export const BUNDLE_GOAL_GZIP = 50_000;
 const READ_MODELS = [/^actors\/journal\/readModels\.ts$/, /^actors\/agents\/approvals\.ts$/, /^@xstate\/store\//];
 /** The same as import paths (leaveOut matches the specifier of a package import). */
 const READ_MODELS_IMPORTS = [/^@xstate\/store$/];
+// The code that loaded on first use by dynamic import() until ADR 0010 (lifecycle, upgrades, fleet, sealing,
+// claim-check, the ring's configured layers, redaction, retry decisions, the stream buffer): at start since,
+// until issue 32's entry points by role leave it out of an app that does not import it.
+const FORMERLY_LAZY = [
+  /^actors\/lifecycle\/(erase|sweep|export|retention|internalEffects|erasureStatus|citations|errors)\.ts$/,
+  /^actors\/journal\/(replayCheck|migrate|unfinished|sealing)\.ts$/,
+  /^actors\/fleet\/submit\.ts$/,
+  /^actors\/effects\/(claimCheck|claimCheckPreset|ringLayers|retry|redaction)\.ts$/,
+  /^actors\/agents\/(retryableErrors|streamBuffer|uiMessageStream)\.ts$/,
+  /^machines\/(sweep|eraseCoordinator)\.ts$/,
+  /^stores\/(recordSealing|sealingErrors)\.ts$/,
+];
 
 export interface BundleSize {
   minified: number;
@@ -197,7 +210,7 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     head: ["app", "bundler", "chunks", "minified", "gzipped", "of it Dexie (minified)"],
     rows: [
       ["minimal agent app (start chunks, and any chunk its run loads)", "esbuild", String(minimal.chunks), bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
-      ["not loaded by its run (first use only: sweep, erase, export, replay check, app.stream, configured capabilities, ...)", "esbuild", String(minimal.lazy.chunks), bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
+      ["loaded after start (a dynamic `import()`: none since ADR 0010)", "esbuild", String(minimal.lazy.chunks), bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
       ["minimal agent app (start chunks)", "vite 8 (rolldown)", String(viteMinimal.chunks), bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
       ["the same + watchExecutions (live view)", "esbuild", String(liveView.chunks), bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
     ],
@@ -215,15 +228,11 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
   };
   // Met when both bundlers' start is within the goal.
   const met = minimal.gzipped <= BUNDLE_GOAL_GZIP && viteMinimal.gzipped <= BUNDLE_GOAL_GZIP;
-  // esbuild puts a module in the start chunks when the entry reaches it by static imports and any chunk uses
-  // it, even when only a lazy chunk does (evanw/esbuild#3704): the package entry (index.ts) re-exports
-  // sweepMachine, createJournalCodec, claimCheckMiddleware, the content walker... that only first-use paths
-  // run. Rolldown puts them in the lazy chunk. The modules esbuild loads at start and Vite on first use:
-  const viteLazy = new Set(viteMinimal.lazyModules);
-  const hoisted = minimal.modules.filter((m) => viteLazy.has(m.module));
+  // The code that loaded on first use until ADR 0010, at start since: what entry points by role win back.
+  const hoisted = minimal.modules.filter((m) => FORMERLY_LAZY.some((pattern) => pattern.test(m.module)));
   const hoistedBytes = hoisted.reduce((n, m) => n + m.bytes, 0);
   const hoistedTable: Table = {
-    caption: "In esbuild's start chunks, in Vite's lazy chunk: code only first-use paths run, which esbuild loads at start because the package entry re-exports it (evanw/esbuild#3704)",
+    caption: "At start since ADR 0010 (no run-time import()): the code that loaded on first use before, which entry points by role (issue 32) leave out of an app that does not import them",
     head: ["module", "minified (esbuild)"],
     rows: [...hoisted.slice(0, 12).map((m) => [m.module, bytes(m.bytes)]), [`all ${hoisted.length}`, bytes(hoistedBytes)]],
   };
@@ -236,12 +245,12 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
   const withoutHoisted = await esbuildSize(APPS.minimal, { leaveOut: exactly(hoisted.map((m) => m.module)) });
   const withoutBoth = await esbuildSize(APPS.minimal, { leaveOut: [...READ_MODELS_IMPORTS, ...exactly([...readModels, ...hoisted].map((m) => m.module))] });
   const counterfactual: Table = {
-    caption: "How far lazy loading could take the minimal app: its esbuild start with modules left out of the bundle (external), measured",
+    caption: "How far leaving code out could take the minimal app: its esbuild start with modules left out of the bundle (external), measured",
     head: ["left out", "minified", "gzipped", `≤ ${bytes(BUNDLE_GOAL_GZIP)}`],
     rows: [
       ["nothing (the app as it is)", minimal, minimal.gzipped <= BUNDLE_GOAL_GZIP],
       ["the read models (behind the synchronous `app.readModels`)", withoutReadModels, withoutReadModels.gzipped <= BUNDLE_GOAL_GZIP],
-      ["the first-use code esbuild hoists (evanw/esbuild#3704, the table above)", withoutHoisted, withoutHoisted.gzipped <= BUNDLE_GOAL_GZIP],
+      ["the formerly first-use code (the table above: issue 32's entry points by role)", withoutHoisted, withoutHoisted.gzipped <= BUNDLE_GOAL_GZIP],
       ["both", withoutBoth, withoutBoth.gzipped <= BUNDLE_GOAL_GZIP],
     ].map(([what, size, within]) => [what as string, bytes((size as BundleSize).minified), bytes((size as BundleSize).gzipped), within ? "yes" : "no"]),
     align: ["l", "r", "r", "l"],
@@ -263,9 +272,9 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     tables: [sizes, areas, modules, hoistedTable, counterfactual],
     goals,
     notes: [
-      `Sizes are what loads at start: the entry chunk and the chunks it imports statically, each gzipped on its own (as a server sends them). The esbuild bundle is also run, in a fresh Node process over fake-indexeddb (\`runLoads\`): every chunk its run loads is counted; this run loaded ${minimal.lazyLoadedByRun.length === 0 ? "no lazy chunk" : `${minimal.lazyLoadedByRun.length} lazy chunk(s), counted above`}. First-use paths load through \`actors/lifecycle/onFirstUse.ts\` (sweep, erase, export, archive, replay check, migration, fleet submit and outcome, resumeUnfinished, the erasure check of a subject, the claim-check layer, the security.crypto codec, the capability ring's configured layers, a model call's retry decision) or \`actors/agents/streamBuffer.ts\` (the first \`app.stream\`, a chunk that imports no code so it splits nothing out of the start chunks).`,
-      `Missed: what is left is mostly the runtime the app runs: xstate (${bytes(minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0))} minified), the journal, the effect chain, the agent loop and the IndexedDB adapter (the areas above). Still loaded at start though the run never uses them: the read models, ${bytes(readModelsBytes)} minified (${readModels.map((m) => m.module).join(", ")}), because \`app.readModels\` is a synchronous getter of an @xstate/store store: no module can be loaded synchronously, so keeping that contract keeps them at start (leaving them out would break \`app.readModels\` for an app that reads it without importing them); with esbuild only, ${bytes(hoistedBytes)} minified of first-use code the package entry re-exports (the table above: public machines, functions and error classes that \`index.ts\` must export). Left out of the bundle altogether, the read models would bring the esbuild start to ${bytes(withoutReadModels.gzipped)} gzipped, the hoisted first-use code to ${bytes(withoutHoisted.gzipped)}, both to ${bytes(withoutBoth.gzipped)}: ${withoutBoth.gzipped <= BUNDLE_GOAL_GZIP ? "within" : "still above"} the goal (the last table), so ${withoutBoth.gzipped <= BUNDLE_GOAL_GZIP ? "lazy loading alone could meet it" : "lazy loading of these alone cannot meet it: the rest is mostly code the start runs (xstate, the journal, the effect chain, the agent loop, the IndexedDB event store), with smaller parts a run without them never calls (the IndexedDB content and key stores, compression, the claim-check options check)"}.`,
-      `Vite's start is ${viteMinimal.chunks} chunk(s): the entry and the modules it shares with the lazy chunk (rolldown splits those out); the stream buffer's lazy chunk shares none.`,
+      `Sizes are what loads at start: the entry chunk and the chunks it imports statically, each gzipped on its own (as a server sends them). The esbuild bundle is also run, in a fresh Node process over fake-indexeddb (\`runLoads\`): every chunk its run loads is counted; this run loaded ${minimal.lazyLoadedByRun.length === 0 ? "no lazy chunk" : `${minimal.lazyLoadedByRun.length} lazy chunk(s), counted above`}. The runtime imports none of its own code at run time (ADR 0010: an offline page fetches nothing after it loaded), so ${minimal.lazy.chunks === 0 ? "the bundle has no lazy chunk" : `the bundle's ${minimal.lazy.chunks} lazy chunk(s) come from a dependency`}.`,
+      `Missed: what is left is mostly the runtime the app runs: xstate (${bytes(minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0))} minified), the journal, the effect chain, the agent loop and the IndexedDB adapter (the areas above). Still loaded at start though the run never uses them: the read models, ${bytes(readModelsBytes)} minified (${readModels.map((m) => m.module).join(", ")}), because \`app.readModels\` is a synchronous getter of an @xstate/store store: no module can be loaded synchronously, so keeping that contract keeps them at start (leaving them out would break \`app.readModels\` for an app that reads it without importing them); and ${bytes(hoistedBytes)} minified of the rare roles' code that loaded on first use until ADR 0010 (the table above), which issue 32's entry points by role take out of an app that does not import them. Left out of the bundle altogether, the read models would bring the esbuild start to ${bytes(withoutReadModels.gzipped)} gzipped, the formerly first-use code to ${bytes(withoutHoisted.gzipped)}, both to ${bytes(withoutBoth.gzipped)}: ${withoutBoth.gzipped <= BUNDLE_GOAL_GZIP ? "within" : "still above"} the goal (the last table), so ${withoutBoth.gzipped <= BUNDLE_GOAL_GZIP ? "leaving them out could meet it" : "leaving these out alone cannot meet it: the rest is mostly code the start runs (xstate, the journal, the effect chain, the agent loop, the IndexedDB event store), with smaller parts a run without them never calls (the IndexedDB content and key stores, compression, the claim-check options check)"}.`,
+      `Vite's start is ${viteMinimal.chunks} chunk(s)${viteMinimal.lazyModules.length === 0 ? ", and it splits no lazy chunk" : `; ${viteMinimal.lazyModules.length} module(s) only in lazy chunks`}.`,
     ],
     raw: { minimal, liveView, viteMinimal, withoutReadModels: withoutReadModels.gzipped, withoutHoisted: withoutHoisted.gzipped, withoutBoth: withoutBoth.gzipped },
   };

@@ -119,6 +119,25 @@ function casts(path: string): number {
   return count;
 }
 
+/**
+ * The run-time `import()` calls of `path` (type positions such as `typeof import("x")` are not calls), each
+ * with its specifier (or the expression when it is not a string literal) and its line.
+ */
+function dynamicImports(path: string, source = read(path)): { specifier: string; literal: boolean; line: number }[] {
+  const file = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: { specifier: string; literal: boolean; line: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const argument = node.arguments[0];
+      const literal = argument !== undefined && ts.isStringLiteralLike(argument);
+      found.push({ specifier: literal ? argument.text : (argument?.getText(file) ?? ""), literal, line: file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
 const files = sourceFiles();
 const inFolder = (folder: string) => (path: string): boolean => path.startsWith(`${folder}/`);
 
@@ -137,6 +156,23 @@ describe("architecture", () => {
       ["a", "b", "c"],
       ["d"],
     ]);
+    expect(dynamicImports("t.ts", 'type B = typeof import("./b.js");\nconst a = await import("./a.js");\nawait import(name);')).toEqual([
+      { specifier: "./a.js", literal: true, line: 2 },
+      { specifier: "name", literal: false, line: 3 },
+    ]);
+  });
+
+  it("never import()s the runtime's own code at run time: an offline page fetches nothing after it loaded (ADR 0010)", () => {
+    // The runtime is everything a browser bundle can hold: all but cli/, a Node command that loads its
+    // commands' code from disk. A specifier that is not a string literal could name anything: counted too.
+    const own = (d: { specifier: string; literal: boolean }) => !d.literal || d.specifier.startsWith(".");
+    const found = (folder: (path: string) => boolean) =>
+      files.filter(folder).flatMap((file) => dynamicImports(file).filter(own).map((d) => `${file}:${d.line} import(${d.specifier})`));
+    const runtime = found((path) => !inFolder("cli")(path));
+    const cli = found(inFolder("cli"));
+    console.log(`run-time import() of the runtime's own code: ${runtime.length} in the runtime (bound: 0), ${cli.length} in cli/ (Node, from disk)`);
+    for (const d of runtime) console.log(`  ${d}`);
+    expect(runtime).toEqual([]);
   });
 
   it("has no import cycles among the source files, type imports included", () => {

@@ -2,6 +2,7 @@
 // 429, 5xx, an AI SDK error with isRetryable): backoff on the app's clock, Retry-After honoured. Only the
 // final outcome is journaled; the attempts are counted in the reply's usage.
 import { clockOf, sleep } from "../effects/retryOptions.js";
+import { retryAfterMs, shouldRetryModelCall } from "./retryableErrors.js";
 import type { EffectContext } from "../effects/effect.js";
 import { ConfigError } from "../errors.js";
 
@@ -49,10 +50,8 @@ export async function withModelRetry<T>(options: ModelRetryOptions | false, ctx:
       return { value: await call(attempt), attempts: attempt };
     } catch (error) {
       if (ctx.signal.aborted || attempt >= attempts) throw error;
-      // The decision's code (./retryableErrors.ts) loads with the first failure that may be retried (issue 18).
-      const decide = await import("../lifecycle/onFirstUse.js");
-      if (!(o.retryOn ?? decide.shouldRetryModelCall)(error)) throw error;
-      const asked = decide.retryAfterMs(error, clockOf(ctx).now());
+      if (!(o.retryOn ?? shouldRetryModelCall)(error)) throw error;
+      const asked = retryAfterMs(error, clockOf(ctx).now());
       if (asked !== undefined && asked > maxRetryAfter) throw error;
       await sleep(ctx, asked ?? Math.min(backoff * 2 ** (attempt - 1), maxBackoff));
     }

@@ -1,6 +1,5 @@
-// Which provider errors a model call retries, and the wait a provider asked for: loaded with a model
-// call's first failure that may be retried (actors/agents/modelRetry.ts, through
-// actors/lifecycle/onFirstUse.ts), so an app's start chunks do not hold it (issue 18).
+// Which provider errors a model call retries, and the wait a provider asked for (actors/agents/modelRetry.ts
+// asks on each failure it may retry).
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);

@@ -1,13 +1,30 @@
-// app.stream's buffer of one execution and its iteration, loaded when a stream is first opened
-// (actors/agents/streams.ts StreamHub.open), so an app that never streams does not bundle it at start
-// (issue 18). Until then the hub keeps what arrives in order (its tape); this buffer takes it over.
-// It imports types only: the constants it reads come from the hub (BUFFER_TYPES), so its lazy chunk
-// shares no module with the start chunks and a bundler splits nothing more out of them for it.
+// app.stream's buffer of one execution and its iteration, built when a stream of it is first read
+// (actors/agents/streams.ts StreamHub.open). Until then the hub keeps what arrives in order (its tape);
+// this buffer takes it over. Also what the hub and the buffer share: the part types, the items, the options.
+import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
-import type { StreamPart } from "./deltas.js";
-import type { BufferTypes, StreamItem as Item, StreamOptions } from "./streams.js";
+import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
 
 export { toUIMessageStream } from "./uiMessageStream.js";
+
+/** The part types `app.stream` adds around a model step's deltas (the AI SDK's names). */
+export const STREAM_PART_TYPES = { ...DELTA_TYPES, startStep: "start-step", finishStep: "finish-step", toolResult: "tool-result" } as const;
+
+/** Options of `app.stream`. */
+export interface StreamOptions {
+  /** The first index to deliver: the last index a client saw, plus one; a non-negative safe integer, else ConfigError. @defaultValue 0 */
+  from?: number;
+  /** Ends the iteration when aborted; an AbortSignal, else ConfigError. */
+  signal?: AbortSignal;
+}
+
+/** What the hub hands an execution's buffer: a live delta, a journaled record, or the end. */
+export type StreamItem = { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
+type Item = StreamItem;
+
+/** The constants the buffer reads. */
+export const BUFFER_TYPES = { ...STREAM_PART_TYPES, executionEnded: EXECUTION_ENDED, stepCompleted: STEP_COMPLETED, stepFailed: STEP_FAILED } as const;
+export type BufferTypes = typeof BUFFER_TYPES;
 
 /** One execution's parts: the journal as it was when the stream was opened, then what arrives live. */
 export class StreamBuffer {

@@ -1,25 +1,15 @@
 // app.stream: an execution's model deltas live, and its recorded turns from the journal, as one indexed
 // sequence of parts. Deltas are never journaled: this buffer is in memory, per process. A part's index is
 // stable for the life of the buffer, so a client that reconnects with `from` continues exactly.
-import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
-import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
+import type { StreamPart } from "./deltas.js";
+import { BUFFER_TYPES, parts, StreamBuffer, toUIMessageStream, type StreamItem, type StreamOptions } from "./streamBuffer.js";
 import type { UIMessageChunk } from "./uiMessageStream.js";
 
-/** The part types `app.stream` adds around a model step's deltas (the AI SDK's names). */
-export const STREAM_PART_TYPES = { ...DELTA_TYPES, startStep: "start-step", finishStep: "finish-step", toolResult: "tool-result" } as const;
-
 export type { StreamPart } from "./deltas.js";
-
-/** Options of `app.stream`. */
-export interface StreamOptions {
-  /** The first index to deliver: the last index a client saw, plus one; a non-negative safe integer, else ConfigError. @defaultValue 0 */
-  from?: number;
-  /** Ends the iteration when aborted; an AbortSignal, else ConfigError. */
-  signal?: AbortSignal;
-}
+export { STREAM_PART_TYPES, type StreamItem, type StreamOptions } from "./streamBuffer.js";
 
 /** What `app.stream` returns: an async iterable of parts, and the same as an AI SDK UI message stream. */
 export interface ExecutionStream extends AsyncIterable<StreamPart> {
@@ -27,27 +17,11 @@ export interface ExecutionStream extends AsyncIterable<StreamPart> {
   toUIMessageStream(): ReadableStream<UIMessageChunk>;
 }
 
-/** What the hub hands an execution's buffer: a live delta, a journaled record, or the end. */
-export type StreamItem = { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
-
-/** The constants the buffer's code reads, handed to it so that it imports no code (./streamBuffer.ts). */
-const BUFFER_TYPES = { ...STREAM_PART_TYPES, executionEnded: EXECUTION_ENDED, stepCompleted: STEP_COMPLETED, stepFailed: STEP_FAILED } as const;
-export type BufferTypes = typeof BUFFER_TYPES;
-
 /** Tapes kept with nobody live behind them (ended here, or not run here), so a late reconnect still finds its indices. */
 const KEPT = 32;
 
-type StreamBufferCode = typeof import("./streamBuffer.js");
-type Loaded = { buffer: InstanceType<StreamBufferCode["StreamBuffer"]>; code: StreamBufferCode };
-
-let bufferCode: Promise<StreamBufferCode> | undefined;
-// The buffer's code loads once, when a stream is first read (issue 18).
-function loadBufferCode(): Promise<StreamBufferCode> {
-  return (bufferCode ??= import("./streamBuffer.js"));
-}
-
-// One execution's items from its first delta on. Until a stream of it is read and the buffer's code
-// (./streamBuffer.ts) has loaded they wait here, in order: each delta and record costs a push, nothing more.
+// One execution's items from its first delta on. Until a stream of it is read they wait here, in order
+// (./streamBuffer.ts then takes them over): each delta and record costs a push, nothing more.
 class Tape {
   readonly pending: StreamItem[] = [];
   readonly liveSteps = new Set<string>();
@@ -56,8 +30,7 @@ class Tape {
   /** Iterations reading it now. */
   readers = 0;
   log: Promise<JournalRecord[]> | undefined;
-  loading: Promise<Loaded> | undefined;
-  private buffer: Loaded["buffer"] | undefined;
+  private buffer: StreamBuffer | undefined;
 
   push(item: StreamItem): void {
     if (item.kind === "delta") this.liveSteps.add(item.stepId);
@@ -65,17 +38,15 @@ class Tape {
     else this.pending.push(item);
   }
 
-  /** The buffer, built once its code has loaded, over what waited here; it reads the journal `log` gave. */
-  load(isModel: (effectId: string) => boolean, readLog: () => Promise<JournalRecord[]>): Promise<Loaded> {
-    // The journal is read once, when a stream is first read; the buffer's code loads meanwhile.
-    const log = (this.log ??= readLog());
-    this.loading ??= loadBufferCode().then((code) => {
-      const buffer = new code.StreamBuffer(BUFFER_TYPES, isModel, this.pending.splice(0), this.liveSteps);
-      this.buffer = buffer;
-      buffer.load(log);
-      return { buffer, code };
-    });
-    return this.loading;
+  /** The buffer, built on the first read over what waited here; it reads the journal `log` gave. */
+  load(isModel: (effectId: string) => boolean, readLog: () => Promise<JournalRecord[]>): StreamBuffer {
+    // The journal is read once, when a stream is first read.
+    if (!this.buffer) {
+      const log = (this.log ??= readLog());
+      this.buffer = new StreamBuffer(BUFFER_TYPES, isModel, this.pending.splice(0), this.liveSteps);
+      this.buffer.load(log);
+    }
+    return this.buffer;
   }
 }
 
@@ -158,17 +129,16 @@ export class StreamHub {
     const detach = (tape: Tape) => this.detach(executionId, tape);
     async function* iterate(): AsyncGenerator<StreamPart> {
       await check();
-      const tape = attach();
+      const { tape, buffer } = attach();
       try {
-        const { buffer, code } = await tape.loading!;
-        yield* code.parts(buffer, options);
+        yield* parts(buffer, options);
       } finally {
         detach(tape);
       }
     }
     return {
       [Symbol.asyncIterator]: () => iterate(),
-      toUIMessageStream: () => lazyStream(() => check().then(loadBufferCode).then((code) => code.toUIMessageStream(iterate()))),
+      toUIMessageStream: () => lazyStream(() => check().then(() => toUIMessageStream(iterate()))),
     };
   }
 
@@ -179,16 +149,16 @@ export class StreamHub {
 
   // Synchronous from the tape's creation to the journal's read: a record appended after the read began is
   // pushed to the tape, one appended before is in the log (the buffer applies a step once).
-  private attach(executionId: string): Tape {
+  private attach(executionId: string): { tape: Tape; buffer: StreamBuffer } {
     const tape = this.tape(executionId);
     tape.opened = true;
     tape.readers++;
-    tape.load(this.source.isModel, () => this.source.readLog(executionId));
+    const buffer = tape.load(this.source.isModel, () => this.source.readLog(executionId));
     // Nothing live stands behind it (ended, or run elsewhere): bounded with the ended ones, even if a reader never finishes.
     if (!this.source.runsHere(executionId)) this.keep(executionId);
     // After app.close nothing more arrives: the iteration ends with what the journal holds.
     if (this.closed) tape.push({ kind: "ended" });
-    return tape;
+    return { tape, buffer };
   }
 
   // The last reader went: a tape with nothing live behind it and no live parts is exactly what the journal

@@ -1,19 +1,20 @@
 // The capability ring: middleware the app installs from `capabilities` (grants, quotas, guardRequest,
 // metering, retry, timeout). It sits inside secret redaction and outside every user middleware
 // (machines/effectChain.ts). Quotas count from the journal (./meter.ts), so they hold across a resume.
-// Metering is always on and runs here; the configured layers' code (./ringLayers.ts, ./retry.ts) loads
-// with the first call that enters one (issue 18), and their errors are in ./ringLayers.ts.
+// Metering is always on and runs here; the configured layers are in ./ringLayers.ts (grants, quotas,
+// guardRequest, and their errors) and ./retry.ts (retry, timeout).
 import type { ModelRequest, Usage } from "../../machines/helpers/messages.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { ConfigError } from "../errors.js";
 import { usageOf, type Meter, type QuotaOptions } from "./meter.js";
+import { retryMiddleware, timeoutMiddleware } from "./retry.js";
 import { validateRetryOptions, type RetryOptions } from "./retryOptions.js";
+import { grantLayer, guardLayer, quotaLayer, type GuardVerdict } from "./ringLayers.js";
 
 export { emptyUsage, foldUsage, Meter, QuotaExceededError, usageOf } from "./meter.js";
 export type { ExecutionUsage, QuotaOptions } from "./meter.js";
 
-/** What `guardRequest` returns: nothing (send as is), a rewritten request, or a veto. */
-export type GuardVerdict = ModelRequest | { veto: string } | undefined | void;
+export type { GuardVerdict } from "./ringLayers.js";
 
 /** The `capabilities` group: grants, quotas, guardRequest, retry and timeouts. */
 export interface CapabilitiesOptions {
@@ -54,10 +55,10 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
   const { grants, quotas, guardRequest, retry, timeoutMs } = options ?? {};
   if (grants && call.journaled) {
     const key = grants[call.logicId] !== undefined ? call.logicId : grants["*"] !== undefined ? "*" : undefined;
-    if (key !== undefined) layers.push(layerOnFirstUse((m) => m.grantLayer(call.logicId, grants[key]!, key)));
+    if (key !== undefined) layers.push(grantLayer(call.logicId, grants[key]!, key));
   }
-  if (quotas && call.journaled && call.isModel) layers.push(layerOnFirstUse((m) => m.quotaLayer(call.meter, quotas)));
-  if (guardRequest && call.isModel) layers.push(layerOnFirstUse((m) => m.guardLayer(guardRequest)));
+  if (quotas && call.journaled && call.isModel) layers.push(quotaLayer(call.meter, quotas));
+  if (guardRequest && call.isModel) layers.push(guardLayer(guardRequest));
   if (call.journaled && call.isModel) {
     layers.push(async (ctx, input, next) => {
       const reply = await next(input);
@@ -68,23 +69,11 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, call: R
       return reply;
     });
   }
-  if (retry) layers.push(layerOnFirstUse((m) => m.retryMiddleware(retry)));
+  if (retry) layers.push(retryMiddleware(retry));
   if (timeoutMs !== undefined) {
-    layers.push(layerOnFirstUse((m) => m.timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"])))));
+    layers.push(timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]))));
   }
   return layers;
-}
-
-/**
- * A configured layer whose code (./ringLayers.ts, ./retry.ts, ./redaction.ts) loads with the first call
- * that enters it, through actors/lifecycle/onFirstUse.ts (issue 18): built once, it then runs as the layer itself.
- */
-export function layerOnFirstUse(build: (code: typeof import("../lifecycle/onFirstUse.js")) => EffectMiddleware): EffectMiddleware {
-  let layer: Promise<EffectMiddleware> | undefined;
-  return async (ctx, input, next) => {
-    layer ??= import("../lifecycle/onFirstUse.js").then(build);
-    return (await layer)(ctx, input, next);
-  };
 }
 
 /** Validates the `capabilities` group at boot (`createApp`), naming the option at fault. */

@@ -17,10 +17,11 @@ import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
 import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
-import { capabilityRing, layerOnFirstUse, type RingContext } from "./capabilities.js";
+import { capabilityRing, type RingContext } from "./capabilities.js";
 import type { Effect, EffectContext, EffectMiddleware, Next } from "./effect.js";
 import { EffectStoppedError, KillSwitch } from "./layers.js";
 import { Meter } from "./meter.js";
+import { redactionLayer } from "./redaction.js";
 import { LOOM_CLOCK } from "./retryOptions.js";
 import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 
@@ -75,7 +76,7 @@ export class EffectRuntime {
   ) {
     this.clock = options.clock ?? config.clock ?? realClock;
     const redact = config.security?.redact;
-    this.redaction = redact ? layerOnFirstUse((m) => m.redactionLayer(redact)) : undefined;
+    this.redaction = redact ? redactionLayer(redact) : undefined;
     const readLog = options.readLog ?? (() => Promise.resolve([]));
     this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm", options.warn);
     bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));

@@ -1,7 +1,5 @@
-// Secret redaction (`security.redact`), the chain's layer outside the capability ring: loaded with the
-// first step that enters it (actors/effects/chain.ts, through actors/lifecycle/onFirstUse.ts), so an app
-// that redacts nothing does not bundle it at start (issue 18). A step enters the layer only once its code
-// has loaded, so no output passes it unscrubbed.
+// Secret redaction (`security.redact`), the chain's layer outside the capability ring, installed by
+// actors/effects/chain.ts when `security.redact` is set.
 import type { RedactOption } from "../config.js";
 import type { EffectMiddleware } from "./effect.js";
 import { NonJsonOutputError } from "../errors.js";

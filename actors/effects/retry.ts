@@ -1,7 +1,6 @@
 // Retries with backoff and the effect timeout: middleware on the app's clock, so a simulated clock
-// drives them in tests exactly as the real one does in production. Only first-use code imports this
-// module (the capability ring loads it through actors/lifecycle/onFirstUse.ts), so a bundler keeps it out
-// of an app's start chunks (issue 18).
+// drives them in tests exactly as the real one does in production. The capability ring
+// (./capabilities.ts) installs them when `capabilities.retry` or `capabilities.timeoutMs` is set.
 import { LoomworkError } from "../../stores/errors.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";

@@ -1,12 +1,13 @@
-// The capability ring's configured layers (grants, quotas, guardRequest) and their errors, loaded with the
-// first call that enters one (actors/effects/capabilities.ts, through actors/lifecycle/onFirstUse.ts), so
-// an app that configures none does not bundle them at start (issue 18).
+// The capability ring's configured layers (grants, quotas, guardRequest) and their errors, installed by
+// actors/effects/capabilities.ts when `capabilities` configures them.
 import type { ModelRequest } from "../../machines/helpers/messages.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
-import type { GuardVerdict, CapabilitiesOptions } from "./capabilities.js";
-import type { EffectMiddleware } from "./effect.js";
+import type { EffectContext, EffectMiddleware } from "./effect.js";
 import type { Meter, QuotaOptions } from "./meter.js";
+
+/** What `capabilities.guardRequest` returns: nothing (send as is), a rewritten request, or a veto. */
+export type GuardVerdict = ModelRequest | { veto: string } | undefined | void;
 
 /** A logic called an effect its grant does not list. */
 export class GrantDeniedError extends LoomworkError {
@@ -58,7 +59,7 @@ export function quotaLayer(meter: Meter, quotas: QuotaOptions): EffectMiddleware
 }
 
 /** `capabilities.guardRequest`: sees each model request first; a veto (or a throw) fails it with GuardRefusedError. */
-export function guardLayer(guardRequest: NonNullable<CapabilitiesOptions["guardRequest"]>): EffectMiddleware {
+export function guardLayer(guardRequest: (request: ModelRequest, ctx: EffectContext) => GuardVerdict | Promise<GuardVerdict>): EffectMiddleware {
   return async (ctx, input, next) => {
     let verdict: GuardVerdict;
     try {

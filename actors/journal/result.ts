@@ -3,7 +3,8 @@
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
 import { UnknownExecutionError } from "../errors.js";
-import { erasedExecutionError, isSubmitted, submittedOutcome } from "../lifecycle/firstUse.js";
+import { isSubmitted, submittedOutcome } from "../fleet/submit.js";
+import { erasedExecutionError } from "../lifecycle/erasureStatus.js";
 import { outcomeFrom, type Outcomes } from "./outcomes.js";
 
 /** What the journal's answer needs of the app. */

@@ -7,7 +7,7 @@ import type { WriterLease } from "../../stores/types.js";
 import { DEFAULT_SETTLED_CACHE, type LoomConfig } from "../config.js";
 import { DuplicateExecutionError, SubmitConflictError } from "../errors.js";
 import type { JournalCodec } from "./journal.js";
-import { SubjectCodecOnFirstUse } from "./codecOnFirstUse.js";
+import { SubjectCodec } from "./sealing.js";
 import type { JournaledActor } from "./actor.js";
 import type { Execution } from "./execution.js";
 import type { HostedExecution } from "./host.js";
@@ -124,7 +124,7 @@ export class RunningExecutions {
     this.outcomes.settle(execution);
     void this.releaseWriter(executionId);
     if (this.executions.get(executionId) === execution) this.executions.delete(executionId);
-    if (this.codec instanceof SubjectCodecOnFirstUse) this.codec.forget(executionId);
+    if (this.codec instanceof SubjectCodec) this.codec.forget(executionId);
   }
 
   /** The journal refused a write: the outcome rejects with its error; the entry stays until a resume replaces it. */
@@ -138,7 +138,7 @@ export class RunningExecutions {
     if (options.halt) this.executions.get(executionId)?.halt();
     this.executions.delete(executionId);
     this.outcomes.forget(executionId);
-    if (this.codec instanceof SubjectCodecOnFirstUse) this.codec.forget(executionId);
+    if (this.codec instanceof SubjectCodec) this.codec.forget(executionId);
     return this.releaseWriter(executionId);
   }
 

@@ -17,7 +17,6 @@ import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalReco
 import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
 import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
-import { SubjectCodecOnFirstUse } from "../journal/codecOnFirstUse.js";
 import { ExecutionErasedError, isSealedState, SubjectCodec } from "../journal/sealing.js";
 import { ConfigError } from "../errors.js";
 import type { JournalCodec } from "../journal/journal.js";
@@ -163,7 +162,7 @@ export const eraseEffects: Record<string, InternalEffect> = {
       const codec = host.codec;
       for (const executionId of deleteHistories) {
         await host.events.deleteHistory(executionId);
-        if (codec instanceof SubjectCodec || codec instanceof SubjectCodecOnFirstUse) codec.forget(executionId);
+        if (codec instanceof SubjectCodec) codec.forget(executionId);
       }
       return { shredded: true };
     },

@@ -1,9 +1,9 @@
 // app.sweep and app.eraseSubject: a call joins the sweep (or the erasure of the same subject) running in
-// this app, synchronously, so both callers hold the same promise; otherwise it loads the code on first use
-// (a dynamic import(): an app that never sweeps or erases does not bundle it, issue 18) and runs one.
+// this app, synchronously, so both callers hold the same promise; otherwise it runs one.
 import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+import { erase } from "./erase.js";
 import type { LifecycleHost } from "./host.js";
-import type { SweepOptions, SweepResult } from "./sweep.js";
+import { sweepOnce, type SweepOptions, type SweepResult } from "./sweep.js";
 
 export type { EraseSubjectResult, SweepOptions, SweepResult };
 
@@ -15,7 +15,7 @@ export type { EraseSubjectResult, SweepOptions, SweepResult };
 export function runSweep(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const { state } = host;
   if (state.sweep) return state.sweep;
-  const sweep = import("./onFirstUse.js").then((m) => m.sweepOnce(host, options)).finally(() => (state.sweep = undefined));
+  const sweep = sweepOnce(host, options).finally(() => (state.sweep = undefined));
   state.sweep = sweep;
   return sweep;
 }
@@ -28,7 +28,7 @@ export function runErase(host: LifecycleHost, subject: string): Promise<EraseSub
   const running = host.state.erasures;
   const joined = running.get(subject);
   if (joined) return joined;
-  const erasure = import("./onFirstUse.js").then((m) => m.erase(host, subject)).finally(() => running.delete(subject));
+  const erasure = erase(host, subject).finally(() => running.delete(subject));
   running.set(subject, erasure);
   return erasure;
 }

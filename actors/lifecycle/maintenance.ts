@@ -9,35 +9,22 @@
 // - they are journaled like any step: STEP_COMPLETED / STEP_FAILED by a deterministic step id, served from
 //   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
 import type { AnyStateMachine } from "xstate";
-import { ERASE_EFFECTS, INTERNAL_MACHINES, SWEEP_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
+import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
+import { ERASE_EFFECTS, SWEEP_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
+import { sweepMachine } from "../../machines/sweep.js";
 import type { StepCall } from "../journal/host.js";
-import { isInternalLogic, type InternalEffectContext, type LifecycleHost } from "./host.js";
+import type { InternalEffectContext, LifecycleHost } from "./host.js";
+import { INTERNAL_EFFECTS } from "./internalEffects.js";
 
-/**
- * Every internal effect's id. Their code (actors/lifecycle/internalEffects.ts: the sweep's and the
- * erasure's steps) loads on the first internal step, so an app that never sweeps or erases does not
- * bundle it (issue 18).
- */
+/** Every internal effect's id (their code, by id, is actors/lifecycle/internalEffects.ts). */
 export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
 
-/**
- * The machines that may invoke internal effects (the sweep, the erase coordinator) that are loaded: their
- * code loads with the lifecycle's on first use (issue 18). The app registers them as they load, and loads
- * them first when it resumes or starts one by logic id (`loadInternalLogics`), so a fresh app resumes them.
- */
-export function loadedInternalLogics(): AnyStateMachine[] {
-  return [...INTERNAL_MACHINES.values()];
-}
+/** The machines that may invoke internal effects (the sweep, the erase coordinator): every app registers them, so a fresh app resumes them. */
+export const INTERNAL_LOGICS: readonly AnyStateMachine[] = Object.freeze([sweepMachine, eraseCoordinatorMachine]);
 
 /** True for `logic` itself being one of the runtime's own machines (by identity, not by id). */
 export function isInternalMachine(logic: AnyStateMachine): boolean {
-  return INTERNAL_MACHINES.get(logic.id) === logic;
-}
-
-/** Loads the runtime's own machines when `logicId` names one; resolves every one loaded. */
-export async function loadInternalLogics(logicId: string | undefined): Promise<AnyStateMachine[]> {
-  if (isInternalLogic(logicId)) await import("./onFirstUse.js");
-  return loadedInternalLogics();
+  return INTERNAL_LOGICS.includes(logic);
 }
 
 export function isInternalEffect(effectId: string): boolean {
@@ -49,7 +36,6 @@ export function isInternalEffect(effectId: string): boolean {
  * journaled by its execution (`call.appendControl`), which gives them their seq and moves its own head.
  */
 export async function runInternalStep(host: LifecycleHost, call: StepCall): Promise<unknown> {
-  const { INTERNAL_EFFECTS } = await import("./onFirstUse.js");
   const effect = INTERNAL_EFFECTS[call.pending.effectId]!;
   const ctx: InternalEffectContext = {
     host,

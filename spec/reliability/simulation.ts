@@ -263,10 +263,6 @@ export function deterministicCrypto(seed: number): { pending(): number; restore(
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
   // A record key cached by an earlier run would save this run some WebCrypto calls, and so change its order.
   forgetRecordKeys();
-  // The code the app loads on first use (erase, sweep, the ring's layers: one dynamic import) is loaded
-  // before the world starts: a module load is real I/O that flush()'s fixed point cannot see, so a first
-  // eraseSubject in a fresh worker could otherwise outlast every round of settle() (seed 1, standalone).
-  await import("../../actors/lifecycle/onFirstUse.js");
   const crypto = deterministicCrypto(options.seed);
   try {
     return await run(options, crypto.pending);

@@ -13,6 +13,7 @@ import { createApp, defineConfig, memoryStores } from "../../../index.js";
 import { fromUtf8, utf8 } from "../../../stores/bytes.js";
 import { createAgentDriver } from "./agent.js";
 import { createRealModelDriver } from "./realModel.js";
+import { createOfflineDriver } from "./offline.js";
 import * as schema from "../../../stores/schema.js";
 import type { ExecutionInfo } from "../../../stores/types.js";
 
@@ -100,6 +101,9 @@ const loom = {
 
   /** An agent on a real AI SDK provider calling the test's loopback server, streamed, with approvals (see realModel.ts). */
   realModel: createRealModelDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
+
+  /** One agent run on a real provider, reported whole: driven online and after the page lost its server (see offline.ts). */
+  offline: createOfflineDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
 };
 
 export type LoomPage = typeof loom;
