@@ -32,7 +32,7 @@ export interface SealedJournalRecord extends StoredRecord {
   refs?: string[];
 }
 
-// RecordAuthenticationError lives in ./sealingErrors.ts, so the package entry exports it without this module (issue 18).
+// RecordAuthenticationError lives in ./sealingErrors.ts, so the package entry exports it without importing this module.
 export { RecordAuthenticationError };
 
 const SUBJECT_KEY_BYTES = 32;

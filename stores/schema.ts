@@ -265,7 +265,7 @@ function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]
 /** The versioned record schema: each type and the fields it carries beside `{ seq, at, type }`. */
 // Version 2 (issue 16) added EXECUTION_STARTED's optional `version`, PATCH_MARKED and EXECUTION_MIGRATED; a version-1 log
 // replays unchanged (it has neither: its execution takes no patch and is pinned to no version).
-// Version 3 (issue 18) changed the stored form only: a TRANSITION is stored without `from` and, where the input record
+// Version 3 (ADR 0009) changed the stored form only: a TRANSITION is stored without `from` and, where the input record
 // derives it, without `event` (an `actor` child id instead where only that differs), and a model step's STEP_COMPLETED
 // without the `usage` its output already holds (stores/recordFormat.ts). These types are the read form every reader
 // gets back; records of versions 1 and 2 are stored in it and read unchanged.

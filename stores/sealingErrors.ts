@@ -1,6 +1,6 @@
-// RecordAuthenticationError, apart from the sealing code that throws it (stores/recordSealing.ts, loaded on
-// first use): the package entry exports it from here, so a bundler keeps the sealing code out of an app's
-// start chunks (issue 18).
+// RecordAuthenticationError, apart from the sealing code that throws it (stores/recordSealing.ts): the
+// package entry exports it from here, so code that only recognises the error does not import the sealing
+// code.
 import { STORE_ERROR_CODES } from "./constants.js";
 import { LoomworkError } from "./errors.js";
 

@@ -1,6 +1,6 @@
 // execution.claimCheck's shape and its validation at boot (ADR 0140 D1, D2, D8), apart from the layer it
-// builds (./claimCheckPreset.ts), which loads on the first step (issue 18): createApp validates the whole
-// config synchronously, so this stays with the app's start.
+// builds (./claimCheckPreset.ts): createApp validates the whole config synchronously at its start, and the
+// validation needs the shape, not the layer.
 import { ConfigError } from "../errors.js";
 import type { ContentStore } from "../../stores/types.js";
 import type { ClaimCheckEnvelope, Digest } from "./claimCheck.js";

@@ -1,6 +1,6 @@
 // The chain's own layers, outside the capability ring (machines/effectChain.ts): the kill switch, which
-// every `next` of the chain consults. Secret redaction (`security.redact`) is ./redaction.ts, loaded with
-// the first step that enters it (issue 18).
+// every `next` of the chain consults. Secret redaction (`security.redact`) is its own module,
+// ./redaction.ts.
 import { LoomworkError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 

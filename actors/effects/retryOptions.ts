@@ -1,6 +1,6 @@
 // What the retry and timeout layers share with the start path: the app's clock on the EffectContext,
-// sleeping on it, and the retry options with their check at boot. The layers themselves (./retry.ts) load
-// on first use (a capability ring with retry or timeoutMs, a model's retryable failure), issue 18.
+// sleeping on it, and the retry options with their check at boot, apart from the layers themselves
+// (./retry.ts): a module that checks or sleeps does not import the retry and timeout middleware.
 import { realClock, type Clock } from "../clock.js";
 import type { EffectContext } from "./effect.js";
 import { ConfigError } from "../errors.js";

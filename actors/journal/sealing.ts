@@ -32,7 +32,7 @@ const CATALOGUE_FIELDS: Record<string, readonly string[]> = {
   [EXECUTION_MIGRATED]: ["machineHash", "version"],
 };
 
-// ExecutionErasedError lives in actors/lifecycle/errors.ts, so the package entry exports it without this module (issue 18).
+// ExecutionErasedError lives in actors/lifecycle/errors.ts, so the package entry exports it without importing this module.
 export { ExecutionErasedError };
 
 /** A sealed snapshot state as stored. */

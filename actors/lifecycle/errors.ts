@@ -1,5 +1,5 @@
 // The lifecycle's errors, apart from the code that throws them (erase.ts, sweep.ts, erasureStatus.ts and
-// sealing load on first use), so the package's entry re-exports them without bundling that code (issue 18).
+// sealing), so the package's entry re-exports them without importing that code.
 // HistoryInUseError, which app.deleteHistory throws at once, is in actors/errors.ts: only first-use code
 // imports this module, so a bundler keeps it out of the start chunks.
 import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";

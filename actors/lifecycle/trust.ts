@@ -1,6 +1,6 @@
 // Which recorded steps may vouch for a claim-checked blob (the writer check of actors/lifecycle/citations.ts),
-// apart from the content walker: the app derives it from its config when it is built, and the walker
-// (the sweep, erasure, export) loads on first use (issue 18).
+// apart from the content walker: the app derives it from its config when it is built, and only the
+// walker's users (the sweep, erasure, export) need the walker.
 import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { LoomConfig } from "../config.js";
 

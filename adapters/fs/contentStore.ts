@@ -6,7 +6,7 @@
 // max(wall seconds, C + 1) and persists it (content/clock) before returning. A put touches at C, so a
 // put that starts after touchClock() returned T touches at >= T, and T is above every earlier touch.
 // The probe and the clock read wait for the first write (put, delete, touchClock): an open that only
-// resumes an execution (reads, if anything, from this store) does neither (issue 18).
+// resumes an execution (reads, if anything, from this store) does neither, so it pays for no probe or clock read.
 import { opendir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { contentAddress } from "../../stores/bytes.js";

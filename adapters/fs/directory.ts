@@ -194,7 +194,7 @@ export class FsDirectory {
    * Creates `path` (and missing parents) and makes each new entry durable in its parent. The mkdir is
    * synchronous, at open (as the lock and the listings are) and before each blob's write (contentStore.ts
    * `put`): one system call that usually finds the directory there, where an asynchronous one was a trip
-   * through libuv's thread pool (issue 18). The fsyncs of new entries stay asynchronous.
+   * through libuv's thread pool, which slowed a fresh process's open. The fsyncs of new entries stay asynchronous.
    */
   async ensureDir(path: string): Promise<void> {
     if (this.readOnly) return;

@@ -182,7 +182,7 @@ export async function readSingleFrame(path: string): Promise<unknown> {
 
 /**
  * `readSingleFrame` by synchronous calls, for a small file read once at open (the catalogue checkpoint):
- * one system call each for open, read and close instead of three trips through libuv's thread pool (issue 18).
+ * one system call each for open, read and close instead of three trips through libuv's thread pool.
  */
 export function readSingleFrameSync(path: string): unknown {
   let bytes: Buffer;

@@ -1,7 +1,7 @@
 // The ids of the runtime's maintenance machines (machines/sweep.ts, machines/eraseCoordinator.ts) and of
-// the internal effects they invoke, apart from the machines: the app checks ids at start, and loads the
-// machines themselves only on first use (issue 18: a bundler splits an app by module, so a machine
-// defined beside an id the start path reads would load at start).
+// the internal effects they invoke, apart from the machines: the app checks ids at start, and a module
+// that reads an id does not import the machine defined beside it (a bundler keeps or drops an app's code
+// by module).
 import type { AnyStateMachine } from "xstate";
 
 /** The sweep's machine id, journaled as the sweep executions' logic id. */

@@ -1,5 +1,5 @@
-// The internal effects' ids are listed apart from their code (which loads on the first internal step, so a
-// browser bundle leaves it out, issue 18): the list and the code must name the same effects.
+// The internal effects' ids are listed apart from their code (the app checks ids at start without importing
+// the effects): the list and the code must name the same effects.
 import { describe, expect, it } from "vitest";
 import { INTERNAL_EFFECTS } from "../../actors/lifecycle/internalEffects.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect } from "../../actors/lifecycle/maintenance.js";

@@ -1,4 +1,4 @@
-// The golden journals of schema version 3 (issue 18: the stored form, stores/recordFormat.ts): the golden
+// The golden journals of schema version 3 (the stored form of ADR 0009, stores/recordFormat.ts): the golden
 // agent (spec/reliability/goldenAgent.ts) and the golden flow (./goldenFlow.ts) run again on their fixed
 // clocks, written as the store holds them. Generated once into spec/fixtures/{agent,flow}-v3.journal.json by
 // `npx tsx spec/upgrades/goldenV3.ts` and replayed on every run (spec/upgrades/golden.test.ts,
