@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -51,14 +51,27 @@ afterAll(() => rm(work, { recursive: true, force: true }));
 const node = (args: string[]) => run(process.execPath, args, { cwd: project });
 
 describe("the packed package", () => {
-  it("ships the build, its types, the README and the LICENSE, and no TypeScript sources", () => {
-    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts", "dist/adapters/fs/index.js", "dist/adapters/indexeddb/index.js", "dist/cli/main.js"]) {
+  it("ships the build, its types, the README and the LICENSE, and the sources its maps point at (no tests)", () => {
+    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts", "dist/adapters/fs/index.js", "dist/adapters/indexeddb/index.js", "dist/cli/main.js", "index.ts", "actors/app.ts"]) {
       expect(files, file).toContain(file);
     }
-    expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+    expect(files.filter((f) => f.endsWith(".test.ts") || f.startsWith("spec/"))).toEqual([]);
   });
 
-  it("has source maps that carry their sources (the .ts files are not shipped)", async () => {
+  it("has declaration maps whose sources are in the package: go-to-definition lands in the .ts source", async () => {
+    const maps = files.filter((f) => f.endsWith(".d.ts.map"));
+    expect(maps).toContain("dist/adapters/postgres/index.d.ts.map");
+    expect(maps.length).toBe(files.filter((f) => f.endsWith(".d.ts")).length);
+    for (const map of maps) {
+      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as { sources: string[] };
+      expect(parsed.sources.length, map).toBeGreaterThan(0);
+      for (const source of parsed.sources) {
+        expect(files, `${map} -> ${source}`).toContain(posix.join(posix.dirname(map), source));
+      }
+    }
+  });
+
+  it("has source maps that carry their sources inline", async () => {
     const maps = files.filter((f) => f.endsWith(".js.map"));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
