@@ -3,11 +3,12 @@
 // a peer dependency: the project brings its own, here the lowest 5.x the range admits (5.19.0, the first
 // with the pure `transition` / `initialTransition` the runtime drives machines with), unpacked from
 // spec/fixtures/packaging/xstate-5.19.0.tgz (`npm pack xstate@5.19.0`: no network in the test), while
-// this checkout's tests run on the exact devDependency.
+// this checkout's tests run on the exact devDependency. A second project, on the xstate the declarations
+// are built against, type-checks them as a strict TypeScript app does (`skipLibCheck: false`).
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -23,7 +24,20 @@ const PROJECT_XSTATE = "5.19.0";
 
 let work: string;
 let project: string;
+let strict: string;
 let files: string[];
+
+/** A fresh project: the tarball unpacked as node_modules/loomwork, its dependencies linked from this checkout. */
+async function unpackInto(dir: string, tarball: string): Promise<void> {
+  const installed = join(dir, "node_modules", "loomwork");
+  await mkdir(installed, { recursive: true });
+  await run("tar", ["-xzf", tarball, "-C", installed, "--strip-components=1"]);
+  for (const dep of Object.keys(manifest.dependencies)) {
+    const link = join(dir, "node_modules", dep);
+    await mkdir(dirname(link), { recursive: true });
+    await symlink(join(ROOT, "node_modules", dep), link);
+  }
+}
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "loomwork-pack-"));
@@ -31,19 +45,14 @@ beforeAll(async () => {
   const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], { cwd: ROOT });
   const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   files = packed!.files.map((f) => f.path);
-  // A fresh project: the tarball unpacked as node_modules/loomwork, its dependencies linked from this checkout.
   project = join(work, "app");
-  const installed = join(project, "node_modules", "loomwork");
-  await mkdir(installed, { recursive: true });
-  await run("tar", ["-xzf", join(work, packed!.filename), "-C", installed, "--strip-components=1"]);
-  for (const dep of Object.keys(manifest.dependencies)) {
-    const link = join(project, "node_modules", dep);
-    await mkdir(dirname(link), { recursive: true });
-    await symlink(join(ROOT, "node_modules", dep), link);
-  }
+  await unpackInto(project, join(work, packed!.filename));
   // The project's own xstate, another 5.x than the checkout's: where npm puts a peer, at the top.
   await mkdir(join(project, "node_modules", "xstate"), { recursive: true });
   await run("tar", ["-xzf", join(ROOT, "spec", "fixtures", "packaging", `xstate-${PROJECT_XSTATE}.tgz`), "-C", join(project, "node_modules", "xstate"), "--strip-components=1"]);
+  strict = join(work, "strict");
+  await unpackInto(strict, join(work, packed!.filename));
+  await symlink(join(ROOT, "node_modules", "xstate"), join(strict, "node_modules", "xstate"));
 }, 120_000);
 
 afterAll(() => rm(work, { recursive: true, force: true }));
@@ -51,14 +60,27 @@ afterAll(() => rm(work, { recursive: true, force: true }));
 const node = (args: string[]) => run(process.execPath, args, { cwd: project });
 
 describe("the packed package", () => {
-  it("ships the build, its types, the README and the LICENSE, and no TypeScript sources", () => {
-    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts", "dist/adapters/fs/index.js", "dist/adapters/indexeddb/index.js", "dist/cli/main.js"]) {
+  it("ships the build, its types, the README and the LICENSE, and the sources its maps point at (no tests)", () => {
+    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts", "dist/adapters/fs/index.js", "dist/adapters/indexeddb/index.js", "dist/cli/main.js", "index.ts", "actors/app.ts"]) {
       expect(files, file).toContain(file);
     }
-    expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
+    expect(files.filter((f) => f.endsWith(".test.ts") || f.startsWith("spec/"))).toEqual([]);
   });
 
-  it("has source maps that carry their sources (the .ts files are not shipped)", async () => {
+  it("has declaration maps whose sources are in the package: go-to-definition lands in the .ts source", async () => {
+    const maps = files.filter((f) => f.endsWith(".d.ts.map"));
+    expect(maps).toContain("dist/adapters/postgres/index.d.ts.map");
+    expect(maps.length).toBe(files.filter((f) => f.endsWith(".d.ts")).length);
+    for (const map of maps) {
+      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as { sources: string[] };
+      expect(parsed.sources.length, map).toBeGreaterThan(0);
+      for (const source of parsed.sources) {
+        expect(files, `${map} -> ${source}`).toContain(posix.join(posix.dirname(map), source));
+      }
+    }
+  });
+
+  it("has source maps that carry their sources inline", async () => {
     const maps = files.filter((f) => f.endsWith(".js.map"));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
@@ -135,4 +157,21 @@ describe("the packed package", () => {
     expect(stdout.trim()).toBe(manifest.version);
     expect((await readdir(join(project, "node_modules", "loomwork", "dist", "cli"))).length).toBeGreaterThan(3);
   });
+  it("type-checks in a strict project without skipLibCheck, loomwork/postgres included (its pg types come with it)", async () => {
+    await writeFile(join(strict, "package.json"), JSON.stringify({ name: "strict-app", private: true, type: "module" }));
+    const compilerOptions = { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, noEmit: true };
+    await writeFile(join(strict, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["app.ts"] }));
+    await writeFile(
+      join(strict, "app.ts"),
+      [
+        'import { createApp, defineConfig, memoryStores } from "loomwork";',
+        'import { postgresStores } from "loomwork/postgres";',
+        "export const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));",
+        'export const fleet = (url: string) => postgresStores({ url });',
+      ].join("\n"),
+    );
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const result = await run(process.execPath, [tsc, "-p", "."], { cwd: strict }).catch((error: { stdout: string }) => error);
+    expect(result.stdout).toBe("");
+  }, 60_000);
 });
