@@ -27,9 +27,11 @@ import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachi
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
+  /** The new execution's id, unique in the stores: a start refuses an id that already has a log. */
   executionId: string;
   /** Whose personal data the execution holds (sealing, erasure, export). */
   subject?: string;
+  /** The machine's `input`; journaled, so it must be plain JSON. */
   input?: unknown;
 }
 
