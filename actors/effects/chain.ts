@@ -4,15 +4,14 @@
 // innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never runs the
 // chain: a recorded step is served from the log.
 import type { Usage } from "../../machines/helpers/messages.js";
-import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { TaskKind } from "../../machines/helpers/invokeAs.js";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import type { JournalRecord } from "../../stores/types.js";
-import { loopHooksOf } from "../agents/agentLoop.js";
 import type { RuntimeBus, Warning } from "../bus.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
+import { declarationOf } from "../logicDeclaration.js";
 import type { StepCall } from "../journal/host.js";
 import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
@@ -95,11 +94,10 @@ export class EffectRuntime {
 
   /**
    * The role the machine invoked the step in: what `invokeAs` said (agentLoop$ invokes every tool call as
-   * "tool"), else an agentLoop$ tool frame restored from a state journaled before it said so, else nothing.
+   * "tool"), else, for a step restored from a state journaled before it said so, what the logic declares.
    */
-  private declaredRole({ logic: machine, pending }: StepCall): TaskKind | undefined {
-    if (pending.taskKind) return pending.taskKind;
-    return loopHooksOf(machine) && pending.stepId.startsWith(`${machine.id}#`) && AGENT_TOOL_STEP.test(pending.stepId) ? "tool" : undefined;
+  private declaredRole({ logic, pending }: StepCall): TaskKind | undefined {
+    return pending.taskKind ?? declarationOf(logic)?.roleOfUndeclaredStep?.(pending.stepId);
   }
 
   /**
