@@ -37,18 +37,18 @@ describe("IndexedDB site data cleared under open stores", () => {
     await stores.events.append("e1", 0, [started(1), step(2)]);
     await clearSiteData(factory, connections, name);
 
+    // Each call's outcome is taken at once: a rejection left unhandled while an earlier one is awaited is
+    // reported by the runner as an unhandled rejection (it was, under load).
+    const outcome = (pending: Promise<unknown>) => pending.then(() => undefined, (e: unknown) => e);
     const calls = {
-      append: stores.events.append("e1", 2, [step(3)]),
-      appendFresh: stores.events.append("e2", 0, [started(1)]),
-      list: stores.events.listExecutions(),
-      put: stores.content.put(new Uint8Array([1])),
-      key: stores.keys.getOrCreate("alice"),
+      append: outcome(stores.events.append("e1", 2, [step(3)])),
+      appendFresh: outcome(stores.events.append("e2", 0, [started(1)])),
+      list: outcome(stores.events.listExecutions()),
+      put: outcome(stores.content.put(new Uint8Array([1]))),
+      key: outcome(stores.keys.getOrCreate("alice")),
     };
-    for (const [call, pending] of Object.entries(calls)) {
-      const error = await pending.then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+    for (const [call, settled] of Object.entries(calls)) {
+      const error = await settled;
       expect(error, call).toBeInstanceOf(IndexedDbConnectionError);
       expect(error, call).toMatchObject({ reason: "vanished", database: name, code: "LOOM_IDB_CONNECTION" });
     }
