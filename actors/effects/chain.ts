@@ -82,11 +82,6 @@ export class EffectRuntime {
     bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));
   }
 
-  /** The user middleware list as the chain runs it (empty when none is configured). */
-  get middleware(): EffectMiddleware[] {
-    return [...(this.config.execution?.effectMiddleware ?? [])];
-  }
-
   /**
    * From now on, no step of the execution enters another layer, and the signals of its running steps are
    * aborted (`app.stop`; the journaled stop follows, so none of their outcomes will be journaled).

@@ -27,12 +27,6 @@ class Refusal {
   ) {}
 }
 
-/** The JSON text of `value`, or `fail(reason, path)` thrown for anything JSON would drop or convert (see the rule above). */
-export function jsonText(value: unknown, fail: (reason: string, path: string) => Error, root = "output"): string | undefined {
-  const plain = plainJson(value, fail, root);
-  return plain === undefined ? undefined : JSON.stringify(plain);
-}
-
 /**
  * `value` as the journal keeps it: a fresh plain-JSON copy (see the rule above), or `fail(reason, path)`
  * thrown, where `reason` names what was refused and where (`a Map at input.items[3].when`) and `path` is
