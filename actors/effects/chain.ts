@@ -16,7 +16,6 @@ import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
 import type { StepCall } from "../journal/host.js";
-import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
 import type { Effect, EffectContext, EffectMiddleware, Next } from "./effect.js";
 import { EffectStoppedError, KillSwitch } from "./layers.js";
@@ -38,7 +37,8 @@ interface Entry {
 
 type Run = (ctx: EffectContext, input: unknown) => Promise<unknown>;
 
-function settle(fn: () => unknown): Promise<unknown> {
+// `fn()` as a promise: a synchronous throw becomes a rejection, as `Promise.try` (ES2025) does.
+function promiseTry(fn: () => unknown): Promise<unknown> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
@@ -56,7 +56,6 @@ export interface EffectRuntimeOptions {
 }
 
 export class EffectRuntime {
-  codec: JournalCodec | undefined;
   /** The claim-check layer, when execution.claimCheck is configured (filled by the claim-check module). */
   claimCheck: EffectMiddleware | undefined;
   readonly killSwitch = new KillSwitch();
@@ -222,17 +221,17 @@ export class EffectRuntime {
   private compose(entries: Entry[], effect: Effect, trace: ChainTrace): Run {
     const innermost: Run = (ctx, input) => {
       trace.reach("effect");
-      return settle(() => effect.run(input, ctx));
+      return promiseTry(() => effect.run(input, ctx));
     };
     return entries.reduceRight<Run>(
       (inner, entry) => (ctx, input) => {
         trace.reach(entry.layer);
         const next: Next = (nextInput, nextCtx = ctx) =>
-          settle(() => {
+          promiseTry(() => {
             this.assertRunning(nextCtx);
             return inner(nextCtx, nextInput);
           });
-        return settle(() => entry.run(ctx, input, next));
+        return promiseTry(() => entry.run(ctx, input, next));
       },
       innermost,
     );
