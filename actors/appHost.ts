@@ -5,7 +5,6 @@ import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
 import { EXECUTION_STARTED } from "../stores/schema.js";
 import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
-import { loopHooksOf } from "./agents/agentLoop.js";
 import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
@@ -14,6 +13,7 @@ import { EffectRuntime } from "./effects/chain.js";
 import { validateClaimCheck } from "./effects/claimCheckConfig.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
+import { declarationOf } from "./logicDeclaration.js";
 import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
 import { Journal, type JournalCodec } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
@@ -27,9 +27,11 @@ import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachi
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
+  /** The new execution's id, unique in the stores: a start refuses an id that already has a log. */
   executionId: string;
   /** Whose personal data the execution holds (sealing, erasure, export). */
   subject?: string;
+  /** The machine's `input`; journaled, so it must be plain JSON. */
   input?: unknown;
 }
 
@@ -152,7 +154,7 @@ export class AppHost implements ExecutionHost {
 
   /**
    * The refusals of `app.start` that need no store, before anything is written: the id, the subject, the
-   * logic's effects, and an input that is not plain JSON or not one the agent loop takes. Returns the input as journaled.
+   * logic's effects, and an input that is not plain JSON or not one the logic declares it takes. Returns the input as journaled.
    */
   checkStart(logic: AnyStateMachine, options: StartOptions, runsHere = true): unknown {
     if (typeof options?.executionId !== "string" || options.executionId === "") {
@@ -161,7 +163,7 @@ export class AppHost implements ExecutionHost {
     if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
     this.checkEffects(logic, runsHere);
     const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
-    loopHooksOf(logic)?.checkInput(input, options.executionId);
+    declarationOf(logic)?.checkInput?.(input, options.executionId);
     return input;
   }
 
@@ -259,12 +261,13 @@ export class AppHost implements ExecutionHost {
     this.effectsChecked.add(logic);
   }
 
-  // The agent loop's hook (its state-growth warning), bound once per execution to this app's warning sinks.
+  // What the logic declared to run after each macrostep (agentLoop$: its warnings), bound once per execution to this app's warning sinks.
   private observerOf(machine: AnyStateMachine): MacrostepObserver | undefined {
-    const hooks = loopHooksOf(machine);
-    if (!hooks) return undefined;
+    const declared = declarationOf(machine);
+    const after = declared?.afterMacrostep;
+    if (!after) return undefined;
     const appWarn = this.config.observability?.onWarn ? (w: Warning) => this.warn(w) : undefined;
-    return (snapshot, run) => hooks.afterMacrostep(snapshot, run, appWarn, (w) => this.bus.emit("warn", w));
+    return (snapshot, run) => after.call(declared, snapshot, run, appWarn, (w) => this.bus.emit("warn", w));
   }
 
   private installClaimCheck(): void {

@@ -46,7 +46,7 @@ export const DEFAULT_SETTLED_CACHE = 256;
 
 /** The `security` group: per-subject sealing and secret redaction. */
 export interface SecurityOptions {
-  /** Seal each record of a subject's executions under that subject's key (AES-GCM). */
+  /** Seal each record of a subject's executions under that subject's key (AES-GCM), held by `keys` (usually `stores.keys`). */
   crypto?: { keys: KeyStore };
   /** Scrub secrets from every effect result before it is journaled or stored. */
   redact?: RedactOption;
@@ -71,15 +71,21 @@ export interface ObservabilityOptions {
 
 /** The app's configuration, in named groups; validated whole by `createApp`. */
 export interface LoomConfig {
+  /** The event, content and key stores the app runs on (`memoryStores()`, `fsStores(...)`, `indexedDbStores(...)`, `postgresStores(...)`). */
   stores: Stores;
+  /** The effects the machines' steps run, by the id a step invokes (`createLlmEffect`, `createToolEffect`, `createTaskEffect`). */
   effects: Record<string, Effect>;
   /** Machines a fresh app may resume by id (`app.resume(id)` finds the logic by the journaled logic id). */
   logics?: AnyStateMachine[];
   /** The clock that stamps records and arms timers. @defaultValue the real clock */
   clock?: Clock;
+  /** The effect chain's middleware, snapshots, claim-check and ended-outcome cache. */
   execution?: ExecutionOptions;
+  /** Per-subject sealing of the journal and redaction of secrets from effect results. */
   security?: SecurityOptions;
+  /** Whether the app may erase a data subject (`app.eraseSubject`). */
   compliance?: ComplianceOptions;
+  /** Where warnings and XState inspection events go. */
   observability?: ObservabilityOptions;
   /** The capability ring the app installs around every effect: grants, quotas, guardRequest, retry, timeoutMs. */
   capabilities?: CapabilitiesOptions;

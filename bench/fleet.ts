@@ -5,6 +5,7 @@
 // disk's), or LOOMWORK_PG_URL. On the same server in the same run: DBOS Transact on the same 10-step flow
 // (bench/dbos.ts) and LangGraph's Postgres checkpointer on the 200-turn agent (bench/langgraph.ts).
 import { spawn, type ChildProcess } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createApp } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
@@ -22,6 +23,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CONCURRENCY = 8;
 /** Both engines' poll interval (loomwork's pollMs, DBOS's queue minPollingIntervalMs and waitAll polling). */
 const POLL_MS = 50;
+/** How far from 1.00x a rate's change with more workers must be before the notes call it more or less throughput. */
+const SCALING_NOISE = 0.1;
 const ENGINE_LABEL = { loomwork: "loomwork (createWorker)", dbos: "DBOS Transact" } as const;
 
 function startWorker(url: string, schema: string): Promise<ChildProcess> {
@@ -97,6 +100,21 @@ async function measured(url: string, engine: Engine, workers: number, executions
 }
 
 /** loomwork's figure over DBOS's for one worker count. */
+/**
+ * How each engine's rate moved from the fewest worker processes to the most, and whether more workers
+ * added throughput: a change within SCALING_NOISE of 1.00x is said to add none.
+ */
+function scaling(raw: EngineRun[], counts: number[]): string {
+  if (counts.length < 2) return "";
+  const [fewest, most] = [counts[0]!, counts.at(-1)!];
+  const gain = (engine: Engine) => {
+    const ms = (workers: number) => raw.find((r) => r.engine === engine && r.workers === workers)!.ms;
+    return ms(fewest) / ms(most);
+  };
+  const said = (g: number) => (g > 1 + SCALING_NOISE ? "more throughput" : g < 1 - SCALING_NOISE ? "less throughput" : "no throughput beyond noise");
+  return `; from ${fewest} to ${most} worker processes, loomwork's steps per second went ${ratio(gain("loomwork"))} (${said(gain("loomwork"))}), DBOS's ${ratio(gain("dbos"))} (${said(gain("dbos"))})`;
+}
+
 function cpuRatio(raw: EngineRun[], workers: number, key: "workerCpuMs" | "commits"): number {
   const of = (engine: Engine) => raw.find((r) => r.engine === engine && r.workers === workers)![key];
   return of("loomwork") / of("dbos");
@@ -156,10 +174,10 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     goals: [...goals, ...(langGraph?.goals ?? [])],
     notes: [
       "Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together. DBOS checkpoints each step's output in its own transaction, and the workflow's status at start and end.",
-      "On a 2-core machine the server, the workers and the submitter share the cores, so more worker processes add contention rather than throughput; the worker CPU column is what each engine spends per step of its own.",
+      `On this ${availableParallelism()}-core machine the server, the workers and the submitter share the cores${scaling(raw, counts)}; the worker CPU column is what each engine spends per step of its own.`,
       `Worker CPU per step, loomwork / DBOS: ${counts.map((w) => `${w} worker${w > 1 ? "s" : ""} ${ratio(cpuRatio(raw, w, "workerCpuMs"))}`).join(", ")}; ` +
         `server commits per step, loomwork / DBOS: ${counts.map((w) => ratio(cpuRatio(raw, w, "commits"))).join(", ")}. ` +
-        "loomwork sends one statement per macrostep (a step's outcome with its transition); DBOS a transaction per step, plus the workflow's status and its queue's dequeues. Both are CPU-bound here (two cores shared by the server and every process), so the worker CPU per step weighs more than the statements per step.",
+        "loomwork sends one statement per macrostep (a step's outcome with its transition); DBOS a transaction per step, plus the workflow's status and its queue's dequeues.",
       ...(langGraph?.notes ?? []),
     ],
     raw: { fleet: raw, langGraph: langGraph?.raw },

@@ -130,7 +130,7 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
     tables: [{ head: HEAD, rows: rows.map(cells) }],
     goals,
     notes: [
-      "The per-cached-outcome goal is judged on the slope between the two rows (the open app's share over the outcomes they differ by) and on the 16-outcome app's open share per execution; a row's own (open - closed) / cached also counts what `app.close()` frees whatever the cache holds (5-30 kB in one child or another), which over 16 outcomes read as up to 1.8 kB each.",
+      "The per-cached-outcome goal is judged on the slope between the two rows (the open app's share over the outcomes they differ by) and on the 16-outcome app's open share per execution; a row's own (open - closed) / cached also counts what `app.close()` frees whatever the cache holds, divided over that row's cached outcomes.",
       "Before issue 13 the app kept every ended execution (its folded state: the whole transcript) until the app object itself was dropped: about 381 kB per finished 30-turn execution, open or closed (measured by the same child on the previous commit). " +
         "Now an execution is released when its outcome is settled; `app.result` answers from the last `execution.settledCache` outcomes, then from the journal.",
     ],

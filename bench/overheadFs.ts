@@ -17,6 +17,8 @@ import { bytes, ratio, ratios, type Section } from "./report.js";
 import { tempDir } from "./stores.js";
 
 const GOAL = 1.25;
+/** The fs run's wait for a CPU, as a share of its extra time on one, under which other threads are said not to have taken it. */
+const QUEUED_SHARE = 0.25;
 
 /** One durable operation the fs run did, as the adapter asked node:fs for it; files and directories by first-seen index. */
 type DiskOp =
@@ -179,6 +181,7 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
   const msOr = (value: number) => (Number.isNaN(value) ? "-" : `${value.toFixed(1)} ms`);
   const busyRow = (label: string, name: string) => [label, msOr(of(name, "busy")), msOr(Math.max(0, medianSample(samples[name]!).wall - of(name, "busy"))), msOr(of(name, "onCpu")), msOr(of(name, "queued"))];
   const onCpuMore = of("fs", "onCpu") - of("fsNoIo", "onCpu") - of("bare", "onCpu");
+  const queuedFs = of("fs", "queued");
   const share = (part: number) => `${Math.round(Math.max(0, Math.min(1, part / Math.max(1e-9, beyond))) * 100)}%`;
   const ms = (s: Sample) => `${s.wall.toFixed(1)} ms (CPU ${s.cpu.toFixed(1)} ms)`;
   return {
@@ -231,10 +234,21 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
     ],
     goals: [{ goal: `journaled run on fs within ${GOAL}x of the memory run plus its durability floor (${turns} turns)`, met: overFloor.wall <= GOAL, detail: ratios(overFloor) }],
     notes: [
-      `The floor's own I/O is slower when it waits on computation: paced as the run is, the same writes and fsyncs take ${ratio(paced.wall / bare.wall)} their back-to-back time (an idle disk queue and thread-pool worker wake up for each). So of what the fs run costs beyond memory + bare, ${share(paced.wall - bare.wall)} is this pacing, which no adapter can avoid while it writes ahead of every macrostep; the goal is still judged against the back-to-back floor.`,
-      `The adapter's own code: with its writes and fsyncs made no-ops the fs run takes ${ratio(fsNoIo.wall / memory.wall)} the memory run's time, ${share(fsNoIo.wall - memory.wall)} of what the fs run costs beyond memory + bare. With them real, the same run costs more than its code and its I/O apart (the main thread's figures below say where): fs - memory is ${((fs.wall - memory.wall) / writes).toFixed(3)} ms per write against ${(paced.wall / writes).toFixed(3)} ms for the paced floor's I/O.`,
-      `The main thread is busy ${fsBusy.toFixed(1)} ms in the fs run, against ${fsNoIoBusy.toFixed(1)} ms in the same run with its writes and fsyncs made no-ops and ${bareBusy.toFixed(1)} ms for the bare floor's own calls and callbacks: ${slower.toFixed(1)} ms (${(slower / writes).toFixed(3)} ms per write, ${share(slower)} of what the fs run costs beyond memory + bare) is the same work taking longer on the same thread when every macrostep starts after a wait on the disk, not more work: the adapter does the same with its I/O made no-ops.${Number.isNaN(onCpuMore) ? "" : ` The kernel's scheduler statistics say other threads did not take its CPU (the thread waited ${of("fs", "queued").toFixed(1)} ms in all for one): it was on a CPU ${onCpuMore.toFixed(1)} ms longer than with no-op I/O and the bare floor's own calls together (/proc/thread-self/schedstat), so the same work, with the kernel's part of each wake-up (epoll, the thread pool's hand-offs), costs more CPU on a thread that slept on the disk before it (its caches and predictors cold; on a virtual machine its core may have run another guest meanwhile).`}`,
-      `Round by round, fs / (memory + bare) ranged ${perRound[0]!.toFixed(2)}x to ${perRound.at(-1)!.toFixed(2)}x (median ${perRound[perRound.length >> 1]!.toFixed(2)}x): the spread is the disk's, not the code's.`,
+      paced.wall > bare.wall
+        ? `The floor's own I/O is slower when it waits on computation: paced as the run is, the same writes and fsyncs take ${ratio(paced.wall / bare.wall)} their back-to-back time (an idle disk queue and thread-pool worker wake up for each). So of what the fs run costs beyond memory + bare, ${share(paced.wall - bare.wall)} is this pacing, which no adapter can avoid while it writes ahead of every macrostep; the goal is still judged against the back-to-back floor.`
+        : `The floor's own I/O is not slower when it waits on computation in this run: paced as the run is, the same writes and fsyncs take ${ratio(paced.wall / bare.wall)} their back-to-back time.`,
+      `The adapter's own code: with its writes and fsyncs made no-ops the fs run takes ${ratio(fsNoIo.wall / memory.wall)} the memory run's time, ${share(fsNoIo.wall - memory.wall)} of what the fs run costs beyond memory + bare. With them real, the same run costs ${fs.wall > fsNoIo.wall + paced.wall ? "more than" : "no more than"} its code and its I/O apart${fs.wall > fsNoIo.wall + paced.wall ? " (the main thread's figures below say where)" : ""}: fs - memory is ${((fs.wall - memory.wall) / writes).toFixed(3)} ms per write against ${(paced.wall / writes).toFixed(3)} ms for the paced floor's I/O.`,
+      `The main thread is busy ${fsBusy.toFixed(1)} ms in the fs run, against ${fsNoIoBusy.toFixed(1)} ms in the same run with its writes and fsyncs made no-ops and ${bareBusy.toFixed(1)} ms for the bare floor's own calls and callbacks: ` +
+        (slower > 0
+          ? `${slower.toFixed(1)} ms more (${(slower / writes).toFixed(3)} ms per write, ${share(slower)} of what the fs run costs beyond memory + bare) is the same work taking longer on the same thread when every macrostep starts after a wait on the disk, not more work: the adapter does the same with its I/O made no-ops.`
+          : "no busier than the two apart in this run.") +
+        (Number.isNaN(onCpuMore) || onCpuMore <= 0
+          ? ""
+          : ` It was on a CPU ${onCpuMore.toFixed(1)} ms longer than with no-op I/O and the bare floor's own calls together, and waited ${queuedFs.toFixed(1)} ms in all for one (/proc/thread-self/schedstat): ` +
+            (queuedFs <= QUEUED_SHARE * onCpuMore
+              ? `under ${QUEUED_SHARE * 100}% of that excess, so other threads did not take its CPU: the same work, with the kernel's part of each wake-up (epoll, the thread pool's hand-offs), costs more CPU on a thread that slept on the disk before it (its caches and predictors cold; on a virtual machine its core may have run another guest meanwhile).`
+              : `${QUEUED_SHARE * 100}% or more of that excess, so other threads taking its CPU is part of it in this run.`)),
+      `Round by round, fs / (memory + bare) ranged ${perRound[0]!.toFixed(2)}x to ${perRound.at(-1)!.toFixed(2)}x (median ${perRound[perRound.length >> 1]!.toFixed(2)}x).`,
     ],
     raw: { samples, ops: { writes: count("write"), bytes: written, fsyncs: count("fsync"), dirFsyncs: count("fsyncDir"), renames: count("rename") } },
   };

@@ -141,6 +141,16 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
   return results;
 }
 
+/**
+ * What running the runtime's code once first takes off a fresh process's resume beyond the floor (1.00x),
+ * from the cold and warm ratios: a share over one half is called most of it. Empty when either is missing.
+ */
+function coldShare(cold: number | undefined, warm: number | undefined): string {
+  if (cold === undefined || warm === undefined || !Number.isFinite(cold) || !Number.isFinite(warm) || cold <= 1) return "";
+  const share = Math.max(0, Math.min(1, (cold - warm) / (cold - 1)));
+  return `: ${share > 0.5 ? "most" : share > 0 ? "less than half" : "none"} of what a fresh process pays beyond the floor (${Math.round(share * 100)}%) is code running for the first time, which V8 compiles (lazily, at first call) and interprets, while the floor runs almost none`;
+}
+
 /** "a (2.1x), b (1.3x), c (0.9x)": the three largest phases, "of which" and "for scale" rows left out. */
 function largest(phases: { phase: string; ratio: number }[]): string {
   return phases
@@ -238,7 +248,7 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     goals,
     notes: [
       `Largest phases of the whole fs tail replay (fresh process, one process cut by marks): ${largest(timeline.filter((p) => !p.phase.startsWith("the whole")))}; garbage collection inside it: ${ratio(timeline.at(-1)?.gc ?? Number.NaN)} the floor (the resume's process holds the heap of the runtime's imports; the floor's imports only node:fs).`,
-      `Cold code: the same resume after the runtime's code has run once in its process takes ${ratios(tailFs?.warm ?? NO_SAMPLE)} the floor (tail replay, ${turns} turns), against ${ratios(tailFs?.ratio ?? NO_SAMPLE)} cold: most of what a fresh process pays beyond the floor is V8 compiling (lazily, at first call) and interpreting code that has not run yet, while the floor runs almost none. Node 20 has no compile cache for ES modules (Node 22 has one: \`NODE_COMPILE_CACHE\` since 22.1, \`module.enableCompileCache()\` since 22.8).`,
+      `Cold code: the same resume after the runtime's code has run once in its process takes ${ratios(tailFs?.warm ?? NO_SAMPLE)} the floor (tail replay, ${turns} turns), against ${ratios(tailFs?.ratio ?? NO_SAMPLE)} cold${coldShare(tailFs?.ratio.wall, tailFs?.warm?.wall)}. Node 20 has no compile cache for ES modules (Node 22 has one: \`NODE_COMPILE_CACHE\` since 22.1, \`module.enableCompileCache()\` since 22.8).`,
       `Largest phases on fs (fresh process): ${largest(fsPhases.map((p) => ({ phase: p.phase, ratio: p.ratio })))}.`,
       `Largest phases on memory (in-process): ${largest(breakdown.phases.map((p) => ({ phase: p.phase, ratio: p.ms / breakdown.floor })))}.`,
       "What the phases point at: the tail is replayed through XState's transition for every record (a replayed turn's model request, the taint-fenced transcript, is built lazily and never for a turn served from the log; " +

@@ -19,6 +19,17 @@ function argsOf(options: BenchOptions): StreamingArgs {
   return options.mode === "quick" ? { reps: 1, warmup: 0, phaseReps: 1 } : { reps: 201, warmup: 30, phaseReps: 31 };
 }
 
+/**
+ * How much of what loomwork adds before the provider is called (its "doStream called" mark beyond the bare
+ * stream's) precedes its first append, from the phase medians; empty when a mark is missing.
+ */
+function beforeCall(journaled: number | undefined, called: number | undefined, bareCalled: number | undefined): string {
+  if (journaled === undefined || called === undefined || bareCalled === undefined || called <= bareCalled) return "";
+  const added = called - bareCalled;
+  const share = Math.min(1, journaled / added);
+  return `${share > 0.5 ? "Most" : "Less than half"} of it (${Math.round(share * 100)}%: ${journaled.toFixed(2)} ms of ${added.toFixed(2)} ms in the phase table) precedes the first append ("the start's macrostep journaled"). `;
+}
+
 export async function measureStreaming(options: BenchOptions): Promise<Section> {
   const args = argsOf(options);
   const r0 = (await runChild("streaming", args)) as unknown as StreamingReport;
@@ -65,8 +76,13 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
     ],
     notes: [
       "What loomwork adds before the provider is called (\"doStream called\") is the journaled EXECUTION_STARTED and its transition (the step's intent: written before the call), the planner's first macrostep and the effect chain; after it, each delta goes through the step's sink and the bus. The rest is the provider's request and response, as in the bare stream.",
-      "Most of it precedes the first append (\"the start's macrostep journaled\"): app.start's checks, the planner's first macrostep (XState's initial transition of the agent loop: its context, the model child it spawns; the largest single part) and the memory store's append (a structured clone of the records). After the append: the effect chain's setup (the step's abort signal, the layers) and the model request, built when the step runs. None of it is per-app or cold code: a second start on the same app costs the same; it is CPU work spread over many small parts, made several times slower by the full GC before each round (the same path takes about 0.25 ms in a warm loop without it).",
-      "Why the full GC makes it slower: V8 drops the hidden classes of objects none of which survive it, so after the GC the first instance of each class (an Execution, an AbortController, an XState Actor, ...) is built the slow way, some 15-80 µs each here against a few µs warm; object literals and closures barely pay it. So the path builds few class instances before the call: one AbortController per step (the chain runs on the execution's own), the execution's actor and observers made at first use, no per-start walk of the definition (checked once per app). It is not the GC alone: a 5 ms pause before each start instead of the GC slowed the same path to about 0.66 ms against 0.10 ms back to back (1,000 starts on a scripted model, medians), so part of it is how any code runs after the machine has idled (caches, branch predictors), and the less code and data a start touches, the less it pays.",
+      beforeCall(
+        phases.loomwork["start journaled"],
+        phases.loomwork["doStream called"],
+        phases.bare["doStream called"],
+      ) +
+        "Before the append: app.start's checks, the planner's first macrostep (XState's initial transition of the agent loop: its context, the model child it spawns) and the memory store's append (a structured clone of the records). After it: the effect chain's setup (the step's abort signal, the layers) and the model request, built when the step runs.",
+      "A full GC runs before each round, after which V8 builds the first instance of each class (an Execution, an AbortController, an XState Actor, ...) the slow way; so the path builds few class instances before the call: one AbortController per step (the chain runs on the execution's own), the execution's actor and observers made at first use, no per-start walk of the definition (checked once per app).",
       `Why the goal's pair runs against a server in its own process: on the client's thread, the server's handling of the request and its writes of the first chunks queue behind whatever the client runs after the request has gone out (app.start resolving, the bus, the catalogue's announcement), which no remote provider does; there the same loomwork path measures ${ratios(onThread)} of its bare stream. Both pairs are interleaved in one process, against servers started from the same script.`,
       "The record's bytes beyond the reply are its envelope (type, seq, step and effect ids, time, usage), the same as for a turn that is not streamed.",
     ],

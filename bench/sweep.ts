@@ -126,6 +126,9 @@ function goalsOf(store: "memory" | "fs", rows: Row[], full: boolean): Goal[] {
   ];
 }
 
+/** fsyncs per deleted blob at or above which the sweep is said to make each delete durable on its own. */
+const ONE_EACH = 0.9;
+
 /** Where the largest fs sweep's time goes: its listing passes, and one fsync per deleted blob. */
 function fsyncNotes(rows: Row[]): string[] {
   const largest = rows.at(-1);
@@ -135,7 +138,9 @@ function fsyncNotes(rows: Row[]): string[] {
   return [
     `The fs sweep of ${largest.blobs.toLocaleString("en-US")} blobs took ${ratio(lists, 1)} one listing pass; it lists the store once per reclaim batch (4 by default), so listing is up to ` +
       `${Math.min(100, Math.round((400 / lists)))}% of it, and the rest is the scan of the logs and the deletes. It issued ${largest.sweep.fsyncs.toLocaleString("en-US")} fsyncs for ${deleted.toLocaleString("en-US")} blobs deleted: ` +
-      "about one per deleted blob, so deletes are made durable one by one, not group-committed." +
+      (largest.sweep.fsyncs / deleted >= ONE_EACH
+        ? `${(largest.sweep.fsyncs / deleted).toFixed(2)} per deleted blob, so deletes are made durable one by one, not group-committed.`
+        : `${(largest.sweep.fsyncs / deleted).toFixed(2)} per deleted blob, so deletes share fsyncs.`) +
       (largest.erase?.fsyncs ? ` An erasure of ${EXECUTIONS_PER_SUBJECT} executions (about ${EXECUTIONS_PER_SUBJECT * BLOBS_PER_EXECUTION} blobs) issued ${largest.erase.fsyncs} fsyncs.` : ""),
   ];
 }

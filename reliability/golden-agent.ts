@@ -3,7 +3,7 @@
 // overwrite; pass --force only together with a schema version bump, never to make a replay pass).
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { writeGoldenAgentJournal } from "../spec/reliability/goldenAgent.js";
+import { writeGoldenAgentJournal } from "../spec/upgrades/goldenAgent.js";
 
 const path = fileURLToPath(new URL("../spec/fixtures/agent-v1.journal.json", import.meta.url));
 if (existsSync(path) && !process.argv.includes("--force")) {

@@ -1,4 +1,5 @@
-// `npm run soak`: the reliability campaigns of spec/reliability/ with their larger (soak) counts.
+// `npm run soak`: the reliability campaigns of spec/reliability/ (and campaign 10, the golden journals'
+// replay, in spec/upgrades/) with their larger (soak) counts.
 //
 //   npm run soak                                  every campaign
 //   npm run soak -- simulation lostWrites         the campaigns whose file names match
@@ -18,7 +19,7 @@ for (let i = 0; i < args.length; i++) {
   else filters.push(args[i]!);
 }
 const vitest = join(dirname(createRequire(import.meta.url).resolve("vitest/package.json")), "vitest.mjs");
-const targets = filters.length > 0 ? filters.map((f) => `spec/reliability/${f.replace(/\.test\.ts$/, "")}`) : ["spec/reliability/"];
+const targets = filters.length > 0 ? filters.map((f) => `spec/reliability/${f.replace(/\.test\.ts$/, "")}`) : ["spec/reliability/", "spec/upgrades/goldenReplay.test.ts"];
 const started = Date.now();
 const child = spawn(process.execPath, ["--max-old-space-size=4096", vitest, "run", ...targets], { stdio: "inherit", env });
 child.on("exit", (code, signal) => {

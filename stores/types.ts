@@ -174,6 +174,23 @@ export interface WriterLease {
   release(): Promise<void>;
 }
 
+/**
+ * The fleet port: what stores a fleet of workers shares offer (`postgresStores`; the workers are
+ * loomwork/postgres `createWorker`). `app.submit` puts an execution on its queue, `app.result` of a submitted
+ * execution waits on it for the end a worker journals.
+ */
+export interface FleetPort {
+  /** Puts the execution on the fleet's queue (before its start is journaled); idempotent. */
+  enqueue(executionId: string): Promise<void>;
+  /** True when the execution was submitted to the fleet. */
+  isSubmitted(executionId: string): Promise<boolean>;
+  /**
+   * Resolves when the execution may have ended after the call (a notification, or the poll interval passed):
+   * look again. Call it before looking, so that an end between the look and the wait is not missed.
+   */
+  waitForEnd(executionId: string): Promise<void>;
+}
+
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {
   events: EventStore;
@@ -185,4 +202,6 @@ export interface Stores {
    * when the execution ends or the app closes. The expected-seq fence stays the real guard.
    */
   acquireWriter?(executionId: string): Promise<WriterLease>;
+  /** Optional: the queue a fleet of workers shares (`postgresStores`); `app.submit` needs it, `app.start` does not. */
+  fleet?: FleetPort;
 }

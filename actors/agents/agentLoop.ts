@@ -1,13 +1,15 @@
 // agentLoop$: builds the agent loop machine from a config, validates it, and watches its transcript
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
-import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
+import type { AnyMachineSnapshot } from "xstate";
 import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
+import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { ModelCallOptions } from "../../machines/helpers/messages.js";
 import { patchedChoices, patchedValueOf, type PatchedValue } from "../../machines/helpers/patches.js";
 import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
 import { processWarning, type Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
+import { declareLogic, type DeclaredRun } from "../logicDeclaration.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
 export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
@@ -68,24 +70,6 @@ export function configureAgentLoopDefaults(next: LoopDefaults): void {
   defaults = { ...defaults, ...next };
 }
 
-/** Per-machine runtime hooks the app calls after every macrostep, live or replayed. */
-export interface LoopHooks {
-  config: AgentLoopConfig;
-  /** Refuses (ConfigError "start.input") an input the loop cannot take, before app.start writes anything. */
-  checkInput(input: unknown, executionId: string): void;
-  afterMacrostep(
-    snapshot: AnyMachineSnapshot,
-    run: { executionId: string; warned: Set<string> },
-    appWarn: ((w: Warning) => void) | undefined,
-    announce?: (w: Warning) => void,
-  ): void;
-}
-const hooks = new WeakMap<AnyStateMachine, LoopHooks>();
-
-export function loopHooksOf(machine: AnyStateMachine): LoopHooks | undefined {
-  return hooks.get(machine);
-}
-
 /**
  * The agent loop: model call -> tool calls -> next turn, run journaled; a resume re-runs no recorded turn.
  *
@@ -117,8 +101,8 @@ export function agentLoop$(config: AgentLoopConfig) {
       return config.compaction === undefined ? undefined : patchedValueOf(config.compaction);
     },
   });
-  hooks.set(machine, {
-    config,
+  // What the runtime needs to know of the loop, declared as any logic declares it (../logicDeclaration.ts).
+  declareLogic(machine, {
     checkInput(input, executionId) {
       if (isAgentLoopInput(input)) return;
       throw new ConfigError(
@@ -145,9 +129,11 @@ export function agentLoop$(config: AgentLoopConfig) {
         turn: context?.turn,
         message: stateGrowthMessage(config.id, run.executionId, bytes, threshold),
       };
-      if (!appWarn) announce?.(warning);
+      if (!appWarn) announce(warning);
       deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
     },
+    // A tool frame pending in a state journaled before the loop invoked its tools with invokeAs("tool", ...).
+    roleOfUndeclaredStep: (stepId) => (stepId.startsWith(`${config.id}#`) && AGENT_TOOL_STEP.test(stepId) ? "tool" : undefined),
   });
   return machine;
 }
@@ -190,9 +176,9 @@ export function stateGrowthMessage(loopId: string, executionId: string, bytes: n
 function warnUnscannedTaint(
   config: AgentLoopConfig,
   snapshot: AnyMachineSnapshot,
-  run: { executionId: string; warned: Set<string> },
+  run: DeclaredRun,
   appWarn: ((w: Warning) => void) | undefined,
-  announce: ((w: Warning) => void) | undefined,
+  announce: (w: Warning) => void,
 ): void {
   const seen = loopContextOf(snapshot)?.sawTaintFrom;
   if (!Array.isArray(seen) || !seen.includes(UNSCANNED_TAINT_ORIGIN) || run.warned.has(TAINT_SCAN_INCOMPLETE)) return;
@@ -208,7 +194,7 @@ function warnUnscannedTaint(
       `(over ${TAINT_SCAN_MAX_NODES} nodes), so it is treated as untrusted: fenced for the model, never previewed, and listed in ` +
       `sawTaintFrom as "${UNSCANNED_TAINT_ORIGIN}". Return smaller results, or mark the tool's output tainted(value, origin) at its top.`,
   };
-  if (!appWarn) announce?.(warning);
+  if (!appWarn) announce(warning);
   deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
 }
 

@@ -4,9 +4,11 @@ import { ConfigError } from "../errors.js";
 
 /** Options of `conversation$`. */
 export interface ConversationConfig {
+  /** The machine's id, non-empty: the logic id its executions are journaled under. */
   id: string;
   /** The registered llm effect that answers. */
   model: string;
+  /** The system prompt: the first message of the transcript. */
   system?: string;
   /** Fold older messages into a summary by `summarizerToolId` once the transcript exceeds `maxBytes`. */
   budget: { summarizerToolId: string; maxBytes: number };

@@ -1,5 +1,4 @@
 // The built-in compaction summarizer (ADR 0137 D2): an ordinary llm effect { messages } -> { summary }.
-import { LOOM_DELTAS } from "./deltas.js";
 import { LoomworkError } from "../../stores/errors.js";
 import type { Message, Usage } from "../../machines/helpers/messages.js";
 import { fencedMessages, summarizerText, tainted } from "../../machines/helpers/taint.js";
@@ -78,7 +77,7 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
       ];
       // The summary is not the agent's reply: its deltas, if the provider streams, go to no app.stream subscriber.
       const request = { messages: fencedMessages(messages), tools: [], maxTokens };
-      const quiet = Object.assign({ ...ctx }, { [LOOM_DELTAS]: undefined });
+      const { emitDelta: _quiet, ...quiet } = ctx;
       // The agent's model call's retry path (./modelRetry.ts): a summarizer is an ordinary llm effect (ADR 0137 D2).
       const { value: reply, attempts } = await withModelRetry(retry, ctx, (attempt) => model.generate(request, attempt > 1 ? { ...quiet, attempt } : quiet));
       const summary = typeof reply?.text === "string" ? reply.text : "";

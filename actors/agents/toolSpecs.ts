@@ -3,12 +3,8 @@
 import type { ModelReply, ToolSpec } from "../../machines/helpers/messages.js";
 import type { EffectContext } from "../effects/effect.js";
 
-/** Where the runtime puts the registered effects' lookup on an EffectContext (a symbol: never JSON, never journaled). */
-export const LOOM_EFFECTS: unique symbol = Symbol.for("loomwork.effects");
-
 function registered(ctx: EffectContext, name: string): object | undefined {
-  const lookup: unknown = Reflect.get(ctx, LOOM_EFFECTS);
-  const effect: unknown = typeof lookup === "function" ? lookup(name) : undefined;
+  const effect: unknown = ctx.effectOf?.(name);
   return typeof effect === "object" && effect !== null ? effect : undefined;
 }
 

@@ -4,24 +4,20 @@
 // innermost layer a failed step reached is journaled as STEP_FAILED.stoppedAt. Replay never runs the
 // chain: a recorded step is served from the log.
 import type { Usage } from "../../machines/helpers/messages.js";
-import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
-import { LOOM_INVOKED_AS, type TaskKind } from "../../machines/helpers/invokeAs.js";
+import type { TaskKind } from "../../machines/helpers/invokeAs.js";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import type { JournalRecord } from "../../stores/types.js";
-import { loopHooksOf } from "../agents/agentLoop.js";
-import { LOOM_DELTAS, type ModelDelta } from "../agents/deltas.js";
-import { LOOM_EFFECTS } from "../agents/toolSpecs.js";
 import type { RuntimeBus, Warning } from "../bus.js";
 import { realClock, type Clock } from "../clock.js";
 import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
+import { declarationOf } from "../logicDeclaration.js";
 import type { StepCall } from "../journal/host.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
-import type { Effect, EffectContext, EffectMiddleware, Next } from "./effect.js";
+import type { Effect, EffectContext, EffectMiddleware, ModelDelta, Next } from "./effect.js";
 import { EffectStoppedError, KillSwitch } from "./layers.js";
 import { Meter } from "./meter.js";
 import { redactionLayer } from "./redaction.js";
-import { LOOM_CLOCK } from "./retryOptions.js";
 import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 
 export { EffectStoppedError, KillSwitch } from "./layers.js";
@@ -92,11 +88,10 @@ export class EffectRuntime {
 
   /**
    * The role the machine invoked the step in: what `invokeAs` said (agentLoop$ invokes every tool call as
-   * "tool"), else an agentLoop$ tool frame restored from a state journaled before it said so, else nothing.
+   * "tool"), else, for a step restored from a state journaled before it said so, what the logic declares.
    */
-  private declaredRole({ logic: machine, pending }: StepCall): TaskKind | undefined {
-    if (pending.taskKind) return pending.taskKind;
-    return loopHooksOf(machine) && pending.stepId.startsWith(`${machine.id}#`) && AGENT_TOOL_STEP.test(pending.stepId) ? "tool" : undefined;
+  private declaredRole({ logic, pending }: StepCall): TaskKind | undefined {
+    return pending.taskKind ?? declarationOf(logic)?.roleOfUndeclaredStep?.(pending.stepId);
   }
 
   /**
@@ -242,8 +237,8 @@ export class EffectRuntime {
   private context(ctx: EffectContext, invokedAs?: TaskKind): EffectContext {
     // A model step's live deltas go to the bus (app.stream), never to the journal; the effects lookup gives a
     // model step its tools' descriptions and schemas.
-    const deltas = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
-    return Object.assign(ctx, { [LOOM_CLOCK]: this.clock, [LOOM_DELTAS]: deltas, [LOOM_EFFECTS]: this.effectOf }, invokedAs ? { [LOOM_INVOKED_AS]: invokedAs } : undefined);
+    const emitDelta = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
+    return { ...ctx, ...(invokedAs ? { invokedAs } : {}), clock: this.clock, emitDelta, effectOf: this.effectOf };
   }
 
   /** The effects lookup every step's context carries (one per runtime: it depends on nothing of the step). */

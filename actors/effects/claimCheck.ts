@@ -42,6 +42,7 @@ export type Digest = (value: unknown) => unknown;
 
 /** Options of `claimCheckMiddleware` (the classic claim-check: any result over the cap, from any effect it wraps). */
 export interface ClaimCheckOptions {
+  /** The content store the offloaded results are written to (usually `stores.content`). */
   store: ContentStore;
   /** Offload results whose JSON text is over this many UTF-8 bytes. @defaultValue 16 KiB */
   capBytes?: number;
@@ -59,6 +60,7 @@ export interface ClaimCheckOptions {
   passThrough?: (ctx: EffectContext) => boolean;
   /** Called after an offload; a throw is reported through `onError`, never failing the call (ADR 0140 L). */
   onOffload?: (event: { ctx: EffectContext; envelope: ClaimCheckEnvelope; size: number }) => void;
+  /** Receives what `onOffload` threw; the call itself never fails for it. */
   onError?: (error: unknown, ctx: EffectContext) => void;
   /** Reports what never fails the call: a result too large to scan whole for taint (recorded as tainted). */
   onWarn?: (warning: Warning, ctx: EffectContext) => void;

@@ -1,4 +1,5 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
+import type { Clock } from "../clock.js";
 import type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./standardSchema.js";
 import { resolveToolSchema, ToolInputError, type JsonSchema, type ResolvedToolSchema } from "./toolSchema.js";
 
@@ -21,6 +22,29 @@ export interface EffectContext {
   idempotencyKey: string;
   /** Aborted when the execution stops or the step's state is left. */
   signal: AbortSignal;
+  /**
+   * The role the machine declared with `invokeAs` (agentLoop$ declares every tool call "tool"); absent for a
+   * plain invoke, whose `taskKind` is only the registered effect's kind. `invokedAs(ctx)` reads it.
+   */
+  invokedAs?: EffectKind;
+  /** The app's clock (retry backoff and timeouts wait on it); absent on a context built by hand: the real clock. */
+  clock?: Clock;
+  /** Sends a model step's live deltas to `app.stream` subscribers (never journaled); absent outside a runtime. */
+  emitDelta?: (delta: ModelDelta) => void;
+  /** The effect registered under `name` (a model step reads its tools' descriptions and schemas); absent outside a runtime. */
+  effectOf?: (name: string) => Effect | undefined;
+}
+
+/** One delta as a provider reports it: `type` as the AI SDK names its stream parts. */
+export interface ModelDelta {
+  type: string;
+  /** The text of a `text-delta`, `reasoning-delta` or `tool-input-delta`. */
+  delta?: string;
+  /** The tool call a `tool-input-*` or `tool-call` part belongs to (the provider's id). */
+  id?: string;
+  toolName?: string;
+  /** A `tool-call`'s parsed input. */
+  input?: unknown;
 }
 
 /** A registered effect. */

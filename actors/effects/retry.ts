@@ -8,7 +8,7 @@ import { clockOf, sleep, validateRetryOptions, type RetryOptions } from "./retry
 
 export type { Next } from "./effect.js";
 // The clock helpers and the options live in ./retryOptions.ts (the start path needs them, not this module).
-export { clockOf, LOOM_CLOCK, sleep, validateRetryOptions, type RetryOptions } from "./retryOptions.js";
+export { clockOf, sleep, validateRetryOptions, type RetryOptions } from "./retryOptions.js";
 
 /** The effect did not settle within its timeout; its `ctx.signal` was aborted with this error. */
 export class EffectTimeoutError extends LoomworkError {

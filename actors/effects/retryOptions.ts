@@ -5,13 +5,9 @@ import { realClock, type Clock } from "../clock.js";
 import type { EffectContext } from "./effect.js";
 import { ConfigError } from "../errors.js";
 
-/** Where the runtime puts the app's clock on every EffectContext it builds (a symbol: never JSON, never journaled). */
-export const LOOM_CLOCK: unique symbol = Symbol.for("loomwork.clock");
-
-/** The app clock the runtime attached to `ctx`, or the real clock outside a runtime. */
+/** The app clock the runtime gave `ctx` (`ctx.clock`), or the real clock outside a runtime. */
 export function clockOf(ctx: EffectContext): Clock {
-  const clock: Clock | undefined = Reflect.get(ctx, LOOM_CLOCK);
-  return clock ?? realClock;
+  return ctx.clock ?? realClock;
 }
 
 /** Waits `ms` on the context's clock; rejects with the signal's reason if `ctx.signal` aborts first. */

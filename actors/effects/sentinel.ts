@@ -7,8 +7,9 @@ import type { EffectMiddleware } from "./effect.js";
 
 /** Options of `sentinelClaimCheck`. */
 export interface SentinelOptions {
+  /** The content store the offloaded results are written to (usually `stores.content`). */
   store: ContentStore;
-  /** @defaultValue 16 KiB (the classic cap) */
+  /** Offload results whose JSON text is over this many UTF-8 bytes. @defaultValue 16 KiB (the classic cap) */
   capBytes?: number;
   /** Only these task effects; every task effect when omitted. */
   effectIds?: string[];

@@ -4,7 +4,7 @@
 import type { AnyStateMachine } from "xstate";
 import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { isObject } from "../../stores/shapes.js";
-import type { JournalRecord, RecordOf, Stores } from "../../stores/types.js";
+import type { EventStore, FleetPort, JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost, StartOptions } from "../appHost.js";
 import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
@@ -13,30 +13,6 @@ import { planMacrostep } from "../journal/planner.js";
 
 // Failed looks in a row (each a poll interval apart) before app.result of a submitted execution gives up.
 const RESULT_RETRIES = 120;
-
-/** What stores offer a fleet of workers (postgresStores): the queue workers claim from, and the end of an execution. */
-export interface FleetPort {
-  /** Puts the execution on the fleet's queue (before its start is journaled); idempotent. */
-  enqueue(executionId: string): Promise<void>;
-  /** True when the execution was submitted to the fleet. */
-  isSubmitted(executionId: string): Promise<boolean>;
-  /**
-   * Resolves when the execution may have ended after the call (a notification, or the poll interval passed):
-   * look again. Call it before looking, so that an end between the look and the wait is not missed.
-   */
-  waitForEnd(executionId: string): Promise<void>;
-}
-
-/** The fleet port of `stores`, when they have one. */
-export function fleetOf(stores: Stores): FleetPort | undefined {
-  if (!("fleet" in stores)) return undefined;
-  const fleet: unknown = stores.fleet;
-  return isFleetPort(fleet) ? fleet : undefined;
-}
-
-function isFleetPort(value: unknown): value is FleetPort {
-  return typeof value === "object" && value !== null && ["enqueue", "isSubmitted", "waitForEnd"].every((name) => name in value && typeof Reflect.get(value, name) === "function");
-}
 
 /**
  * Journals the start of `logic` as `executionId` without running it: the fleet runs it. A resubmit with the
@@ -53,7 +29,7 @@ export async function submitStart(
   input: unknown,
   assertSubjectOpen: (subject: string) => Promise<void>,
 ): Promise<void> {
-  const fleet = fleetOf(stores);
+  const fleet = stores.fleet;
   if (!fleet) throw new ConfigError("stores", "app.submit needs stores a fleet of workers shares: postgresStores() from loomwork/postgres. To run here, call app.start.");
   const { executionId, subject } = options;
   if (subject !== undefined) await assertSubjectOpen(subject);
@@ -117,21 +93,19 @@ function firstDifference(a: unknown, b: unknown, path: string): string | undefin
   return undefined;
 }
 
-/** True when `executionId` was submitted to the fleet of `stores` (app.result then waits for a worker). */
-export async function isSubmitted(stores: Stores, executionId: string): Promise<boolean> {
-  const fleet = fleetOf(stores);
-  return fleet !== undefined && (await fleet.isSubmitted(executionId));
-}
-
-/** For app.result: the outcome of a submitted execution, from whichever worker runs it. */
-export async function submittedOutcome(stores: Stores, executionId: string, log: (id: string) => Promise<JournalRecord[]>): Promise<unknown> {
-  const fleet = fleetOf(stores)!;
+/** For app.result: the outcome of an execution submitted to `fleet`, from whichever worker runs it. */
+export async function submittedOutcome(
+  fleet: FleetPort,
+  events: Pick<EventStore, "getExecution">,
+  executionId: string,
+  log: (id: string) => Promise<JournalRecord[]>,
+): Promise<unknown> {
   // The database may restart while the fleet runs the execution: look again, up to a bound of failures in a row.
   for (let failures = 0; ; ) {
     const woken = fleet.waitForEnd(executionId).catch(() => undefined);
     let ended: RecordOf<typeof EXECUTION_ENDED> | undefined;
     try {
-      const info = await stores.events.getExecution(executionId);
+      const info = await events.getExecution(executionId);
       if (info?.status !== "running") ended = (await log(executionId)).findLast((r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED);
       failures = 0;
     } catch (error) {

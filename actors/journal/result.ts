@@ -3,7 +3,7 @@
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import type { EventStore, JournalRecord, Stores } from "../../stores/types.js";
 import { UnknownExecutionError } from "../errors.js";
-import { isSubmitted, submittedOutcome } from "../fleet/submit.js";
+import { submittedOutcome } from "../fleet/submit.js";
 import { erasedExecutionError } from "../lifecycle/erasureStatus.js";
 import { outcomeFrom, type Outcomes } from "./outcomes.js";
 
@@ -23,6 +23,7 @@ export async function resultFromJournal(app: ResultSource, executionId: string):
   if (records.length === 0) throw (await erasedExecutionError(app.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
   const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
   if (ended) return outcomeFrom(executionId, ended);
-  if (await isSubmitted(app.stores, executionId)) return submittedOutcome(app.stores, executionId, (id) => app.log(id));
+  const fleet = app.stores.fleet;
+  if (fleet && (await fleet.isSubmitted(executionId))) return submittedOutcome(fleet, app.stores.events, executionId, (id) => app.log(id));
   return app.resumeToEnd(executionId);
 }

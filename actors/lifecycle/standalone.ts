@@ -65,7 +65,9 @@ async function withHost<T>(options: HostOptions, run: (app: App) => Promise<T>, 
   }
 }
 
+/** Options of the standalone `sweepUnpinnedContent`; `trust` decides which recorded envelopes pin their blobs. */
 export interface SweepUnpinnedContentOptions extends TrustOption {
+  /** The event store whose executions' records cite the blobs (e.g. `stores.events`); the sweep is journaled there too. */
   events: EventStore;
   /** The store claim-checked blobs live in (execution.claimCheck.store). */
   content: ContentStore;
@@ -73,9 +75,11 @@ export interface SweepUnpinnedContentOptions extends TrustOption {
   ttlMs: number;
   /** With the keys, sealed records are opened and judged precisely; without, their refs pin their blobs (fail closed). */
   keys?: KeyStore;
+  /** The clock that decides which TTLs have passed and stamps the sweep's records. @defaultValue the real clock */
   clock?: Clock;
   /** Journaled reclaim batches. @defaultValue 4 */
   batches?: number;
+  /** Receives the sweep's progress (`{ task, done, total }`) as it goes. */
   onProgress?: RuntimeEvents["progress"];
 }
 
@@ -90,12 +94,15 @@ export function sweepUnpinnedContent(options: SweepUnpinnedContentOptions): Prom
   return withHost(options, (app) => app.sweep({ ttlMs, ...(batches === undefined ? {} : { batches }) }), onProgress);
 }
 
+/** Options of the standalone `eraseSubject`; `trust` decides which recorded envelopes cite the subject's blobs. */
 export interface EraseSubjectOptions extends TrustOption {
+  /** The event store holding the subject's executions (e.g. `stores.events`); the erasure is journaled there too. */
   events: EventStore;
   /** The KeyStore holding the subject's key: destroying it is the shred. */
   keys: KeyStore;
   /** The store claim-checked blobs live in; without it, erasure refuses when the subject's records cite blobs. */
   content?: ContentStore;
+  /** The clock the erasure's journaled records are stamped with. @defaultValue the real clock */
   clock?: Clock;
 }
 
@@ -112,6 +119,7 @@ export function eraseSubject(subject: string, options: EraseSubjectOptions): Pro
 
 /** Options of the standalone `exportSubject`; `trust` decides which recorded envelopes are resolved. */
 export interface ExportSubjectOptions extends TrustOption {
+  /** The event store holding the subject's executions (e.g. `stores.events`). */
   events: EventStore;
   /** Needed to open the records of a subject whose executions are sealed (security.crypto). */
   keys?: KeyStore;

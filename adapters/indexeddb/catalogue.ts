@@ -17,7 +17,9 @@ import { EXECUTIONS_STORE } from "./schema.js";
 
 /** Which executions a live list shows; ordered by executionId like `listExecutions()`. */
 export interface ExecutionsQuery {
+  /** Only the executions of this data subject. */
   subject?: string;
+  /** Only executions in this status. */
   status?: ExecutionStatus;
 }
 
@@ -137,6 +139,7 @@ export function executionsLiveQuery(source: CatalogueSource, query: ExecutionsQu
 
 /** Options of `watchExecutions`. */
 export interface WatchExecutionsOptions {
+  /** Which executions to watch: those of one subject, or in one status. @defaultValue every execution */
   query?: ExecutionsQuery;
   /** Called when the catalogue cannot be read (e.g. the database was upgraded by a newer tab). */
   onError?: (error: unknown) => void;

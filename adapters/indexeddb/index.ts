@@ -16,9 +16,9 @@ import { acquireWriter, type AcquireWriterOptions, type LockManagerLike, type Wr
 export interface IndexedDbStoresOptions {
   /** The IndexedDB database name; one database holds journal, catalogue, blobs and keys. */
   name: string;
-  /** @defaultValue globalThis.indexedDB */
+  /** The IndexedDB factory the database is opened with (e.g. fake-indexeddb's in tests). @defaultValue globalThis.indexedDB */
   indexedDB?: IDBFactory;
-  /** @defaultValue globalThis.IDBKeyRange */
+  /** The IDBKeyRange that goes with `indexedDB` (from the same implementation). @defaultValue globalThis.IDBKeyRange */
   IDBKeyRange?: typeof IDBKeyRange;
   /** The Web Locks manager `acquireWriter` uses; `null` disables locking. @defaultValue navigator.locks */
   locks?: LockManagerLike | null;

@@ -1,9 +1,9 @@
 // The stores' side of the fleet: the queue app.submit puts executions on, an execution's inbox, and the
 // wait for an execution's end (LISTEN/NOTIFY, with a poll as the floor when a notification is lost).
 import { UnknownExecutionError } from "../../actors/errors.js";
-import type { FleetPort } from "../../actors/fleet/submit.js";
 import { plainExternalEvent } from "../../actors/journal/externalEvents.js";
 import { checkStoredId } from "../../stores/ids.js";
+import type { FleetPort } from "../../stores/types.js";
 import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 

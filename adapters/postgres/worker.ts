@@ -25,6 +25,7 @@ export interface WorkerOptions {
   stores: PostgresStores;
   /** The machines the worker can run (an execution is resumed on its journaled logic id). */
   logics: AnyStateMachine[];
+  /** The effects the machines' steps run, by the id a step invokes, as in `defineConfig({ effects })`. */
   effects: Record<string, Effect>;
   /**
    * Executions this worker runs at once.

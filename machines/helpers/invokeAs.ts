@@ -31,12 +31,9 @@ function asTaskKind(kind: unknown): TaskKind | undefined {
 }
 
 /**
- * Where the runtime keeps, on an EffectContext, the role the machine declared with `invokeAs` (absent for a
- * plain invoke, whose `taskKind` is only the registered effect's kind). Read it with `invokedAs(ctx)`.
+ * The role a step was declared in (`invokeAs`; agentLoop$ declares every tool call "tool"), or undefined for a
+ * plain invoke: the EffectContext's `invokedAs`, where the runtime puts it.
  */
-export const LOOM_INVOKED_AS: unique symbol = Symbol.for("loomwork.invokedAs");
-
-/** The role a step was declared in (`invokeAs`; agentLoop$ declares every tool call "tool"), or undefined for a plain invoke. */
-export function invokedAs(ctx: object): TaskKind | undefined {
-  return LOOM_INVOKED_AS in ctx ? asTaskKind(ctx[LOOM_INVOKED_AS]) : undefined;
+export function invokedAs(ctx: { invokedAs?: TaskKind }): TaskKind | undefined {
+  return asTaskKind(ctx.invokedAs);
 }

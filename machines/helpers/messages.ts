@@ -34,13 +34,21 @@ export type ToolChoice = "auto" | "none" | "required" | { type: "auto" | "none" 
  * they are configuration, like the system prompt.
  */
 export interface ModelCallOptions {
+  /** Sampling temperature: higher is more random. @defaultValue the provider's */
   temperature?: number;
+  /** Nucleus sampling: only tokens within this cumulative probability are considered. @defaultValue the provider's */
   topP?: number;
+  /** Only the K most likely tokens are sampled from. @defaultValue the provider's */
   topK?: number;
+  /** Penalty on tokens already present in the text, to favour new topics. @defaultValue the provider's */
   presencePenalty?: number;
+  /** Penalty on tokens by how often they already occur, to reduce repetition. @defaultValue the provider's */
   frequencyPenalty?: number;
+  /** The model stops generating when it produces one of these strings. */
   stopSequences?: string[];
+  /** Seed for the provider's sampling, where it supports deterministic output. */
   seed?: number;
+  /** Whether and which tools the model must call. @defaultValue the provider's ("auto" in the AI SDK) */
   toolChoice?: ToolChoice;
   /** Provider-specific options, by provider name: `{ openai: { reasoningEffort: "low" } }`. */
   providerOptions?: Record<string, Record<string, unknown>>;

@@ -1,9 +1,12 @@
-// The IndexedDB adapter against the shared conformance suite, on fake-indexeddb. The IDB globals
-// must be installed before idb and Dexie load: idb checks instanceof against them.
+// The IndexedDB adapter against the shared conformance suite, then the agent, claim-check, sweep and erasure
+// suites, on fake-indexeddb (a fresh factory per test). The IDB globals must be installed before idb and
+// Dexie load: idb checks instanceof against them.
 import "fake-indexeddb/auto";
 import { IDBFactory, IDBKeyRange } from "fake-indexeddb";
 import { indexedDbStores, type IndexedDbStores } from "../../adapters/indexeddb/index.js";
 import type { Stores } from "../../stores/types.js";
+import { indexedDbHarness } from "../support/adapterHarness.js";
+import { describeAdapterSuites } from "./adapterSuites.js";
 import { describeStoresConformance } from "./suite.js";
 
 // A fresh factory per test: every test starts from an empty "disk".
@@ -30,3 +33,5 @@ describeStoresConformance("indexedDbStores (fake-indexeddb)", {
     });
   },
 });
+
+describeAdapterSuites("indexedDbStores (fake-indexeddb)", indexedDbHarness({ IDBFactory, IDBKeyRange }));

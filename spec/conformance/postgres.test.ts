@@ -1,8 +1,10 @@
-// The PostgreSQL adapter against the shared conformance suite, on a real server: a throwaway cluster the
-// suite starts (spec/postgres/server.ts), or LOOMWORK_PG_URL. Every open is a fresh schema.
+// The PostgreSQL adapter against the shared conformance suite, then the agent, claim-check, sweep and
+// erasure suites, on a real server: one throwaway cluster for the file (spec/postgres/server.ts), or
+// LOOMWORK_PG_URL. Every open is a fresh schema.
 import { afterAll, beforeAll } from "vitest";
 import { startPostgres, type PgServer } from "../postgres/server.js";
 import { postgresHarness } from "../support/adapterHarness.js";
+import { describeAdapterSuites } from "./adapterSuites.js";
 import { describeStoresConformance } from "./suite.js";
 
 let server: PgServer;
@@ -14,3 +16,4 @@ afterAll(async () => {
 });
 
 describeStoresConformance("postgresStores", postgresHarness(() => server.url));
+describeAdapterSuites("postgresStores", postgresHarness(() => server.url));

@@ -1,8 +1,14 @@
 // EffectContext: what every effect and middleware knows about the call, and taskKind from how it was invoked.
 import { describe, expect, it } from "vitest";
 import { setup } from "xstate";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
+import { realClock } from "../../actors/clock.js";
+import { clockOf } from "../../actors/effects/retryOptions.js";
+import { declarationOf } from "../../actors/logicDeclaration.js";
+import { createBus } from "../../actors/bus.js";
+import { EffectRuntime } from "../../actors/effects/chain.js";
 import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
 import { invokeAs, invokedAs, taskKindOf } from "../../machines/helpers/invokeAs.js";
@@ -95,5 +101,46 @@ describe("EffectContext", () => {
     expect(taskKindOf(wrapped)).toBe("tool");
     expect(taskKindOf({ q: "x" })).toBeUndefined();
     expect(wrapped.input).toEqual({ q: "x" });
+  });
+
+  it("types what an effect may read: the app's clock, the delta sink and the effects lookup ride on the context as fields", async () => {
+    const seen: EffectContext[] = [];
+    const clock = { now: () => 42, setTimer: realClock.setTimer };
+    const search = createToolEffect(async (_input: unknown, ctx) => (seen.push(ctx), "hit"), { description: "Search" });
+    const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { search } }));
+    const machine = setup({ actors: { search: effectActor() } }).createMachine({
+      id: "typed",
+      initial: "a",
+      states: { a: { invoke: { src: "search", id: "s", input: {}, onDone: "b" } }, b: { type: "final" } },
+    });
+    await app.start(machine, { executionId: "t" });
+    await app.result("t");
+    const ctx = seen[0]!;
+    expect(ctx.clock).toBe(clock);
+    expect(clockOf(ctx).now()).toBe(42);
+    expect(typeof ctx.emitDelta).toBe("function");
+    expect(ctx.effectOf?.("search")).toBe(search);
+    expect(Object.getOwnPropertySymbols(ctx)).toEqual([]);
+    expect(clockOf({ ...ctx, clock: undefined })).toBe(realClock);
+    await app.close();
+  });
+
+  it("asks a logic's declaration for the role of a step journaled without one: agentLoop$ answers for its own tool frames only", () => {
+    const declared = declarationOf(agentLoop$({ id: "legacy", model: "model" }));
+    expect(declared?.roleOfUndeclaredStep?.("legacy#turn:2:tool:0")).toBe("tool");
+    expect(declared?.roleOfUndeclaredStep?.("legacy#turn:2:model")).toBeUndefined();
+    expect(declared?.roleOfUndeclaredStep?.("other#turn:2:tool:0")).toBeUndefined();
+    expect(declarationOf(setup({}).createMachine({ id: "plain" }))).toBeUndefined();
+  });
+
+  it("runs a step restored without a role in the role its logic declares (an agentLoop$ tool frame journaled before invokeAs)", async () => {
+    const roles: [string, string | undefined][] = [];
+    const lookup = createTaskEffect(async (_input: unknown, ctx) => (roles.push([ctx.taskKind, ctx.invokedAs]), "ok"));
+    const runtime = new EffectRuntime(defineConfig({ stores: memoryStores(), effects: { lookup } }), createBus());
+    const call = (logic: Parameters<typeof declarationOf>[0], stepId: string) =>
+      runtime.run({ executionId: "old", logic, pending: { childId: "tool:0:0", stepId, effectId: "lookup", input: {} }, signal: new AbortController().signal, appendControl: async () => 0 });
+    await call(agentLoop$({ id: "legacy", model: "model", tools: ["lookup"] }), "legacy#turn:0:tool:0");
+    await call(setup({}).createMachine({ id: "legacy" }), "legacy#turn:0:tool:0");
+    expect(roles).toEqual([["tool", "tool"], ["task", undefined]]);
   });
 });

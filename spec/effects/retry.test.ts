@@ -73,7 +73,7 @@ describe("retryMiddleware", () => {
   it("takes a backoff function and a cap", async () => {
     const waits: number[] = [];
     const clock = { now: () => 0, setTimer: (fn: () => void, ms: number) => (waits.push(ms), fn(), () => undefined) };
-    const ctx = { attempt: 1, signal: new AbortController().signal, [Symbol.for("loomwork.clock")]: clock } as unknown as EffectContext;
+    const ctx = { attempt: 1, signal: new AbortController().signal, clock } as unknown as EffectContext;
     let calls = 0;
     const failing = async () => (calls++, Promise.reject(new Error("no")));
     await retryMiddleware({ attempts: 4, backoffMs: (attempt) => attempt * 10 })(ctx, null, failing).catch(() => undefined);

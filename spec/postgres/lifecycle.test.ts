@@ -1,6 +1,6 @@
 // Erasure on PostgreSQL read at the lowest level: every row of every table dumped raw (bytea as hex), as a
 // database dump would hold it. The claim-check, sweep and erasure behaviours themselves run on every adapter
-// (spec/adapters/, postgres.test.ts among them).
+// (spec/conformance/, postgres.test.ts among them).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
 import { canaryOf, everything, offloaded, runAgent, world, type WorldOptions } from "../lifecycle/support.js";

@@ -1,13 +1,14 @@
 // app.submit on a real server: a resubmit with the same logic, subject and input is a no-op; with another
 // one it is a SubmitConflictError naming what differs and writes nothing (also when both submits race);
 // an id this app runs itself (app.start, app.resume) is refused before anything is queued for the fleet.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { setup } from "xstate";
 import { createApp, type App } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
 import { effectActor } from "../../machines/helpers/effectActor.js";
-import type { JournalRecord } from "../../stores/types.js";
+import { memoryStores } from "../../stores/memory.js";
+import type { FleetPort, JournalRecord } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
@@ -144,4 +145,19 @@ describe("app.submit of an id this app runs", () => {
       await s.close();
     }
   }, 60_000);
+});
+
+describe("the fleet port (Stores.fleet)", () => {
+  it("is declared on Stores and PostgresStores has one; over stores without it app.submit is a ConfigError naming stores, and nothing is written", async () => {
+    expectTypeOf<PostgresStores["fleet"]>().toMatchTypeOf<FleetPort>();
+    const stores = memoryStores();
+    expect(stores.fleet).toBeUndefined();
+    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+    try {
+      await expect(app.submit(demoMachine, { executionId: "here", input: { topic: "t" } })).rejects.toMatchObject({ name: "ConfigError", path: "stores" });
+      expect(await stores.events.listExecutions()).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -125,7 +125,7 @@ const codeUnits = (maxLength: number) =>
 
 // ---------------------------------------------------------------------------------------------------
 
-describe("campaign 7: malformed configs", () => {
+describe("bad input: malformed configs", () => {
   const valid = (): LoomConfig => ({ stores: memoryStores(), effects: countedDemoEffects().effects, logics: [demoMachine] });
 
   it(
@@ -374,7 +374,7 @@ function typedRefusal(error: unknown): boolean {
   return inner === undefined || (typeof inner.code === "string" && inner.code.startsWith("LOOM_"));
 }
 
-describe("campaign 7: tampered logs", () => {
+describe("bad input: tampered logs", () => {
   // Found by this campaign: an EVENT_RECEIVED record whose `event` is missing or not an object with a
   // string `type` makes resume throw a raw TypeError from the planner (actors/journal/planner.ts planMacrostep reads
   // event.type.startsWith; eventOf passes input.event through unchecked), instead of a typed error
@@ -430,7 +430,7 @@ describe("campaign 7: tampered logs", () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe("campaign 7: tool outputs that are not JSON", () => {
+describe("bad input: tool outputs that are not JSON", () => {
   it(
     "fails the step with NonJsonOutputError naming it, journaled; the run goes on; nothing half-written or pinned (plain and redacting apps)",
     async () => {
@@ -530,7 +530,7 @@ describe("campaign 7: tool outputs that are not JSON", () => {
 
 // ---------------------------------------------------------------------------------------------------
 
-describe("campaign 7: lone surrogates and non-UTF-8 bytes", () => {
+describe("bad input: lone surrogates and non-UTF-8 bytes", () => {
   it(
     "keeps arbitrary UTF-16 in outputs, and any well-formed execution id and subject, exactly, through fs and a reopen; refuses an id with a lone surrogate",
     async () => {
@@ -591,7 +591,7 @@ function insertAt(json: unknown, value: unknown, path: number[]): unknown {
   return holder.json;
 }
 
-describe("campaign 7: forged claim-check envelopes", () => {
+describe("bad input: forged claim-check envelopes", () => {
   it(
     "pins nothing with a retained envelope forged anywhere inside a tool's output (listed tool or not, tainted or not): the sweep reclaims what it names",
     async () => {
@@ -689,7 +689,7 @@ describe("campaign 7: forged claim-check envelopes", () => {
 // on fs the store's JSON.stringify throws a raw TypeError, and for an event that error FAILS the running
 // execution (app.result rejects with the TypeError) although nothing was journaled.
 
-describe("campaign 7: non-JSON input and events from the caller", () => {
+describe("bad input: non-JSON input and events from the caller", () => {
   const cycle = () => {
     const o: Record<string, unknown> = { topic: "t" };
     o.self = o;
@@ -741,7 +741,7 @@ describe("campaign 7: non-JSON input and events from the caller", () => {
 // Issue 13, "Bad input: a typed error naming the value, and nothing written". Each case failed on the
 // code before the issue (accepted and journaled, silently converted, or a raw TypeError / RangeError).
 
-describe("issue 13: bad input", () => {
+describe("bad input: a typed error naming the value, and nothing written", () => {
   const storesOf = async (kind: "memory" | "fs"): Promise<ClosableStores> => (kind === "memory" ? memoryStores() : fsStores({ dir: await tempDir("i13") }));
   const rejection = <T>(promise: Promise<T>) =>
     promise.then(

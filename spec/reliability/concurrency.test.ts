@@ -65,7 +65,7 @@ async function runAgent(dir: string, side: string, extra: Record<string, unknown
   };
 }
 
-describe("campaign 5: two processes on one fs directory", () => {
+describe("two processes on one fs directory", () => {
   beforeAll(() => buildChild("agent.ts").then(() => undefined));
 
   it(
@@ -167,7 +167,7 @@ function openPage(context: BrowserContext): Promise<Page> {
 const HELD = "agent#turn:2:tool:0";
 const run = (db: string): AgentRun => ({ db, executionId: "run", turns: 5, lock: true });
 
-describe("campaign 5: two Chromium pages on one origin", () => {
+describe("two Chromium pages on one origin", () => {
   harness = useBrowserHarness({ beforeAll: (fn) => beforeAll(fn, 120_000), afterAll });
 
   it(

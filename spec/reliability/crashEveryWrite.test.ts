@@ -91,7 +91,7 @@ async function check(label: string, baseline: Outcome, crashed: Outcome[], resum
   return twice;
 }
 
-describe("campaign 1: SIGKILL at every write point, resume in a new process", () => {
+describe("SIGKILL at every write point, resume in a new process", () => {
   it(
     "ends every run with the uninterrupted output, every ack kept, side effects exactly once after dedupe",
     async () => {

@@ -67,7 +67,7 @@ async function rejects(work: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe("campaign 8: record sealing", () => {
+describe("record sealing", () => {
   it(
     "draws 2^20 record IVs under one key with no repeat",
     () => {
@@ -161,7 +161,7 @@ class TamperableStore implements ContentStore {
   }
 }
 
-describe("campaign 8: EncryptingContentStore", () => {
+describe("EncryptingContentStore", () => {
   it(
     "gives equal blobs of two subjects different addresses and ciphertexts, and never opens one with the other's key",
     async () => {
@@ -193,7 +193,7 @@ describe("campaign 8: EncryptingContentStore", () => {
   );
 });
 
-describe("campaign 8: a sealed journal end to end (security.crypto on fs)", () => {
+describe("a sealed journal end to end (security.crypto on fs)", () => {
   const CANARY = "CANARY-alice-42";
   const loop = agentLoop$({ id: "sealed", model: "model", tools: ["fetch"], maxTurns: 3, warnTranscriptBytes: false });
   const effects = {

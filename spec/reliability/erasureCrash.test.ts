@@ -90,7 +90,7 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
   for (const file of await filesUnder(dir)) expect((await readFile(file)).includes(canary), `${label}: ${file} holds A's plaintext`).toBe(false);
 }
 
-describe("campaign 6: erasure under crashes", () => {
+describe("erasure under crashes", () => {
   it(
     "finishes every erasure SIGKILLed at any write point, and leaves the other subject intact",
     async () => {
@@ -131,7 +131,7 @@ describe("campaign 6: erasure under crashes", () => {
   );
 });
 
-describe("campaign 6: found by the simulation (campaign 4, soak seed 9462)", () => {
+describe("erasure under crashes: found by the deterministic simulation (soak seed 9462)", () => {
   // An erasure that failed after its plan was journaled is finished by the retry from that plan
   // (actors/lifecycle/erase.ts: the unfinished coordinator is resumed). If one of the subject's executions, not
   // running in the app when the first attempt stopped the live ones, were resumed in between (a restart

@@ -94,7 +94,7 @@ async function checkJournals(f: Fleet, ids: string[]): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("campaign 17: the fleet on PostgreSQL", () => {
+describe("the fleet on PostgreSQL", () => {
   it(`${EXECUTIONS} executions over 3 workers, ${KILLS} SIGKILLs and restarts, one immediate server restart`, async () => {
     const f = await openFleet();
     try {

@@ -55,7 +55,7 @@ async function refusal(work: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe.runIf(process.platform === "linux")("campaign 12: the writer lock survives pid reuse (Linux /proc)", () => {
+describe.runIf(process.platform === "linux")("the writer lock survives pid reuse (Linux /proc)", () => {
   it("records the holder's process start time and boot id beside its pid", async () => {
     const dir = await tempDir("lock-identity");
     const stores = await fsStores({ dir });
@@ -185,7 +185,7 @@ function expectKeyMissing(error: unknown, location: string): void {
   expect((error as Error).message).not.toMatch(/nothing was sealed/);
 }
 
-describe("campaign 12: a key file deleted without an erasure", () => {
+describe("a key file deleted without an erasure", () => {
   it("refuses the start (nothing written, no fresh key) and every read, naming the subject and the key file", async () => {
     const dir = await tempDir("key-deleted");
     const first = await fsStores({ dir });
@@ -301,7 +301,7 @@ const keyChild = (dir: string, crashAt?: number) =>
     killWhen: (line) => line.startsWith("crash "),
   });
 
-describe("campaign 12: SIGKILL at every write point of a key's creation", () => {
+describe("SIGKILL at every write point of a key's creation", () => {
   it(
     "leaves a key with its record or no key at all: never a record without a key, never a key handed out and lost",
     async () => {
@@ -348,7 +348,7 @@ describe("campaign 12: SIGKILL at every write point of a key's creation", () => 
   );
 });
 
-describe("campaign 12: a key row deleted from IndexedDB without an erasure", () => {
+describe("a key row deleted from IndexedDB without an erasure", () => {
   it("refuses the start and the read, naming the subject and the database's key row", async () => {
     const indexedDB = new IDBFactory();
     const name = "keys-lost";

@@ -106,7 +106,7 @@ async function framesOf(dir: string) {
   return scanFrames(await readFile(pathsOf(dir).log)).frames;
 }
 
-describe("fs recovery: nothing acknowledged is ever deleted or silently cut (issue 13)", () => {
+describe("fs recovery: nothing acknowledged is ever deleted or silently cut", () => {
   it("keeps an execution whose log was cut to 0 bytes, to 5 bytes, to its header, or deleted; lists it damaged and refuses read and resume naming the file, the offset and what survives", async () => {
     const fixture = await agentJournal("b1", { archiveThrough: 6 });
     const headerEnd = (await framesOf(fixture.dir))[0]!.end;

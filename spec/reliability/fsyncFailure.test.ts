@@ -41,7 +41,7 @@ async function expectStaysFailed(stores: FsStores, label: string): Promise<void>
   await stores.events.read(EXECUTION_ID); // reads keep serving what is durable
 }
 
-describe("campaign 3: EIO at every disk operation", () => {
+describe("EIO at every disk operation", () => {
   it(
     "fails the writer for good at each operation; a reopen recovers and the agent resumes to the same output",
     async () => {

@@ -119,7 +119,7 @@ function expectBounded(figures: Figures): void {
   expect(figures.appAfterCloseBytesPerExecution).toBeLessThan(1024);
 }
 
-describe("campaign 9: 1,000 executions at once in one app", () => {
+describe("1,000 executions at once in one app", () => {
   it(
     "on fsStores: none lost, memory bounded",
     async () => {

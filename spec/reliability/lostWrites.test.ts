@@ -195,7 +195,7 @@ function seeds(count: number): number[] {
   return Number.isInteger(only) && only > 0 ? [only] : Array.from({ length: count }, (_, i) => i + 1);
 }
 
-describe("campaign 2: lost unsynced writes on a simulated disk", () => {
+describe("lost unsynced writes on a simulated disk", () => {
   it(
     "keeps every acknowledged record, blob and key byte for byte; reads no partial record (drop, torn prefix, garbage)",
     async () => {

@@ -25,7 +25,7 @@ function seedList(count: number): number[] {
   return Number.isInteger(only) && only > 0 ? [only] : Array.from({ length: count }, (_, i) => i + 1);
 }
 
-describe("campaign 4: deterministic simulation", () => {
+describe("deterministic simulation", () => {
   it(
     "holds every invariant for every seed",
     async () => {
@@ -120,7 +120,7 @@ function gatedWorld() {
   return { events, stores, loop, config };
 }
 
-describe("campaign 4: found by the simulation", () => {
+describe("deterministic simulation: the regressions it found", () => {
   // Found by seed 182 while restarts were modelled as app.close() (before they became crashes): close()
   // resolves while the closing app's append of a claim-checked step is still in flight, and that append
   // lands later. A sweep by a second app over the same stores in between takes the offloaded blob for
@@ -152,7 +152,7 @@ describe("campaign 4: found by the simulation", () => {
   });
 });
 
-describe("campaign 4: found by the simulation's sweeps while a citing append is in flight", () => {
+describe("deterministic simulation: found by its sweeps while a citing append is in flight", () => {
   // Found by seeds 46 and 57 once the simulation held a citing append (`stall-cited`) and swept meanwhile:
   // a sweep's scan reads the journals while the append that cites a just-offloaded blob is still in
   // flight; the append lands before the sweep's reclaim step, which takes the blob out of the in-flight

@@ -1,5 +1,5 @@
 // Test-only: open fresh stores on an adapter for a parameterised suite, reopen them as a fresh process
-// would, and clean up, whatever the adapter. The suites under spec/adapters/ take an AdapterHarness
+// would, and clean up, whatever the adapter. The suites under spec/conformance/ take an AdapterHarness
 // (the conformance suite's shape); each adapter's test file builds one.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,7 +1,7 @@
 // The golden journal of schema version 2 (issue 16): the flow at a declared version "2", with its
 // CONTINUE branch guarded by patched("greet"), run to its end on a fixed clock. Generated once into
 // spec/fixtures/versioned-v2.journal.json by `npx tsx spec/upgrades/goldenFlow.ts` and replayed on every
-// run (spec/upgrades/golden.test.ts, spec/reliability/upgrades.test.ts). Never regenerate it to make a
+// run (spec/upgrades/goldenVersions.test.ts, spec/upgrades/goldenReplay.test.ts). Never regenerate it to make a
 // failing replay pass: a change that breaks it needs a schema version bump and a reader for this one.
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

@@ -1,8 +1,8 @@
 // The golden journals of schema version 3 (the stored form of ADR 0009, stores/recordFormat.ts): the golden
-// agent (spec/reliability/goldenAgent.ts) and the golden flow (./goldenFlow.ts) run again on their fixed
+// agent (./goldenAgent.ts) and the golden flow (./goldenFlow.ts) run again on their fixed
 // clocks, written as the store holds them. Generated once into spec/fixtures/{agent,flow}-v3.journal.json by
-// `npx tsx spec/upgrades/goldenV3.ts` and replayed on every run (spec/upgrades/golden.test.ts,
-// spec/reliability/upgrades.test.ts). Never regenerate them to make a failing replay pass: a change that
+// `npx tsx spec/upgrades/goldenV3.ts` and replayed on every run (spec/upgrades/goldenVersions.test.ts,
+// spec/upgrades/goldenReplay.test.ts). Never regenerate them to make a failing replay pass: a change that
 // breaks them needs a schema version bump and a reader for this one.
 import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -12,7 +12,7 @@ import { defineConfig } from "../../actors/config.js";
 import { EVENT_SCHEMA } from "../../stores/schema.js";
 import { memoryStores } from "../../stores/memory.js";
 import type { StoredRecord } from "../../stores/types.js";
-import { goldenAgent, goldenAgentEffects } from "../reliability/goldenAgent.js";
+import { goldenAgent, goldenAgentEffects } from "./goldenAgent.js";
 import { goldenFlow } from "./goldenFlow.js";
 import { countedEffects } from "./support.js";
 

@@ -19,9 +19,9 @@ import type { Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { goldenAgent, goldenAgentEffects, type GoldenJournal } from "./goldenAgent.js";
-import { goldenFlow } from "../upgrades/goldenFlow.js";
-import { countedEffects } from "../upgrades/support.js";
-import { contiguous, removeTempDirs, tempDir } from "./support.js";
+import { goldenFlow } from "./goldenFlow.js";
+import { countedEffects } from "./support.js";
+import { contiguous, removeTempDirs, tempDir } from "../reliability/support.js";
 
 afterAll(removeTempDirs);
 
@@ -70,7 +70,7 @@ async function replay(stores: Stores, golden: GoldenJournal): Promise<void> {
   await app.close();
 }
 
-describe("campaign 10: golden journals of every released schema version", () => {
+describe("golden journals of every released schema version replay unchanged on every adapter", () => {
   it("has a golden journal for the demo machine and for an agent", () => {
     expect(goldens.map((g) => g.name).sort()).toEqual(expect.arrayContaining(["agent-v1.journal.json", "agent-v3.journal.json", "demo-v1.journal.json", "flow-v3.journal.json", "versioned-v2.journal.json"]));
     for (const { name, journal } of goldens) {

@@ -14,7 +14,7 @@ import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { GOLDEN_FLOW_FIXTURE, goldenFlow } from "./goldenFlow.js";
 import { GOLDEN_AGENT_V3_FIXTURE, GOLDEN_FLOW_V3_FIXTURE } from "./goldenV3.js";
-import { goldenAgent, goldenAgentEffects } from "../reliability/goldenAgent.js";
+import { goldenAgent, goldenAgentEffects } from "./goldenAgent.js";
 import { countedEffects, flow, patchedFlow, removeTempDirs, tempDir } from "./support.js";
 
 afterAll(removeTempDirs);

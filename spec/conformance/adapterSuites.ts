@@ -1,5 +1,5 @@
 // The agent, claim-check, sweep and erasure suites, each parameterised over an adapter: every adapter's
-// test file in this directory calls describeAdapterSuites with its harness (as spec/conformance does).
+// test file in this directory calls describeAdapterSuites with its harness, after describeStoresConformance.
 import type { AdapterHarness } from "../support/adapterHarness.js";
 import { describeAgentSuite } from "./agentSuite.js";
 import { describeClaimCheckSuite } from "./claimCheckSuite.js";
