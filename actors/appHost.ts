@@ -15,7 +15,7 @@ import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors
 import { Execution } from "./journal/execution.js";
 import { declarationOf } from "./logicDeclaration.js";
 import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
-import { Journal, type JournalCodec } from "./journal/journal.js";
+import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { SubjectCodec } from "./journal/sealing.js";
@@ -62,8 +62,6 @@ export class AppHost implements ExecutionHost {
   /** The effect chain every step but an internal one runs through. */
   readonly effects: EffectRuntime;
   readonly effectIds: ReadonlySet<string>;
-  /** The journal's sealing codec when `security.crypto` is set (actors/journal/sealing.ts). */
-  readonly journalCodec: JournalCodec | undefined;
   readonly snapshotEvery: number | false;
   /** The logics it knows, several versions per id (actors/journal/versions.ts). */
   readonly logics = new LogicVersions();
@@ -93,9 +91,9 @@ export class AppHost implements ExecutionHost {
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    this.journalCodec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
+    const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
     this.installClaimCheck();
-    this.journal = new Journal(config.stores.events, this.journalCodec, (warning) => this.warn(warning));
+    this.journal = new Journal(config.stores.events, codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
   }
@@ -177,7 +175,7 @@ export class AppHost implements ExecutionHost {
 
   /** What the lifecycle host (actors/lifecycle/host.ts) takes of this one. */
   lifecycleParts(): Pick<LifecycleParts, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf"> {
-    return { journal: this.journal, codec: this.journalCodec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
+    return { journal: this.journal, codec: this.journal.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
   }
 
   /**
