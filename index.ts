@@ -3,7 +3,7 @@
 export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
 // Versions and upgrades (docs/upgrades.md).
-export { patched, deprecatePatch } from "./machines/helpers/patches.js";
+export { patched, patchedValue, deprecatePatch } from "./machines/helpers/patches.js";
 export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
 export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
 export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from "./actors/journal/replayCheck.js";

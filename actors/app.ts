@@ -55,7 +55,7 @@ export class App {
       runInternalStep: (call) => runInternalStep(this.lifecycle, call),
     });
     this.streams = new StreamHub(this.host.bus, { readLog: (id) => this.log(id), exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0, runsHere: (id) => this.running.has(id), isModel: (effectId) => config.effects[effectId]?.kind === "llm" });
-    this.running = new RunningExecutions(config, this.host.effects.codec);
+    this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
       ...this.host.lifecycleParts(), config, trust: lifecycleOptions.trust,

@@ -91,9 +91,9 @@ export class AppHost implements ExecutionHost {
     this.clock = config.clock ?? realClock;
     this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    if (config.security?.crypto) this.effects.codec = new SubjectCodec(config.security.crypto.keys, config.stores.events);
+    const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
     this.installClaimCheck();
-    this.journal = new Journal(config.stores.events, this.effects.codec, (warning) => this.warn(warning));
+    this.journal = new Journal(config.stores.events, codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
   }
@@ -175,7 +175,7 @@ export class AppHost implements ExecutionHost {
 
   /** What the lifecycle host (actors/lifecycle/host.ts) takes of this one. */
   lifecycleParts(): Pick<LifecycleParts, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf"> {
-    return { journal: this.journal, codec: this.effects.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
+    return { journal: this.journal, codec: this.journal.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
   }
 
   /**

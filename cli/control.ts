@@ -8,6 +8,7 @@ import { ControlSocketError, controlSocketPath, LineReader, MAX_CONTROL_LINE_BYT
 import { hasCode } from "../adapters/fs/directory.js";
 import { STORE_ERROR_CODES } from "../stores/constants.js";
 import { LoomworkError } from "../stores/errors.js";
+import { isObject } from "../stores/shapes.js";
 
 type Request = ControlRequest extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
 
@@ -136,8 +137,6 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-
 /** One line from the socket as a control reply, or what is wrong with it. */
 export function parseReply(line: string): ControlReply | string {
   let value: unknown;
@@ -146,15 +145,15 @@ export function parseReply(line: string): ControlReply | string {
   } catch {
     return `a line that is not JSON: ${JSON.stringify(line.slice(0, 60))}`;
   }
-  if (!isRecord(value)) return "JSON that is not an object";
+  if (!isObject(value)) return "JSON that is not an object";
   const { id } = value;
   if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) return "no request id";
   if (value.ok === true) return typeof value.status === "string" ? { id, ok: true, status: value.status, ...(value.value === undefined ? {} : { value: value.value }) } : "a result without a string status";
-  if ("part" in value) return isRecord(value.part) ? { id, part: value.part } : "a stream part that is not an object";
+  if ("part" in value) return isObject(value.part) ? { id, part: value.part } : "a stream part that is not an object";
   if (value.end === true) return { id, end: true };
   if ("error" in value) {
     const error = value.error;
-    if (!isRecord(error) || typeof error.name !== "string" || typeof error.message !== "string" || (error.code !== undefined && typeof error.code !== "string")) return "an error without a string name and message";
+    if (!isObject(error) || typeof error.name !== "string" || typeof error.message !== "string" || (error.code !== undefined && typeof error.code !== "string")) return "an error without a string name and message";
     return { id, error: { name: error.name, message: error.message, ...(typeof error.code === "string" ? { code: error.code } : {}) } };
   }
   return "none of a result, a stream part, an end or an error";

@@ -67,7 +67,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   for (const tool of toolNames) actors[tool] = effectActor();
   if (config.compaction) actors[config.compaction.toolId] = effectActor();
 
-  // The model request of a turn. Its options are read while the transition is planned (a `patched(...)`
+  // The model request of a turn. Its options are read while the transition is planned (a `patchedValue(...)`
   // maxTokens is decided there); the fenced transcript, a walk of every message, is built only when the
   // runtime reads the step's input to run it: a replay serving the turn from the log never builds it.
   const request = (context: AgentLoopMachineContext) => {

@@ -7,7 +7,7 @@
 // Any failed step ends the machine in `failed`; nothing after it runs.
 import { assign, setup } from "xstate";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, INTERNAL_MACHINES } from "./helpers/maintenanceIds.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS } from "./helpers/maintenanceIds.js";
 
 export { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS };
 
@@ -155,5 +155,3 @@ export const eraseCoordinatorMachine = setup({
           intentSeq: context.intentSeq,
         },
 });
-
-INTERNAL_MACHINES.set(eraseCoordinatorMachine.id, eraseCoordinatorMachine);

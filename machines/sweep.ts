@@ -5,7 +5,7 @@
 // is served from the log, and the batch in flight runs again with the same cutoff.
 import { assign, setup } from "xstate";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
-import { INTERNAL_MACHINES, SWEEP_EFFECTS, SWEEP_LOGIC_ID } from "./helpers/maintenanceIds.js";
+import { SWEEP_EFFECTS, SWEEP_LOGIC_ID } from "./helpers/maintenanceIds.js";
 
 export { SWEEP_EFFECTS, SWEEP_LOGIC_ID };
 
@@ -175,5 +175,3 @@ export const sweepMachine = setup({
     bytesDeleted: context.bytesDeleted,
   }),
 });
-
-INTERNAL_MACHINES.set(sweepMachine.id, sweepMachine);

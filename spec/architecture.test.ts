@@ -26,6 +26,26 @@ function sourceFiles(): string[] {
 
 const read = (path: string): string => readFileSync(join(ROOT, path), "utf8");
 
+/** What a module of `path` keeps or does at load: top-level `let`/`var`, a `new Map/Set/WeakMap/WeakSet/Array`, a bare statement. */
+function moduleState(path: string): string[] {
+  const source = ts.createSourceFile(path, read(path), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isVariableStatement(statement)) {
+      const mutable = (statement.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const)) !== ts.NodeFlags.Const;
+      for (const declaration of statement.declarationList.declarations) {
+        const name = declaration.name.getText(source);
+        const init = declaration.initializer;
+        if (mutable) found.push(`${path}: ${ts.NodeFlags.Let & statement.declarationList.flags ? "let" : "var"} ${name}`);
+        else if (init && ts.isNewExpression(init) && /^(Map|Set|WeakMap|WeakSet|Array)$/.test(init.expression.getText(source))) found.push(`${path}: const ${name} = new ${init.expression.getText(source)}`);
+      }
+    } else if (ts.isExpressionStatement(statement)) {
+      found.push(`${path}: ${statement.getText(source).slice(0, 60)}`);
+    }
+  }
+  return found;
+}
+
 // `import ... from "x"`, `import type ... from "x"`, `export ... from "x"`, `export type ... from "x"`
 // (over several lines too) and the bare `import "x"`; dynamic `import()` is not a static edge.
 const IMPORT_FROM = /^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gm;
@@ -220,6 +240,14 @@ describe("architecture", () => {
     console.log(`machines/ imports outside xstate and machines/helpers/: ${wrong.length}`);
     for (const w of wrong) console.log(`  ${w}`);
     expect(wrong).toEqual([]);
+  });
+
+  it("keeps machines/ free of module state but the patch scope: no top-level let, mutable collection or statement run at load", () => {
+    const found = files.filter(inFolder("machines")).flatMap((file) => moduleState(file));
+    // XState hands a guard only context and event: the planner reaches `patched` guards through this one slot.
+    const allowed = ["machines/helpers/patches.ts: let current"];
+    console.log(`module state in machines/: ${found.length} (allowed: ${allowed.join(", ")})`);
+    expect(found).toEqual(allowed);
   });
 
   it("lets stores/ import nothing above it (actors/, machines/, adapters/, cli/, index.ts)", () => {

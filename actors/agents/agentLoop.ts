@@ -31,11 +31,11 @@ export interface AgentLoopConfig {
    * one, the loop is identified by its definition hash and its executions resume on its newest definition.
    */
   version?: string;
-  /** The system prompt (or `patched(changeId, ifPatched, otherwise)`: per execution, by whether it takes the change). */
+  /** The system prompt (or `patchedValue(changeId, ifPatched, otherwise)`: per execution, by whether it takes the change). */
   system?: string | PatchedValue<string>;
-  /** Most model calls in one run (or a `patched(...)` value). @defaultValue 50 */
+  /** Most model calls in one run (or a `patchedValue(...)`). @defaultValue 50 */
   maxTurns?: number | PatchedValue<number>;
-  /** `maxTokens` passed with every model request (or a `patched(...)` value). */
+  /** `maxTokens` passed with every model request (or a `patchedValue(...)`). */
   maxTokens?: number | PatchedValue<number>;
   /**
    * Call options passed with every model request (temperature, topP, topK, stopSequences, seed, toolChoice,
@@ -44,7 +44,7 @@ export interface AgentLoopConfig {
   callOptions?: ModelCallOptions;
   /**
    * Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). To switch it on
-   * for new executions only: `patched(changeId, { toolId, afterBytes }, undefined)` (docs/upgrades.md).
+   * for new executions only: `patchedValue(changeId, { toolId, afterBytes }, undefined)` (docs/upgrades.md).
    */
   compaction?: { toolId: string; afterBytes: number } | PatchedValue<{ toolId: string; afterBytes: number } | undefined>;
   /**
@@ -86,7 +86,7 @@ export function agentLoop$(config: AgentLoopConfig) {
     ...(config.callOptions === undefined ? {} : { callOptions: config.callOptions }),
     ...(config.version === undefined ? {} : { version: config.version }),
     // The machine reads these where it uses them, inside the runtime's planning of a macrostep, so a
-    // `patched(...)` value is decided for the execution being planned (machines/helpers/patches.ts).
+    // `patchedValue(...)` is decided for the execution being planned (machines/helpers/patches.ts).
     get maxTurns() {
       return patchedValueOf(config.maxTurns ?? DEFAULT_MAX_TURNS);
     },
@@ -225,9 +225,9 @@ function validate(config: AgentLoopConfig): void {
     fail("callOptions", "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).");
   }
   const each = patchedChoices;
-  if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTurns", "a positive integer (or patched(changeId, n, m) of two).");
-  if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTokens", "a positive integer (or patched(changeId, n, m) of two).");
-  if (each(config.system).some((text) => typeof text !== "string")) fail("system", "a string (or patched(changeId, a, b) of two).");
+  if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTurns", "a positive integer (or patchedValue(changeId, n, m) of two).");
+  if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTokens", "a positive integer (or patchedValue(changeId, n, m) of two).");
+  if (each(config.system).some((text) => typeof text !== "string")) fail("system", "a string (or patchedValue(changeId, a, b) of two).");
   if (config.version !== undefined && (typeof config.version !== "string" || config.version === "")) fail("version", 'a non-empty string, e.g. "2".');
   for (const c of patchedChoices(config.compaction)) {
     if (c === undefined) continue;

@@ -13,7 +13,6 @@ import type { LoomConfig } from "../config.js";
 import { UnknownEffectError } from "../errors.js";
 import { declarationOf } from "../logicDeclaration.js";
 import type { StepCall } from "../journal/host.js";
-import type { JournalCodec } from "../journal/journal.js";
 import { capabilityRing, type RingContext } from "./capabilities.js";
 import type { Effect, EffectContext, EffectMiddleware, ModelDelta, Next } from "./effect.js";
 import { EffectStoppedError, KillSwitch } from "./layers.js";
@@ -34,7 +33,8 @@ interface Entry {
 
 type Run = (ctx: EffectContext, input: unknown) => Promise<unknown>;
 
-function settle(fn: () => unknown): Promise<unknown> {
+// `fn()` as a promise: a synchronous throw becomes a rejection, as `Promise.try` (ES2025) does.
+function promiseTry(fn: () => unknown): Promise<unknown> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
@@ -52,7 +52,6 @@ export interface EffectRuntimeOptions {
 }
 
 export class EffectRuntime {
-  codec: JournalCodec | undefined;
   /** The claim-check layer, when execution.claimCheck is configured (filled by the claim-check module). */
   claimCheck: EffectMiddleware | undefined;
   readonly killSwitch = new KillSwitch();
@@ -76,11 +75,6 @@ export class EffectRuntime {
     const readLog = options.readLog ?? (() => Promise.resolve([]));
     this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm", options.warn);
     bus.on("ended", ({ executionId }) => this.stopped.delete(executionId));
-  }
-
-  /** The user middleware list as the chain runs it (empty when none is configured). */
-  get middleware(): EffectMiddleware[] {
-    return [...(this.config.execution?.effectMiddleware ?? [])];
   }
 
   /**
@@ -222,17 +216,17 @@ export class EffectRuntime {
   private compose(entries: Entry[], effect: Effect, trace: ChainTrace): Run {
     const innermost: Run = (ctx, input) => {
       trace.reach("effect");
-      return settle(() => effect.run(input, ctx));
+      return promiseTry(() => effect.run(input, ctx));
     };
     return entries.reduceRight<Run>(
       (inner, entry) => (ctx, input) => {
         trace.reach(entry.layer);
         const next: Next = (nextInput, nextCtx = ctx) =>
-          settle(() => {
+          promiseTry(() => {
             this.assertRunning(nextCtx);
             return inner(nextCtx, nextInput);
           });
-        return settle(() => entry.run(ctx, input, next));
+        return promiseTry(() => entry.run(ctx, input, next));
       },
       innermost,
     );

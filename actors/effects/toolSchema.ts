@@ -2,6 +2,7 @@
 // `zodSchema()`) or a plain JSON Schema, resolved once into the JSON Schema the model receives and the
 // validation the input meets before the tool runs.
 import { LoomworkError } from "../../stores/errors.js";
+import { isObject } from "../../stores/shapes.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import type { StandardSchemaIssue, StandardSchemaV1 } from "./standardSchema.js";
@@ -83,10 +84,6 @@ function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if (!isObject(value) && typeof value !== "function") return false;
   const props: unknown = Reflect.get(Object(value), "~standard");
   return isObject(props) && typeof props.validate === "function";
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function issueText(issue: StandardSchemaIssue): string {

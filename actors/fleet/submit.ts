@@ -3,6 +3,7 @@
 // createWorker) claims it, and the submitting app waits for its EXECUTION_ENDED in the store.
 import type { AnyStateMachine } from "xstate";
 import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
+import { isObject } from "../../stores/shapes.js";
 import type { EventStore, FleetPort, JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost, StartOptions } from "../appHost.js";
 import { ConfigError, SubmitConflictError } from "../errors.js";
@@ -83,17 +84,13 @@ function firstDifference(a: unknown, b: unknown, path: string): string | undefin
     }
     return undefined;
   }
-  if (!isRecord(a) || !isRecord(b)) return path;
+  if (!isObject(a) || !isObject(b)) return path;
   for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
     const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
     const differs = Object.hasOwn(a, key) && Object.hasOwn(b, key) ? firstDifference(a[key], b[key], at) : at;
     if (differs !== undefined) return differs;
   }
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** For app.result: the outcome of an execution submitted to `fleet`, from whichever worker runs it. */

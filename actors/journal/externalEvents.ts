@@ -8,6 +8,7 @@
 // enter the execution's mailbox without passing here.
 import type { AnyEventObject } from "xstate";
 import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
+import { isEventObject } from "../../stores/shapes.js";
 import { checkApprovalShape } from "../agents/approvals.js";
 import { ConfigError, ReservedEventError } from "../errors.js";
 import { plainJson } from "./json.js";
@@ -47,10 +48,6 @@ export function plainExternalEvent(event: unknown, executionId?: string): AnyEve
   const copy = plainJson(given, (reason) => new ConfigError("send.event", `event "${given.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
   if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${given.type}" is journaled as ${describe(copy)}, which is not an object with a string "type".`);
   return checkExternalEvent(copy, executionId);
-}
-
-function isEventObject(value: unknown): value is AnyEventObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }
 
 function describe(value: unknown): string {

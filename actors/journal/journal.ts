@@ -30,7 +30,8 @@ export const SNAPSHOT_DAMAGED_WARNING_CODE = WARNING_CODES.snapshotDamaged;
 export class Journal {
   constructor(
     readonly events: EventStore,
-    private readonly codec?: JournalCodec,
+    /** The sealing codec (`security.crypto`, actors/journal/sealing.ts) its records and snapshots pass through. */
+    readonly codec?: JournalCodec,
     private readonly warn: (warning: Warning) => void = () => undefined,
   ) {}
 

@@ -10,6 +10,7 @@
 // symbol, NaN or ±Infinity, a cycle, an invalid Date, a built-in whose data JSON cannot see (a Map, Set,
 // typed array, ArrayBuffer, DataView, RegExp, Error, Promise), and any other non-plain object with no own
 // fields (URLSearchParams, Headers, a class keeping its data in private fields), which JSON writes as {}.
+import { isObjectLike } from "../../stores/shapes.js";
 
 /**
  * Deepest nesting journaled: deterministic (a stack overflow depends on the caller and the engine) and well
@@ -25,12 +26,6 @@ class Refusal {
     readonly reason: string,
     readonly hint = "",
   ) {}
-}
-
-/** The JSON text of `value`, or `fail(reason, path)` thrown for anything JSON would drop or convert (see the rule above). */
-export function jsonText(value: unknown, fail: (reason: string, path: string) => Error, root = "output"): string | undefined {
-  const plain = plainJson(value, fail, root);
-  return plain === undefined ? undefined : JSON.stringify(plain);
 }
 
 /**
@@ -56,7 +51,7 @@ export function plainJson(value: unknown, fail: (reason: string, path: string) =
 // One walk: checks and copies at once, in JSON.stringify's order (toJSON with its key, then the value).
 function copy(value: unknown, key: string, stack: object[]): unknown {
   // Read as `value.toJSON` reads it: a BigInt's from BigInt.prototype, with the BigInt as the receiver.
-  const toJSON: unknown = isRecord(value) ? value.toJSON : typeof value === "bigint" ? Reflect.get(BigInt.prototype, "toJSON", value) : undefined;
+  const toJSON: unknown = isObjectLike(value) ? value.toJSON : typeof value === "bigint" ? Reflect.get(BigInt.prototype, "toJSON", value) : undefined;
   if (typeof toJSON === "function") {
     if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value))) throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
     let converted: unknown;
@@ -87,7 +82,7 @@ function plainValue(value: unknown, stack: object[]): unknown {
       throw new Refusal("a symbol");
   }
   // Only an object or null is left.
-  if (!isRecord(value)) return null;
+  if (!isObjectLike(value)) return null;
   const object = value;
   if (stack.includes(object)) throw new Refusal("a cycle");
   if (stack.length >= MAX_JSON_DEPTH) throw new Refusal(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
@@ -138,7 +133,7 @@ function plainValue(value: unknown, stack: object[]): unknown {
 
 // A plain object made in another realm (an iframe, a vm context): its prototype is that realm's Object.prototype.
 function isPlainPrototype(proto: unknown): boolean {
-  if (!isRecord(proto) || Object.getPrototypeOf(proto) !== null) return false;
+  if (!isObjectLike(proto) || Object.getPrototypeOf(proto) !== null) return false;
   const ctor = proto.constructor;
   return typeof ctor === "function" && ctor.name === "Object";
 }
@@ -155,11 +150,6 @@ function unboxed(object: object): { value: unknown } | undefined {
 const SLOTTED: (abstract new (...args: never[]) => object)[] = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
 if (typeof SharedArrayBuffer === "function") SLOTTED.push(SharedArrayBuffer);
 if (typeof WeakRef === "function") SLOTTED.push(WeakRef);
-
-/** Any non-null object: every property read of it gives an unknown. */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
 
 function isSlotted(object: object): boolean {
   return ArrayBuffer.isView(object) || SLOTTED.some((type) => object instanceof type);

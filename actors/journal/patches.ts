@@ -4,7 +4,7 @@
 // records hold the marker, so an execution journaled before the change keeps the old path. Decisions
 // ride in the runtime state (and its snapshots), so a later macrostep answers as the first did.
 import type { PatchScope } from "../../machines/helpers/patches.js";
-import { PATCH_MARKED, type JournalRecord, type StoredRecord } from "../../stores/schema.js";
+import { PATCH_MARKED, type StoredRecord } from "../../stores/schema.js";
 
 /** Per change id: taken (true) or not (false) by this execution, as decided so far. */
 export type PatchDecisions = Record<string, boolean>;
@@ -48,9 +48,4 @@ export function loggedMarkers(records: readonly StoredRecord[], index: number): 
     markers.push(record.changeId);
   }
   return markers;
-}
-
-/** True for a PATCH_MARKED record. */
-export function isPatchMarker(record: JournalRecord): boolean {
-  return record.type === PATCH_MARKED;
 }

@@ -6,6 +6,7 @@ import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
 import * as schema from "../../stores/schema.js";
 import { transitionValueText } from "../../stores/recordFormat.js";
+import { isEventObject } from "../../stores/shapes.js";
 import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, StoredRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
@@ -224,11 +225,6 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
       throw new NonDeterminismError(ctx.executionId, record.seq, "a record of type", record.type, "an input record (event, step outcome or start)");
     }
   }
-}
-
-// A journaled event the machine can take: an object with a string type (a hand-edited log may hold anything).
-function isEventObject(value: unknown): value is EventObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value && typeof value.type === "string";
 }
 
 /**

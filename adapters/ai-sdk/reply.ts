@@ -3,6 +3,7 @@
 import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
 import type { ModelReply, ReplyToolCall, Usage } from "../../machines/helpers/messages.js";
 import { LoomworkTypeError } from "../../stores/errors.js";
+import { isObject } from "../../stores/shapes.js";
 import type { AiSdkPart } from "./types.js";
 
 /** The AI SDK returned a tool call whose input is not JSON. A `TypeError`, as before it had a `code`. */
@@ -49,7 +50,7 @@ export function toolCallOf(part: AiSdkPart): ReplyToolCall | undefined {
 export function replyOf(parts: ReplyParts): ModelReply {
   const usage = usageOf(parts.usage);
   const finishReason = finishReasonOf(parts.finishReason);
-  const metadata = isRecord(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0 ? parts.providerMetadata : undefined;
+  const metadata = isObject(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0 ? parts.providerMetadata : undefined;
   return {
     ...(parts.text ? { text: parts.text } : {}),
     ...(parts.toolCalls.length ? { toolCalls: parts.toolCalls } : {}),
@@ -63,20 +64,20 @@ export function replyOf(parts: ReplyParts): ModelReply {
 // v2: a string; v3 and v4: { unified, raw }.
 function finishReasonOf(value: unknown): string | undefined {
   if (typeof value === "string") return value;
-  if (isRecord(value) && typeof value.unified === "string") return value.unified;
+  if (isObject(value) && typeof value.unified === "string") return value.unified;
   return undefined;
 }
 
 // v2: { inputTokens, outputTokens, reasoningTokens?, cachedInputTokens? } as numbers; v3 and v4:
 // { inputTokens: { total, cacheRead, ... }, outputTokens: { total, reasoning, ... } }.
 function usageOf(value: unknown): Usage | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isObject(value)) return undefined;
   const input = value.inputTokens;
   const output = value.outputTokens;
-  const inputTokens = isRecord(input) ? numberOf(input.total) : numberOf(input);
-  const outputTokens = isRecord(output) ? numberOf(output.total) : numberOf(output);
-  const reasoningTokens = isRecord(output) ? numberOf(output.reasoning) : numberOf(value.reasoningTokens);
-  const cachedInputTokens = isRecord(input) ? numberOf(input.cacheRead) : numberOf(value.cachedInputTokens);
+  const inputTokens = isObject(input) ? numberOf(input.total) : numberOf(input);
+  const outputTokens = isObject(output) ? numberOf(output.total) : numberOf(output);
+  const reasoningTokens = isObject(output) ? numberOf(output.reasoning) : numberOf(value.reasoningTokens);
+  const cachedInputTokens = isObject(input) ? numberOf(input.cacheRead) : numberOf(value.cachedInputTokens);
   if (inputTokens === undefined && outputTokens === undefined) return undefined;
   return {
     inputTokens: inputTokens ?? 0,
@@ -88,11 +89,6 @@ function usageOf(value: unknown): Usage | undefined {
 
 function numberOf(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
-}
-
-/** A plain object (not an array, not null). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A string field of a part, "" when absent. */

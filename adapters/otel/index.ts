@@ -6,6 +6,7 @@ import type { App } from "../../actors/app.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED, isMacrostepInput, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { isObject } from "../../stores/shapes.js";
 
 /** Options of `instrumentApp`. */
 export interface InstrumentOptions {
@@ -146,10 +147,6 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       executions.clear();
     },
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function json(value: unknown): string {

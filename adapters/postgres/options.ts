@@ -4,6 +4,7 @@ import { constants } from "node:os";
 import type { AnyStateMachine } from "xstate";
 import { ConfigError } from "../../actors/errors.js";
 import type { Effect } from "../../actors/effects/effect.js";
+import { isObjectLike } from "../../stores/shapes.js";
 import { SCHEMA_NAME } from "./constants.js";
 import type { PostgresStores } from "./types.js";
 
@@ -16,8 +17,6 @@ export function shown(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 
 function positiveInteger(path: string, value: unknown, what: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) throw new ConfigError(path, `must be a positive integer (${what}); got ${shown(value)}.`);
@@ -69,11 +68,11 @@ export interface CheckedStoresOptions {
 
 /** Checks `postgresStores`' options: exactly one of url and pool, and each given option of its type and range. */
 export function checkStoresOptions(options: unknown): CheckedStoresOptions {
-  if (!isObject(options)) throw new ConfigError("postgresStores", `takes an options object: postgresStores({ url }) or postgresStores({ pool }); got ${shown(options)}.`);
+  if (!isObjectLike(options)) throw new ConfigError("postgresStores", `takes an options object: postgresStores({ url }) or postgresStores({ pool }); got ${shown(options)}.`);
   const { url, pool, schema, max, pollMs, preparedStatements } = options;
   if ((url === undefined) === (pool === undefined)) throw new ConfigError("postgresStores", "pass exactly one of url (a connection string) or pool (a pg.Pool).");
   if (url !== undefined) connectionString(url);
-  if (pool !== undefined && !(isObject(pool) && typeof pool.query === "function" && typeof pool.connect === "function" && typeof pool.on === "function")) {
+  if (pool !== undefined && !(isObjectLike(pool) && typeof pool.query === "function" && typeof pool.connect === "function" && typeof pool.on === "function")) {
     throw new ConfigError("postgresStores.pool", `must be a node-postgres pg.Pool (new pg.Pool({ ... })); got ${shown(pool)}.`);
   }
   if (schema !== undefined && (typeof schema !== "string" || !SCHEMA_NAME.test(schema))) {
@@ -110,13 +109,13 @@ export interface CheckedWorkerOptions {
  * and `app` options are checked further by `defineConfig` when the worker's app is made.
  */
 export function checkWorkerOptions(options: unknown, defaults: { concurrency: number; leaseMs: number; pollMs: number; drainMs: number }): CheckedWorkerOptions {
-  if (!isObject(options)) throw new ConfigError("createWorker", `takes an options object: createWorker({ stores, logics, effects }); got ${shown(options)}.`);
+  if (!isObjectLike(options)) throw new ConfigError("createWorker", `takes an options object: createWorker({ stores, logics, effects }); got ${shown(options)}.`);
   const { stores, logics, effects, id, signals, onLeaseLost } = options;
-  if (!(isObject(stores) && isObject(stores.events) && typeof stores.events.withHooks === "function" && isObject(stores.db) && isObject(stores.fleet))) {
+  if (!(isObjectLike(stores) && isObjectLike(stores.events) && typeof stores.events.withHooks === "function" && isObjectLike(stores.db) && isObjectLike(stores.fleet))) {
     throw new ConfigError("createWorker.stores", "must be the stores of the fleet's database: await postgresStores({ url }) from loomwork/postgres (workers share executions through it; other stores cannot).");
   }
   if (!Array.isArray(logics) || logics.length === 0) throw new ConfigError("createWorker.logics", `must list the machines the worker runs (at least one; an execution resumes on its journaled logic id); got ${shown(logics)}.`);
-  if (!isObject(effects)) throw new ConfigError("createWorker.effects", `must be an object of named effects (createToolEffect, createLlmEffect, ...); got ${shown(effects)}.`);
+  if (!isObjectLike(effects)) throw new ConfigError("createWorker.effects", `must be an object of named effects (createToolEffect, createLlmEffect, ...); got ${shown(effects)}.`);
   if (id !== undefined && (typeof id !== "string" || id.trim() === "")) throw new ConfigError("createWorker.id", `must be a non-empty string naming this worker in the lease table; got ${shown(id)}. Omit it for <hostname>:<pid>:<random>.`);
   if (signals !== undefined) {
     if (!Array.isArray(signals)) throw new ConfigError("createWorker.signals", `must be an array of signal names, e.g. ["SIGTERM", "SIGINT"], or [] for none; got ${shown(signals)}.`);
@@ -126,7 +125,7 @@ export function checkWorkerOptions(options: unknown, defaults: { concurrency: nu
       }
     }
   }
-  if (options.app !== undefined && !isObject(options.app)) throw new ConfigError("createWorker.app", `must be an object of further app options (clock, execution, security, capabilities, observability); got ${shown(options.app)}.`);
+  if (options.app !== undefined && !isObjectLike(options.app)) throw new ConfigError("createWorker.app", `must be an object of further app options (clock, execution, security, capabilities, observability); got ${shown(options.app)}.`);
   if (onLeaseLost !== undefined && typeof onLeaseLost !== "function") throw new ConfigError("createWorker.onLeaseLost", `must be a function (executionId) => void; got ${shown(onLeaseLost)}.`);
   return {
     stores: stores as unknown as PostgresStores,

@@ -2,7 +2,6 @@
 // the internal effects they invoke, apart from the machines: the app checks ids at start, and a module
 // that reads an id does not import the machine defined beside it (a bundler keeps or drops an app's code
 // by module).
-import type { AnyStateMachine } from "xstate";
 
 /** The sweep's machine id, journaled as the sweep executions' logic id. */
 export const SWEEP_LOGIC_ID = "loom.sweep";
@@ -25,9 +24,3 @@ export const ERASE_EFFECTS = {
   deleteContent: "loom.erase.deleteContent",
   journalResult: "loom.erase.journalResult",
 } as const;
-
-/**
- * The runtime's own machines by logic id, the only ones that may invoke its internal effects: each
- * maintenance machine adds itself when its module is evaluated, so this holds exactly the ones loaded.
- */
-export const INTERNAL_MACHINES = new Map<string, AnyStateMachine>();

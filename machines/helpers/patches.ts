@@ -1,8 +1,13 @@
 // Patching in place (docs/upgrades.md): `patched(changeId)` is a guard that is true for an execution that
-// takes the change and false for one whose journal predates it. The decision is the runtime's, made
-// while it plans a macrostep (actors/journal/patches.ts): it sets the scope below around XState's pure
-// `transition`, which is synchronous, so a guard reads the decision of the execution being planned and
-// no other. Pure: a module variable set and reset within one synchronous call, no I/O, no clock.
+// takes the change and false for one whose journal predates it; `patchedValue(changeId, a, b)` is an
+// `agentLoop$` option value decided the same way. The decision is the runtime's, made while it plans a
+// macrostep (actors/journal/patches.ts).
+//
+// `current` below is the one mutable module variable in machines/, and why it must be one: XState hands a
+// guard only the context and the event, so the execution being planned can reach its guards no other way.
+// Only the planner writes it (`withPatchScope`), around XState's `transition`, which is synchronous, and
+// restores it before returning: a guard reads the decision of the execution being planned and no other,
+// and outside a plan it reads nothing (the guard answers the new path). No I/O, no clock.
 
 /** What the planner answers for one execution while it plans one of its macrosteps. */
 export interface PatchScope {
@@ -23,7 +28,7 @@ export function withPatchScope<T>(scope: PatchScope, plan: () => T): T {
   }
 }
 
-/** A guard (and a boolean query) for one change: see `patched`. */
+/** A guard (and a boolean query) for one change: what `patched` and `deprecatePatch` return. */
 export interface PatchGuard {
   (): boolean;
   /** The change this guard asks about. */
@@ -32,7 +37,7 @@ export interface PatchGuard {
   readonly deprecated: boolean;
 }
 
-/** A value of an `agentLoop$` option that depends on a patch: `patched(changeId, ifPatched, otherwise)`. */
+/** A value of an `agentLoop$` option that depends on a patch: what `patchedValue(changeId, ifPatched, otherwise)` returns. */
 export interface PatchedValue<T> {
   readonly changeId: string;
   readonly ifPatched: T;
@@ -58,21 +63,30 @@ function ask(changeId: string, deprecated: boolean): boolean {
  * A guard that is true for an execution that takes change `changeId` and false for one whose journal
  * predates it. The first live macrostep that asks journals a `loom.patch.marked` record and takes the new
  * path; a replay takes the new path exactly where the journal has that marker, so an execution journaled
- * before the change keeps the old path, on replay and after it. Decided once per execution.
- *
- * With three arguments it is an `agentLoop$` option value instead: `ifPatched` for executions that take the
- * change, `otherwise` for the others.
+ * before the change keeps the old path, on replay and after it. Decided once per execution. Always a
+ * guard: for an `agentLoop$` option value that depends on a change, use `patchedValue`.
  *
  * @example
  * on: { GREET: [{ guard: patched("greet-by-name"), target: "greetingByName" }, { target: "greeting" }] }
- * agentLoop$({ id: "researcher", model: "model", maxTurns: patched("more-turns", 30, 10) })
  */
 export function patched(changeId: string): PatchGuard;
-export function patched<T>(changeId: string, ifPatched: T, otherwise: T): PatchedValue<T>;
-export function patched<T>(changeId: string, ...values: [] | [T, T]): PatchGuard | PatchedValue<T> {
+export function patched(changeId: string, ...values: unknown[]): PatchGuard {
   checkChangeId(changeId, "patched");
-  if (values.length === 2) return { changeId, ifPatched: values[0], otherwise: values[1] };
+  // The value form had this name before: say where it went rather than return a guard where a value was meant.
+  if (values.length > 0) throw new TypeError(`patched(changeId) takes one argument and is a guard; for an option value that depends on a change, use patchedValue(${JSON.stringify(changeId)}, ifPatched, otherwise).`);
   return Object.assign(() => ask(changeId, false), { changeId, deprecated: false });
+}
+
+/**
+ * An `agentLoop$` option value that depends on change `changeId`: `ifPatched` for an execution that takes
+ * the change, `otherwise` for one whose journal predates it, decided (and journaled) as `patched` decides.
+ *
+ * @example
+ * agentLoop$({ id: "researcher", model: "model", maxTurns: patchedValue("more-turns", 30, 10) })
+ */
+export function patchedValue<T>(changeId: string, ifPatched: T, otherwise: T): PatchedValue<T> {
+  checkChangeId(changeId, "patchedValue");
+  return { changeId, ifPatched, otherwise };
 }
 
 /**
@@ -88,7 +102,7 @@ export function deprecatePatch(changeId: string): PatchGuard {
   return Object.assign(() => ask(changeId, true), { changeId, deprecated: true });
 }
 
-/** True for what `patched(changeId, ifPatched, otherwise)` returns. */
+/** True for what `patchedValue` returns. */
 export function isPatchedValue(value: unknown): value is PatchedValue<unknown> {
   return typeof value === "object" && value !== null && "changeId" in value && "ifPatched" in value && "otherwise" in value;
 }

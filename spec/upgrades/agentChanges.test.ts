@@ -13,7 +13,7 @@ import { createSummarizerEffect } from "../../actors/agents/summarizer.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
-import { patched } from "../../machines/helpers/patches.js";
+import { patchedValue } from "../../machines/helpers/patches.js";
 import { memoryStores } from "../../stores/memory.js";
 import { PATCH_MARKED } from "../../stores/schema.js";
 import type { Stores } from "../../stores/types.js";
@@ -94,7 +94,7 @@ describe("agentLoop$ changes without a version or a patch", () => {
     // The resumed run's next model call: its transcript was rebuilt by the new definition.
     expect(requests[0]!.messages[0]).toEqual({ role: "system", content: "Be brief." });
     // Resumed from a snapshot instead, it keeps the transcript it had: no system message. Which one a run
-    // in flight sees depends on its snapshot: pin it with patched() (below) when it matters.
+    // in flight sees depends on its snapshot: pin it with patchedValue() (below) when it matters.
     const fromSnapshot = await judge({ ...BASE, system: "Be brief." }, { snapshotEvery: 1 });
     expect(fromSnapshot.requests[0]!.messages[0]).toMatchObject({ role: "user" });
   });
@@ -139,9 +139,9 @@ describe("agentLoop$ changes without a version or a patch", () => {
   });
 });
 
-describe("agentLoop$ changes with patched(changeId, ifPatched, otherwise)", () => {
+describe("agentLoop$ changes with patchedValue(changeId, ifPatched, otherwise)", () => {
   it("maxTurns: old journals replay on the old limit, new runs get the new one and journal the marker", async () => {
-    const changed = { ...BASE, maxTurns: patched("more-turns", 5, 3) };
+    const changed = { ...BASE, maxTurns: patchedValue("more-turns", 5, 3) };
     const { stores, report, inflight } = await judge(changed);
     expect(report.ok).toBe(true);
     expect(inflight).toMatchObject({ text: "answer after 2 calls" });
@@ -156,7 +156,7 @@ describe("agentLoop$ changes with patched(changeId, ifPatched, otherwise)", () =
   });
 
   it("compaction switched on for new runs only: every old journal replays, new runs compact", async () => {
-    const changed = { ...BASE, compaction: patched("compact", { toolId: "summarize", afterBytes: 300 }, undefined) };
+    const changed = { ...BASE, compaction: patchedValue("compact", { toolId: "summarize", afterBytes: 300 }, undefined) };
     const { stores, report } = await judge(changed);
     expect(report.ok).toBe(true);
 
@@ -169,7 +169,7 @@ describe("agentLoop$ changes with patched(changeId, ifPatched, otherwise)", () =
   });
 
   it("a system prompt chosen per run: the run in flight keeps the old prompt, a new one gets the new", async () => {
-    const changed = { ...BASE, system: patched("brief", "Be brief.", "Be thorough.") };
+    const changed = { ...BASE, system: patchedValue("brief", "Be brief.", "Be thorough.") };
     const { requests } = await judge(changed);
     expect(requests[0]!.messages[0]).toEqual({ role: "system", content: "Be thorough." });
   });

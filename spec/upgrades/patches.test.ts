@@ -7,7 +7,7 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { NonDeterminismError } from "../../actors/errors.js";
 import { fsStores } from "../../adapters/fs/index.js";
-import { patched, deprecatePatch, type PatchGuard } from "../../machines/helpers/patches.js";
+import { patched, patchedValue, deprecatePatch, type PatchGuard } from "../../machines/helpers/patches.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EVENT_RECEIVED, PATCH_MARKED, TRANSITION } from "../../stores/schema.js";
 import type { JournalRecord, Stores } from "../../stores/types.js";
@@ -150,6 +150,13 @@ describe("patched(changeId)", () => {
     expect(deprecatePatch("greet")()).toBe(true);
     expect(() => patched("")).toThrow(TypeError);
     expect(() => patched("no spaces")).toThrow(/letters, digits/);
+  });
+
+  it("is always a guard: a value form asked of patched() is refused with the name of patchedValue", () => {
+    const asValue = patched as unknown as (changeId: string, ifPatched: number, otherwise: number) => unknown;
+    expect(() => asValue("more-turns", 30, 10)).toThrow(/patchedValue\("more-turns", ifPatched, otherwise\)/);
+    expect(patchedValue("more-turns", 30, 10)).toEqual({ changeId: "more-turns", ifPatched: 30, otherwise: 10 });
+    expect(() => patchedValue("no spaces", 1, 2)).toThrow(/patchedValue\(changeId\)/);
   });
 
   it("a marker where a macrostep should start is refused as a record out of place", async () => {
