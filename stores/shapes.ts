@@ -1,5 +1,6 @@
 // The shape checks every layer makes on a value from outside (a journaled record's payload, a tool's schema,
-// a model's reply, a control socket's line): one definition each, here at the bottom so all may import it.
+// a model's reply, a control socket's line), and how a refusal shows that value: one definition each, here at
+// the bottom so all may import it.
 
 /** True for an object that is neither null nor an array: what has named fields to read. */
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -14,4 +15,14 @@ export function isObjectLike(value: unknown): value is Record<string, unknown> {
 /** True for an event a machine can take: an object with a string `type` (a hand-edited journal may hold anything). */
 export function isEventObject(value: unknown): value is Record<string, unknown> & { type: string } {
   return isObject(value) && typeof value.type === "string";
+}
+
+/** A value as a refusal's message shows it: JSON where it has it; NaN, undefined, BigInts, functions and symbols by name. */
+export function shown(value: unknown): string {
+  if (typeof value === "number" || typeof value === "bigint" || value === undefined || typeof value === "function" || typeof value === "symbol") return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

@@ -1,6 +1,7 @@
 // app.stream: an execution's model deltas live, and its recorded turns from the journal, as one indexed
 // sequence of parts. Deltas are never journaled: this buffer is in memory, per process. A part's index is
 // stable for the life of the buffer, so a client that reconnects with `from` continues exactly.
+import { shown } from "../../stores/shapes.js";
 import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
@@ -212,11 +213,6 @@ function isAbortSignal(value: unknown): value is AbortSignal {
   return "aborted" in value && typeof value.aborted === "boolean" && "addEventListener" in value && typeof value.addEventListener === "function" && "removeEventListener" in value && typeof value.removeEventListener === "function";
 }
 
-function shown(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint" || value === undefined || value === null) return String(value);
-  return Array.isArray(value) ? "an array" : `a ${typeof value}`;
-}
 
 // A ReadableStream of the one `make` resolves with: reads and a cancel go through to it.
 function lazyStream<T>(make: () => Promise<ReadableStream<T>>): ReadableStream<T> {

@@ -8,7 +8,7 @@
 // enter the execution's mailbox without passing here.
 import type { AnyEventObject } from "xstate";
 import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
-import { isEventObject } from "../../stores/shapes.js";
+import { isEventObject, shown } from "../../stores/shapes.js";
 import { checkApprovalShape } from "../agents/approvals.js";
 import { ConfigError, ReservedEventError } from "../errors.js";
 import { plainJson } from "./json.js";
@@ -31,7 +31,7 @@ export function reservedPrefixOf(type: string): string | undefined {
  * checkExternalEvent({ type: "xstate.done.actor.model", output }); // throws ReservedEventError
  */
 export function checkExternalEvent(event: unknown, executionId?: string): AnyEventObject {
-  if (!isEventObject(event)) throw new ConfigError("send.event", `an event is an object with a string "type"; got ${describe(event)}.`);
+  if (!isEventObject(event)) throw new ConfigError("send.event", `an event is an object with a string "type"; got ${shown(event)}.`);
   const prefix = reservedPrefixOf(event.type);
   if (prefix !== undefined) throw new ReservedEventError(event.type, prefix, executionId);
   if (event.type === TOOL_APPROVAL_EVENT) checkApprovalShape(event, executionId);
@@ -46,14 +46,7 @@ export function checkExternalEvent(event: unknown, executionId?: string): AnyEve
 export function plainExternalEvent(event: unknown, executionId?: string): AnyEventObject {
   const given = checkExternalEvent(event, executionId);
   const copy = plainJson(given, (reason) => new ConfigError("send.event", `event "${given.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
-  if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${given.type}" is journaled as ${describe(copy)}, which is not an object with a string "type".`);
+  if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${given.type}" is journaled as ${shown(copy)}, which is not an object with a string "type".`);
   return checkExternalEvent(copy, executionId);
 }
 
-function describe(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}

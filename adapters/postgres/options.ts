@@ -4,19 +4,9 @@ import { constants } from "node:os";
 import type { AnyStateMachine } from "xstate";
 import { ConfigError } from "../../actors/errors.js";
 import type { Effect } from "../../actors/effects/effect.js";
-import { isObjectLike } from "../../stores/shapes.js";
+import { isObjectLike, shown } from "../../stores/shapes.js";
 import { SCHEMA_NAME } from "./constants.js";
 import type { PostgresStores } from "./types.js";
-
-/** A value as a message shows it: strings quoted, NaN and undefined by name, objects as JSON where they have it. */
-export function shown(value: unknown): string {
-  if (typeof value === "number" || typeof value === "bigint" || value === undefined || typeof value === "function" || typeof value === "symbol") return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
 
 function positiveInteger(path: string, value: unknown, what: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) throw new ConfigError(path, `must be a positive integer (${what}); got ${shown(value)}.`);
