@@ -4,12 +4,11 @@
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
 import { EXECUTION_STARTED } from "../stores/schema.js";
-import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
 import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
-import { EffectRuntime } from "./effects/chain.js";
+import { EffectRuntime } from "./effects/runtime.js";
 import { validateClaimCheck } from "./effects/claimCheckConfig.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
@@ -20,7 +19,7 @@ import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { SubjectCodec } from "./journal/sealing.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
-import { claimCheckLayer } from "./effects/claimCheckPreset.js";
+import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
 import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachine } from "./lifecycle/maintenance.js";
@@ -89,10 +88,11 @@ export class AppHost implements ExecutionHost {
     // The runtime's own machines (sweep, erase coordinator): a fresh app resumes or starts them by id.
     this.logics.registerAll(INTERNAL_LOGICS);
     this.clock = config.clock ?? realClock;
-    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
+    const warn = (warning: Warning) => this.warn(warning);
+    const layer = claimCheck && appClaimCheckLayer(claimCheck, config.effects, this.bus, warn);
+    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn, ...(layer ? { claimCheck: layer } : {}) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
     const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
-    this.installClaimCheck();
     this.journal = new Journal(config.stores.events, codec, (warning) => this.warn(warning));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
@@ -266,30 +266,6 @@ export class AppHost implements ExecutionHost {
     if (!after) return undefined;
     const appWarn = this.config.observability?.onWarn ? (w: Warning) => this.warn(w) : undefined;
     return (snapshot, run) => after.call(declared, snapshot, run, appWarn, (w) => this.bus.emit("warn", w));
-  }
-
-  private installClaimCheck(): void {
-    const claimCheck = this.config.execution?.claimCheck;
-    if (claimCheck === undefined) return;
-    const onOffload = claimCheck.onOffload;
-    this.effects.claimCheck = claimCheckLayer(
-      {
-        ...claimCheck,
-        onOffload: (event) => {
-          const address = event.envelope.ref[CONTENT_REF_KEY];
-          this.bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
-          onOffload?.(event);
-        },
-      },
-      this.config.effects,
-      (error, ctx) =>
-        this.warn({
-          code: WARNING_CODES.claimCheckOnOffload,
-          message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
-          executionId: ctx.executionId,
-          stepId: ctx.stepId,
-        }),
-    );
   }
 }
 
