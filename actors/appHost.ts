@@ -4,12 +4,12 @@
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
 import { EXECUTION_STARTED } from "../stores/schema.js";
-import { CONTENT_REF_KEY } from "../machines/helpers/constants.js";
-import { createBus, processWarning, type RuntimeBus, type Warning } from "./bus.js";
+import type { RuntimeBus } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
 import { checkSubject, type LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
-import { EffectRuntime } from "./effects/chain.js";
+import { appBus, type WarningSink } from "./warnings.js";
+import { EffectRuntime } from "./effects/runtime.js";
 import { validateClaimCheck } from "./effects/claimCheckConfig.js";
 import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
@@ -20,7 +20,7 @@ import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { SubjectCodec } from "./journal/sealing.js";
 import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
-import { claimCheckLayer } from "./effects/claimCheckPreset.js";
+import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import type { LifecycleParts } from "./lifecycle/host.js";
 import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachine } from "./lifecycle/maintenance.js";
@@ -57,6 +57,8 @@ export interface AppHostOwner {
 
 export class AppHost implements ExecutionHost {
   readonly bus: RuntimeBus;
+  /** The app's one warning sink: the bus's "warn" event, then observability.onWarn (./warnings.ts). */
+  readonly warn: WarningSink;
   readonly clock: Clock;
   readonly journal: Journal;
   /** The effect chain every step but an internal one runs through. */
@@ -74,11 +76,8 @@ export class AppHost implements ExecutionHost {
   ) {
     const claimCheck = config.execution?.claimCheck;
     if (claimCheck !== undefined) validateClaimCheck(claimCheck, config.effects, config.security?.crypto !== undefined);
-    this.bus = createBus((error, event) => {
-      const message = `an app.on("${event}") listener threw: ${error instanceof Error ? error.message : String(error)}`;
-      if (event === "warn") processWarning(message, undefined, { once: true });
-      else this.warn({ code: WARNING_CODES.listenerFailed, message, event });
-    });
+    // The one warning path (./warnings.ts): everything below reports through `this.warn`.
+    ({ bus: this.bus, warn: this.warn } = appBus(config.observability?.onWarn));
     for (const logic of config.logics ?? []) {
       // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
       const known = Object.keys(config.effects);
@@ -89,11 +88,12 @@ export class AppHost implements ExecutionHost {
     // The runtime's own machines (sweep, erase coordinator): a fresh app resumes or starts them by id.
     this.logics.registerAll(INTERNAL_LOGICS);
     this.clock = config.clock ?? realClock;
-    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn: (warning) => this.warn(warning) });
+    const { warn } = this;
+    const layer = claimCheck && appClaimCheckLayer(claimCheck, config.effects, this.bus, warn);
+    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn, ...(layer ? { claimCheck: layer } : {}) });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
     const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
-    this.installClaimCheck();
-    this.journal = new Journal(config.stores.events, codec, (warning) => this.warn(warning));
+    this.journal = new Journal(config.stores.events, codec, warn);
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
   }
@@ -119,18 +119,6 @@ export class AppHost implements ExecutionHost {
 
   failed(execution: HostedExecution, error: unknown): void {
     this.owner.failed(execution, error);
-  }
-
-  /** To the bus's `warn` listeners, then to observability.onWarn (a throwing sink is reported once as a process warning, never rethrown). */
-  warn(warning: Warning): void {
-    const sink = this.config.observability?.onWarn;
-    this.bus.emit("warn", warning);
-    if (!sink) return;
-    try {
-      sink(warning);
-    } catch (error) {
-      processWarning(`onWarn threw: ${error instanceof Error ? error.message : String(error)}`, undefined, { once: true });
-    }
   }
 
   get inspecting(): boolean {
@@ -259,37 +247,13 @@ export class AppHost implements ExecutionHost {
     this.effectsChecked.add(logic);
   }
 
-  // What the logic declared to run after each macrostep (agentLoop$: its warnings), bound once per execution to this app's warning sinks.
+  // What the logic declared to run after each macrostep (agentLoop$: its warnings), bound once per execution to this app's warning sink.
   private observerOf(machine: AnyStateMachine): MacrostepObserver | undefined {
     const declared = declarationOf(machine);
     const after = declared?.afterMacrostep;
     if (!after) return undefined;
-    const appWarn = this.config.observability?.onWarn ? (w: Warning) => this.warn(w) : undefined;
-    return (snapshot, run) => after.call(declared, snapshot, run, appWarn, (w) => this.bus.emit("warn", w));
-  }
-
-  private installClaimCheck(): void {
-    const claimCheck = this.config.execution?.claimCheck;
-    if (claimCheck === undefined) return;
-    const onOffload = claimCheck.onOffload;
-    this.effects.claimCheck = claimCheckLayer(
-      {
-        ...claimCheck,
-        onOffload: (event) => {
-          const address = event.envelope.ref[CONTENT_REF_KEY];
-          this.bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
-          onOffload?.(event);
-        },
-      },
-      this.config.effects,
-      (error, ctx) =>
-        this.warn({
-          code: WARNING_CODES.claimCheckOnOffload,
-          message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
-          executionId: ctx.executionId,
-          stepId: ctx.stepId,
-        }),
-    );
+    const { warn } = this;
+    return (snapshot, run) => after.call(declared, snapshot, run, warn);
   }
 }
 

@@ -52,6 +52,9 @@ export function sweepNumber(executionId: string): number | undefined {
   return /^\d+$/.test(digits) ? Number(digits) : undefined;
 }
 
+/** The execution id `invokeTransient` calls carry: they belong to no execution and are never journaled. */
+export const TRANSIENT_EXECUTION_ID = "loom:transient";
+
 /** The record type a sealed snapshot state is sealed as (its AAD names it; it is never appended to a log). */
 export const SNAPSHOT_RECORD_TYPE = `${RUNTIME_ID_PREFIX}snapshot`;
 

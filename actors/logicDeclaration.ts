@@ -3,7 +3,7 @@
 // of its old tool frames here). Kept off the definition, so declaring changes no definition hash.
 import type { AnyMachineSnapshot, AnyStateMachine } from "xstate";
 import type { TaskKind } from "../machines/helpers/invokeAs.js";
-import type { Warning } from "./bus.js";
+import type { WarningSink } from "./warnings.js";
 
 /** One run of an execution as a declaration's `afterMacrostep` sees it: its id and the warning codes it already gave. */
 export interface DeclaredRun {
@@ -16,10 +16,10 @@ export interface LogicDeclaration {
   /** Refuses (ConfigError "start.input") an input the logic cannot take, before app.start writes anything. */
   checkInput?(input: unknown, executionId: string): void;
   /**
-   * Called after every macrostep, live or replayed: report-only, nothing journaled. `appWarn` is the app's
-   * observability.onWarn path when it has one; `announce` puts a warning on the bus (`app.on("warn")`).
+   * Called after every macrostep, live or replayed: report-only, nothing journaled. `warn` is the app's one
+   * warning sink (./warnings.ts); the route names the logic's own listeners.
    */
-  afterMacrostep?(snapshot: AnyMachineSnapshot, run: DeclaredRun, appWarn: ((w: Warning) => void) | undefined, announce: (w: Warning) => void): void;
+  afterMacrostep?(snapshot: AnyMachineSnapshot, run: DeclaredRun, warn: WarningSink): void;
   /**
    * The role of a pending step whose persisted state carries none: a step the logic invoked before it declared
    * roles with `invokeAs` (a state journaled by an older release). Steps that declare a role never ask.

@@ -6,10 +6,11 @@ import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { ModelCallOptions } from "../../machines/helpers/messages.js";
 import { patchedChoices, patchedValueOf, type PatchedValue } from "../../machines/helpers/patches.js";
 import { TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
-import { processWarning, type Warning } from "../bus.js";
+import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { declareLogic, type DeclaredRun } from "../logicDeclaration.js";
+import type { WarningRoute, WarningSink } from "../warnings.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
 export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
@@ -110,8 +111,8 @@ export function agentLoop$(config: AgentLoopConfig) {
         `agentLoop$ "${config.id}" (execution "${executionId}") takes { prompt: string } or { messages: Message[] }; got ${shownInput(input)}.`,
       );
     },
-    afterMacrostep(snapshot, run, appWarn, announce) {
-      warnUnscannedTaint(config, snapshot, run, appWarn, announce);
+    afterMacrostep(snapshot, run, warn) {
+      warnUnscannedTaint(config, snapshot, run, warn);
       if (config.compaction) return;
       const threshold = config.warnTranscriptBytes ?? defaults.warnTranscriptBytes ?? DEFAULT_STATE_GROWTH_WARN_BYTES;
       if (threshold === false) return;
@@ -129,8 +130,7 @@ export function agentLoop$(config: AgentLoopConfig) {
         turn: context?.turn,
         message: stateGrowthMessage(config.id, run.executionId, bytes, threshold),
       };
-      if (!appWarn) announce(warning);
-      deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
+      warn(warning, routeOf(config));
     },
     // A tool frame pending in a state journaled before the loop invoked its tools with invokeAs("tool", ...).
     roleOfUndeclaredStep: (stepId) => (stepId.startsWith(`${config.id}#`) && AGENT_TOOL_STEP.test(stepId) ? "tool" : undefined),
@@ -177,8 +177,7 @@ function warnUnscannedTaint(
   config: AgentLoopConfig,
   snapshot: AnyMachineSnapshot,
   run: DeclaredRun,
-  appWarn: ((w: Warning) => void) | undefined,
-  announce: (w: Warning) => void,
+  warn: WarningSink,
 ): void {
   const seen = loopContextOf(snapshot)?.sawTaintFrom;
   if (!Array.isArray(seen) || !seen.includes(UNSCANNED_TAINT_ORIGIN) || run.warned.has(TAINT_SCAN_INCOMPLETE)) return;
@@ -194,21 +193,13 @@ function warnUnscannedTaint(
       `(over ${TAINT_SCAN_MAX_NODES} nodes), so it is treated as untrusted: fenced for the model, never previewed, and listed in ` +
       `sawTaintFrom as "${UNSCANNED_TAINT_ORIGIN}". Return smaller results, or mark the tool's output tainted(value, origin) at its top.`,
   };
-  if (!appWarn) announce(warning);
-  deliver(warning, config.onWarn ?? appWarn ?? defaults.onWarn);
+  warn(warning, routeOf(config));
 }
 
-// A throwing sink never fails the run: it is reported once through the process warning channel instead.
-function deliver(warning: Warning, sink: ((w: Warning) => void) | undefined): void {
-  if (sink) {
-    try {
-      sink(warning);
-      return;
-    } catch (error) {
-      processWarning(`onWarn threw while reporting ${warning.code}: ${error instanceof Error ? error.message : String(error)}`, WARNING_CODES.onWarnThrew);
-    }
-  }
-  processWarning(warning.message, warning.code);
+// The loop's warnings go to its own onWarn, else the app's observability.onWarn, else configureAgentLoopDefaults,
+// else the process warning channel; the app's bus hears every one.
+function routeOf(config: AgentLoopConfig): WarningRoute {
+  return { own: config.onWarn, otherwise: defaults.onWarn, orProcess: true };
 }
 
 function validate(config: AgentLoopConfig): void {

@@ -3,13 +3,14 @@
 // (machines/effectChain.ts). Quotas count from the journal (./meter.ts), so they hold across a resume.
 // Metering is always on and runs here; the configured layers are in ./ringLayers.ts (grants, quotas,
 // guardRequest, and their errors) and ./retry.ts (retry, timeout).
-import type { ModelRequest, Usage } from "../../machines/helpers/messages.js";
-import type { EffectContext, EffectMiddleware } from "./effect.js";
+import type { ModelRequest } from "../../machines/helpers/messages.js";
+import type { EffectContext } from "./effect.js";
+import type { ChainStep, StepLayer } from "./layers.js";
 import { ConfigError } from "../errors.js";
 import { usageOf, type Meter, type QuotaOptions } from "./meter.js";
 import { retryMiddleware, timeoutMiddleware } from "./retry.js";
 import { validateRetryOptions, type RetryOptions } from "./retryOptions.js";
-import { grantLayer, guardLayer, quotaLayer, type GuardVerdict } from "./ringLayers.js";
+import { grantsLayer, guardLayer, quotaLayer, type GuardVerdict } from "./ringLayers.js";
 
 export { emptyUsage, foldUsage, Meter, QuotaExceededError, usageOf } from "./meter.js";
 export type { ExecutionUsage, QuotaOptions } from "./meter.js";
@@ -37,41 +38,32 @@ export interface CapabilitiesOptions {
   timeoutMs?: number | Record<string, number>;
 }
 
-/** What the ring needs to know about the call it guards. */
-export interface RingContext {
-  logicId: string;
-  /** False for `invokeTransient`: no grants, quotas or metering (nothing is journaled), but the guard, retry and timeout apply. */
-  journaled: boolean;
-  isModel: boolean;
-  meter: Meter;
-  /** Receives the model usage of a completed call (recorded on STEP_COMPLETED). */
-  onUsage(usage: Usage): void;
-}
-
-/** The ring's layers for one call, outside in: grants, quotas, guardRequest, metering, retry, timeout. */
-export function capabilityRing(options: CapabilitiesOptions | undefined, call: RingContext): EffectMiddleware[] {
-  const layers: EffectMiddleware[] = [];
+/**
+ * The ring's layers for a configuration, outside in: grants, quotas, guardRequest, metering, retry, timeout.
+ * Built once per app; each applies to the steps it guards (a transient call has no grants, quotas or metering).
+ */
+export function capabilityRing(options: CapabilitiesOptions | undefined, meter: Meter): StepLayer[] {
+  const layers: StepLayer[] = [];
   // Metering is always on (it only reads the reply); the rest is what `capabilities` configures.
   const { grants, quotas, guardRequest, retry, timeoutMs } = options ?? {};
-  if (grants && call.journaled) {
-    const key = grants[call.logicId] !== undefined ? call.logicId : grants["*"] !== undefined ? "*" : undefined;
-    if (key !== undefined) layers.push(grantLayer(call.logicId, grants[key]!, key));
-  }
-  if (quotas && call.journaled && call.isModel) layers.push(quotaLayer(call.meter, quotas));
-  if (guardRequest && call.isModel) layers.push(guardLayer(guardRequest));
-  if (call.journaled && call.isModel) {
-    layers.push(async (ctx, input, next) => {
+  const journaledModel = (step: ChainStep) => step.journaled && step.isModel;
+  if (grants) layers.push(grantsLayer(grants));
+  if (quotas) layers.push({ appliesTo: journaledModel, run: quotaLayer(meter, quotas) });
+  if (guardRequest) layers.push({ appliesTo: (step) => step.isModel, run: guardLayer(guardRequest) });
+  layers.push({
+    appliesTo: journaledModel,
+    run: async (ctx, input, next, step) => {
       const reply = await next(input);
       const usage = usageOf(reply);
-      if (usage) call.onUsage(usage);
+      if (usage) step.onUsage(usage);
       // A token quota counts reported usage only: a reply without it would pass the quota unseen.
-      else if (quotas?.maxTokens !== undefined) call.meter.unmetered(ctx, quotas.maxTokens);
+      else if (quotas?.maxTokens !== undefined) meter.unmetered(ctx, quotas.maxTokens);
       return reply;
-    });
-  }
-  if (retry) layers.push(retryMiddleware(retry));
+    },
+  });
+  if (retry) layers.push({ run: retryMiddleware(retry) });
   if (timeoutMs !== undefined) {
-    layers.push(timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]))));
+    layers.push({ run: timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]))) });
   }
   return layers;
 }

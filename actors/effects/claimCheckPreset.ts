@@ -1,6 +1,9 @@
 // execution.claimCheck (ADR 0140 D1-D4, D6, D9, L): the opt-in that wires the classic middleware for an
 // agent's listed tools, validated whole at boot (./claimCheckConfig.ts). Unset, it adds nothing.
+import { CONTENT_REF_KEY } from "../../machines/helpers/constants.js";
 import { invokedAs } from "../../machines/helpers/invokeAs.js";
+import type { RuntimeBus, Warning } from "../bus.js";
+import { WARNING_CODES } from "../constants.js";
 import { AGENT_TOOL_STEP, claimCheckMiddleware, DEFAULT_CLAIM_CHECK_CAP_BYTES, DEFAULT_CLAIM_CHECK_PREVIEW_CHARS, previewDigest } from "./claimCheck.js";
 import type { ClaimCheckConfig } from "./claimCheckConfig.js";
 import type { Effect, EffectContext, EffectMiddleware } from "./effect.js";
@@ -28,4 +31,27 @@ export function claimCheckLayer(config: ClaimCheckConfig, effects: Record<string
     ...(config.onOffload ? { onOffload: config.onOffload } : {}),
     onError: warn,
   });
+}
+
+/** The app's claim-check layer for `execution.claimCheck`: each offload on the bus (`offload`), a throwing `onOffload` a warning. */
+export function appClaimCheckLayer(config: ClaimCheckConfig, effects: Record<string, Effect>, bus: RuntimeBus, warn: (warning: Warning) => void): EffectMiddleware {
+  const onOffload = config.onOffload;
+  return claimCheckLayer(
+    {
+      ...config,
+      onOffload: (event) => {
+        const address = event.envelope.ref[CONTENT_REF_KEY];
+        bus.emit("offload", { executionId: event.ctx.executionId, stepId: event.ctx.stepId, address, size: event.size });
+        onOffload?.(event);
+      },
+    },
+    effects,
+    (error, ctx) =>
+      warn({
+        code: WARNING_CODES.claimCheckOnOffload,
+        message: `execution.claimCheck.onOffload threw (the call still succeeded): ${error instanceof Error ? error.message : String(error)}`,
+        executionId: ctx.executionId,
+        stepId: ctx.stepId,
+      }),
+  );
 }

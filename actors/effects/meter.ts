@@ -85,7 +85,7 @@ export class Meter {
   private readonly reserved = new Map<string, Set<string>>();
   private warnedUnmetered = false;
 
-  /** `warn`: the app's warning path (observability.onWarn, else the process warning channel). */
+  /** `warn`: the app's warning sink (actors/warnings.ts: the bus's "warn" event, then observability.onWarn). */
   constructor(
     bus: RuntimeBus,
     private readonly readLog: (executionId: string) => Promise<JournalRecord[]>,

@@ -4,6 +4,7 @@ import type { ModelRequest } from "../../machines/helpers/messages.js";
 import { LoomworkError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
+import type { StepLayer } from "./layers.js";
 import type { Meter, QuotaOptions } from "./meter.js";
 
 /** What `capabilities.guardRequest` returns: nothing (send as is), a rewritten request, or a veto. */
@@ -37,11 +38,21 @@ export class GuardRefusedError extends LoomworkError {
   }
 }
 
-/** `capabilities.grants[grantKey]` for the logic `logicId`: a call outside `granted` fails with GrantDeniedError. */
-export function grantLayer(logicId: string, granted: readonly string[], grantKey: string): EffectMiddleware {
-  return (ctx, input, next) => {
-    if (!granted.includes(ctx.effectId)) throw new GrantDeniedError(logicId, ctx.effectId, granted, grantKey);
-    return next(input);
+/**
+ * `capabilities.grants`: a logic listed (else `"*"`) may call only the effects its entry grants; a call
+ * outside them fails with GrantDeniedError. A logic with no entry, and a transient call, are not restricted.
+ */
+export function grantsLayer(grants: Record<string, string[]>): StepLayer {
+  const keyOf = (logicId: string) => (grants[logicId] !== undefined ? logicId : grants["*"] !== undefined ? "*" : undefined);
+  return {
+    appliesTo: (step) => step.journaled && keyOf(step.logicId) !== undefined,
+    run: (ctx, input, next, step) => {
+      const key = keyOf(step.logicId);
+      const granted = key === undefined ? undefined : grants[key];
+      if (key === undefined || granted === undefined) return next(input);
+      if (!granted.includes(ctx.effectId)) throw new GrantDeniedError(step.logicId, ctx.effectId, granted, key);
+      return next(input);
+    },
   };
 }
 

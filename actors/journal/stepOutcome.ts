@@ -1,7 +1,7 @@
 // A live step's outcome as the record the execution journals: STEP_COMPLETED with its plain-JSON output
 // (and the model usage the chain measured), or STEP_FAILED with the error and where the chain stopped it.
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import { failedFields, unwrapStepResult } from "../effects/chain.js";
+import { failedFields, unwrapStepResult } from "../effects/trace.js";
 import { NonJsonOutputError } from "../errors.js";
 import type { RecordBody } from "../../stores/types.js";
 import type { ExecutionHost, StepCall } from "./host.js";

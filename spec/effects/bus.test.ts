@@ -129,7 +129,7 @@ describe("observability.onWarn", () => {
     expect(onBus.map((w) => w.code)).toEqual(["LOOM_SUBSCRIBER", "LOOM_SUBSCRIBER"]);
     const reports = emitted.mock.calls.filter(([message]) => String(message).includes(marker));
     expect(reports).toHaveLength(1);
-    expect(reports[0]![0]).toBe(`onWarn threw: ${marker}`);
+    expect(reports[0]![0]).toBe(`onWarn threw while reporting LOOM_SUBSCRIBER: ${marker}`);
     expect((await app.log("w")).at(-1)).toMatchObject({ status: "done" });
   });
 });

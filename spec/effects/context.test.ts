@@ -8,7 +8,7 @@ import { realClock } from "../../actors/clock.js";
 import { clockOf } from "../../actors/effects/retryOptions.js";
 import { declarationOf } from "../../actors/logicDeclaration.js";
 import { createBus } from "../../actors/bus.js";
-import { EffectRuntime } from "../../actors/effects/chain.js";
+import { EffectRuntime } from "../../actors/effects/runtime.js";
 import { createTaskEffect, createToolEffect, type EffectContext } from "../../actors/effects/effect.js";
 import { effectActor, stepInput } from "../../machines/helpers/effectActor.js";
 import { invokeAs, invokedAs, taskKindOf } from "../../machines/helpers/invokeAs.js";
