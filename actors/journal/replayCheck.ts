@@ -58,7 +58,7 @@ export interface ReplayCheckHost {
 }
 
 /** Replays the selected executions' journals against `logic`; see ReplayCheckOptions. */
-export async function checkReplay(host: ReplayCheckHost, logic: AnyStateMachine, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
+export async function replayAgainst(host: ReplayCheckHost, logic: AnyStateMachine, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
   const { limit } = options;
   if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) throw new ConfigError("checkReplay.limit", `a non-negative integer; got ${String(limit)}.`);
   const ids = options.executionIds ?? (await host.journal.events.listExecutions()).filter((info) => info.logicId === logic.id).map((info) => info.executionId);

@@ -103,3 +103,9 @@ export class LogicVersions {
     return candidates.at(-1);
   }
 }
+
+// The declared version an execution journals beside the hash (none: the execution is pinned to no version).
+export function versionOption(machine: AnyStateMachine): { version?: string } {
+  const version = declaredVersionOf(machine);
+  return version === undefined ? {} : { version };
+}
