@@ -1,4 +1,4 @@
-// Measurement 8: `app.checkReplay` over stored executions on fs (issue 16): N executions of a flow, half
+// Measurement 8: `checkReplay(app, logic)` over stored executions on fs (issue 16): N executions of a flow, half
 // of them past the branch an incompatible change (a review step) alters. The check must report exactly
 // those, with their seq; its time per execution is set beside a plain resume's (the same executions,
 // resumed one by one in a fresh app over the same directory); and its heap must not grow with N (one
@@ -115,7 +115,7 @@ export async function measureReplayCheck(options: BenchOptions): Promise<Section
   ];
   return {
     id: "replayCheck",
-    title: "8. app.checkReplay over stored executions (fs)",
+    title: "8. checkReplay(app, logic) over stored executions (fs)",
     method: [
       "N executions of an 8-record flow on fs, half of them past the branch that an incompatible change (a review step after CONTINUE) alters. " +
         "`checkReplay(app, changed)` in a fresh app over the directory, results streamed (`onResult`), the retained heap sampled 20 times during a second, untimed check (a full GC before each sample; peak − start). The report keeps only the diverging results, so it grows by those. " +

@@ -1,5 +1,5 @@
 // Read models on @xstate/store, fed from the journal: the execution list with status, and per-execution
-// step and usage counters, for UIs (`useSelector(app.readModels.executions, ...)`) and the CLI.
+// step and usage counters, for UIs (`useSelector(createReadModels(app).executions, ...)`) and the CLI.
 // Built from the event store's catalogue and each log at creation, then kept current from the bus.
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";

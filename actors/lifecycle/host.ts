@@ -26,7 +26,7 @@ export interface CitationIndex {
 
 /** What the lifecycle keeps per app between calls. */
 export interface LifecycleState {
-  /** The sweep in flight: a concurrent `app.sweep` joins it rather than racing it. */
+  /** The sweep in flight: a concurrent `sweep(app)` joins it rather than racing it. */
   sweep: Promise<SweepResult> | undefined;
   /** Each sweep execution's cited set, built by its scan step and read by its reclaim batches. */
   readonly sweepIndexes: Map<string, Promise<CitationIndex>>;

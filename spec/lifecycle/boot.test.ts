@@ -41,7 +41,7 @@ describe("ADR 0140 D8: erasure and encryption fail closed, at boot", () => {
     expect(boot(without(stores.content, "deleteIfUntouchedSince"))).not.toThrow();
   });
 
-  it("compliance.erase is a boolean, and app.eraseSubject without it is refused with a ConfigError naming it", async () => {
+  it("compliance.erase is a boolean, and eraseSubject(app, subject) without it is refused with a ConfigError naming it", async () => {
     const stores = memoryStores();
     expect(() => createApp(defineConfig({ stores, effects: tool, compliance: { erase: "yes" as never } }))).toThrow(/compliance\.erase/);
     const app = createApp(defineConfig({ stores, effects: tool }));

@@ -7,7 +7,7 @@ import { EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { canaryOf, offloaded, rejection, runAgent, world } from "./support.js";
 import { archive, eraseSubject, exportSubject } from "../../lifecycle.js";
 
-describe("exportSubject / app.exportSubject", () => {
+describe("exportSubject, of an app or of bare stores", () => {
   it("returns the subject's executions with their records decrypted", async () => {
     const w = world({ crypto: true });
     const app = w.app();

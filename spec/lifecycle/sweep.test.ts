@@ -266,7 +266,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
 });
 
 describe("the sweep is a machine run as a journaled execution", () => {
-  it("app.sweep runs the sweep machine as loom.sweep:<n>, one journaled step per batch", async () => {
+  it("sweep(app) runs the sweep machine as loom.sweep:<n>, one journaled step per batch", async () => {
     const w = world();
     const app = w.app();
     const first = await sweep(app, { ttlMs: 0, batches: 3 });
@@ -277,7 +277,7 @@ describe("the sweep is a machine run as a journaled execution", () => {
     expect(steps).toEqual(["loom.sweep#begin", "loom.sweep#scan", "loom.sweep#reclaim:0", "loom.sweep#reclaim:1", "loom.sweep#reclaim:2"]);
   });
 
-  it("a concurrent app.sweep joins the sweep already running in the app", async () => {
+  it("a concurrent sweep(app) joins the sweep already running in the app", async () => {
     const app = world().app();
     const [first, second] = await Promise.all([sweep(app, { ttlMs: 0 }), sweep(app, { ttlMs: 5 })]);
     expect(second).toBe(first);

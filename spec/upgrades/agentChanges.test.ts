@@ -1,6 +1,6 @@
 // Which agentLoop$ changes are safe without a version or a patch: each row of docs/upgrades.md's agent
 // table is decided here, by replaying journals written by the old agent against the changed one
-// (app.checkReplay) and by resuming a run that was in flight when the app moved.
+// (checkReplay(app, logic)) and by resuming a run that was in flight when the app moved.
 //
 // The journals: `answers-<n>` asks the model, which calls `search` n times and then answers;
 // `limit` runs into maxTurns (the model never stops calling tools); `inflight` is parked mid-run (its

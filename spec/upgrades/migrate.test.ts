@@ -1,4 +1,4 @@
-// app.migrate: an execution parked on v1 is moved, explicitly and journaled, to v2 with its context
+// migrate(app, id, to): an execution parked on v1 is moved, explicitly and journaled, to v2 with its context
 // mapped by the author; from then on it resumes on v2 (v1 no longer needed), across restarts on fs.
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -25,7 +25,7 @@ async function parked(stores: Stores, executionId: string, options: { subject?: 
   await app.close();
 }
 
-describe("app.migrate", () => {
+describe("migrate(app, executionId, to)", () => {
   it("moves a parked v1 execution to v2 with its context mapped, journaled; it then finishes on v2 without v1, across restarts", async () => {
     const dir = await tempDir("migrate");
     let stores = await fsStores({ dir });

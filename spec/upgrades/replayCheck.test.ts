@@ -1,4 +1,4 @@
-// app.checkReplay and `loomwork replay-check`: stored journals replayed against a new logic with no
+// checkReplay(app, logic) and `loomwork replay-check`: stored journals replayed against a new logic with no
 // effect run; per execution compatible or where it diverges; an exit code a CI gate reads.
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -28,7 +28,7 @@ async function journals(stores: Stores, count: number): Promise<void> {
   await app.close();
 }
 
-describe("app.checkReplay", () => {
+describe("checkReplay(app, logic)", () => {
   it("reports exactly the executions that diverge, with the seq and both values, running nothing", async () => {
     const stores = memoryStores();
     await journals(stores, 3);
