@@ -41,6 +41,10 @@ export interface TrustOption {
   trust?: ClaimCheckTrust;
 }
 
+// An app, also one built by the other module format's copy of the package (where `instanceof` says no);
+// anything else is the store-level form's subject, which that form checks.
+const isApp = (target: unknown): target is App => typeof target === "object" && target !== null;
+
 function hostApp(options: HostOptions | undefined): App {
   if (!options || typeof options.events?.append !== "function") throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
   const { events, content, keys, clock, trust } = options;
@@ -122,7 +126,7 @@ export interface EraseSubjectOptions extends TrustOption {
 export function eraseSubject(app: App, subject: string): Promise<EraseSubjectResult>;
 export function eraseSubject(subject: string, options: EraseSubjectOptions): Promise<EraseSubjectResult>;
 export function eraseSubject(target: App | string, second: string | EraseSubjectOptions): Promise<EraseSubjectResult> {
-  if (target instanceof App) return eraseSubjectOf(target, second);
+  if (isApp(target)) return eraseSubjectOf(target, second);
   const options = typeof second === "object" ? second : undefined;
   if (typeof options?.keys?.destroy !== "function") return Promise.reject(new TypeError("eraseSubject needs { keys }: destroying the subject's key is the shred."));
   return withHost(options, (app) => eraseSubjectOf(app, target));
@@ -150,6 +154,6 @@ export interface ExportSubjectOptions extends TrustOption {
 export function exportSubject(app: App, subject: string): Promise<SubjectExport>;
 export function exportSubject(subject: string, options: ExportSubjectOptions): Promise<SubjectExport>;
 export function exportSubject(target: App | string, second: string | ExportSubjectOptions): Promise<SubjectExport> {
-  if (target instanceof App) return exportSubjectOf(target, second);
+  if (isApp(target)) return exportSubjectOf(target, second);
   return withHost(typeof second === "object" ? second : undefined, (app) => exportSubjectOf(app, target));
 }
