@@ -1,4 +1,6 @@
-// loomwork: the browser-safe public entry point (everything but the filesystem adapter).
+// loomwork: the browser-safe public entry point: what an app author uses to define, start, resume, stream and
+// watch executions. The rarer roles have their own entries: loomwork/lifecycle, loomwork/upgrades,
+// loomwork/read-models (docs/adr/0011-entry-points-by-role.md); the stores' adapters theirs.
 
 export { createApp, App } from "./actors/app.js";
 export type { StartOptions, ExecutionStats } from "./actors/app.js";
@@ -6,8 +8,6 @@ export type { StartOptions, ExecutionStats } from "./actors/app.js";
 export { patched, patchedValue, deprecatePatch } from "./machines/helpers/patches.js";
 export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
 export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
-export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from "./actors/journal/replayCheck.js";
-export type { MigrateOptions, MigrateResult, MigrationSource } from "./actors/journal/migrate.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
 export { JournaledActor } from "./actors/journal/actor.js";
@@ -34,7 +34,7 @@ export type { PendingApproval } from "./actors/agents/approvals.js";
 export type { ToolApprovalEvent } from "./machines/helpers/messages.js";
 export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effects/chain.js";
 export type { KillSwitch } from "./actors/effects/chain.js";
-// The effect chain, the capability ring, retries and timeouts, read models.
+// The effect chain, the capability ring, retries and timeouts.
 export { effectChain, CHAIN_LAYERS, CHAIN_OUTCOMES } from "./machines/effectChain.js";
 export type { ChainLayer, ChainOutcome, EffectChainEvent } from "./machines/effectChain.js";
 export { invokeAs, invokedAs } from "./machines/helpers/invokeAs.js";
@@ -44,9 +44,7 @@ export { GrantDeniedError, GuardRefusedError } from "./actors/effects/ringLayers
 export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/effects/capabilities.js";
 export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
 export type { RetryOptions, Next } from "./actors/effects/retry.js";
-export { createReadModels, createExecutionsStore } from "./actors/journal/readModels.js";
 export type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./actors/journal/unfinished.js";
-export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/journal/readModels.js";
 export type { RuntimeEvents, Warning } from "./actors/bus.js";
 export {
   NonDeterminismError,
@@ -60,7 +58,6 @@ export {
   AppClosedError,
   ModelReplyError,
   UnknownLogicVersionError,
-  MigrationRefusedError,
   ReservedEventError,
   SubmitConflictError,
 } from "./actors/errors.js";
@@ -85,7 +82,6 @@ export {
   InsecureContextError,
 } from "./stores/errors.js";
 export type { JournalDamageKind, JournalSurvivors, JournalCorruptionDetails } from "./stores/errors.js";
-export { SNAPSHOT_DAMAGED_WARNING_CODE } from "./actors/journal/journal.js";
 export { ERROR_CODES, WARNING_CODES } from "./actors/constants.js";
 export type { ErrorCode } from "./actors/constants.js";
 export {
@@ -135,14 +131,14 @@ export type {
 } from "./stores/types.js";
 
 // The agent loop, providers, the summarizer and taint.
-export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS, STATE_GROWTH_WARNING_CODE } from "./actors/agents/agentLoop.js";
+export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS } from "./actors/agents/agentLoop.js";
 export type { AgentLoopConfig } from "./actors/agents/agentLoop.js";
 export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
 export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/agents/summarizer.js";
 export type { SummarizerOptions, SummarizerOutput } from "./actors/agents/summarizer.js";
 export { scriptedModel } from "./adapters/scripted/index.js";
 export type { Script } from "./adapters/scripted/index.js";
-export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN, TAINT_SCAN_INCOMPLETE } from "./machines/helpers/taint.js";
+export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "./machines/helpers/taint.js";
 export type { Tainted } from "./machines/helpers/taint.js";
 export { conversation$ } from "./actors/agents/conversation.js";
 export type { ConversationConfig } from "./actors/agents/conversation.js";
@@ -165,26 +161,17 @@ export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
 export { RecordAuthenticationError } from "./stores/sealingErrors.js";
 
-// The data lifecycle: per-subject record sealing, the content walker, the sweep, erasure, export,
-// archive segments and retention (docs/security.md).
-export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/lifecycle/citations.js";
-export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/lifecycle/citations.js";
+// Per-subject record sealing and the errors an app's own calls meet when a subject is erased or being erased.
 export { createJournalCodec } from "./actors/journal/sealing.js";
-export { ExecutionErasedError } from "./actors/lifecycle/errors.js";
-export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
-export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle/standalone.js";
-export { DEFAULT_SWEEP_BATCHES } from "./actors/constants.js";
-export type { SweepOptions, SweepResult } from "./actors/lifecycle/sweep.js";
-export { ContentCopiesRemainError } from "./actors/lifecycle/errors.js";
-export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/lifecycle/erase.js";
-export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/lifecycle/export.js";
+export { ExecutionErasedError, ErasureInProgressError } from "./actors/lifecycle/errors.js";
 export { HistoryInUseError } from "./actors/errors.js";
-export type { ArchiveOptions, ArchiveResult } from "./actors/lifecycle/retention.js";
-export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
-export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";
 export { sentinelClaimCheck } from "./actors/effects/sentinel.js";
 export type { SentinelOptions } from "./actors/effects/sentinel.js";
-export { ErasureInProgressError } from "./actors/lifecycle/errors.js";
+// API.md's lifecycle names, kept here as well: the minimal app's bundle drops them when it does not call
+// them (bench/bundle.ts). Everything else of the data lifecycle is in loomwork/lifecycle.
+export { visitCitedAddresses } from "./actors/lifecycle/citations.js";
+export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
+export { ContentCopiesRemainError } from "./actors/lifecycle/errors.js";
 // Time travel into the XState inspector (docs/inspector.md).
 export { replayIntoInspector } from "./actors/inspectReplay.js";
 export type { ReplayIntoInspectorOptions, InspectorReplay } from "./actors/inspectReplay.js";

@@ -3,35 +3,51 @@ import type { AnyStateMachine } from "xstate";
 import type { JournalRecord, Stores } from "../stores/types.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals, type StartOptions } from "./appHost.js";
-import type { RuntimeEvents } from "./bus.js";
+import type { RuntimeEvents, Warning } from "./bus.js";
 import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
-import { createReadModels, type ReadModels } from "./journal/readModels.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
 import { AppClosedError, checked, DuplicateExecutionError, HistoryInUseError, UnknownExecutionError } from "./errors.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
-import { checkReplay, type ReplayCheckOptions, type ReplayCheckReport } from "./journal/replayCheck.js";
-import { migrateExecution, type MigrateOptions, type MigrateResult } from "./journal/migrate.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { submitStart } from "./fleet/submit.js";
 import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
-import { runInternalStep } from "./lifecycle/maintenance.js";
+// The one import of the maintenance machines and their internal effects: a resume of an unfinished sweep or
+// erasure (app.resumeUnfinished at boot) registers them, so they are on the start path (docs/adr/0011).
+import { INTERNAL_LOGICS, runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
-import { exportFrom, type SubjectExport } from "./lifecycle/export.js";
-import { archiveExecution, type ArchiveOptions, type ArchiveResult } from "./lifecycle/retention.js";
-import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./lifecycle/joins.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 
 export type { AppInternals, StartOptions } from "./appHost.js";
-export type { ExecutionStats, ReplayCheckOptions, ReplayCheckReport, MigrateOptions, MigrateResult };
+export type { ExecutionStats };
 
-let internalsOf: (app: App) => AppInternals & { readonly streams: StreamHub };
+/**
+ * The one internal port of an app: what the role entries (loomwork/lifecycle, loomwork/upgrades,
+ * loomwork/read-models) and the runtime's own tests and benchmarks reach inside it for. Not public API.
+ */
+export interface AppPort extends AppInternals {
+  readonly streams: StreamHub;
+  readonly host: AppHost;
+  readonly lifecycle: LifecycleHost;
+  /** Throws AppClosedError naming `what` once the app is closed. */
+  assertOpen(what: string): void;
+  /** True while this app starts, runs or resumes the execution. */
+  runsHere(executionId: string): boolean;
+  /** Registers the runtime's own machines (sweep, erase coordinator) on the app, once. */
+  maintenance(): void;
+  /** To the bus's `warn` listeners and observability.onWarn. */
+  warn(warning: Warning): void;
+  /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
+  onForget(listener: (executionIds: readonly string[]) => void): () => void;
+}
 
-/** The internals of `app` (AppInternals, actors/appHost.ts, and its stream buffers): for the runtime's own tests and benchmarks only. */
-export function appInternals(app: App): AppInternals & { readonly streams: StreamHub } {
+let internalsOf: (app: App) => AppPort;
+
+/** The internal port of `app` (AppPort): for the role entries and the runtime's own tests and benchmarks only. */
+export function appInternals(app: App): AppPort {
   return internalsOf(app);
 }
 
@@ -41,8 +57,9 @@ export class App {
   private readonly host: AppHost;
   private readonly lifecycle: LifecycleHost;
   private readonly running: RunningExecutions;
-  private models: ReadModels | undefined;
   private readonly streams: StreamHub;
+  private readonly forgetListeners = new Set<(executionIds: readonly string[]) => void>();
+  private maintained = false;
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
   constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
@@ -53,12 +70,14 @@ export class App {
       failed: (execution, error) => this.running.failed(execution, error),
       readLog: (id) => this.log(id),
       runInternalStep: (call) => runInternalStep(this.lifecycle, call),
+      maintenance: () => this.maintenance(),
     });
     this.streams = new StreamHub(this.host.bus, { readLog: (id) => this.log(id), exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0, runsHere: (id) => this.running.has(id), isModel: (effectId) => config.effects[effectId]?.kind === "llm" });
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
-      ...this.host.lifecycleParts(), config, trust: lifecycleOptions.trust,
+      journal: this.host.journal, codec: this.host.journal.codec, effectIds: this.host.effectIds, bus: this.host.bus, clock: this.host.clock,
+      logicOf: (id) => this.host.logicOf(id), config, trust: lifecycleOptions.trust,
       running: (id) => this.running.get(id),
       log: (id) => this.log(id), start: (logic, options) => this.start(logic, options), resume: (id, logic) => this.resume(id, logic), result: (id) => this.result(id),
       stop: (id, reason) => this.stop(id, reason), deleteHistory: (id) => this.deleteHistory(id), forgetSubject: (subject, ids) => this.forgetSubject(subject, ids),
@@ -174,18 +193,6 @@ export class App {
     return this.host.effects.meter.usage(executionId);
   }
 
-  /** Read models on @xstate/store (the execution list with status, step and usage counters), created on first use. */
-  get readModels(): ReadModels {
-    this.models ??= createReadModels({
-      config: this.config,
-      stores: this.stores,
-      on: (event, listener) => this.on(event, listener),
-      log: (executionId) => this.log(executionId),
-      warn: (warning) => this.host.warn(warning),
-    });
-    return this.models;
-  }
-
   /** Every record of the execution, archived ones first, opened where the app holds the key. */
   log(executionId: string): Promise<JournalRecord[]> {
     return this.host.log(executionId);
@@ -196,71 +203,13 @@ export class App {
     return measureExecution(this.stores.events, executionId, async () => this.running.get(executionId) ?? this.host.recoverQuietly(executionId));
   }
 
-  /**
-   * Replays the stored journals of `logic`'s id against it, running nothing: per execution compatible or where it diverges (docs/upgrades.md).
-   * @example
-   * const { ok, results } = await app.checkReplay(flowV2, { limit: 1000 });
-   */
-  checkReplay(logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
-    return checked(() => this.host.checkEffects(logic), () => checkReplay(this.host, logic, options));
-  }
-
-  /**
-   * Moves a parked execution to another version of its logic, journaled (docs/upgrades.md, "Migrating"); refuses one running here.
-   * @example
-   * await app.migrate("run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
-   */
-  migrate(executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
-    return checked(() => this.assertOpen("migrate an execution"), () => migrateExecution(this.host, this.stores, this.running.has(executionId), executionId, to, options));
-  }
-
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
   async close(): Promise<void> {
     if (this.host.closed()) return;
     this.host.close();
-    this.models?.dispose();
     this.streams.close();
     // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
     await this.running.close();
-    this.models = undefined;
-  }
-
-  /**
-   * Reclaims the content blobs nothing load-bearing cites (ADR 0140 D6), as a journaled `loom.sweep:<n>`
-   * execution: an unfinished sweep is resumed and finished first. Progress goes to the `progress` event.
-   *
-   * @example
-   * const { deleted, kept } = await app.sweep({ ttlMs: 7 * 24 * 3600_000 });
-   */
-  sweep(options: SweepOptions): Promise<SweepResult> {
-    this.assertOpen("sweep content");
-    return runSweep(this.lifecycle, options);
-  }
-
-  /**
-   * Erases a subject (needs `compliance: { erase: true }`): plan, journal the intent, shred the key, delete
-   * the subject's blobs conditionally, journal the result, as a journaled `loom.erase:<subject>:<n>`
-   * execution; a crash is finished by calling it again. Rejects with ContentCopiesRemainError before the
-   * shred when the blobs could not be deleted. A repeated erase is a successful no-op.
-   *
-   * @example
-   * const { contentDeleted } = await app.eraseSubject("user-42");
-   */
-  eraseSubject(subject: string): Promise<EraseSubjectResult> {
-    this.assertOpen("erase a subject");
-    return checked(() => checkSubject(subject, "eraseSubject.subject"), () => runErase(this.lifecycle, subject));
-  }
-
-  /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
-  exportSubject(subject: string): Promise<SubjectExport> {
-    this.assertOpen("export a subject");
-    return checked(() => checkSubject(subject, "exportSubject.subject"), () => exportFrom(this.lifecycle, subject));
-  }
-
-  /** Moves an execution's old live records into an archive segment, by default through its latest snapshot (taking one first if needed): a resume never reads an archived record; segments pin what they cite. */
-  archive(executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
-    this.assertOpen("archive an execution");
-    return archiveExecution(this.lifecycle, executionId, options);
   }
 
   /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */
@@ -276,11 +225,24 @@ export class App {
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
     const forgotten = this.running.forgetSubject(subject, executionIds);
     this.streams.forget(forgotten);
-    this.models?.forget(forgotten);
+    for (const listener of this.forgetListeners) listener(forgotten);
+  }
+
+  private maintenance(): void {
+    if (this.maintained) return;
+    this.maintained = true;
+    this.host.registerInternal(INTERNAL_LOGICS);
   }
 
   static {
-    internalsOf = (app) => ({ effects: app.host.effects, execution: (id) => app.running.get(id), streams: app.streams });
+    internalsOf = (app) => ({
+      effects: app.host.effects, execution: (id) => app.running.get(id), streams: app.streams, host: app.host, lifecycle: app.lifecycle,
+      assertOpen: (what) => app.assertOpen(what), runsHere: (id) => app.running.has(id), maintenance: () => app.maintenance(), warn: (warning) => app.host.warn(warning),
+      onForget: (listener) => {
+        app.forgetListeners.add(listener);
+        return () => app.forgetListeners.delete(listener);
+      },
+    });
   }
 
   private assertOpen(what: string): void {

@@ -19,11 +19,10 @@ import { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
 import { SubjectCodec } from "./journal/sealing.js";
-import { declaredVersionOf, LogicVersions, machineHashOf, type StartedLogic } from "./journal/versions.js";
+import { LogicVersions, machineHashOf, versionOption, type StartedLogic } from "./journal/versions.js";
 import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
-import type { LifecycleParts } from "./lifecycle/host.js";
-import { INTERNAL_EFFECT_IDS, INTERNAL_LOGICS, isInternalEffect, isInternalMachine } from "./lifecycle/maintenance.js";
+import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalLogic } from "./lifecycle/host.js";
 
 /** Options of `app.start`: the execution's id, its data subject and its input. */
 export interface StartOptions {
@@ -53,6 +52,8 @@ export interface AppHostOwner {
   readLog(executionId: string): Promise<JournalRecord[]>;
   /** Runs one of the runtime's internal steps (actors/lifecycle/maintenance.ts), outside the effect chain. */
   runInternalStep(call: StepCall): Promise<unknown>;
+  /** Registers the runtime's own machines (sweep, erase coordinator) with `registerInternal`, once: before one of their executions is rebuilt or started by id. */
+  maintenance(): void;
 }
 
 export class AppHost implements ExecutionHost {
@@ -69,6 +70,7 @@ export class AppHost implements ExecutionHost {
   readonly logics = new LogicVersions();
   private isClosed = false;
   private readonly effectsChecked = new WeakSet<AnyStateMachine>(); // logics whose invoked effects checkEffects found registered
+  private readonly internalMachines = new WeakSet<AnyStateMachine>(); // the runtime's own machines, once registered
 
   constructor(
     private readonly config: LoomConfig,
@@ -85,8 +87,6 @@ export class AppHost implements ExecutionHost {
       if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
     }
     this.logics.registerAll(config.logics ?? []);
-    // The runtime's own machines (sweep, erase coordinator): a fresh app resumes or starts them by id.
-    this.logics.registerAll(INTERNAL_LOGICS);
     this.clock = config.clock ?? realClock;
     const { warn } = this;
     const layer = claimCheck && appClaimCheckLayer(claimCheck, config.effects, this.bus, warn);
@@ -96,6 +96,12 @@ export class AppHost implements ExecutionHost {
     this.journal = new Journal(config.stores.events, codec, warn);
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
+  }
+
+  /** The runtime's own machines (sweep, erase coordinator): registered when a lifecycle function or a resume first needs them, so a fresh app resumes or starts them by id. */
+  registerInternal(logics: readonly AnyStateMachine[]): void {
+    this.logics.registerAll(logics);
+    for (const logic of logics) this.internalMachines.add(logic);
   }
 
   closed(): boolean {
@@ -156,14 +162,10 @@ export class AppHost implements ExecutionHost {
   /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
   async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
     if (typeof logicOrId !== "string") return logicOrId;
+    if (isInternalLogic(logicOrId)) this.owner.maintenance();
     const logic = this.logics.newest(logicOrId);
     if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
     return logic;
-  }
-
-  /** What the lifecycle host (actors/lifecycle/host.ts) takes of this one. */
-  lifecycleParts(): Pick<LifecycleParts, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf"> {
-    return { journal: this.journal, codec: this.journal.codec, effectIds: this.effectIds, bus: this.bus, clock: this.clock, logicOf: (id) => this.logicOf(id) };
   }
 
   /**
@@ -190,6 +192,7 @@ export class AppHost implements ExecutionHost {
     if (info.damaged) await events.read(executionId);
     // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
     const started = await this.startedLogic(info);
+    if (isInternalLogic(started?.logicId)) this.owner.maintenance();
     const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
@@ -241,7 +244,7 @@ export class AppHost implements ExecutionHost {
     }
     // A definition is immutable and the effects are the config's: one that passed is not walked again at every start.
     if (!runsHere || this.effectsChecked.has(logic)) return;
-    const internal = isInternalMachine(logic) ? INTERNAL_EFFECT_IDS : [];
+    const internal = this.internalMachines.has(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal]; // only the runtime's own machines may invoke its internal effects
     for (const src of effectSourcesOf(logic)) if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
     this.effectsChecked.add(logic);
@@ -255,10 +258,4 @@ export class AppHost implements ExecutionHost {
     const { warn } = this;
     return (snapshot, run) => after.call(declared, snapshot, run, warn);
   }
-}
-
-// The declared version an execution journals beside the hash (none: the execution is pinned to no version).
-function versionOption(machine: AnyStateMachine): { version?: string } {
-  const version = declaredVersionOf(machine);
-  return version === undefined ? {} : { version };
 }

@@ -55,7 +55,7 @@ export interface SecurityOptions {
 /** The `compliance` group: erasure. */
 export interface ComplianceOptions {
   /**
-   * Enables `app.eraseSubject`; with execution.claimCheck, requires a claim-check store with `delete()`
+   * Enables `eraseSubject(app, subject)` (loomwork/lifecycle); with execution.claimCheck, requires a claim-check store with `delete()`
    * (refused at boot otherwise). See docs/security.md.
    */
   erase?: boolean;
@@ -83,7 +83,7 @@ export interface LoomConfig {
   execution?: ExecutionOptions;
   /** Per-subject sealing of the journal and redaction of secrets from effect results. */
   security?: SecurityOptions;
-  /** Whether the app may erase a data subject (`app.eraseSubject`). */
+  /** Whether the app may erase a data subject (`eraseSubject(app, subject)`). */
   compliance?: ComplianceOptions;
   /** Where warnings and XState inspection events go. */
   observability?: ObservabilityOptions;

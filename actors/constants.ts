@@ -107,7 +107,7 @@ export const RUNTIME_ERROR_CODES = {
   erasureInProgress: "LOOM_ERASURE_IN_PROGRESS",
   /** `UnknownLogicVersionError`: a resume needs a logic version this app does not hold. */
   unknownLogicVersion: "LOOM_UNKNOWN_LOGIC_VERSION",
-  /** `MigrationRefusedError`: `app.migrate` cannot move this execution (running here, ended, a step in flight, another logic). */
+  /** `MigrationRefusedError`: `migrate(app, ...)` cannot move this execution (running here, ended, a step in flight, another logic). */
   migrationRefused: "LOOM_MIGRATION_REFUSED",
   /** `SubmitConflictError`: `app.submit` of an id whose journaled start differs, or that this app runs itself. */
   submitConflict: "LOOM_SUBMIT_CONFLICT",
@@ -163,5 +163,5 @@ export const WARNING_CODES = {
   warning: "LOOM_WARNING",
 } as const;
 
-/** How many journaled reclaim batches `app.sweep()` cuts the address space into unless told. */
+/** How many journaled reclaim batches `sweep(app)` cuts the address space into unless told. */
 export const DEFAULT_SWEEP_BATCHES = 4;

@@ -16,7 +16,7 @@ export class NonDeterminismError extends LoomworkError {
       `Execution "${executionId}" diverged from its log at seq ${seq}: the log has ${what} ${JSON.stringify(expected)} ` +
         `but replaying the machine produced ${JSON.stringify(actual)}. The machine or its inputs changed since the run ` +
         `was journaled; give the new definition a version and keep the old one in logics, or guard the change with patched() ` +
-        `(docs/upgrades.md), and check deploys with app.checkReplay.`,
+        `(docs/upgrades.md), and check deploys with checkReplay(app, logic) (loomwork/upgrades).`,
     );
     this.executionId = executionId;
     this.seq = seq;
@@ -106,7 +106,7 @@ export class UnknownLogicVersionError extends LoomworkError {
   }
 }
 
-/** `app.migrate` cannot move the execution: the reason says why and what to do. */
+/** `migrate(app, ...)` cannot move the execution: the reason says why and what to do. */
 export class MigrationRefusedError extends LoomworkError {
   static override readonly name: string = "MigrationRefusedError";
   constructor(

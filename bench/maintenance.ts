@@ -1,8 +1,8 @@
 // Runs the sweep and the erase coordinator on stores that hold the sweep data (bench/sweepData.ts) and
 // reports their times, peak memory and fsyncs: in-process for memory stores, in a heap-capped fresh
-// process for fs (bench/child/sweepFs.ts). app.sweep / app.eraseSubject are looked up at run time, so a
-// build without them reports "not measured" instead of failing.
-import { createApp, type App } from "../actors/app.js";
+// process for fs (bench/child/sweepFs.ts), through loomwork/lifecycle's sweep(app) and eraseSubject(app, s).
+import { createApp } from "../actors/app.js";
+import { eraseSubject, sweep } from "../lifecycle.js";
 import type { Stores } from "../stores/types.js";
 import { benchConfig } from "./agent.js";
 import { median, peakMemory, timed } from "./measure.js";
@@ -27,24 +27,13 @@ export interface MaintenanceReport {
   notMeasured?: string;
 }
 
-type Method = (...args: unknown[]) => Promise<unknown>;
-
-/** `app[name]` when this build has it. */
-function method(app: App, name: "sweep" | "eraseSubject"): Method | undefined {
-  const fn = (app as unknown as Record<string, unknown>)[name];
-  return typeof fn === "function" ? (fn as Method).bind(app) : undefined;
-}
-
 export async function runMaintenance(stores: Stores, executions: number, fsyncs: () => number = () => Number.NaN): Promise<MaintenanceReport> {
   const app = createApp({ ...benchConfig(stores, 1, "on, preview: false"), compliance: { erase: true } });
   try {
-    const sweep = method(app, "sweep");
-    const erase = method(app, "eraseSubject");
-    if (!sweep || !erase) return { notMeasured: `app.${!sweep ? "sweep" : "eraseSubject"} is not in this build` };
     let before = fsyncs();
-    const s = await peakMemory(() => timed(() => sweep({ ttlMs: 0 })));
+    const s = await peakMemory(() => timed(() => sweep(app, { ttlMs: 0 })));
     const report: MaintenanceReport = {
-      sweep: { ms: s.value.wall, heap: s.heapPeakDelta, rss: s.rssPeakDelta, fsyncs: fsyncs() - before, result: s.value.value as Record<string, unknown> },
+      sweep: { ms: s.value.wall, heap: s.heapPeakDelta, rss: s.rssPeakDelta, fsyncs: fsyncs() - before, result: { ...s.value.value } },
     };
     report.listMs = (
       await timed(async () => {
@@ -54,8 +43,8 @@ export async function runMaintenance(stores: Stores, executions: number, fsyncs:
     const runs: (Run & { result: Record<string, unknown> })[] = [];
     for (const subject of subjectsToErase(executions, ERASURES)) {
       before = fsyncs();
-      const e = await peakMemory(() => timed(() => erase(subject)));
-      runs.push({ ms: e.value.wall, heap: e.heapPeakDelta, rss: e.rssPeakDelta, fsyncs: fsyncs() - before, result: e.value.value as Record<string, unknown> });
+      const e = await peakMemory(() => timed(() => eraseSubject(app, subject)));
+      runs.push({ ms: e.value.wall, heap: e.heapPeakDelta, rss: e.rssPeakDelta, fsyncs: fsyncs() - before, result: { ...e.value.value } });
     }
     report.erase = {
       ms: median(runs.map((r) => r.ms)),

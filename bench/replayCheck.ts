@@ -1,4 +1,4 @@
-// Measurement 8: `app.checkReplay` over stored executions on fs (issue 16): N executions of a flow, half
+// Measurement 8: `checkReplay(app, logic)` over stored executions on fs (issue 16): N executions of a flow, half
 // of them past the branch an incompatible change (a review step) alters. The check must report exactly
 // those, with their seq; its time per execution is set beside a plain resume's (the same executions,
 // resumed one by one in a fresh app over the same directory); and its heap must not grow with N (one
@@ -14,6 +14,7 @@ import { effectActor } from "../machines/helpers/effectActor.js";
 import type { BenchOptions } from "./options.js";
 import { bytes, type Goal, type Section } from "./report.js";
 import { tempDir } from "./stores.js";
+import { checkReplay } from "../upgrades.js";
 
 function flow(review: boolean) {
   return setup({ types: {} as { context: { trail: string[] } }, actors: { work: effectActor<string, string>() } }).createMachine({
@@ -68,12 +69,12 @@ async function measureScale(executions: number, resumeSample: number): Promise<R
   // Timed on its own, then again with the retained heap sampled (after a full GC) 20 times during the check.
   const seqs = new Set<number>();
   const began = performance.now();
-  const report = await checker.checkReplay(flow(true), { onResult: (r) => r.status === "diverges" && seqs.add(r.seq) });
+  const report = await checkReplay(checker, flow(true), { onResult: (r) => r.status === "diverges" && seqs.add(r.seq) });
   const checkMs = performance.now() - began;
   const every = Math.max(1, Math.floor(executions / 20));
   const start = retained();
   let peak = start;
-  await checker.checkReplay(flow(true), { onResult: () => undefined, onProgress: ({ checked }) => void (checked % every === 0 && (peak = Math.max(peak, retained()))) });
+  await checkReplay(checker, flow(true), { onResult: () => undefined, onProgress: ({ checked }) => void (checked % every === 0 && (peak = Math.max(peak, retained()))) });
   await checker.close();
   await stores.close();
 
@@ -114,10 +115,10 @@ export async function measureReplayCheck(options: BenchOptions): Promise<Section
   ];
   return {
     id: "replayCheck",
-    title: "8. app.checkReplay over stored executions (fs)",
+    title: "8. checkReplay(app, logic) over stored executions (fs)",
     method: [
       "N executions of an 8-record flow on fs, half of them past the branch that an incompatible change (a review step after CONTINUE) alters. " +
-        "`app.checkReplay(changed)` in a fresh app over the directory, results streamed (`onResult`), the retained heap sampled 20 times during a second, untimed check (a full GC before each sample; peak − start). The report keeps only the diverging results, so it grows by those. " +
+        "`checkReplay(app, changed)` in a fresh app over the directory, results streamed (`onResult`), the retained heap sampled 20 times during a second, untimed check (a full GC before each sample; peak − start). The report keeps only the diverging results, so it grows by those. " +
         "Beside it, a plain `app.resume` of the same executions, each in a fresh app, in-process.",
     ],
     tables: [

@@ -1,7 +1,7 @@
 // Measurement 6: the content sweep and the erase coordinator at scale: 1k / 10k / 100k blobs over
 // 100 / 1k / 10k executions (10 retained claim-check blobs each), on memory and fs. Retention first deletes
-// every fifth history, so a fifth of the blobs are reclaimable; then app.sweep({ ttlMs: 0 }) is timed, then
-// app.eraseSubject of three subjects (10 executions each). Memory stores run in-process; fs runs in a fresh
+// every fifth history, so a fifth of the blobs are reclaimable; then sweep(app, { ttlMs: 0 }) is timed, then
+// eraseSubject(app, subject) of three subjects (10 executions each). Memory stores run in-process; fs runs in a fresh
 // process with a capped heap, so finishing at all shows the sweep streams.
 import { cp, rm } from "node:fs/promises";
 import { runMaintenance, ERASURES, type MaintenanceReport } from "./maintenance.js";
@@ -164,7 +164,7 @@ export async function measureSweep(options: BenchOptions): Promise<Section> {
     method: [
       `Each execution is a real ${BLOBS_PER_EXECUTION + 1}-turn agent log (claim-check on, preview: false) with its own subject (${EXECUTIONS_PER_SUBJECT} executions per subject) and its own ${BLOBS_PER_EXECUTION} blobs of ~1.1 kB, ` +
         "appended through the store's ordinary `append`. Retention deletes every fifth history first, so a fifth of the blobs are cited by nothing. " +
-        `Then \`app.sweep({ ttlMs: 0 })\` (every retained envelope is load-bearing, so it reclaims exactly the orphans), timed once per size on memory and, on fs, on ${FS_RUNS} copies of the same data (it is destructive; the row is the run with the median sweep time; once from ${(FS_SINGLE_RUN_EXECUTIONS * BLOBS_PER_EXECUTION).toLocaleString("en-US")} blobs), then \`app.eraseSubject\` of ${ERASURES} subjects one after another (median). ` +
+        `Then \`sweep(app, { ttlMs: 0 })\` (every retained envelope is load-bearing, so it reclaims exactly the orphans), timed once per size on memory and, on fs, on ${FS_RUNS} copies of the same data (it is destructive; the row is the run with the median sweep time; once from ${(FS_SINGLE_RUN_EXECUTIONS * BLOBS_PER_EXECUTION).toLocaleString("en-US")} blobs), then \`eraseSubject(app, subject)\` of ${ERASURES} subjects one after another (median). ` +
         "Times are relative to the smallest row of the same store (linear = a per-blob / per-execution ratio near 1.00x or below; fixed costs make the small rows dearer per blob). " +
         `Memory stores run in-process (their data is in the heap's baseline); fs runs in a fresh process capped at \`--max-old-space-size=${FS_HEAP_CAP_MIB}\`, fsyncs counted through the \`fsOps\` seam. ` +
         "Peak memory: `process.memoryUsage()` sampled every 5 ms, above the baseline taken after a full GC just before (garbage not yet collected counts).",

@@ -31,7 +31,7 @@ export interface ContentDeleted {
   retained: number;
 }
 
-/** `app.eraseSubject()`: what the erasure did. */
+/** `eraseSubject(app, subject)`: what the erasure did. */
 export interface EraseSubjectResult {
   subject: string;
   /** The subject's executions: crypto-shredded in place (sealed) or deleted (unsealed). */
@@ -63,7 +63,7 @@ export interface EraseContext {
 
 const fail = { target: "failed", actions: "recordError" } as const;
 
-/** The erase coordinator as a pure XState machine, run as a journaled execution by `app.eraseSubject`. */
+/** The erase coordinator as a pure XState machine, run as a journaled execution by `eraseSubject(app, subject)`. */
 export const eraseCoordinatorMachine = setup({
   types: {} as {
     context: EraseContext;

@@ -44,7 +44,7 @@ export interface SweepBatchInput extends SweepInput, SweepBegun {
   batch: number;
 }
 
-/** `app.sweep()` / `sweepUnpinnedContent()`: what the sweep found and did. */
+/** `sweep(app)` / `sweepUnpinnedContent()`: what the sweep found and did. */
 export interface SweepResult extends SweepBatch, SweepBegun {
   /** The sweep's own execution id (`loom.sweep:<n>`): its journal is the audit trail. */
   sweepId: string;
@@ -66,7 +66,7 @@ export interface SweepContext extends SweepInput, SweepBegun, SweepBatch {
   unknownCitations: boolean;
 }
 
-/** The sweep as a pure XState machine, run as a journaled execution by `app.sweep`. */
+/** The sweep as a pure XState machine, run as a journaled execution by `sweep(app)`. */
 export const sweepMachine = setup({
   types: {} as {
     context: SweepContext;

@@ -12,7 +12,8 @@ const SOURCE_FOLDERS = ["actors", "machines", "stores", "adapters", "cli"];
 
 /** Repository-relative, "/"-separated paths of every source file (`.ts`, not `.d.ts`). */
 function sourceFiles(): string[] {
-  const files: string[] = existsSync(join(ROOT, "index.ts")) ? ["index.ts"] : [];
+  // The package's entries at the root: the main one and the role entries (docs/adr/0011-entry-points-by-role.md).
+  const files: string[] = ["index.ts", "lifecycle.ts", "upgrades.ts", "readModels.ts"].filter((entry) => existsSync(join(ROOT, entry)));
   const walk = (folder: string): void => {
     for (const name of readdirSync(join(ROOT, folder)).sort()) {
       const path = posix.join(folder, name);

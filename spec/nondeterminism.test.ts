@@ -15,6 +15,7 @@ import type { StoredRecord } from "../stores/types.js";
 import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects } from "./support/harness.js";
 import { rejection } from "./lifecycle/support.js";
+import { checkReplay } from "../upgrades.js";
 
 async function recordedLog(): Promise<StoredRecord[]> {
   const stores = memoryStores();
@@ -116,7 +117,7 @@ describe("NonDeterminismError when the effect under a recorded step changed", ()
     expect((error as Error).message).toContain("payment#pay:1");
     expect(await stores.events.head("p"), "nothing written").toBe(head);
     expect(ran).toEqual(["work"]);
-    const report = await second.checkReplay(flow("refund"));
+    const report = await checkReplay(second, flow("refund"));
     expect(report.results).toEqual([expect.objectContaining({ executionId: "p", status: "diverges" })]);
     await second.close();
   });

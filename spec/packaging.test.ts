@@ -112,6 +112,37 @@ describe("the packed package", () => {
     expect(stdout.trim()).toBe("loom.execution.started,loom.transition,loom.execution.ended");
   });
 
+  it("loads the role entries from CommonJS and ESM, and runs each on an app (ADR 0011: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models)", async () => {
+    const { stdout: cjs } = await node([
+      "-e",
+      'const l = require("loomwork/lifecycle"); const u = require("loomwork/upgrades"); const r = require("loomwork/read-models");' +
+        "console.log([typeof l.sweep, typeof l.eraseSubject, typeof l.exportSubject, typeof l.archive, typeof u.checkReplay, typeof u.migrate, typeof r.createReadModels].join(\" \"))",
+    ]);
+    expect(cjs.trim()).toBe(Array(7).fill("function").join(" "));
+    const script = [
+      'import { createApp, defineConfig, memoryStores } from "loomwork";',
+      'import { archive, exportSubject, sweep } from "loomwork/lifecycle";',
+      'import { checkReplay } from "loomwork/upgrades";',
+      'import { createReadModels } from "loomwork/read-models";',
+      'import { createMachine } from "xstate";',
+      'const machine = createMachine({ id: "m", initial: "a", states: { a: { type: "final" } } });',
+      "const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));",
+      'await app.start(machine, { executionId: "x", subject: "s" });',
+      'await app.result("x");',
+      "const models = createReadModels(app);",
+      "await models.ready;",
+      'const listed = models.list().map((v) => v.executionId).join();',
+      'const exported = await exportSubject(app, "s");',
+      "const swept = await sweep(app, { ttlMs: 0 });",
+      'const archived = await archive(app, "x");',
+      "const report = await checkReplay(app, machine);",
+      "models.dispose();",
+      'console.log([listed, exported.executions.length, swept.sweepId, archived.executionId, report.ok].join(" "));',
+    ].join("\n");
+    const { stdout: esm } = await node(["--input-type=module", "-e", script]);
+    expect(esm.trim()).toBe("x 1 loom.sweep:1 x true");
+  });
+
   it("takes xstate as a peer with a range (one copy: the app's), and pins it exactly only for its own tests", async () => {
     const packed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", "package.json"), "utf8")) as typeof manifest;
     expect(packed.dependencies.xstate).toBeUndefined();
@@ -166,6 +197,12 @@ describe("the packed package", () => {
       [
         'import { createApp, defineConfig, memoryStores } from "loomwork";',
         'import { postgresStores } from "loomwork/postgres";',
+        'import { sweep, type SweepResult } from "loomwork/lifecycle";',
+        'import { checkReplay } from "loomwork/upgrades";',
+        'import { createReadModels, type ReadModels } from "loomwork/read-models";',
+        "export const maintain = (a: typeof app): Promise<SweepResult> => sweep(a, { ttlMs: 0 });",
+        "export const check = (a: typeof app, logic: Parameters<typeof checkReplay>[1]) => checkReplay(a, logic);",
+        "export const models = (a: typeof app): ReadModels => createReadModels(a);",
         "export const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));",
         'export const fleet = (url: string) => postgresStores({ url });',
       ].join("\n"),

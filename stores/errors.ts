@@ -249,7 +249,7 @@ export class KeyMissingError extends LoomworkError {
       `The key of subject "${subject}" is missing${where}, although it was created and the subject was never erased: ` +
         `its sealed data cannot be read, and no fresh key is made in its place.${reading} ` +
         `Restore ${details.location ?? "the key"} from a backup of the journal; if the key is lost for good, ` +
-        `erase the subject (app.eraseSubject("${subject}")): what was sealed under it is unrecoverable either way.`,
+        `erase the subject (eraseSubject(app, "${subject}"), loomwork/lifecycle): what was sealed under it is unrecoverable either way.`,
     );
     this.subject = subject;
     this.location = details.location;

@@ -157,7 +157,7 @@ export type PatchMarkedRecord = RecordBase & {
 };
 
 /**
- * An explicit migration (`app.migrate`) from one version of the execution's logic to another, journaled
+ * An explicit migration (`migrate(app, ...)`) from one version of the execution's logic to another, journaled
  * between two macrosteps: the execution continues on `version` from `state` (the runtime state as a
  * snapshot persists it, built by the new version). A replay starts at the last one, like a snapshot, so the
  * records before it need not replay on the new version. Since schema 2.

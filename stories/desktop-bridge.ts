@@ -15,6 +15,7 @@ import { fsStores } from "../adapters/fs/index.js";
 import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, EVENT_RECEIVED, scriptedModel, type AgentLoopOutput, type JournaledActor } from "../index.js";
 import { desktopAssistant, desktopEffects, FOLDERS } from "./support/desktopAssistant.js";
 import { defaultStoryDir, exitOnRefusal, ownedStoryDir } from "./support/storyDir.js";
+import { createReadModels } from "../readModels.js";
 
 const args = process.argv.slice(2);
 const given = (args.includes("--dir") ? args[args.indexOf("--dir") + 1] : undefined) ?? process.env.LOOMWORK_DIR;
@@ -43,7 +44,7 @@ const bridges: { close(): void; expose(actor: JournaledActor): void }[] = [];
 const actors: JournaledActor[] = [];
 function openWindow(window: number, approve: boolean): Promise<Worker> {
   const { port1, port2 } = new MessageChannel();
-  const bridge = serveBridge(app, port1, { allowSend: (_id, event) => event.type === "TOOL_APPROVAL" });
+  const bridge = serveBridge(createReadModels(app), port1, { allowSend: (_id, event) => event.type === "TOOL_APPROVAL" });
   bridges.push(bridge);
   for (const actor of actors) bridge.expose(actor);
   const worker = new Worker(fileURLToPath(new URL("./support/renderer.mjs", import.meta.url)), { workerData: { port: port2, window, approve }, transferList: [port2] });

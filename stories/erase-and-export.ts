@@ -19,6 +19,7 @@ import {
 } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { exitOnRefusal, freshStoryDir, ownedStoryDir } from "./support/storyDir.js";
+import { eraseSubject, exportSubject } from "../lifecycle.js";
 
 const given = process.env.LOOMWORK_DIR;
 const dir = await (given ? ownedStoryDir(given, "erase-and-export") : freshStoryDir("erase-and-export")).catch(exitOnRefusal);
@@ -62,7 +63,7 @@ for (const subject of Object.keys(people)) {
 }
 line(`  two support chats journaled in ${dir}, each sealed under its subject's key`);
 
-const exported = await app.exportSubject("user-alice");
+const exported = await exportSubject(app, "user-alice");
 const exportFile = join(exportDir, "export-user-alice.json");
 await mkdir(exportDir, { recursive: true });
 await writeFile(exportFile, JSON.stringify(exported, null, 2) + "\n");
@@ -70,7 +71,7 @@ const exportText = JSON.stringify(exported);
 line(`  export of user-alice: ${exported.executions.length} execution, ${exported.claimChecked.length} claim-checked blob(s) resolved -> ${exportFile}`);
 line(`    contains her data: ${exportText.includes(people["user-alice"]!.canary) && exportText.includes("Alice Liddell") ? "yes" : "NO"}`);
 
-const erased = await app.eraseSubject("user-alice");
+const erased = await eraseSubject(app, "user-alice");
 line(`  erase user-alice: key shredded ${erased.shredded ? "yes" : "no"}; blobs deleted ${erased.contentDeleted.deleted}, retained ${erased.contentDeleted.retained}`);
 
 let unreadable = false;
@@ -82,10 +83,10 @@ try {
 line(`    her records: ${unreadable ? "unreadable (crypto-shredded)" : "STILL READABLE"}`);
 const canaryHits = (await grep(dir, [people["user-alice"]!.canary, "Alice Liddell"])).filter((path) => !path.startsWith(`${exportDir}${sep}`));
 line(`    her canary on disk: ${canaryHits.length === 0 ? "found in no file of the journal" : `FOUND in ${canaryHits.join(", ")}`} (the export above aside)`);
-const again = await app.eraseSubject("user-alice");
+const again = await eraseSubject(app, "user-alice");
 line(`    a second erase: ${again.alreadyErased ? "a no-op" : "did work again"}`);
 
-const bob = await app.exportSubject("user-bob");
+const bob = await exportSubject(app, "user-bob");
 const bobIntact = JSON.stringify(bob).includes(people["user-bob"]!.canary) && (await app.log("chat-user-bob")).length > 0;
 line(`  user-bob intact: ${bobIntact ? "yes, his log and blobs still open" : "NO"}`);
 await app.close();

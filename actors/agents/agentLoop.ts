@@ -16,9 +16,6 @@ import type { WarningRoute, WarningSink } from "../warnings.js";
 export const DEFAULT_STATE_GROWTH_WARN_BYTES = 256 * 1024;
 /** Default `maxTurns` of an agent loop. */
 export const DEFAULT_MAX_TURNS = 50;
-/** The code of the agent state-growth warning (ADR 0137 D1). */
-export const STATE_GROWTH_WARNING_CODE = WARNING_CODES.agentStateGrowth;
-
 /** Options of `agentLoop$`. */
 export interface AgentLoopConfig {
   /** The loop's id: the machine id, and the prefix of every step id (`<id>#turn:<i>:model`). */
@@ -119,10 +116,10 @@ export function agentLoop$(config: AgentLoopConfig) {
       // A run that failed at once (its input refused by the machine) has no transcript to warn about.
       const context = loopContextOf(snapshot);
       const bytes = context?.transcriptBytes;
-      if (typeof bytes !== "number" || bytes <= threshold || run.warned.has(STATE_GROWTH_WARNING_CODE)) return;
-      run.warned.add(STATE_GROWTH_WARNING_CODE);
+      if (typeof bytes !== "number" || bytes <= threshold || run.warned.has(WARNING_CODES.agentStateGrowth)) return;
+      run.warned.add(WARNING_CODES.agentStateGrowth);
       const warning: Warning = {
-        code: STATE_GROWTH_WARNING_CODE,
+        code: WARNING_CODES.agentStateGrowth,
         executionId: run.executionId,
         loopId: config.id,
         transcriptBytes: bytes,

@@ -1,5 +1,5 @@
 // Pending approvals as the journal shows them: a model step's reply marks the tool calls that wait for a
-// human (needsApproval); a TOOL_APPROVAL event decides one. Read by app.readModels and the CLI. And the two
+// human (needsApproval); a TOOL_APPROVAL event decides one. Read by the read models (createReadModels(app)) and the CLI. And the two
 // checks a decision passes before it is journaled: its shape (at every entry), and that its call is waiting
 // (in the execution's turn, so that of two decisions sent at once only the first is journaled).
 import type { AnyEventObject, AnyMachineSnapshot } from "xstate";
@@ -123,7 +123,7 @@ export class ApprovalNotWaitingError extends ConfigError {
       "send.event",
       `TOOL_APPROVAL for call "${toolCallId}" of execution "${executionId}" was refused: that call is not waiting for a decision ` +
         `(${waiting.length ? `waiting: ${waiting.map((id) => `"${id}"`).join(", ")}` : "no call is waiting"}). It was decided already, ` +
-        `or never asked; nothing was journaled. Read the calls still waiting from app.readModels (pendingApprovals).`,
+        `or never asked; nothing was journaled. Read the calls still waiting from the read models (createReadModels(app): pendingApprovals).`,
       RUNTIME_ERROR_CODES.approvalNotWaiting,
     );
   }

@@ -24,9 +24,6 @@ export interface JournalCodec {
   openState(executionId: string, state: unknown, seq?: number): Promise<unknown>;
 }
 
-/** The warning code of a snapshot that failed its checksum and was replaced by a replay of the log. */
-export const SNAPSHOT_DAMAGED_WARNING_CODE = WARNING_CODES.snapshotDamaged;
-
 export class Journal {
   constructor(
     readonly events: EventStore,
@@ -87,7 +84,7 @@ export class Journal {
       if (!(error instanceof JournalCorruptionError) || error.kind !== "snapshot") throw error;
       await this.assertWholeHistory(executionId, error);
       this.warn({
-        code: SNAPSHOT_DAMAGED_WARNING_CODE,
+        code: WARNING_CODES.snapshotDamaged,
         message: `${error.message} Execution "${executionId}" is replayed from its log instead.`,
         executionId,
         file: error.file,

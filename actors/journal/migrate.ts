@@ -1,4 +1,4 @@
-// app.migrate: an explicit, journaled move of one execution from the version of its logic it runs on to
+// migrate(app, executionId, to) (loomwork/upgrades): an explicit, journaled move of one execution from the version of its logic it runs on to
 // another (docs/upgrades.md, "Migrating"). Its state is folded on the old version, mapped by the author's
 // `migrate` function to a state of the new one, and journaled as EXECUTION_MIGRATED; from then on the
 // execution resumes on the new version from that state (a replay starts at the migration, as at a snapshot).
@@ -20,7 +20,7 @@ export interface MigrationSource {
   version: string | undefined;
 }
 
-/** Options of `app.migrate`. */
+/** Options of `migrate(app, executionId, to, options)`. */
 export interface MigrateOptions {
   /**
    * Maps the old version's state to the new one's: the state value to continue in and its context.
@@ -29,7 +29,7 @@ export interface MigrateOptions {
   migrate?: (from: MigrationSource) => { value?: StateValue; context?: unknown };
 }
 
-/** What `app.migrate` journaled. */
+/** What `migrate(app, executionId, to)` journaled. */
 export interface MigrateResult {
   executionId: string;
   fromVersion?: string;

@@ -1,5 +1,5 @@
 // Read models on @xstate/store, fed from the journal: the execution list with status, and per-execution
-// step and usage counters, for UIs (`useSelector(app.readModels.executions, ...)`) and the CLI.
+// step and usage counters, for UIs (`useSelector(createReadModels(app).executions, ...)`) and the CLI.
 // Built from the event store's catalogue and each log at creation, then kept current from the bus.
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
@@ -127,12 +127,12 @@ export interface ReadModels {
   list(): ExecutionView[];
   execution(executionId: string): ExecutionView | undefined;
   /** Drops the views of these executions (an erasure: the views are the subject's data too). */
-  forget(executionIds: string[]): void;
+  forget(executionIds: readonly string[]): void;
   /** Stops listening to the app. */
   dispose(): void;
 }
 
-/** What the read models follow: the app (`createReadModels(app)`; `app.readModels` also routes their warnings to the bus and `onWarn`), or anything with its journal, catalogue and bus. */
+/** What the read models follow: an app's journal, catalogue and bus (`createReadModels(app)`, actors/journal/appReadModels.ts, builds it from the app). */
 export interface ReadModelsSource {
   readonly config: Pick<LoomConfig, "effects">;
   readonly stores: { readonly events: Pick<EventStore, "listExecutions"> };
@@ -141,22 +141,17 @@ export interface ReadModelsSource {
   log(executionId: string): Promise<JournalRecord[]>;
   /** Where a failed hydration is reported; without it, the process warning channel (`process.emitWarning`). */
   warn?(warning: Warning): void;
+  /** Hears the executions the app dropped for an erased subject: their views go too. */
+  onForget?(listener: (executionIds: readonly string[]) => void): () => void;
 }
 
-/**
- * The app's read models (`app.readModels` creates them on first use).
- *
- * @example
- * const models = app.readModels;
- * await models.ready;
- * models.executions.subscribe(({ context }) => render(Object.values(context.executions)));
- */
-export function createReadModels(app: ReadModelsSource): ReadModels {
+/** Read models over `app`'s journal, catalogue and bus (the public form is `createReadModels(app)`). */
+export function readModelsOver(app: ReadModelsSource): ReadModels {
   const isModel = (effectId: string) => app.config.effects[effectId]?.kind === "llm";
   const executions = createExecutionsStore(isModel);
   // The first seq each execution's live appends carried: hydration folds only what came before it.
   const liveFrom = new Map<string, number>();
-  const unbind = app.on("append", ({ executionId, records }) => {
+  const unbindAppend = app.on("append", ({ executionId, records }) => {
     if (!liveFrom.has(executionId) && records[0]) liveFrom.set(executionId, records[0].seq);
     executions.trigger.appended({ executionId, records });
   });
@@ -183,18 +178,23 @@ export function createReadModels(app: ReadModelsSource): ReadModels {
     if (app.warn) app.warn(warning);
     else processWarning(warning.message, warning.code);
   });
+  const forget = (executionIds: readonly string[]) => {
+    for (const executionId of executionIds) {
+      liveFrom.delete(executionId);
+      if (loading) forgotten.add(executionId);
+    }
+    executions.trigger.forgotten({ executionIds: [...executionIds] });
+  };
+  const unbindForget = app.onForget?.(forget);
   return {
     executions,
     ready,
     list: () => Object.values(executions.getSnapshot().context.executions).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)),
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
-    forget: (executionIds) => {
-      for (const executionId of executionIds) {
-        liveFrom.delete(executionId);
-        if (loading) forgotten.add(executionId);
-      }
-      executions.trigger.forgotten({ executionIds });
+    forget,
+    dispose: () => {
+      unbindAppend();
+      unbindForget?.();
     },
-    dispose: unbind,
   };
 }

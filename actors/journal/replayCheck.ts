@@ -1,4 +1,4 @@
-// app.checkReplay: replays stored journals against a logic without running anything (the pure planner
+// checkReplay(app, logic) (loomwork/upgrades): replays stored journals against a logic without running anything (the pure planner
 // and the replay fold, no effect, no timer, no write), to gate a deploy on whether the executions in
 // flight would resume on it. One execution's log is in memory at a time; each result goes to `onResult`
 // as it is known, so a caller streaming them keeps memory bounded by one log.
@@ -9,7 +9,7 @@ import { ConfigError, NonDeterminismError } from "../errors.js";
 import type { Journal } from "./journal.js";
 import { foldRecords } from "./replay.js";
 
-/** Options of `app.checkReplay`. */
+/** Options of `checkReplay(app, logic, options)`. */
 export interface ReplayCheckOptions {
   /** The executions to check; by default every stored execution of the logic's id. */
   executionIds?: readonly string[];
@@ -39,7 +39,7 @@ export type ReplayCheckResult =
     }
   | { executionId: string; status: "unreadable"; version?: string; code?: string; message: string };
 
-/** What `app.checkReplay` reports; `ok` is what a CI gate reads. */
+/** What `checkReplay(app, logic)` reports; `ok` is what a CI gate reads. */
 export interface ReplayCheckReport {
   logicId: string;
   checked: number;
@@ -58,7 +58,7 @@ export interface ReplayCheckHost {
 }
 
 /** Replays the selected executions' journals against `logic`; see ReplayCheckOptions. */
-export async function checkReplay(host: ReplayCheckHost, logic: AnyStateMachine, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
+export async function replayAgainst(host: ReplayCheckHost, logic: AnyStateMachine, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
   const { limit } = options;
   if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) throw new ConfigError("checkReplay.limit", `a non-negative integer; got ${String(limit)}.`);
   const ids = options.executionIds ?? (await host.journal.events.listExecutions()).filter((info) => info.logicId === logic.id).map((info) => info.executionId);

@@ -4,7 +4,7 @@
 // logic id; the execution journals its logic id, hash and declared version in EXECUTION_STARTED, and:
 // - pinned (a declared version): it resumes on exactly that version, or is refused before any replay;
 // - unpinned (none declared, or a log from before versions): it resumes on the held definition with its
-//   hash, else on its logic id's newest definition (what `patched` and `app.checkReplay` are for).
+//   hash, else on its logic id's newest definition (what `patched` and `checkReplay(app, logic)` are for).
 import type { AnyStateMachine } from "xstate";
 import { sha256Hex, utf8 } from "../../stores/bytes.js";
 import { ConfigError, UnknownLogicVersionError } from "../errors.js";
@@ -102,4 +102,10 @@ export class LogicVersions {
     }
     return candidates.at(-1);
   }
+}
+
+// The declared version an execution journals beside the hash (none: the execution is pinned to no version).
+export function versionOption(machine: AnyStateMachine): { version?: string } {
+  const version = declaredVersionOf(machine);
+  return version === undefined ? {} : { version };
 }

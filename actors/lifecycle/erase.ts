@@ -1,5 +1,5 @@
 // Erasure (ADR 0140 D8 (b), D11 (3), D12): the internal effects of the eraseCoordinator machine and
-// `app.eraseSubject()`. The coordinator runs as a journaled execution `loom.erase:<subject>:<n>` with no
+// `eraseSubject(app, subject)`. The coordinator runs as a journaled execution `loom.erase:<subject>:<n>` with no
 // subject of its own, so its log stays readable after the shred and a retry can finish from the intent.
 //
 // Its log, between macrosteps: ERASURE_CONTENT_DELETE_INTENDED { subject, addresses, touchCutoff }
@@ -213,7 +213,7 @@ function rebuildError(subject: string, error: unknown): Error {
   return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), { code, cause: error });
 }
 
-/** One erasure of `subject` (app.eraseSubject joins a running one first: actors/lifecycle/joins.ts). */
+/** One erasure of `subject` (eraseSubject(app, subject) joins a running one first: actors/lifecycle/joins.ts). */
 export async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
   if (!host.eraseEnabled) {
     throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");

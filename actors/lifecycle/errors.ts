@@ -48,7 +48,7 @@ export class ErasureInProgressError extends LoomworkError {
     super(
       RUNTIME_ERROR_CODES.erasureInProgress,
       `Subject "${subject}" is being erased (${coordinatorId} has not finished), so its executions may not start or resume: ` +
-        `whatever they wrote now would escape the erasure's plan. Run app.eraseSubject("${subject}") again to finish it.`,
+        `whatever they wrote now would escape the erasure's plan. Run eraseSubject(app, "${subject}") (loomwork/lifecycle) again to finish it.`,
     );
     this.subject = subject;
     this.coordinatorId = coordinatorId;

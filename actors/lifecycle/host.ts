@@ -4,7 +4,7 @@
 // or takes the App itself, so the lifecycle and the app do not import each other.
 import type { AnyStateMachine } from "xstate";
 import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
-import { ERASE_COORDINATOR_LOGIC_ID, SWEEP_LOGIC_ID } from "../../machines/helpers/maintenanceIds.js";
+import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, SWEEP_EFFECTS, SWEEP_LOGIC_ID } from "../../machines/helpers/maintenanceIds.js";
 import type { SweepResult } from "../../machines/sweep.js";
 import type { ContentStore, EventStore, JournalRecord, KeyStore, RecordBody } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
@@ -26,7 +26,7 @@ export interface CitationIndex {
 
 /** What the lifecycle keeps per app between calls. */
 export interface LifecycleState {
-  /** The sweep in flight: a concurrent `app.sweep` joins it rather than racing it. */
+  /** The sweep in flight: a concurrent `sweep(app)` joins it rather than racing it. */
   sweep: Promise<SweepResult> | undefined;
   /** Each sweep execution's cited set, built by its scan step and read by its reclaim batches. */
   readonly sweepIndexes: Map<string, Promise<CitationIndex>>;
@@ -153,4 +153,11 @@ const INTERNAL_LOGIC_IDS = new Set<string>([SWEEP_LOGIC_ID, ERASE_COORDINATOR_LO
 /** True for the runtime's own executions (sweeps, erase coordinators): they cite no content and hold no subject data. */
 export function isInternalLogic(logicId: string | undefined): boolean {
   return logicId !== undefined && INTERNAL_LOGIC_IDS.has(logicId);
+}
+
+/** Every internal effect's id (their code, by id, is actors/lifecycle/internalEffects.ts). */
+export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
+
+export function isInternalEffect(effectId: string): boolean {
+  return INTERNAL_EFFECT_IDS.includes(effectId);
 }

@@ -1,4 +1,4 @@
-// app.sweep and app.eraseSubject: a call joins the sweep (or the erasure of the same subject) running in
+// sweep(app) and eraseSubject(app, subject): a call joins the sweep (or the erasure of the same subject) running in
 // this app, synchronously, so both callers hold the same promise; otherwise it runs one.
 import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import { erase } from "./erase.js";

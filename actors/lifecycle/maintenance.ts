@@ -1,6 +1,6 @@
 // The runtime's maintenance executions (the sweep, the erase coordinator) and their internal effects: the
-// steps of those machines, which run as journaled executions like any machine. The app registers them,
-// not `defineConfig({ effects })`:
+// steps of those machines, which run as journaled executions like any machine. The app registers them
+// (on first need, see INTERNAL_LOGICS), not `defineConfig({ effects })`:
 // - user config cannot see them: a user machine that invokes one is refused at start (UnknownEffectError),
 //   and an effect id under the reserved `loom.` prefix is refused at boot;
 // - they bypass the effect chain (kill switch, claim-check, redaction, the capability ring, user
@@ -10,26 +10,19 @@
 //   the log on resume. Each one is idempotent, because a crash before its outcome is journaled re-runs it.
 import type { AnyStateMachine } from "xstate";
 import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
-import { ERASE_EFFECTS, SWEEP_EFFECTS } from "../../machines/helpers/maintenanceIds.js";
 import { sweepMachine } from "../../machines/sweep.js";
 import type { StepCall } from "../journal/host.js";
 import type { InternalEffectContext, LifecycleHost } from "./host.js";
 import { INTERNAL_EFFECTS } from "./internalEffects.js";
 
-/** Every internal effect's id (their code, by id, is actors/lifecycle/internalEffects.ts). */
-export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
+export { INTERNAL_EFFECT_IDS, isInternalEffect } from "./host.js";
 
-/** The machines that may invoke internal effects (the sweep, the erase coordinator): every app registers them, so a fresh app resumes them. */
+/**
+ * The machines that may invoke internal effects (the sweep, the erase coordinator). An app registers them
+ * when a lifecycle function (loomwork/lifecycle) is first called on it, or when it rebuilds one of their
+ * executions (app.resume, app.resumeUnfinished at boot), so a fresh app still finishes an unfinished one.
+ */
 export const INTERNAL_LOGICS: readonly AnyStateMachine[] = Object.freeze([sweepMachine, eraseCoordinatorMachine]);
-
-/** True for `logic` itself being one of the runtime's own machines (by identity, not by id). */
-export function isInternalMachine(logic: AnyStateMachine): boolean {
-  return INTERNAL_LOGICS.includes(logic);
-}
-
-export function isInternalEffect(effectId: string): boolean {
-  return INTERNAL_EFFECT_IDS.includes(effectId);
-}
 
 /**
  * Runs one internal step: the effect its pending step names, with the host. Its control records are

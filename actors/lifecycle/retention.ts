@@ -1,4 +1,4 @@
-// Archive segments and retention. `app.archive` moves old records out of the live log into a segment
+// Archive segments and retention. `archive(app, executionId)` moves old records out of the live log into a segment
 // (which pins every blob it cites); by default through the latest snapshot, so a resume, which starts
 // from the snapshot, never needs an archived record. `app.deleteHistory` is retention: the whole history
 // goes, and the blobs only it cited become reclaimable by the next sweep.
@@ -10,13 +10,13 @@ import type { LifecycleHost } from "./host.js";
 
 export { HistoryInUseError } from "./errors.js";
 
-/** Options of `app.archive`. */
+/** Options of `archive(app, executionId, options)`. */
 export interface ArchiveOptions {
   /** Archive the live records with `seq <= throughSeq`. @defaultValue the latest snapshot's seq (one is taken first if needed) */
   throughSeq?: number;
 }
 
-/** What `app.archive` moved: the new segment's bounds, or nothing when the live log had nothing to move. */
+/** What `archive(app, executionId)` moved: the new segment's bounds, or nothing when the live log had nothing to move. */
 export interface ArchiveResult {
   executionId: string;
   /** The new segment, or undefined when there was nothing to archive. */

@@ -1,9 +1,11 @@
 // The data-lifecycle entry points outside an app: for a CLI, a cron job or a maintenance script that has
 // the stores but runs no agents. Each builds a host app over the stores (no user effects) and runs the same
-// journaled machine `app.sweep` / `app.eraseSubject` runs, so a crash is finished by running it again.
+// journaled machine `sweep(app)` / `eraseSubject(app, subject)` runs, so a crash is finished by running it
+// again. `eraseSubject` and `exportSubject` take either form: (app, subject) or (subject, { events, ... }).
 import { SubjectErasedError } from "../../stores/errors.js";
 import { KEY_STORE_SPI_VERSION, type ContentStore, type EventStore, type KeyStore } from "../../stores/types.js";
 import { App } from "../app.js";
+import { eraseSubjectOf, exportSubjectOf, sweep } from "./functions.js";
 import type { RuntimeEvents } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { EraseSubjectResult } from "./erase.js";
@@ -39,7 +41,11 @@ export interface TrustOption {
   trust?: ClaimCheckTrust;
 }
 
-function hostApp(options: HostOptions): App {
+// An app, also one built by the other module format's copy of the package (where `instanceof` says no);
+// anything else is the store-level form's subject, which that form checks.
+const isApp = (target: unknown): target is App => typeof target === "object" && target !== null;
+
+function hostApp(options: HostOptions | undefined): App {
   if (!options || typeof options.events?.append !== "function") throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
   const { events, content, keys, clock, trust } = options;
   return new App(
@@ -54,7 +60,7 @@ function hostApp(options: HostOptions): App {
   );
 }
 
-async function withHost<T>(options: HostOptions, run: (app: App) => Promise<T>, onProgress?: RuntimeEvents["progress"]): Promise<T> {
+async function withHost<T>(options: HostOptions | undefined, run: (app: App) => Promise<T>, onProgress?: RuntimeEvents["progress"]): Promise<T> {
   const app = hostApp(options);
   const off = onProgress ? app.on("progress", onProgress) : undefined;
   try {
@@ -84,14 +90,14 @@ export interface SweepUnpinnedContentOptions extends TrustOption {
 }
 
 /**
- * Reclaims the blobs nothing load-bearing cites, as a journaled `loom.sweep:<n>` execution (see `app.sweep`).
+ * Reclaims the blobs nothing load-bearing cites, as a journaled `loom.sweep:<n>` execution (see `sweep(app, options)`).
  *
  * @example
  * const result = await sweepUnpinnedContent({ events: stores.events, content: stores.content, ttlMs: 7 * 86_400_000 });
  */
 export function sweepUnpinnedContent(options: SweepUnpinnedContentOptions): Promise<SweepResult> {
   const { ttlMs, batches, onProgress }: Partial<SweepUnpinnedContentOptions> = options ?? {};
-  return withHost(options, (app) => app.sweep({ ttlMs, ...(batches === undefined ? {} : { batches }) }), onProgress);
+  return withHost(options, (app) => sweep(app, { ttlMs, ...(batches === undefined ? {} : { batches }) }), onProgress);
 }
 
 /** Options of the standalone `eraseSubject`; `trust` decides which recorded envelopes cite the subject's blobs. */
@@ -107,14 +113,23 @@ export interface EraseSubjectOptions extends TrustOption {
 }
 
 /**
- * Erases a subject from the stores with the eraseCoordinator machine (see `app.eraseSubject`).
+ * Erases a subject with the eraseCoordinator machine: on an app (`compliance: { erase: true }`), or on bare
+ * stores. Plan, journal the intent, shred the key, delete the subject's blobs conditionally, journal the
+ * result, as a journaled `loom.erase:<subject>:<n>` execution; a crash is finished by calling it again.
+ * Rejects with ContentCopiesRemainError before the shred when the blobs could not be deleted. A repeated
+ * erase is a successful no-op.
  *
  * @example
+ * const { contentDeleted } = await eraseSubject(app, "user-42");
  * await eraseSubject("user-42", { events: stores.events, keys: stores.keys, content: stores.content });
  */
-export function eraseSubject(subject: string, options: EraseSubjectOptions): Promise<EraseSubjectResult> {
+export function eraseSubject(app: App, subject: string): Promise<EraseSubjectResult>;
+export function eraseSubject(subject: string, options: EraseSubjectOptions): Promise<EraseSubjectResult>;
+export function eraseSubject(target: App | string, second: string | EraseSubjectOptions): Promise<EraseSubjectResult> {
+  if (isApp(target)) return eraseSubjectOf(target, second);
+  const options = typeof second === "object" ? second : undefined;
   if (typeof options?.keys?.destroy !== "function") return Promise.reject(new TypeError("eraseSubject needs { keys }: destroying the subject's key is the shred."));
-  return withHost(options, (app) => app.eraseSubject(subject));
+  return withHost(options, (app) => eraseSubjectOf(app, target));
 }
 
 /** Options of the standalone `exportSubject`; `trust` decides which recorded envelopes are resolved. */
@@ -129,11 +144,16 @@ export interface ExportSubjectOptions extends TrustOption {
 
 /**
  * A subject's data: its executions with their records opened, and the blobs the claim-check offloaded for
- * them resolved; any other cited address (inside a tool's own output) is listed in `unresolved`, never read.
+ * them resolved; any other cited address (inside a tool's own output) is listed in `unresolved`, never
+ * read. On an app, or on bare stores.
  *
  * @example
- * const { executions, claimChecked } = await exportSubject("user-42", { events: stores.events, keys: stores.keys, content });
+ * const { executions, claimChecked } = await exportSubject(app, "user-42");
+ * await exportSubject("user-42", { events: stores.events, keys: stores.keys, content });
  */
-export function exportSubject(subject: string, options: ExportSubjectOptions): Promise<SubjectExport> {
-  return withHost(options, (app) => app.exportSubject(subject));
+export function exportSubject(app: App, subject: string): Promise<SubjectExport>;
+export function exportSubject(subject: string, options: ExportSubjectOptions): Promise<SubjectExport>;
+export function exportSubject(target: App | string, second: string | ExportSubjectOptions): Promise<SubjectExport> {
+  if (isApp(target)) return exportSubjectOf(target, second);
+  return withHost(typeof second === "object" ? second : undefined, (app) => exportSubjectOf(app, target));
 }

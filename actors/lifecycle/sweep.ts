@@ -1,5 +1,5 @@
 // The content sweep (ADR 0140 D6, sweep side, with the TTL measured from the citing execution's end): the internal effects of the
-// `sweep` machine and `app.sweep()`. What it keeps and what it reclaims:
+// `sweep` machine and `sweep(app)`. What it keeps and what it reclaims:
 // - a load-bearing citation (a retained envelope at the top of a STEP_COMPLETED output, anything an
 //   archive segment or a snapshot cites, a sealed record's refs when the app has no key) keeps its blob
 //   however old, for as long as it is cited;
@@ -27,7 +27,7 @@ export { DEFAULT_SWEEP_BATCHES } from "../constants.js";
 export const SWEEP_LOGS_KEPT = 10;
 const PROGRESS_EVERY = 256;
 
-/** Options of `sweepUnpinnedContent` and `app.sweep`. */
+/** Options of `sweepUnpinnedContent` and `sweep(app, options)`. */
 export interface SweepOptions {
   /** How long a telemetry ref (no load-bearing retain) outlives its citation, or its execution's end. */
   ttlMs: number;
@@ -181,7 +181,7 @@ export const sweepEffects: Record<string, InternalEffect> = {
   },
 };
 
-/** One sweep (app.sweep joins a running one first: actors/lifecycle/joins.ts). */
+/** One sweep (sweep(app) joins a running one first: actors/lifecycle/joins.ts). */
 export async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const ttlMs = options?.ttlMs;
   if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");

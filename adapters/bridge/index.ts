@@ -66,14 +66,15 @@ export interface BridgeServer {
 }
 
 /**
- * Serves an app's actors and execution list over `port`, in the process that owns the journal.
+ * Serves an app's actors and its execution list (its read models: `createReadModels(app)`,
+ * loomwork/read-models) over `port`, in the process that owns the journal.
  *
  * @example
  * // Electron main: const { port1, port2 } = new MessageChannelMain(); win.webContents.postMessage("loomwork", null, [port2]);
- * const bridge = serveBridge(app, port1);
+ * const bridge = serveBridge(createReadModels(app), port1);
  * bridge.expose(await app.start(assistant, { executionId: "chat-1", input }));
  */
-export function serveBridge(app: { readonly readModels: ReadModels }, port: BridgePort, options: ServeBridgeOptions = {}): BridgeServer {
+export function serveBridge(models: ReadModels, port: BridgePort, options: ServeBridgeOptions = {}): BridgeServer {
   const actors = new Map<string, JournaledActor>();
   const watched = new Map<string, { unsubscribe(): void } | undefined>();
   const post = (reply: Reply) => port.postMessage(reply);
@@ -116,10 +117,10 @@ export function serveBridge(app: { readonly readModels: ReadModels }, port: Brid
         return;
       }
       case "list": {
-        const store = app.readModels.executions;
+        const store = models.executions;
         const publish = () => post({ bridge: "loomwork", op: "executions", executions: Object.values(store.getSnapshot().context.executions).map((view) => plain<ExecutionView>(view)) });
         listing ??= store.subscribe(publish);
-        void app.readModels.ready.then(publish);
+        void models.ready.then(publish);
         return publish();
       }
     }
@@ -155,7 +156,7 @@ export interface RemoteActor {
 /** The UI's side of a bridge. */
 export interface BridgeClient {
   actor(executionId: string): RemoteActor;
-  /** The owner's execution list (`app.readModels`): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
+  /** The owner's execution list (its read models): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
   readonly executions: { getSnapshot(): ExecutionView[]; subscribe(listener: (views: ExecutionView[]) => void): { unsubscribe(): void } };
   close(): void;
 }

@@ -55,15 +55,17 @@ export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapsh
 }
 
 /**
- * The app's executions (`app.readModels`): id, logic, status, step and usage counters, ordered by id; the
- * component renders again when any of them changes. The list is the same array until then.
+ * The app's executions from its read models (`createReadModels(app)`, loomwork/read-models): id, logic,
+ * status, step and usage counters, ordered by id; the component renders again when any of them changes.
+ * The list is the same array until then.
  *
  * @example
- * const executions = useExecutions(app);
+ * const models = createReadModels(app); // once, beside the app
+ * const executions = useExecutions(models);
  * const running = executions.filter((e) => e.status === "running");
  */
-export function useExecutions(app: { readonly readModels: ReadModels }): ExecutionView[] {
-  const store = app.readModels.executions;
+export function useExecutions(models: ReadModels): ExecutionView[] {
+  const store = models.executions;
   const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
   const select = useSelection((snapshot: ReturnType<typeof store.getSnapshot>) => sortedViews(snapshot.context.executions), sameViews);
   const read = () => select(store.getSnapshot());
@@ -71,8 +73,8 @@ export function useExecutions(app: { readonly readModels: ReadModels }): Executi
 }
 
 /** One execution's view from the read models, or undefined until the app knows it. */
-export function useExecutionView(app: { readonly readModels: ReadModels }, executionId: string): ExecutionView | undefined {
-  const store = app.readModels.executions;
+export function useExecutionView(models: ReadModels, executionId: string): ExecutionView | undefined {
+  const store = models.executions;
   const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
   const read = () => store.getSnapshot().context.executions[executionId];
   return useSyncExternalStore(subscribe, read, read);
@@ -131,8 +133,8 @@ export function useExecutionStream(
  * The tool calls parked for a human (`needsApproval`), from the app's read models: of one execution, or
  * of all. Decide one with `actor.send({ type: "TOOL_APPROVAL", toolCallId, approved, reason? })`.
  */
-export function usePendingApprovals(app: { readonly readModels: ReadModels }, executionId?: string): (PendingApproval & { executionId: string })[] {
-  const executions = useExecutions(app);
+export function usePendingApprovals(models: ReadModels, executionId?: string): (PendingApproval & { executionId: string })[] {
+  const executions = useExecutions(models);
   const memo = useRef<{ views: ExecutionView[]; id: string | undefined; value: (PendingApproval & { executionId: string })[] } | undefined>(undefined);
   if (memo.current?.views !== executions || memo.current.id !== executionId) {
     const value = executions

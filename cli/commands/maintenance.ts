@@ -1,11 +1,12 @@
-// loomwork sweep | erase <subject> | export <subject>: maintenance through the app's own entry points
-// (app.sweep, app.eraseSubject, app.exportSubject). The CLI opens the journal as the only writer.
+// loomwork sweep | erase <subject> | export <subject>: maintenance through loomwork/lifecycle's functions of
+// an app (sweep, eraseSubject, exportSubject). The CLI opens the journal as the only writer.
 import { stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { App } from "../../index.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError, UsageError } from "../errors.js";
 import { bytes, jsonText, progress } from "../terminal.js";
+import { eraseSubject, exportSubject as exportSubjectOf, sweep as sweepContent } from "../../lifecycle.js";
 
 /** The sweep's default TTL for telemetry refs: 7 days. */
 const DEFAULT_TTL_MS = 7 * 24 * 3600_000;
@@ -46,7 +47,7 @@ async function subjectTask<T>(ctx: Context, label: string, task: (app: App, subj
   return { subject, result: await withProgress(app, label, () => task(app, subject)) };
 }
 
-export const sweep = command("sweep", "Reclaim claim-checked content no log, archive or snapshot still cites (app.sweep).", {
+export const sweep = command("sweep", "Reclaim claim-checked content no log, archive or snapshot still cites (sweep(app), loomwork/lifecycle).", {
   writes: true,
   options: { "ttl-ms": { type: "string", value: "<ms>", description: `how long a telemetry ref outlives its citation (default ${DEFAULT_TTL_MS}: 7 days)` } },
   details: [
@@ -59,7 +60,7 @@ export const sweep = command("sweep", "Reclaim claim-checked content no log, arc
   const ttl = ctx.values["ttl-ms"];
   if (ttl !== undefined && !/^\d+$/.test(String(ttl))) throw new UsageError(`--ttl-ms must be a whole number of milliseconds; got "${String(ttl)}"`);
   const app = await maintenanceApp(ctx);
-  const result = await withProgress(app, "sweeping", () => app.sweep({ ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }));
+  const result = await withProgress(app, "sweeping", () => sweepContent(app, { ttlMs: ttl === undefined ? DEFAULT_TTL_MS : Number(ttl) }));
   if (ctx.json) return ctx.printJson(result);
   ctx.out(
     `swept ${ctx.dir} (${result.sweepId}): walked ${result.executions} executions citing ${result.cited} addresses ` +
@@ -67,7 +68,7 @@ export const sweep = command("sweep", "Reclaim claim-checked content no log, arc
   );
 });
 
-export const erase = command("erase", "Erase a subject's data (app.eraseSubject): destroy its key, delete its content, journal the result.", {
+export const erase = command("erase", "Erase a subject's data (eraseSubject(app, subject)): destroy its key, delete its content, journal the result.", {
   writes: true,
   args: { "<subject>": "the data subject, as given to app.start(..., { subject })" },
   options: {
@@ -83,7 +84,7 @@ export const erase = command("erase", "Erase a subject's data (app.eraseSubject)
   await requireSubject(ctx, ctx.positionals[0]!);
   if (ctx.values["dry-run"] === true) return eraseDryRun(ctx);
   if (ctx.values.yes !== true) await confirmErase(ctx);
-  const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => app.eraseSubject(s));
+  const { subject, result } = await subjectTask(ctx, "erasing", (app, s) => eraseSubject(app, s));
   if (ctx.json) return ctx.printJson(result);
   ctx.out(
     `erased subject ${subject} (${result.coordinatorId}): ${result.executions.length} executions, key ${result.alreadyErased ? "already destroyed" : "destroyed"}; ` +
@@ -91,7 +92,7 @@ export const erase = command("erase", "Erase a subject's data (app.eraseSubject)
   );
 });
 
-export const exportSubject = command("export", "Export a subject's data (app.exportSubject), content resolved: GDPR Art. 15 / 20.", {
+export const exportSubject = command("export", "Export a subject's data (exportSubject(app, subject)), content resolved: GDPR Art. 15 / 20.", {
   writes: true,
   args: { "<subject>": "the data subject" },
   options: { output: { type: "string", short: "o", value: "<file>", description: "write the export to this file (default: stdout)" } },
@@ -101,7 +102,7 @@ export const exportSubject = command("export", "Export a subject's data (app.exp
   const file = ctx.values.output as string | undefined;
   // Checked before the export runs: a missing folder is the caller's mistake, not a failed export.
   if (file !== undefined) await assertFolderOf(file);
-  const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => app.exportSubject(s));
+  const { subject, result: data } = await subjectTask(ctx, "exporting", (app, s) => exportSubjectOf(app, s));
   const text = `${jsonText(data, 2)}\n`;
   if (!file) return void process.stdout.write(text);
   // A subject's data: created 0600, the owner's alone, as the journal's own files are.

@@ -1,11 +1,12 @@
 // loomwork replay-check --logic <module>: replays the stored journals against a logic without running any
-// effect (app.checkReplay), one execution at a time, and exits non-zero if any diverges: a deploy gate.
+// effect (checkReplay(app, logic), loomwork/upgrades), one execution at a time, and exits non-zero if any diverges: a deploy gate.
 import type { AnyStateMachine } from "xstate";
 import { effectSourcesOf } from "../../actors/journal/machineInfo.js";
-import { createApp, declaredVersionOf, defineConfig, type Effect, type ReplayCheckReport, type ReplayCheckResult } from "../../index.js";
+import { createApp, declaredVersionOf, defineConfig, type Effect } from "../../index.js";
 import { command } from "../context.js";
 import { EXIT, UsageError } from "../errors.js";
 import { progress, type Palette } from "../terminal.js";
+import { checkReplay, type ReplayCheckReport, type ReplayCheckResult } from "../../upgrades.js";
 
 export const replayCheck = command("replay-check", "Replay the stored journals against a logic, running nothing, and report where each diverges (a deploy gate).", {
   args: { "[executionId...]": "only these executions (default: every execution of each exported logic's id)" },
@@ -38,7 +39,7 @@ export const replayCheck = command("replay-check", "Replay the stored journals a
       const label = labelOf(logic);
       // The total is known once the check has listed the executions: the bar starts with the first result.
       let bar: ReturnType<typeof progress> | undefined;
-      const report = await app.checkReplay(logic, {
+      const report = await checkReplay(app, logic, {
         ...(ctx.positionals.length ? { executionIds: ctx.positionals } : {}),
         ...(limit === undefined ? {} : { limit }),
         ...(ctx.json ? {} : { onResult: (result: ReplayCheckResult) => result.status === "compatible" || ctx.out(line(result, c)) }),

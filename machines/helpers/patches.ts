@@ -91,7 +91,7 @@ export function patchedValue<T>(changeId: string, ifPatched: T, otherwise: T): P
 
 /**
  * The cleanup step of a patch, once no execution journaled before `changeId` remains (check with
- * `app.checkReplay`): always the new path; a live execution still journals the marker (so a deployment
+ * `checkReplay(app, logic)`): always the new path; a live execution still journals the marker (so a deployment
  * running `patched(changeId)` replays it), and a journal with or without the marker replays.
  *
  * @example

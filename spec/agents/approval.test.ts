@@ -1,6 +1,6 @@
 // Human approval: a tool declared with needsApproval parks the loop in `awaitingApproval` (journaled) until a
 // TOOL_APPROVAL; the park survives an app restart over the same fs journal; a denial reaches the model as
-// the tool's result; pending approvals appear in app.readModels. A real provider against the loopback server.
+// the tool's result; pending approvals appear in the read models (createReadModels(app)). A real provider against the loopback server.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { memoryStores } from "../../stores/memory.js";
 import type { Stores } from "../../stores/types.js";
 import { byTurn, startOpenAiServer, type OpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
+import { createReadModels } from "../../readModels.js";
 
 let server: OpenAiServer | undefined;
 const dirs: string[] = [];
@@ -73,15 +74,17 @@ describe("needsApproval", () => {
     expect(deleted).toEqual(["/tmp/x"]);
     expect(listed).toEqual(["ls"]);
     expect(actor.getSnapshot().context.awaiting).toEqual(["call_rm"]);
-    await first.app.readModels.ready;
-    expect(first.app.readModels.execution("ops")!.pendingApprovals).toEqual([{ toolCallId: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" }, stepId: "ops#turn:0:model" }]);
+    const firstModels = createReadModels(first.app);
+    await firstModels.ready;
+    expect(firstModels.execution("ops")!.pendingApprovals).toEqual([{ toolCallId: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" }, stepId: "ops#turn:0:model" }]);
     await first.app.close();
     await firstStores.close();
 
     const secondStores = await fsStores({ dir });
     const second = agent(secondStores, server.baseURL, deleted, listed);
-    await second.app.readModels.ready;
-    expect(second.app.readModels.execution("ops")!.pendingApprovals.map((a) => a.toolCallId)).toEqual(["call_rm"]);
+    const secondModels = createReadModels(second.app);
+    await secondModels.ready;
+    expect(secondModels.execution("ops")!.pendingApprovals.map((a) => a.toolCallId)).toEqual(["call_rm"]);
     const resumed = await second.app.resume("ops", second.loop);
     expect(resumed.getSnapshot().value).toBe("awaitingApproval");
     await resumed.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true });
@@ -89,7 +92,7 @@ describe("needsApproval", () => {
     expect(deleted).toEqual(["/tmp/x", "/etc/hosts"]);
     expect(listed).toEqual(["ls"]);
     expect(server.requests.map((r) => r.turn)).toEqual([0, 1]);
-    expect(second.app.readModels.execution("ops")!.pendingApprovals).toEqual([]);
+    expect(secondModels.execution("ops")!.pendingApprovals).toEqual([]);
     const log = await second.app.log("ops");
     const completed = log.filter((r) => r.type === "loom.step.completed").map((r) => r.stepId);
     expect(completed.filter((id) => id === "ops#turn:0:tool:0")).toHaveLength(1);

@@ -1,5 +1,5 @@
 // Approval across a real process restart: a process parks the agent in awaitingApproval and is SIGKILLed;
-// a fresh process finds the pending approval in app.readModels, approves it, and the run finishes. The
+// a fresh process finds the pending approval in the read models, approves it, and the run finishes. The
 // recorded model turn is not asked again; the approved tool runs once, in the second process.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";

@@ -1,6 +1,7 @@
 // ADR 0137 D1 (and the ADR 0140 D7 amendment): warn, never act. One test per sentence of the decision.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, STATE_GROWTH_WARNING_CODE } from "../../actors/agents/agentLoop.js";
+import { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES } from "../../actors/agents/agentLoop.js";
+import { WARNING_CODES } from "../../actors/constants.js";
 import { createApp } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
 import { simulatedClock } from "../../actors/clock.js";
@@ -50,7 +51,7 @@ describe("ADR 0137 D1: warn, never act", () => {
     const { output } = await run({ onWarn: (w) => warnings.push(w) });
     expect(output.transcriptBytes).toBeGreaterThan(threshold + 8 * 1024);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ code: STATE_GROWTH_WARNING_CODE, executionId: "g", loopId: "grower", warnTranscriptBytes: threshold });
+    expect(warnings[0]).toMatchObject({ code: WARNING_CODES.agentStateGrowth, executionId: "g", loopId: "grower", warnTranscriptBytes: threshold });
     expect(warnings[0]!.transcriptBytes as number).toBeGreaterThan(threshold);
   });
 
@@ -119,7 +120,7 @@ describe("ADR 0137 D1: warn, never act", () => {
     expect(warned).toHaveLength(1);
     expect(on.log).toBe(off.log);
     expect(on.requests).toEqual(off.requests);
-    expect(on.log).not.toContain(STATE_GROWTH_WARNING_CODE);
+    expect(on.log).not.toContain(WARNING_CODES.agentStateGrowth);
   });
 
   it("D1: a resume in a fresh app replays the crossing turn and warns again, once", async () => {

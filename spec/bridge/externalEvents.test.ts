@@ -8,6 +8,7 @@ import { BridgeSendError, connectBridge, serveBridge, type BridgeClient, type Br
 import { EVENT_RECEIVED } from "../../stores/schema.js";
 import { FORGED_DONE, gatedAgent } from "../support/gatedAgent.js";
 import { until } from "../support/harness.js";
+import { createReadModels } from "../../readModels.js";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -20,7 +21,7 @@ const ASK = [{ toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { pat
 async function served(options: Parameters<typeof serveBridge>[2] = {}, replies = ASK) {
   const agent = gatedAgent(replies);
   const { port1, port2 } = new MessageChannel();
-  const server: BridgeServer = serveBridge(agent.app, port1, options);
+  const server: BridgeServer = serveBridge(createReadModels(agent.app), port1, options);
   const client: BridgeClient = connectBridge(port2);
   open.push(agent.app, { close: () => port2.close() }, { close: () => port1.close() }, server, client);
   const actor = await agent.app.start(agent.loop, { executionId: "ops", input: { prompt: "Clean up." } });

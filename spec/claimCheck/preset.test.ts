@@ -17,6 +17,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import { CountingContentStore } from "../support/countingContentStore.js";
 import { setup } from "xstate";
+import { eraseSubject } from "../../lifecycle.js";
 
 const big = (n: number) => ({ rows: Array.from({ length: n }, (_, i) => ({ id: i, name: `row ${i}` })) });
 
@@ -210,7 +211,7 @@ describe("ADR 0140 D6: replay, resume and retain", () => {
     const cited = (await subjectRun.log("s")).find((r) => r.type === STEP_COMPLETED && r.effectId === "export")!.output as typeof envelope;
     expect(cited.ref.__loomContent).toBe(envelope.ref.__loomContent); // the same bytes: one blob, cited by "r" too
     await run.app.deleteHistory("r");
-    await subjectRun.eraseSubject("A");
+    await eraseSubject(subjectRun, "A");
     expect(await run.stores.content.has(cited.ref.__loomContent)).toBe(false);
     expect(await subjectRun.resolveClaimCheck(cited, { subject: "A" })).toBeNull();
     await expect(subjectRun.resolveClaimCheck(cited, { subject: "B" })).rejects.toBeInstanceOf(RetainedContentMissingError);

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { SubjectErasedError } from "../../stores/errors.js";
 import { canaryOf, everything, offloaded, runAgent, world } from "../lifecycle/support.js";
 import { withStores, type AdapterHarness } from "../support/adapterHarness.js";
+import { eraseSubject, exportSubject } from "../../lifecycle.js";
 
 export function describeErasureSuite(name: string, harness: AdapterHarness): void {
   describe(`erasure on ${name}`, () => {
@@ -14,7 +15,7 @@ export function describeErasureSuite(name: string, harness: AdapterHarness): voi
       await runAgent(app, "a1", "A", ["fetch"]);
       await runAgent(app, "b1", "B", ["fetch"]);
       const { fetch } = await offloaded(app, "a1");
-      expect((await app.eraseSubject("A")).historiesDeleted).toEqual(["a1"]);
+      expect((await eraseSubject(app, "A")).historiesDeleted).toEqual(["a1"]);
       expect(await stores.events.getExecution("a1")).toBeUndefined();
       expect(await stores.events.getExecution("b1")).toBeDefined();
       expect(await w.content.has(fetch!)).toBe(false);
@@ -30,12 +31,12 @@ export function describeErasureSuite(name: string, harness: AdapterHarness): voi
       await runAgent(app, "a1", "A", ["fetch"]);
       await runAgent(app, "b1", "B", ["fetch"]);
       const { fetch } = await offloaded(app, "a1");
-      await app.eraseSubject("A");
+      await eraseSubject(app, "A");
       expect(await stores.keys.isDestroyed("A")).toBe(true);
       expect(await w.content.has(fetch!)).toBe(false);
       expect(await everything(stores)).not.toContain(canaryOf("A"));
-      expect((await app.exportSubject("B")).claimChecked.every((blob) => blob.value !== undefined)).toBe(true);
-      expect((await app.eraseSubject("A")).contentDeleted).toEqual({ deleted: 0, retained: 0 });
+      expect((await exportSubject(app, "B")).claimChecked.every((blob) => blob.value !== undefined)).toBe(true);
+      expect((await eraseSubject(app, "A")).contentDeleted).toEqual({ deleted: 0, retained: 0 });
       await app.close();
     }));
 
@@ -43,12 +44,12 @@ export function describeErasureSuite(name: string, harness: AdapterHarness): voi
       const first = world({ stores: opened.stores }).app();
       await runAgent(first, "a1", "A", ["fetch"]);
       await runAgent(first, "b1", "B", ["fetch"]);
-      await first.eraseSubject("A");
+      await eraseSubject(first, "A");
       await first.close();
       const stores = await opened.reopen();
       const second = world({ stores }).app();
       expect(await stores.events.getExecution("a1")).toBeUndefined();
-      await expect(second.exportSubject("A")).rejects.toBeInstanceOf(SubjectErasedError);
+      await expect(exportSubject(second, "A")).rejects.toBeInstanceOf(SubjectErasedError);
       expect(await everything(stores)).not.toContain(canaryOf("A"));
       expect(await second.result("b1")).toBeDefined();
       await second.close();

@@ -5,6 +5,7 @@ import { simulatedClock } from "../../actors/clock.js";
 import { utf8 } from "../../stores/bytes.js";
 import { offloaded, runAgent, world } from "../lifecycle/support.js";
 import { withStores, type AdapterHarness } from "../support/adapterHarness.js";
+import { sweep } from "../../lifecycle.js";
 
 export function describeSweepSuite(name: string, harness: AdapterHarness): void {
   describe(`the sweep on ${name}`, () => {
@@ -17,9 +18,9 @@ export function describeSweepSuite(name: string, harness: AdapterHarness): void 
       const { telemetry } = await offloaded(app, "t1");
       const { fetch } = await offloaded(app, "f1");
       clock.advance(200);
-      expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(0);
+      expect((await sweep(app, { ttlMs: 300 })).deleted).toBe(0);
       clock.advance(200);
-      expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(1);
+      expect((await sweep(app, { ttlMs: 300 })).deleted).toBe(1);
       expect(await w.content.has(telemetry!)).toBe(false);
       expect(await w.content.has(fetch!)).toBe(true);
       await app.close();
@@ -33,7 +34,7 @@ export function describeSweepSuite(name: string, harness: AdapterHarness): void 
       expect(await stores.events.getSnapshot("t1")).toBeDefined();
       const orphan = await stores.content.put(utf8("nobody cites me"));
       clock.advance(365 * 86_400_000);
-      const result = await app.sweep({ ttlMs: 86_400_000 });
+      const result = await sweep(app, { ttlMs: 86_400_000 });
       expect(result.deleted).toBe(1);
       expect(await w.content.has(orphan)).toBe(false);
       expect(await w.content.has((await offloaded(app, "t1")).telemetry!)).toBe(true);
@@ -46,11 +47,11 @@ export function describeSweepSuite(name: string, harness: AdapterHarness): void 
       await runAgent(first, "t1", "A", ["telemetry"]);
       await runAgent(first, "f1", "A", ["fetch"]);
       clock.advance(1_000);
-      expect((await first.sweep({ ttlMs: 300 })).deleted).toBe(1);
+      expect((await sweep(first, { ttlMs: 300 })).deleted).toBe(1);
       await first.close();
       const w = world({ stores: await opened.reopen(), clock, snapshotEvery: false });
       const second = w.app();
-      expect((await second.sweep({ ttlMs: 300 })).deleted).toBe(0);
+      expect((await sweep(second, { ttlMs: 300 })).deleted).toBe(0);
       expect(await w.content.has((await offloaded(second, "f1")).fetch!)).toBe(true);
       await second.close();
     }));

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
-import { createReadModels, type ExecutionView } from "../../actors/journal/readModels.js";
+import type { ExecutionView } from "../../actors/journal/readModels.js";
+import { createReadModels } from "../../readModels.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import { demoMachine } from "../support/demoMachine.js";
@@ -38,7 +39,7 @@ describe("read models", () => {
     await app1.close();
 
     const app2 = createApp(config(stores));
-    const models = app2.readModels;
+    const models = createReadModels(app2);
     await models.ready;
     expect(models.list().map((v) => [v.executionId, v.status])).toEqual([
       ["a-model", "done"],
@@ -57,8 +58,7 @@ describe("read models", () => {
 
   it("follows live appends: a new execution appears, its counters grow, its status changes, and subscribers see it", async () => {
     const app = createApp(config());
-    const models = app.readModels;
-    expect(app.readModels).toBe(models);
+    const models = createReadModels(app);
     await models.ready;
     const statuses: string[] = [];
     models.executions.subscribe(({ context }) => {

@@ -9,6 +9,7 @@ import { setup } from "xstate";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp, type App } from "../../actors/app.js";
+import { createReadModels } from "../../actors/journal/appReadModels.js";
 import type { Warning } from "../../actors/bus.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import { WARNING_CODES } from "../../actors/constants.js";
@@ -126,7 +127,9 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
     const stores = memoryStores();
     stores.events.listExecutions = () => Promise.reject(new Error("catalogue down"));
     const w = watched({ stores, effects: { search } });
-    await w.app.readModels.ready.catch(() => undefined);
+    const models = createReadModels(w.app);
+    await models.ready.catch(() => undefined);
+    models.dispose();
     await until(() => w.heard.length >= 1);
     return w;
   },

@@ -11,6 +11,7 @@ import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { memoryStores } from "../../stores/memory.js";
 import type { ContentStore } from "../../stores/types.js";
 import { rejection, runAgent, world } from "./support.js";
+import { eraseSubject, sweep } from "../../lifecycle.js";
 
 const tool = { fetch: createToolEffect(async () => ({ rows: [] })) };
 /** The store minus one of its optional methods. */
@@ -40,11 +41,11 @@ describe("ADR 0140 D8: erasure and encryption fail closed, at boot", () => {
     expect(boot(without(stores.content, "deleteIfUntouchedSince"))).not.toThrow();
   });
 
-  it("compliance.erase is a boolean, and app.eraseSubject without it is refused with a ConfigError naming it", async () => {
+  it("compliance.erase is a boolean, and eraseSubject(app, subject) without it is refused with a ConfigError naming it", async () => {
     const stores = memoryStores();
     expect(() => createApp(defineConfig({ stores, effects: tool, compliance: { erase: "yes" as never } }))).toThrow(/compliance\.erase/);
     const app = createApp(defineConfig({ stores, effects: tool }));
-    const error = await rejection(app.eraseSubject("A"));
+    const error = await rejection(eraseSubject(app, "A"));
     expect(error).toBeInstanceOf(ConfigError);
     expect(String(error)).toMatch(/compliance: \{ erase: true \}/);
     expect(await stores.keys.isDestroyed("A")).toBe(false);
@@ -86,9 +87,9 @@ describe("internal effects: the runtime's own steps, invisible to user config", 
     });
     await runAgent(app, "a1", "A", ["fetch"]);
     app.killSwitch.engage("incident");
-    const result = await app.sweep({ ttlMs: 0 });
+    const result = await sweep(app, { ttlMs: 0 });
     expect(result.sweepId).toBe("loom.sweep:1");
-    const erased = await app.eraseSubject("A");
+    const erased = await eraseSubject(app, "A");
     expect(erased.shredded).toBe(true);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((id) => !id.startsWith("loom."))).toBe(true);

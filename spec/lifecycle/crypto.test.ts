@@ -9,6 +9,7 @@ import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores
 import type { EventStore, StoredRecord } from "../../stores/types.js";
 import * as loomwork from "../../index.js";
 import { canaryOf, CrashingEvents, offloaded, rejection, runAgent, world } from "./support.js";
+import { exportSubject } from "../../lifecycle.js";
 
 async function sealedWorld() {
   const w = world({ crypto: true });
@@ -138,7 +139,7 @@ describe("security.crypto: per-subject record sealing", () => {
     const { w } = await sealedWorld();
     await w.stores.keys.destroy("A");
     const fresh = w.app();
-    for (const attempt of [() => fresh.log("a1"), () => fresh.resume("a1"), () => fresh.result("a1"), () => fresh.exportSubject("A")]) {
+    for (const attempt of [() => fresh.log("a1"), () => fresh.resume("a1"), () => fresh.result("a1"), () => exportSubject(fresh, "A")]) {
       const error = await rejection(attempt());
       expect(error).toBeInstanceOf(SubjectErasedError);
     }

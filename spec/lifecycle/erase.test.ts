@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { simulatedClock } from "../../actors/clock.js";
 import { ExecutionErasedError } from "../../actors/journal/sealing.js";
 import { ContentCopiesRemainError } from "../../actors/lifecycle/erase.js";
-import { eraseSubject } from "../../actors/lifecycle/standalone.js";
 import { ERASE_COORDINATOR_LOGIC_ID } from "../../machines/eraseCoordinator.js";
 import { utf8 } from "../../stores/bytes.js";
 import { openRecord, RecordAuthenticationError } from "../../stores/recordSealing.js";
@@ -12,6 +11,7 @@ import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, EVENT_RECEIVE
 import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, plant } from "./forgery.js";
 import { canaryOf, CrashingEvents, everything, offloaded, rejection, runAgent, SimulatedCrash, world, type World } from "./support.js";
+import { archive, eraseSubject, exportSubject, sweep } from "../../lifecycle.js";
 
 const envelope = (address: string) => ({ __loomClaimCheck: 1, ref: { __loomContent: address }, size: 9, retain: true });
 /** The store minus one of its optional methods. */
@@ -33,11 +33,11 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     const w = world();
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch", "public2"]);
-    await app.archive("a1");
+    await archive(app, "a1");
     const onlyInSnapshot = await w.content.put(utf8('"snapshot only"'));
     await craft(w.stores.events, "a2", "A", [], { context: { doc: envelope(onlyInSnapshot) } });
     const { fetch, public2 } = await offloaded(app, "a1");
-    const result = await app.eraseSubject("A");
+    const result = await eraseSubject(app, "A");
     expect(result.contentDeleted).toEqual({ deleted: 3, retained: 0 });
     const intent = (await coordinatorLog(w)).find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)!;
     expect(intent.addresses).toEqual([fetch, public2, onlyInSnapshot].sort());
@@ -51,11 +51,11 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     await runAgent(app, "b1", "B", ["shared"]);
     const a = await offloaded(app, "a1");
     expect((await offloaded(app, "b1")).shared).toBe(a.shared);
-    const result = await app.eraseSubject("A");
+    const result = await eraseSubject(app, "A");
     expect(result.contentDeleted).toEqual({ deleted: 1, retained: 0 });
     expect((await coordinatorLog(w)).find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)!.addresses).toEqual([a.fetch]);
     expect(await w.content.has(a.fetch!)).toBe(false);
-    expect((await app.exportSubject("B")).claimChecked).toEqual([expect.objectContaining({ address: a.shared, value: expect.objectContaining({ dataset: "public" }) })]);
+    expect((await exportSubject(app, "B")).claimChecked).toEqual([expect.objectContaining({ address: a.shared, value: expect.objectContaining({ dataset: "public" }) })]);
   });
 
   it("D11 (3): another execution's nested lookalike (an unlisted tool's output) counts as no citation", async () => {
@@ -66,7 +66,7 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     w.outputs.set("B", { page: [{ quote: forgedEnvelope(fetch!) }] });
     await runAgent(app, "b1", "B", ["note"]);
     expect(await w.stores.events.getSnapshot("b1")).toBeDefined();
-    expect((await app.eraseSubject("A")).contentDeleted.deleted).toBe(1);
+    expect((await eraseSubject(app, "A")).contentDeleted.deleted).toBe(1);
     expect(await w.content.has(fetch!)).toBe(false);
   });
 
@@ -78,7 +78,7 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     w.outputs.set("B", forgedEnvelope(fetch!));
     await runAgent(app, "b1", "B", ["note"]);
     expect((await app.log("b1")).find((r) => r.effectId === "note" && r.type === STEP_COMPLETED)!.output).toEqual(forgedEnvelope(fetch!));
-    expect((await app.eraseSubject("A")).contentDeleted).toEqual({ deleted: 1, retained: 0 });
+    expect((await eraseSubject(app, "A")).contentDeleted).toEqual({ deleted: 1, retained: 0 });
     expect(await w.content.has(fetch!)).toBe(false);
   });
 
@@ -92,7 +92,7 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
         ...(withStep ? [{ type: STEP_COMPLETED, stepId: "y#turn:0:tool:0", effectId: "t", output: { unrelated: true } }] : []),
       ];
       await craft(w.stores.events, "b1", "B", other, { context: { doc: envelope(shared) } });
-      await w.app().eraseSubject("A");
+      await eraseSubject(w.app(), "A");
       // History gone, the snapshot is the sole evidence: it vouches (fail closed). With a step left, the log vouches or not.
       expect(await w.content.has(shared), `b1 ${withStep ? "with" : "without"} a STEP_COMPLETED`).toBe(!withStep);
     }
@@ -130,28 +130,28 @@ describe("ADR 0140 D8 / D12: refusal with ContentCopiesRemainError BEFORE the sh
 
   it("D12: when the content store lacks deleteIfUntouchedSince", async () => {
     const w = await cited();
-    await refused(w, () => w.app({ content: without(w.content, "deleteIfUntouchedSince") }).eraseSubject("A"), "no-conditional-delete");
+    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"), "no-conditional-delete");
   });
 
   it("D12: when the content store lacks touchClock", async () => {
     const w = await cited();
-    await refused(w, () => w.app({ content: without(w.content, "touchClock") }).eraseSubject("A"), "no-conditional-delete");
+    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "touchClock") }), "A"), "no-conditional-delete");
   });
 
   it("when the event store cannot be enumerated", async () => {
     const w = await cited();
     const events = Object.assign(Object.create(w.stores.events), { listExecutions: () => Promise.reject(new Error("no index")) });
-    await refused(w, () => w.app({ events }).eraseSubject("A"), "not-enumerable");
+    await refused(w, () => eraseSubject(w.app({ events }), "A"), "not-enumerable");
   });
 
   it("D12: including when a journaled intent from a prior attempt still has addresses to delete", async () => {
     const w = await cited();
     const dying = new CrashingEvents(w.stores.events, { prefix: "loom.erase:", at: 3, mode: "after" });
-    expect(await rejection(w.app({ events: dying }).eraseSubject("A"))).toBeInstanceOf(SimulatedCrash);
+    expect(await rejection(eraseSubject(w.app({ events: dying }), "A"))).toBeInstanceOf(SimulatedCrash);
     expect((await coordinatorLog(w)).at(-1)!.type).toBe(ERASURE_CONTENT_DELETE_INTENDED);
-    await refused(w, () => w.app({ content: without(w.content, "deleteIfUntouchedSince") }).eraseSubject("A"), "no-conditional-delete", 1);
+    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"), "no-conditional-delete", 1);
     // Over a store that can, the retry finishes from that intent.
-    expect((await w.app().eraseSubject("A")).contentDeleted.deleted).toBe(1);
+    expect((await eraseSubject(w.app(), "A")).contentDeleted.deleted).toBe(1);
   });
 
   it("nothing cited, nothing to refuse: a subject without blobs erases over any store", async () => {
@@ -174,7 +174,7 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
       logAtShred = await coordinatorLog(w);
       return destroy(subject);
     };
-    const result = await app.eraseSubject("A");
+    const result = await eraseSubject(app, "A");
     const log = await coordinatorLog(w);
     const intent = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)!;
     const done = log.find((r) => r.type === ERASURE_CONTENT_DELETED)!;
@@ -197,7 +197,7 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
   it("runs as a journaled execution of the coordinator machine, with no subject: its log stays readable after the shred", async () => {
     const w = world({ crypto: true });
     await runAgent(w.app(), "a1", "A", ["fetch"]);
-    await w.app().eraseSubject("A");
+    await eraseSubject(w.app(), "A");
     const info = (await w.stores.events.getExecution("loom.erase:A:1"))!;
     expect(info).toMatchObject({ logicId: ERASE_COORDINATOR_LOGIC_ID, status: "done" });
     expect(info.subject).toBeUndefined();
@@ -208,12 +208,12 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
   it("sealed histories are crypto-shredded in place; unsealed ones (no security.crypto) are deleted whole by the shred", async () => {
     const sealed = world({ crypto: true });
     await runAgent(sealed.app(), "a1", "A", ["fetch"]);
-    expect((await sealed.app().eraseSubject("A")).historiesDeleted).toEqual([]);
+    expect((await eraseSubject(sealed.app(), "A")).historiesDeleted).toEqual([]);
     expect(await sealed.stores.events.getExecution("a1")).toBeDefined();
     const plain = world();
     await runAgent(plain.app(), "a1", "A", ["fetch"]);
     await runAgent(plain.app(), "b1", "B", ["fetch"]);
-    expect((await plain.app().eraseSubject("A")).historiesDeleted).toEqual(["a1"]);
+    expect((await eraseSubject(plain.app(), "A")).historiesDeleted).toEqual(["a1"]);
     expect(await plain.stores.events.getExecution("a1")).toBeUndefined();
     expect(await plain.stores.events.getExecution("b1")).toBeDefined();
   });
@@ -227,7 +227,7 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
     const app = w.app();
     const run = runAgent(app, "a1", "A", ["fetch"]).catch((error: unknown) => error);
     await reached; // the run is parked in its last model call
-    await app.eraseSubject("A");
+    await eraseSubject(app, "A");
     release();
     expect(String(await run)).toMatch(/its subject is being erased/);
   });
@@ -236,7 +236,7 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
     const w = world({ crypto: true });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    const [first, second] = await Promise.all([app.eraseSubject("A"), app.eraseSubject("A")]);
+    const [first, second] = await Promise.all([eraseSubject(app, "A"), eraseSubject(app, "A")]);
     expect(second).toBe(first);
     expect(first.coordinatorId).toBe("loom.erase:A:1");
   });
@@ -252,11 +252,11 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
         return w.content.deleteIfUntouchedSince!(address, cutoff);
       },
     });
-    expect(String(await rejection(w.app({ content: flaky }).eraseSubject("A")))).toMatch(/disk unplugged/);
+    expect(String(await rejection(eraseSubject(w.app({ content: flaky }), "A")))).toMatch(/disk unplugged/);
     // The shred ran and the unsealed history is gone: only the first coordinator's intent still names the blob.
     expect(await w.stores.events.getExecution("a1")).toBeUndefined();
     fail = false;
-    const result = await w.app({ content: flaky }).eraseSubject("A");
+    const result = await eraseSubject(w.app({ content: flaky }), "A");
     expect(result).toMatchObject({ coordinatorId: "loom.erase:A:2", contentDeleted: { deleted: 1, retained: 0 } });
     expect(await w.content.has(fetch!)).toBe(false);
   });
@@ -269,7 +269,7 @@ async function erasure(config: Config) {
   const w = world({ crypto: config === "sealed" });
   const app = w.app();
   await runAgent(app, "a1", "A", ["fetch", "public2"]);
-  await app.archive("a1");
+  await archive(app, "a1");
   await runAgent(app, "a2", "A", ["fetch"]);
   await runAgent(app, "b1", "B", ["fetch", "shared"]);
   const a = await offloaded(app, "a1");
@@ -286,7 +286,7 @@ async function expectErased(config: Config, w: World, a: Record<string, string>,
   expect(await w.content.has(a.fetch!), label).toBe(false);
   // public2 is A's alone at plan time; in plaintext B re-puts it concurrently: spared, and counted retained.
   expect(await w.content.has(a.public2!), label).toBe(config === "plaintext");
-  const exported = await w.app().exportSubject("B");
+  const exported = await exportSubject(w.app(), "B");
   expect(exported.claimChecked.every((blob) => blob.value !== undefined), label).toBe(true);
   expect(exported.claimChecked.map((blob) => blob.address).sort(), label).toEqual([b.fetch, b.shared, ...(config === "plaintext" ? [a.public2] : [])].sort());
   expect(await everything(w.stores), label).not.toContain(canaryOf("A"));
@@ -301,7 +301,7 @@ describe("crash the erase coordinator after each of its transitions: every retry
     it(`${config}: dying before or after any append of the coordinator, a fresh app's retry finishes the erasure`, async () => {
       const clean = await erasure(config);
       const counter = new CrashingEvents(clean.w.stores.events, { prefix: "loom.erase:", ...(clean.after ? { after: clean.after } : {}) });
-      const expected = await clean.w.app({ events: counter }).eraseSubject("A");
+      const expected = await eraseSubject(clean.w.app({ events: counter }), "A");
       await expectErased(config, clean.w, clean.a, clean.b, "clean run");
       expect(expected.contentDeleted).toEqual(config === "plaintext" ? { deleted: 1, retained: 1 } : { deleted: 2, retained: 0 });
       expect(counter.counted).toBeGreaterThanOrEqual(8);
@@ -311,8 +311,8 @@ describe("crash the erase coordinator after each of its transitions: every retry
           const { w, a, b, after } = await erasure(config);
           const plan = { prefix: "loom.erase:", ...(after ? { after } : {}) };
           const dying = new CrashingEvents(w.stores.events, { ...plan, at, mode });
-          expect(await rejection(w.app({ events: dying }).eraseSubject("A")), label).toBeInstanceOf(SimulatedCrash);
-          const retry = await w.app({ events: new CrashingEvents(w.stores.events, plan) }).eraseSubject("A");
+          expect(await rejection(eraseSubject(w.app({ events: dying }), "A")), label).toBeInstanceOf(SimulatedCrash);
+          const retry = await eraseSubject(w.app({ events: new CrashingEvents(w.stores.events, plan) }), "A");
           await expectErased(config, w, a, b, label);
           if (mode === "after" && at === counter.counted) {
             // The first attempt had finished: the retry is a second erase, a successful no-op.
@@ -320,7 +320,7 @@ describe("crash the erase coordinator after each of its transitions: every retry
           } else {
             expect({ ...retry, intentSeq: 0 }, label).toEqual({ ...expected, intentSeq: 0 });
           }
-          const again = await w.app().eraseSubject("A");
+          const again = await eraseSubject(w.app(), "A");
           expect(again.contentDeleted, label).toEqual({ deleted: 0, retained: 0 });
         }
       }
@@ -334,8 +334,8 @@ describe("after erasure", () => {
     const app = w.app();
     const before = await everything(w.stores);
     expect(before).not.toContain(canaryOf("A")); // sealed at rest from the start
-    expect((await app.exportSubject("A")).claimChecked.some((blob) => JSON.stringify(blob.value).includes(canaryOf("A")))).toBe(true);
-    await app.eraseSubject("A");
+    expect((await exportSubject(app, "A")).claimChecked.some((blob) => JSON.stringify(blob.value).includes(canaryOf("A")))).toBe(true);
+    await eraseSubject(app, "A");
     // Every record, archive segment, snapshot and blob byte.
     expect(await everything(w.stores)).not.toContain(canaryOf("A"));
     expect(await w.content.has(a.fetch!)).toBe(false);
@@ -348,17 +348,17 @@ describe("after erasure", () => {
     }
     expect(await rejection(app.log("a1"))).toBeInstanceOf(ExecutionErasedError);
     expect(await w.content.get(a.fetch!, { subject: "A" })).toBeUndefined();
-    const second = await app.eraseSubject("A");
+    const second = await eraseSubject(app, "A");
     expect(second).toMatchObject({ shredded: true, alreadyErased: true, contentDeleted: { deleted: 0, retained: 0 }, coordinatorId: "loom.erase:A:2" });
   });
 
   it("a blob re-put concurrently by another execution is spared and counted retained", async () => {
     const { w, a, after } = await erasure("plaintext");
-    const result = await w.app({ events: new CrashingEvents(w.stores.events, { prefix: "loom.erase:", after: after! }) }).eraseSubject("A");
+    const result = await eraseSubject(w.app({ events: new CrashingEvents(w.stores.events, { prefix: "loom.erase:", after: after! }) }), "A");
     expect(after!.fired).toBe(true);
     expect(result.contentDeleted).toEqual({ deleted: 1, retained: 1 });
     expect(await w.content.has(a.public2!)).toBe(true);
-    expect((await w.app().exportSubject("B")).claimChecked.find((blob) => blob.address === a.public2)).toMatchObject({ citedBy: ["b2"], value: { dataset: "public2" } });
+    expect((await exportSubject(w.app(), "B")).claimChecked.find((blob) => blob.address === a.public2)).toMatchObject({ citedBy: ["b2"], value: { dataset: "public2" } });
   });
 
   it("eraseSubject(subject, { events, keys, content }) erases over bare stores with the same coordinator", async () => {
@@ -381,7 +381,7 @@ describe("property: a forged { __loomClaimCheck, ref, retain: true } in an unlis
         const victim = (await offloaded(e.app(), "a1")).fetch!;
         e.outputs.set("B", plant(path, forgedEnvelope(victim)));
         await runAgent(e.app(), "b1", "B", ["note"]);
-        await e.app().eraseSubject("A");
+        await eraseSubject(e.app(), "A");
         expect(await e.content.has(victim)).toBe(false);
         // The sweep: once A's history is gone, B's lookalike holds the blob only for the TTL.
         const clock = simulatedClock(1_000);
@@ -392,7 +392,7 @@ describe("property: a forged { __loomClaimCheck, ref, retain: true } in an unlis
         await runAgent(s.app(), "b1", "B", ["note"]);
         await s.app().deleteHistory("a1");
         clock.advance(DAY);
-        await s.app().sweep({ ttlMs: DAY });
+        await sweep(s.app(), { ttlMs: DAY });
         expect(await s.content.has(blob)).toBe(false);
       }),
       { numRuns: 25 },

@@ -14,6 +14,7 @@ import { startPostgres, type PgServer } from "../postgres/server.js";
 import { indexedDbHarness, memoryHarness, postgresHarness, withStores, type AdapterHarness } from "../support/adapterHarness.js";
 import { ForwardingEventStore } from "../support/harness.js";
 import { offloaded, runAgent, world } from "./support.js";
+import { eraseSubject } from "../../lifecycle.js";
 
 let server: PgServer | undefined;
 beforeAll(async () => {
@@ -154,7 +155,7 @@ describe("erasure spares a blob whose citing append by another subject is in fli
         // B runs the same tool: its blob has A's address; its citing append waits at the gate.
         await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
         await gated!.parked.promise;
-        const erased = app.eraseSubject("A");
+        const erased = eraseSubject(app, "A");
         await gated!.released.promise; // the plan has read b1's log; the citing append lands now
         const result = await erased;
         expect(await app.result("b1")).toMatchObject({ text: "done" });
@@ -193,7 +194,7 @@ for (const landing of ["after", "before"] as const) {
           await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
           await slow.written.promise; // B's blob is written (touched) before the erasure reads its cutoff
           held!.holdReads();
-          const erased = app.eraseSubject("A");
+          const erased = eraseSubject(app, "A");
           await held!.logRead.promise; // the plan has read b1's log: no citation there, nothing in flight when it began
           const reported = new Promise<void>((resolve) => app.on("offload", ({ executionId }) => executionId === "b1" && resolve()));
           slow.answer.fire();

@@ -1,21 +1,21 @@
 // ADR 0140 D8: exportSubject resolves the subject's blobs, so an Art. 15/20 export is the data, not refs.
 import { describe, expect, it } from "vitest";
-import { exportSubject } from "../../actors/lifecycle/standalone.js";
 import { toBase64 } from "../../stores/bytes.js";
 import { SubjectErasedError } from "../../stores/errors.js";
 import { isSealed } from "../../stores/recordSealing.js";
 import { EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { canaryOf, offloaded, rejection, runAgent, world } from "./support.js";
+import { archive, eraseSubject, exportSubject } from "../../lifecycle.js";
 
-describe("exportSubject / app.exportSubject", () => {
+describe("exportSubject, of an app or of bare stores", () => {
   it("returns the subject's executions with their records decrypted", async () => {
     const w = world({ crypto: true });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    await app.archive("a1");
+    await archive(app, "a1");
     await runAgent(app, "a2", "A", ["public2"]);
     await runAgent(app, "b1", "B", ["fetch"]);
-    const exported = await app.exportSubject("A");
+    const exported = await exportSubject(app, "A");
     expect(exported.subject).toBe("A");
     expect(exported.executions.map((e) => e.executionId)).toEqual(["a1", "a2"]);
     const [a1] = exported.executions;
@@ -39,7 +39,7 @@ describe("exportSubject / app.exportSubject", () => {
     await runAgent(app, "a1", "A", ["fetch", "public2", "note"]);
     const { fetch, public2 } = await offloaded(app, "a1");
     await w.stores.content.delete!(public2!);
-    const { claimChecked } = await app.exportSubject("A");
+    const { claimChecked } = await exportSubject(app, "A");
     const by = new Map(claimChecked.map((blob) => [blob.address, blob]));
     const fetchEnvelope = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!.output as { size: number; digest: unknown };
     expect(by.get(fetch!)).toEqual({
@@ -60,7 +60,7 @@ describe("exportSubject / app.exportSubject", () => {
     const file = await w.content.put(new Uint8Array([1, 2, 3]), { subject: "A" });
     w.outputs.set("A", { attachment: { __loomContent: file }, forged: { __loomClaimCheck: 1, ref: { __loomContent: "sha256:00" }, size: 3, retain: true } });
     await runAgent(app, "a1", "A", ["note"]);
-    const exported = await app.exportSubject("A");
+    const exported = await exportSubject(app, "A");
     expect(exported.claimChecked).toEqual([]);
     expect(exported.unresolved).toEqual(expect.arrayContaining([{ address: file, citedBy: ["a1"] }, { address: "sha256:00", citedBy: ["a1"] }]));
     expect(exported.unresolved).toHaveLength(2);
@@ -78,12 +78,12 @@ describe("exportSubject / app.exportSubject", () => {
     await runAgent(app, "a1", "A", ["note"]);
     const noted = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "note");
     expect(noted?.output).toMatchObject({ ref: { __loomContent: ofB } }); // journaled as the tool returned it, at the top level
-    const exported = await app.exportSubject("A");
+    const exported = await exportSubject(app, "A");
     expect(exported.claimChecked).toEqual([]);
     expect(exported.unresolved).toEqual([{ address: ofB, citedBy: ["a1"] }]);
     expect(JSON.stringify(exported)).not.toContain(canaryOf("B"));
     // B's own export resolves it: the blob was readable all along.
-    expect((await app.exportSubject("B")).claimChecked[0]).toMatchObject({ address: ofB, value: { canary: canaryOf("B") } });
+    expect((await exportSubject(app, "B")).claimChecked[0]).toMatchObject({ address: ofB, value: { canary: canaryOf("B") } });
   });
 
   it("exportSubject(subject, { events, keys, content }) reads bare stores", async () => {
@@ -100,7 +100,7 @@ describe("exportSubject / app.exportSubject", () => {
     const w = world({ crypto: true });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    await app.eraseSubject("A");
-    expect(await rejection(app.exportSubject("A"))).toBeInstanceOf(SubjectErasedError);
+    await eraseSubject(app, "A");
+    expect(await rejection(exportSubject(app, "A"))).toBeInstanceOf(SubjectErasedError);
   });
 });

@@ -9,6 +9,8 @@ import { SubjectErasedError } from "../../stores/errors.js";
 import type { Stores } from "../../stores/types.js";
 import { fsHarness, memoryHarness, type AdapterHarness } from "../support/adapterHarness.js";
 import { canaryOf, rejection, runAgent, world } from "./support.js";
+import { eraseSubject } from "../../lifecycle.js";
+import { createReadModels } from "../../readModels.js";
 
 const STORES: [string, () => AdapterHarness][] = [
   ["memory", memoryHarness],
@@ -49,7 +51,7 @@ describe("erasure drops every in-memory copy of the subject's outcomes in the ap
         await runAgent(app, "a1", "A", ["fetch"]);
         await runAgent(app, "b1", "B", ["fetch"]);
         expect(await app.result("a1")).toMatchObject({ text: "done" });
-        await app.eraseSubject("A");
+        await eraseSubject(app, "A");
         const error = await rejection(app.result("a1"));
         expect(error, "app.result after the erasure").toBeInstanceOf(SubjectErasedError);
         expect(JSON.stringify(error)).not.toContain("done");
@@ -69,8 +71,8 @@ describe("erasure drops every in-memory copy of the subject's outcomes in the ap
         // A stream read to its end: the app keeps its buffer for a late reconnect.
         const streamed = JSON.stringify(await streamParts(app, "a1"));
         expect(streamed).toContain(canaryOf("A"));
-        const models = app.readModels; // created, its hydration left running
-        await app.eraseSubject("A");
+        const models = createReadModels(app); // created, its hydration left running
+        await eraseSubject(app, "A");
         expect(await rejection(app.result("a1"))).toBeInstanceOf(SubjectErasedError);
         if (mode === "plain") {
           // Plain erasure deletes the history whole: the stream has nothing to rebuild from and says so.

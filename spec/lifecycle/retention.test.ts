@@ -6,6 +6,7 @@ import { isSealed } from "../../stores/recordSealing.js";
 import { EXECUTION_STARTED } from "../../stores/schema.js";
 import type { EventStore } from "../../stores/types.js";
 import { offloaded, rejection, runAgent, world } from "./support.js";
+import { archive, sweep } from "../../lifecycle.js";
 
 /** The EventStore with its readArchives calls counted. */
 function countingArchives(events: EventStore) {
@@ -21,13 +22,13 @@ function countingArchives(events: EventStore) {
   return { store, counter };
 }
 
-describe("archive segments: app.archive(executionId, { throughSeq? })", () => {
+describe("archive segments: archive(app, executionId, { throughSeq? })", () => {
   it("by default archives through the latest snapshot, so a resume never needs an archived record", async () => {
     const w = world({ snapshotEvery: 4 });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
     const snapshot = (await w.stores.events.getSnapshot("a1"))!;
-    const result = await app.archive("a1");
+    const result = await archive(app, "a1");
     expect(result).toEqual({ executionId: "a1", segment: { fromSeq: 1, toSeq: snapshot.seq }, snapshotSeq: snapshot.seq });
     expect((await w.stores.events.read("a1")).every((r) => r.seq > snapshot.seq)).toBe(true);
     expect((await w.stores.events.readArchives("a1"))[0]!.records[0]!.type).toBe(EXECUTION_STARTED);
@@ -45,31 +46,31 @@ describe("archive segments: app.archive(executionId, { throughSeq? })", () => {
     await runAgent(app, "a1", "A", ["fetch"]);
     expect(await w.stores.events.getSnapshot("a1")).toBeUndefined();
     const head = (await w.stores.events.getExecution("a1"))!.head;
-    const result = await app.archive("a1");
+    const result = await archive(app, "a1");
     expect(result.segment).toEqual({ fromSeq: 1, toSeq: head });
     expect((await w.stores.events.getSnapshot("a1"))!.seq).toBe(head);
     expect(await w.stores.events.read("a1")).toEqual([]);
     const actor = await w.app().resume("a1");
     expect(actor.getSnapshot().output).toMatchObject({ text: "done" });
     // Nothing new to archive: no segment.
-    expect((await app.archive("a1")).segment).toBeUndefined();
+    expect((await archive(app, "a1")).segment).toBeUndefined();
   });
 
   it("archives through an explicit throughSeq, and refuses one outside the log", async () => {
     const w = world({ snapshotEvery: false });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    expect((await app.archive("a1", { throughSeq: 3 })).segment).toEqual({ fromSeq: 1, toSeq: 3 });
-    expect((await app.archive("a1", { throughSeq: 5 })).segment).toEqual({ fromSeq: 4, toSeq: 5 });
-    expect(await rejection(app.archive("a1", { throughSeq: 10_000 }))).toBeInstanceOf(ConfigError);
-    expect(await rejection(app.archive("nope"))).toBeInstanceOf(UnknownExecutionError);
+    expect((await archive(app, "a1", { throughSeq: 3 })).segment).toEqual({ fromSeq: 1, toSeq: 3 });
+    expect((await archive(app, "a1", { throughSeq: 5 })).segment).toEqual({ fromSeq: 4, toSeq: 5 });
+    expect(await rejection(archive(app, "a1", { throughSeq: 10_000 }))).toBeInstanceOf(ConfigError);
+    expect(await rejection(archive(app, "nope"))).toBeInstanceOf(UnknownExecutionError);
   });
 
   it("a sealed execution's segments stay sealed, and the app opens them", async () => {
     const w = world({ crypto: true });
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    await app.archive("a1");
+    await archive(app, "a1");
     const segment = (await w.stores.events.readArchives("a1"))[0]!;
     expect(segment.records.every(isSealed)).toBe(true);
     expect((await app.log("a1"))[0]).toMatchObject({ type: EXECUTION_STARTED, input: { prompt: "work for A" } });
@@ -81,14 +82,14 @@ describe("retention: app.deleteHistory(executionId)", () => {
     const w = world();
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
-    await app.archive("a1");
+    await archive(app, "a1");
     const { fetch } = await offloaded(app, "a1");
-    expect((await app.sweep({ ttlMs: 0 })).deleted).toBe(0);
+    expect((await sweep(app, { ttlMs: 0 })).deleted).toBe(0);
     await app.deleteHistory("a1");
     expect(await w.stores.events.getExecution("a1")).toBeUndefined();
     expect(await w.stores.events.readArchives("a1")).toEqual([]);
     expect(await w.stores.events.getSnapshot("a1")).toBeUndefined();
-    expect((await app.sweep({ ttlMs: 0 })).deleted).toBe(1);
+    expect((await sweep(app, { ttlMs: 0 })).deleted).toBe(1);
     expect(await w.content.has(fetch!)).toBe(false);
   });
 

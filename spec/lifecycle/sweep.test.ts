@@ -11,6 +11,7 @@ import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.
 import { CountingContentStore } from "../support/countingContentStore.js";
 import { forgedEnvelope } from "./forgery.js";
 import { CrashingEvents, offloaded, rejection, runAgent, SimulatedCrash, world } from "./support.js";
+import { archive, sweep } from "../../lifecycle.js";
 
 const DAY = 86_400_000;
 const YEAR = 365 * DAY;
@@ -23,7 +24,7 @@ describe("ADR 0140 D6: the sweep keeps retained refs while anything cites them",
     await runAgent(app, "a1", "A", ["fetch"]);
     const { fetch } = await offloaded(app, "a1");
     clock.advance(10 * YEAR);
-    const result = await app.sweep({ ttlMs: 1 });
+    const result = await sweep(app, { ttlMs: 1 });
     expect(result).toMatchObject({ scanned: 1, kept: 1, deleted: 0, pinned: 1 });
     expect(await w.content.has(fetch!)).toBe(true);
   });
@@ -35,9 +36,9 @@ describe("ADR 0140 D6: the sweep keeps retained refs while anything cites them",
     await runAgent(app, "t1", "A", ["telemetry"]);
     await runAgent(app, "t2", "A", ["telemetry"]);
     const head = (await w.stores.events.getExecution("t1"))!.head;
-    await app.archive("t1", { throughSeq: head });
+    await archive(app, "t1", { throughSeq: head });
     clock.advance(YEAR);
-    await app.sweep({ ttlMs: DAY });
+    await sweep(app, { ttlMs: DAY });
     expect(await w.content.has((await offloaded(app, "t1")).telemetry!)).toBe(true);
     // The same telemetry ref cited by a live log only is reclaimed past its TTL.
     expect(await w.content.has((await offloaded(app, "t2")).telemetry!)).toBe(false);
@@ -50,7 +51,7 @@ describe("ADR 0140 D6: the sweep keeps retained refs while anything cites them",
     await runAgent(app, "t1", "A", ["telemetry"]);
     expect(await w.stores.events.getSnapshot("t1")).toBeDefined();
     clock.advance(YEAR);
-    const result = await app.sweep({ ttlMs: DAY });
+    const result = await sweep(app, { ttlMs: DAY });
     expect(result.deleted).toBe(0);
     expect(await w.content.has((await offloaded(app, "t1")).telemetry!)).toBe(true);
   });
@@ -68,10 +69,10 @@ describe("ADR 0140 D6 / ADR 0146: telemetry refs are TTL-reclaimed from the citi
     const ended = (await w.stores.events.getExecution("t1"))!.endedAt!;
     expect(ended - cited).toBe(500);
     clock.advance(200); // 700 ms after the citation, 200 after the end
-    expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(0);
+    expect((await sweep(app, { ttlMs: 300 })).deleted).toBe(0);
     expect(await w.content.has(telemetry!)).toBe(true);
     clock.advance(100); // 300 after the end
-    expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(1);
+    expect((await sweep(app, { ttlMs: 300 })).deleted).toBe(1);
     expect(await w.content.has(telemetry!)).toBe(false);
   });
 
@@ -91,9 +92,9 @@ describe("ADR 0140 D6 / ADR 0146: telemetry refs are TTL-reclaimed from the citi
     await reached; // the tool's result is journaled; the run is parked in its last model call
     const { telemetry } = await offloaded(app, "t1");
     clock.advance(299);
-    expect((await app.sweep({ ttlMs: 300 })).kept).toBe(1);
+    expect((await sweep(app, { ttlMs: 300 })).kept).toBe(1);
     clock.advance(1);
-    expect((await app.sweep({ ttlMs: 300 })).deleted).toBe(1);
+    expect((await sweep(app, { ttlMs: 300 })).deleted).toBe(1);
     expect(await w.content.has(telemetry!)).toBe(false);
     release();
     await app.result("t1");
@@ -106,9 +107,9 @@ describe("ADR 0140 D6 / ADR 0146: telemetry refs are TTL-reclaimed from the citi
     const victim = await w.content.put(utf8(JSON.stringify({ precious: true })));
     w.outputs.set("B", { page: { nested: forgedEnvelope(victim) } });
     await runAgent(app, "b1", "B", ["note"]);
-    expect((await app.sweep({ ttlMs: DAY })).kept).toBe(1);
+    expect((await sweep(app, { ttlMs: DAY })).kept).toBe(1);
     clock.advance(DAY);
-    expect((await app.sweep({ ttlMs: DAY })).deleted).toBe(1);
+    expect((await sweep(app, { ttlMs: DAY })).deleted).toBe(1);
     expect(await w.content.has(victim)).toBe(false);
   });
 });
@@ -122,7 +123,7 @@ describe("ADR 0140 D11 (2): trust by position and writer", () => {
     w.outputs.set("B", forgedEnvelope(victim));
     await runAgent(app, "b1", "B", ["note"]);
     clock.advance(DAY);
-    expect((await app.sweep({ ttlMs: DAY })).deleted).toBe(1);
+    expect((await sweep(app, { ttlMs: DAY })).deleted).toBe(1);
     expect(await w.content.has(victim)).toBe(false);
   });
 
@@ -142,7 +143,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
     const w = world();
     const app = w.app();
     const orphan = await w.content.put(utf8("nobody cites me"));
-    const result = await app.sweep({ ttlMs: YEAR });
+    const result = await sweep(app, { ttlMs: YEAR });
     expect(result).toMatchObject({ scanned: 1, deleted: 1, bytesDeleted: 15 });
     expect(await w.content.has(orphan)).toBe(false);
   });
@@ -170,7 +171,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
       touchClock: () => inner.touchClock!(),
       has: (a: string) => inner.has(a),
     });
-    const result = await w.app({ content }).sweep({ ttlMs: 0 });
+    const result = await sweep(w.app({ content }), { ttlMs: 0 });
     expect(result).toMatchObject({ deleted: 1, spared: 1 });
     expect(unconditional).toBe(0);
     expect(new Set(cutoffs)).toEqual(new Set([result.touchCutoff]));
@@ -187,7 +188,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
     events.append = async (id: string, expected: number, records: StoredRecord[]) => {
       // The tool's blob is in the store; its STEP_COMPLETED is about to be appended: sweep now.
       if (id === "a1" && records.some((r) => r.type === STEP_COMPLETED && r.effectId === "fetch") && !sweepDuringAppend) {
-        sweepDuringAppend = host.app!.sweep({ ttlMs: 0 });
+        sweepDuringAppend = sweep(host.app!, { ttlMs: 0 });
         await sweepDuringAppend;
       }
       return append(id, expected, records);
@@ -205,7 +206,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
     for (let i = 0; i < 600; i++) await w.content.put(utf8(`orphan ${i}`));
     const tasks = new Map<string, number>();
     app.on("progress", ({ task, done }) => tasks.set(task, Math.max(tasks.get(task) ?? 0, done)));
-    const result = await app.sweep({ ttlMs: 0, batches: 1 });
+    const result = await sweep(app, { ttlMs: 0, batches: 1 });
     expect(result.deleted).toBe(600);
     // Every history is walked once, the sweep's own included.
     expect(tasks.get("sweep.scan")).toBe((await w.stores.events.listExecutions()).length);
@@ -237,7 +238,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
         };
       },
     }) as EventStore;
-    await w.app({ events, content: counting }).sweep({ ttlMs: 0 });
+    await sweep(w.app({ events, content: counting }), { ttlMs: 0 });
     expect(gets).toBe(0);
     expect(maxReading).toBe(1);
   });
@@ -249,7 +250,7 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
       { seq: 1, at: 1, type: "loom.execution.started", subject: "Z", logicId: "x" },
       { seq: 2, at: 1, type: STEP_COMPLETED, stepId: "s", sealed: "c2VhbGVkIGJ5IHNvbWVvbmUgZWxzZQ==" },
     ]);
-    const result = await w.app().sweep({ ttlMs: 0 });
+    const result = await sweep(w.app(), { ttlMs: 0 });
     expect(result).toMatchObject({ unknownCitations: true, deleted: 0, kept: 1 });
     expect(await w.content.has(orphan)).toBe(true);
   });
@@ -257,37 +258,37 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
   it("refuses a content store without deleteIfUntouchedSince or touchClock (it never deletes unconditionally)", async () => {
     const w = world();
     const content = Object.assign(Object.create(w.content), { deleteIfUntouchedSince: undefined });
-    const error = await rejection(w.app({ content }).sweep({ ttlMs: 0 }));
+    const error = await rejection(sweep(w.app({ content }), { ttlMs: 0 }));
     expect(error).toBeInstanceOf(ConfigError);
     expect(String(error)).toMatch(/deleteIfUntouchedSince or touchClock/);
-    expect(await rejection(w.app().sweep({ ttlMs: -1 }))).toBeInstanceOf(ConfigError);
+    expect(await rejection(sweep(w.app(), { ttlMs: -1 }))).toBeInstanceOf(ConfigError);
   });
 });
 
 describe("the sweep is a machine run as a journaled execution", () => {
-  it("app.sweep runs the sweep machine as loom.sweep:<n>, one journaled step per batch", async () => {
+  it("sweep(app) runs the sweep machine as loom.sweep:<n>, one journaled step per batch", async () => {
     const w = world();
     const app = w.app();
-    const first = await app.sweep({ ttlMs: 0, batches: 3 });
-    const second = await app.sweep({ ttlMs: 0 });
+    const first = await sweep(app, { ttlMs: 0, batches: 3 });
+    const second = await sweep(app, { ttlMs: 0 });
     expect([first.sweepId, second.sweepId]).toEqual(["loom.sweep:1", "loom.sweep:2"]);
     expect(await w.stores.events.getExecution("loom.sweep:1")).toMatchObject({ logicId: SWEEP_LOGIC_ID, status: "done" });
     const steps = (await app.log("loom.sweep:1")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
     expect(steps).toEqual(["loom.sweep#begin", "loom.sweep#scan", "loom.sweep#reclaim:0", "loom.sweep#reclaim:1", "loom.sweep#reclaim:2"]);
   });
 
-  it("a concurrent app.sweep joins the sweep already running in the app", async () => {
+  it("a concurrent sweep(app) joins the sweep already running in the app", async () => {
     const app = world().app();
-    const [first, second] = await Promise.all([app.sweep({ ttlMs: 0 }), app.sweep({ ttlMs: 5 })]);
+    const [first, second] = await Promise.all([sweep(app, { ttlMs: 0 }), sweep(app, { ttlMs: 5 })]);
     expect(second).toBe(first);
-    expect((await app.sweep({ ttlMs: 0 })).sweepId).toBe("loom.sweep:2");
+    expect((await sweep(app, { ttlMs: 0 })).sweepId).toBe("loom.sweep:2");
   });
 
   it("a crash after any of its transitions is finished by running it again: the unfinished sweep is resumed", async () => {
     // A clean run counts the sweep's appends.
     const probe = world();
     const counter = new CrashingEvents(probe.stores.events, { prefix: "loom.sweep:" });
-    await probe.app({ events: counter }).sweep({ ttlMs: 0 });
+    await sweep(probe.app({ events: counter }), { ttlMs: 0 });
     expect(counter.counted).toBeGreaterThan(4);
     for (let at = 1; at <= counter.counted; at++) {
       for (const mode of ["before", "after"] as const) {
@@ -295,8 +296,8 @@ describe("the sweep is a machine run as a journaled execution", () => {
         await runAgent(w.app(), "a1", "A", ["fetch"]);
         const orphans = await Promise.all(Array.from({ length: 8 }, (_, i) => w.content.put(utf8(`orphan ${i}`))));
         const dying = new CrashingEvents(w.stores.events, { prefix: "loom.sweep:", at, mode });
-        expect(await rejection(w.app({ events: dying }).sweep({ ttlMs: 0 }))).toBeInstanceOf(SimulatedCrash);
-        const again = await w.app().sweep({ ttlMs: 0 });
+        expect(await rejection(sweep(w.app({ events: dying }), { ttlMs: 0 }))).toBeInstanceOf(SimulatedCrash);
+        const again = await sweep(w.app(), { ttlMs: 0 });
         const label = `crash ${mode} append ${at}`;
         // Dying after the last append, the sweep had finished: running it again is a new sweep.
         const finished = mode === "after" && at === counter.counted;
@@ -304,9 +305,25 @@ describe("the sweep is a machine run as a journaled execution", () => {
         for (const orphan of orphans) expect(await w.content.has(orphan), label).toBe(false);
         expect(await w.content.has((await offloaded(w.app(), "a1")).fetch!), label).toBe(true);
         expect((await w.stores.events.getExecution("loom.sweep:1"))?.status, label).toBe("done");
-        expect((await w.app().sweep({ ttlMs: 0 })).sweepId, label).toBe(finished ? "loom.sweep:3" : "loom.sweep:2");
+        expect((await sweep(w.app(), { ttlMs: 0 })).sweepId, label).toBe(finished ? "loom.sweep:3" : "loom.sweep:2");
       }
     }
+  });
+
+  it("a fresh app's resumeUnfinished finishes a crashed sweep before any lifecycle function is called on it (ADR 0011)", async () => {
+    const w = world();
+    await runAgent(w.app(), "a1", "A", ["fetch"]);
+    const orphan = await w.content.put(utf8("orphan"));
+    const dying = new CrashingEvents(w.stores.events, { prefix: "loom.sweep:", at: 3, mode: "after" });
+    expect(await rejection(sweep(w.app({ events: dying }), { ttlMs: 0 }))).toBeInstanceOf(SimulatedCrash);
+    expect((await w.stores.events.getExecution("loom.sweep:1"))?.status).toBe("running");
+    const fresh = w.app();
+    const { resumed, failed } = await fresh.resumeUnfinished();
+    expect(failed).toEqual([]);
+    expect(resumed.map((actor) => actor.id)).toEqual(["loom.sweep:1"]);
+    await fresh.result("loom.sweep:1");
+    expect((await w.stores.events.getExecution("loom.sweep:1"))?.status).toBe("done");
+    expect(await w.content.has(orphan)).toBe(false);
   });
 
   it("sweepUnpinnedContent({ events, content, ttlMs, clock, onProgress }) runs the same journaled sweep over bare stores", async () => {

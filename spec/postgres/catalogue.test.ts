@@ -11,6 +11,7 @@ import { memoryStores } from "../../stores/memory.js";
 import type { ExecutionInfo, Stores } from "../../stores/types.js";
 import { countedEffects, flow } from "../upgrades/support.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { migrate } from "../../upgrades.js";
 
 let server: PgServer;
 const schemas: string[] = [];
@@ -27,14 +28,14 @@ const v2 = flow({ version: "2", shape: "review" });
 const mapTrail = { migrate: ({ value, context, version }: { value: unknown; context: unknown; version?: string }) => ({ value, context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] } }) } as never;
 
 /** Parks `executionId` on v1 (waiting for CONTINUE); with `migrate`, then moves it to v2. */
-async function prepare(stores: Stores, executionId: string, migrate: boolean): Promise<void> {
+async function prepare(stores: Stores, executionId: string, move: boolean): Promise<void> {
   const { effects } = countedEffects();
   const first = createApp(defineConfig({ stores, effects }));
   await (await first.start(v1, { executionId, input: { name: executionId } })).settled();
   await first.close();
-  if (!migrate) return;
+  if (!move) return;
   const app = createApp(defineConfig({ stores, effects, logics: [v1, v2] }));
-  await app.migrate(executionId, v2, mapTrail);
+  await migrate(app, executionId, v2, mapTrail);
   await app.close();
 }
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresStores, type PostgresStores } from "../../adapters/postgres/index.js";
 import { canaryOf, everything, offloaded, runAgent, world, type WorldOptions } from "../lifecycle/support.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { eraseSubject, exportSubject } from "../../lifecycle.js";
 
 let server: PgServer;
 const opened: { stores: PostgresStores; schema: string }[] = [];
@@ -46,15 +47,15 @@ describe("erasure on PostgreSQL, rows dumped raw", () => {
     await runAgent(app, "b1", "B", ["fetch"]);
     const { fetch } = await offloaded(app, "a1");
     expect(await rawDump(stores, schema)).not.toContain(canaryOf("A")); // sealed at rest from the start
-    await app.eraseSubject("A");
+    await eraseSubject(app, "A");
     expect(await stores.keys.isDestroyed("A")).toBe(true);
     expect(await w.content.has(fetch!)).toBe(false);
     const dump = await rawDump(stores, schema);
     expect(dump).not.toContain(canaryOf("A"));
     expect(dump).not.toContain(hexOf(canaryOf("A")));
     expect(await everything(stores)).not.toContain(canaryOf("A"));
-    expect((await app.exportSubject("B")).claimChecked.every((blob) => blob.value !== undefined)).toBe(true);
-    expect((await app.eraseSubject("A")).contentDeleted).toEqual({ deleted: 0, retained: 0 });
+    expect((await exportSubject(app, "B")).claimChecked.every((blob) => blob.value !== undefined)).toBe(true);
+    expect((await eraseSubject(app, "A")).contentDeleted).toEqual({ deleted: 0, retained: 0 });
     await app.close();
   });
 
@@ -63,7 +64,7 @@ describe("erasure on PostgreSQL, rows dumped raw", () => {
     const app = w.app();
     await runAgent(app, "a1", "A", ["fetch"]);
     await runAgent(app, "b1", "B", ["fetch"]);
-    expect((await app.eraseSubject("A")).historiesDeleted).toEqual(["a1"]);
+    expect((await eraseSubject(app, "A")).historiesDeleted).toEqual(["a1"]);
     expect(await stores.events.getExecution("a1")).toBeUndefined();
     expect(await stores.events.getExecution("b1")).toBeDefined();
     const dump = await rawDump(stores, schema);

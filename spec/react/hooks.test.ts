@@ -13,6 +13,7 @@ import { PROVIDERS } from "../support/providers.js";
 import { createApp, defineConfig, memoryStores, type JournaledActor } from "../../index.js";
 import { demoMachine, failingBoom, fragileMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
+import { createReadModels } from "../../readModels.js";
 
 declare global {
   var IS_REACT_ACT_ENVIRONMENT: boolean;
@@ -110,13 +111,14 @@ describe("loomwork/react", () => {
 
   it("useExecutions and useExecutionView follow the app's read models", async () => {
     const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    const models = createReadModels(app);
     function List() {
-      const executions = useExecutions(app);
-      const one = useExecutionView(app, "b");
+      const executions = useExecutions(models);
+      const one = useExecutionView(models, "b");
       return createElement("p", { id: "list" }, `${executions.map((e) => `${e.executionId}:${e.status}`).join(",")} b=${one?.status ?? "-"}`);
     }
     await render(createElement(List));
-    await settle(() => app.readModels.ready);
+    await settle(() => models.ready);
     expect(text("list")).toBe(" b=-");
     await settle(async () => {
       for (const id of ["b", "a"]) await (await app.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
@@ -161,9 +163,10 @@ describe("loomwork/react", () => {
           },
         }),
       );
+      const models = createReadModels(app);
       function Chat() {
         const { text } = useExecutionStream(app, "ops-1");
-        const approvals = usePendingApprovals(app, "ops-1");
+        const approvals = usePendingApprovals(models, "ops-1");
         return createElement("p", { id: "chat" }, `${approvals.map((a) => `${a.toolName}:${a.toolCallId}`).join(",")} | ${text}`);
       }
       await render(createElement(Chat));
@@ -171,7 +174,7 @@ describe("loomwork/react", () => {
       await settle(async () => {
         actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), { executionId: "ops-1", input: { prompt: "clean up" } });
         for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++) await new Promise((r) => setTimeout(r, 5));
-        await app.readModels.ready;
+        await models.ready;
       });
       expect(text("chat")).toBe("deleteFile:call_rm | ");
       await settle(async () => {

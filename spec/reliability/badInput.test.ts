@@ -25,6 +25,7 @@ import { demoMachine } from "../support/demoMachine.js";
 import { countedDemoEffects, ForwardingEventStore } from "../support/harness.js";
 import { cases, contiguous, removeTempDirs, tempDir, timeout } from "./support.js";
 import { expandRecords } from "../../stores/recordFormat.js";
+import { eraseSubject, exportSubject, sweep } from "../../lifecycle.js";
 
 afterAll(removeTempDirs);
 
@@ -617,7 +618,7 @@ describe("bad input: forged claim-check envelopes", () => {
           );
           await app.start(loop, { executionId: "f", input: { prompt: "go" } });
           expect(await app.result("f")).toMatchObject({ text: "done" });
-          await app.sweep({ ttlMs: 0 });
+          await sweep(app, { ttlMs: 0 });
           const label = `${tool}${taint ? " (tainted)" : ""}, forged at ${JSON.stringify(path)}`;
           expect(await stores.content.has(victim), `${label}: the forged envelope pinned its blob`).toBe(false);
           // What the claim-check really offloaded (the listed tool's whole output) is kept and resolves.
@@ -663,7 +664,7 @@ describe("bad input: forged claim-check envelopes", () => {
     forged.address = await stores.content.put(new TextEncoder().encode('"nothing trusted cites this"'));
     await app.start(loopB, { executionId: "b1", subject: "B", input: { prompt: "go" } });
     await app.result("b1");
-    await app.sweep({ ttlMs: 0 });
+    await sweep(app, { ttlMs: 0 });
     expect(await stores.content.has(forged.address)).toBe(false);
   });
 
@@ -676,7 +677,7 @@ describe("bad input: forged claim-check envelopes", () => {
     forged.address = (fetched.output as { ref: { __loomContent: string } }).ref.__loomContent;
     await app.start(loopB, { executionId: "b1", subject: "B", input: { prompt: "go" } });
     await app.result("b1");
-    await app.eraseSubject("A");
+    await eraseSubject(app, "A");
     expect(await stores.content.has(forged.address), "A's plaintext blob outlived A's erasure").toBe(false);
   });
 });
@@ -782,10 +783,10 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     const stores = memoryStores();
     const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }));
     await app.start(demoMachine, { executionId: "kept", subject: "A", input: { topic: "t" } });
-    const erase = await rejection(app.eraseSubject(subject as string));
+    const erase = await rejection(eraseSubject(app, subject as string));
     expect(erase, shown).toBeInstanceOf(ConfigError);
     expect(erase, shown).toMatchObject({ path: "eraseSubject.subject" });
-    const exported = await rejection(app.exportSubject(subject as string));
+    const exported = await rejection(exportSubject(app, subject as string));
     expect(exported, shown).toBeInstanceOf(ConfigError);
     expect(exported, shown).toMatchObject({ path: "exportSubject.subject" });
     expect((await stores.events.listExecutions()).map((info) => info.executionId), `${shown}: nothing but "kept" written`).toEqual(["kept"]);
@@ -808,8 +809,8 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }));
     const actor = await app.start(demoMachine, { executionId: "s", subject, input: { topic: "t" } });
     await actor.settled();
-    expect((await app.exportSubject(subject)).executions.map((e) => e.executionId)).toEqual(["s"]);
-    await expect(app.eraseSubject(subject)).resolves.toBeDefined();
+    expect((await exportSubject(app, subject)).executions.map((e) => e.executionId)).toEqual(["s"]);
+    await expect(eraseSubject(app, subject)).resolves.toBeDefined();
     await app.close();
   });
 

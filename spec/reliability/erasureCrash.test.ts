@@ -23,6 +23,7 @@ import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { EventStore, StoredRecord } from "../../stores/types.js";
 import { canaryOf, lifecycleApp, SUBJECT_A, SUBJECT_B } from "./lifecycleWorld.js";
 import { buildChild, linesOf, pool, removeTempDirs, runChild, SOAK, spawnChild, tempDir, timeout } from "./support.js";
+import { eraseSubject, exportSubject } from "../../lifecycle.js";
 
 afterAll(removeTempDirs);
 beforeAll(() => buildChild("lifecycle.ts").then(() => undefined));
@@ -73,14 +74,14 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
 
     // B intact: blobs, export, result.
     for (const address of setup.addresses.b1!) expect(await stores.content.has(address), `${label}: B's blob ${address}`).toBe(true);
-    const exported = await app.exportSubject(SUBJECT_B);
+    const exported = await exportSubject(app, SUBJECT_B);
     expect(exported.claimChecked.map((blob) => blob.address).sort(), label).toEqual([...setup.addresses.b1!].sort());
     for (const blob of exported.claimChecked) expect(blob, `${label}: B's blob ${blob.address} resolves`).toHaveProperty("value");
     expect(JSON.stringify(exported), label).toContain(canaryOf(SUBJECT_B));
     expect(await app.result("b1"), label).toEqual(setup.outputs.b1);
 
     // A further erase is a successful no-op.
-    const again = await app.eraseSubject(SUBJECT_A);
+    const again = await eraseSubject(app, SUBJECT_A);
     expect(again.contentDeleted.deleted, `${label}: second erase`).toBe(0);
   } finally {
     await app.close();
@@ -184,7 +185,7 @@ describe("erasure under crashes: found by the deterministic simulation (soak see
 
     const second = app(); // a new process: x is not running in it yet
     loseNextPlanAck = true;
-    const failed = await second.eraseSubject("S").then(
+    const failed = await eraseSubject(second, "S").then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -202,7 +203,7 @@ describe("erasure under crashes: found by the deterministic simulation (soak see
     expect(await base.events.head("x"), "nothing of x was written").toBe(head);
     expect(fetches, "x's tool did not run again").toBe(1);
 
-    const erased = await second.eraseSubject("S");
+    const erased = await eraseSubject(second, "S");
     expect(erased).toMatchObject({ subject: "S", shredded: true, alreadyErased: false, coordinatorId: "loom.erase:S:1", executions: ["x"], contentDeleted: { deleted: 0, retained: 0 } });
     expect(await base.keys.isDestroyed("S")).toBe(true);
     expect(await second.resume("x").then(() => undefined, (error: unknown) => error)).toMatchObject({ code: "LOOM_SUBJECT_ERASED", executionId: "x" });

@@ -23,6 +23,7 @@ import { KeyMissingError, SubjectErasedError, WriterLockedError } from "../../st
 import type { Stores } from "../../stores/types.js";
 import { kill, spawnChild, waitForOutput } from "../fs/helpers.js";
 import { linesOf, pool, removeTempDirs, runChild, tempDir } from "./support.js";
+import { eraseSubject, exportSubject } from "../../lifecycle.js";
 
 afterAll(removeTempDirs);
 
@@ -203,7 +204,7 @@ describe("a key file deleted without an erasure", () => {
     expectKeyMissing(await refusal(app.result("a1")), keyFile);
     expectKeyMissing(await refusal(app.log("a1")), keyFile);
     expectKeyMissing(await refusal(app.resume("a1")), keyFile);
-    expectKeyMissing(await refusal(app.exportSubject("alice")), keyFile);
+    expectKeyMissing(await refusal(exportSubject(app, "alice")), keyFile);
     expectKeyMissing(await refusal(stores.keys.get("alice")), keyFile);
     expectKeyMissing(await refusal(stores.keys.getOrCreate("alice")), keyFile);
     expect(await stores.keys.isDestroyed("alice")).toBe(false);
@@ -241,7 +242,7 @@ describe("a key file deleted without an erasure", () => {
     await unlink(keyFile);
     stores = await fsStores({ dir });
     app = createApp(defineConfig({ stores, effects: effects(), logics: [loop], security: { crypto: { keys: stores.keys } }, compliance: { erase: true } }));
-    await app.eraseSubject("alice");
+    await eraseSubject(app, "alice");
     expect(await stores.keys.isDestroyed("alice")).toBe(true);
     await expect(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })).rejects.toBeInstanceOf(SubjectErasedError);
     await app.close();

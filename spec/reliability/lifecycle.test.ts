@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { ErasureInProgressError } from "../../actors/lifecycle/erase.js";
 import { ExecutionStoppedError } from "../../actors/errors.js";
-import { exportSubject } from "../../actors/lifecycle/standalone.js";
 import { tainted } from "../../machines/helpers/taint.js";
 import { EncryptingContentStore } from "../../stores/encryptingContentStore.js";
 import { SubjectErasedError } from "../../stores/errors.js";
@@ -17,6 +16,7 @@ import type { ContentStore } from "../../stores/types.js";
 import { forgedEnvelope } from "../lifecycle/forgery.js";
 import { canaryOf, CrashingEvents, offloaded, rejection, runAgent, SimulatedCrash, world } from "../lifecycle/support.js";
 import { removeTempDirs, tempDir } from "./support.js";
+import { archive, eraseSubject, exportSubject } from "../../lifecycle.js";
 
 afterAll(removeTempDirs);
 
@@ -49,7 +49,7 @@ describe("exportSubject resolves only the envelopes the claim-check wrote (ADR 0
       const { fetch: aAddress } = await offloaded(app, "a1");
       reads.length = 0;
 
-      const exported = await app.exportSubject("A");
+      const exported = await exportSubject(app, "A");
       expect(reads, "export read only A's own blob").toEqual([aAddress]);
       expect(exported.claimChecked.map((b) => b.address)).toEqual([aAddress]);
       expect(exported.claimChecked[0]!.value).toMatchObject({ owner: "A", canary: canaryOf("A") });
@@ -71,7 +71,7 @@ describe("after an erasure the subject is erased in both modes", () => {
       const w = world({ crypto });
       const app = w.app();
       await runAgent(app, "a1", "A", ["fetch"]);
-      await app.eraseSubject("A");
+      await eraseSubject(app, "A");
       const before = JSON.stringify(await w.stores.events.listExecutions());
       const loop = agentLoop$({ id: "agent-fetch", model: "model", tools: ["fetch"], warnTranscriptBytes: false });
       for (const target of [app, w.app()]) {
@@ -95,7 +95,7 @@ describe("after an erasure the subject is erased in both modes", () => {
       expect(await app.result("a1")).toMatchObject({ text: "done" });
       // The read models are not touched first: awaiting their hydration once hid that the outcome was kept
       // whenever the app had not created them (spec/lifecycle/inMemoryCopies.test.ts covers the read models).
-      await app.eraseSubject("A");
+      await eraseSubject(app, "A");
       for (const [label, target] of [["same app", app], ["fresh app", w.app()]] as const) {
         const error = await rejection(target.result("a1"));
         expect(error, `${mode}, ${label}`).toBeInstanceOf(SubjectErasedError);
@@ -124,7 +124,7 @@ describe("a stopped, then archived, execution stays stopped (one fold for recove
     await parked;
     await app.stop("s1");
     const stoppedStats = await w.app().stats("s1");
-    const { snapshotSeq } = await app.archive("s1");
+    const { snapshotSeq } = await archive(app, "s1");
     const head = await w.stores.events.head("s1");
     expect(snapshotSeq).toBe(head);
     expect(((await w.stores.events.getSnapshot("s1"))!.state as { status: string }).status).toBe("stopped");
@@ -149,7 +149,7 @@ describe("the erasure-in-progress guard finds the coordinator of a subject whose
       await runAgent(app, "u1", SUBJECT, ["fetch"]);
       // The erasure dies right after its intent is journaled (before the shred): the coordinator stays running.
       const dying = new CrashingEvents(w.stores.events, { prefix: "loom.erase:", at: 3, mode: "after" });
-      expect(await rejection(w.app({ events: dying }).eraseSubject(SUBJECT))).toBeInstanceOf(SimulatedCrash);
+      expect(await rejection(eraseSubject(w.app({ events: dying }), SUBJECT))).toBeInstanceOf(SimulatedCrash);
       const running = (await w.stores.events.listExecutions()).filter((i) => i.executionId.startsWith("loom.erase:") && i.status === "running");
       expect(running.map((i) => i.executionId)).toEqual([`loom.erase:${encodeURIComponent(SUBJECT)}:1`]);
 
@@ -162,7 +162,7 @@ describe("the erasure-in-progress guard finds the coordinator of a subject whose
       expect(resumed).toMatchObject({ code: "LOOM_ERASURE_IN_PROGRESS", subject: SUBJECT });
       expect(await w.stores.events.head("u2")).toBe(0);
 
-      await fresh.eraseSubject(SUBJECT);
+      await eraseSubject(fresh, SUBJECT);
       expect(await rejection(fresh.start(loop, { executionId: "u2", subject: SUBJECT, input: { prompt: "more" } }))).toBeInstanceOf(SubjectErasedError);
       expect(await w.stores.events.head("u2")).toBe(0);
     });

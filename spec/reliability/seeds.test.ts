@@ -18,6 +18,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { ContentPutOptions, StoredRecord } from "../../stores/types.js";
 import { CountingContentStore } from "../support/countingContentStore.js";
+import { eraseSubject, sweep } from "../../lifecycle.js";
 
 const completed = async (app: App, id: string) => (await app.log(id)).filter((r) => r.type === STEP_COMPLETED);
 const toolOutputs = async (app: App, id: string) =>
@@ -257,7 +258,7 @@ describe("ADR 0140 D6 and D8: a result that arrives after its step was abandoned
     await app.start(loop, { executionId: "e", subject: "A", input: { prompt: "go" } });
     await tool.running;
     const left = chainLeft(app, "late#turn:0:tool:0");
-    const erased = app.eraseSubject("A");
+    const erased = eraseSubject(app, "A");
     // The erasure stops the execution first (its outcome settles), then deletes or seals its history.
     await expect(app.result("e")).rejects.toThrow();
     tool.finish();
@@ -283,7 +284,7 @@ describe("ADR 0140 D6 and D8: a result that arrives after its step was abandoned
     expect(await blobs(content)).toHaveLength(1);
     // Nothing cites the blob, and the abandoned step no longer counts as an offload in flight.
     expect((await app.log("g")).filter((r) => r.stepId === "late#turn:0:tool:0")).toEqual([]);
-    const swept = await app.sweep({ ttlMs: 0 });
+    const swept = await sweep(app, { ttlMs: 0 });
     expect(swept).toMatchObject({ deleted: 1, spared: 0 });
     expect(await blobs(content)).toEqual([]);
   });
@@ -304,7 +305,7 @@ describe("ADR 0140 D6 and D8: a result that arrives after its step was abandoned
     await stopped;
     expect((await app.log("o")).filter((r) => r.stepId === "late#turn:0:tool:0")).toEqual([]);
     expect(await blobs(content)).toHaveLength(1);
-    expect(await app.sweep({ ttlMs: 0 })).toMatchObject({ deleted: 1, spared: 0 });
+    expect(await sweep(app, { ttlMs: 0 })).toMatchObject({ deleted: 1, spared: 0 });
   });
 });
 

@@ -19,6 +19,7 @@ import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { FAULTS, simulate, type SimulationResult } from "./simulation.js";
 import { cases, timeout } from "./support.js";
+import { sweep } from "../../lifecycle.js";
 
 function seedList(count: number): number[] {
   const only = Number(process.env.LOOMWORK_SEED);
@@ -142,7 +143,7 @@ describe("deterministic simulation: the regressions it found", () => {
     setTimeout(() => events.release(), 50);
     await closed;
     const second = createApp(config());
-    await second.sweep({ ttlMs: 0 });
+    await sweep(second, { ttlMs: 0 });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
@@ -170,7 +171,7 @@ describe("deterministic simulation: found by its sweeps while a citing append is
     app.on("append", ({ executionId, records }) => {
       if (executionId.startsWith("loom.sweep") && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes("scan"))) events.release();
     });
-    await app.sweep({ ttlMs: 0 });
+    await sweep(app, { ttlMs: 0 });
     expect(await app.result("g")).toMatchObject({ text: "done" });
     const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
     expect(cited, "the in-flight append landed").toBeDefined();

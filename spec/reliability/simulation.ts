@@ -22,6 +22,7 @@ import type { EventStore, StoredRecord, Stores } from "../../stores/types.js";
 import { demoMachine } from "../support/demoMachine.js";
 import { prng } from "../support/workload.js";
 import { contiguous, duplicateOutcomes, sha256 } from "./support.js";
+import { eraseSubject, sweep } from "../../lifecycle.js";
 
 /**
  * A storage fault the scheduler arms for the next append(s). `stall-cited` holds the next append whose
@@ -442,11 +443,11 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     } else if (roll < 0.94) {
       eraseRequested = true;
       erasures++;
-      await attempt(`erase ${ERASABLE}`, () => world.app.eraseSubject(ERASABLE));
+      await attempt(`erase ${ERASABLE}`, () => eraseSubject(world.app, ERASABLE));
     } else {
       const ttlMs = pick([0, 500, 60_000]);
       sweeps++;
-      await attempt(`sweep ttl ${ttlMs}`, () => world.app.sweep({ ttlMs }));
+      await attempt(`sweep ttl ${ttlMs}`, () => sweep(world.app, { ttlMs }));
     }
     await flush();
     // A claim-checked blob is put and the append that cites it is held: sweep now, with nothing spared by
@@ -454,7 +455,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     if (faulting.heldCited > 0) {
       sweeps++;
       inflightSweeps++;
-      await attempt("sweep ttl 0 while a citing append is in flight", () => world.app.sweep({ ttlMs: 0 }));
+      await attempt("sweep ttl 0 while a citing append is in flight", () => sweep(world.app, { ttlMs: 0 }));
     }
   }
 
@@ -485,7 +486,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     }
     violations.push(`${what} never completed`);
   };
-  if (eraseRequested) await settle(`finish erasing ${ERASABLE}`, () => world.app.eraseSubject(ERASABLE));
+  if (eraseRequested) await settle(`finish erasing ${ERASABLE}`, () => eraseSubject(world.app, ERASABLE));
   const done = async (id: string) => (await erased(id)) || ((await exists(id)) && (await ended(id)));
   for (let round = 0; round < 60; round++) {
     if ((await Promise.all(ids.map(done))).every(Boolean)) break;
@@ -500,7 +501,7 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     await flush();
   }
 
-  await settle("final sweep", () => world.app.sweep({ ttlMs: 0 }));
+  await settle("final sweep", () => sweep(world.app, { ttlMs: 0 }));
   await flush();
 
   // Invariants over the final journals.

@@ -1,6 +1,6 @@
 // Which agentLoop$ changes are safe without a version or a patch: each row of docs/upgrades.md's agent
 // table is decided here, by replaying journals written by the old agent against the changed one
-// (app.checkReplay) and by resuming a run that was in flight when the app moved.
+// (checkReplay(app, logic)) and by resuming a run that was in flight when the app moved.
 //
 // The journals: `answers-<n>` asks the model, which calls `search` n times and then answers;
 // `limit` runs into maxTurns (the model never stops calling tools); `inflight` is parked mid-run (its
@@ -17,6 +17,7 @@ import { patchedValue } from "../../machines/helpers/patches.js";
 import { memoryStores } from "../../stores/memory.js";
 import { PATCH_MARKED } from "../../stores/schema.js";
 import type { Stores } from "../../stores/types.js";
+import { checkReplay } from "../../upgrades.js";
 
 const BASE: AgentLoopConfig = { id: "agent", model: "model", tools: ["search"], maxTurns: 3 };
 
@@ -77,7 +78,7 @@ async function judge(changed: AgentLoopConfig, options: { snapshotEvery?: number
   const { effects, requests } = agentEffects();
   const agent = agentLoop$(changed);
   const app = createApp(defineConfig({ stores, effects, logics: [agent] }));
-  const report = await app.checkReplay(agent);
+  const report = await checkReplay(app, agent);
   const verdicts = Object.fromEntries(report.results.filter((r) => r.status !== "compatible").map((r) => [r.executionId, r.status]));
   const compatible = ["answers-0", "answers-1", "limit", "inflight"].filter((id) => !(id in verdicts));
   let inflight: unknown;
@@ -151,7 +152,7 @@ describe("agentLoop$ changes with patchedValue(changeId, ifPatched, otherwise)",
     await app.start(agentLoop$(changed), { executionId: "new-limit", input: { prompt: "tools:99" } });
     expect(await app.result("new-limit")).toMatchObject({ turns: 5 });
     expect((await app.log("new-limit")).filter((r) => r.type === PATCH_MARKED)).toEqual([expect.objectContaining({ changeId: "more-turns" })]);
-    expect((await app.checkReplay(agentLoop$(changed))).ok).toBe(true);
+    expect((await checkReplay(app, agentLoop$(changed))).ok).toBe(true);
     await app.close();
   });
 

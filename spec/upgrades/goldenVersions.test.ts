@@ -16,6 +16,7 @@ import { GOLDEN_FLOW_FIXTURE, goldenFlow } from "./goldenFlow.js";
 import { GOLDEN_AGENT_V3_FIXTURE, GOLDEN_FLOW_V3_FIXTURE } from "./goldenV3.js";
 import { goldenAgent, goldenAgentEffects } from "./goldenAgent.js";
 import { countedEffects, flow, patchedFlow, removeTempDirs, tempDir } from "./support.js";
+import { checkReplay } from "../../upgrades.js";
 
 afterAll(removeTempDirs);
 
@@ -68,7 +69,7 @@ describe("golden journals and versions", () => {
     const actor = await app.resume(demoV1.executionId);
     expect(runs.size).toBe(0);
     expect(actor.getSnapshot().status).toBe("done");
-    expect((await app.checkReplay(declared)).ok).toBe(true);
+    expect((await checkReplay(app, declared)).ok).toBe(true);
     await app.close();
   });
 
@@ -125,10 +126,10 @@ describe("golden journals and versions", () => {
         expect(await app.result(golden.executionId)).toEqual(golden.records.at(-1)!.output);
       }
       expect(flowEffects.total() + runs.size).toBe(0);
-      expect((await app.checkReplay(goldenFlow)).ok).toBe(true);
-      expect((await app.checkReplay(goldenAgent)).ok).toBe(true);
+      expect((await checkReplay(app, goldenFlow)).ok).toBe(true);
+      expect((await checkReplay(app, goldenAgent)).ok).toBe(true);
       // Without the patched guard, CONTINUE takes the old path: the journal's transition is reported with the `from` it derives.
-      const report = await app.checkReplay(flow({ version: "2" }), { executionIds: [flowV3.executionId] });
+      const report = await checkReplay(app, flow({ version: "2" }), { executionIds: [flowV3.executionId] });
       expect(report.results[0]).toMatchObject({ status: "diverges", seq: 7, produced: { to: "finishing" }, journal: { type: TRANSITION, from: "waiting", to: "greeting", event: "CONTINUE" } });
       await app.close();
       await stores.close?.();

@@ -1,4 +1,4 @@
-// app.migrate: an execution parked on v1 is moved, explicitly and journaled, to v2 with its context
+// migrate(app, id, to): an execution parked on v1 is moved, explicitly and journaled, to v2 with its context
 // mapped by the author; from then on it resumes on v2 (v1 no longer needed), across restarts on fs.
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -10,6 +10,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { EXECUTION_MIGRATED } from "../../stores/schema.js";
 import type { Stores } from "../../stores/types.js";
 import { countedEffects, flow, removeTempDirs, tempDir } from "./support.js";
+import { checkReplay, migrate } from "../../upgrades.js";
 
 afterAll(removeTempDirs);
 
@@ -24,7 +25,7 @@ async function parked(stores: Stores, executionId: string, options: { subject?: 
   await app.close();
 }
 
-describe("app.migrate", () => {
+describe("migrate(app, executionId, to)", () => {
   it("moves a parked v1 execution to v2 with its context mapped, journaled; it then finishes on v2 without v1, across restarts", async () => {
     const dir = await tempDir("migrate");
     let stores = await fsStores({ dir });
@@ -34,7 +35,7 @@ describe("app.migrate", () => {
     stores = await fsStores({ dir });
     const counted = countedEffects();
     const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [v1, v2] }));
-    const result = await app.migrate("m", v2, { migrate: ({ value, context, version }) => ({ value, context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] } }) });
+    const result = await migrate(app, "m", v2, { migrate: ({ value, context, version }) => ({ value, context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] } }) });
     expect(result).toEqual({ executionId: "m", fromVersion: "1", version: "2", seq: 5 });
     const log = await app.log("m");
     expect(log.at(-1)).toMatchObject({ seq: 5, type: EXECUTION_MIGRATED, fromVersion: "1", version: "2" });
@@ -52,7 +53,7 @@ describe("app.migrate", () => {
     await actor.settled();
     await actor.sendAsync({ type: "CLOSE" });
     expect(await onV2.result("m")).toEqual({ trail: ["m", "done:prepare", "from 1", "done:review", "done:finish"] });
-    expect((await onV2.checkReplay(v2, { executionIds: ["m"] })).ok).toBe(true);
+    expect((await checkReplay(onV2, v2, { executionIds: ["m"] })).ok).toBe(true);
     await onV2.close();
     await stores.close();
 
@@ -76,7 +77,7 @@ describe("app.migrate", () => {
     // The author moves it past the rest of the flow, to "closing".
     const v3 = flow({ version: "3" });
     const app = createApp(defineConfig({ stores, effects, logics: [v1, v3] }));
-    await app.migrate("renamed", v3, { migrate: () => ({ value: "closing" }) });
+    await migrate(app, "renamed", v3, { migrate: () => ({ value: "closing" }) });
     await app.close();
     expect((await stores.events.getSnapshot("renamed"))?.seq).toBe(5);
     const next = createApp(defineConfig({ stores, effects, logics: [v3] }));
@@ -93,7 +94,7 @@ describe("app.migrate", () => {
     const { effects } = countedEffects();
     const config = { stores, effects, logics: [v1, v2], security: { crypto: { keys: stores.keys } } };
     const app = createApp(defineConfig(config));
-    await app.migrate("sealed", v2);
+    await migrate(app, "sealed", v2);
     await app.close();
     const raw = (await stores.events.read("sealed")).at(-1)!;
     expect(raw).toMatchObject({ type: EXECUTION_MIGRATED, version: "2" });
@@ -109,7 +110,7 @@ describe("app.migrate", () => {
     const { effects } = countedEffects();
     const app = createApp(defineConfig({ stores, effects, logics: [v1, v2] }));
     await app.resume("live");
-    await expect(app.migrate("live", v2)).rejects.toMatchObject({ code: RUNTIME_ERROR_CODES.migrationRefused, executionId: "live" });
+    await expect(migrate(app, "live", v2)).rejects.toMatchObject({ code: RUNTIME_ERROR_CODES.migrationRefused, executionId: "live" });
     await app.close();
 
     const hanging = { work: { kind: "tool" as const, run: () => new Promise<never>(() => undefined) } };
@@ -127,7 +128,7 @@ describe("app.migrate", () => {
     await ended.close();
 
     const fresh = createApp(defineConfig({ stores, effects, logics: [v1, v2] }));
-    const refusal = (id: string, to = v2) => fresh.migrate(id, to).catch((e: unknown) => e);
+    const refusal = (id: string, to = v2) => migrate(fresh, id, to).catch((e: unknown) => e);
     expect(await refusal("in-flight")).toMatchObject({ reason: expect.stringContaining("flow#prepare:1") });
     expect(await refusal("ended")).toMatchObject({ reason: expect.stringContaining("ended") });
     const other = flow({ version: "2" });

@@ -12,6 +12,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { EVENT_RECEIVED, PATCH_MARKED, TRANSITION } from "../../stores/schema.js";
 import type { JournalRecord, Stores } from "../../stores/types.js";
 import { countedEffects, flow, patchedFlow, removeTempDirs, tempDir } from "./support.js";
+import { checkReplay } from "../../upgrades.js";
 
 afterAll(removeTempDirs);
 
@@ -73,7 +74,7 @@ describe("patched(changeId)", () => {
 
     // And once more after they ended: both replay, with and without their snapshots.
     stores = await fsStores({ dir });
-    const report = await createApp(defineConfig({ stores, effects: countedEffects().effects })).checkReplay(patchedFlow());
+    const report = await checkReplay(createApp(defineConfig({ stores, effects: countedEffects().effects })), patchedFlow());
     expect(report).toMatchObject({ checked: 2, compatible: 2, ok: true });
     await stores.close();
   });
@@ -192,11 +193,11 @@ describe("deprecatePatch(changeId)", () => {
     expect(counted.total()).toBe(0);
     // Written after the deprecation, it still journals the marker: a rollback to patched() replays it.
     expect(markers(await app.log("deprecated"))).toHaveLength(1);
-    const rollback = await app.checkReplay(patchedFlow(), { executionIds: ["deprecated", "patched"] });
+    const rollback = await checkReplay(app, patchedFlow(), { executionIds: ["deprecated", "patched"] });
     expect(rollback.ok).toBe(true);
 
     // The precondition of a deprecation: no journal from before the patch remains. checkReplay says which one does.
-    const gate = await app.checkReplay(deprecated);
+    const gate = await checkReplay(app, deprecated);
     expect(gate).toMatchObject({ checked: 3, compatible: 2, diverged: 1, ok: false });
     expect(gate.results).toContainEqual(expect.objectContaining({ executionId: "pre-patch", status: "diverges" }));
     await app.close();

@@ -1,4 +1,4 @@
-// app.checkReplay and `loomwork replay-check`: stored journals replayed against a new logic with no
+// checkReplay(app, logic) and `loomwork replay-check`: stored journals replayed against a new logic with no
 // effect run; per execution compatible or where it diverges; an exit code a CI gate reads.
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -9,6 +9,7 @@ import { memoryStores } from "../../stores/memory.js";
 import type { Stores } from "../../stores/types.js";
 import { cli } from "../cli/support.js";
 import { countedEffects, flow, removeTempDirs, tempDir } from "./support.js";
+import { checkReplay } from "../../upgrades.js";
 
 afterAll(removeTempDirs);
 
@@ -27,14 +28,14 @@ async function journals(stores: Stores, count: number): Promise<void> {
   await app.close();
 }
 
-describe("app.checkReplay", () => {
+describe("checkReplay(app, logic)", () => {
   it("reports exactly the executions that diverge, with the seq and both values, running nothing", async () => {
     const stores = memoryStores();
     await journals(stores, 3);
     const counted = countedEffects();
     const app = createApp(defineConfig({ stores, effects: counted.effects }));
-    expect(await app.checkReplay(flow())).toMatchObject({ logicId: "flow", checked: 6, compatible: 6, diverged: 0, ok: true });
-    const report = await app.checkReplay(flow({ shape: "review" }));
+    expect(await checkReplay(app, flow())).toMatchObject({ logicId: "flow", checked: 6, compatible: 6, diverged: 0, ok: true });
+    const report = await checkReplay(app, flow({ shape: "review" }));
     expect(report).toMatchObject({ checked: 6, compatible: 3, diverged: 3, unreadable: 0, ok: false });
     const diverged = report.results.filter((r) => r.status === "diverges");
     expect(diverged.map((r) => r.executionId).sort()).toEqual(["through-0", "through-1", "through-2"]);
@@ -51,11 +52,11 @@ describe("app.checkReplay", () => {
     await journals(stores, 2);
     const app = createApp(defineConfig({ stores, effects: countedEffects().effects }));
     const review = flow({ shape: "review" });
-    expect(await app.checkReplay(review, { executionIds: ["parked-1", "through-1"] })).toMatchObject({ checked: 2, diverged: 1 });
-    expect(await app.checkReplay(review, { limit: 1 })).toMatchObject({ checked: 1 });
+    expect(await checkReplay(app, review, { executionIds: ["parked-1", "through-1"] })).toMatchObject({ checked: 2, diverged: 1 });
+    expect(await checkReplay(app, review, { limit: 1 })).toMatchObject({ checked: 1 });
     const streamed: string[] = [];
     const progress: string[] = [];
-    const report = await app.checkReplay(review, {
+    const report = await checkReplay(app, review, {
       onResult: (r) => streamed.push(`${r.executionId}:${r.status}`),
       onProgress: ({ checked, total }) => progress.push(`${checked}/${total}`),
     });
@@ -63,7 +64,7 @@ describe("app.checkReplay", () => {
     expect(progress).toEqual(["1/4", "2/4", "3/4", "4/4"]);
     // Streamed, the report keeps only what is not compatible: memory bounded by the failures.
     expect(report.results.map((r) => r.status)).toEqual(["diverges", "diverges"]);
-    await expect(app.checkReplay(review, { limit: -1 })).rejects.toThrow(ConfigError);
+    await expect(checkReplay(app, review, { limit: -1 })).rejects.toThrow(ConfigError);
     await app.close();
   });
 
@@ -73,12 +74,12 @@ describe("app.checkReplay", () => {
     const { effects } = countedEffects();
     const app = createApp(defineConfig({ stores, effects }));
     const other = flow({ version: "9" });
-    const report = await app.checkReplay(other, { executionIds: ["nope", "parked-0"] });
+    const report = await checkReplay(app, other, { executionIds: ["nope", "parked-0"] });
     expect(report.results[0]).toMatchObject({ executionId: "nope", status: "unreadable" });
     expect(report.results[1]).toMatchObject({ executionId: "parked-0", status: "compatible" });
     const renamed = flow();
     Object.defineProperty(renamed, "id", { value: "renamed" });
-    const mismatch = await app.checkReplay(renamed, { executionIds: ["parked-0"] });
+    const mismatch = await checkReplay(app, renamed, { executionIds: ["parked-0"] });
     expect(mismatch.results[0]).toMatchObject({ status: "diverges", seq: 1 });
     await app.close();
   });

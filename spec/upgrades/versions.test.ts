@@ -14,6 +14,7 @@ import { memoryStores } from "../../stores/memory.js";
 import { EVENT_SCHEMA, EXECUTION_STARTED } from "../../stores/schema.js";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { countedEffects, flow, removeTempDirs, tempDir } from "./support.js";
+import { checkReplay } from "../../upgrades.js";
 
 afterAll(removeTempDirs);
 
@@ -93,8 +94,8 @@ describe("version identity", () => {
       expect(actor.getSnapshot().status).toBe("done");
     }
     expect(again.total()).toBe(0);
-    expect((await replayer.checkReplay(v1, { executionIds: ["run-old"] })).ok).toBe(true);
-    expect((await replayer.checkReplay(v2, { executionIds: ["run-new"] })).ok).toBe(true);
+    expect((await checkReplay(replayer, v1, { executionIds: ["run-old"] })).ok).toBe(true);
+    expect((await checkReplay(replayer, v2, { executionIds: ["run-new"] })).ok).toBe(true);
     await replayer.close();
     await reopened.close();
   });

@@ -6,6 +6,7 @@ import { createApp, defineConfig, STEP_COMPLETED, TOOL_APPROVAL_EVENT, WriterLoc
 import { indexedDbStores, watchExecutions, type IndexedDbStores } from "../../adapters/indexeddb/index.js";
 import { DEFAULT_PROMPT, LOOP_ID, researchEffects, researchLoop } from "./agent.js";
 import { el, renderDetail, renderExecutions, type LocalFacts } from "./view.js";
+import { createReadModels } from "../../readModels.js";
 
 const DATABASE = "loomwork-browser-offline";
 // ?pace=<ms> per tool call (a model call takes half): slow enough by default to reload mid-run.
@@ -43,6 +44,7 @@ function countCall(ctx: EffectContext): void {
 
 const stores: IndexedDbStores = await indexedDbStores({ name: DATABASE });
 const app = createApp(defineConfig({ stores, effects: researchEffects(pace, countCall), logics: [researchLoop], execution: { snapshotEvery: 16 } }));
+const models = createReadModels(app);
 
 /**
  * Runs `work` (a start or a resume) as the execution's single writer: the app takes the stores' Web Lock
@@ -96,10 +98,10 @@ async function draw(): Promise<void> {
   renderApprovals(info);
 }
 
-/** A tool call waiting for the user (needsApproval), from app.readModels: approve or deny it here. */
+/** A tool call waiting for the user (needsApproval), from the read models: approve or deny it here. */
 function renderApprovals(info: ExecutionInfo | undefined): void {
   const actor = info && actors.get(info.executionId);
-  const pending = (info && app.readModels.execution(info.executionId)?.pendingApprovals) ?? [];
+  const pending = (info && models.execution(info.executionId)?.pendingApprovals) ?? [];
   if (!actor || pending.length === 0) return;
   const decide = (toolCallId: string, approved: boolean) => () => void actor.sendAsync({ type: TOOL_APPROVAL_EVENT, toolCallId, approved }).catch(fail);
   ui.detail.prepend(
@@ -137,7 +139,7 @@ addEventListener("online", showNetwork);
 addEventListener("offline", showNetwork);
 showNetwork();
 
-await app.readModels.ready;
+await models.ready;
 await resumeUnfinished().catch(fail);
 watchExecutions(
   stores,

@@ -5,7 +5,7 @@
 // main process or not at all.
 import { workerData, type MessagePort } from "node:worker_threads";
 import { BridgeSendError, connectBridge } from "../../adapters/bridge/index.js";
-import type { ExecutionView } from "../../index.js";
+import type { ExecutionView } from "../../readModels.js";
 
 const { port, window, approve } = workerData as { port: MessagePort; window: number; approve: boolean };
 const say = (text: string) => port.postMessage({ log: `[ui ${window}] ${text}` });

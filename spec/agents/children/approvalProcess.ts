@@ -13,6 +13,7 @@ import { createToolEffect } from "../../../actors/effects/effect.js";
 import { fromAiSdk } from "../../../adapters/ai-sdk/index.js";
 import { fsStores } from "../../../adapters/fs/index.js";
 import { PROVIDERS } from "../../support/providers.js";
+import { createReadModels } from "../../../readModels.js";
 
 const options = JSON.parse(process.argv[2]!) as { dir: string; baseURL: string; mode: "start" | "approve"; toolCallId?: string };
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -37,13 +38,15 @@ const whenParked = (actor: { getSnapshot(): { value: unknown }; subscribe(f: () 
 if (options.mode === "start") {
   const actor = await app.start(loop, { executionId: "mail-1", input: { prompt: "Email Ada." } });
   await whenParked(actor);
-  await app.readModels.ready;
-  out(`parked ${JSON.stringify(app.readModels.execution("mail-1")!.pendingApprovals)}`);
+  const models = createReadModels(app);
+  await models.ready;
+  out(`parked ${JSON.stringify(models.execution("mail-1")!.pendingApprovals)}`);
   await new Promise(() => undefined); // the parent kills this process here
 } else {
   const actor = await app.resume("mail-1", loop);
-  await app.readModels.ready;
-  out(`resumed ${JSON.stringify({ state: actor.getSnapshot().value, pending: app.readModels.execution("mail-1")!.pendingApprovals })}`);
+  const models = createReadModels(app);
+  await models.ready;
+  out(`resumed ${JSON.stringify({ state: actor.getSnapshot().value, pending: models.execution("mail-1")!.pendingApprovals })}`);
   await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: options.toolCallId, approved: true });
   out(`result ${JSON.stringify(await app.result("mail-1"))}`);
   await app.close();

@@ -5,6 +5,7 @@ import { createOpenAICompatible } from "ai-sdk-openai-compatible-v3";
 import { z } from "zod";
 import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, fromAiSdk, type App, type JournaledActor, type StreamPart } from "../../../index.js";
 import type { IndexedDbStores } from "../../../adapters/indexeddb/index.js";
+import { createReadModels } from "../../../readModels.js";
 
 /** Serialisable options of one run. */
 export interface RealModelRun {
@@ -75,12 +76,13 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
     /** Resolves once the stream this page opened last for the run has delivered its last part (after the run ended). */
     streamed: (run: RealModelRun) => settle(async () => (await following.get(run.executionId), null)),
     toolRuns: () => [...toolRuns],
-    /** Renders an approve and a deny button per pending approval, from app.readModels. */
+    /** Renders an approve and a deny button per pending approval, from the read models (createReadModels(app)). */
     renderApprovals: (run: RealModelRun) =>
       settle(async () => {
-        const app = await appOf(run);
-        await app.readModels.ready;
-        const pending = app.readModels.execution(run.executionId)?.pendingApprovals ?? [];
+        const models = createReadModels(await appOf(run));
+        await models.ready;
+        const pending = models.execution(run.executionId)?.pendingApprovals ?? [];
+        models.dispose();
         const list = document.createElement("ul");
         list.id = "approvals";
         for (const approval of pending) {

@@ -6,8 +6,9 @@ import { createElement as h, StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { useExecution, useExecutionSelector, useExecutions } from "../../../adapters/react/index.js";
 import { indexedDbStores } from "../../../adapters/indexeddb/index.js";
-import { createApp, defineConfig, type App, type JournaledActor } from "../../../index.js";
+import { createApp, defineConfig, type JournaledActor } from "../../../index.js";
 import { digest, digestEffects } from "./agent.js";
+import { createReadModels, type ReadModels } from "../../../readModels.js";
 
 const load = Number(localStorage.getItem("load") ?? 0) + 1;
 localStorage.setItem("load", String(load));
@@ -41,9 +42,9 @@ function Run({ actor }: { actor: JournaledActor }) {
   );
 }
 
-function Runs({ app }: { app: App }) {
-  const executions = useExecutions(app);
-  return h("section", null, h("strong", null, "useExecutions(app)"), h("ul", { id: "executions" }, executions.map((e) => h("li", { key: e.executionId }, `${e.executionId}: ${e.status}, ${e.steps.completed} steps completed`))));
+function Runs({ models }: { models: ReadModels }) {
+  const executions = useExecutions(models);
+  return h("section", null, h("strong", null, "useExecutions(models)"), h("ul", { id: "executions" }, executions.map((e) => h("li", { key: e.executionId }, `${e.executionId}: ${e.status}, ${e.steps.completed} steps completed`))));
 }
 
 function Loads({ actor }: { actor: JournaledActor }) {
@@ -66,6 +67,6 @@ function Loads({ actor }: { actor: JournaledActor }) {
 }
 
 createRoot(document.getElementById("root")!).render(
-  h(StrictMode, null, h("h1", null, "loomwork/react · an agent in a tab, reloaded mid-run"), h(Run, { actor: actor as JournaledActor }), h(Runs, { app }), h(Loads, { actor: actor as JournaledActor })),
+  h(StrictMode, null, h("h1", null, "loomwork/react · an agent in a tab, reloaded mid-run"), h(Run, { actor: actor as JournaledActor }), h(Runs, { models: createReadModels(app) }), h(Loads, { actor: actor as JournaledActor })),
 );
 (window as unknown as { loomLoad: number }).loomLoad = load;

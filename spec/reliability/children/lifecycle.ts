@@ -9,6 +9,7 @@ import { ERASE_COORDINATOR_ID_PREFIX } from "../../../actors/constants.js";
 import { fsStores } from "../../../adapters/fs/index.js";
 import { writePoints } from "./writePoints.js";
 import { LIFECYCLE_EXECUTIONS, lifecycleApp, lifecycleLoop, offloadedAddresses, SUBJECT_A } from "../lifecycleWorld.js";
+import { eraseSubject } from "../../../lifecycle.js";
 
 const options = JSON.parse(process.argv[2]!) as { dir: string; mode: "setup" | "erase"; crashAt?: number };
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -31,7 +32,7 @@ try {
     app.on("append", ({ executionId, records }) => {
       if (executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) for (const r of records) out(`step ${r.type}${r.type === "loom.transition" ? ` ${String(r.to)}` : ""}`);
     });
-    out(`erased ${JSON.stringify(await app.eraseSubject(SUBJECT_A))}`);
+    out(`erased ${JSON.stringify(await eraseSubject(app, SUBJECT_A))}`);
   }
   await app.close();
   await stores.close();
