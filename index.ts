@@ -52,6 +52,7 @@ export {
   UnknownEffectError,
   DuplicateExecutionError,
   UnknownExecutionError,
+  LifecycleNotLoadedError,
   ExecutionFailedError,
   ExecutionStoppedError,
   NonJsonOutputError,

@@ -8,15 +8,13 @@ import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
-import { AppClosedError, checked, DuplicateExecutionError, HistoryInUseError, UnknownExecutionError } from "./errors.js";
+import { AppClosedError, checked, DuplicateExecutionError, HistoryInUseError, LifecycleNotLoadedError, UnknownExecutionError } from "./errors.js";
+import type { StepCall } from "./journal/host.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
 import { submitStart } from "./fleet/submit.js";
 import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
-// The one import of the maintenance machines and their internal effects: a resume of an unfinished sweep or
-// erasure (app.resumeUnfinished at boot) registers them, so they are on the start path (docs/adr/0011).
-import { INTERNAL_LOGICS, runInternalStep } from "./lifecycle/maintenance.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
@@ -36,12 +34,18 @@ export interface AppPort extends AppInternals {
   assertOpen(what: string): void;
   /** True while this app starts, runs or resumes the execution. */
   runsHere(executionId: string): boolean;
-  /** Registers the runtime's own machines (sweep, erase coordinator) on the app, once. */
-  maintenance(): void;
+  /** Registers the runtime's own machines (sweep, erase coordinator) and their steps on the app, once (loomwork/lifecycle passes them: the app does not import them). */
+  maintenance(role: MaintenanceRole): void;
   /** To the bus's `warn` listeners and observability.onWarn. */
   warn(warning: Warning): void;
   /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
   onForget(listener: (executionIds: readonly string[]) => void): () => void;
+}
+
+/** What loomwork/lifecycle hands an app when first called on it: the runtime's own machines and how their steps run. */
+export interface MaintenanceRole {
+  readonly logics: readonly AnyStateMachine[];
+  runStep(host: LifecycleHost, call: StepCall): Promise<unknown>;
 }
 
 let internalsOf: (app: App) => AppPort;
@@ -59,7 +63,7 @@ export class App {
   private readonly running: RunningExecutions;
   private readonly streams: StreamHub;
   private readonly forgetListeners = new Set<(executionIds: readonly string[]) => void>();
-  private maintained = false;
+  private maintained: MaintenanceRole | undefined;
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
   constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
@@ -69,8 +73,10 @@ export class App {
       ended: (execution) => this.running.ended(execution),
       failed: (execution, error) => this.running.failed(execution, error),
       readLog: (id) => this.log(id),
-      runInternalStep: (call) => runInternalStep(this.lifecycle, call),
-      maintenance: () => this.maintenance(),
+      runInternalStep: (call) => (this.maintained ? this.maintained.runStep(this.lifecycle, call) : Promise.reject(new LifecycleNotLoadedError(call.executionId))),
+      requireMaintenance: (id) => {
+        if (!this.maintained) throw new LifecycleNotLoadedError(id);
+      },
     });
     this.streams = new StreamHub(this.host.bus, { readLog: (id) => this.log(id), exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0, runsHere: (id) => this.running.has(id), isModel: (effectId) => config.effects[effectId]?.kind === "llm" });
     this.running = new RunningExecutions(config, this.host.journal.codec);
@@ -228,16 +234,16 @@ export class App {
     for (const listener of this.forgetListeners) listener(forgotten);
   }
 
-  private maintenance(): void {
+  private maintenance(role: MaintenanceRole): void {
     if (this.maintained) return;
-    this.maintained = true;
-    this.host.registerInternal(INTERNAL_LOGICS);
+    this.maintained = role;
+    this.host.registerInternal(role.logics);
   }
 
   static {
     internalsOf = (app) => ({
       effects: app.host.effects, execution: (id) => app.running.get(id), streams: app.streams, host: app.host, lifecycle: app.lifecycle,
-      assertOpen: (what) => app.assertOpen(what), runsHere: (id) => app.running.has(id), maintenance: () => app.maintenance(), warn: (warning) => app.host.warn(warning),
+      assertOpen: (what) => app.assertOpen(what), runsHere: (id) => app.running.has(id), maintenance: (role) => app.maintenance(role), warn: (warning) => app.host.warn(warning),
       onForget: (listener) => {
         app.forgetListeners.add(listener);
         return () => app.forgetListeners.delete(listener);

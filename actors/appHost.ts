@@ -52,8 +52,8 @@ export interface AppHostOwner {
   readLog(executionId: string): Promise<JournalRecord[]>;
   /** Runs one of the runtime's internal steps (actors/lifecycle/maintenance.ts), outside the effect chain. */
   runInternalStep(call: StepCall): Promise<unknown>;
-  /** Registers the runtime's own machines (sweep, erase coordinator) with `registerInternal`, once: before one of their executions is rebuilt or started by id. */
-  maintenance(): void;
+  /** Throws LifecycleNotLoadedError naming `id` unless loomwork/lifecycle registered the runtime's own machines (`registerInternal`): before one of their executions is rebuilt or started by id. */
+  requireMaintenance(id: string): void;
 }
 
 export class AppHost implements ExecutionHost {
@@ -98,7 +98,7 @@ export class AppHost implements ExecutionHost {
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
   }
 
-  /** The runtime's own machines (sweep, erase coordinator): registered when a lifecycle function or a resume first needs them, so a fresh app resumes or starts them by id. */
+  /** The runtime's own machines (sweep, erase coordinator): registered by the first lifecycle function called on the app (loomwork/lifecycle), so it resumes or starts them by id. */
   registerInternal(logics: readonly AnyStateMachine[]): void {
     this.logics.registerAll(logics);
     for (const logic of logics) this.internalMachines.add(logic);
@@ -162,7 +162,7 @@ export class AppHost implements ExecutionHost {
   /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
   async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
     if (typeof logicOrId !== "string") return logicOrId;
-    if (isInternalLogic(logicOrId)) this.owner.maintenance();
+    if (isInternalLogic(logicOrId)) this.owner.requireMaintenance(logicOrId);
     const logic = this.logics.newest(logicOrId);
     if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
     return logic;
@@ -192,7 +192,7 @@ export class AppHost implements ExecutionHost {
     if (info.damaged) await events.read(executionId);
     // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
     const started = await this.startedLogic(info);
-    if (isInternalLogic(started?.logicId)) this.owner.maintenance();
+    if (isInternalLogic(started?.logicId)) this.owner.requireMaintenance(executionId);
     const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
     if (!machine) {
       throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);

@@ -72,6 +72,7 @@ export const RUNTIME_ERROR_CODES = {
   /** `DuplicateExecutionError`: `start` with an id that already has a log. */
   duplicateExecution: "LOOM_DUPLICATE_EXECUTION",
   /** `UnknownExecutionError`: an id with no log. */
+  lifecycleNotLoaded: "LOOM_LIFECYCLE_NOT_LOADED",
   unknownExecution: "LOOM_UNKNOWN_EXECUTION",
   /** `ExecutionFailedError`: the execution ended in error. */
   executionFailed: "LOOM_EXECUTION_FAILED",

@@ -161,6 +161,23 @@ export class UnknownExecutionError extends LoomworkError {
   }
 }
 
+/**
+ * An execution of the runtime's own machines (a sweep, an erasure) met by an app that has not loaded
+ * loomwork/lifecycle: no lifecycle function was called on it, so it holds neither those machines nor their
+ * steps (docs/adr/0011-entry-points-by-role.md). The lifecycle function finishes it.
+ */
+export class LifecycleNotLoadedError extends LoomworkError {
+  static override readonly name: string = "LifecycleNotLoadedError";
+  readonly executionId: string;
+  constructor(executionId: string) {
+    const finish = executionId.startsWith("loom.erase:")
+      ? "call eraseSubject(app, subject) from loomwork/lifecycle again for its subject: it finishes the erasure, and the subject is refused until then"
+      : "call sweep(app, options) from loomwork/lifecycle: it resumes and finishes an unfinished sweep first";
+    super(RUNTIME_ERROR_CODES.lifecycleNotLoaded, `Execution "${executionId}" is the runtime's own maintenance work, which this app has not loaded: ${finish}.`);
+    this.executionId = executionId;
+  }
+}
+
 /** The execution ended in error; `result()` rejects with this, carrying the journaled error. */
 export class ExecutionFailedError extends LoomworkError {
   static override readonly name: string = "ExecutionFailedError";

@@ -6,6 +6,10 @@ import { appInternals, type App } from "../app.js";
 import { checkSubject } from "../config.js";
 import { checked } from "../errors.js";
 import type { LifecycleHost } from "./host.js";
+import { INTERNAL_LOGICS, runInternalStep } from "./maintenance.js";
+
+// The runtime's own machines and steps, handed to the app by the first lifecycle function called on it.
+const MAINTENANCE = { logics: INTERNAL_LOGICS, runStep: runInternalStep };
 import { exportFrom, type SubjectExport } from "./export.js";
 import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./joins.js";
 import { archiveExecution, type ArchiveOptions, type ArchiveResult } from "./retention.js";
@@ -14,7 +18,7 @@ import { archiveExecution, type ArchiveOptions, type ArchiveResult } from "./ret
 function lifecycleOf(app: App, what: string): LifecycleHost {
   const port = appInternals(app);
   port.assertOpen(what);
-  port.maintenance();
+  port.maintenance(MAINTENANCE);
   return port.lifecycle;
 }
 

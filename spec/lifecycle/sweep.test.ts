@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { simulatedClock } from "../../actors/clock.js";
 import { claimCheckTrustOf } from "../../actors/lifecycle/citations.js";
-import { ConfigError } from "../../actors/errors.js";
+import { ConfigError, LifecycleNotLoadedError } from "../../actors/errors.js";
 import { sweepUnpinnedContent } from "../../actors/lifecycle/standalone.js";
 import { SWEEP_LOGIC_ID } from "../../machines/sweep.js";
 import { utf8 } from "../../stores/bytes.js";
@@ -310,7 +310,7 @@ describe("the sweep is a machine run as a journaled execution", () => {
     }
   });
 
-  it("a fresh app's resumeUnfinished finishes a crashed sweep before any lifecycle function is called on it (ADR 0011)", async () => {
+  it("a fresh app that has not loaded loomwork/lifecycle reports a crashed sweep as LifecycleNotLoadedError at boot, and sweep(app) finishes it (ADR 0011)", async () => {
     const w = world();
     await runAgent(w.app(), "a1", "A", ["fetch"]);
     const orphan = await w.content.put(utf8("orphan"));
@@ -319,11 +319,21 @@ describe("the sweep is a machine run as a journaled execution", () => {
     expect((await w.stores.events.getExecution("loom.sweep:1"))?.status).toBe("running");
     const fresh = w.app();
     const { resumed, failed } = await fresh.resumeUnfinished();
-    expect(failed).toEqual([]);
-    expect(resumed.map((actor) => actor.id)).toEqual(["loom.sweep:1"]);
-    await fresh.result("loom.sweep:1");
+    expect(resumed).toEqual([]);
+    expect(failed.map((f) => f.executionId)).toEqual(["loom.sweep:1"]);
+    const error = failed[0]?.error;
+    expect(error).toBeInstanceOf(LifecycleNotLoadedError);
+    expect(error).toMatchObject({ code: "LOOM_LIFECYCLE_NOT_LOADED", executionId: "loom.sweep:1" });
+    expect(String((error as Error).message)).toContain("sweep(app, options) from loomwork/lifecycle");
+    // Nothing was written by the refusal: the sweep is still unfinished, and the orphan still there.
+    expect((await w.stores.events.getExecution("loom.sweep:1"))?.status).toBe("running");
+    expect(await w.content.has(orphan)).toBe(true);
+    // The lifecycle function resumes the unfinished sweep and finishes it before anything else.
+    expect((await sweep(fresh, { ttlMs: 0 })).sweepId).toBe("loom.sweep:1");
     expect((await w.stores.events.getExecution("loom.sweep:1"))?.status).toBe("done");
     expect(await w.content.has(orphan)).toBe(false);
+    // Loaded now: a later boot-style resume of the app sees nothing left to refuse.
+    expect((await fresh.resumeUnfinished()).failed).toEqual([]);
   });
 
   it("sweepUnpinnedContent({ events, content, ttlMs, clock, onProgress }) runs the same journaled sweep over bare stores", async () => {
