@@ -1,0 +1,6 @@
+// The XState conformance corpus: machines vendored from XState v5's own examples/ and packages/core/test/,
+// each file naming its source paths and commit (CORPUS_COMMIT). The harness runs them: spec/xstate/harness.ts.
+import type { CorpusMachine } from "../corpusTypes.js";
+import { corpus as workflowBasics } from "./workflowBasics.js";
+
+export const CORPUS: readonly CorpusMachine[] = [...workflowBasics];
