@@ -69,6 +69,32 @@ export interface CorpusMachine {
   resumeAfter?: number;
 }
 
+/**
+ * Timers for an actor's own code (a callback actor's `setInterval`), on the clock of the run the harness is
+ * driving, so that the harness moves them as it moves XState's and loomwork's timers and never sleeps.
+ */
+export const harnessTimers = {
+  clock: undefined as { setTimer(fn: () => void, ms: number): () => void } | undefined,
+  setInterval(fn: () => void, ms: number): () => void {
+    const clock = harnessTimers.clock;
+    if (!clock) throw new Error("harnessTimers: no harness run is under way");
+    let cancel = () => {};
+    const arm = () => {
+      cancel = clock.setTimer(() => {
+        arm();
+        fn();
+      }, ms);
+    };
+    arm();
+    return () => cancel();
+  },
+  setTimeout(fn: () => void, ms: number): () => void {
+    const clock = harnessTimers.clock;
+    if (!clock) throw new Error("harnessTimers: no harness run is under way");
+    return clock.setTimer(fn, ms);
+  },
+};
+
 /** The statelyai/xstate commit every corpus file is copied from. */
 export const CORPUS_COMMIT = "b1811bf77bc2d1a74367328cec7907aa185b70df";
 

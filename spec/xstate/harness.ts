@@ -10,7 +10,7 @@ import type { Clock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { memoryStores } from "../../stores/memory.js";
-import type { CorpusMachine, Step } from "./corpusTypes.js";
+import { harnessTimers, type CorpusMachine, type Step } from "./corpusTypes.js";
 
 export type Verdict =
   | { kind: "same" }
@@ -74,16 +74,15 @@ class ControlledClock {
     for (const [id, t] of this.timers) if (t.owner === owner) this.timers.delete(id);
   }
 
-  /** Moves to `now + ms`, one due time at a time, settling both runtimes after each firing. */
-  async advance(ms: number, settle: () => Promise<void>): Promise<void> {
+  /** Moves to `now + ms`, one due timer at a time; `fire` runs each timer's callback and settles the runtime that armed it. */
+  async advance(ms: number, fire: (owner: object, fn: () => void) => Promise<void>): Promise<void> {
     const until = this.now + ms;
     while (true) {
       const next = [...this.timers.entries()].filter(([, t]) => t.due <= until).sort((a, b) => a[1].due - b[1].due || a[1].order - b[1].order)[0];
       if (!next) break;
       this.timers.delete(next[0]);
       this.now = Math.max(this.now, next[1].due);
-      next[1].fn();
-      await settle();
+      await fire(next[1].owner, next[1].fn);
     }
     this.now = until;
   }
@@ -227,18 +226,21 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
   const xTrace: Trace = { actions: [], emitted: [] };
   const lTrace: Trace = { actions: [], emitted: [] };
   const clock = new ControlledClock();
+  harnessTimers.clock = clock.forApp({}); // an actor's own timers (callback actors), on the same clock
   const stores = memoryStores();
   const executionId = `xconf-${entry.name}`;
   const result = (verdict: Verdict): MachineResult => ({ name: entry.name, source: entry.source, verdict, comparisons, warnings });
   let xActor: AnyActorRef | undefined;
+  const xOwner = {};
   let loom: Loom | undefined;
 
-  const newApp = (owner: object) =>
+  // The first app is a user's app that starts the machine; the one that resumes lists it in `logics`, as a resume needs.
+  const newApp = (owner: object, resuming: boolean) =>
     createApp(
       defineConfig({
         stores,
         effects: entry.effects ?? {},
-        logics: [entry.machine],
+        ...(resuming ? { logics: [entry.machine] } : {}),
         clock: clock.forApp(owner),
         execution: { snapshotEvery: false },
         observability: { onWarn: (w) => void warnings.push(w.code) },
@@ -271,7 +273,6 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
 
   try {
     // The reference run starts first: if plain XState cannot run the entry, the entry is wrong.
-    const xOwner = {};
     try {
       xActor = await onX(() => {
         const actor = createActor(entry.machine, { ...(entry.input === undefined ? {} : { input: entry.input }), clock: clock.forXState(xOwner) });
@@ -287,7 +288,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
 
     const lOwner = {};
     try {
-      const app = newApp(lOwner);
+      const app = newApp(lOwner, false);
       const actor = await onL(() => app.start(entry.machine, { executionId, ...(entry.input === undefined ? {} : { input: entry.input }) }));
       subscribeEmitted(actor, lTrace);
       loom = { app, actor, owner: lOwner };
@@ -330,9 +331,19 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
         await settleL();
       }
       if (step.advance !== undefined) {
-        await clock.advance(step.advance, async () => {
-          await settleX();
-          await settleL();
+        // A timer's callback runs on the side of the runtime that armed it (its actions' side effects are that runtime's).
+        await clock.advance(step.advance, async (owner, fn) => {
+          if (owner === xOwner) {
+            await onX(fn);
+            await settleX();
+          } else if (owner === loom!.owner) {
+            await onL(fn);
+            await settleL();
+          } else {
+            fn();
+            await settleX();
+            await settleL();
+          }
         });
       }
       return compare(at, step.until, step.untilText, resumed);
@@ -347,7 +358,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     await loom.app.close();
     clock.drop(loom.owner);
     const rOwner = {};
-    const app = newApp(rOwner);
+    const app = newApp(rOwner, true);
     try {
       const actor = await onL(() => app.resume(executionId));
       subscribeEmitted(actor, lTrace);
@@ -371,6 +382,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
   } finally {
     xActor?.stop();
     await loom?.app.close().catch(() => undefined);
+    harnessTimers.clock = undefined;
     restore();
   }
 }

@@ -2,5 +2,7 @@
 // each file naming its source paths and commit (CORPUS_COMMIT). The harness runs them: spec/xstate/harness.ts.
 import type { CorpusMachine } from "../corpusTypes.js";
 import { corpus as workflowBasics } from "./workflowBasics.js";
+import { corpus as workflowEvents } from "./workflowEvents.js";
+import { corpus as coreInvoke } from "./coreInvoke.js";
 
-export const CORPUS: readonly CorpusMachine[] = [...workflowBasics];
+export const CORPUS: readonly CorpusMachine[] = [...workflowBasics, ...workflowEvents, ...coreInvoke];
