@@ -2,6 +2,7 @@
 // loomwork (createApp over memoryStores, app.start, actor.sendAsync) with the same events, on one clock the
 // harness moves, and compares after each step what a user of XState observes: status (and error), state value,
 // context, output, tags, the side effects of actions (what they print on the console) and emitted events.
+// `Math.random` is seeded per runtime (the same sequence on each), so a machine that draws ids compares too.
 // Then it closes the app, resumes the execution in a fresh app over the same stores, compares again, and
 // continues with the remaining events. It never sleeps: it waits on conditions, bounded by a guard timeout.
 import { createActor, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
@@ -137,6 +138,20 @@ function isActorRef(value: object): value is { id: string } {
 interface Trace {
   actions: string[];
   emitted: unknown[];
+  /** This runtime's own `Math.random`: both runtimes draw the same seeded sequence, so a draw's value compares. */
+  random: () => number;
+}
+
+/** A small seeded generator (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 function observe(snapshot: AnyMachineSnapshot, trace: Trace): Observation {
@@ -165,20 +180,23 @@ function firstDifference(x: Observation, l: Observation): { aspect: string; xsta
   return undefined;
 }
 
-// ---- side effects of actions: the console, routed to the runtime the harness is driving ----
+// ---- side effects of actions (the console) and Math.random, routed to the runtime the harness is driving ----
 
 const CONSOLE_METHODS = ["log", "info", "warn", "debug"] as const;
-let sink: string[] | undefined;
+let sink: Trace | undefined;
 
-function captureConsole(): () => void {
+function captureAmbient(): () => void {
   const saved = CONSOLE_METHODS.map((m) => [m, console[m]] as const);
+  const random = Math.random;
   for (const m of CONSOLE_METHODS) {
     console[m] = (...args: unknown[]) => {
-      sink?.push(`${m}: ${args.map((a) => (typeof a === "string" ? a : JSON.stringify(plain(a)))).join(" ")}`);
+      sink?.actions.push(`${m}: ${args.map((a) => (typeof a === "string" ? a : JSON.stringify(plain(a)))).join(" ")}`);
     };
   }
+  Math.random = () => (sink ? sink.random() : random());
   return () => {
     for (const [m, fn] of saved) console[m] = fn;
+    Math.random = random;
   };
 }
 
@@ -220,11 +238,11 @@ interface Loom {
 
 /** Runs one corpus machine on both runtimes and classifies it. Never throws: anything unexpected is in the verdict. */
 export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
-  const restore = captureConsole();
+  const restore = captureAmbient();
   const warnings: string[] = [];
   let comparisons = 0;
-  const xTrace: Trace = { actions: [], emitted: [] };
-  const lTrace: Trace = { actions: [], emitted: [] };
+  const xTrace: Trace = { actions: [], emitted: [], random: seeded(33) };
+  const lTrace: Trace = { actions: [], emitted: [], random: seeded(33) };
   const clock = new ControlledClock();
   harnessTimers.clock = clock.forApp({}); // an actor's own timers (callback actors), on the same clock
   const stores = memoryStores();
@@ -247,7 +265,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
       }),
     );
   const onX = async <T>(fn: () => T | Promise<T>): Promise<T> => {
-    sink = xTrace.actions;
+    sink = xTrace;
     try {
       return await fn();
     } finally {
@@ -255,7 +273,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     }
   };
   const onL = async <T>(fn: () => T | Promise<T>): Promise<T> => {
-    sink = lTrace.actions;
+    sink = lTrace;
     try {
       return await fn();
     } finally {
@@ -275,7 +293,8 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     // The reference run starts first: if plain XState cannot run the entry, the entry is wrong.
     try {
       xActor = await onX(() => {
-        const actor = createActor(entry.machine, { ...(entry.input === undefined ? {} : { input: entry.input }), clock: clock.forXState(xOwner) });
+        // XState's default logger is console.log as it was when xstate loaded: route log() through the console read now.
+        const actor = createActor(entry.machine, { ...(entry.input === undefined ? {} : { input: entry.input }), clock: clock.forXState(xOwner), logger: (...args: unknown[]) => console.log(...args) });
         actor.on("*", (e: unknown) => void xTrace.emitted.push(plain(e)));
         actor.subscribe({ error: () => undefined });
         actor.start();

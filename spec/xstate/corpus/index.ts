@@ -4,5 +4,7 @@ import type { CorpusMachine } from "../corpusTypes.js";
 import { corpus as workflowBasics } from "./workflowBasics.js";
 import { corpus as workflowEvents } from "./workflowEvents.js";
 import { corpus as coreInvoke } from "./coreInvoke.js";
+import { corpus as coreActions } from "./coreActions.js";
+import { corpus as exampleApps } from "./exampleApps.js";
 
-export const CORPUS: readonly CorpusMachine[] = [...workflowBasics, ...workflowEvents, ...coreInvoke];
+export const CORPUS: readonly CorpusMachine[] = [...workflowBasics, ...workflowEvents, ...coreInvoke, ...coreActions, ...exampleApps];
