@@ -6,7 +6,7 @@
 // test's `logger: consoleSpy` option is left out (XState's default logger is console.log, which the harness reads);
 // an inline `fromPromise` is registered for loomwork under the name the test gives it; the test's sleeps are moves
 // of the harness's clock.
-import { assign, cancel, createMachine, emit, forwardTo, fromCallback, fromPromise, log, raise, sendParent, sendTo, setup, spawnChild, type ActorRef, type Snapshot } from "xstate";
+import { cancel, createMachine, emit, forwardTo, fromCallback, fromPromise, log, raise, sendParent, sendTo, setup, spawnChild, type ActorRef, type Snapshot } from "xstate";
 import { promiseEffect, type CorpusMachine } from "../corpusTypes.js";
 
 // emit.test.ts 'dynamically emits events that can be listened to on actorRef.on(…)'

@@ -261,6 +261,7 @@ export const friendsMachine = createMachine({
     'FRIEND.REMOVE': {
       actions: [
         // Stop the friend actor to unsubscribe
+        // @ts-expect-error this repo's tsconfig sets noUncheckedIndexedAccess, the example's does not (a type-only line)
         stopChild(({ context, event }) => context.friends[event.index]),
         // Remove the friend from the list by index
         assign({
