@@ -21,6 +21,7 @@ import { measureBrowser } from "./browser.js";
 import { measureBrowserCatalogue } from "./browserCatalogue.js";
 import { measureOpenList } from "./openList.js";
 import { measureCompression } from "./compression.js";
+import { measureXStateConformance } from "./xstateConformance.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -39,6 +40,7 @@ export const MEASUREMENTS = [
   { id: "browserCatalogue", run: measureBrowserCatalogue },
   { id: "openList", run: measureOpenList },
   { id: "compression", run: measureCompression },
+  { id: "xstateConformance", run: measureXStateConformance },
 ] as const;
 
 export interface BenchRun {
