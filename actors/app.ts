@@ -2,7 +2,8 @@
 import type { AnyStateMachine } from "xstate";
 import type { JournalRecord, Stores } from "../stores/types.js";
 import type { JournaledActor } from "./journal/actor.js";
-import { AppHost, type AppInternals, type StartOptions } from "./appHost.js";
+import { AppHost, type AppInternals } from "./appHost.js";
+import type { StartOptions } from "./logics.js";
 import type { RuntimeEvents, Warning } from "./bus.js";
 import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
@@ -19,7 +20,8 @@ import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 
-export type { AppInternals, StartOptions } from "./appHost.js";
+export type { AppInternals } from "./appHost.js";
+export type { StartOptions } from "./logics.js";
 export type { ExecutionStats };
 
 /**
@@ -83,7 +85,7 @@ export class App {
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
       journal: this.host.journal, codec: this.host.journal.codec, effectIds: this.host.effectIds, bus: this.host.bus, clock: this.host.clock,
-      logicOf: (id) => this.host.logicOf(id), config, trust: lifecycleOptions.trust,
+      logicOf: (id) => this.host.logics.logicOf(id), config, trust: lifecycleOptions.trust,
       running: (id) => this.running.get(id),
       log: (id) => this.log(id), start: (logic, options) => this.start(logic, options), resume: (id, logic) => this.resume(id, logic), result: (id) => this.result(id),
       stop: (id, reason) => this.stop(id, reason), deleteHistory: (id) => this.deleteHistory(id), forgetSubject: (subject, ids) => this.forgetSubject(subject, ids),
@@ -114,10 +116,10 @@ export class App {
   start(logicId: string, options: StartOptions): Promise<JournaledActor>;
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
-    const logic = typeof logicOrId === "string" ? await this.host.startLogic(logicOrId) : logicOrId; // a machine: no await
-    const input = this.host.checkStart(logic, options);
+    const logic = typeof logicOrId === "string" ? this.host.logics.startLogic(logicOrId) : logicOrId; // a machine: no await
+    const input = this.host.logics.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
-    this.host.register(logic);
+    this.host.logics.register(logic);
     const { executionId } = options;
     return this.running.startOnce(executionId, async () => {
       if ((await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
@@ -130,7 +132,7 @@ export class App {
   /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id with the same logic, subject and input (else SubmitConflictError), refused for an id this app runs. */
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
-    const input = this.host.checkStart(logic, options, false);
+    const input = this.host.logics.checkStart(logic, options, false);
     await this.running.submitOnce(options.executionId, () => submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
   }
 
@@ -237,7 +239,7 @@ export class App {
   private maintenance(role: MaintenanceRole): void {
     if (this.maintained) return;
     this.maintained = role;
-    this.host.registerInternal(role.logics);
+    this.host.logics.registerInternal(role.logics);
   }
 
   static {

@@ -1,38 +1,27 @@
-// The app's side of the ExecutionHost port (actors/journal/host.ts): the journal, clock and bus its
-// executions run on, the step runner (the effect chain, or the runtime's internal steps), the inspector,
-// the warning sink, and the logics it knows. The App keeps the executions; this builds and serves them.
+// Where an app's executions run: its side of the ExecutionHost port (actors/journal/host.ts). The journal,
+// clock and bus they run on, the step runner (the effect chain, or the runtime's internal steps), the
+// inspector and the warning sink; and it builds them, new (a start) or from the journal (a resume). What
+// may run is the logics' part (./logics.ts); what runs now is the running set's (journal/running.ts).
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
-import { EXECUTION_STARTED } from "../stores/schema.js";
 import type { RuntimeBus } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
-import { checkSubject, type LoomConfig } from "./config.js";
+import type { LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
 import { appBus, type WarningSink } from "./warnings.js";
 import { EffectRuntime } from "./effects/runtime.js";
 import { validateClaimCheck } from "./effects/claimCheckConfig.js";
-import { ConfigError, UnknownEffectError, UnknownExecutionError } from "./errors.js";
+import { UnknownExecutionError } from "./errors.js";
 import { Execution } from "./journal/execution.js";
 import { declarationOf } from "./logicDeclaration.js";
 import type { ExecutionHost, HostedExecution, MacrostepObserver, StepCall } from "./journal/host.js";
 import { Journal } from "./journal/journal.js";
-import { plainJson } from "./journal/json.js";
-import { effectSourcesOf } from "./journal/machineInfo.js";
 import { SubjectCodec } from "./journal/sealing.js";
-import { LogicVersions, machineHashOf, versionOption, type StartedLogic } from "./journal/versions.js";
+import { machineHashOf, versionOption, type StartedLogic } from "./journal/versions.js";
+import { AppLogics } from "./logics.js";
 import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
-import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalLogic } from "./lifecycle/host.js";
-
-/** Options of `app.start`: the execution's id, its data subject and its input. */
-export interface StartOptions {
-  /** The new execution's id, unique in the stores: a start refuses an id that already has a log. */
-  executionId: string;
-  /** Whose personal data the execution holds (sealing, erasure, export). */
-  subject?: string;
-  /** The machine's `input`; journaled, so it must be plain JSON. */
-  input?: unknown;
-}
+import { INTERNAL_EFFECT_IDS, isInternalEffect } from "./lifecycle/host.js";
 
 /**
  * What the runtime's own tests and benchmarks reach inside an app for, through `appInternals(app)`
@@ -66,11 +55,9 @@ export class AppHost implements ExecutionHost {
   readonly effects: EffectRuntime;
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
-  /** The logics it knows, several versions per id (actors/journal/versions.ts). */
-  readonly logics = new LogicVersions();
+  /** The logics it knows and the checks of a start (./logics.ts). */
+  readonly logics: AppLogics;
   private isClosed = false;
-  private readonly effectsChecked = new WeakSet<AnyStateMachine>(); // logics whose invoked effects checkEffects found registered
-  private readonly internalMachines = new WeakSet<AnyStateMachine>(); // the runtime's own machines, once registered
 
   constructor(
     private readonly config: LoomConfig,
@@ -80,13 +67,6 @@ export class AppHost implements ExecutionHost {
     if (claimCheck !== undefined) validateClaimCheck(claimCheck, config.effects, config.security?.crypto !== undefined);
     // The one warning path (./warnings.ts): everything below reports through `this.warn`.
     ({ bus: this.bus, warn: this.warn } = appBus(config.observability?.onWarn));
-    for (const logic of config.logics ?? []) {
-      // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
-      const known = Object.keys(config.effects);
-      const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
-      if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
-    }
-    this.logics.registerAll(config.logics ?? []);
     this.clock = config.clock ?? realClock;
     const { warn } = this;
     const layer = claimCheck && appClaimCheckLayer(claimCheck, config.effects, this.bus, warn);
@@ -94,14 +74,9 @@ export class AppHost implements ExecutionHost {
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
     const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
     this.journal = new Journal(config.stores.events, codec, warn);
+    this.logics = new AppLogics(config, this.journal, (id) => owner.requireMaintenance(id));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
-  }
-
-  /** The runtime's own machines (sweep, erase coordinator): registered by the first lifecycle function called on the app (loomwork/lifecycle), so it resumes or starts them by id. */
-  registerInternal(logics: readonly AnyStateMachine[]): void {
-    this.logics.registerAll(logics);
-    for (const logic of logics) this.internalMachines.add(logic);
   }
 
   closed(): boolean {
@@ -145,30 +120,6 @@ export class AppHost implements ExecutionHost {
   }
 
   /**
-   * The refusals of `app.start` that need no store, before anything is written: the id, the subject, the
-   * logic's effects, and an input that is not plain JSON or not one the logic declares it takes. Returns the input as journaled.
-   */
-  checkStart(logic: AnyStateMachine, options: StartOptions, runsHere = true): unknown {
-    if (typeof options?.executionId !== "string" || options.executionId === "") {
-      throw new ConfigError("start.executionId", "a non-empty string naming the execution.");
-    }
-    if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
-    this.checkEffects(logic, runsHere);
-    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
-    declarationOf(logic)?.checkInput?.(input, options.executionId);
-    return input;
-  }
-
-  /** The logic `app.start` runs: the one given, or the newest held version of a logic id. */
-  async startLogic(logicOrId: AnyStateMachine | string): Promise<AnyStateMachine> {
-    if (typeof logicOrId !== "string") return logicOrId;
-    if (isInternalLogic(logicOrId)) this.owner.requireMaintenance(logicOrId);
-    const logic = this.logics.newest(logicOrId);
-    if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
-    return logic;
-  }
-
-  /**
    * A new Execution of `machine` on this host, with its logic's macrostep observer; not started nor recovered.
    * `journaled`: the identity its EXECUTION_STARTED holds (a rebuild), so the definition is not hashed again.
    */
@@ -190,15 +141,7 @@ export class AppHost implements ExecutionHost {
     if (!info) throw (await erasedExecutionError(events, executionId)) ?? new UnknownExecutionError(executionId);
     // A damaged journal refuses with the store's JournalCorruptionError before anything else is judged.
     if (info.damaged) await events.read(executionId);
-    // The version is judged before any record is replayed: a pinned execution whose version is not held is refused here.
-    const started = await this.startedLogic(info);
-    if (isInternalLogic(started?.logicId)) this.owner.requireMaintenance(executionId);
-    const machine = started ? await this.logics.resolve(executionId, started, logic) : logic;
-    if (!machine) {
-      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
-    }
-    this.checkEffects(machine);
-    this.register(machine);
+    const { machine, started } = await this.logics.forExecution(info, logic);
     // Its identity is what its start journaled (a resume never journals one): the definition is hashed only to choose between versions.
     return { execution: await this.create(machine, executionId, info.subject, started), info };
   }
@@ -213,41 +156,6 @@ export class AppHost implements ExecutionHost {
     const { execution } = await this.rebuild(executionId);
     await execution.recover({ observe: false });
     return execution;
-  }
-
-  register(logic: AnyStateMachine): void {
-    this.logics.register(logic);
-  }
-
-  /** The newest held definition of `logicId` (what a start by id runs, and what the lifecycle modules use). */
-  logicOf(logicId: string | undefined): AnyStateMachine | undefined {
-    return this.logics.newest(logicId);
-  }
-
-  // What EXECUTION_STARTED says of the logic: from the catalogue, or (an entry an older release folded, without
-  // the hash) from the record itself; undefined for a log whose first record is not a start.
-  private async startedLogic(info: ExecutionInfo): Promise<StartedLogic | undefined> {
-    if (info.logicId !== undefined && info.machineHash !== undefined) {
-      return { logicId: info.logicId, machineHash: info.machineHash, ...(info.version === undefined ? {} : { version: info.version }) };
-    }
-    const [first] = await this.journal.readForReplay(info.executionId, 1);
-    if (first?.type !== EXECUTION_STARTED) return info.logicId === undefined ? undefined : { logicId: info.logicId };
-    return { logicId: first.logicId, machineHash: first.machineHash, ...(typeof first.version === "string" ? { version: first.version } : {}) };
-  }
-
-  /** Refuses what is not a machine, and (unless it runs elsewhere: app.submit) one invoking an effect this app does not register. */
-  checkEffects(logic: AnyStateMachine, runsHere = true): void {
-    // The caller's value is untrusted (plain JavaScript may pass anything): checked as unknown.
-    const value: unknown = logic;
-    if (!value || (typeof value !== "object" && typeof value !== "function") || !("transition" in value) || typeof value.transition !== "function" || !("root" in value)) {
-      throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
-    }
-    // A definition is immutable and the effects are the config's: one that passed is not walked again at every start.
-    if (!runsHere || this.effectsChecked.has(logic)) return;
-    const internal = this.internalMachines.has(logic) ? INTERNAL_EFFECT_IDS : [];
-    const known = [...Object.keys(this.config.effects), ...internal]; // only the runtime's own machines may invoke its internal effects
-    for (const src of effectSourcesOf(logic)) if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
-    this.effectsChecked.add(logic);
   }
 
   // What the logic declared to run after each macrostep (agentLoop$: its warnings), bound once per execution to this app's warning sink.

@@ -5,7 +5,8 @@ import type { AnyStateMachine } from "xstate";
 import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { isObject } from "../../stores/shapes.js";
 import type { EventStore, FleetPort, JournalRecord, RecordOf, Stores } from "../../stores/types.js";
-import type { AppHost, StartOptions } from "../appHost.js";
+import type { AppHost } from "../appHost.js";
+import type { StartOptions } from "../logics.js";
 import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
 import { effectSourcesOf } from "../journal/machineInfo.js";
@@ -33,7 +34,7 @@ export async function submitStart(
   if (!fleet) throw new ConfigError("stores", "app.submit needs stores a fleet of workers shares: postgresStores() from loomwork/postgres. To run here, call app.start.");
   const { executionId, subject } = options;
   if (subject !== undefined) await assertSubjectOpen(subject);
-  host.register(logic);
+  host.logics.register(logic);
   const execution = await host.create(logic, executionId, subject);
   const started: RecordOf<typeof EXECUTION_STARTED> = {
     seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, ...execution.identity,

@@ -43,15 +43,14 @@ export interface MigrationHost {
   readonly journal: Journal;
   readonly clock: Clock;
   rebuild(executionId: string): Promise<{ execution: Execution; info: ExecutionInfo }>;
-  checkEffects(logic: AnyStateMachine): void;
-  register(logic: AnyStateMachine): void;
+  readonly logics: { checkEffects(logic: AnyStateMachine): void; register(logic: AnyStateMachine): void };
 }
 
 /** Journals the migration of `executionId` to `to`; see MigrateOptions. `running`: it runs in this app now. */
 export async function migrateExecution(host: MigrationHost, stores: Stores, running: boolean, executionId: string, to: AnyStateMachine, options: MigrateOptions = {}): Promise<MigrateResult> {
   const refuse = (reason: string) => new MigrationRefusedError(executionId, reason);
   if (running) throw refuse("it runs in this app: migrate it before resuming it (from a fresh app over the same stores)");
-  host.checkEffects(to);
+  host.logics.checkEffects(to);
   const { execution, info } = await host.rebuild(executionId);
   if (info.logicId !== to.id) throw refuse(`it runs logic "${info.logicId}", and the target is logic "${to.id}": a migration moves between versions of one logic`);
   await execution.recover({ observe: false });
@@ -77,7 +76,7 @@ export async function migrateExecution(host: MigrationHost, stores: Stores, runn
     await host.journal.append(executionId, execution.seq, [record], info.subject);
     // The old version's snapshot may hold a state the new one cannot restore: the migrated state replaces it.
     await host.journal.putSnapshot(executionId, { seq: record.seq, at: record.at, state: record.state }, info.subject);
-    host.register(to);
+    host.logics.register(to);
     return { executionId, ...(record.fromVersion === undefined ? {} : { fromVersion: record.fromVersion }), ...(version === undefined ? {} : { version }), seq: record.seq };
   } finally {
     await lease?.release();

@@ -17,7 +17,7 @@ export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from ".
  */
 export function checkReplay(app: App, logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
   const { host } = appInternals(app);
-  return checked(() => host.checkEffects(logic), () => replayAgainst(host, logic, options));
+  return checked(() => host.logics.checkEffects(logic), () => replayAgainst(host, logic, options));
 }
 
 /**
