@@ -3,7 +3,17 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", ".tmp/**", "**/*.d.ts", "stories/browser-offline/dist/**", "docs/api/**", "spec/fixtures/**/*.mjs"] },
+  {
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      ".tmp/**",
+      "**/*.d.ts",
+      "stories/browser-offline/dist/**",
+      "docs/api/**",
+      "spec/fixtures/**/*.mjs",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -24,7 +34,14 @@ export default tseslint.config(
   },
   {
     // Browser-facing code never imports node:*; only adapters/fs, the CLI, specs, stories and benches may.
-    files: ["index.ts", "actors/**/*.ts", "stores/**/*.ts", "adapters/indexeddb/**/*.ts", "adapters/scripted/**/*.ts", "adapters/ai-sdk/**/*.ts"],
+    files: [
+      "index.ts",
+      "actors/**/*.ts",
+      "stores/**/*.ts",
+      "adapters/indexeddb/**/*.ts",
+      "adapters/scripted/**/*.ts",
+      "adapters/ai-sdk/**/*.ts",
+    ],
     rules: { "no-restricted-imports": ["error", { patterns: ["node:*"] }] },
   },
 );

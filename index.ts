@@ -9,18 +9,44 @@ export { patched, patchedValue, deprecatePatch } from "./machines/helpers/patche
 export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";
 export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
-export type { LoomConfig, ExecutionOptions, SecurityOptions, ComplianceOptions, ObservabilityOptions, RedactOption } from "./actors/config.js";
+export type {
+  LoomConfig,
+  ExecutionOptions,
+  SecurityOptions,
+  ComplianceOptions,
+  ObservabilityOptions,
+  RedactOption,
+} from "./actors/config.js";
 export { JournaledActor } from "./actors/journal/actor.js";
 export type { ReplayReport } from "./actors/journal/execution.js";
 export { realClock, simulatedClock } from "./actors/clock.js";
 export type { Clock, SimulatedClock } from "./actors/clock.js";
 export { createToolEffect, createTaskEffect } from "./actors/effects/effect.js";
-export type { AiSdkTool, Effect, EffectContext, EffectKind, EffectMiddleware, ToolOptions } from "./actors/effects/effect.js";
+export type {
+  AiSdkTool,
+  Effect,
+  EffectContext,
+  EffectKind,
+  EffectMiddleware,
+  ToolOptions,
+} from "./actors/effects/effect.js";
 export { ToolInputError } from "./actors/effects/toolSchema.js";
 export type { JsonSchema, ToolInputSchema } from "./actors/effects/toolSchema.js";
 export type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./actors/effects/standardSchema.js";
 export { createLlmEffect } from "./actors/agents/model.js";
-export type { LlmEffectOptions, Model, Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "./actors/agents/model.js";
+export type {
+  LlmEffectOptions,
+  Model,
+  Message,
+  ModelCallOptions,
+  ModelReply,
+  ModelRequest,
+  ReplyToolCall,
+  ToolCall,
+  ToolChoice,
+  ToolSpec,
+  Usage,
+} from "./actors/agents/model.js";
 export { DEFAULT_MODEL_RETRY } from "./actors/agents/modelRetry.js";
 export { shouldRetryModelCall } from "./actors/agents/retryableErrors.js";
 export type { ModelRetryOptions } from "./actors/agents/modelRetry.js";
@@ -132,14 +158,32 @@ export type {
 } from "./stores/types.js";
 
 // The agent loop, providers, the summarizer and taint.
-export { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES, DEFAULT_MAX_TURNS } from "./actors/agents/agentLoop.js";
+export {
+  agentLoop$,
+  configureAgentLoopDefaults,
+  DEFAULT_STATE_GROWTH_WARN_BYTES,
+  DEFAULT_MAX_TURNS,
+} from "./actors/agents/agentLoop.js";
 export type { AgentLoopConfig } from "./actors/agents/agentLoop.js";
 export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
-export { createSummarizerEffect, SummarizerEmptyError, SUMMARIZER_INPUT_ORIGIN, DEFAULT_SUMMARIZER_INSTRUCTION } from "./actors/agents/summarizer.js";
+export {
+  createSummarizerEffect,
+  SummarizerEmptyError,
+  SUMMARIZER_INPUT_ORIGIN,
+  DEFAULT_SUMMARIZER_INSTRUCTION,
+} from "./actors/agents/summarizer.js";
 export type { SummarizerOptions, SummarizerOutput } from "./actors/agents/summarizer.js";
 export { scriptedModel } from "./adapters/scripted/index.js";
 export type { Script } from "./adapters/scripted/index.js";
-export { tainted, isTainted, summarizerText, SUMMARIZER_TEXT_TRUNCATED, fencedMessages, TAINT_SCAN_MAX_NODES, UNSCANNED_TAINT_ORIGIN } from "./machines/helpers/taint.js";
+export {
+  tainted,
+  isTainted,
+  summarizerText,
+  SUMMARIZER_TEXT_TRUNCATED,
+  fencedMessages,
+  TAINT_SCAN_MAX_NODES,
+  UNSCANNED_TAINT_ORIGIN,
+} from "./machines/helpers/taint.js";
 export type { Tainted } from "./machines/helpers/taint.js";
 export { conversation$ } from "./actors/agents/conversation.js";
 export type { ConversationConfig } from "./actors/agents/conversation.js";
@@ -157,7 +201,13 @@ export {
   DEFAULT_CLAIM_CHECK_PREVIEW_CHARS,
   CLASSIC_CLAIM_CHECK_CAP_BYTES,
 } from "./actors/effects/claimCheck.js";
-export type { ClaimCheckEnvelope, ClaimCheckOptions, PreviewDigest, Digest, ResolveClaimCheckOptions } from "./actors/effects/claimCheck.js";
+export type {
+  ClaimCheckEnvelope,
+  ClaimCheckOptions,
+  PreviewDigest,
+  Digest,
+  ResolveClaimCheckOptions,
+} from "./actors/effects/claimCheck.js";
 export type { ClaimCheckConfig } from "./actors/effects/claimCheckPreset.js";
 export { EncryptingContentStore, ContentAuthenticationError } from "./stores/encryptingContentStore.js";
 export { RecordAuthenticationError } from "./stores/sealingErrors.js";

@@ -6,14 +6,30 @@
 
 export { sweep, archive } from "./actors/lifecycle/functions.js";
 export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
-export type { SweepUnpinnedContentOptions, EraseSubjectOptions, ExportSubjectOptions, TrustOption } from "./actors/lifecycle/standalone.js";
-export { visitCitedAddresses, retainRootsOf, trustedClaimCheckRefsOf, claimCheckRefsOf, claimCheckTrustOf } from "./actors/lifecycle/citations.js";
+export type {
+  SweepUnpinnedContentOptions,
+  EraseSubjectOptions,
+  ExportSubjectOptions,
+  TrustOption,
+} from "./actors/lifecycle/standalone.js";
+export {
+  visitCitedAddresses,
+  retainRootsOf,
+  trustedClaimCheckRefsOf,
+  claimCheckRefsOf,
+  claimCheckTrustOf,
+} from "./actors/lifecycle/citations.js";
 export type { Citation, VisitOptions, ClaimCheckTrust, TrustOptions } from "./actors/lifecycle/citations.js";
 export { DEFAULT_SWEEP_BATCHES } from "./actors/constants.js";
 export type { SweepOptions, SweepResult } from "./actors/lifecycle/sweep.js";
 export { ContentCopiesRemainError } from "./actors/lifecycle/errors.js";
 export type { ContentCopiesRemainReason, ContentDeleted, EraseSubjectResult } from "./actors/lifecycle/erase.js";
-export type { SubjectExport, ExportedExecution, ClaimCheckedBlob, UnresolvedCitation } from "./actors/lifecycle/export.js";
+export type {
+  SubjectExport,
+  ExportedExecution,
+  ClaimCheckedBlob,
+  UnresolvedCitation,
+} from "./actors/lifecycle/export.js";
 export type { ArchiveOptions, ArchiveResult } from "./actors/lifecycle/retention.js";
 export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";

@@ -9,7 +9,14 @@ import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
-import { AppClosedError, checked, DuplicateExecutionError, HistoryInUseError, LifecycleNotLoadedError, UnknownExecutionError } from "./errors.js";
+import {
+  AppClosedError,
+  checked,
+  DuplicateExecutionError,
+  HistoryInUseError,
+  LifecycleNotLoadedError,
+  UnknownExecutionError,
+} from "./errors.js";
 import type { StepCall } from "./journal/host.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
@@ -68,32 +75,56 @@ export class App {
   private maintained: MaintenanceRole | undefined;
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
-  constructor(readonly config: LoomConfig, lifecycleOptions: LifecycleOptions = {}) {
+  constructor(
+    readonly config: LoomConfig,
+    lifecycleOptions: LifecycleOptions = {},
+  ) {
     validateConfig(config);
     this.stores = config.stores;
     this.host = new AppHost(config, {
       ended: (execution) => this.running.ended(execution),
       failed: (execution, error) => this.running.failed(execution, error),
       readLog: (id) => this.log(id),
-      runInternalStep: (call) => (this.maintained ? this.maintained.runStep(this.lifecycle, call) : Promise.reject(new LifecycleNotLoadedError(call.executionId))),
+      runInternalStep: (call) =>
+        this.maintained
+          ? this.maintained.runStep(this.lifecycle, call)
+          : Promise.reject(new LifecycleNotLoadedError(call.executionId)),
       requireMaintenance: (id) => {
         if (!this.maintained) throw new LifecycleNotLoadedError(id);
       },
     });
-    this.streams = new StreamHub(this.host.bus, { readLog: (id) => this.log(id), exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0, runsHere: (id) => this.running.has(id), isModel: (effectId) => config.effects[effectId]?.kind === "llm" });
+    this.streams = new StreamHub(this.host.bus, {
+      readLog: (id) => this.log(id),
+      exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0,
+      runsHere: (id) => this.running.has(id),
+      isModel: (effectId) => config.effects[effectId]?.kind === "llm",
+    });
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
-      journal: this.host.journal, codec: this.host.journal.codec, effectIds: this.host.effectIds, bus: this.host.bus, clock: this.host.clock,
-      logicOf: (id) => this.host.logics.logicOf(id), config, trust: lifecycleOptions.trust,
+      journal: this.host.journal,
+      codec: this.host.journal.codec,
+      effectIds: this.host.effectIds,
+      bus: this.host.bus,
+      clock: this.host.clock,
+      logicOf: (id) => this.host.logics.logicOf(id),
+      config,
+      trust: lifecycleOptions.trust,
       running: (id) => this.running.get(id),
-      log: (id) => this.log(id), start: (logic, options) => this.start(logic, options), resume: (id, logic) => this.resume(id, logic), result: (id) => this.result(id),
-      stop: (id, reason) => this.stop(id, reason), deleteHistory: (id) => this.deleteHistory(id), forgetSubject: (subject, ids) => this.forgetSubject(subject, ids),
+      log: (id) => this.log(id),
+      start: (logic, options) => this.start(logic, options),
+      resume: (id, logic) => this.resume(id, logic),
+      result: (id) => this.result(id),
+      stop: (id, reason) => this.stop(id, reason),
+      deleteHistory: (id) => this.deleteHistory(id),
+      forgetSubject: (subject, ids) => this.forgetSubject(subject, ids),
     });
   }
 
   /** True when execution.claimCheck installed its layer in the effect chain (unset installs nothing, ADR 0140 D1). */
-  get claimCheckInstalled(): boolean { return this.host.effects.claimCheck !== undefined; }
+  get claimCheckInstalled(): boolean {
+    return this.host.effects.claimCheck !== undefined;
+  }
 
   /** The value a claim-check envelope stands for, read from execution.claimCheck.store; null once reclaimed or erased; RetainedContentMissingError for a retained blob that is gone. */
   resolveClaimCheck(envelope: unknown, options: { subject?: string } = {}): Promise<unknown> {
@@ -133,11 +164,18 @@ export class App {
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
     const input = this.host.logics.checkStart(logic, options, false);
-    await this.running.submitOnce(options.executionId, () => submitStart(this.host, this.stores, logic, options, input, (subject) => assertSubjectOpen(this.lifecycle, subject)));
+    await this.running.submitOnce(options.executionId, () =>
+      submitStart(this.host, this.stores, logic, options, input, (subject) =>
+        assertSubjectOpen(this.lifecycle, subject),
+      ),
+    );
   }
 
   /** Resumes an execution on the logic version it started on (else UnknownLogicVersionError, before any replay): replays, re-runs no effect, continues. A resume of an execution this app starts or resumes already joins it (the same actor). */
-  resume<TLogic extends AnyStateMachine = AnyStateMachine>(executionId: string, logic?: TLogic): Promise<JournaledActor<TLogic>>;
+  resume<TLogic extends AnyStateMachine = AnyStateMachine>(
+    executionId: string,
+    logic?: TLogic,
+  ): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
     return this.running.resumeOnce(executionId, async () => {
@@ -159,7 +197,10 @@ export class App {
     const here = this.running.resultHere(executionId, () => this.result(executionId)); // run, started or resumed here
     if (here) return here;
     const resumeToEnd = (id: string) => this.resume(id).then(() => this.running.outcomes.promise(id));
-    return resultFromJournal({ stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd }, executionId);
+    return resultFromJournal(
+      { stores: this.stores, outcomes: this.running.outcomes, log: (id) => this.log(id), resumeToEnd },
+      executionId,
+    );
   }
 
   /** Ends a running execution as stopped (journaled); its running effects are aborted. */
@@ -189,15 +230,23 @@ export class App {
    * @example
    * const title = await app.invokeTransient("model", { messages, tools: [] });
    */
-  invokeTransient<O = unknown>(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<O> {
+  invokeTransient<O = unknown>(
+    effectId: string,
+    input: unknown,
+    options: { signal?: AbortSignal; subject?: string } = {},
+  ): Promise<O> {
     this.assertOpen("invoke an effect");
     const { subject } = options;
-    return checked(() => subject === undefined || checkSubject(subject, "invokeTransient.subject"), () => this.host.effects.invokeTransient(effectId, input, options) as Promise<O>);
+    return checked(
+      () => subject === undefined || checkSubject(subject, "invokeTransient.subject"),
+      () => this.host.effects.invokeTransient(effectId, input, options) as Promise<O>,
+    );
   }
 
   /** Model usage summed over an execution's journal (model calls, tokens); counts what a resume replays too. */
   async usage(executionId: string): Promise<ExecutionUsage> {
-    if (!this.running.has(executionId) && (await this.stores.events.head(executionId)) === 0) throw new UnknownExecutionError(executionId);
+    if (!this.running.has(executionId) && (await this.stores.events.head(executionId)) === 0)
+      throw new UnknownExecutionError(executionId);
     return this.host.effects.meter.usage(executionId);
   }
 
@@ -208,7 +257,11 @@ export class App {
 
   /** Sizes for measuring: the log's records and bytes, and the folded state's bytes at the head. */
   stats(executionId: string): Promise<ExecutionStats> {
-    return measureExecution(this.stores.events, executionId, async () => this.running.get(executionId) ?? this.host.recoverQuietly(executionId));
+    return measureExecution(
+      this.stores.events,
+      executionId,
+      async () => this.running.get(executionId) ?? this.host.recoverQuietly(executionId),
+    );
   }
 
   /** Stops accepting work and releases timers and effects; the journal keeps everything acknowledged. */
@@ -244,8 +297,15 @@ export class App {
 
   static {
     internalsOf = (app) => ({
-      effects: app.host.effects, execution: (id) => app.running.get(id), streams: app.streams, host: app.host, lifecycle: app.lifecycle,
-      assertOpen: (what) => app.assertOpen(what), runsHere: (id) => app.running.has(id), maintenance: (role) => app.maintenance(role), warn: (warning) => app.host.warn(warning),
+      effects: app.host.effects,
+      execution: (id) => app.running.get(id),
+      streams: app.streams,
+      host: app.host,
+      lifecycle: app.lifecycle,
+      assertOpen: (what) => app.assertOpen(what),
+      runsHere: (id) => app.running.has(id),
+      maintenance: (role) => app.maintenance(role),
+      warn: (warning) => app.host.warn(warning),
       onForget: (listener) => {
         app.forgetListeners.add(listener);
         return () => app.forgetListeners.delete(listener);

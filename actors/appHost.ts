@@ -70,9 +70,16 @@ export class AppHost implements ExecutionHost {
     this.clock = config.clock ?? realClock;
     const { warn } = this;
     const layer = claimCheck && appClaimCheckLayer(claimCheck, config.effects, this.bus, warn);
-    this.effects = new EffectRuntime(config, this.bus, { clock: this.clock, readLog: (id) => owner.readLog(id), warn, ...(layer ? { claimCheck: layer } : {}) });
+    this.effects = new EffectRuntime(config, this.bus, {
+      clock: this.clock,
+      readLog: (id) => owner.readLog(id),
+      warn,
+      ...(layer ? { claimCheck: layer } : {}),
+    });
     // security.crypto: a subject's records and snapshot states are sealed under its key (actors/journal/sealing.ts).
-    const codec = config.security?.crypto ? new SubjectCodec(config.security.crypto.keys, config.stores.events) : undefined;
+    const codec = config.security?.crypto
+      ? new SubjectCodec(config.security.crypto.keys, config.stores.events)
+      : undefined;
     this.journal = new Journal(config.stores.events, codec, warn);
     this.logics = new AppLogics(config, this.journal, (id) => owner.requireMaintenance(id));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
@@ -123,8 +130,19 @@ export class AppHost implements ExecutionHost {
    * A new Execution of `machine` on this host, with its logic's macrostep observer; not started nor recovered.
    * `journaled`: the identity its EXECUTION_STARTED holds (a rebuild), so the definition is not hashed again.
    */
-  async create(machine: AnyStateMachine, executionId: string, subject: string | undefined, journaled?: StartedLogic): Promise<Execution> {
-    const identity = journaled?.machineHash === undefined ? { machineHash: await machineHashOf(machine), ...versionOption(machine) } : { machineHash: journaled.machineHash, ...(journaled.version === undefined ? {} : { version: journaled.version }) };
+  async create(
+    machine: AnyStateMachine,
+    executionId: string,
+    subject: string | undefined,
+    journaled?: StartedLogic,
+  ): Promise<Execution> {
+    const identity =
+      journaled?.machineHash === undefined
+        ? { machineHash: await machineHashOf(machine), ...versionOption(machine) }
+        : {
+            machineHash: journaled.machineHash,
+            ...(journaled.version === undefined ? {} : { version: journaled.version }),
+          };
     return new Execution(this, {
       executionId,
       machine,

@@ -54,7 +54,11 @@ type EventListeners = { [E in keyof RuntimeEvents]: (...a: Parameters<RuntimeEve
  */
 export function createBus(onListenerError?: (error: unknown, event: keyof RuntimeEvents) => void): RuntimeBus {
   const bus = createNanoEvents<RuntimeEvents>();
-  bus.emit = function emit<K extends keyof RuntimeEvents>(this: RuntimeBus, event: K, ...args: Parameters<RuntimeEvents[K]>) {
+  bus.emit = function emit<K extends keyof RuntimeEvents>(
+    this: RuntimeBus,
+    event: K,
+    ...args: Parameters<RuntimeEvents[K]>
+  ) {
     const listeners: EventListeners[K][] = this.events[event] ?? [];
     for (const listener of [...listeners]) {
       try {
@@ -75,7 +79,11 @@ const reported = new Set<string>();
  * browsers): where a warning goes when no `onWarn` sink takes it, or the sink threw. With `once`, a
  * message already reported this way is not reported again.
  */
-export function processWarning(message: string, code: string = WARNING_CODES.warning, options: { once?: boolean } = {}): void {
+export function processWarning(
+  message: string,
+  code: string = WARNING_CODES.warning,
+  options: { once?: boolean } = {},
+): void {
   if (options.once) {
     if (reported.has(message)) return;
     reported.add(message);

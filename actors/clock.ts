@@ -38,7 +38,9 @@ export function simulatedClock(start = 0): SimulatedClock {
     advance(ms) {
       const until = now + ms;
       while (true) {
-        const due = [...timers.entries()].filter(([, t]) => t.due <= until).sort((a, b) => a[1].due - b[1].due || a[0] - b[0])[0];
+        const due = [...timers.entries()]
+          .filter(([, t]) => t.due <= until)
+          .sort((a, b) => a[1].due - b[1].due || a[0] - b[0])[0];
         if (!due) break;
         timers.delete(due[0]);
         now = Math.max(now, due[1].due);

@@ -102,7 +102,13 @@ export function defineConfig<const C extends LoomConfig>(config: C): C {
 }
 
 /** The grouped options: each a key of LoomConfig holding an object of the named keys. */
-const GROUP_NAMES = ["execution", "security", "compliance", "observability", "capabilities"] as const satisfies readonly (keyof LoomConfig)[];
+const GROUP_NAMES = [
+  "execution",
+  "security",
+  "compliance",
+  "observability",
+  "capabilities",
+] as const satisfies readonly (keyof LoomConfig)[];
 const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
   execution: ["effectMiddleware", "snapshotEvery", "snapshotOnClose", "claimCheck", "settledCache"],
   security: ["crypto", "redact"],
@@ -112,11 +118,20 @@ const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
 };
 const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", ...GROUP_NAMES];
 /** Options nested one level deeper than a group, for naming their path when spelled flat. */
-const NESTED: Record<string, string> = { maxModelCalls: "capabilities: { quotas: { maxModelCalls", maxTokens: "capabilities: { quotas: { maxTokens" };
+const NESTED: Record<string, string> = {
+  maxModelCalls: "capabilities: { quotas: { maxModelCalls",
+  maxTokens: "capabilities: { quotas: { maxTokens",
+};
 
 /** Whether a value passes for a state machine: truthy, with a `transition` function and a `root`. */
 function isMachineLike(l: unknown): boolean {
-  return !!l && (typeof l === "object" || typeof l === "function") && "transition" in l && typeof l.transition === "function" && "root" in l;
+  return (
+    !!l &&
+    (typeof l === "object" || typeof l === "function") &&
+    "transition" in l &&
+    typeof l.transition === "function" &&
+    "root" in l
+  );
 }
 
 /** Refuses unknown keys and flat spellings of grouped options, naming the grouped path. */
@@ -135,50 +150,95 @@ export function validateConfig(config: LoomConfig): void {
     const keys = GROUPS[group];
     const value: unknown = config[group];
     if (value === undefined) continue;
-    if (typeof value !== "object" || value === null) throw new ConfigError(group, `expected an object with ${keys.join(", ")}.`);
+    if (typeof value !== "object" || value === null)
+      throw new ConfigError(group, `expected an object with ${keys.join(", ")}.`);
     for (const key of Object.keys(value)) {
       if (keys.includes(key)) continue;
       const home = GROUP_NAMES.find((g) => GROUPS[g].includes(key));
-      if (home) throw new ConfigError(`${group}.${key}`, `"${key}" belongs to another group: write it as ${home}: { ${key}: ... }.`);
-      if (NESTED[key]) throw new ConfigError(`${group}.${key}`, `"${key}" is nested deeper: write it as ${NESTED[key]}: ... } }.`);
+      if (home)
+        throw new ConfigError(
+          `${group}.${key}`,
+          `"${key}" belongs to another group: write it as ${home}: { ${key}: ... }.`,
+        );
+      if (NESTED[key])
+        throw new ConfigError(`${group}.${key}`, `"${key}" is nested deeper: write it as ${NESTED[key]}: ... } }.`);
       throw new ConfigError(`${group}.${key}`, `unknown option. Known ${group} options: ${keys.join(", ")}.`);
     }
   }
   const { stores, effects } = config;
   if (!stores || typeof stores.events?.append !== "function") {
-    throw new ConfigError("stores", "required: { events, content, keys }, e.g. memoryStores(), await fsStores({ dir }) or await indexedDbStores({ name }).");
+    throw new ConfigError(
+      "stores",
+      "required: { events, content, keys }, e.g. memoryStores(), await fsStores({ dir }) or await indexedDbStores({ name }).",
+    );
   }
-  if (!effects || typeof effects !== "object") throw new ConfigError("effects", "required: an object of named effects (createToolEffect, createLlmEffect, ...).");
+  if (!effects || typeof effects !== "object")
+    throw new ConfigError("effects", "required: an object of named effects (createToolEffect, createLlmEffect, ...).");
   for (const [id, effect] of Object.entries(effects)) {
     if (!effect || typeof effect.run !== "function" || !["llm", "tool", "task"].includes(effect.kind)) {
-      throw new ConfigError(`effects.${id}`, "not an effect: build it with createToolEffect(fn), createLlmEffect(model) or createSummarizerEffect(model).");
+      throw new ConfigError(
+        `effects.${id}`,
+        "not an effect: build it with createToolEffect(fn), createLlmEffect(model) or createSummarizerEffect(model).",
+      );
     }
     // The runtime's internal effects (sweep, erasure) live under "loom."; a user effect may not shadow them.
-    if (id.startsWith(RUNTIME_ID_PREFIX)) throw new ConfigError(`effects.${id}`, `effect ids starting with "${RUNTIME_ID_PREFIX}" are reserved for the runtime: rename it.`);
+    if (id.startsWith(RUNTIME_ID_PREFIX))
+      throw new ConfigError(
+        `effects.${id}`,
+        `effect ids starting with "${RUNTIME_ID_PREFIX}" are reserved for the runtime: rename it.`,
+      );
   }
-  if (config.logics !== undefined && (!Array.isArray(config.logics) || config.logics.some((l: unknown) => !isMachineLike(l)))) {
-    throw new ConfigError("logics", "an array of XState machines (or agentLoop$(...) results) that a fresh app may resume by id.");
+  if (
+    config.logics !== undefined &&
+    (!Array.isArray(config.logics) || config.logics.some((l: unknown) => !isMachineLike(l)))
+  ) {
+    throw new ConfigError(
+      "logics",
+      "an array of XState machines (or agentLoop$(...) results) that a fresh app may resume by id.",
+    );
   }
   const clock: unknown = config.clock;
-  if (clock !== undefined && (typeof clock !== "object" || clock === null || !("now" in clock) || typeof clock.now !== "function" || !("setTimer" in clock) || typeof clock.setTimer !== "function")) {
-    throw new ConfigError("clock", "a Clock: { now(): number; setTimer(fn, ms): cancel }, e.g. simulatedClock() in tests; omit it for the real clock.");
+  if (
+    clock !== undefined &&
+    (typeof clock !== "object" ||
+      clock === null ||
+      !("now" in clock) ||
+      typeof clock.now !== "function" ||
+      !("setTimer" in clock) ||
+      typeof clock.setTimer !== "function")
+  ) {
+    throw new ConfigError(
+      "clock",
+      "a Clock: { now(): number; setTimer(fn, ms): cancel }, e.g. simulatedClock() in tests; omit it for the real clock.",
+    );
   }
   const every = config.execution?.snapshotEvery;
   if (every !== undefined && every !== false && !(Number.isInteger(every) && every > 0)) {
     throw new ConfigError("execution.snapshotEvery", "a positive integer number of records, or false.");
   }
   const onClose: unknown = config.execution?.snapshotOnClose;
-  if (onClose !== undefined && typeof onClose !== "boolean") throw new ConfigError("execution.snapshotOnClose", "true (a snapshot at close for each live execution behind its last one) or false.");
+  if (onClose !== undefined && typeof onClose !== "boolean")
+    throw new ConfigError(
+      "execution.snapshotOnClose",
+      "true (a snapshot at close for each live execution behind its last one) or false.",
+    );
   const settledCache = config.execution?.settledCache;
   if (settledCache !== undefined && !(Number.isInteger(settledCache) && settledCache >= 0)) {
-    throw new ConfigError("execution.settledCache", `a non-negative integer number of ended executions whose outcome app.result keeps in memory; got ${String(settledCache)}.`);
+    throw new ConfigError(
+      "execution.settledCache",
+      `a non-negative integer number of ended executions whose outcome app.result keeps in memory; got ${String(settledCache)}.`,
+    );
   }
   const middleware = config.execution?.effectMiddleware;
   if (middleware !== undefined && (!Array.isArray(middleware) || middleware.some((m) => typeof m !== "function"))) {
     throw new ConfigError("execution.effectMiddleware", "an array of (ctx, input, next) => Promise<output> functions.");
   }
   const redact = config.security?.redact;
-  if (redact !== undefined && typeof redact !== "function" && !(Array.isArray(redact) && redact.every((r) => r instanceof RegExp || typeof r === "string"))) {
+  if (
+    redact !== undefined &&
+    typeof redact !== "function" &&
+    !(Array.isArray(redact) && redact.every((r) => r instanceof RegExp || typeof r === "string"))
+  ) {
     throw new ConfigError("security.redact", "an array of RegExp or strings, or a function (text) => text.");
   }
   if (config.security?.crypto !== undefined && typeof config.security.crypto?.keys?.getOrCreate !== "function") {
@@ -213,7 +273,13 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  * a URI-encoded coordinator id) would write two different lone surrogates as the same U+FFFD, or refuse them.
  */
 export function checkSubject(subject: unknown, path: string): asserts subject is string {
-  if (typeof subject === "string" && subject !== "" && !LONE_SURROGATE.test(subject) && utf8Length(subject) <= MAX_SUBJECT_BYTES) return;
+  if (
+    typeof subject === "string" &&
+    subject !== "" &&
+    !LONE_SURROGATE.test(subject) &&
+    utf8Length(subject) <= MAX_SUBJECT_BYTES
+  )
+    return;
   const shown =
     typeof subject !== "string"
       ? showValue(subject)
@@ -222,7 +288,10 @@ export function checkSubject(subject: unknown, path: string): asserts subject is
         : LONE_SURROGATE.test(subject)
           ? `${JSON.stringify(subject.slice(0, 24))}, which holds a lone surrogate (not well-formed Unicode)`
           : `a string of ${utf8Length(subject)} UTF-8 bytes (${JSON.stringify(subject.slice(0, 24))}...)`;
-  throw new ConfigError(path, `a subject is a non-empty, well-formed string of at most ${MAX_SUBJECT_BYTES} UTF-8 bytes (the id of whose data it is, e.g. "user-42"); got ${shown}.`);
+  throw new ConfigError(
+    path,
+    `a subject is a non-empty, well-formed string of at most ${MAX_SUBJECT_BYTES} UTF-8 bytes (the id of whose data it is, e.g. "user-42"); got ${shown}.`,
+  );
 }
 
 function showValue(value: unknown): string {

@@ -145,7 +145,10 @@ export class SubmitConflictError extends LoomworkError {
       field === "runner"
         ? `Let it run here (app.result("${executionId}") gives its output), or submit under a new executionId.`
         : `A resubmit must give the same logic, subject and input as the first submit or start (then it is a no-op); submit under a new executionId to run another.`;
-    super(RUNTIME_ERROR_CODES.submitConflict, `Cannot submit execution "${executionId}": ${difference}. Nothing was written. ${fix}`);
+    super(
+      RUNTIME_ERROR_CODES.submitConflict,
+      `Cannot submit execution "${executionId}": ${difference}. Nothing was written. ${fix}`,
+    );
     this.executionId = executionId;
     this.field = field;
   }
@@ -156,7 +159,10 @@ export class UnknownExecutionError extends LoomworkError {
   static override readonly name: string = "UnknownExecutionError";
   readonly executionId: string;
   constructor(executionId: string) {
-    super(RUNTIME_ERROR_CODES.unknownExecution, `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`);
+    super(
+      RUNTIME_ERROR_CODES.unknownExecution,
+      `Execution "${executionId}" has no log in this app's stores. Check the id, or start it first.`,
+    );
     this.executionId = executionId;
   }
 }
@@ -173,7 +179,10 @@ export class LifecycleNotLoadedError extends LoomworkError {
     const finish = executionId.startsWith("loom.erase:")
       ? "call eraseSubject(app, subject) from loomwork/lifecycle again for its subject: it finishes the erasure, and the subject is refused until then"
       : "call sweep(app, options) from loomwork/lifecycle: it resumes and finishes an unfinished sweep first";
-    super(RUNTIME_ERROR_CODES.lifecycleNotLoaded, `Execution "${executionId}" is the runtime's own maintenance work, which this app has not loaded: ${finish}.`);
+    super(
+      RUNTIME_ERROR_CODES.lifecycleNotLoaded,
+      `Execution "${executionId}" is the runtime's own maintenance work, which this app has not loaded: ${finish}.`,
+    );
     this.executionId = executionId;
   }
 }
@@ -205,7 +214,10 @@ export class NonJsonOutputError extends LoomworkError {
   static override readonly name: string = "NonJsonOutputError";
   readonly stepId: string;
   constructor(stepId: string, reason: string) {
-    super(RUNTIME_ERROR_CODES.nonJsonOutput, `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`);
+    super(
+      RUNTIME_ERROR_CODES.nonJsonOutput,
+      `Step "${stepId}" returned a value that is not JSON (${reason}); return plain JSON data.`,
+    );
     this.stepId = stepId;
   }
 }
@@ -214,7 +226,10 @@ export class NonJsonOutputError extends LoomworkError {
 export class AppClosedError extends LoomworkError {
   static override readonly name: string = "AppClosedError";
   constructor(what: string) {
-    super(RUNTIME_ERROR_CODES.appClosed, `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`);
+    super(
+      RUNTIME_ERROR_CODES.appClosed,
+      `Cannot ${what}: the app is closed. Create a new app over the same stores to resume.`,
+    );
   }
 }
 
@@ -284,7 +299,10 @@ export class HistoryInUseError extends LoomworkError {
   static override readonly name: string = "HistoryInUseError";
   readonly executionId: string;
   constructor(executionId: string) {
-    super(RUNTIME_ERROR_CODES.historyInUse, `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`);
+    super(
+      RUNTIME_ERROR_CODES.historyInUse,
+      `Execution "${executionId}" is running in this app, so its history cannot be deleted under it. Call app.stop("${executionId}") first.`,
+    );
     this.executionId = executionId;
   }
 }

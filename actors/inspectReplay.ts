@@ -33,9 +33,15 @@ export interface InspectorReplay {
  */
 export function recordsThrough(records: StoredRecord[], toSeq: number): StoredRecord[] {
   const head = records.at(-1)?.seq ?? 0;
-  if (!Number.isInteger(toSeq) || toSeq < 1 || toSeq > head) throw new RangeError(`toSeq must be a seq of the journal, 1 to ${head}; got ${toSeq}`);
+  if (!Number.isInteger(toSeq) || toSeq < 1 || toSeq > head)
+    throw new RangeError(`toSeq must be a seq of the journal, 1 to ${head}; got ${toSeq}`);
   let end = records.findIndex((r) => r.seq === toSeq) + 1;
-  while (end < records.length && !isMacrostepInputType(records[end]!.type) && records[end - 1]!.type !== EXECUTION_ENDED) end++;
+  while (
+    end < records.length &&
+    !isMacrostepInputType(records[end]!.type) &&
+    records[end - 1]!.type !== EXECUTION_ENDED
+  )
+    end++;
   return records.slice(0, end);
 }
 
@@ -47,10 +53,21 @@ export function recordsThrough(records: StoredRecord[], toSeq: number): StoredRe
  * const inspector = createBrowserInspector();
  * await replayIntoInspector(stores.events, "chat-1", { logic: assistant, inspect: inspector.inspect, toSeq: 40 });
  */
-export async function replayIntoInspector(events: EventStore, executionId: string, options: ReplayIntoInspectorOptions): Promise<InspectorReplay> {
-  const all = [...(await events.readArchives(executionId)).flatMap((segment) => segment.records), ...(await events.read(executionId))];
-  if (all.length === 0) throw new RangeError(`replayIntoInspector: execution "${executionId}" has no records in these stores`);
-  if (all.some((r) => typeof r.sealed === "string")) throw new RangeError(`replayIntoInspector: execution "${executionId}" has sealed records (security.crypto); they are not replayed without the app`);
+export async function replayIntoInspector(
+  events: EventStore,
+  executionId: string,
+  options: ReplayIntoInspectorOptions,
+): Promise<InspectorReplay> {
+  const all = [
+    ...(await events.readArchives(executionId)).flatMap((segment) => segment.records),
+    ...(await events.read(executionId)),
+  ];
+  if (all.length === 0)
+    throw new RangeError(`replayIntoInspector: execution "${executionId}" has no records in these stores`);
+  if (all.some((r) => typeof r.sealed === "string"))
+    throw new RangeError(
+      `replayIntoInspector: execution "${executionId}" has sealed records (security.crypto); they are not replayed without the app`,
+    );
   let records = options.toSeq === undefined ? all : recordsThrough(all, options.toSeq);
   // A stop is journaled on its own (app.stop) and a resume does not take it: the state it was stopped in.
   const last = records.at(-1);
@@ -60,7 +77,15 @@ export async function replayIntoInspector(events: EventStore, executionId: strin
   await stores.events.append(executionId, 0, records);
   const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
   const effects = Object.fromEntries(effectSourcesOf(options.logic).map((id) => [id, never]));
-  const app = createApp(defineConfig({ stores, effects, logics: [options.logic], execution: { snapshotEvery: false }, observability: { inspect: options.inspect } }));
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects,
+      logics: [options.logic],
+      execution: { snapshotEvery: false },
+      observability: { inspect: options.inspect },
+    }),
+  );
   try {
     await app.resume(executionId);
     return { toSeq, macrosteps: records.filter((r) => isMacrostepInputType(r.type)).length };

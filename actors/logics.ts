@@ -40,7 +40,11 @@ export class AppLogics {
       // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
       const known = Object.keys(config.effects);
       const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
-      if (missing.length) throw new ConfigError("effects", `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`);
+      if (missing.length)
+        throw new ConfigError(
+          "effects",
+          `logic "${logic.id}" (in logics) invokes ${missing.map((m) => `"${m}"`).join(", ")}, which effects does not register.`,
+        );
     }
     this.versions.registerAll(config.logics ?? []);
   }
@@ -65,7 +69,11 @@ export class AppLogics {
     if (typeof logicOrId !== "string") return logicOrId;
     if (isInternalLogic(logicOrId)) this.requireMaintenance(logicOrId);
     const logic = this.versions.newest(logicOrId);
-    if (!logic) throw new ConfigError("start.logic", `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`);
+    if (!logic)
+      throw new ConfigError(
+        "start.logic",
+        `no logic "${logicOrId}" is listed in defineConfig({ logics: [...] }): list it, or pass the machine itself.`,
+      );
     return logic;
   }
 
@@ -79,7 +87,15 @@ export class AppLogics {
     }
     if (options.subject !== undefined) checkSubject(options.subject, "start.subject");
     this.checkEffects(logic, runsHere);
-    const input = plainJson(options.input, (reason) => new ConfigError("start.input", `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`), "input");
+    const input = plainJson(
+      options.input,
+      (reason) =>
+        new ConfigError(
+          "start.input",
+          `the input of "${options.executionId}" must be plain JSON to be journaled, but holds ${reason}.`,
+        ),
+      "input",
+    );
     declarationOf(logic)?.checkInput?.(input, options.executionId);
     return input;
   }
@@ -88,14 +104,21 @@ export class AppLogics {
   checkEffects(logic: AnyStateMachine, runsHere = true): void {
     // The caller's value is untrusted (plain JavaScript may pass anything): checked as unknown.
     const value: unknown = logic;
-    if (!value || (typeof value !== "object" && typeof value !== "function") || !("transition" in value) || typeof value.transition !== "function" || !("root" in value)) {
+    if (
+      !value ||
+      (typeof value !== "object" && typeof value !== "function") ||
+      !("transition" in value) ||
+      typeof value.transition !== "function" ||
+      !("root" in value)
+    ) {
       throw new ConfigError("start.logic", "an XState machine (setup(...).createMachine(...)) or agentLoop$(config).");
     }
     // A definition is immutable and the effects are the config's: one that passed is not walked again at every start.
     if (!runsHere || this.effectsChecked.has(logic)) return;
     const internal = this.internalMachines.has(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal]; // only the runtime's own machines may invoke its internal effects
-    for (const src of effectSourcesOf(logic)) if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
+    for (const src of effectSourcesOf(logic))
+      if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
     this.effectsChecked.add(logic);
   }
 
@@ -104,13 +127,19 @@ export class AppLogics {
    * registered, with what its start journaled of it. Judged before any record is replayed: a pinned
    * execution whose version is not held is refused here.
    */
-  async forExecution(info: ExecutionInfo, logic?: AnyStateMachine): Promise<{ machine: AnyStateMachine; started: StartedLogic | undefined }> {
+  async forExecution(
+    info: ExecutionInfo,
+    logic?: AnyStateMachine,
+  ): Promise<{ machine: AnyStateMachine; started: StartedLogic | undefined }> {
     const { executionId } = info;
     const started = await this.startedLogic(info);
     if (isInternalLogic(started?.logicId)) this.requireMaintenance(executionId);
     const machine = started ? await this.versions.resolve(executionId, started, logic) : logic;
     if (!machine) {
-      throw new ConfigError("logics", `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`);
+      throw new ConfigError(
+        "logics",
+        `execution "${executionId}" runs logic "${info.logicId}", which this app does not know: pass it to app.resume(id, logic) or list it in defineConfig({ logics: [...] }).`,
+      );
     }
     this.checkEffects(machine);
     this.register(machine);
@@ -121,10 +150,18 @@ export class AppLogics {
   // the hash) from the record itself; undefined for a log whose first record is not a start.
   private async startedLogic(info: ExecutionInfo): Promise<StartedLogic | undefined> {
     if (info.logicId !== undefined && info.machineHash !== undefined) {
-      return { logicId: info.logicId, machineHash: info.machineHash, ...(info.version === undefined ? {} : { version: info.version }) };
+      return {
+        logicId: info.logicId,
+        machineHash: info.machineHash,
+        ...(info.version === undefined ? {} : { version: info.version }),
+      };
     }
     const [first] = await this.journal.readForReplay(info.executionId, 1);
     if (first?.type !== EXECUTION_STARTED) return info.logicId === undefined ? undefined : { logicId: info.logicId };
-    return { logicId: first.logicId, machineHash: first.machineHash, ...(typeof first.version === "string" ? { version: first.version } : {}) };
+    return {
+      logicId: first.logicId,
+      machineHash: first.machineHash,
+      ...(typeof first.version === "string" ? { version: first.version } : {}),
+    };
   }
 }

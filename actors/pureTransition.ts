@@ -5,7 +5,18 @@
 // Here that actor is made once per logic and kept; what XState's inert scope gets fresh per call (the
 // actor system children register in) is still fresh per call, so a spawned child's systemId never
 // collides with a previous call's and nothing a call spawns outlives it.
-import { createActor, createEmptyActor, type AnyActorRef, type AnyActorScope, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventFromLogic, type ExecutableActionsFrom, type SnapshotFrom } from "xstate";
+import {
+  createActor,
+  createEmptyActor,
+  type AnyActorRef,
+  type AnyActorScope,
+  type AnyEventObject,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type ExecutableActionsFrom,
+  type SnapshotFrom,
+} from "xstate";
 
 type Step = [AnyMachineSnapshot, ExecutableActionsFrom<AnyStateMachine>[]];
 
@@ -45,7 +56,11 @@ function scopeFor(logic: AnyStateMachine, actions: unknown[]): AnyActorScope {
 }
 
 /** `transition(logic, snapshot, event)` of XState: the next snapshot and the actions to execute, executing none. */
-export function pureTransition<T extends AnyStateMachine>(logic: T, snapshot: SnapshotFrom<T>, event: EventFromLogic<T>): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
+export function pureTransition<T extends AnyStateMachine>(
+  logic: T,
+  snapshot: SnapshotFrom<T>,
+  event: EventFromLogic<T>,
+): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
 export function pureTransition(logic: AnyStateMachine, snapshot: AnyMachineSnapshot, event: AnyEventObject): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
   const next = logic.transition(snapshot, event, scopeFor(logic, actions));
@@ -53,7 +68,10 @@ export function pureTransition(logic: AnyStateMachine, snapshot: AnyMachineSnaps
 }
 
 /** `initialTransition(logic, input)` of XState: the initial snapshot and the actions to execute, executing none. */
-export function pureInitialTransition<T extends AnyStateMachine>(logic: T, input: unknown): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
+export function pureInitialTransition<T extends AnyStateMachine>(
+  logic: T,
+  input: unknown,
+): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
 export function pureInitialTransition(logic: AnyStateMachine, input: unknown): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
   const next = logic.getInitialSnapshot(scopeFor(logic, actions), input);
@@ -68,7 +86,11 @@ export function pureInitialTransition(logic: AnyStateMachine, input: unknown): S
  * (persisted snapshots hold no children at all), so a child whose step has its outcome is let go here.
  * Children of other logic (not a registered effect) are kept as XState left them.
  */
-export function dropFinishedChildren(snapshot: AnyMachineSnapshot, running: Readonly<Record<string, unknown>>, effectIds: ReadonlySet<string>): void {
+export function dropFinishedChildren(
+  snapshot: AnyMachineSnapshot,
+  running: Readonly<Record<string, unknown>>,
+  effectIds: ReadonlySet<string>,
+): void {
   const children: Record<string, AnyActorRef | undefined> = snapshot.children;
   let kept: Record<string, AnyActorRef | undefined> | undefined;
   for (const id in children) {

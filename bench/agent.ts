@@ -22,13 +22,26 @@ export function benchLoop(turns: number) {
 }
 
 /** The app's config for `mode` over `stores`, with the workload's effects (or `effects`). */
-export function benchConfig(stores: Stores, turns: number, mode: ClaimCheckMode, effects = workloadEffects(turns).effects): LoomConfig {
-  const claimCheck = mode === "off" ? undefined : { store: stores.content, toolIds: ["search"], ...(mode === "on" ? {} : { preview: false as const }) };
+export function benchConfig(
+  stores: Stores,
+  turns: number,
+  mode: ClaimCheckMode,
+  effects = workloadEffects(turns).effects,
+): LoomConfig {
+  const claimCheck =
+    mode === "off"
+      ? undefined
+      : { store: stores.content, toolIds: ["search"], ...(mode === "on" ? {} : { preview: false as const }) };
   return defineConfig({ stores, effects, ...(claimCheck ? { execution: { claimCheck } } : {}) });
 }
 
 /** Runs the agent to its end; resolves with the app (still open) and the time the run took. */
-export async function runAgent(stores: Stores, turns: number, mode: ClaimCheckMode, executionId = EXECUTION_ID): Promise<{ app: App; sample: Sample }> {
+export async function runAgent(
+  stores: Stores,
+  turns: number,
+  mode: ClaimCheckMode,
+  executionId = EXECUTION_ID,
+): Promise<{ app: App; sample: Sample }> {
   const app = createApp(benchConfig(stores, turns, mode));
   const end = span();
   await app.start(benchLoop(turns), { executionId, input: { prompt: "research" } });
@@ -67,11 +80,18 @@ export function stallingEffects(turns: number): { effects: Record<string, Effect
  * the last: the latest snapshot is behind the head, so a resume replays the tail and re-starts that call.
  * With `closeSnapshot` the close writes a snapshot at the head (`snapshotOnClose`): a resume replays nothing.
  */
-export async function runInterrupted(stores: Stores, turns: number, mode: ClaimCheckMode = "off", closeSnapshot = false): Promise<void> {
+export async function runInterrupted(
+  stores: Stores,
+  turns: number,
+  mode: ClaimCheckMode = "off",
+  closeSnapshot = false,
+): Promise<void> {
   const { effects, reached } = stallingEffects(turns);
   const config = benchConfig(stores, turns, mode, effects);
   // closeSnapshot: app.close() writes a snapshot at the head (execution.snapshotOnClose); without it the tail stays to replay, as after a crash.
-  const app = createApp(closeSnapshot ? { ...config, execution: { ...config.execution, snapshotOnClose: true } } : config);
+  const app = createApp(
+    closeSnapshot ? { ...config, execution: { ...config.execution, snapshotOnClose: true } } : config,
+  );
   await app.start(benchLoop(turns), { executionId: EXECUTION_ID, input: { prompt: "research" } });
   await reached;
   // The snapshot write is not awaited by the runtime: let one that was just queued land first.
@@ -80,7 +100,11 @@ export async function runInterrupted(stores: Stores, turns: number, mode: ClaimC
 }
 
 /** Resumes the interrupted execution in a new app over `stores`; resolves once the replay is done. */
-export async function resumeInterrupted(stores: Stores, turns: number, mode: ClaimCheckMode = "off"): Promise<{ app: App; reached: Promise<void> }> {
+export async function resumeInterrupted(
+  stores: Stores,
+  turns: number,
+  mode: ClaimCheckMode = "off",
+): Promise<{ app: App; reached: Promise<void> }> {
   const { effects, reached } = stallingEffects(turns);
   const app = createApp(benchConfig(stores, turns, mode, effects));
   await app.resume(EXECUTION_ID, benchLoop(turns));

@@ -49,7 +49,10 @@ async function perTurn(page: Page, turns: number, reps: number, warmup: number):
   let shape = { writes: 0, appends: 0, values: 0, bytes: 0 };
   for (let i = 0; i < warmup + reps; i++) {
     const m = await page.evaluate(([t, db]) => window.bench.run("memory", t, db), [turns, `m-${turns}-${i}`] as const);
-    const r = await page.evaluate(([t, db]) => window.bench.run("indexeddb", t, db), [turns, `run-${turns}-${i}`] as const);
+    const r = await page.evaluate(([t, db]) => window.bench.run("indexeddb", t, db), [
+      turns,
+      `run-${turns}-${i}`,
+    ] as const);
     const f = await page.evaluate((db) => window.bench.floor(db), `floor-${turns}-${i}`);
     if (i < warmup) continue;
     memory.push(m.ms);
@@ -83,7 +86,15 @@ interface ResumeRow {
 async function resumeAfterReload(page: Page, url: string, turns: number, reps: number): Promise<ResumeRow> {
   const db = `resume-${turns}`;
   await page.evaluate(([t, name]) => window.bench.interrupt(t, name), [turns, db] as const);
-  const samples = { resume: [] as number[], raw: [] as number[], resumeWithLoad: [] as number[], rawWithLoad: [] as number[], open: [] as number[], read: [] as number[], beforeReads: [] as number[] };
+  const samples = {
+    resume: [] as number[],
+    raw: [] as number[],
+    resumeWithLoad: [] as number[],
+    rawWithLoad: [] as number[],
+    open: [] as number[],
+    read: [] as number[],
+    beforeReads: [] as number[],
+  };
   let read = { reads: [] as { fromSeq: number }[], snapshotSeq: undefined as number | undefined, records: 0 };
   let calls: Record<string, { n: number; ms: number }> = {};
   for (let i = 0; i < reps + 1; i++) {
@@ -97,7 +108,11 @@ async function resumeAfterReload(page: Page, url: string, turns: number, reps: n
     await page.goto("about:blank");
     const w0 = performance.now();
     await load(page, url);
-    const raw = await page.evaluate(([name, ranges, snap]) => window.bench.rawRead(name, ranges, snap), [db, resumed.reads, resumed.snapshotSeq !== undefined] as const);
+    const raw = await page.evaluate(([name, ranges, snap]) => window.bench.rawRead(name, ranges, snap), [
+      db,
+      resumed.reads,
+      resumed.snapshotSeq !== undefined,
+    ] as const);
     const rawWithLoad = performance.now() - w0;
     if (i === 0) continue; // the first pair warms the HTTP cache of the page and the profile
     samples.resume.push(resumed.ms);
@@ -138,7 +153,10 @@ async function catalogueInChromium(page: Page, executions: number, reps: number)
   for (let i = 0; i < reps + 1; i++) {
     const order = i % 2 === 0 ? (["list", "floor"] as const) : (["floor", "list"] as const);
     for (const variant of order) {
-      const r = await page.evaluate(([name, v]) => (v === "list" ? window.bench.openAndList(name) : window.bench.readCatalogue(name)), [db, variant] as const);
+      const r = await page.evaluate(
+        ([name, v]) => (v === "list" ? window.bench.openAndList(name) : window.bench.readCatalogue(name)),
+        [db, variant] as const,
+      );
       if (r.executions !== executions) throw new Error(`${variant} saw ${r.executions} of ${executions} executions`);
       if (i > 0) (variant === "list" ? list : floor).push(r.ms);
     }
@@ -155,7 +173,12 @@ export async function measureBrowser(options: BenchOptions): Promise<Section> {
   const profileDir = await mkdtemp(join(tmpdir(), "loomwork-bench-profile-"));
   let context: BrowserContext | undefined;
   const server = await (async () => {
-    await build({ root: PAGE_ROOT, configFile: false, logLevel: "silent", build: { outDir, emptyOutDir: true, target: "es2022", reportCompressedSize: false } });
+    await build({
+      root: PAGE_ROOT,
+      configFile: false,
+      logLevel: "silent",
+      build: { outDir, emptyOutDir: true, target: "es2022", reportCompressedSize: false },
+    });
     return serveStatic(outDir);
   })();
   try {
@@ -170,7 +193,8 @@ export async function measureBrowser(options: BenchOptions): Promise<Section> {
     const resumeRows: ResumeRow[] = [];
     for (const turns of resumeTurns) resumeRows.push(await resumeAfterReload(page, url, turns, reps));
     const catalogueRows: CatalogueRow[] = [];
-    for (const n of quick ? [100, 200] : [1_000, 10_000]) catalogueRows.push(await catalogueInChromium(page, n, quick ? 1 : 9));
+    for (const n of quick ? [100, 200] : [1_000, 10_000])
+      catalogueRows.push(await catalogueInChromium(page, n, quick ? 1 : 9));
     if (errors.length > 0) throw new Error(`the bench page threw: ${errors.join("; ")}`);
     return render(turnRows, resumeRows, catalogueRows, reps);
   } finally {
@@ -222,19 +246,58 @@ function render(turnRows: TurnRow[], resumeRows: ResumeRow[], catalogueRows: Cat
     tables: [
       {
         caption: "Per turn, in one page (ratios of medians)",
-        head: ["turns", "IndexedDB / memory", "floor / memory", "IndexedDB / (memory + floor)", "write transactions", "of them appends", "per turn", "values written", "bytes written (JSON / blob)"],
-        rows: turnRows.map((r) => [r.turns, ratio(r.indexedDbMs / r.memoryMs), ratio(r.floorMs / r.memoryMs), ratio(r.indexedDbMs / (r.memoryMs + r.floorMs)), r.writes, r.appends, (r.writes / r.turns).toFixed(2), r.values, bytes(r.bytes)]),
+        head: [
+          "turns",
+          "IndexedDB / memory",
+          "floor / memory",
+          "IndexedDB / (memory + floor)",
+          "write transactions",
+          "of them appends",
+          "per turn",
+          "values written",
+          "bytes written (JSON / blob)",
+        ],
+        rows: turnRows.map((r) => [
+          r.turns,
+          ratio(r.indexedDbMs / r.memoryMs),
+          ratio(r.floorMs / r.memoryMs),
+          ratio(r.indexedDbMs / (r.memoryMs + r.floorMs)),
+          r.writes,
+          r.appends,
+          (r.writes / r.turns).toFixed(2),
+          r.values,
+          bytes(r.bytes),
+        ]),
       },
       {
         caption: "Resume after a real reload vs a raw read of the same records",
-        head: ["turns", "reload + resume / reload + raw read", "in the page: resume / raw read", "records read", "what resume read"],
-        rows: resumeRows.map((r) => [r.turns, ratio(r.resumeWithLoadMs / r.rawWithLoadMs), ratio(r.resumeMs / r.rawMs), r.records, r.ranges]),
+        head: [
+          "turns",
+          "reload + resume / reload + raw read",
+          "in the page: resume / raw read",
+          "records read",
+          "what resume read",
+        ],
+        rows: resumeRows.map((r) => [
+          r.turns,
+          ratio(r.resumeWithLoadMs / r.rawWithLoadMs),
+          ratio(r.resumeMs / r.rawMs),
+          r.records,
+          r.ranges,
+        ]),
         align: ["r", "r", "r", "r", "l"],
       },
       {
         caption:
           "Phases of the in-page resume, as multiples of the raw read (IndexedDB reads are the adapter's, timed around its calls; the runtime before them: the app, the catalogue row, the logic and the writer lease; after them: restoring the snapshot, replaying the tail and restarting the call, in code the fresh page runs for the first time)",
-        head: ["turns", "opening the stores", "runtime before the reads", "snapshot + log reads", "runtime after the reads", "whole resume"],
+        head: [
+          "turns",
+          "opening the stores",
+          "runtime before the reads",
+          "snapshot + log reads",
+          "runtime after the reads",
+          "whole resume",
+        ],
         rows: resumeRows.map((r) => [
           r.turns,
           ratio(r.openMs / r.rawMs),
@@ -245,7 +308,8 @@ function render(turnRows: TurnRow[], resumeRows: ResumeRow[], catalogueRows: Cat
         ]),
       },
       {
-        caption: "Opening the stores and listing every execution vs a bare open and getAll of the catalogue (seeded in one transaction, two records per execution)",
+        caption:
+          "Opening the stores and listing every execution vs a bare open and getAll of the catalogue (seeded in one transaction, two records per execution)",
         head: ["executions", "open + list / floor", "per execution, relative to the smallest row"],
         rows: catalogueRows.map((r) => [r.executions, ratio(r.listMs / r.floorMs), ratio(perExecution(r))]),
       },

@@ -14,7 +14,8 @@ import { interleave, medianSample, span } from "./measure.js";
 import type { BenchOptions } from "./options.js";
 import { ratio, ratios, type Goal, type Section } from "./report.js";
 
-const started = (at: number, subject: string): StoredRecord => ({ seq: 1, at, type: EXECUTION_STARTED, subject } as unknown as StoredRecord);
+const started = (at: number, subject: string): StoredRecord =>
+  ({ seq: 1, at, type: EXECUTION_STARTED, subject }) as unknown as StoredRecord;
 
 async function seed(factory: IDBFactory, name: string, executions: number): Promise<void> {
   const stores = await indexedDbStores({ name, indexedDB: factory, IDBKeyRange, locks: null });
@@ -23,7 +24,12 @@ async function seed(factory: IDBFactory, name: string, executions: number): Prom
     const appends: Promise<void>[] = [];
     for (let j = i; j < Math.min(executions, i + batch); j++) {
       const id = `run-${String(j).padStart(6, "0")}`;
-      appends.push(stores.events.append(id, 0, [started(1_000 + j, `user-${j % 97}`), { seq: 2, at: 2_000 + j, type: "step", stepId: "s" } as unknown as StoredRecord]));
+      appends.push(
+        stores.events.append(id, 0, [
+          started(1_000 + j, `user-${j % 97}`),
+          { seq: 2, at: 2_000 + j, type: "step", stepId: "s" } as unknown as StoredRecord,
+        ]),
+      );
     }
     await Promise.all(appends);
   }
@@ -73,7 +79,12 @@ async function measureScale(executions: number, reps: number, warmup: number): P
   );
   const list = medianSample(samples["open + list"]!);
   const floor = medianSample(samples.floor!);
-  return { executions, listMs: list.wall, floorMs: floor.wall, ratio: { wall: list.wall / floor.wall, cpu: list.cpu / floor.cpu } };
+  return {
+    executions,
+    listMs: list.wall,
+    floorMs: floor.wall,
+    ratio: { wall: list.wall / floor.wall, cpu: list.cpu / floor.cpu },
+  };
 }
 
 export async function measureBrowserCatalogue(options: BenchOptions): Promise<Section> {
@@ -106,7 +117,11 @@ export async function measureBrowserCatalogue(options: BenchOptions): Promise<Se
       {
         caption: "Open + list vs the floor (a bare open and getAll of the catalogue)",
         head: ["executions", "open + list / floor (wall; CPU)", "per execution, relative to the smallest row"],
-        rows: rows.map((r) => [r.executions, ratios(r.ratio), ratio(r.listMs / r.executions / (small.listMs / small.executions))]),
+        rows: rows.map((r) => [
+          r.executions,
+          ratios(r.ratio),
+          ratio(r.listMs / r.executions / (small.listMs / small.executions)),
+        ]),
       },
     ],
     goals,

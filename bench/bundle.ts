@@ -76,7 +76,10 @@ export function runLoads(files: Map<string, Uint8Array>, entry: string): Set<str
     }
     const fakeIndexedDb = pathToFileURL(join(ROOT, "node_modules", "fake-indexeddb", "auto", "index.mjs")).href;
     const script = `await import(${JSON.stringify(fakeIndexedDb)}); await import(${JSON.stringify(pathToFileURL(join(dir, "out", entry)).href)});`;
-    execFileSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, NODE_V8_COVERAGE: join(dir, "coverage") }, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, NODE_V8_COVERAGE: join(dir, "coverage") },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     const prefix = pathToFileURL(join(dir, "out")).href + "/";
     const loaded = new Set<string>();
     for (const name of readdirSync(join(dir, "coverage"))) {
@@ -117,7 +120,10 @@ function moduleName(path: string): string {
  * reached only by a dynamic `import()` are summed apart in `lazy`. With `run`, the bundle is also run
  * (`runLoads`) and every such chunk its run loads is counted with the start chunks.
  */
-export async function esbuildSize(entry: string, { run = false, leaveOut = [] }: { run?: boolean; leaveOut?: RegExp[] } = {}): Promise<BundleSize> {
+export async function esbuildSize(
+  entry: string,
+  { run = false, leaveOut = [] }: { run?: boolean; leaveOut?: RegExp[] } = {},
+): Promise<BundleSize> {
   const result = await esbuild({
     // `leaveOut`: modules kept out of the bundle (external), to measure what the start would be without them.
     plugins: leaveOut.length === 0 ? [] : [leaveOutPlugin(leaveOut)],
@@ -136,20 +142,30 @@ export async function esbuildSize(entry: string, { run = false, leaveOut = [] }:
   });
   const metafile: Metafile = result.metafile;
   // A dynamic import() is an entry point of its own in the metafile: the app's entry is the one named.
-  const entryOutput = Object.keys(metafile.outputs).find((path) => metafile.outputs[path]!.entryPoint === relative(ROOT, entry));
+  const entryOutput = Object.keys(metafile.outputs).find(
+    (path) => metafile.outputs[path]!.entryPoint === relative(ROOT, entry),
+  );
   if (entryOutput === undefined) throw new Error(`esbuild produced no output for ${entry}`);
   // The chunks loaded at start: the entry and, transitively, its static imports.
   const initial = new Set<string>();
   const visit = (path: string) => {
     if (initial.has(path)) return;
     initial.add(path);
-    for (const dep of metafile.outputs[path]!.imports) if (dep.kind === "import-statement" && !dep.external) visit(dep.path);
+    for (const dep of metafile.outputs[path]!.imports)
+      if (dep.kind === "import-statement" && !dep.external) visit(dep.path);
   };
   visit(entryOutput);
   const contents = new Map(result.outputFiles.map((file) => [relative(ROOT, file.path), file.contents]));
   // Every chunk the app's run loads counts: one reached by a dynamic import() that the run loads joins the start chunks.
   const outDir = relative(ROOT, join(ROOT, "bench", "bundle", "out"));
-  const byRun = !run ? [] : [...runLoads(new Map([...contents].map(([path, code]) => [relative(outDir, path), code])), relative(outDir, entryOutput))].map((name) => join(outDir, name));
+  const byRun = !run
+    ? []
+    : [
+        ...runLoads(
+          new Map([...contents].map(([path, code]) => [relative(outDir, path), code])),
+          relative(outDir, entryOutput),
+        ),
+      ].map((name) => join(outDir, name));
   const lazyLoadedByRun = byRun.filter((path) => !initial.has(path));
   for (const path of lazyLoadedByRun) initial.add(path);
   const sizeOf = (paths: string[]) => {
@@ -162,16 +178,30 @@ export async function esbuildSize(entry: string, { run = false, leaveOut = [] }:
     .filter((m) => m.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
   const lazy = Object.keys(metafile.outputs).filter((path) => !initial.has(path) && path.endsWith(".js"));
-  return { ...sizeOf([...initial]), chunks: initial.size, modules, lazy: { chunks: lazy.length, ...sizeOf(lazy) }, lazyLoadedByRun };
+  return {
+    ...sizeOf([...initial]),
+    chunks: initial.size,
+    modules,
+    lazy: { chunks: lazy.length, ...sizeOf(lazy) },
+    lazyLoadedByRun,
+  };
 }
 
 /** Bundles `entry` with Vite (rolldown), minified, without writing; returns the sizes of the chunks loaded at start. */
-export async function viteSize(entry: string): Promise<{ minified: number; gzipped: number; chunks: number; lazyModules: string[] }> {
+export async function viteSize(
+  entry: string,
+): Promise<{ minified: number; gzipped: number; chunks: number; lazyModules: string[] }> {
   const result = await viteBuild({
     configFile: false,
     logLevel: "silent",
     root: dirname(entry),
-    build: { write: false, target: "es2022", minify: true, reportCompressedSize: false, rollupOptions: { input: entry } },
+    build: {
+      write: false,
+      target: "es2022",
+      minify: true,
+      reportCompressedSize: false,
+      rollupOptions: { input: entry },
+    },
   });
   const outputs = (Array.isArray(result) ? result : [result]) as Rollup.RollupOutput[];
   const all = outputs.flatMap((o) => o.output).filter((c): c is Rollup.OutputChunk => c.type === "chunk");
@@ -186,7 +216,10 @@ export async function viteSize(entry: string): Promise<{ minified: number; gzipp
   for (const chunk of all) if (chunk.isEntry) visit(chunk);
   // The modules only chunks reached by a dynamic import() hold, named as esbuild's metafile names them.
   const atStart = new Set([...chunks].flatMap((c) => Object.keys(c.modules)));
-  const lazyModules = all.filter((c) => !chunks.has(c)).flatMap((c) => Object.keys(c.modules)).filter((id) => !atStart.has(id));
+  const lazyModules = all
+    .filter((c) => !chunks.has(c))
+    .flatMap((c) => Object.keys(c.modules))
+    .filter((id) => !atStart.has(id));
   return {
     minified: [...chunks].reduce((n, c) => n + Buffer.byteLength(c.code), 0),
     gzipped: [...chunks].reduce((n, c) => n + gzip(c.code), 0),
@@ -200,7 +233,14 @@ function byArea(modules: BundleSize["modules"]): { area: string; bytes: number }
   const areas = new Map<string, number>();
   for (const { module, bytes: n } of modules) {
     const parts = module.split("/");
-    const area = module.startsWith("@") ? parts.slice(0, 2).join("/") : module.includes("/dist/") || module.includes("/build/") ? parts[0]! : relative(ROOT, join(ROOT, module)).split("/").slice(0, parts.length > 2 ? 2 : 1).join("/");
+    const area = module.startsWith("@")
+      ? parts.slice(0, 2).join("/")
+      : module.includes("/dist/") || module.includes("/build/")
+        ? parts[0]!
+        : relative(ROOT, join(ROOT, module))
+            .split("/")
+            .slice(0, parts.length > 2 ? 2 : 1)
+            .join("/");
     areas.set(area, (areas.get(area) ?? 0) + n);
   }
   return [...areas].map(([area, n]) => ({ area, bytes: n })).sort((a, b) => b.bytes - a.bytes);
@@ -210,22 +250,53 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
   const minimal = await esbuildSize(APPS.minimal, { run: true });
   const liveView = await esbuildSize(APPS.liveView);
   const viteMinimal = await viteSize(APPS.minimal);
-  const dexieIn = (size: BundleSize) => size.modules.filter((m) => m.module.startsWith("dexie/")).reduce((n, m) => n + m.bytes, 0);
+  const dexieIn = (size: BundleSize) =>
+    size.modules.filter((m) => m.module.startsWith("dexie/")).reduce((n, m) => n + m.bytes, 0);
   const sizes: Table = {
     caption: "The minimal agent app (`loomwork` + `loomwork/indexeddb`), bundled for the browser and minified",
     head: ["app", "bundler", "chunks", "minified", "gzipped", "of it Dexie (minified)"],
     rows: [
-      ["minimal agent app (start chunks, and any chunk its run loads)", "esbuild", String(minimal.chunks), bytes(minimal.minified), bytes(minimal.gzipped), bytes(dexieIn(minimal))],
-      ["reached only by a dynamic `import()` (not loaded at start)", "esbuild", String(minimal.lazy.chunks), bytes(minimal.lazy.minified), bytes(minimal.lazy.gzipped), "-"],
-      ["minimal agent app (start chunks)", "vite 8 (rolldown)", String(viteMinimal.chunks), bytes(viteMinimal.minified), bytes(viteMinimal.gzipped), "-"],
-      ["the same + watchExecutions (live view)", "esbuild", String(liveView.chunks), bytes(liveView.minified), bytes(liveView.gzipped), bytes(dexieIn(liveView))],
+      [
+        "minimal agent app (start chunks, and any chunk its run loads)",
+        "esbuild",
+        String(minimal.chunks),
+        bytes(minimal.minified),
+        bytes(minimal.gzipped),
+        bytes(dexieIn(minimal)),
+      ],
+      [
+        "reached only by a dynamic `import()` (not loaded at start)",
+        "esbuild",
+        String(minimal.lazy.chunks),
+        bytes(minimal.lazy.minified),
+        bytes(minimal.lazy.gzipped),
+        "-",
+      ],
+      [
+        "minimal agent app (start chunks)",
+        "vite 8 (rolldown)",
+        String(viteMinimal.chunks),
+        bytes(viteMinimal.minified),
+        bytes(viteMinimal.gzipped),
+        "-",
+      ],
+      [
+        "the same + watchExecutions (live view)",
+        "esbuild",
+        String(liveView.chunks),
+        bytes(liveView.minified),
+        bytes(liveView.gzipped),
+        bytes(dexieIn(liveView)),
+      ],
     ],
     align: ["l", "l", "r", "r", "r", "r"],
   };
   const areas: Table = {
     caption: "Largest parts of the minimal app (esbuild's minified bytes per module, summed by package or directory)",
     head: ["part", "minified", "share"],
-    rows: byArea(minimal.modules).slice(0, 16).map((a) => [a.area, bytes(a.bytes), `${((100 * a.bytes) / minimal.minified).toFixed(1)}%`]),
+    rows: byArea(minimal.modules)
+      .slice(0, 16)
+      .map((a) => [a.area, bytes(a.bytes), `${((100 * a.bytes) / minimal.minified).toFixed(1)}%`]),
   };
   const modules: Table = {
     caption: "Largest modules of the minimal app (minified bytes)",
@@ -238,25 +309,44 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
   const rareRoles = minimal.modules.filter((m) => RARE_ROLES.some((pattern) => pattern.test(m.module)));
   const rareRolesBytes = rareRoles.reduce((n, m) => n + m.bytes, 0);
   const rareRolesTable: Table = {
-    caption: "The rarely used roles' code still in the minimal app's start (the maintenance machines a resume may need, fleet submit, sealing, claim-check, the capability ring's configured layers, redaction, retry decisions, the stream buffer): kept by methods the App still has",
+    caption:
+      "The rarely used roles' code still in the minimal app's start (the maintenance machines a resume may need, fleet submit, sealing, claim-check, the capability ring's configured layers, redaction, retry decisions, the stream buffer): kept by methods the App still has",
     head: ["module", "minified (esbuild)"],
-    rows: [...rareRoles.slice(0, 12).map((m) => [m.module, bytes(m.bytes)]), [`all ${rareRoles.length}`, bytes(rareRolesBytes)]],
+    rows: [
+      ...rareRoles.slice(0, 12).map((m) => [m.module, bytes(m.bytes)]),
+      [`all ${rareRoles.length}`, bytes(rareRolesBytes)],
+    ],
   };
   const roleEntries = minimal.modules.filter((m) => ROLE_ENTRY_MODULES.some((pattern) => pattern.test(m.module)));
   const xstateBytes = minimal.modules.filter((m) => m.module.startsWith("xstate/")).reduce((n, m) => n + m.bytes, 0);
   // How far leaving code out could go: the start with those modules left out of the bundle (and what only they
   // import with them), measured, not estimated.
-  const exactly = (names: string[]) => names.map((name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
+  const exactly = (names: string[]) =>
+    names.map((name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
   const withoutMaintenance = await esbuildSize(APPS.minimal, { leaveOut: MAINTENANCE });
   const withoutRareRoles = await esbuildSize(APPS.minimal, { leaveOut: exactly(rareRoles.map((m) => m.module)) });
   const counterfactual: Table = {
-    caption: "How far leaving code out could take the minimal app: its esbuild start with modules left out of the bundle (external), measured",
+    caption:
+      "How far leaving code out could take the minimal app: its esbuild start with modules left out of the bundle (external), measured",
     head: ["left out", "minified", "gzipped", `≤ ${bytes(BUNDLE_GOAL_GZIP)}`],
     rows: [
       ["nothing (the app as it is)", minimal, minimal.gzipped <= BUNDLE_GOAL_GZIP],
-      ["the maintenance machines and their internal effects (what a fresh app's resumeUnfinished needs to finish a crashed sweep or erasure)", withoutMaintenance, withoutMaintenance.gzipped <= BUNDLE_GOAL_GZIP],
-      ["the rare roles' code still at start (the table above)", withoutRareRoles, withoutRareRoles.gzipped <= BUNDLE_GOAL_GZIP],
-    ].map(([what, size, within]) => [what as string, bytes((size as BundleSize).minified), bytes((size as BundleSize).gzipped), within ? "yes" : "no"]),
+      [
+        "the maintenance machines and their internal effects (what a fresh app's resumeUnfinished needs to finish a crashed sweep or erasure)",
+        withoutMaintenance,
+        withoutMaintenance.gzipped <= BUNDLE_GOAL_GZIP,
+      ],
+      [
+        "the rare roles' code still at start (the table above)",
+        withoutRareRoles,
+        withoutRareRoles.gzipped <= BUNDLE_GOAL_GZIP,
+      ],
+    ].map(([what, size, within]) => [
+      what as string,
+      bytes((size as BundleSize).minified),
+      bytes((size as BundleSize).gzipped),
+      within ? "yes" : "no",
+    ]),
     align: ["l", "r", "r", "l"],
   };
   const goals: Goal[] = [
@@ -271,7 +361,7 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
     title: "Browser bundle of a minimal agent app",
     method: [
       "`bench/bundle/minimalApp.ts` (an `agentLoop$` on a scripted model, `indexedDbStores`, `app.start`) bundled for the browser (ESM, es2022, minified) by esbuild and by Vite 8 (rolldown); gzip level 9. Exact bytes.",
-      "The package is `\"sideEffects\": false` and the journal announces catalogue changes without Dexie (`adapters/indexeddb/catalogueChanges.ts`), so Dexie is in the bundle only when the live catalogue view is imported (ADR 0007).",
+      'The package is `"sideEffects": false` and the journal announces catalogue changes without Dexie (`adapters/indexeddb/catalogueChanges.ts`), so Dexie is in the bundle only when the live catalogue view is imported (ADR 0007).',
     ],
     tables: [sizes, areas, modules, rareRolesTable, counterfactual],
     goals,
@@ -281,10 +371,18 @@ export async function measureBundle(_options: BenchOptions): Promise<Section> {
         ? `Met: the start is ${bytes(minimal.gzipped)} gzipped with esbuild and ${bytes(viteMinimal.gzipped)} with Vite, both at or under ${bytes(BUNDLE_GOAL_GZIP)}.`
         : `Missed: the start is ${bytes(minimal.gzipped)} gzipped with esbuild and ${bytes(viteMinimal.gzipped)} with Vite, against ${bytes(BUNDLE_GOAL_GZIP)}. ` +
           `Of its ${bytes(minimal.minified)} minified (esbuild), ${Math.round((100 * (minimal.minified - rareRolesBytes)) / minimal.minified)}% is not the rare roles' code: the runtime the app runs, xstate (${bytes(xstateBytes)} minified), the journal, the effect chain, the agent loop and the IndexedDB adapter (the parts above, largest first).` +
-          (rareRolesBytes > 0 ? ` The rare roles' code still at start is ${bytes(rareRolesBytes)} minified (the table above); left out of the bundle altogether it would bring the esbuild start to ${bytes(withoutRareRoles.gzipped)} gzipped, the maintenance machines alone to ${bytes(withoutMaintenance.gzipped)}.` : ""),
+          (rareRolesBytes > 0
+            ? ` The rare roles' code still at start is ${bytes(rareRolesBytes)} minified (the table above); left out of the bundle altogether it would bring the esbuild start to ${bytes(withoutRareRoles.gzipped)} gzipped, the maintenance machines alone to ${bytes(withoutMaintenance.gzipped)}.`
+            : ""),
       `The role entries' code (loomwork/lifecycle, loomwork/upgrades, loomwork/read-models): ${roleEntries.length === 0 ? "none of it is in the minimal app" : `${roleEntries.length} module(s) in the minimal app: ${roleEntries.map((m) => m.module).join(", ")}`}.`,
       `Vite's start is ${viteMinimal.chunks} chunk(s)${viteMinimal.lazyModules.length === 0 ? "; no module is only in a chunk reached by a dynamic `import()`" : `; ${viteMinimal.lazyModules.length} module(s) only in chunks reached by a dynamic \`import()\`: ${viteMinimal.lazyModules.join(", ")}`}.`,
     ],
-    raw: { minimal, liveView, viteMinimal, withoutMaintenance: withoutMaintenance.gzipped, withoutRareRoles: withoutRareRoles.gzipped },
+    raw: {
+      minimal,
+      liveView,
+      viteMinimal,
+      withoutMaintenance: withoutMaintenance.gzipped,
+      withoutRareRoles: withoutRareRoles.gzipped,
+    },
   };
 }

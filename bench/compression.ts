@@ -31,22 +31,49 @@ async function written(turns: number, mode: ClaimCheckMode, compression: Compres
   const journal = await diskUsage(dir, ["content"]);
   const [name] = await readdir(execution);
   const sizeOf = async (file: string) => (await stat(join(execution, name!, file)).catch(() => ({ size: 0 }))).size;
-  return { journal, content: await diskUsage(join(dir, "content")), snapshot: await sizeOf("snapshot"), log: await sizeOf("log") };
+  return {
+    journal,
+    content: await diskUsage(join(dir, "content")),
+    snapshot: await sizeOf("snapshot"),
+    log: await sizeOf("log"),
+  };
 }
 
 export async function measureCompression(options: BenchOptions): Promise<Section> {
   const turns = options.compareTurns;
   const rows: { mode: ClaimCheckMode; plain: Measured; packed: Measured }[] = [];
-  for (const mode of MODES) rows.push({ mode, plain: await written(turns, mode, "none"), packed: await written(turns, mode, "deflate") });
-  const cells = (part: (m: Measured) => number) => (r: (typeof rows)[number]) => [bytes(part(r.plain)), bytes(part(r.packed)), ratio(part(r.plain) / part(r.packed))];
+  for (const mode of MODES)
+    rows.push({ mode, plain: await written(turns, mode, "none"), packed: await written(turns, mode, "deflate") });
+  const cells = (part: (m: Measured) => number) => (r: (typeof rows)[number]) => [
+    bytes(part(r.plain)),
+    bytes(part(r.packed)),
+    ratio(part(r.plain) / part(r.packed)),
+  ];
   const table: Table = {
-    head: ["claim-check", "turns", "log: plain", "log: deflate", "ratio", "snapshot: plain", "snapshot: deflate", "ratio", "blobs: plain", "blobs: deflate", "ratio", "whole directory: plain", "deflate", "ratio"],
+    head: [
+      "claim-check",
+      "turns",
+      "log: plain",
+      "log: deflate",
+      "ratio",
+      "snapshot: plain",
+      "snapshot: deflate",
+      "ratio",
+      "blobs: plain",
+      "blobs: deflate",
+      "ratio",
+      "whole directory: plain",
+      "deflate",
+      "ratio",
+    ],
     rows: rows.map((r) => [
       r.mode,
       turns,
       ...cells((m) => m.log)(r),
       ...cells((m) => m.snapshot)(r),
-      ...(r.plain.content.apparent > 0 && r.plain.content.files > 1 ? cells((m) => m.content.apparent)(r) : ["(none)", "", ""]),
+      ...(r.plain.content.apparent > 0 && r.plain.content.files > 1
+        ? cells((m) => m.content.apparent)(r)
+        : ["(none)", "", ""]),
       ...cells((m) => m.journal.apparent + m.content.apparent)(r),
     ]),
   };

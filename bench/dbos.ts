@@ -15,7 +15,13 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The installed DBOS Transact version (for the method text). */
 export const DBOS_VERSION = "5.3.0";
 
-function startDbosWorker(args: { url: string; schema: string; concurrency: number; executor: string; pollMs: number }): Promise<ChildProcess> {
+function startDbosWorker(args: {
+  url: string;
+  schema: string;
+  concurrency: number;
+  executor: string;
+  pollMs: number;
+}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/child/dbosWorker.ts", JSON.stringify(args)], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
@@ -33,22 +39,43 @@ function startDbosWorker(args: { url: string; schema: string; concurrency: numbe
 }
 
 /** Runs `executions` workflows on `workers` DBOS worker processes; the time from the first enqueue to the last result, and the workers' CPU over it. */
-export async function runDbos(url: string, workers: number, executions: number, options: { concurrency: number; pollMs: number }): Promise<{ ms: number; workerCpuMs: number }> {
+export async function runDbos(
+  url: string,
+  workers: number,
+  executions: number,
+  options: { concurrency: number; pollMs: number },
+): Promise<{ ms: number; workerCpuMs: number }> {
   const schema = freshSchema("dbos");
   const children: ChildProcess[] = [];
   let client: DBOSClient | undefined;
   try {
     // One at a time: the first launch creates the schema (DBOS's migrations), the others find it.
-    for (let i = 0; i < workers; i++) children.push(await startDbosWorker({ url, schema, concurrency: options.concurrency, executor: `w${i}`, pollMs: options.pollMs }));
-    client = await DBOSClient.create({ systemDatabaseUrl: url, systemDatabaseSchemaName: schema, applicationName: DBOS_APP });
+    for (let i = 0; i < workers; i++)
+      children.push(
+        await startDbosWorker({
+          url,
+          schema,
+          concurrency: options.concurrency,
+          executor: `w${i}`,
+          pollMs: options.pollMs,
+        }),
+      );
+    client = await DBOSClient.create({
+      systemDatabaseUrl: url,
+      systemDatabaseSchemaName: schema,
+      applicationName: DBOS_APP,
+    });
     const ids = Array.from({ length: executions }, (_, i) => `d${i}`);
     const cpuAtReady = processesCpuMs(children.map((c) => c.pid));
     const start = performance.now();
-    const handles = await Promise.all(ids.map((id) => client!.enqueue({ queueName: DBOS_QUEUE, workflowName: DBOS_WORKFLOW, workflowID: id })));
+    const handles = await Promise.all(
+      ids.map((id) => client!.enqueue({ queueName: DBOS_QUEUE, workflowName: DBOS_WORKFLOW, workflowID: id })),
+    );
     // waitAll polls every id in one query (per-handle getResult would poll each): DBOS's way to await many.
     await client.waitAll(handles, { pollingIntervalMs: options.pollMs });
     const results = await Promise.all(handles.map((h) => h.getResult()));
-    if (results.some((r) => (r as { steps?: number }).steps !== FLOW_STEPS)) throw new Error("a DBOS workflow ended without its ten steps");
+    if (results.some((r) => (r as { steps?: number }).steps !== FLOW_STEPS))
+      throw new Error("a DBOS workflow ended without its ten steps");
     const ms = performance.now() - start;
     return { ms, workerCpuMs: processesCpuMs(children.map((c) => c.pid)) - cpuAtReady };
   } finally {

@@ -28,11 +28,15 @@ const SCALING_NOISE = 0.1;
 const ENGINE_LABEL = { loomwork: "loomwork (createWorker)", dbos: "DBOS Transact" } as const;
 
 function startWorker(url: string, schema: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/child/fleetWorker.ts", JSON.stringify({ url, schema, concurrency: CONCURRENCY })], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_NO_WARNINGS: "1" },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "bench/child/fleetWorker.ts", JSON.stringify({ url, schema, concurrency: CONCURRENCY })],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NODE_NO_WARNINGS: "1" },
+    },
+  );
   return new Promise((resolve, reject) => {
     let err = "";
     child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
@@ -41,7 +45,11 @@ function startWorker(url: string, schema: string): Promise<ChildProcess> {
   });
 }
 
-async function runFleet(url: string, workers: number, executions: number): Promise<{ ms: number; workerCpuMs: number }> {
+async function runFleet(
+  url: string,
+  workers: number,
+  executions: number,
+): Promise<{ ms: number; workerCpuMs: number }> {
   const schema = freshSchema("bench");
   const stores = await postgresStores({ url, schema, pollMs: 50 });
   const children: ChildProcess[] = [];
@@ -93,7 +101,9 @@ async function measured(url: string, engine: Engine, workers: number, executions
   const before = { commits: await serverCommits(url) };
   const cpu = process.cpuUsage();
   const { ms, workerCpuMs } =
-    engine === "loomwork" ? await runFleet(url, workers, executions) : await runDbos(url, workers, executions, { concurrency: CONCURRENCY, pollMs: POLL_MS });
+    engine === "loomwork"
+      ? await runFleet(url, workers, executions)
+      : await runDbos(url, workers, executions, { concurrency: CONCURRENCY, pollMs: POLL_MS });
   const used = process.cpuUsage(cpu);
   const commits = (await serverCommits(url)) - before.commits;
   return { engine, workers, executions, ms, workerCpuMs, submitterCpuMs: (used.user + used.system) / 1000, commits };
@@ -111,7 +121,12 @@ function scaling(raw: EngineRun[], counts: number[]): string {
     const ms = (workers: number) => raw.find((r) => r.engine === engine && r.workers === workers)!.ms;
     return ms(fewest) / ms(most);
   };
-  const said = (g: number) => (g > 1 + SCALING_NOISE ? "more throughput" : g < 1 - SCALING_NOISE ? "less throughput" : "no throughput beyond noise");
+  const said = (g: number) =>
+    g > 1 + SCALING_NOISE
+      ? "more throughput"
+      : g < 1 - SCALING_NOISE
+        ? "less throughput"
+        : "no throughput beyond noise";
   return `; from ${fewest} to ${most} worker processes, loomwork's steps per second went ${ratio(gain("loomwork"))} (${said(gain("loomwork"))}), DBOS's ${ratio(gain("dbos"))} (${said(gain("dbos"))})`;
 }
 
@@ -140,8 +155,21 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
         const r = byEngine[engine];
         raw.push(r);
         const steps = executions * FLOW_STEPS;
-        rows.push([ENGINE_LABEL[engine], String(workers), String(executions), (r.ms / 1000).toFixed(2), (executions / (r.ms / 1000)).toFixed(1), (steps / (r.ms / 1000)).toFixed(0)]);
-        phases.push([ENGINE_LABEL[engine], String(workers), (r.workerCpuMs / steps).toFixed(2), (r.submitterCpuMs / executions).toFixed(2), (r.commits / steps).toFixed(2)]);
+        rows.push([
+          ENGINE_LABEL[engine],
+          String(workers),
+          String(executions),
+          (r.ms / 1000).toFixed(2),
+          (executions / (r.ms / 1000)).toFixed(1),
+          (steps / (r.ms / 1000)).toFixed(0),
+        ]);
+        phases.push([
+          ENGINE_LABEL[engine],
+          String(workers),
+          (r.workerCpuMs / steps).toFixed(2),
+          (r.submitterCpuMs / executions).toFixed(2),
+          (r.commits / steps).toFixed(2),
+        ]);
       }
       const [loom, dbos] = [byEngine.loomwork, byEngine.dbos];
       goals.push({
@@ -156,7 +184,8 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
   }
   return {
     id: "fleet",
-    title: "8. The fleet on PostgreSQL: executions and steps per second by worker processes, beside DBOS Transact and LangGraph's Postgres checkpointer",
+    title:
+      "8. The fleet on PostgreSQL: executions and steps per second by worker processes, beside DBOS Transact and LangGraph's Postgres checkpointer",
     method: [
       `${executions} executions of a ${FLOW_STEPS}-step flow (each step a task effect returning a small object), submitted with \`app.submit\` from the benchmark's process and awaited with \`app.result\`; worker processes run \`createWorker\` with concurrency ${CONCURRENCY} and pollMs ${POLL_MS}. Time from the first submit to the last result.`,
       `DBOS Transact ${DBOS_VERSION} (\`@dbos-inc/dbos-sdk\`) on the same server in the same run: the same ten steps as \`DBOS.registerStep\` functions called in sequence by a \`DBOS.registerWorkflow\` workflow (bench/dbosFlow.ts); worker processes \`DBOS.launch\` with \`systemDatabaseUrl\` set to the server and dequeue from a queue with \`workerConcurrency\` ${CONCURRENCY} and \`minPollingIntervalMs\` ${POLL_MS}; the benchmark's process enqueues with a \`DBOSClient\` and awaits them with \`client.waitAll\` (one query for every id, every ${POLL_MS} ms), then reads each result. Each run has a fresh schema (loomwork's \`schema\`, DBOS's \`systemDatabaseSchemaName\`); the engines alternate which runs first.`,
@@ -165,8 +194,15 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     tables: [
       { head: ["engine", "workers", "executions", "s", "executions/s", "steps/s"], rows },
       {
-        caption: "Where the time goes: CPU of the worker processes per step (from their first submit to the last result), of the submitting process per execution and transactions the server committed per step (pg_stat_database, every database of the server; both over the whole variant, set-up and schema migrations included)",
-        head: ["engine", "workers", "worker CPU ms per step", "submitter CPU ms per execution", "server commits per step"],
+        caption:
+          "Where the time goes: CPU of the worker processes per step (from their first submit to the last result), of the submitting process per execution and transactions the server committed per step (pg_stat_database, every database of the server; both over the whole variant, set-up and schema migrations included)",
+        head: [
+          "engine",
+          "workers",
+          "worker CPU ms per step",
+          "submitter CPU ms per execution",
+          "server commits per step",
+        ],
         rows: phases,
       },
       ...(langGraph?.tables ?? []),

@@ -30,16 +30,24 @@ type Checkpointer = "memory" | "sqlite" | "sqliteFull";
 const STORES: Checkpointer[] = ["memory", "sqlite", "sqliteFull"];
 const STORE_LABEL: Record<Checkpointer, string> = {
   memory: "MemorySaver vs loomwork on memory",
-  sqlite: "SqliteSaver as shipped (WAL, synchronous=NORMAL: commits not fsync'd) vs loomwork on fs (every macrostep fsync'd)",
+  sqlite:
+    "SqliteSaver as shipped (WAL, synchronous=NORMAL: commits not fsync'd) vs loomwork on fs (every macrostep fsync'd)",
   sqliteFull: "SqliteSaver with synchronous=FULL (every commit fsync'd) vs loomwork on fs",
 };
-const LABEL: Record<LangGraphState, string> = { messages: "MessagesAnnotation", delta: "MessagesDeltaValue (experimental)" };
+const LABEL: Record<LangGraphState, string> = {
+  messages: "MessagesAnnotation",
+  delta: "MessagesDeltaValue (experimental)",
+};
 const BYTES_GOAL = 20;
 
 /** Bytes of a SQLite database and its WAL / shared-memory files. */
 async function sqliteBytes(file: string): Promise<number> {
   let total = 0;
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) total += await stat(f).then((s) => s.size, () => 0);
+  for (const f of [file, `${file}-wal`, `${file}-shm`])
+    total += await stat(f).then(
+      (s) => s.size,
+      () => 0,
+    );
   return total;
 }
 
@@ -51,7 +59,11 @@ async function sqliteFile(): Promise<string> {
 type SaverBytes = ReturnType<typeof memorySaverBytes>;
 const breakdown: Partial<Record<LangGraphState, SaverBytes>> = {};
 
-async function runLangGraph(turns: number, state: LangGraphState, store: Checkpointer): Promise<{ sample: Sample; bytes: number }> {
+async function runLangGraph(
+  turns: number,
+  state: LangGraphState,
+  store: Checkpointer,
+): Promise<{ sample: Sample; bytes: number }> {
   const file = store === "memory" ? "" : await sqliteFile();
   const checkpointer = store === "memory" ? new MemorySaver() : SqliteSaver.fromConnString(file);
   if (store === "sqliteFull") (checkpointer as SqliteSaver).db.pragma("synchronous = FULL");
@@ -69,7 +81,11 @@ async function runLangGraph(turns: number, state: LangGraphState, store: Checkpo
 }
 
 /** Runs the graph until the last tool call hangs, then aborts it: the checkpointer holds every turn but that one. */
-async function interruptLangGraph(turns: number, state: LangGraphState, checkpointer: MemorySaver | SqliteSaver): Promise<void> {
+async function interruptLangGraph(
+  turns: number,
+  state: LangGraphState,
+  checkpointer: MemorySaver | SqliteSaver,
+): Promise<void> {
   let reach!: () => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const graph = buildGraph({ turns, state, checkpointer, stallAt: { turn: stallTurn(turns), reached: reach } });
@@ -82,7 +98,11 @@ async function interruptLangGraph(turns: number, state: LangGraphState, checkpoi
   await run;
 }
 
-async function resumeLangGraphInProcess(turns: number, state: LangGraphState, checkpointer: MemorySaver): Promise<Sample> {
+async function resumeLangGraphInProcess(
+  turns: number,
+  state: LangGraphState,
+  checkpointer: MemorySaver,
+): Promise<Sample> {
   let reach!: () => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const end = span();
@@ -119,7 +139,12 @@ export async function measureLangGraph(options: BenchOptions): Promise<Section> 
         return keep("loomFs", sample, bench.kind === "fs" ? (await diskUsage(bench.dir, ["content"])).apparent : 0);
       },
       ...Object.fromEntries(
-        STATES.flatMap((state) => STORES.map((store) => [`${state}:${store}`, async () => ((r) => keep(`${state}:${store}`, r.sample, r.bytes))(await runLangGraph(turns, state, store))])),
+        STATES.flatMap((state) =>
+          STORES.map((store) => [
+            `${state}:${store}`,
+            async () => ((r) => keep(`${state}:${store}`, r.sample, r.bytes))(await runLangGraph(turns, state, store)),
+          ]),
+        ),
       ),
     },
     { reps: options.langGraphReps, warmup: options.warmup },
@@ -151,17 +176,25 @@ export async function measureLangGraph(options: BenchOptions): Promise<Section> 
         await app.close();
         return sample;
       },
-      loomFs: async () => ((r) => ({ wall: r.toToolMs as number, cpu: r.toToolCpuMs as number }))(await runChild("resumeFs", { dir, turns })),
+      loomFs: async () =>
+        ((r) => ({ wall: r.toToolMs as number, cpu: r.toToolCpuMs as number }))(
+          await runChild("resumeFs", { dir, turns }),
+        ),
       ...Object.fromEntries(
         STATES.flatMap((state) => [
           [`${state}:memory`, () => resumeLangGraphInProcess(turns, state, savers[state])],
-          [`${state}:sqlite`, async () => ((r) => ({ wall: r.ms, cpu: Number(r.cpuMs) }))(await runChild("resumeLangGraph", { file: sqlite[state], turns, state }))],
+          [
+            `${state}:sqlite`,
+            async () =>
+              ((r) => ({ wall: r.ms, cpu: Number(r.cpuMs) }))(
+                await runChild("resumeLangGraph", { file: sqlite[state], turns, state }),
+              ),
+          ],
         ]),
       ),
     },
     { reps: options.langGraphReps, warmup: options.warmup },
   );
-
 
   const rows = STATES.flatMap((state) =>
     STORES.map((store) => {
@@ -179,28 +212,55 @@ export async function measureLangGraph(options: BenchOptions): Promise<Section> 
     }),
   );
   const goals: Goal[] = rows.flatMap((r) => [
-    { goal: `at least ${BYTES_GOAL}x fewer bytes than LangGraph: ${r.label}`, met: r.lgBytes / r.loomBytes >= BYTES_GOAL, detail: `${ratio(r.lgBytes / r.loomBytes, 1)} fewer` },
-    { goal: `less time per turn than LangGraph: ${r.label}`, met: r.time.wall > 1, detail: `LangGraph takes ${ratios(r.time)} loomwork's time` },
+    {
+      goal: `at least ${BYTES_GOAL}x fewer bytes than LangGraph: ${r.label}`,
+      met: r.lgBytes / r.loomBytes >= BYTES_GOAL,
+      detail: `${ratio(r.lgBytes / r.loomBytes, 1)} fewer`,
+    },
+    {
+      goal: `less time per turn than LangGraph: ${r.label}`,
+      met: r.time.wall > 1,
+      detail: `LangGraph takes ${ratios(r.time)} loomwork's time`,
+    },
   ]);
   return {
     id: "langgraph",
     title: "5. Side by side with LangGraph.js",
     method: [
       `@langchain/langgraph 1.7.3, @langchain/langgraph-checkpoint-sqlite 1.0.4 (better-sqlite3 12, WAL). The same ${turns}-turn agent: an "agent" node answering from \`workloadReply\` and a "tools" node returning \`toolOutput(42, turn)\` as a ToolMessage, ` +
-        "with LangGraph's default durability (\"async\": a checkpoint is written while the next step runs). loomwork: the harness with claim-check off, whose bytes are the log plus the stored snapshot (memory) or the journal directory (fs). " +
+        'with LangGraph\'s default durability ("async": a checkpoint is written while the next step runs). loomwork: the harness with claim-check off, whose bytes are the log plus the stored snapshot (memory) or the journal directory (fs). ' +
         `Resume: both systems stopped at the last tool call; timed from opening the store to that tool running again (memory in-process, fs / SQLite in fresh \`node --import tsx\` processes). ${options.langGraphReps} repetitions, interleaved, medians of wall-clock and CPU time. The CPU time of a fresh process is the child's own.`,
     ],
     tables: [
       {
-        head: ["LangGraph state, checkpointer vs loomwork store", "LangGraph bytes", "loomwork bytes", "LangGraph / loomwork bytes", "time per turn, LangGraph / loomwork (wall; CPU)", "resume, LangGraph / loomwork (wall; CPU)"],
-        rows: rows.map((r) => [r.label, bytes(r.lgBytes), bytes(r.loomBytes), ratio(r.lgBytes / r.loomBytes, 1), ratios(r.time), ratios(r.resume)]),
+        head: [
+          "LangGraph state, checkpointer vs loomwork store",
+          "LangGraph bytes",
+          "loomwork bytes",
+          "LangGraph / loomwork bytes",
+          "time per turn, LangGraph / loomwork (wall; CPU)",
+          "resume, LangGraph / loomwork (wall; CPU)",
+        ],
+        rows: rows.map((r) => [
+          r.label,
+          bytes(r.lgBytes),
+          bytes(r.loomBytes),
+          ratio(r.lgBytes / r.loomBytes, 1),
+          ratios(r.time),
+          ratios(r.resume),
+        ]),
       },
     ],
     goals,
     notes: [
       `What a MemorySaver holds (${turns} turns): ${STATES.filter((s) => breakdown[s])
-        .map((s) => `${LABEL[s]}: ${breakdown[s]!.count} checkpoints of ${bytes(breakdown[s]!.checkpoints)}, their metadata ${bytes(breakdown[s]!.metadata)}, pending writes (each node's output) ${bytes(breakdown[s]!.writes)}`)
-        .join("; ")}. loomwork holds one copy of each step's output (the log) and one folded state (the latest snapshot).`,
+        .map(
+          (s) =>
+            `${LABEL[s]}: ${breakdown[s]!.count} checkpoints of ${bytes(breakdown[s]!.checkpoints)}, their metadata ${bytes(breakdown[s]!.metadata)}, pending writes (each node's output) ${bytes(breakdown[s]!.writes)}`,
+        )
+        .join(
+          "; ",
+        )}. loomwork holds one copy of each step's output (the log) and one folded state (the latest snapshot).`,
       "MessagesAnnotation re-serializes the whole message list into every checkpoint (two per turn), so LangGraph's bytes grow with the square of the turns; MessagesDeltaValue stores per-step deltas plus periodic snapshots and grows linearly, like our log.",
       "SQLite bytes are the database file plus its -wal and -shm files after the saver's connection is closed.",
       "The resume column of the synchronous=FULL rows repeats the SqliteSaver resume: resuming reads the same file either way.",
@@ -219,13 +279,20 @@ export interface PgBytes {
 
 /** Measures the tables of `schema` (every relation of kind table in it). */
 export async function pgSchemaBytes(client: pg.ClientBase, schema: string): Promise<PgBytes> {
-  const tables = (await client.query<{ name: string }>("SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'", [schema])).rows;
+  const tables = (
+    await client.query<{ name: string }>(
+      "SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+      [schema],
+    )
+  ).rows;
   let total = 0;
   let rows = 0;
   for (const { name } of tables) {
     const q = `"${schema}"."${name}"`;
     total += Number((await client.query<{ n: string }>(`SELECT pg_total_relation_size('${q}') AS n`)).rows[0]!.n);
-    rows += Number((await client.query<{ n: string | null }>(`SELECT sum(pg_column_size(t.*)) AS n FROM ${q} t`)).rows[0]!.n ?? 0);
+    rows += Number(
+      (await client.query<{ n: string | null }>(`SELECT sum(pg_column_size(t.*)) AS n FROM ${q} t`)).rows[0]!.n ?? 0,
+    );
   }
   return { total, rows };
 }
@@ -289,34 +356,71 @@ async function runLoomPostgres(url: string, turns: number): Promise<PgRun> {
  * measurement 8): the same agent as above, both state shapes. Bytes are what each schema gained over its
  * empty tables; time per turn is a ratio of interleaved medians.
  */
-export async function measureLangGraphPostgres(url: string, turns: number, reps: number): Promise<{ tables: Table[]; goals: Goal[]; notes: string[]; raw: unknown }> {
+export async function measureLangGraphPostgres(
+  url: string,
+  turns: number,
+  reps: number,
+): Promise<{ tables: Table[]; goals: Goal[]; notes: string[]; raw: unknown }> {
   const bytesOf: Record<string, PgBytes> = {};
   const keep = (name: string, r: PgRun) => ((bytesOf[name] = r.bytes), r.sample);
   const samples = await interleave(
     {
       loom: async () => keep("loom", await runLoomPostgres(url, turns)),
-      ...Object.fromEntries(STATES.map((state) => [state, async () => keep(state, await runLangGraphPostgres(url, turns, state))])),
+      ...Object.fromEntries(
+        STATES.map((state) => [state, async () => keep(state, await runLangGraphPostgres(url, turns, state))]),
+      ),
     },
     { reps, warmup: 0 },
   );
   const loom = bytesOf.loom!;
-  const rows = STATES.map((state) => ({ state, lg: bytesOf[state]!, time: ratioOf(samples[state]!, samples.loom!), perTurn: medianSample(samples[state]!).wall / turns }));
+  const rows = STATES.map((state) => ({
+    state,
+    lg: bytesOf[state]!,
+    time: ratioOf(samples[state]!, samples.loom!),
+    perTurn: medianSample(samples[state]!).wall / turns,
+  }));
   const loomPerTurn = medianSample(samples.loom!).wall / turns;
   return {
     tables: [
       {
         caption: `LangGraph's Postgres checkpointer vs loomwork's postgresStores, the ${turns}-turn agent, on the same server`,
-        head: ["LangGraph state", "LangGraph bytes (relations)", "loomwork bytes (relations)", "ratio", "LangGraph bytes (rows)", "loomwork bytes (rows)", "ratio", "ms per turn, LangGraph", "ms per turn, loomwork", "time per turn, LangGraph / loomwork (wall; CPU)"],
-        rows: rows.map((r) => [LABEL[r.state], bytes(r.lg.total), bytes(loom.total), ratio(r.lg.total / loom.total, 1), bytes(r.lg.rows), bytes(loom.rows), ratio(r.lg.rows / loom.rows, 1), r.perTurn.toFixed(2), loomPerTurn.toFixed(2), ratios(r.time)]),
+        head: [
+          "LangGraph state",
+          "LangGraph bytes (relations)",
+          "loomwork bytes (relations)",
+          "ratio",
+          "LangGraph bytes (rows)",
+          "loomwork bytes (rows)",
+          "ratio",
+          "ms per turn, LangGraph",
+          "ms per turn, loomwork",
+          "time per turn, LangGraph / loomwork (wall; CPU)",
+        ],
+        rows: rows.map((r) => [
+          LABEL[r.state],
+          bytes(r.lg.total),
+          bytes(loom.total),
+          ratio(r.lg.total / loom.total, 1),
+          bytes(r.lg.rows),
+          bytes(loom.rows),
+          ratio(r.lg.rows / loom.rows, 1),
+          r.perTurn.toFixed(2),
+          loomPerTurn.toFixed(2),
+          ratios(r.time),
+        ]),
       },
     ],
     goals: rows.flatMap((r) => [
-      { goal: `at least ${BYTES_GOAL}x fewer bytes than LangGraph's Postgres checkpointer: ${LABEL[r.state]}`, met: r.lg.total / loom.total >= BYTES_GOAL, detail: `${ratio(r.lg.total / loom.total, 1)} fewer (relations; rows: ${ratio(r.lg.rows / loom.rows, 1)})` },
+      {
+        goal: `at least ${BYTES_GOAL}x fewer bytes than LangGraph's Postgres checkpointer: ${LABEL[r.state]}`,
+        met: r.lg.total / loom.total >= BYTES_GOAL,
+        detail: `${ratio(r.lg.total / loom.total, 1)} fewer (relations; rows: ${ratio(r.lg.rows / loom.rows, 1)})`,
+      },
     ]),
     notes: [
       `@langchain/langgraph-checkpoint-postgres 1.0.5 (PostgresSaver, its own pg pool) and postgresStores, each in a fresh schema of the same server; ${reps} runs each, interleaved. ` +
-        "Bytes: what the schema's tables gained over the empty tables after set-up, after a VACUUM. \"relations\" is `pg_total_relation_size` (heap pages, TOAST, indexes: the disk the schema takes); \"rows\" is the sum of `pg_column_size` of every row (the tuples' bytes, values over 2 kB TOAST-compressed as stored). loomwork's rows are its records, the catalogue row and the latest snapshot (claim-check off).",
-      "PostgresSaver stores each channel's new value once per version in checkpoint_blobs: with MessagesAnnotation that is the whole message list at every superstep (quadratic in turns before compression); MessagesDeltaValue writes per-step deltas and grows linearly, like our log. Values over 2 kB are TOAST-compressed (pglz) on both sides, so \"rows\" is compressed bytes; \"relations\" adds pages, indexes and free space, which weigh most on a small journal.",
+        'Bytes: what the schema\'s tables gained over the empty tables after set-up, after a VACUUM. "relations" is `pg_total_relation_size` (heap pages, TOAST, indexes: the disk the schema takes); "rows" is the sum of `pg_column_size` of every row (the tuples\' bytes, values over 2 kB TOAST-compressed as stored). loomwork\'s rows are its records, the catalogue row and the latest snapshot (claim-check off).',
+      'PostgresSaver stores each channel\'s new value once per version in checkpoint_blobs: with MessagesAnnotation that is the whole message list at every superstep (quadratic in turns before compression); MessagesDeltaValue writes per-step deltas and grows linearly, like our log. Values over 2 kB are TOAST-compressed (pglz) on both sides, so "rows" is compressed bytes; "relations" adds pages, indexes and free space, which weigh most on a small journal.',
     ],
     raw: { bytes: bytesOf, samples },
   };

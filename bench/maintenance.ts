@@ -27,13 +27,23 @@ export interface MaintenanceReport {
   notMeasured?: string;
 }
 
-export async function runMaintenance(stores: Stores, executions: number, fsyncs: () => number = () => Number.NaN): Promise<MaintenanceReport> {
+export async function runMaintenance(
+  stores: Stores,
+  executions: number,
+  fsyncs: () => number = () => Number.NaN,
+): Promise<MaintenanceReport> {
   const app = createApp({ ...benchConfig(stores, 1, "on, preview: false"), compliance: { erase: true } });
   try {
     let before = fsyncs();
     const s = await peakMemory(() => timed(() => sweep(app, { ttlMs: 0 })));
     const report: MaintenanceReport = {
-      sweep: { ms: s.value.wall, heap: s.heapPeakDelta, rss: s.rssPeakDelta, fsyncs: fsyncs() - before, result: { ...s.value.value } },
+      sweep: {
+        ms: s.value.wall,
+        heap: s.heapPeakDelta,
+        rss: s.rssPeakDelta,
+        fsyncs: fsyncs() - before,
+        result: { ...s.value.value },
+      },
     };
     report.listMs = (
       await timed(async () => {
@@ -44,7 +54,13 @@ export async function runMaintenance(stores: Stores, executions: number, fsyncs:
     for (const subject of subjectsToErase(executions, ERASURES)) {
       before = fsyncs();
       const e = await peakMemory(() => timed(() => eraseSubject(app, subject)));
-      runs.push({ ms: e.value.wall, heap: e.heapPeakDelta, rss: e.rssPeakDelta, fsyncs: fsyncs() - before, result: { ...e.value.value } });
+      runs.push({
+        ms: e.value.wall,
+        heap: e.heapPeakDelta,
+        rss: e.rssPeakDelta,
+        fsyncs: fsyncs() - before,
+        result: { ...e.value.value },
+      });
     }
     report.erase = {
       ms: median(runs.map((r) => r.ms)),

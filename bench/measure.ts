@@ -87,7 +87,10 @@ export async function interleave(
 }
 
 const isSample = (value: unknown): value is Sample =>
-  typeof value === "object" && value !== null && typeof (value as Sample).wall === "number" && typeof (value as Sample).cpu === "number";
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as Sample).wall === "number" &&
+  typeof (value as Sample).cpu === "number";
 
 let gc: (() => void) | undefined | null = null;
 /** A full GC between samples, so one variant does not pay for the garbage of another. */
@@ -104,7 +107,10 @@ export function collectGarbage(): void {
 }
 
 /** Samples heapUsed and rss every `everyMs` while `work` runs; peaks are above the baseline taken first. */
-export async function peakMemory<T>(work: () => Promise<T>, everyMs = 5): Promise<{ value: T; heapPeakDelta: number; rssPeakDelta: number; samples: number }> {
+export async function peakMemory<T>(
+  work: () => Promise<T>,
+  everyMs = 5,
+): Promise<{ value: T; heapPeakDelta: number; rssPeakDelta: number; samples: number }> {
   collectGarbage();
   const base = process.memoryUsage();
   let heapPeak = base.heapUsed;

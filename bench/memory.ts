@@ -38,7 +38,8 @@ interface Row {
   error?: string;
 }
 
-const perCached = (r: MemoryReport, settledCache: number) => (r.open - r.closed) / Math.max(1, Math.min(r.executions, settledCache));
+const perCached = (r: MemoryReport, settledCache: number) =>
+  (r.open - r.closed) / Math.max(1, Math.min(r.executions, settledCache));
 
 const HEAD = [
   "execution.settledCache",
@@ -81,9 +82,14 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
     const args: MemoryArgs = { executions, turns: TURNS, warmup, concurrency: 8, settledCache };
     try {
       const reports: MemoryReport[] = [];
-      for (let i = 0; i < children; i++) reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
+      for (let i = 0; i < children; i++)
+        reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
       reports.sort((a, b) => perCached(a, settledCache) - perCached(b, settledCache));
-      rows.push({ settledCache, report: reports[reports.length >> 1]!, samples: reports.map((r) => perCached(r, settledCache)) });
+      rows.push({
+        settledCache,
+        report: reports[reports.length >> 1]!,
+        samples: reports.map((r) => perCached(r, settledCache)),
+      });
     } catch (error) {
       rows.push({ settledCache, samples: [], error: error instanceof Error ? error.message : String(error) });
     }
@@ -98,7 +104,10 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
   const [big, small] = measured.length === 2 ? [measured[0]!, measured[1]!] : [undefined, undefined];
   const cachedOf = (r: Row) => Math.min(r.report!.executions, r.settledCache);
   const share = (r: Row) => r.report!.open - r.report!.appDropped;
-  const slope = big && small && cachedOf(big) > cachedOf(small) ? (share(big) - share(small)) / (cachedOf(big) - cachedOf(small)) : undefined;
+  const slope =
+    big && small && cachedOf(big) > cachedOf(small)
+      ? (share(big) - share(small)) / (cachedOf(big) - cachedOf(small))
+      : undefined;
   const beyond = small ? share(small) / small.report!.executions : undefined;
   const goals: Goal[] = [
     {
@@ -108,7 +117,12 @@ export async function measureMemory(options: BenchOptions): Promise<Section> {
     },
     {
       goal: `bounded while open by execution.settledCache: under ${BOUND_BYTES.toLocaleString("en-US")} B per cached outcome, nothing per execution beyond it`,
-      met: measured.length !== rows.length ? "not measured" : slope !== undefined ? slope < BOUND_BYTES && beyond! < BOUND_BYTES : cachedPer.every((b) => b < BOUND_BYTES),
+      met:
+        measured.length !== rows.length
+          ? "not measured"
+          : slope !== undefined
+            ? slope < BOUND_BYTES && beyond! < BOUND_BYTES
+            : cachedPer.every((b) => b < BOUND_BYTES),
       detail:
         measured.length === 0
           ? (rows[0]?.error ?? "")

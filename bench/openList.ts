@@ -17,7 +17,15 @@ const LINEAR = 1.5;
 function executionRecords(i: number): StoredRecord[] {
   const at = 1_700_000_000_000 + i;
   return [
-    { seq: 1, at, type: EXECUTION_STARTED, subject: `user-${i % 97}`, logicId: "agent", machineHash: "sha256:0", version: "1" },
+    {
+      seq: 1,
+      at,
+      type: EXECUTION_STARTED,
+      subject: `user-${i % 97}`,
+      logicId: "agent",
+      machineHash: "sha256:0",
+      version: "1",
+    },
     ...[2, 3, 4].map((seq) => ({ seq, at, type: STEP_COMPLETED, stepId: `s${seq}`, output: { n: i, text: "ok" } })),
     { seq: 5, at, type: EXECUTION_ENDED, status: "done" },
   ] as StoredRecord[];
@@ -29,7 +37,11 @@ async function generate(count: number): Promise<string> {
   const skip = async () => undefined;
   const stores = await fsStores({ dir, fsOps: { fsync: skip, fsyncDir: skip } });
   for (let i = 0; i < count; i += 64) {
-    await Promise.all(Array.from({ length: Math.min(64, count - i) }, (_, k) => stores.events.append(`run-${String(i + k).padStart(6, "0")}`, 0, executionRecords(i + k))));
+    await Promise.all(
+      Array.from({ length: Math.min(64, count - i) }, (_, k) =>
+        stores.events.append(`run-${String(i + k).padStart(6, "0")}`, 0, executionRecords(i + k)),
+      ),
+    );
   }
   await stores.close();
   return dir;
@@ -50,14 +62,24 @@ async function measureScale(count: number, reps: number, warmup: number): Promis
   const dir = await generate(count);
   const reports: Record<string, ChildReport[]> = { open: [], catalogue: [] };
   const samples = await interleave(
-    Object.fromEntries(["open", "catalogue"].map((variant) => [variant, async () => sample((reports[variant]![reports[variant]!.length] = await runChild("openListFs", { dir, variant })))])),
+    Object.fromEntries(
+      ["open", "catalogue"].map((variant) => [
+        variant,
+        async () =>
+          sample((reports[variant]![reports[variant]!.length] = await runChild("openListFs", { dir, variant }))),
+      ]),
+    ),
     { reps, warmup },
   );
-  for (const r of reports.open!) if (r.executions !== count) throw new Error(`listed ${String(r.executions)} of ${count} executions`);
+  for (const r of reports.open!)
+    if (r.executions !== count) throw new Error(`listed ${String(r.executions)} of ${count} executions`);
   const phaseRuns: Record<string, number>[] = [];
-  for (let i = 0; i < Math.max(1, Math.floor(reps / 2)); i++) phaseRuns.push((await runChild("openListFs", { dir, variant: "phases" })).phases as Record<string, number>);
+  for (let i = 0; i < Math.max(1, Math.floor(reps / 2)); i++)
+    phaseRuns.push((await runChild("openListFs", { dir, variant: "phases" })).phases as Record<string, number>);
   const catalogueMs = median(samples.catalogue!.map((s) => s.wall));
-  const phases = Object.fromEntries(Object.keys(phaseRuns[0]!).map((p) => [p, median(phaseRuns.map((run) => run[p]!)) / catalogueMs]));
+  const phases = Object.fromEntries(
+    Object.keys(phaseRuns[0]!).map((p) => [p, median(phaseRuns.map((run) => run[p]!)) / catalogueMs]),
+  );
   return {
     executions: count,
     open: { wall: median(samples.open!.map((s) => s.wall)), cpu: median(samples.open!.map((s) => s.cpu)) },
@@ -75,8 +97,20 @@ export async function measureOpenList(options: BenchOptions): Promise<Section> {
   const [small, large] = [rows[0]!, rows.at(-1)!];
   const perExecution = large.open.wall / large.executions / (small.open.wall / small.executions);
   const table: Table = {
-    head: ["executions", "catalogue.ckpt", "open + list / bare catalogue read (median wall; CPU)", `≤ ${GOAL}x`, "open + list per execution vs the smallest row"],
-    rows: rows.map((r) => [r.executions, bytes(r.catalogueBytes), ratios(r.ratio), r.ratio.wall <= GOAL ? "met" : "**missed**", ratio(r.open.wall / r.executions / (small.open.wall / small.executions))]),
+    head: [
+      "executions",
+      "catalogue.ckpt",
+      "open + list / bare catalogue read (median wall; CPU)",
+      `≤ ${GOAL}x`,
+      "open + list per execution vs the smallest row",
+    ],
+    rows: rows.map((r) => [
+      r.executions,
+      bytes(r.catalogueBytes),
+      ratios(r.ratio),
+      r.ratio.wall <= GOAL ? "met" : "**missed**",
+      ratio(r.open.wall / r.executions / (small.open.wall / small.executions)),
+    ]),
   };
   const phaseTable: Table = {
     caption: `Where the open of ${large.executions.toLocaleString("en-US")} executions goes, phase by phase in a fresh process, in units of the bare catalogue read`,
@@ -94,8 +128,16 @@ export async function measureOpenList(options: BenchOptions): Promise<Section> {
     ],
     tables: [table, phaseTable],
     goals: [
-      { goal: `open + list within ${GOAL}x of a bare catalogue read: fs, ${large.executions.toLocaleString("en-US")} executions`, met: large.ratio.wall <= GOAL, detail: ratios(large.ratio) },
-      { goal: `open + list linear in executions: per execution at ${large.executions.toLocaleString("en-US")} within ${LINEAR}x of ${small.executions.toLocaleString("en-US")}`, met: perExecution <= LINEAR, detail: ratio(perExecution) },
+      {
+        goal: `open + list within ${GOAL}x of a bare catalogue read: fs, ${large.executions.toLocaleString("en-US")} executions`,
+        met: large.ratio.wall <= GOAL,
+        detail: ratios(large.ratio),
+      },
+      {
+        goal: `open + list linear in executions: per execution at ${large.executions.toLocaleString("en-US")} within ${LINEAR}x of ${small.executions.toLocaleString("en-US")}`,
+        met: perExecution <= LINEAR,
+        detail: ratio(perExecution),
+      },
     ],
     notes: [],
     raw: { rows },

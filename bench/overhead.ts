@@ -32,7 +32,9 @@ export async function runPlain(turns: number): Promise<Sample> {
       };
       return effect.run(input.input, ctx);
     });
-  const machine = (benchLoop(turns) as AnyStateMachine).provide({ actors: { model: asActor("model", effects.model!), search: asActor("search", effects.search!) } });
+  const machine = (benchLoop(turns) as AnyStateMachine).provide({
+    actors: { model: asActor("model", effects.model!), search: asActor("search", effects.search!) },
+  });
   const end = span();
   const actor = createActor(machine, { input: { prompt: "research" } });
   actor.start();
@@ -44,9 +46,16 @@ export async function runPlain(turns: number): Promise<Sample> {
  * One journaled run of the bench agent on `stores`, timed from app.start to its result (bench/overheadFs.ts runs it on fs).
  * `onSpan` is told when the timed span starts and ends (overheadFs captures the disk operations of that span only).
  */
-export async function runJournaled(turns: number, stores: Stores, snapshotEvery?: false, onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
+export async function runJournaled(
+  turns: number,
+  stores: Stores,
+  snapshotEvery?: false,
+  onSpan?: (edge: "start" | "end") => void,
+): Promise<Sample> {
   const config = benchConfig(stores, turns, "off");
-  const app = createApp(snapshotEvery === false ? { ...config, execution: { ...config.execution, snapshotEvery: false } } : config);
+  const app = createApp(
+    snapshotEvery === false ? { ...config, execution: { ...config.execution, snapshotEvery: false } } : config,
+  );
   onSpan?.("start");
   const end = span();
   await app.start(benchLoop(turns), { executionId: EXECUTION_ID, input: { prompt: "research" } });
@@ -77,10 +86,19 @@ export async function measureOverhead(options: BenchOptions): Promise<Section> {
   }
   const plainTotal = Object.values(profiles.plain).reduce((a, b) => a + b, 0);
   const buckets = [...new Set([...Object.keys(profiles.plain), ...Object.keys(profiles.journaled)])]
-    .map((name) => ({ name, plain: (profiles.plain[name] ?? 0) / plainTotal, journaled: (profiles.journaled[name] ?? 0) / plainTotal }))
+    .map((name) => ({
+      name,
+      plain: (profiles.plain[name] ?? 0) / plainTotal,
+      journaled: (profiles.journaled[name] ?? 0) / plainTotal,
+    }))
     .sort((a, b) => b.journaled - b.plain - (a.journaled - a.plain));
   const top = buckets.slice(0, 10);
-  const rest = buckets.slice(10).reduce((acc, b) => ({ name: "everything else", plain: acc.plain + b.plain, journaled: acc.journaled + b.journaled }), { name: "everything else", plain: 0, journaled: 0 });
+  const rest = buckets
+    .slice(10)
+    .reduce(
+      (acc, b) => ({ name: "everything else", plain: acc.plain + b.plain, journaled: acc.journaled + b.journaled }),
+      { name: "everything else", plain: 0, journaled: 0 },
+    );
   const overhead = ratioOf(samples.journaled!, samples.plain!);
   const noSnapshots = ratioOf(samples.noSnapshots!, samples.plain!);
   const snapshotShare = `${Math.max(0, (100 * (overhead.wall - noSnapshots.wall)) / (overhead.wall - 1)).toFixed(0)}%`;
@@ -102,17 +120,24 @@ export async function measureOverhead(options: BenchOptions): Promise<Section> {
         ],
       },
       {
-        caption: "Where the time goes: CPU profile (V8 sampling, self time by module), in units of the plain run's total time",
+        caption:
+          "Where the time goes: CPU profile (V8 sampling, self time by module), in units of the plain run's total time",
         head: ["module", "plain XState", "journaled", "journaled − plain"],
         rows: [...top, rest].map((b) => [b.name, ratio(b.plain), ratio(b.journaled), ratio(b.journaled - b.plain)]),
       },
     ],
-    goals: [{ goal: `journaled run within ${GOAL}x of the plain XState actor (${turns} turns, memory)`, met: overhead.wall <= GOAL, detail: ratios(overhead) }],
+    goals: [
+      {
+        goal: `journaled run within ${GOAL}x of the plain XState actor (${turns} turns, memory)`,
+        met: overhead.wall <= GOAL,
+        detail: ratios(overhead),
+      },
+    ],
     notes: [
       "What the journaled path adds per macrostep: the planner's copy of the runtime state and its records (the input record, a TRANSITION), an append (the memory store deep-copies what it is given, " +
         "as a real store would serialize it), a JSON round trip of each effect's output, the effect chain's walk per call (each of its transitions computed once per process), and a persisted snapshot every 64 records " +
         "(the whole folded state, deep-copied). The profile rows say which of these cost what. The planner's transitions are XState's pure ones with the inert actor built once per machine " +
-        "(actors/pureTransition.ts); a plain actor runs real child actors per effect, so \"xstate\" can weigh less in the journaled column than in the plain one.",
+        '(actors/pureTransition.ts); a plain actor runs real child actors per effect, so "xstate" can weigh less in the journaled column than in the plain one.',
     ],
     raw: { samples, profiles },
   };

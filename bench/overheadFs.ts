@@ -48,10 +48,16 @@ function capturingOps(capture: Capture, recording: () => boolean): Partial<FsOps
     if (recording()) capture.ops.push(op());
   };
   return {
-    write: (handle, data, position, path) => (note(() => ({ op: "write", file: fileId(path), size: data.length, position })), nodeFsOps.write(handle, data, position, path)),
+    write: (handle, data, position, path) => (
+      note(() => ({ op: "write", file: fileId(path), size: data.length, position })),
+      nodeFsOps.write(handle, data, position, path)
+    ),
     fsync: (handle, path) => (note(() => ({ op: "fsync", file: fileId(path) })), nodeFsOps.fsync(handle, path)),
     fsyncDir: (path) => (note(() => ({ op: "fsyncDir", dir: dirId(path) })), nodeFsOps.fsyncDir(path)),
-    rename: (from, to) => (note(() => ({ op: "rename", from: fileId(from), to: fileId(to) })), nodeFsOps.rename(from, to)),
+    rename: (from, to) => (
+      note(() => ({ op: "rename", from: fileId(from), to: fileId(to) })),
+      nodeFsOps.rename(from, to)
+    ),
   };
 }
 
@@ -77,11 +83,20 @@ async function withThread(run: (onSpan: (edge: "start" | "end") => void) => Prom
 }
 
 /** The adapter's writes and fsyncs made no-ops (what the fs run costs without its I/O: the adapter's code alone). */
-const NO_IO: Partial<FsOps> = { write: async () => undefined, fsync: async () => undefined, fsyncDir: async () => undefined };
+const NO_IO: Partial<FsOps> = {
+  write: async () => undefined,
+  fsync: async () => undefined,
+  fsyncDir: async () => undefined,
+};
 
-async function runFs(turns: number, capture?: Capture | "no-io", onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
+async function runFs(
+  turns: number,
+  capture?: Capture | "no-io",
+  onSpan?: (edge: "start" | "end") => void,
+): Promise<Sample> {
   let recording = false;
-  const fsOps = capture === "no-io" ? { fsOps: NO_IO } : capture ? { fsOps: capturingOps(capture, () => recording) } : {};
+  const fsOps =
+    capture === "no-io" ? { fsOps: NO_IO } : capture ? { fsOps: capturingOps(capture, () => recording) } : {};
   const stores = await fsStores({ dir: await tempDir("overhead-fs"), ...fsOps });
   try {
     // Only the timed span is captured: opening and closing the stores (their checkpoints) are outside it.
@@ -99,16 +114,22 @@ async function runFs(turns: number, capture?: Capture | "no-io", onSpan?: (edge:
  * order, on fresh files in directories standing for the journal's (a directory fsync follows the same
  * entries changing in it). Files and directories are created outside the timed span.
  */
-async function runBare({ ops, dirOf }: Capture, pauseMs = 0, onSpan?: (edge: "start" | "end") => void): Promise<Sample> {
+async function runBare(
+  { ops, dirOf }: Capture,
+  pauseMs = 0,
+  onSpan?: (edge: "start" | "end") => void,
+): Promise<Sample> {
   const root = await tempDir("overhead-bare");
   const handles = new Map<number, FileHandle>();
   const dirPath = (dir: number) => join(root, `d${dir}`);
   const filePath = (file: number) => join(dirPath(dirOf.get(file)!), `f${file}`);
-  for (const dir of new Set([...dirOf.values(), ...ops.flatMap((o) => (o.op === "fsyncDir" ? [o.dir] : []))])) await mkdir(dirPath(dir), { recursive: true });
+  for (const dir of new Set([...dirOf.values(), ...ops.flatMap((o) => (o.op === "fsyncDir" ? [o.dir] : []))]))
+    await mkdir(dirPath(dir), { recursive: true });
   const largest = Math.max(1, ...ops.map((o) => (o.op === "write" ? o.size : 0)));
   const buffer = new Uint8Array(largest).fill(0x61);
   for (const o of ops) {
-    if ((o.op === "write" || o.op === "fsync") && !handles.has(o.file)) handles.set(o.file, await open(filePath(o.file), "w+"));
+    if ((o.op === "write" || o.op === "fsync") && !handles.has(o.file))
+      handles.set(o.file, await open(filePath(o.file), "w+"));
   }
   let paused = 0;
   onSpan?.("start");
@@ -124,7 +145,11 @@ async function runBare({ ops, dirOf }: Capture, pauseMs = 0, onSpan?: (edge: "st
   onSpan?.("end");
   for (const handle of handles.values()) await handle.close();
   // The pauses are the run's CPU, which the memory run already counts: only the I/O is the floor's.
-  return { wall: sample.wall - paused, cpu: Math.max(0, sample.cpu - paused), busy: Math.max(0, (sample.busy ?? 0) - paused) };
+  return {
+    wall: sample.wall - paused,
+    cpu: Math.max(0, sample.cpu - paused),
+    busy: Math.max(0, (sample.busy ?? 0) - paused),
+  };
 }
 
 /** Keeps the CPU busy for `ms` (as a macrostep's work does between two durable writes); returns the milliseconds spun. */
@@ -167,19 +192,34 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
     // mercy of a few slow fsyncs on a shared machine (1.17x to 1.54x of the same code).
     { reps: options.inProcessReps, warmup: options.warmup },
   );
-  const [memory, fs, bare, paced, fsNoIo] = [medianSample(samples.memory!), medianSample(samples.fs!), medianSample(samples.bare!), medianSample(samples.paced!), medianSample(samples.fsNoIo!)];
+  const [memory, fs, bare, paced, fsNoIo] = [
+    medianSample(samples.memory!),
+    medianSample(samples.fs!),
+    medianSample(samples.bare!),
+    medianSample(samples.paced!),
+    medianSample(samples.fsNoIo!),
+  ];
   const pacedFloor = { wall: memory.wall + paced.wall, cpu: memory.cpu + paced.cpu };
   const floor = { wall: memory.wall + bare.wall, cpu: memory.cpu + bare.cpu };
   const overFloor = { wall: fs.wall / floor.wall, cpu: fs.cpu / floor.cpu };
   // The same ratio round by round (each round runs every variant back to back), for how much it moves.
-  const perRound = samples.fs!.map((f, i) => f.wall / (samples.memory![i]!.wall + samples.bare![i]!.wall)).sort((a, b) => a - b);
+  const perRound = samples
+    .fs!.map((f, i) => f.wall / (samples.memory![i]!.wall + samples.bare![i]!.wall))
+    .sort((a, b) => a - b);
   const beyond = fs.wall - floor.wall;
   // The main thread per variant, medians: event loop busy, and (Linux) time on a CPU and waiting for one.
-  const of = (name: string, field: "busy" | "onCpu" | "queued") => median(samples[name]!.map((sample) => (sample as ThreadSample)[field] ?? Number.NaN));
+  const of = (name: string, field: "busy" | "onCpu" | "queued") =>
+    median(samples[name]!.map((sample) => (sample as ThreadSample)[field] ?? Number.NaN));
   const [fsBusy, fsNoIoBusy, bareBusy] = [of("fs", "busy"), of("fsNoIo", "busy"), of("bare", "busy")];
   const slower = fsBusy - fsNoIoBusy - bareBusy;
   const msOr = (value: number) => (Number.isNaN(value) ? "-" : `${value.toFixed(1)} ms`);
-  const busyRow = (label: string, name: string) => [label, msOr(of(name, "busy")), msOr(Math.max(0, medianSample(samples[name]!).wall - of(name, "busy"))), msOr(of(name, "onCpu")), msOr(of(name, "queued"))];
+  const busyRow = (label: string, name: string) => [
+    label,
+    msOr(of(name, "busy")),
+    msOr(Math.max(0, medianSample(samples[name]!).wall - of(name, "busy"))),
+    msOr(of(name, "onCpu")),
+    msOr(of(name, "queued")),
+  ];
   const onCpuMore = of("fs", "onCpu") - of("fsNoIo", "onCpu") - of("bare", "onCpu");
   const queuedFs = of("fs", "queued");
   const share = (part: number) => `${Math.round(Math.max(0, Math.min(1, part / Math.max(1e-9, beyond))) * 100)}%`;
@@ -203,7 +243,11 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
           ["bare writes and fsyncs (the floor of durability)", ms(bare), ""],
           ["memory + bare", ms(floor), ratio(1)],
           ["journaled on fs (the product)", ms(fs), ratios(overFloor)],
-          ["journaled on fs, its writes and fsyncs made no-ops (the adapter's code without its I/O)", ms(fsNoIo), ratios({ wall: fsNoIo.wall / memory.wall, cpu: fsNoIo.cpu / memory.cpu }) + " of memory"],
+          [
+            "journaled on fs, its writes and fsyncs made no-ops (the adapter's code without its I/O)",
+            ms(fsNoIo),
+            ratios({ wall: fsNoIo.wall / memory.wall, cpu: fsNoIo.cpu / memory.cpu }) + " of memory",
+          ],
         ],
       },
       {
@@ -212,7 +256,12 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
         rows: [
           ["bare, back to back (the floor above)", ms(bare), `${(bare.wall / writes).toFixed(3)} ms`, ""],
           ["bare, paced as the run (pauses taken out)", ms(paced), `${(paced.wall / writes).toFixed(3)} ms`, ""],
-          ["journaled on fs", ms(fs), `${((fs.wall - memory.wall) / writes).toFixed(3)} ms (fs - memory)`, ratios({ wall: fs.wall / pacedFloor.wall, cpu: fs.cpu / pacedFloor.cpu })],
+          [
+            "journaled on fs",
+            ms(fs),
+            `${((fs.wall - memory.wall) / writes).toFixed(3)} ms (fs - memory)`,
+            ratios({ wall: fs.wall / pacedFloor.wall, cpu: fs.cpu / pacedFloor.cpu }),
+          ],
         ],
       },
       {
@@ -232,7 +281,13 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
         rows: [[count("write"), bytes(written), count("fsync"), count("fsyncDir"), count("rename")]],
       },
     ],
-    goals: [{ goal: `journaled run on fs within ${GOAL}x of the memory run plus its durability floor (${turns} turns)`, met: overFloor.wall <= GOAL, detail: ratios(overFloor) }],
+    goals: [
+      {
+        goal: `journaled run on fs within ${GOAL}x of the memory run plus its durability floor (${turns} turns)`,
+        met: overFloor.wall <= GOAL,
+        detail: ratios(overFloor),
+      },
+    ],
     notes: [
       paced.wall > bare.wall
         ? `The floor's own I/O is slower when it waits on computation: paced as the run is, the same writes and fsyncs take ${ratio(paced.wall / bare.wall)} their back-to-back time (an idle disk queue and thread-pool worker wake up for each). So of what the fs run costs beyond memory + bare, ${share(paced.wall - bare.wall)} is this pacing, which no adapter can avoid while it writes ahead of every macrostep; the goal is still judged against the back-to-back floor.`
@@ -250,6 +305,15 @@ export async function measureOverheadFs(options: BenchOptions): Promise<Section>
               : `${QUEUED_SHARE * 100}% or more of that excess, so other threads taking its CPU is part of it in this run.`)),
       `Round by round, fs / (memory + bare) ranged ${perRound[0]!.toFixed(2)}x to ${perRound.at(-1)!.toFixed(2)}x (median ${perRound[perRound.length >> 1]!.toFixed(2)}x).`,
     ],
-    raw: { samples, ops: { writes: count("write"), bytes: written, fsyncs: count("fsync"), dirFsyncs: count("fsyncDir"), renames: count("rename") } },
+    raw: {
+      samples,
+      ops: {
+        writes: count("write"),
+        bytes: written,
+        fsyncs: count("fsync"),
+        dirFsyncs: count("fsyncDir"),
+        renames: count("rename"),
+      },
+    },
   };
 }

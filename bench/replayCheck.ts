@@ -17,15 +17,38 @@ import { tempDir } from "./stores.js";
 import { checkReplay } from "../upgrades.js";
 
 function flow(review: boolean) {
-  return setup({ types: {} as { context: { trail: string[] } }, actors: { work: effectActor<string, string>() } }).createMachine({
+  return setup({
+    types: {} as { context: { trail: string[] } },
+    actors: { work: effectActor<string, string>() },
+  }).createMachine({
     id: "bench-flow",
     context: { trail: [] },
     initial: "preparing",
     states: {
-      preparing: { invoke: { src: "work", id: "prepare", input: "prepare", onDone: { target: "waiting", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } } },
+      preparing: {
+        invoke: {
+          src: "work",
+          id: "prepare",
+          input: "prepare",
+          onDone: {
+            target: "waiting",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
+      },
       waiting: { on: { CONTINUE: review ? "reviewing" : "finishing" } },
       reviewing: { invoke: { src: "work", id: "review", input: "review", onDone: "finishing" } },
-      finishing: { invoke: { src: "work", id: "finish", input: "finish", onDone: { target: "closing", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } } },
+      finishing: {
+        invoke: {
+          src: "work",
+          id: "finish",
+          input: "finish",
+          onDone: {
+            target: "closing",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
+      },
       closing: { on: { CLOSE: "done" } },
       done: { type: "final" },
     },
@@ -69,12 +92,17 @@ async function measureScale(executions: number, resumeSample: number): Promise<R
   // Timed on its own, then again with the retained heap sampled (after a full GC) 20 times during the check.
   const seqs = new Set<number>();
   const began = performance.now();
-  const report = await checkReplay(checker, flow(true), { onResult: (r) => r.status === "diverges" && seqs.add(r.seq) });
+  const report = await checkReplay(checker, flow(true), {
+    onResult: (r) => r.status === "diverges" && seqs.add(r.seq),
+  });
   const checkMs = performance.now() - began;
   const every = Math.max(1, Math.floor(executions / 20));
   const start = retained();
   let peak = start;
-  await checkReplay(checker, flow(true), { onResult: () => undefined, onProgress: ({ checked }) => void (checked % every === 0 && (peak = Math.max(peak, retained()))) });
+  await checkReplay(checker, flow(true), {
+    onResult: () => undefined,
+    onProgress: ({ checked }) => void (checked % every === 0 && (peak = Math.max(peak, retained()))),
+  });
   await checker.close();
   await stores.close();
 
@@ -108,10 +136,19 @@ export async function measureReplayCheck(options: BenchOptions): Promise<Section
   const exact = rows.every((r) => r.diverged === r.expected);
   const [small, large] = [rows[0]!, rows.at(-1)!];
   // Bounded: what the check retains grows by at most one kept result per diverging execution (~1 KB), never by the logs.
-  const bounded = large.heapGrowth <= Math.max(small.heapGrowth, 0) + (large.expected - small.expected) * 1024 + 1024 * 1024;
+  const bounded =
+    large.heapGrowth <= Math.max(small.heapGrowth, 0) + (large.expected - small.expected) * 1024 + 1024 * 1024;
   const goals: Goal[] = [
-    { goal: "replay-check reports exactly the executions that diverge, with their seq", met: exact, detail: rows.map((r) => `${r.diverged}/${r.expected} at seq ${r.seqs || "—"}`).join("; ") },
-    { goal: "its memory stays bounded (heap growth does not scale with the executions checked)", met: bounded, detail: rows.map((r) => `${r.executions}: ${bytes(r.heapGrowth)}`).join(", ") },
+    {
+      goal: "replay-check reports exactly the executions that diverge, with their seq",
+      met: exact,
+      detail: rows.map((r) => `${r.diverged}/${r.expected} at seq ${r.seqs || "—"}`).join("; "),
+    },
+    {
+      goal: "its memory stays bounded (heap growth does not scale with the executions checked)",
+      met: bounded,
+      detail: rows.map((r) => `${r.executions}: ${bytes(r.heapGrowth)}`).join(", "),
+    },
   ];
   return {
     id: "replayCheck",
@@ -123,11 +160,27 @@ export async function measureReplayCheck(options: BenchOptions): Promise<Section
     ],
     tables: [
       {
-        head: ["executions", "diverging reported / expected", "at seq", "check per execution", "plain resume per execution", "retained heap growth during the check (after GC)"],
-        rows: rows.map((r) => [r.executions, `${r.diverged} / ${r.expected}`, r.seqs || "—", `${r.checkMsPer.toFixed(3)} ms`, `${r.resumeMsPer.toFixed(3)} ms`, bytes(r.heapGrowth)]),
+        head: [
+          "executions",
+          "diverging reported / expected",
+          "at seq",
+          "check per execution",
+          "plain resume per execution",
+          "retained heap growth during the check (after GC)",
+        ],
+        rows: rows.map((r) => [
+          r.executions,
+          `${r.diverged} / ${r.expected}`,
+          r.seqs || "—",
+          `${r.checkMsPer.toFixed(3)} ms`,
+          `${r.resumeMsPer.toFixed(3)} ms`,
+          bytes(r.heapGrowth),
+        ]),
       },
     ],
     goals,
-    notes: ["A check reads each log from seq 1 (a snapshot is the old logic's fold) and folds it through the pure planner: no effect, no timer, no write, no writer lock per execution."],
+    notes: [
+      "A check reads each log from seq 1 (a snapshot is the old logic's fold) and folds it through the pure planner: no effect, no timer, no write, no writer lock per execution.",
+    ],
   };
 }

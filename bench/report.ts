@@ -52,7 +52,9 @@ export function bytes(n: number): string {
 /** `123.5 KB`, or `1,234 KB` from 10 MB up. */
 export function kb(n: number): string {
   const v = n / KB;
-  return v >= 10_000 ? `${Math.round(v).toLocaleString("en-US")} KB` : `${v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} KB`;
+  return v >= 10_000
+    ? `${Math.round(v).toLocaleString("en-US")} KB`
+    : `${v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} KB`;
 }
 
 /** `2.31x`. */
@@ -72,7 +74,9 @@ export function mark(met: boolean | "not measured"): string {
 
 export function renderTable(table: Table): string {
   const numeric = (c: Cell) => typeof c === "number" || /^[~≈]?[\d.,]+( ?(B|KB|x|%))?/.test(String(c));
-  const align = table.align ?? table.head.map((_, i) => (table.rows.length > 0 && table.rows.every((r) => numeric(r[i] ?? "")) ? "r" : "l"));
+  const align =
+    table.align ??
+    table.head.map((_, i) => (table.rows.length > 0 && table.rows.every((r) => numeric(r[i] ?? "")) ? "r" : "l"));
   const cell = (c: Cell) => String(typeof c === "number" ? c.toLocaleString("en-US") : c).replace(/\|/g, "\\|");
   const lines = [
     `| ${table.head.map(cell).join(" | ")} |`,
@@ -83,7 +87,11 @@ export function renderTable(table: Table): string {
 }
 
 export function goalsTable(goals: Goal[]): Table {
-  return { head: ["goal", "result", "measured"], rows: goals.map((g) => [g.goal, mark(g.met), g.detail]), align: ["l", "l", "l"] };
+  return {
+    head: ["goal", "result", "measured"],
+    rows: goals.map((g) => [g.goal, mark(g.met), g.detail]),
+    align: ["l", "l", "l"],
+  };
 }
 
 /**
@@ -94,7 +102,9 @@ export function renderSection(section: Section, part: "main" | "full" = "main", 
   const tables =
     part === "main"
       ? section.tables.filter((t) => !t.full)
-      : section.tables.flatMap((t) => (t.full ? [t] : t.fullRows && t.fullRows.length > 0 ? [{ ...t, rows: t.fullRows }] : []));
+      : section.tables.flatMap((t) =>
+          t.full ? [t] : t.fullRows && t.fullRows.length > 0 ? [{ ...t, rows: t.fullRows }] : [],
+        );
   const goals = section.goals.filter((g) => (part === "full") === (g.full === true));
   const notes = part === "main" ? section.notes : (section.fullNotes ?? []);
   if (part === "full" && tables.length === 0 && goals.length === 0) return "";

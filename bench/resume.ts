@@ -41,39 +41,66 @@ const childSample = (r: ChildReport): Sample => ({ wall: r.ms, cpu: Number(r.cpu
 
 /** Which journal a resume starts from: the tail after the last snapshot (the default close, as after a crash), or a snapshot at the head (`snapshotOnClose`). */
 type Variant = "close" | "tail";
-const variantName = (store: string, variant: Variant) => (variant === "tail" ? store : `${store}, closed with snapshotOnClose (no tail)`);
+const variantName = (store: string, variant: Variant) =>
+  variant === "tail" ? store : `${store}, closed with snapshotOnClose (no tail)`;
 
 async function resumeFs(turns: number, reps: number, warmup: number, variant: Variant): Promise<Result> {
   const bench = await openStores("fs");
   if (bench.kind !== "fs") throw new Error("unreachable");
   await runInterrupted(bench.stores, turns, "off", variant === "close");
   await bench.close();
-  const reports: Record<"floor" | "resume" | "timeline" | "warm", ChildReport[]> = { floor: [], resume: [], timeline: [], warm: [] };
+  const reports: Record<"floor" | "resume" | "timeline" | "warm", ChildReport[]> = {
+    floor: [],
+    resume: [],
+    timeline: [],
+    warm: [],
+  };
   const samples = await interleave(
     {
-      floor: async () => childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
-      resume: async () => childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
+      floor: async () =>
+        childSample((reports.floor[reports.floor.length] = await runChild("floorFs", { dir: bench.dir }))),
+      resume: async () =>
+        childSample((reports.resume[reports.resume.length] = await runChild("resumeFs", { dir: bench.dir, turns }))),
       // The real resume again, cut by marks (bench/child/resumeFsTimeline.ts), interleaved with the floor it is divided by.
-      timeline: async () => childSample((reports.timeline[reports.timeline.length] = await runChild("resumeFsTimeline", { dir: bench.dir, turns }))),
+      timeline: async () =>
+        childSample(
+          (reports.timeline[reports.timeline.length] = await runChild("resumeFsTimeline", { dir: bench.dir, turns })),
+        ),
       // The same resume with the runtime's code run once before it in the process (untimed): what cold code costs.
-      warm: async () => childSample((reports.warm[reports.warm.length] = await runChild("resumeFs", { dir: bench.dir, turns, warm: true }))),
+      warm: async () =>
+        childSample(
+          (reports.warm[reports.warm.length] = await runChild("resumeFs", { dir: bench.dir, turns, warm: true })),
+        ),
     },
     { reps, warmup },
   );
   const kept = (name: "floor" | "resume" | "timeline" | "warm") => reports[name].slice(-reps);
   // The same resume, phase by phase, each run in a fresh process of its own (cold, like the real one).
   const phaseRuns: Record<string, number>[] = [];
-  for (let i = 0; i < (variant === "tail" ? reps : 0); i++) phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
+  for (let i = 0; i < (variant === "tail" ? reps : 0); i++)
+    phaseRuns.push((await runChild("resumeFsPhases", { dir: bench.dir, turns })).phases as Record<string, number>);
   const timelineRuns = kept("timeline");
   const floor = median(kept("floor").map((r) => r.ms));
-  const timelineOf = (key: "phases" | "gc", phase: string) => median(timelineRuns.map((r) => (r[key] as Record<string, number>)[phase]!)) / floor;
+  const timelineOf = (key: "phases" | "gc", phase: string) =>
+    median(timelineRuns.map((r) => (r[key] as Record<string, number>)[phase]!)) / floor;
   const timelinePhases = Object.keys((timelineRuns[0]?.phases ?? {}) as Record<string, number>);
   return {
     timeline: [
       ...timelinePhases.map((phase) => ({ phase, ratio: timelineOf("phases", phase), gc: timelineOf("gc", phase) })),
-      { phase: "the whole resume (the sum of the phases)", ratio: median(timelineRuns.map((r) => r.ms)) / floor, gc: median(timelineRuns.map((r) => Number(r.gcMs))) / floor },
+      {
+        phase: "the whole resume (the sum of the phases)",
+        ratio: median(timelineRuns.map((r) => r.ms)) / floor,
+        gc: median(timelineRuns.map((r) => Number(r.gcMs))) / floor,
+      },
     ],
-    ...(variant === "tail" ? { phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({ phase, ratio: median(phaseRuns.map((p) => p[phase]!)) / floor })) } : {}),
+    ...(variant === "tail"
+      ? {
+          phases: Object.keys(phaseRuns[0] ?? {}).map((phase) => ({
+            phase,
+            ratio: median(phaseRuns.map((p) => p[phase]!)) / floor,
+          })),
+        }
+      : {}),
     store: variantName("fs (fresh process)", variant),
     turns,
     bytes: (await diskUsage(bench.dir, ["content"])).apparent,
@@ -89,7 +116,10 @@ async function resumeFs(turns: number, reps: number, warmup: number, variant: Va
 
 /** The JSON texts a memory or IndexedDB resume decodes: the stored snapshot and the live log. */
 async function storedTexts(stores: Stores): Promise<string[]> {
-  return [JSON.stringify((await stores.events.getSnapshot(EXECUTION_ID)) ?? null), JSON.stringify(await stores.events.read(EXECUTION_ID))];
+  return [
+    JSON.stringify((await stores.events.getSnapshot(EXECUTION_ID)) ?? null),
+    JSON.stringify(await stores.events.read(EXECUTION_ID)),
+  ];
 }
 
 async function rawIndexedDbRead(factory: IDBFactory, name: string): Promise<void> {
@@ -99,15 +129,30 @@ async function rawIndexedDbRead(factory: IDBFactory, name: string): Promise<void
     request.onerror = () => reject(request.error);
   });
   const tx = db.transaction(["snapshots", "records"], "readonly");
-  const get = <T>(request: IDBRequest<T>) => new Promise<T>((resolve, reject) => ((request.onsuccess = () => resolve(request.result)), (request.onerror = () => reject(request.error))));
-  const [snapshot] = await Promise.all([get(tx.objectStore("snapshots").get(EXECUTION_ID)), get(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, -Infinity], [EXECUTION_ID, Infinity])))]);
+  const get = <T>(request: IDBRequest<T>) =>
+    new Promise<T>(
+      (resolve, reject) => (
+        (request.onsuccess = () => resolve(request.result)),
+        (request.onerror = () => reject(request.error))
+      ),
+    );
+  const [snapshot] = await Promise.all([
+    get(tx.objectStore("snapshots").get(EXECUTION_ID)),
+    get(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, -Infinity], [EXECUTION_ID, Infinity]))),
+  ]);
   // A snapshot row of IndexedDB schema version 2 keeps the state as JSON text: the read is done once it is parsed.
   const text = (snapshot as { text?: unknown } | undefined)?.text;
   if (typeof text === "string") JSON.parse(text);
   db.close();
 }
 
-async function resumeInProcess(bench: BenchStores, turns: number, reps: number, warmup: number, variant: Variant): Promise<Result[]> {
+async function resumeInProcess(
+  bench: BenchStores,
+  turns: number,
+  reps: number,
+  warmup: number,
+  variant: Variant,
+): Promise<Result[]> {
   await runInterrupted(bench.stores, turns, "off", variant === "close");
   const texts = await storedTexts(bench.stores);
   let replay: Result["replay"];
@@ -120,7 +165,10 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
     resume: async () => {
       const end = span();
       // A fresh app over the same storage: IndexedDB is opened again, as a reloaded page does.
-      const stores = bench.kind === "indexeddb" ? await indexedDbStores({ name: bench.name, indexedDB: bench.factory, IDBKeyRange, locks: null }) : bench.stores;
+      const stores =
+        bench.kind === "indexeddb"
+          ? await indexedDbStores({ name: bench.name, indexedDB: bench.factory, IDBKeyRange, locks: null })
+          : bench.stores;
       const { app } = await resumeInterrupted(stores, turns);
       const sample = end();
       replay = (await app.resume(EXECUTION_ID)).replay;
@@ -130,13 +178,29 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
     },
   };
   // IndexedDB's own floor: open it and read the snapshot and every record in one read-only transaction.
-  if (bench.kind === "indexeddb") variants.idbRead = async () => ((end) => rawIndexedDbRead(bench.factory, bench.name).then(end))(span());
+  if (bench.kind === "indexeddb")
+    variants.idbRead = async () => ((end) => rawIndexedDbRead(bench.factory, bench.name).then(end))(span());
   const samples = await interleave(variants, { reps, warmup });
   await bench.close();
   const common = { turns, bytes: texts.reduce((n, t) => n + utf8Length(t), 0), replay };
-  const results: Result[] = [{ ...common, store: variantName(`${bench.kind} (in-process)`, variant), ratio: ratioOf(samples.resume!, samples.floor!), floor: "JSON.parse of the stored snapshot's and log's JSON text", goal: true }];
+  const results: Result[] = [
+    {
+      ...common,
+      store: variantName(`${bench.kind} (in-process)`, variant),
+      ratio: ratioOf(samples.resume!, samples.floor!),
+      floor: "JSON.parse of the stored snapshot's and log's JSON text",
+      goal: true,
+    },
+  ];
   if (samples.idbRead) {
-    results.push({ ...common, store: variantName("indexeddb (in-process), against its own read", variant), ratio: ratioOf(samples.resume!, samples.idbRead), floor: "open + one read-only transaction getting the snapshot and every record (+ JSON.parse of a snapshot kept as JSON text)", goal: false });
+    results.push({
+      ...common,
+      store: variantName("indexeddb (in-process), against its own read", variant),
+      ratio: ratioOf(samples.resume!, samples.idbRead),
+      floor:
+        "open + one read-only transaction getting the snapshot and every record (+ JSON.parse of a snapshot kept as JSON text)",
+      goal: false,
+    });
   }
   return results;
 }
@@ -146,7 +210,8 @@ async function resumeInProcess(bench: BenchStores, turns: number, reps: number, 
  * from the cold and warm ratios: a share over one half is called most of it. Empty when either is missing.
  */
 function coldShare(cold: number | undefined, warm: number | undefined): string {
-  if (cold === undefined || warm === undefined || !Number.isFinite(cold) || !Number.isFinite(warm) || cold <= 1) return "";
+  if (cold === undefined || warm === undefined || !Number.isFinite(cold) || !Number.isFinite(warm) || cold <= 1)
+    return "";
   const share = Math.max(0, Math.min(1, (cold - warm) / (cold - 1)));
   return `: ${share > 0.5 ? "most" : share > 0 ? "less than half" : "none"} of what a fresh process pays beyond the floor (${Math.round(share * 100)}%) is code running for the first time, which V8 compiles (lazily, at first call) and interprets, while the floor runs almost none`;
 }
@@ -180,13 +245,20 @@ const resultCells = (r: Result): Cell[] => [
   ratios(r.ratio),
   r.goal ? (r.ratio.wall <= GOAL ? "met" : "**missed**") : "",
   r.floor,
-  r.replay ? `from the snapshot at seq ${r.replay.fromSnapshotSeq}: ${r.replay.recordsReplayed} records, ${r.replay.stepsToRun} call re-started` : "",
+  r.replay
+    ? `from the snapshot at seq ${r.replay.fromSnapshotSeq}: ${r.replay.recordsReplayed} records, ${r.replay.stepsToRun} call re-started`
+    : "",
 ];
 
 const resultGoals = (results: Result[], full: boolean): Goal[] =>
   results
     .filter((r) => r.goal)
-    .map((r) => ({ ...(full ? { full: true as const } : {}), goal: `resume within ${GOAL}x of the floor: ${r.store}, ${r.turns} turns`, met: r.ratio.wall <= GOAL, detail: ratios(r.ratio) }));
+    .map((r) => ({
+      ...(full ? { full: true as const } : {}),
+      goal: `resume within ${GOAL}x of the floor: ${r.store}, ${r.turns} turns`,
+      met: r.ratio.wall <= GOAL,
+      detail: ratios(r.ratio),
+    }));
 
 export async function measureResume(options: BenchOptions): Promise<Section> {
   const results: Result[] = [];
@@ -194,16 +266,36 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
   for (const turns of options.resumeTurns) results.push(...(await resumeAll(turns, options)));
   for (const turns of options.fullResumeTurns) fullResults.push(...(await resumeAll(turns, options)));
   const table: Table = {
-    head: ["store", "turns", "bytes read by the floor", "resume / floor (median wall; CPU)", `≤ ${GOAL}x`, "floor", "replayed"],
+    head: [
+      "store",
+      "turns",
+      "bytes read by the floor",
+      "resume / floor (median wall; CPU)",
+      `≤ ${GOAL}x`,
+      "floor",
+      "replayed",
+    ],
     rows: results.map(resultCells),
     fullRows: fullResults.map(resultCells),
   };
-  const processCells = (r: Result): Cell[] => [r.store, r.turns, ratio(r.process!), `${(100 * r.openShare!).toFixed(0)}%`, ratios(r.warm!)];
+  const processCells = (r: Result): Cell[] => [
+    r.store,
+    r.turns,
+    ratio(r.process!),
+    `${(100 * r.openShare!).toFixed(0)}%`,
+    ratios(r.warm!),
+  ];
   const processTable: Table = {
     caption:
       "fs: the whole fresh process (node bootstrap, the tsx loader and the imports included), the share of the resume spent in `fsStores` (recovery, the writer lock), " +
       "and the same resume in a fresh process that first ran the runtime's code once, untimed (a 20-turn run interrupted and resumed on the memory store: the fs adapter's code stays cold), interleaved with the others",
-    head: ["store", "turns", "resume process / floor process", "fsStores open / resume", "resume with its code warm / floor"],
+    head: [
+      "store",
+      "turns",
+      "resume process / floor process",
+      "fsStores open / resume",
+      "resume with its code warm / floor",
+    ],
     rows: results.filter((r) => r.process !== undefined).map(processCells),
     fullRows: fullResults.filter((r) => r.process !== undefined).map(processCells),
   };
@@ -223,14 +315,21 @@ export async function measureResume(options: BenchOptions): Promise<Section> {
     head: ["phase", "time / floor (median)"],
     rows: fsPhases.map((p) => [p.phase, ratio(p.ratio)]),
   };
-  const timelineOf = (variant: Variant) => results.find((r) => r.store === variantName("fs (fresh process)", variant))?.timeline ?? [];
+  const timelineOf = (variant: Variant) =>
+    results.find((r) => r.store === variantName("fs (fresh process)", variant))?.timeline ?? [];
   const [timeline, closeTimeline] = [timelineOf("tail"), timelineOf("close")];
   const timelineTable: Table = {
     caption:
       `The whole resume from fs (${turns} turns), as a tail replay (the default) and after a close with snapshotOnClose, cut by marks in one fresh process (the fs event store's getSnapshot and read wrapped to note when they start and end, the stalled effect noting its call), so the phases sum to the resume; ` +
       "garbage collection inside each phase from PerformanceObserver's gc entries; in units of the floor process's work, medians",
     head: ["phase", "tail replay: time / floor", "of which GC", "snapshotOnClose: time / floor", "of which GC"],
-    rows: timeline.map((p, i) => [p.phase, ratio(p.ratio), ratio(p.gc), ratio(closeTimeline[i]?.ratio ?? Number.NaN), ratio(closeTimeline[i]?.gc ?? Number.NaN)]),
+    rows: timeline.map((p, i) => [
+      p.phase,
+      ratio(p.ratio),
+      ratio(p.gc),
+      ratio(closeTimeline[i]?.ratio ?? Number.NaN),
+      ratio(closeTimeline[i]?.gc ?? Number.NaN),
+    ]),
   };
   const goals = [...resultGoals(results, false), ...resultGoals(fullResults, true)];
   const tailFs = results.find((r) => r.store === variantName("fs (fresh process)", "tail"));

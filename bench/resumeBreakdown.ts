@@ -15,7 +15,11 @@ export interface Phase {
 }
 
 /** Runs the phases of a resume once, timing each; `label` names what reading the snapshot costs on this store. */
-export async function phasesOnce(stores: Stores, turns: number, label: string): Promise<{ phases: Record<string, number>; macrosteps: number; turnsReplayed: number }> {
+export async function phasesOnce(
+  stores: Stores,
+  turns: number,
+  label: string,
+): Promise<{ phases: Record<string, number>; macrosteps: number; turnsReplayed: number }> {
   const machine = benchLoop(turns);
   const phases: Record<string, number> = {};
   const lap = (() => {
@@ -40,7 +44,8 @@ export async function phasesOnce(stores: Stores, turns: number, label: string): 
   let macrosteps = 0;
   for (let k = 0; k < tail.length; macrosteps++) {
     const input = tail[k]!;
-    if (!isJournalRecord(input) || !isMacrostepInput(input)) throw new Error(`seq ${input.seq}: a ${input.type} record where a macrostep starts`);
+    if (!isJournalRecord(input) || !isMacrostepInput(input))
+      throw new Error(`seq ${input.seq}: a ${input.type} record where a macrostep starts`);
     const step = planMacrostep(ctx, state, input);
     state = step.state;
     k += step.records.length;
@@ -54,8 +59,15 @@ export async function phasesOnce(stores: Stores, turns: number, label: string): 
 }
 
 /** The phases on `stores` in-process, `reps` times after one warm-up, with the floor: medians. */
-export async function resumePhases(stores: Stores, turns: number, reps: number): Promise<{ phases: Phase[]; floor: number; macrosteps: number; turnsReplayed: number }> {
-  const texts = [JSON.stringify((await stores.events.getSnapshot(EXECUTION_ID)) ?? null), JSON.stringify(await stores.events.read(EXECUTION_ID))];
+export async function resumePhases(
+  stores: Stores,
+  turns: number,
+  reps: number,
+): Promise<{ phases: Phase[]; floor: number; macrosteps: number; turnsReplayed: number }> {
+  const texts = [
+    JSON.stringify((await stores.events.getSnapshot(EXECUTION_ID)) ?? null),
+    JSON.stringify(await stores.events.read(EXECUTION_ID)),
+  ];
   const samples: Record<string, number[]> = {};
   const floors: number[] = [];
   let last = { macrosteps: 0, turnsReplayed: 0 };
@@ -70,5 +82,9 @@ export async function resumePhases(stores: Stores, turns: number, reps: number):
     floors.push(floor);
     for (const [name, ms] of Object.entries(once.phases)) (samples[name] ??= []).push(ms);
   }
-  return { ...last, phases: Object.entries(samples).map(([phase, values]) => ({ phase, ms: median(values) })), floor: median(floors) };
+  return {
+    ...last,
+    phases: Object.entries(samples).map(([phase, values]) => ({ phase, ms: median(values) })),
+    floor: median(floors),
+  };
 }

@@ -21,7 +21,10 @@ if (values.quick && values.full) {
   process.exit(2);
 }
 const mode: Mode = values.quick ? "quick" : values.full ? "full" : "default";
-const only = values.only?.split(",").map((s) => s.trim()).filter(Boolean);
+const only = values.only
+  ?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 const out = values.out ?? (mode === "quick" || only ? undefined : "docs/performance.md");
 const command = ["npm run bench", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(" ");
 
@@ -42,5 +45,6 @@ if (out) {
   await writeFile(out, run.markdown);
   console.error(`wrote ${out}`);
 }
-if (values.json) await writeFile(values.json, JSON.stringify({ machine: run.machine, mode, sections: run.sections }, null, 2));
+if (values.json)
+  await writeFile(values.json, JSON.stringify({ machine: run.machine, mode, sections: run.sections }, null, 2));
 process.exit(run.sections.some((s) => s.error) ? 1 : 0);

@@ -41,7 +41,10 @@ interface Row {
 function logByType(records: StoredRecord[]): Record<string, { records: number; bytes: number }> {
   const out: Record<string, { records: number; bytes: number }> = {};
   for (const record of records) {
-    const step = typeof record.stepId === "string" ? (/:(model|tool|compact)(?::\d+)?$/.exec(record.stepId)?.[1] ?? "step") : undefined;
+    const step =
+      typeof record.stepId === "string"
+        ? (/:(model|tool|compact)(?::\d+)?$/.exec(record.stepId)?.[1] ?? "step")
+        : undefined;
     const key = step ? `${record.type} (${step})` : record.type;
     const slot = (out[key] ??= { records: 0, bytes: 0 });
     slot.records++;
@@ -74,7 +77,10 @@ async function measureRow(turns: number, mode: ClaimCheckMode): Promise<Row> {
     }
     if (bench.kind === "indexeddb") partial.indexeddb = await indexedDbBytes(bench.factory, bench.name);
   }
-  partial.statsAgree = stats.every((s) => s.stateBytes === stats[0]!.stateBytes && s.logBytes === stats[0]!.logBytes && s.records === stats[0]!.records);
+  partial.statsAgree = stats.every(
+    (s) =>
+      s.stateBytes === stats[0]!.stateBytes && s.logBytes === stats[0]!.logBytes && s.records === stats[0]!.records,
+  );
   return partial as Row;
 }
 
@@ -115,7 +121,11 @@ function storeCells(r: Row): Cell[] {
 /** Bytes per added turn between consecutive rows, per mode; linear when the slopes are within 1.25x. */
 function slopeTable(rows: Row[], caption: string): { table: Table; nonLinear: string[] } {
   const turns = [...new Set(rows.map((r) => r.turns))].sort((a, b) => a - b);
-  const table: Table = { caption, head: ["claim-check", "of", ...turns.slice(1).map((t, i) => `${turns[i]} → ${t}`), "max / min"], rows: [] };
+  const table: Table = {
+    caption,
+    head: ["claim-check", "of", ...turns.slice(1).map((t, i) => `${turns[i]} → ${t}`), "max / min"],
+    rows: [],
+  };
   const nonLinear: string[] = [];
   for (const mode of CLAIM_CHECK_MODES) {
     const byTurns = rows.filter((r) => r.mode === mode).sort((a, b) => a.turns - b.turns);
@@ -123,7 +133,12 @@ function slopeTable(rows: Row[], caption: string): { table: Table; nonLinear: st
       const values = byTurns.slice(1).map((r, i) => slope(byTurns[i]!, r, key));
       const spread = Math.max(...values) / Math.min(...values);
       if (values.length > 1 && spread > 1.25) nonLinear.push(`${mode} ${key === "stateBytes" ? "state" : "log"}`);
-      table.rows.push([mode, key === "stateBytes" ? "state" : "log", ...values.map((v) => `${Math.round(v).toLocaleString("en-US")} B`), values.length > 1 ? ratio(spread) : "n/a"]);
+      table.rows.push([
+        mode,
+        key === "stateBytes" ? "state" : "log",
+        ...values.map((v) => `${Math.round(v).toLocaleString("en-US")} B`),
+        values.length > 1 ? ratio(spread) : "n/a",
+      ]);
     }
   }
   return { table, nonLinear };
@@ -137,14 +152,26 @@ function sizeGoals(rows: Row[], full: boolean): Goal[] {
   const stateMisses = judged.filter((r) => r.stateBytes > loomState(r.turns, r.mode).kb * KB);
   const logMisses = judged.filter((r) => r.logBytes > 2 * r.stateBytes);
   const { nonLinear } = slopeTable(rows, "");
-  const at200 = CLAIM_CHECK_MODES.map((m) => ratio((rows.find((r) => r.turns === 200 && r.mode === m)?.stateBytes ?? NaN) / (LOOM[200]![m][0] * KB))).join(" / ");
-  const where = full ? ` at ${judged.map((r) => r.turns).filter((t, i, a) => a.indexOf(t) === i).join(", ")} turns` : "";
+  const at200 = CLAIM_CHECK_MODES.map((m) =>
+    ratio((rows.find((r) => r.turns === 200 && r.mode === m)?.stateBytes ?? NaN) / (LOOM[200]![m][0] * KB)),
+  ).join(" / ");
+  const where = full
+    ? ` at ${judged
+        .map((r) => r.turns)
+        .filter((t, i, a) => a.indexOf(t) === i)
+        .join(", ")} turns`
+    : "";
   return [
     {
       ...tag,
       goal: `state no larger than Loom's in every row${where}${full ? " (Loom extrapolated)" : ""}`,
       met: judged.length === 0 ? "not measured" : stateMisses.length === 0,
-      detail: stateMisses.length > 0 ? `missed in ${stateMisses.map((r) => `${r.turns} ${r.mode}`).join(", ")}` : full ? "every row" : `every row; at 200 turns ${at200} of Loom's (off / on / preview: false)`,
+      detail:
+        stateMisses.length > 0
+          ? `missed in ${stateMisses.map((r) => `${r.turns} ${r.mode}`).join(", ")}`
+          : full
+            ? "every row"
+            : `every row; at 200 turns ${at200} of Loom's (off / on / preview: false)`,
     },
     {
       ...tag,
@@ -159,7 +186,12 @@ function sizeGoals(rows: Row[], full: boolean): Goal[] {
       ...tag,
       goal: `state and log linear in turns (slopes within 1.25x of each other${full ? ", 1,000 turns included" : ""})`,
       met: turns.length < 3 ? "not measured" : nonLinear.length === 0,
-      detail: turns.length < 3 ? "needs three rows" : nonLinear.length === 0 ? "every mode, state and log" : `not linear: ${nonLinear.join(", ")}`,
+      detail:
+        turns.length < 3
+          ? "needs three rows"
+          : nonLinear.length === 0
+            ? "every mode, state and log"
+            : `not linear: ${nonLinear.join(", ")}`,
     },
   ];
 }
@@ -168,38 +200,82 @@ export async function measureSizes(options: BenchOptions): Promise<Section> {
   const rows: Row[] = [];
   const fullRows: Row[] = [];
   for (const turns of options.sizeTurns) for (const mode of CLAIM_CHECK_MODES) rows.push(await measureRow(turns, mode));
-  for (const turns of options.fullSizeTurns) for (const mode of CLAIM_CHECK_MODES) fullRows.push(await measureRow(turns, mode));
+  for (const turns of options.fullSizeTurns)
+    for (const mode of CLAIM_CHECK_MODES) fullRows.push(await measureRow(turns, mode));
   const all = [...rows, ...fullRows];
 
   const main: Table = {
-    caption: "Folded state and log (`app.stats()`: UTF-8 bytes of the folded state at the head and of the records' JSON; identical on memory, fs and IndexedDB)",
-    head: ["turns", "claim-check", "records", "folded state", "log", "log / state", "latest snapshot", "Loom state", "Loom log", "state vs Loom", "log ≤ 2x state"],
+    caption:
+      "Folded state and log (`app.stats()`: UTF-8 bytes of the folded state at the head and of the records' JSON; identical on memory, fs and IndexedDB)",
+    head: [
+      "turns",
+      "claim-check",
+      "records",
+      "folded state",
+      "log",
+      "log / state",
+      "latest snapshot",
+      "Loom state",
+      "Loom log",
+      "state vs Loom",
+      "log ≤ 2x state",
+    ],
     rows: rows.map(mainCells),
     fullRows: fullRows.map(mainCells),
   };
   const perStore: Table = {
-    caption: "Bytes per store (fs: apparent size / allocated as `du` counts it; IndexedDB: JSON bytes of the stored values, blobs by byte length)",
-    head: ["turns", "claim-check", "memory: log + snapshot", "memory: blobs", "fs: journal dir", "fs: content dir", "IndexedDB: records + snapshot + catalogue", "IndexedDB: blobs"],
+    caption:
+      "Bytes per store (fs: apparent size / allocated as `du` counts it; IndexedDB: JSON bytes of the stored values, blobs by byte length)",
+    head: [
+      "turns",
+      "claim-check",
+      "memory: log + snapshot",
+      "memory: blobs",
+      "fs: journal dir",
+      "fs: content dir",
+      "IndexedDB: records + snapshot + catalogue",
+      "IndexedDB: blobs",
+    ],
     rows: rows.map(storeCells),
     fullRows: fullRows.map(storeCells),
   };
-  const tables: Table[] = [main, perStore, slopeTable(rows, "Slope per turn between rows (bytes per added turn)").table];
-  if (fullRows.length > 0) tables.push({ ...slopeTable(all, "Slope per turn between rows, 1,000 turns included (bytes per added turn)").table, full: true });
+  const tables: Table[] = [
+    main,
+    perStore,
+    slopeTable(rows, "Slope per turn between rows (bytes per added turn)").table,
+  ];
+  if (fullRows.length > 0)
+    tables.push({
+      ...slopeTable(all, "Slope per turn between rows, 1,000 turns included (bytes per added turn)").table,
+      full: true,
+    });
 
   const at = rows.some((r) => r.turns === 200) ? 200 : options.sizeTurns.at(-1)!;
-  const breakdown: Table = { caption: `The log by record type at ${at} turns (what to shrink next)`, head: ["claim-check", "record", "records", "bytes", "share of the log", "bytes per record"], rows: [] };
+  const breakdown: Table = {
+    caption: `The log by record type at ${at} turns (what to shrink next)`,
+    head: ["claim-check", "record", "records", "bytes", "share of the log", "bytes per record"],
+    rows: [],
+  };
   for (const r of rows.filter((x) => x.turns === at)) {
     for (const [type, v] of Object.entries(r.byType).sort((a, b) => b[1].bytes - a[1].bytes)) {
-      breakdown.rows.push([r.mode, type, v.records, bytes(v.bytes), `${((100 * v.bytes) / r.logBytes).toFixed(1)}%`, Math.round(v.bytes / v.records)]);
+      breakdown.rows.push([
+        r.mode,
+        type,
+        v.records,
+        bytes(v.bytes),
+        `${((100 * v.bytes) / r.logBytes).toFixed(1)}%`,
+        Math.round(v.bytes / v.records),
+      ]);
     }
   }
   tables.push(breakdown);
 
   const notes: string[] = [];
-  if (all.some((r) => !r.statsAgree)) notes.push("**app.stats() differed between stores in some rows** (it should not: the records are the same).");
+  if (all.some((r) => !r.statsAgree))
+    notes.push("**app.stats() differed between stores in some rows** (it should not: the records are the same).");
   notes.push(
     "KB = 1,000 bytes, as in `spec/claimCheck/measured.test.ts`. Loom's rows beyond 200 turns are extrapolated from its own 50/200 rows (its state is linear); its log is quadratic, so it is not extrapolated.",
-    "\"latest snapshot\" is the stored snapshot a resume starts from (one every 64 records; the runtime keeps the newest).",
+    '"latest snapshot" is the stored snapshot a resume starts from (one every 64 records; the runtime keeps the newest).',
     "The log is counted as the stores hold it: the stored form of journal schema 3 (ADR 0009), where a `loom.transition` carries no `from`, no `event` its input record derives (an agent tool's names its child id as `actor`), and a model step no `usage` its output already holds; `app.log` reads the records back whole.",
   );
   return {

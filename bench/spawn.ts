@@ -17,11 +17,15 @@ export interface ChildReport {
 /** Runs `bench/child/<name>.ts` in a fresh Node process with `args` (and Node `flags`) and resolves with its report. */
 export function runChild(name: string, args: unknown, flags: string[] = []): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...flags, "--import", "tsx", `bench/child/${name}.ts`, JSON.stringify(args)], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NODE_NO_WARNINGS: "1" },
-    });
+    const child = spawn(
+      process.execPath,
+      [...flags, "--import", "tsx", `bench/child/${name}.ts`, JSON.stringify(args)],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, NODE_NO_WARNINGS: "1" },
+      },
+    );
     let out = "";
     let err = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -31,7 +35,13 @@ export function runChild(name: string, args: unknown, flags: string[] = []): Pro
       const last = out.trim().split("\n").at(-1) ?? "";
       if (code !== 0) {
         const oom = /heap out of memory|Allocation failed/i.test(err);
-        return reject(new Error(oom ? `ran out of heap (${flags.join(" ")})` : `bench/child/${name}.ts exited with ${code}: ${(err.trim() || out.trim()).slice(-2000)}`));
+        return reject(
+          new Error(
+            oom
+              ? `ran out of heap (${flags.join(" ")})`
+              : `bench/child/${name}.ts exited with ${code}: ${(err.trim() || out.trim()).slice(-2000)}`,
+          ),
+        );
       }
       try {
         resolve(JSON.parse(last) as ChildReport);
@@ -47,10 +57,14 @@ export function runChild(name: string, args: unknown, flags: string[] = []): Pro
  * prints (its address) once it has; `close()` ends its stdin, on which it exits.
  */
 export function serveChild(name: string, args: unknown): Promise<{ line: string; close(): void }> {
-  const child = spawn(process.execPath, ["--import", "tsx", `bench/child/${name}.ts`, JSON.stringify(args)], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", `bench/child/${name}.ts`, JSON.stringify(args)], {
+    cwd: ROOT,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let out = "";
-    const early = (code: number | null) => reject(new Error(`bench/child/${name}.ts exited with ${code} before it printed its first line`));
+    const early = (code: number | null) =>
+      reject(new Error(`bench/child/${name}.ts exited with ${code} before it printed its first line`));
     child.once("error", reject);
     child.once("exit", early);
     const onData = (chunk: Buffer) => {

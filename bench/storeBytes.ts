@@ -44,10 +44,15 @@ export async function diskUsage(dir: string, exclude: string[] = []): Promise<Di
 export function jsonBytes(value: unknown): number {
   if (ArrayBuffer.isView(value)) return value.byteLength;
   if (value instanceof ArrayBuffer) return value.byteLength;
-  if (Array.isArray(value)) return 2 + Math.max(0, value.length - 1) + value.reduce((n: number, v) => n + jsonBytes(v), 0);
+  if (Array.isArray(value))
+    return 2 + Math.max(0, value.length - 1) + value.reduce((n: number, v) => n + jsonBytes(v), 0);
   if (value && typeof value === "object") {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined && typeof v !== "function");
-    return 2 + Math.max(0, entries.length - 1) + entries.reduce((n, [k, v]) => n + utf8Length(JSON.stringify(k)) + 1 + jsonBytes(v), 0);
+    return (
+      2 +
+      Math.max(0, entries.length - 1) +
+      entries.reduce((n, [k, v]) => n + utf8Length(JSON.stringify(k)) + 1 + jsonBytes(v), 0)
+    );
   }
   return utf8Length(JSON.stringify(value) ?? "null");
 }

@@ -38,7 +38,10 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
   const onThread = ratioOf(samples["loomwork, server on this thread"]!, samples["bare, server on this thread"]!);
   const ms = (v: number | undefined) => (v === undefined ? "" : `${v.toFixed(2)} ms`);
   const phaseRows: [string, string][] = [
-    ["start journaled", "the start's macrostep journaled (loomwork: its first append event; the planner's first macrostep before it)"],
+    [
+      "start journaled",
+      "the start's macrostep journaled (loomwork: its first append event; the planner's first macrostep before it)",
+    ],
     ["doStream called", "the provider's doStream called"],
     ["app.start resolved", "app.start resolved (loomwork)"],
     ["doStream resolved", "doStream resolved (the response's headers)"],
@@ -53,7 +56,9 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
         `Both build their provider client and (loomwork) app before the span. ${args.reps} interleaved rounds (the order alternates) after ${args.warmup} unrecorded ones, a full GC before each run; medians compared.`,
     ],
     tables: [
-      { head: ["variant", "time to first delta vs bare"], rows: [
+      {
+        head: ["variant", "time to first delta vs bare"],
+        rows: [
           ["bare provider stream (server in its own process)", "1.00x"],
           ["through loomwork (server in its own process)", ratios(r)],
           ["through loomwork, server on the client's thread (vs the bare stream against it)", ratios(onThread)],
@@ -66,13 +71,26 @@ export async function measureStreaming(options: BenchOptions): Promise<Section> 
       },
       {
         caption: "What one streamed turn adds to the journal",
-        head: ["deltas streamed", "journaled deltas", "STEP_COMPLETED record bytes", "of which the reply (output) bytes"],
+        head: [
+          "deltas streamed",
+          "journaled deltas",
+          "STEP_COMPLETED record bytes",
+          "of which the reply (output) bytes",
+        ],
         rows: [[String(journal.deltas), "0", String(journal.turnBytes), String(journal.replyBytes)]],
       },
     ],
     goals: [
-      { goal: `time to first delta within ${GOAL}x of the bare provider stream`, met: r.wall <= GOAL, detail: ratios(r) },
-      { goal: "journaled bytes per streamed turn: the final reply's, no delta", met: journal.deltas > 1 && journal.turnBytes - journal.replyBytes < 200, detail: `${journal.turnBytes} B record, ${journal.replyBytes} B reply, ${journal.deltas} deltas streamed, 0 journaled` },
+      {
+        goal: `time to first delta within ${GOAL}x of the bare provider stream`,
+        met: r.wall <= GOAL,
+        detail: ratios(r),
+      },
+      {
+        goal: "journaled bytes per streamed turn: the final reply's, no delta",
+        met: journal.deltas > 1 && journal.turnBytes - journal.replyBytes < 200,
+        detail: `${journal.turnBytes} B record, ${journal.replyBytes} B reply, ${journal.deltas} deltas streamed, 0 journaled`,
+      },
     ],
     notes: [
       "What loomwork adds before the provider is called (\"doStream called\") is the journaled EXECUTION_STARTED and its transition (the step's intent: written before the call), the planner's first macrostep and the effect chain; after it, each delta goes through the step's sink and the bus. The rest is the provider's request and response, as in the bare stream.",

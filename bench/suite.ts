@@ -3,7 +3,15 @@
 import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { benchOptions, type Mode } from "./options.js";
-import { machineInfo, mark, renderMachine, renderSection, renderTable, type MachineInfo, type Section } from "./report.js";
+import {
+  machineInfo,
+  mark,
+  renderMachine,
+  renderSection,
+  renderTable,
+  type MachineInfo,
+  type Section,
+} from "./report.js";
 import { removeTemps } from "./stores.js";
 import { measureSizes } from "./sizes.js";
 import { measureResume } from "./resume.js";
@@ -77,18 +85,35 @@ export async function runBench(options: RunBenchOptions): Promise<BenchRun> {
         section = { ...(await measurement.run(bench)), seconds: 0 };
       } catch (error) {
         const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-        section = { id: measurement.id, title: `${measurement.id}: failed`, method: [], tables: [], goals: [], notes: [`The measurement threw: \`${message.split("\n")[0]}\``], error: message, seconds: 0 };
+        section = {
+          id: measurement.id,
+          title: `${measurement.id}: failed`,
+          method: [],
+          tables: [],
+          goals: [],
+          notes: [`The measurement threw: \`${message.split("\n")[0]}\``],
+          error: message,
+          seconds: 0,
+        };
       }
       section.seconds = (performance.now() - start) / 1000;
       machine.load.push(loadavg()[0]!);
       sections.push(section);
-      options.onSection?.(section, [renderSection(section), renderSection(section, "full", "### (--full)")].filter(Boolean).join("\n\n"));
+      options.onSection?.(
+        section,
+        [renderSection(section), renderSection(section, "full", "### (--full)")].filter(Boolean).join("\n\n"),
+      );
     }
   } finally {
     await removeTemps();
   }
   const fullBlock = options.mode === "full" ? renderFullBlock(machine, sections) : options.previousFullBlock;
-  return { machine, mode: options.mode, sections, markdown: renderDocument(machine, options.mode, sections, fullBlock) };
+  return {
+    machine,
+    mode: options.mode,
+    sections,
+    markdown: renderDocument(machine, options.mode, sections, fullBlock),
+  };
 }
 
 /**
@@ -114,7 +139,9 @@ export function fullBlockOf(markdown: string): string | undefined {
 
 /** What only a --full run measures, with the machine and date of that run. */
 function renderFullBlock(machine: MachineInfo, sections: Section[]): string {
-  const goals = sections.flatMap((s) => s.goals.filter((g) => g.full).map((g) => [s.title.replace(/^\d+\.\s*/, ""), g.goal, mark(g.met), g.detail]));
+  const goals = sections.flatMap((s) =>
+    s.goals.filter((g) => g.full).map((g) => [s.title.replace(/^\d+\.\s*/, ""), g.goal, mark(g.met), g.detail]),
+  );
   return [
     FULL_BEGIN,
     "## Rows only `--full` measures (1,000 turns, 100k blobs)",
@@ -134,7 +161,9 @@ function renderFullBlock(machine: MachineInfo, sections: Section[]): string {
 }
 
 function renderDocument(machine: MachineInfo, mode: Mode, sections: Section[], fullBlock: string | undefined): string {
-  const goals = sections.flatMap((s) => s.goals.filter((g) => !g.full).map((g) => [s.title.replace(/^\d+\.\s*/, ""), g.goal, mark(g.met), g.detail]));
+  const goals = sections.flatMap((s) =>
+    s.goals.filter((g) => !g.full).map((g) => [s.title.replace(/^\d+\.\s*/, ""), g.goal, mark(g.met), g.detail]),
+  );
   return [
     "# Performance",
     "",

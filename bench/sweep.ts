@@ -79,10 +79,16 @@ const HEAD = [
 
 function cells(r: Row, base: Row | undefined): Cell[] {
   const lead: Cell[] = [r.store, r.blobs, r.executions, bytes(r.logBytes)];
-  if (!r.sweep || !r.erase || !base?.sweep || !base.erase) return [...lead, `not measured: ${r.notMeasured ?? "no baseline row"}`, ...HEAD.slice(lead.length + 1).map(() => "")];
+  if (!r.sweep || !r.erase || !base?.sweep || !base.erase)
+    return [
+      ...lead,
+      `not measured: ${r.notMeasured ?? "no baseline row"}`,
+      ...HEAD.slice(lead.length + 1).map(() => ""),
+    ];
   const sweepScale = r.sweep.ms / base.sweep.ms;
   const eraseScale = r.erase.ms / base.erase.ms;
-  const fsyncs = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? "n/a (memory)" : Math.round(n).toLocaleString("en-US"));
+  const fsyncs = (n: number | undefined) =>
+    n === undefined || Number.isNaN(n) ? "n/a (memory)" : Math.round(n).toLocaleString("en-US");
   return [
     ...lead,
     ratio(sweepScale),
@@ -111,18 +117,39 @@ function goalsOf(store: "memory" | "fs", rows: Row[], full: boolean): Goal[] {
       ...tag,
       goal: `sweep and erase stream (fs, ${largest.blobs.toLocaleString("en-US")} blobs): they finish in a process capped at a ${FS_HEAP_CAP_MIB} MiB heap`,
       met: failed?.notMeasured?.startsWith("ran out of heap") ? false : failed ? "not measured" : true,
-      detail: failed ? failed.notMeasured! : `largest peak heap above the baseline, over every size: ${bytes(Math.max(...rows.map((r) => r.sweep!.heap)))}; the largest size walks ${bytes(largest.logBytes)} of logs`,
+      detail: failed
+        ? failed.notMeasured!
+        : `largest peak heap above the baseline, over every size: ${bytes(Math.max(...rows.map((r) => r.sweep!.heap)))}; the largest size walks ${bytes(largest.logBytes)} of logs`,
     });
   }
-  if (measured.length < 2) return [...goals, { ...tag, goal: `sweep and erase linear in scale (${store})`, met: "not measured", detail: failed?.notMeasured ?? "needs two sizes" }];
+  if (measured.length < 2)
+    return [
+      ...goals,
+      {
+        ...tag,
+        goal: `sweep and erase linear in scale (${store})`,
+        met: "not measured",
+        detail: failed?.notMeasured ?? "needs two sizes",
+      },
+    ];
   const [base, last] = [measured[0]!, measured.at(-1)!];
   const perBlob = last.sweep!.ms / base.sweep!.ms / (last.blobs / base.blobs);
   const perExecution = last.erase!.ms / base.erase!.ms / (last.executions / base.executions);
   const span = `${base.blobs.toLocaleString("en-US")} to ${last.blobs.toLocaleString("en-US")} blobs`;
   return [
     ...goals,
-    { ...tag, goal: `sweep time linear in blobs (${store}, ${span}: per-blob time within 1.5x of the smallest row's)`, met: perBlob <= 1.5, detail: ratio(perBlob) },
-    { ...tag, goal: `erase time linear in executions (${store}, ${span}: per-execution time within 1.5x)`, met: perExecution <= 1.5, detail: ratio(perExecution) },
+    {
+      ...tag,
+      goal: `sweep time linear in blobs (${store}, ${span}: per-blob time within 1.5x of the smallest row's)`,
+      met: perBlob <= 1.5,
+      detail: ratio(perBlob),
+    },
+    {
+      ...tag,
+      goal: `erase time linear in executions (${store}, ${span}: per-execution time within 1.5x)`,
+      met: perExecution <= 1.5,
+      detail: ratio(perExecution),
+    },
   ];
 }
 
@@ -137,11 +164,13 @@ function fsyncNotes(rows: Row[]): string[] {
   const lists = largest.sweep.ms / largest.listMs;
   return [
     `The fs sweep of ${largest.blobs.toLocaleString("en-US")} blobs took ${ratio(lists, 1)} one listing pass; it lists the store once per reclaim batch (4 by default), so listing is up to ` +
-      `${Math.min(100, Math.round((400 / lists)))}% of it, and the rest is the scan of the logs and the deletes. It issued ${largest.sweep.fsyncs.toLocaleString("en-US")} fsyncs for ${deleted.toLocaleString("en-US")} blobs deleted: ` +
+      `${Math.min(100, Math.round(400 / lists))}% of it, and the rest is the scan of the logs and the deletes. It issued ${largest.sweep.fsyncs.toLocaleString("en-US")} fsyncs for ${deleted.toLocaleString("en-US")} blobs deleted: ` +
       (largest.sweep.fsyncs / deleted >= ONE_EACH
         ? `${(largest.sweep.fsyncs / deleted).toFixed(2)} per deleted blob, so deletes are made durable one by one, not group-committed.`
         : `${(largest.sweep.fsyncs / deleted).toFixed(2)} per deleted blob, so deletes share fsyncs.`) +
-      (largest.erase?.fsyncs ? ` An erasure of ${EXECUTIONS_PER_SUBJECT} executions (about ${EXECUTIONS_PER_SUBJECT * BLOBS_PER_EXECUTION} blobs) issued ${largest.erase.fsyncs} fsyncs.` : ""),
+      (largest.erase?.fsyncs
+        ? ` An erasure of ${EXECUTIONS_PER_SUBJECT} executions (about ${EXECUTIONS_PER_SUBJECT * BLOBS_PER_EXECUTION} blobs) issued ${largest.erase.fsyncs} fsyncs.`
+        : ""),
   ];
 }
 
@@ -153,10 +182,24 @@ export async function measureSweep(options: BenchOptions): Promise<Section> {
     for (const scale of options.fullSweepScales) fullRows.push(await measureScale(store, scale.executions));
   }
   const baseOf = (store: string) => rows.find((r) => r.store === store && r.sweep && r.erase);
-  const table: Table = { head: HEAD, rows: rows.map((r) => cells(r, baseOf(r.store))), fullRows: fullRows.map((r) => cells(r, baseOf(r.store))) };
+  const table: Table = {
+    head: HEAD,
+    rows: rows.map((r) => cells(r, baseOf(r.store))),
+    fullRows: fullRows.map((r) => cells(r, baseOf(r.store))),
+  };
   const goals = options.sweepStores.flatMap((store) => [
-    ...goalsOf(store, rows.filter((r) => r.store === store), false),
-    ...(fullRows.length > 0 ? goalsOf(store, [...rows, ...fullRows].filter((r) => r.store === store), true) : []),
+    ...goalsOf(
+      store,
+      rows.filter((r) => r.store === store),
+      false,
+    ),
+    ...(fullRows.length > 0
+      ? goalsOf(
+          store,
+          [...rows, ...fullRows].filter((r) => r.store === store),
+          true,
+        )
+      : []),
   ]);
   return {
     id: "sweep",
@@ -172,7 +215,7 @@ export async function measureSweep(options: BenchOptions): Promise<Section> {
     tables: [table],
     goals,
     notes: [
-      "\"sweep / one list() pass\": the sweep's time in units of one streamed `content.list()` over the blobs left after it (the sweep lists the store once per reclaim batch, 4 by default, and each fs listing stats every blob file).",
+      '"sweep / one list() pass": the sweep\'s time in units of one streamed `content.list()` over the blobs left after it (the sweep lists the store once per reclaim batch, 4 by default, and each fs listing stats every blob file).',
       ...fsyncNotes(rows.filter((r) => r.store === "fs" && r.sweep)),
     ],
     fullNotes: fullRows.length > 0 ? fsyncNotes([...rows, ...fullRows].filter((r) => r.store === "fs" && r.sweep)) : [],

@@ -32,7 +32,8 @@ async function templateLog(): Promise<Template> {
   const records = await stores.events.read(EXECUTION_ID);
   const text = JSON.stringify(records);
   const addresses = [...new Set(text.match(/sha256:[0-9a-f]{64}/g) ?? [])];
-  if (addresses.length !== BLOBS_PER_EXECUTION) throw new Error(`sweep template: expected ${BLOBS_PER_EXECUTION} offloaded results, got ${addresses.length}`);
+  if (addresses.length !== BLOBS_PER_EXECUTION)
+    throw new Error(`sweep template: expected ${BLOBS_PER_EXECUTION} offloaded results, got ${addresses.length}`);
   template = { text, addresses };
   return template;
 }
@@ -43,7 +44,11 @@ function blobBytes(execution: number, turn: number): Uint8Array {
 }
 
 /** Fills `stores` with `executions` histories of 10 cited blobs each, `concurrency` executions at a time. */
-export async function generateSweepData(stores: Stores, executions: number, concurrency = 32): Promise<{ blobs: number; bytes: number; logBytes: number }> {
+export async function generateSweepData(
+  stores: Stores,
+  executions: number,
+  concurrency = 32,
+): Promise<{ blobs: number; bytes: number; logBytes: number }> {
   const { text, addresses } = await templateLog();
   let blobs = 0;
   let bytes = 0;
@@ -60,7 +65,8 @@ export async function generateSweepData(stores: Stores, executions: number, conc
     logBytes += log.length;
     const records = JSON.parse(log) as StoredRecord[];
     const started = records[0]!;
-    if (started.type !== EXECUTION_STARTED) throw new Error("sweep template: the first record is not EXECUTION_STARTED");
+    if (started.type !== EXECUTION_STARTED)
+      throw new Error("sweep template: the first record is not EXECUTION_STARTED");
     started.subject = subjectOf(i);
     await stores.events.append(executionIdOf(i), 0, records);
   };
@@ -75,7 +81,9 @@ export async function generateSweepData(stores: Stores, executions: number, conc
 
 /** Up to `count` distinct subjects spread over the executions, for repeated erasures. */
 export function subjectsToErase(executions: number, count: number): string[] {
-  return [...new Set(Array.from({ length: count }, (_, k) => subjectOf(Math.floor(((k + 1) * executions) / (count + 1)))))];
+  return [
+    ...new Set(Array.from({ length: count }, (_, k) => subjectOf(Math.floor(((k + 1) * executions) / (count + 1))))),
+  ];
 }
 
 /** The executions retention deletes before the sweep (every fifth), leaving their blobs uncited. */

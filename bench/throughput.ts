@@ -30,7 +30,14 @@ interface Sample {
 /** One macrostep of the harness: a tool step's outcome and its TRANSITION, as the runtime appends them. */
 function batch(seq: number, turn: number): StoredRecord[] {
   return [
-    { seq, at: 0, type: STEP_COMPLETED, stepId: `harness#turn:${turn}:tool:0`, effectId: "search", output: toolOutput(42, turn) },
+    {
+      seq,
+      at: 0,
+      type: STEP_COMPLETED,
+      stepId: `harness#turn:${turn}:tool:0`,
+      effectId: "search",
+      output: toolOutput(42, turn),
+    },
     { seq: seq + 1, at: 0, type: TRANSITION, from: "acting", to: "thinking", event: "xstate.done.actor.tool:0" },
   ];
 }
@@ -44,14 +51,22 @@ async function runVariant(variant: Variant, executions: number, appendsEach: num
     // before it resolves, and the commit round then has nothing left to sync.
     ...(variant === "fsyncEach"
       ? {
-          write: async (handle, data, position, path) => (await nodeFsOps.write(handle, data, position, path), fsyncs++, await nodeFsOps.fsync(handle, path)),
+          write: async (handle, data, position, path) => (
+            await nodeFsOps.write(handle, data, position, path),
+            fsyncs++,
+            await nodeFsOps.fsync(handle, path)
+          ),
           fsync: async () => undefined,
         }
       : {}),
   };
   const stores = await fsStores({ dir, fsOps, checkpointEvery: 1_000_000 });
   const ids = Array.from({ length: executions }, (_, i) => `x${i}`);
-  await Promise.all(ids.map((id) => stores.events.append(id, 0, [{ seq: 1, at: 0, type: EXECUTION_STARTED, logicId: "harness", input: null }])));
+  await Promise.all(
+    ids.map((id) =>
+      stores.events.append(id, 0, [{ seq: 1, at: 0, type: EXECUTION_STARTED, logicId: "harness", input: null }]),
+    ),
+  );
   fsyncs = 0;
   const latencies: number[] = [];
   const append = async (id: string, k: number) => {
@@ -63,9 +78,11 @@ async function runVariant(variant: Variant, executions: number, appendsEach: num
   if (variant === "oneAtATime") {
     for (let k = 0; k < appendsEach; k++) for (const id of ids) await append(id, k);
   } else {
-    await Promise.all(ids.map(async (id) => {
-      for (let k = 0; k < appendsEach; k++) await append(id, k);
-    }));
+    await Promise.all(
+      ids.map(async (id) => {
+        for (let k = 0; k < appendsEach; k++) await append(id, k);
+      }),
+    );
   }
   const ms = performance.now() - start;
   const sample = { ms, appends: executions * appendsEach, fsyncs, latencies };
@@ -106,7 +123,11 @@ export async function measureThroughput(options: BenchOptions): Promise<Section>
   );
   const fsyncUnit = median(bare);
   const perSecond = (v: Variant) => median(runs[v].map((s) => (s.appends / s.ms) * 1000));
-  const latency = (v: Variant, p: number) => percentile(runs[v].flatMap((s) => s.latencies), p);
+  const latency = (v: Variant, p: number) =>
+    percentile(
+      runs[v].flatMap((s) => s.latencies),
+      p,
+    );
   const fsyncsPerAppend = (v: Variant) => median(runs[v].map((s) => s.fsyncs / s.appends));
   const label: Record<Variant, string> = {
     groupCommit: `group commit (the adapter), ${executions} executions at once`,
@@ -126,8 +147,20 @@ export async function measureThroughput(options: BenchOptions): Promise<Section>
     ],
     tables: [
       {
-        head: ["variant", "appends / s vs one at a time", "fsyncs per append", "p50 latency (bare fsyncs)", "p99 latency (bare fsyncs)"],
-        rows: variants.map((v) => [label[v], ratio(perSecond(v) / perSecond("oneAtATime")), fsyncsPerAppend(v).toFixed(3), ratio(latency(v, 50) / fsyncUnit, 1), ratio(latency(v, 99) / fsyncUnit, 1)]),
+        head: [
+          "variant",
+          "appends / s vs one at a time",
+          "fsyncs per append",
+          "p50 latency (bare fsyncs)",
+          "p99 latency (bare fsyncs)",
+        ],
+        rows: variants.map((v) => [
+          label[v],
+          ratio(perSecond(v) / perSecond("oneAtATime")),
+          fsyncsPerAppend(v).toFixed(3),
+          ratio(latency(v, 50) / fsyncUnit, 1),
+          ratio(latency(v, 99) / fsyncUnit, 1),
+        ]),
       },
     ],
     goals: [],
@@ -147,6 +180,11 @@ export async function measureThroughput(options: BenchOptions): Promise<Section>
           ]
         : []),
     ],
-    raw: { fsyncUnitMs: fsyncUnit, perSecond: Object.fromEntries(variants.map((v) => [v, perSecond(v)])), p50: Object.fromEntries(variants.map((v) => [v, latency(v, 50)])), p99: Object.fromEntries(variants.map((v) => [v, latency(v, 99)])) },
+    raw: {
+      fsyncUnitMs: fsyncUnit,
+      perSecond: Object.fromEntries(variants.map((v) => [v, perSecond(v)])),
+      p50: Object.fromEntries(variants.map((v) => [v, latency(v, 50)])),
+      p99: Object.fromEntries(variants.map((v) => [v, latency(v, 99)])),
+    },
   };
 }

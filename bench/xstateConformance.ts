@@ -10,11 +10,20 @@ import type { BenchOptions } from "./options.js";
 import type { Section } from "./report.js";
 
 /** Per feature: the machines that use it, and how they were classified. */
-export function featureRows(results: readonly MachineResult[]): { feature: string; machines: number; same: number; refused: number; differs: number; differsAfterResume: number }[] {
+export function featureRows(
+  results: readonly MachineResult[],
+): { feature: string; machines: number; same: number; refused: number; differs: number; differsAfterResume: number }[] {
   return FEATURES.map((feature) => {
     const using = results.filter((r) => CORPUS.find((c) => c.name === r.name)?.features.includes(feature));
     const count = (kind: string) => using.filter((r) => r.verdict.kind === kind).length;
-    return { feature, machines: using.length, same: count("same"), refused: count("refused at start"), differs: count("differs"), differsAfterResume: count("differs after resume") };
+    return {
+      feature,
+      machines: using.length,
+      same: count("same"),
+      refused: count("refused at start"),
+      differs: count("differs"),
+      differsAfterResume: count("differs after resume"),
+    };
   }).filter((row) => row.machines > 0);
 }
 
@@ -47,7 +56,14 @@ export async function measureXStateConformance(_options: BenchOptions): Promise<
       {
         caption: "Per XState feature (machines using it)",
         head: ["feature", "machines", "same", "refused at start", "differs", "differs after resume"],
-        rows: featureRows(results).map((r) => [r.feature, r.machines, r.same, r.refused, r.differs, r.differsAfterResume]),
+        rows: featureRows(results).map((r) => [
+          r.feature,
+          r.machines,
+          r.same,
+          r.refused,
+          r.differs,
+          r.differsAfterResume,
+        ]),
       },
     ],
     goals: [],

@@ -25,7 +25,11 @@ export interface CommandSpec {
 
 /** Options every command takes. */
 export const COMMON_OPTIONS: Record<string, OptionSpec> = {
-  dir: { type: "string", value: "<dir>", description: "the journal directory (default: $LOOMWORK_DIR, else ./.loomwork)" },
+  dir: {
+    type: "string",
+    value: "<dir>",
+    description: "the journal directory (default: $LOOMWORK_DIR, else ./.loomwork)",
+  },
   json: { type: "boolean", description: "print JSON on stdout for scripts (errors go to stderr as JSON)" },
   "no-color": { type: "boolean", description: "no colour even on a TTY (NO_COLOR=1 does the same)" },
   help: { type: "boolean", short: "h", description: "show this help" },
@@ -42,13 +46,19 @@ export function parseCommand(spec: CommandSpec, argv: string[]): Parsed {
   try {
     parsed = parseArgs({
       args: argv,
-      options: Object.fromEntries(Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }])),
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+      ),
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
-    const message = error instanceof Error ? error.message.replace(/\. To specify a positional argument.*$/s, "") : String(error);
-    throw new UsageError(message.charAt(0).toLowerCase() + message.slice(1), `Run \`loomwork ${spec.name} --help\` for its options.`);
+    const message =
+      error instanceof Error ? error.message.replace(/\. To specify a positional argument.*$/s, "") : String(error);
+    throw new UsageError(
+      message.charAt(0).toLowerCase() + message.slice(1),
+      `Run \`loomwork ${spec.name} --help\` for its options.`,
+    );
   }
   const values = parsed.values as Parsed["values"];
   if (values.help) return { values, positionals: parsed.positionals };
@@ -81,6 +91,9 @@ export function helpText(spec: CommandSpec): string {
   }
   for (const paragraph of spec.details ?? []) lines.push("", paragraph);
   lines.push("", "Examples:", ...spec.examples.map((e) => `  ${e}`));
-  lines.push("", "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.");
+  lines.push(
+    "",
+    "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
+  );
   return lines.join("\n");
 }

@@ -29,7 +29,8 @@ export interface Command {
 }
 
 /** What a command declares beside its name and summary; `args` maps `<name>` (required) or `[name]` (optional; `name...` takes the rest) to its description. */
-export interface CommandDeclaration extends Partial<Pick<CommandSpec, "options">>, Pick<CommandSpec, "details" | "examples" | "writes"> {
+export interface CommandDeclaration
+  extends Partial<Pick<CommandSpec, "options">>, Pick<CommandSpec, "details" | "examples" | "writes"> {
   args?: Record<string, string>;
 }
 

@@ -4,7 +4,15 @@
 import { lstat } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { dirname } from "node:path";
-import { ControlSocketError, controlSocketPath, LineReader, MAX_CONTROL_LINE_BYTES, requirePrivateDirectory, type ControlReply, type ControlRequest } from "../adapters/fs/control.js";
+import {
+  ControlSocketError,
+  controlSocketPath,
+  LineReader,
+  MAX_CONTROL_LINE_BYTES,
+  requirePrivateDirectory,
+  type ControlReply,
+  type ControlRequest,
+} from "../adapters/fs/control.js";
 import { hasCode } from "../adapters/fs/directory.js";
 import { STORE_ERROR_CODES } from "../stores/constants.js";
 import { LoomworkError } from "../stores/errors.js";
@@ -40,7 +48,11 @@ export interface ControlClient {
   /** One request, one reply. */
   request(request: Exclude<Request, { op: "stream" }>): Promise<{ status: string; value?: unknown }>;
   /** The execution's stream parts as the app sends them; `onEnd` when it ends or the socket closes, with the error when a reply was not a control reply. */
-  stream(executionId: string, onPart: (part: Record<string, unknown>) => void, onEnd: (error?: LoomworkError) => void): void;
+  stream(
+    executionId: string,
+    onPart: (part: Record<string, unknown>) => void,
+    onEnd: (error?: LoomworkError) => void,
+  ): void;
   close(): void;
 }
 
@@ -52,7 +64,9 @@ export interface ControlClient {
 export async function connectControl(dir: string): Promise<ControlClient | undefined> {
   const path = controlSocketPath(dir);
   if (process.platform !== "win32") {
-    const found = await lstat(path).catch((error: unknown) => (hasCode(error, "ENOENT") || hasCode(error, "ENOTDIR") ? undefined : Promise.reject(error)));
+    const found = await lstat(path).catch((error: unknown) =>
+      hasCode(error, "ENOENT") || hasCode(error, "ENOTDIR") ? undefined : Promise.reject(error),
+    );
     if (!found) return undefined;
     await requirePrivateDirectory(dirname(path), "loomwork");
     const uid = process.getuid?.();
@@ -104,7 +118,12 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
     // The app would cut the connection at its cap: say so here, with the size, instead of "closed before it answered".
     if (Buffer.byteLength(line) > MAX_CONTROL_LINE_BYTES) {
       const size = Buffer.byteLength(line);
-      return onReply(new LoomworkError(STORE_ERROR_CODES.controlRefused, `the ${request.op} request is ${size} bytes, over the control socket's ${MAX_CONTROL_LINE_BYTES}-byte line, so it was not sent. Send a smaller event (large data in a file, and its name in the event).`));
+      return onReply(
+        new LoomworkError(
+          STORE_ERROR_CODES.controlRefused,
+          `the ${request.op} request is ${size} bytes, over the control socket's ${MAX_CONTROL_LINE_BYTES}-byte line, so it was not sent. Send a smaller event (large data in a file, and its name in the event).`,
+        ),
+      );
     }
     waiting.set(id, onReply);
     socket.write(line);
@@ -112,14 +131,22 @@ export async function connectControl(dir: string): Promise<ControlClient | undef
   return {
     request: (request) =>
       new Promise((resolve, reject) => {
-        const gone = () => reject(failure ?? new RemoteError({ name: "ControlClosedError", message: "the app closed the control socket before it answered" }));
+        const gone = () =>
+          reject(
+            failure ??
+              new RemoteError({
+                name: "ControlClosedError",
+                message: "the app closed the control socket before it answered",
+              }),
+          );
         if (closed) return gone();
         onClosed.add(gone);
         send(request, (reply) => {
           onClosed.delete(gone);
           if (reply instanceof LoomworkError) reject(reply);
           else if ("error" in reply) reject(new RemoteError(reply.error));
-          else if ("ok" in reply) resolve({ status: reply.status, ...(reply.value === undefined ? {} : { value: reply.value }) });
+          else if ("ok" in reply)
+            resolve({ status: reply.status, ...(reply.value === undefined ? {} : { value: reply.value }) });
           else reject(new ControlReplyError(path, `a stream part or end as the answer to ${request.op}`));
         });
       }),
@@ -148,13 +175,29 @@ export function parseReply(line: string): ControlReply | string {
   if (!isObject(value)) return "JSON that is not an object";
   const { id } = value;
   if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) return "no request id";
-  if (value.ok === true) return typeof value.status === "string" ? { id, ok: true, status: value.status, ...(value.value === undefined ? {} : { value: value.value }) } : "a result without a string status";
+  if (value.ok === true)
+    return typeof value.status === "string"
+      ? { id, ok: true, status: value.status, ...(value.value === undefined ? {} : { value: value.value }) }
+      : "a result without a string status";
   if ("part" in value) return isObject(value.part) ? { id, part: value.part } : "a stream part that is not an object";
   if (value.end === true) return { id, end: true };
   if ("error" in value) {
     const error = value.error;
-    if (!isObject(error) || typeof error.name !== "string" || typeof error.message !== "string" || (error.code !== undefined && typeof error.code !== "string")) return "an error without a string name and message";
-    return { id, error: { name: error.name, message: error.message, ...(typeof error.code === "string" ? { code: error.code } : {}) } };
+    if (
+      !isObject(error) ||
+      typeof error.name !== "string" ||
+      typeof error.message !== "string" ||
+      (error.code !== undefined && typeof error.code !== "string")
+    )
+      return "an error without a string name and message";
+    return {
+      id,
+      error: {
+        name: error.name,
+        message: error.message,
+        ...(typeof error.code === "string" ? { code: error.code } : {}),
+      },
+    };
   }
   return "none of a result, a stream part, an end or an error";
 }

@@ -60,7 +60,8 @@ export function inferDefinition(logicId: string, records: StoredRecord[]): Recor
   }
   return {
     id: logicId,
-    description: "Inferred from the journal's TRANSITION records (states visited, events between them). Pass --logic <module> for the machine's own definition.",
+    description:
+      "Inferred from the journal's TRANSITION records (states visited, events between them). Pass --logic <module> for the machine's own definition.",
     ...root,
   };
 }

@@ -69,8 +69,16 @@ export class NotFoundError extends CliError {
 /** The execution already ended (done, error or stopped): nothing can be sent to it, stopped or resumed. Exit code 1. */
 export class ExecutionEndedError extends CliError {
   static override readonly name: string = "ExecutionEndedError";
-  constructor(readonly executionId: string, readonly status: string) {
-    super(`execution "${executionId}" already ended (${status})`, EXIT.failure, "Only a running execution takes events, decisions, stop and resume; `loomwork log` shows how it ended.", CLI_ERROR_CODES.ended);
+  constructor(
+    readonly executionId: string,
+    readonly status: string,
+  ) {
+    super(
+      `execution "${executionId}" already ended (${status})`,
+      EXIT.failure,
+      "Only a running execution takes events, decisions, stop and resume; `loomwork log` shows how it ended.",
+      CLI_ERROR_CODES.ended,
+    );
   }
 }
 

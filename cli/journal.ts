@@ -15,10 +15,22 @@ export async function openJournal(dir: string, options: { readOnly: boolean }): 
     () => "missing",
   );
   if (kind === "missing") {
-    throw new NotFoundError(`no journal directory at ${dir}`, "Pass --dir <dir> or set LOOMWORK_DIR to the directory an app opened with fsStores({ dir }).");
+    throw new NotFoundError(
+      `no journal directory at ${dir}`,
+      "Pass --dir <dir> or set LOOMWORK_DIR to the directory an app opened with fsStores({ dir }).",
+    );
   }
-  if (kind === "file" || !(await stat(join(dir, "executions")).then((s) => s.isDirectory(), () => false))) {
-    throw new NotFoundError(`${dir} is not a loomwork journal directory (it has no executions/ folder)`, "Pass --dir <dir> pointing at the directory an app opened with fsStores({ dir }).");
+  if (
+    kind === "file" ||
+    !(await stat(join(dir, "executions")).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new NotFoundError(
+      `${dir} is not a loomwork journal directory (it has no executions/ folder)`,
+      "Pass --dir <dir> pointing at the directory an app opened with fsStores({ dir }).",
+    );
   }
   // An operator's tool: every log is recovered at open, so `ls` lists damage made while the directory was
   // closed even after a clean close (ADR 0008: an app's open defers that to each execution's first use).
@@ -32,13 +44,20 @@ export async function requireExecution(stores: FsStores, executionId: string): P
   const all = (await stores.events.listExecutions()).map((e) => e.executionId);
   const near = all
     .map((id) => ({ id, d: distance(id, executionId) }))
-    .filter(({ id, d }) => d <= Math.max(2, Math.floor(executionId.length / 4)) || (executionId.length >= 4 && id.includes(executionId)))
+    .filter(
+      ({ id, d }) =>
+        d <= Math.max(2, Math.floor(executionId.length / 4)) || (executionId.length >= 4 && id.includes(executionId)),
+    )
     .sort((a, b) => a.d - b.d)
     .slice(0, 3)
     .map(({ id }) => id);
   throw new NotFoundError(
     `no execution "${executionId}" in ${stores.dir}`,
-    near.length ? `Did you mean ${near.map((id) => `"${id}"`).join(" or ")}?` : all.length ? "Run `loomwork ls` to list the executions." : "The journal has no executions yet.",
+    near.length
+      ? `Did you mean ${near.map((id) => `"${id}"`).join(" or ")}?`
+      : all.length
+        ? "Run `loomwork ls` to list the executions."
+        : "The journal has no executions yet.",
   );
 }
 
@@ -47,7 +66,8 @@ function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     row = next;
   }
   return row[b.length]!;
@@ -75,7 +95,8 @@ export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stri
 export async function executionDiskBytes(dir: string, executionId: string): Promise<number> {
   const folder = join(dir, "executions", entryName(executionId));
   let total = 0;
-  for (const name of await readdir(folder).catch(() => [] as string[])) total += (await stat(join(folder, name)).catch(() => ({ size: 0 }))).size;
+  for (const name of await readdir(folder).catch(() => [] as string[]))
+    total += (await stat(join(folder, name)).catch(() => ({ size: 0 }))).size;
   return total;
 }
 

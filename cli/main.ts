@@ -22,12 +22,31 @@ import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
 import { jsonText, palette, printable } from "./terminal.js";
 
-const COMMANDS: Record<string, Command> = { run, ls, log, follow, stats, approvals, inspect, "replay-check": replayCheck, send, approve, deny, stop, resume, sweep, erase, export: exportSubject };
+const COMMANDS: Record<string, Command> = {
+  run,
+  ls,
+  log,
+  follow,
+  stats,
+  approvals,
+  inspect,
+  "replay-check": replayCheck,
+  send,
+  approve,
+  deny,
+  stop,
+  resume,
+  sweep,
+  erase,
+  export: exportSubject,
+};
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).
 function version(): string {
   const manifest: unknown = createRequire(import.meta.url)("loomwork/package.json");
-  return typeof manifest === "object" && manifest !== null && "version" in manifest ? String(manifest.version) : "unknown";
+  return typeof manifest === "object" && manifest !== null && "version" in manifest
+    ? String(manifest.version)
+    : "unknown";
 }
 
 function overview(): string {
@@ -61,9 +80,16 @@ interface Failure {
 
 /** Maps what a command threw to its exit code and a message that says what to do. */
 function failureOf(error: unknown, dir: string): Failure {
-  if (error instanceof CliError) return { exitCode: error.exitCode, code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  if (error instanceof CliError)
+    return {
+      exitCode: error.exitCode,
+      code: error.code,
+      message: error.message,
+      ...(error.hint ? { hint: error.hint } : {}),
+    };
   if (error instanceof WriterLockedError) {
-    const holder = error.cause instanceof Error ? /held by pid (\d+) on ([^ ]+) since ([^;]+)/.exec(error.cause.message) : null;
+    const holder =
+      error.cause instanceof Error ? /held by pid (\d+) on ([^ ]+) since ([^;]+)/.exec(error.cause.message) : null;
     return {
       exitCode: EXIT.locked,
       code: error.code,
@@ -79,9 +105,14 @@ function failureOf(error: unknown, dir: string): Failure {
       hint: "Nothing was changed: only bytes past the last durable size are ever cut. Restore that file from a backup, or see the ways out for each kind of damage in docs/storage.md (Recovery); `loomwork ls --status damaged` lists every damaged execution.",
     };
   }
-  if (error instanceof LoomworkError && error.code === ERROR_CODES.unknownExecution) return { exitCode: EXIT.notFound, code: error.code, message: error.message };
+  if (error instanceof LoomworkError && error.code === ERROR_CODES.unknownExecution)
+    return { exitCode: EXIT.notFound, code: error.code, message: error.message };
   if (error instanceof LoomworkError) return { exitCode: EXIT.failure, code: error.code, message: error.message };
-  return { exitCode: EXIT.failure, message: error instanceof Error ? error.message : String(error), hint: "Set LOOMWORK_DEBUG=1 for the stack trace." };
+  return {
+    exitCode: EXIT.failure,
+    message: error instanceof Error ? error.message : String(error),
+    hint: "Set LOOMWORK_DEBUG=1 for the stack trace.",
+  };
 }
 
 /** Runs the CLI on `argv` (without node and the script) and resolves with the exit code. */
@@ -108,17 +139,35 @@ async function main(argv: string[]): Promise<number> {
     // A message may quote the journal (an id, a "did you mean" list): printed as data, like every journal value.
     if (json) process.stderr.write(`${jsonText({ error: failure })}\n`);
     else {
-      process.stderr.write(`${err.red(`loomwork${commandName ? ` ${commandName}` : ""}: ${printable(failure.message)}`)}\n`);
+      process.stderr.write(
+        `${err.red(`loomwork${commandName ? ` ${commandName}` : ""}: ${printable(failure.message)}`)}\n`,
+      );
       if (failure.hint) process.stderr.write(`${err.dim(printable(failure.hint))}\n`);
     }
     return failure.exitCode;
   };
   if (!command && name.startsWith("-")) {
-    return report(failureOf(new UsageError(`expected a command before ${name}`, "Usage: loomwork <command> [arguments] [options]; `loomwork --help` lists the commands."), ""));
+    return report(
+      failureOf(
+        new UsageError(
+          `expected a command before ${name}`,
+          "Usage: loomwork <command> [arguments] [options]; `loomwork --help` lists the commands.",
+        ),
+        "",
+      ),
+    );
   }
   if (!command) {
     const near = Object.keys(COMMANDS).find((n) => n.startsWith(name.slice(0, 2)));
-    return report(failureOf(new UsageError(`unknown command "${name}"`, `${near ? `Did you mean \`loomwork ${near}\`? ` : ""}Run \`loomwork --help\` for the commands.`), ""));
+    return report(
+      failureOf(
+        new UsageError(
+          `unknown command "${name}"`,
+          `${near ? `Did you mean \`loomwork ${near}\`? ` : ""}Run \`loomwork --help\` for the commands.`,
+        ),
+        "",
+      ),
+    );
   }
   let ctx: ReturnType<typeof createContext> | undefined;
   try {

@@ -43,12 +43,16 @@ export async function operate(ctx: Context, executionId: string, operation: Oper
   }
   if (operation.op === "resume") {
     // Say which it is: a live app that cannot be reached, or none at all.
-    const stores = await openJournal(ctx.dir, { readOnly: false }).catch((error: unknown) => Promise.reject(unreachable(error, ctx.dir)));
+    const stores = await openJournal(ctx.dir, { readOnly: false }).catch((error: unknown) =>
+      Promise.reject(unreachable(error, ctx.dir)),
+    );
     await stores.close();
     throw new NoAppError(executionId);
   }
   const logicSpec = ctx.values.logic;
-  const stores = await openJournal(ctx.dir, { readOnly: false }).catch((error: unknown) => Promise.reject(unreachable(error, ctx.dir)));
+  const stores = await openJournal(ctx.dir, { readOnly: false }).catch((error: unknown) =>
+    Promise.reject(unreachable(error, ctx.dir)),
+  );
   try {
     if (typeof logicSpec !== "string") {
       throw new UsageError(
@@ -61,13 +65,26 @@ export async function operate(ctx: Context, executionId: string, operation: Oper
     const { createApp, defineConfig } = await import("../index.js");
     // Records are sealed only where the journal already seals them: never seal what the app wrote in the clear.
     const sealed = (await readRecords(stores, executionId)).some(isSealed);
-    const app = createApp(defineConfig({ stores, effects: neverSettling(logics), logics, ...(sealed ? { security: { crypto: { keys: stores.keys } } } : {}) }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: neverSettling(logics),
+        logics,
+        ...(sealed ? { security: { crypto: { keys: stores.keys } } } : {}),
+      }),
+    );
     try {
       const actor = await app.resume(executionId);
       if (operation.op === "send") await actor.sendAsync(operation.event);
       else await app.stop(executionId, operation.reason ?? "stopped by loomwork stop");
       const snapshot = actor.getSnapshot();
-      return { executionId, op: operation.op, via: "journal", status: operation.op === "stop" ? "stopped" : String(snapshot.status), value: snapshot.value };
+      return {
+        executionId,
+        op: operation.op,
+        via: "journal",
+        status: operation.op === "stop" ? "stopped" : String(snapshot.status),
+        value: snapshot.value,
+      };
     } finally {
       await app.close();
     }
@@ -94,24 +111,44 @@ export function parseEvent(text: string): ControlEvent {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`<event-json> is not JSON: ${error instanceof Error ? error.message : String(error)}`, `Quote it for the shell: loomwork send <id> '{"type":"USER_MESSAGE","text":"hi"}'`);
+    throw new UsageError(
+      `<event-json> is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      `Quote it for the shell: loomwork send <id> '{"type":"USER_MESSAGE","text":"hi"}'`,
+    );
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { type?: unknown }).type !== "string") {
-    throw new UsageError(`<event-json> must be a JSON object with a string "type"; got ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`, `For example: '{"type":"USER_MESSAGE","text":"hi"}'`);
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    Array.isArray(value) ||
+    typeof (value as { type?: unknown }).type !== "string"
+  ) {
+    throw new UsageError(
+      `<event-json> must be a JSON object with a string "type"; got ${text.length > 60 ? `${text.slice(0, 60)}…` : text}`,
+      `For example: '{"type":"USER_MESSAGE","text":"hi"}'`,
+    );
   }
   // The runtime's own check (reserved types, a TOOL_APPROVAL's shape), made here too so that what every app refuses
   // is a usage error before any app or journal is reached.
   try {
     return checkExternalEvent(value);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error), "Send one of the machine's own event types; decide a parked tool call with `loomwork approve` or `loomwork deny`.");
+    throw new UsageError(
+      error instanceof Error ? error.message : String(error),
+      "Send one of the machine's own event types; decide a parked tool call with `loomwork approve` or `loomwork deny`.",
+    );
   }
 }
 
 /** Prints what was done, or the outcome as JSON. */
 export function report(ctx: Context, outcome: Outcome, done: string): void {
   if (ctx.json) return ctx.printJson(outcome);
-  const where = outcome.via === "app" ? "by the running app" : "in the journal (no app held it; a step it starts runs when an app resumes the execution)";
-  const state = outcome.value === undefined ? "" : ` · now ${typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value)}`;
+  const where =
+    outcome.via === "app"
+      ? "by the running app"
+      : "in the journal (no app held it; a step it starts runs when an app resumes the execution)";
+  const state =
+    outcome.value === undefined
+      ? ""
+      : ` · now ${typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value)}`;
   ctx.out(`${done} ${where}${state} · ${outcome.status}`);
 }

@@ -16,23 +16,34 @@ export function envelopeOf(value: unknown): Envelope | undefined {
   const v = value as { ref?: Record<string, unknown>; size?: unknown; digest?: unknown; retain?: unknown };
   const address = v.ref?.[CONTENT_REF_KEY];
   if (typeof address !== "string") return undefined;
-  return { address, size: typeof v.size === "number" ? v.size : 0, ...(v.digest === undefined ? {} : { digest: v.digest }), ...(v.retain ? { retain: true } : {}) };
+  return {
+    address,
+    size: typeof v.size === "number" ? v.size : 0,
+    ...(v.digest === undefined ? {} : { digest: v.digest }),
+    ...(v.retain ? { retain: true } : {}),
+  };
 }
 
 /** Every envelope inside a value (depth-first), for counting refs. */
 export function envelopesIn(value: unknown, found: Envelope[] = []): Envelope[] {
   if (typeof value !== "object" || value === null) return found;
   const envelope = envelopeOf(value);
-  if (envelope) return found.push(envelope), found;
+  if (envelope) return (found.push(envelope), found);
   for (const child of Array.isArray(value) ? value : Object.values(value)) envelopesIn(child, found);
   return found;
 }
 
-const shortAddress = (address: string) => (address.length > 24 ? `${address.slice(0, 19)}…${address.slice(-4)}` : address);
+const shortAddress = (address: string) =>
+  address.length > 24 ? `${address.slice(0, 19)}…${address.slice(-4)}` : address;
 
 export function envelopeText(envelope: Envelope, full: boolean): string {
-  const digest = envelope.digest === undefined ? "" : ` digest ${full ? JSON.stringify(envelope.digest) : cut(JSON.stringify(envelope.digest), 72)}`;
-  return printable(`⧉ ref ${full ? envelope.address : shortAddress(envelope.address)} (${bytes(envelope.size)}${envelope.retain ? ", retained" : ""})${digest}`);
+  const digest =
+    envelope.digest === undefined
+      ? ""
+      : ` digest ${full ? JSON.stringify(envelope.digest) : cut(JSON.stringify(envelope.digest), 72)}`;
+  return printable(
+    `⧉ ref ${full ? envelope.address : shortAddress(envelope.address)} (${bytes(envelope.size)}${envelope.retain ? ", retained" : ""})${digest}`,
+  );
 }
 
 /** JSON text with envelopes and taint markers replaced by readable tokens. */
@@ -54,7 +65,12 @@ export function valueText(value: unknown, width: number, full = false): string {
 }
 
 function isTaintedValue(value: unknown): value is { [TAINT_KEY]: string; value: unknown } {
-  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[TAINT_KEY] === "string" && "value" in value;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, unknown>)[TAINT_KEY] === "string" &&
+    "value" in value
+  );
 }
 
 export function cut(text: string, width: number): string {
@@ -78,10 +94,17 @@ export function replyText(value: unknown, width: number, full: boolean): string 
   const calls = Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
   // The tool calls say most about a turn: the text gets a third of the line when there are calls.
   const textWidth = calls.length ? Math.max(16, Math.floor(width / 3)) : width;
-  if (typeof reply.text === "string" && reply.text) parts.push(full ? JSON.stringify(reply.text) : cut(JSON.stringify(reply.text), textWidth));
-  if (calls.length) parts.push(`→ ${calls.map((c) => `${String(c.toolName)}(${valueText(c.input, full ? Infinity : 40, full)})`).join(", ")}`);
+  if (typeof reply.text === "string" && reply.text)
+    parts.push(full ? JSON.stringify(reply.text) : cut(JSON.stringify(reply.text), textWidth));
+  if (calls.length)
+    parts.push(
+      `→ ${calls.map((c) => `${String(c.toolName)}(${valueText(c.input, full ? Infinity : 40, full)})`).join(", ")}`,
+    );
   const usage = reply.usage;
-  const tokens = usage && typeof usage.inputTokens === "number" ? ` · ${usage.inputTokens}+${String(usage.outputTokens)} tokens` : "";
+  const tokens =
+    usage && typeof usage.inputTokens === "number"
+      ? ` · ${usage.inputTokens}+${String(usage.outputTokens)} tokens`
+      : "";
   const line = printable(`${parts.join(" ") || "(empty reply)"}${tokens}`);
   return full ? line : cut(line, width);
 }

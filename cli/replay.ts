@@ -6,12 +6,24 @@ import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { childIdsOf } from "../actors/journal/inspectChildren.js";
 import { effectSourcesOf } from "../actors/journal/machineInfo.js";
-import { createApp, defineConfig, EXECUTION_ENDED, memoryStores, type Effect, type StoredRecord, type ReplayReport } from "../index.js";
+import {
+  createApp,
+  defineConfig,
+  EXECUTION_ENDED,
+  memoryStores,
+  type Effect,
+  type StoredRecord,
+  type ReplayReport,
+} from "../index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import { isSealed } from "./journal.js";
 
 const isMachine = (value: unknown): value is AnyStateMachine =>
-  typeof value === "object" && value !== null && typeof (value as AnyStateMachine).transition === "function" && "root" in value && typeof (value as AnyStateMachine).id === "string";
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as AnyStateMachine).transition === "function" &&
+  "root" in value &&
+  typeof (value as AnyStateMachine).id === "string";
 
 /** The machines a module exports (`file.ts`, or `file.ts#exportName` for one). */
 export async function loadLogics(spec: string): Promise<AnyStateMachine[]> {
@@ -21,12 +33,19 @@ export async function loadLogics(spec: string): Promise<AnyStateMachine[]> {
     module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const hint = /\.ts$/.test(file) && /Unknown file extension/.test(message) ? "Run the CLI through tsx (npx tsx cli/main.ts ...) to load a .ts module, or pass the compiled .js." : undefined;
+    const hint =
+      /\.ts$/.test(file) && /Unknown file extension/.test(message)
+        ? "Run the CLI through tsx (npx tsx cli/main.ts ...) to load a .ts module, or pass the compiled .js."
+        : undefined;
     throw new CliError(`cannot load --logic ${file}: ${message.split("\n")[0]}`, EXIT.notFound, hint);
   }
   const values = name ? [module[name]] : Object.values(module);
   const machines = values.filter(isMachine);
-  if (machines.length === 0) throw new UsageError(`--logic ${spec} exports no XState machine${name ? ` named ${name}` : ""}`, "Export the machine (or the agentLoop$(...) result) from that module.");
+  if (machines.length === 0)
+    throw new UsageError(
+      `--logic ${spec} exports no XState machine${name ? ` named ${name}` : ""}`,
+      "Export the machine (or the agentLoop$(...) result) from that module.",
+    );
   return machines;
 }
 
@@ -48,9 +67,18 @@ export interface MemoryReplay {
 }
 
 /** Replays `records` (every record of the execution, from seq 1) through `logic` in memory. */
-export async function replayInMemory(executionId: string, records: StoredRecord[], logic: AnyStateMachine, onMacrostep?: (count: number) => void): Promise<MemoryReplay> {
+export async function replayInMemory(
+  executionId: string,
+  records: StoredRecord[],
+  logic: AnyStateMachine,
+  onMacrostep?: (count: number) => void,
+): Promise<MemoryReplay> {
   if (records.some(isSealed)) {
-    throw new CliError(`execution "${executionId}" has sealed records (security.crypto): they cannot be replayed without the app's keys`, EXIT.failure, "Drop --logic to measure the state from the snapshot instead.");
+    throw new CliError(
+      `execution "${executionId}" has sealed records (security.crypto): they cannot be replayed without the app's keys`,
+      EXIT.failure,
+      "Drop --logic to measure the state from the snapshot instead.",
+    );
   }
   // app.stop journals EXECUTION_ENDED { status: "stopped" } on its own (the planner never derives "stopped"),
   // and app.resume does not accept that record yet: replay up to it, the state the execution was stopped in.
@@ -67,17 +95,29 @@ export async function replayInMemory(executionId: string, records: StoredRecord[
     // The execution's own snapshots, not its children's (actors/journal/inspectChildren.ts).
     if (event.type !== "@xstate.snapshot" || event.actorRef.sessionId !== `loom:${executionId}`) return;
     const s = event.snapshot as unknown as InspectedState;
-    snapshots.push({ value: s.value, context: s.context, status: s.status, children: childIdsOf(event.snapshot), ...(s.output === undefined ? {} : { output: s.output }) });
+    snapshots.push({
+      value: s.value,
+      context: s.context,
+      status: s.status,
+      children: childIdsOf(event.snapshot),
+      ...(s.output === undefined ? {} : { output: s.output }),
+    });
     onMacrostep?.(snapshots.length);
   };
-  const app = createApp(defineConfig({ stores, effects, logics: [logic], execution: { snapshotEvery: false }, observability: { inspect } }));
+  const app = createApp(
+    defineConfig({ stores, effects, logics: [logic], execution: { snapshotEvery: false }, observability: { inspect } }),
+  );
   try {
     const actor = await app.resume(executionId);
     const { stateBytes } = await app.stats(executionId);
     return { stateBytes, replay: actor.replay, snapshots };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new CliError(`the logic "${logic.id}" does not replay execution "${executionId}": ${message}`, EXIT.failure, "Pass the module with the machine version that wrote this journal.");
+    throw new CliError(
+      `the logic "${logic.id}" does not replay execution "${executionId}": ${message}`,
+      EXIT.failure,
+      "Pass the module with the machine version that wrote this journal.",
+    );
   } finally {
     await app.close();
   }

@@ -23,7 +23,17 @@ export function palette(stream: { isTTY?: boolean }, disabled = false): Palette 
     (open: number, close: number): Paint =>
     (text) =>
       on ? `\u001b[${open}m${text}\u001b[${close}m` : String(text);
-  return { on, bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), blue: sgr(34, 39), magenta: sgr(35, 39), cyan: sgr(36, 39) };
+  return {
+    on,
+    bold: sgr(1, 22),
+    dim: sgr(2, 22),
+    red: sgr(31, 39),
+    green: sgr(32, 39),
+    yellow: sgr(33, 39),
+    blue: sgr(34, 39),
+    magenta: sgr(35, 39),
+    cyan: sgr(36, 39),
+  };
 }
 
 // eslint-disable-next-line no-control-regex
@@ -95,7 +105,9 @@ export function gap(milliseconds: number): string {
   if (milliseconds < 1000) return `+${Math.round(milliseconds)} ms`;
   if (milliseconds < 60_000) return `+${(milliseconds / 1000).toFixed(2)} s`;
   const minutes = Math.floor(milliseconds / 60_000);
-  return minutes < 60 ? `+${minutes} min ${Math.round((milliseconds % 60_000) / 1000)} s` : `+${(minutes / 60).toFixed(1)} h`;
+  return minutes < 60
+    ? `+${minutes} min ${Math.round((milliseconds % 60_000) / 1000)} s`
+    : `+${(minutes / 60).toFixed(1)} h`;
 }
 
 /** 2026-11-30 22:22:03 in local time. */
@@ -117,7 +129,11 @@ const SILENT: Progress = { tick: () => undefined, end: () => undefined };
  * A progress bar on stderr for long work, redrawn at most every 80 ms, only when stderr is a TTY and
  * the work is long enough (`atLeast` units) to deserve one. Erased when the work ends.
  */
-export function progress(label: string, total: number, options: { atLeast?: number; stream?: NodeJS.WriteStream } = {}): Progress {
+export function progress(
+  label: string,
+  total: number,
+  options: { atLeast?: number; stream?: NodeJS.WriteStream } = {},
+): Progress {
   const stream = options.stream ?? process.stderr;
   if (!stream.isTTY || total < (options.atLeast ?? 1)) return SILENT;
   let last = 0;
@@ -126,7 +142,9 @@ export function progress(label: string, total: number, options: { atLeast?: numb
     const width = 28;
     const ratio = of > 0 ? Math.min(1, done / of) : 0;
     const filled = Math.round(ratio * width);
-    stream.write(`\r${label} [${"█".repeat(filled)}${"░".repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${done}/${of}`);
+    stream.write(
+      `\r${label} [${"█".repeat(filled)}${"░".repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% ${done}/${of}`,
+    );
     shown = true;
   };
   return {

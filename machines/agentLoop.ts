@@ -1,13 +1,32 @@
 // The agent loop as a pure XState machine: model call -> tool calls -> next turn, until the model answers
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
 import { assign, enqueueActions, setup } from "xstate";
-import { AGENT_COMPACT_CHILD, AGENT_MODEL_CHILD, compactStepOf, modelStepOf, toolCallIdOf, toolCallIndexOf, toolChildOf, toolStepOf } from "./helpers/agentIds.js";
+import {
+  AGENT_COMPACT_CHILD,
+  AGENT_MODEL_CHILD,
+  compactStepOf,
+  modelStepOf,
+  toolCallIdOf,
+  toolCallIndexOf,
+  toolChildOf,
+  toolStepOf,
+} from "./helpers/agentIds.js";
 import { effectActor, lazyStepInput } from "./helpers/effectActor.js";
 import { TOOL_APPROVAL_EVENT } from "./helpers/constants.js";
 import { invokeAs } from "./helpers/invokeAs.js";
 import type { Message, ModelCallOptions, ModelRequest, ToolApprovalEvent, ToolCall } from "./helpers/messages.js";
 import { fencedMessages, taintOrigins } from "./helpers/taint.js";
-import { bytesOf, compacted, compactionSplit, ENVELOPE_IN_MODEL_TURN, errorMessageOf, isEnvelope, messageBytes, replyOf, summaryOf } from "./helpers/transcript.js";
+import {
+  bytesOf,
+  compacted,
+  compactionSplit,
+  ENVELOPE_IN_MODEL_TURN,
+  errorMessageOf,
+  isEnvelope,
+  messageBytes,
+  replyOf,
+  summaryOf,
+} from "./helpers/transcript.js";
 
 export { SUMMARY_ORIGIN } from "./helpers/transcript.js";
 
@@ -87,7 +106,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     compactionSplit(context.messages).fold.length > 0;
 
   // A model turn or summary that came back as a claim-check envelope ends the run in `refused`.
-  const refuse = (what: string) => ({ guard: "envelope", target: "refused", actions: { type: "refuse", params: { what } } }) as const;
+  const refuse = (what: string) =>
+    ({ guard: "envelope", target: "refused", actions: { type: "refuse", params: { what } } }) as const;
 
   return setup({
     types: {} as { context: AgentLoopMachineContext; input: AgentLoopInput; output: AgentLoopOutput },
@@ -108,11 +128,18 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       startTools: enqueueActions(({ context, enqueue }) => {
         context.calls.forEach((call, j) => {
           if (toolNames.has(call.toolName) && !call.needsApproval) {
-            enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
+            enqueue.spawnChild(call.toolName, {
+              id: toolChildOf(context.turn, j),
+              input: invokeAs("tool", toolStepOf(context.turn, j), call.input),
+            });
           }
         });
-        const unknown = context.calls.map((call) => (toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` })));
-        const awaiting = context.calls.filter((call) => toolNames.has(call.toolName) && call.needsApproval).map((call) => call.id);
+        const unknown = context.calls.map((call) =>
+          toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` }),
+        );
+        const awaiting = context.calls
+          .filter((call) => toolNames.has(call.toolName) && call.needsApproval)
+          .map((call) => call.id);
         enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null), awaiting });
       }),
       // A human's decision on a parked call: approved, the tool runs as the step it would have been; denied,
@@ -124,12 +151,18 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
         if (!decision || !call || !(context.awaiting ?? []).includes(call.id)) return;
         const awaiting = (context.awaiting ?? []).filter((id) => id !== call.id);
         if (decision.approved) {
-          enqueue.spawnChild(call.toolName, { id: toolChildOf(context.turn, j), input: invokeAs("tool", toolStepOf(context.turn, j), call.input) });
+          enqueue.spawnChild(call.toolName, {
+            id: toolChildOf(context.turn, j),
+            input: invokeAs("tool", toolStepOf(context.turn, j), call.input),
+          });
           enqueue.assign({ awaiting });
           return;
         }
         const results = [...context.results];
-        results[j] = toolMessage(call, { error: `A human denied this call to "${call.toolName}"${decision.reason ? `: ${decision.reason}` : "."}`, denied: true });
+        results[j] = toolMessage(call, {
+          error: `A human denied this call to "${call.toolName}"${decision.reason ? `: ${decision.reason}` : "."}`,
+          denied: true,
+        });
         enqueue.assign({ awaiting, results });
       }),
       finishTurn: assign(({ context }) => {
@@ -149,11 +182,29 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     id: config.id,
     ...(config.version === undefined ? {} : { version: config.version }),
     context: ({ input }) => {
-      const valid = typeof input === "object" && input !== null && ("messages" in input ? Array.isArray(input.messages) : typeof input.prompt === "string");
-      if (!valid) throw new TypeError(`agentLoop$ "${config.id}" input: { prompt: string } or { messages: Message[] }; got ${JSON.stringify(input) ?? String(input)}.`);
+      const valid =
+        typeof input === "object" &&
+        input !== null &&
+        ("messages" in input ? Array.isArray(input.messages) : typeof input.prompt === "string");
+      if (!valid)
+        throw new TypeError(
+          `agentLoop$ "${config.id}" input: { prompt: string } or { messages: Message[] }; got ${JSON.stringify(input) ?? String(input)}.`,
+        );
       const given = "messages" in input ? input.messages : [{ role: "user" as const, content: input.prompt }];
-      const messages: Message[] = [...(config.system && given[0]?.role !== "system" ? [{ role: "system" as const, content: config.system }] : []), ...given];
-      return { turn: 0, messages, transcriptBytes: bytesOf(messages), calls: [], results: [], sawTaintFrom: taintOrigins(messages), text: "", compactions: 0 };
+      const messages: Message[] = [
+        ...(config.system && given[0]?.role !== "system" ? [{ role: "system" as const, content: config.system }] : []),
+        ...given,
+      ];
+      return {
+        turn: 0,
+        messages,
+        transcriptBytes: bytesOf(messages),
+        calls: [],
+        results: [],
+        sawTaintFrom: taintOrigins(messages),
+        text: "",
+        compactions: 0,
+      };
     },
     initial: "deciding",
     states: {
@@ -166,7 +217,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
           src: config.compaction?.toolId ?? config.model,
           id: AGENT_COMPACT_CHILD,
           // Built when the step runs, as the model request is: a replay serving the summary never splits the transcript.
-          input: ({ context }) => lazyStepInput(compactStepOf(context.turn), () => ({ messages: compactionSplit(context.messages).fold })),
+          input: ({ context }) =>
+            lazyStepInput(compactStepOf(context.turn), () => ({ messages: compactionSplit(context.messages).fold })),
           onDone: [
             refuse("The compaction summary"),
             {
@@ -198,7 +250,11 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
                   input: c.input ?? {},
                   ...(c.needsApproval ? { needsApproval: true } : {}),
                 }));
-                const message: Message = { role: "assistant", content: reply.text, ...(calls.length ? { toolCalls: calls } : {}) };
+                const message: Message = {
+                  role: "assistant",
+                  content: reply.text,
+                  ...(calls.length ? { toolCalls: calls } : {}),
+                };
                 return {
                   messages: [...context.messages, message],
                   transcriptBytes: context.transcriptBytes + messageBytes(message),
@@ -213,20 +269,40 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       },
       routing: {
         always: [
-          { guard: ({ context }) => context.calls.length > 0 && context.turn + 1 < config.maxTurns, target: "acting", actions: "startTools" },
+          {
+            guard: ({ context }) => context.calls.length > 0 && context.turn + 1 < config.maxTurns,
+            target: "acting",
+            actions: "startTools",
+          },
           { target: "done" },
         ],
       },
       acting: {
         on: {
-          "xstate.done.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)) },
-          "xstate.error.actor.*": { actions: assign(({ context, event }) => recordResult(context, event.actorId, { error: errorMessageOf(event.error) })) },
+          "xstate.done.actor.*": {
+            actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)),
+          },
+          "xstate.error.actor.*": {
+            actions: assign(({ context, event }) =>
+              recordResult(context, event.actorId, { error: errorMessageOf(event.error) }),
+            ),
+          },
           [TOOL_APPROVAL_EVENT]: { guard: "awaited", actions: "decide" },
         },
         always: [
-          { guard: ({ context }) => context.results.every((r) => r !== null), target: "deciding", actions: "finishTurn" },
+          {
+            guard: ({ context }) => context.results.every((r) => r !== null),
+            target: "deciding",
+            actions: "finishTurn",
+          },
           // Every call that runs has answered; the rest wait for a human.
-          { guard: ({ context }) => context.results.every((r, j) => r !== null || (context.awaiting ?? []).includes(context.calls[j]?.id ?? "")), target: "awaitingApproval" },
+          {
+            guard: ({ context }) =>
+              context.results.every(
+                (r, j) => r !== null || (context.awaiting ?? []).includes(context.calls[j]?.id ?? ""),
+              ),
+            target: "awaitingApproval",
+          },
         ],
       },
       // Parked, journaled like any state: a restart resumes here, and a TOOL_APPROVAL (journaled) moves it on.
@@ -240,15 +316,32 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     // the runtime journals the TypeError as the run's error (the machine reaches `refused` only that way).
     output: ({ context }) => {
       if (context.refusal !== undefined) throw new TypeError(context.refusal);
-      return { text: context.text, turns: context.turn + 1, transcriptBytes: context.transcriptBytes, sawTaintFrom: context.sawTaintFrom };
+      return {
+        text: context.text,
+        turns: context.turn + 1,
+        transcriptBytes: context.transcriptBytes,
+        sawTaintFrom: context.sawTaintFrom,
+      };
     },
   });
 }
 
 function approvalOf(event: { type: string }): ToolApprovalEvent | undefined {
-  if (event.type !== TOOL_APPROVAL_EVENT || !("toolCallId" in event) || typeof event.toolCallId !== "string" || !("approved" in event) || typeof event.approved !== "boolean") return undefined;
+  if (
+    event.type !== TOOL_APPROVAL_EVENT ||
+    !("toolCallId" in event) ||
+    typeof event.toolCallId !== "string" ||
+    !("approved" in event) ||
+    typeof event.approved !== "boolean"
+  )
+    return undefined;
   const reason = "reason" in event && typeof event.reason === "string" ? event.reason : undefined;
-  return { type: TOOL_APPROVAL_EVENT, toolCallId: event.toolCallId, approved: event.approved, ...(reason ? { reason } : {}) };
+  return {
+    type: TOOL_APPROVAL_EVENT,
+    toolCallId: event.toolCallId,
+    approved: event.approved,
+    ...(reason ? { reason } : {}),
+  };
 }
 
 // The message's shape is pinned by the golden journals (its bytes are in transcriptBytes): an error result is
@@ -258,7 +351,11 @@ function toolMessage(call: ToolCall, content: unknown): Message {
 }
 
 // A tool call's child reports once; its index is found by building the turn's child ids, never by parsing one.
-function recordResult(context: AgentLoopMachineContext, actorId: string | undefined, output: unknown): Partial<AgentLoopMachineContext> {
+function recordResult(
+  context: AgentLoopMachineContext,
+  actorId: string | undefined,
+  output: unknown,
+): Partial<AgentLoopMachineContext> {
   const j = toolCallIndexOf(actorId, context.turn, context.calls.length);
   const call = context.calls[j];
   if (!call || context.results[j] !== null) return {};

@@ -2,7 +2,12 @@
 // Each user message is a journaled model step; past `budget.maxBytes` the older transcript is folded into
 // the summary by the same { messages } -> { summary } effect agentLoop$ compaction uses.
 import { assign, setup } from "xstate";
-import { CONVERSATION_MODEL_CHILD, CONVERSATION_SUMMARIZE_CHILD, replyStepOf, summarizeStepOf } from "./helpers/agentIds.js";
+import {
+  CONVERSATION_MODEL_CHILD,
+  CONVERSATION_SUMMARIZE_CHILD,
+  replyStepOf,
+  summarizeStepOf,
+} from "./helpers/agentIds.js";
 import { effectActor, stepInput } from "./helpers/effectActor.js";
 import type { Message } from "./helpers/messages.js";
 import { fencedMessages } from "./helpers/taint.js";
@@ -48,7 +53,11 @@ export function createConversationMachine(config: ConversationMachineConfig) {
             target: "replying",
             actions: assign(({ context, event }) => {
               const message: Message = { role: "user", content: event.text };
-              return { messages: [...context.messages, message], bytes: context.bytes + messageBytes(message), n: context.n + 1 };
+              return {
+                messages: [...context.messages, message],
+                bytes: context.bytes + messageBytes(message),
+                n: context.n + 1,
+              };
             }),
           },
           NEW_SESSION: { actions: assign({ session: ({ context }) => context.session + 1 }) },
@@ -59,7 +68,8 @@ export function createConversationMachine(config: ConversationMachineConfig) {
         invoke: {
           src: config.model,
           id: CONVERSATION_MODEL_CHILD,
-          input: ({ context }) => stepInput(replyStepOf(context.n), { messages: fencedMessages(context.messages), tools: [] }),
+          input: ({ context }) =>
+            stepInput(replyStepOf(context.n), { messages: fencedMessages(context.messages), tools: [] }),
           onDone: {
             target: "budgeting",
             actions: assign(({ context, event }) => {
@@ -71,7 +81,11 @@ export function createConversationMachine(config: ConversationMachineConfig) {
       },
       budgeting: {
         always: [
-          { guard: ({ context }) => context.bytes > config.budget.maxBytes && compactionSplit(context.messages).fold.length > 0, target: "summarizing" },
+          {
+            guard: ({ context }) =>
+              context.bytes > config.budget.maxBytes && compactionSplit(context.messages).fold.length > 0,
+            target: "summarizing",
+          },
           { target: "idle" },
         ],
       },
@@ -79,7 +93,8 @@ export function createConversationMachine(config: ConversationMachineConfig) {
         invoke: {
           src: config.budget.summarizerToolId,
           id: CONVERSATION_SUMMARIZE_CHILD,
-          input: ({ context }) => stepInput(summarizeStepOf(context.n), { messages: compactionSplit(context.messages).fold }),
+          input: ({ context }) =>
+            stepInput(summarizeStepOf(context.n), { messages: compactionSplit(context.messages).fold }),
           onDone: {
             target: "idle",
             actions: assign(({ context, event }) => {
@@ -91,6 +106,11 @@ export function createConversationMachine(config: ConversationMachineConfig) {
       },
       ended: { type: "final" },
     },
-    output: ({ context }) => ({ messages: context.messages.length, sessions: context.session, summaries: context.summaries, bytes: context.bytes }),
+    output: ({ context }) => ({
+      messages: context.messages.length,
+      sessions: context.session,
+      summaries: context.summaries,
+      bytes: context.bytes,
+    }),
   });
 }

@@ -62,7 +62,13 @@ export interface EffectChainOutput {
  * claim-check that answered without calling inward completed the step), anything thrown is a failure of
  * the layer it reached (an effect that throws a refusal of a nested call failed; it was not refused).
  */
-const UNDECLARED: Record<Ending, ChainOutcome> = { RESOLVE: "completed", STOP: "failed", REFUSE: "failed", TIMEOUT: "failed", FAIL: "failed" };
+const UNDECLARED: Record<Ending, ChainOutcome> = {
+  RESOLVE: "completed",
+  STOP: "failed",
+  REFUSE: "failed",
+  TIMEOUT: "failed",
+  FAIL: "failed",
+};
 
 interface Ends {
   target: ChainOutcome;
@@ -71,7 +77,12 @@ interface Ends {
 }
 
 /** One layer's state: PASS inward, its own endings, and (on a live walk only) every other ending. */
-function layer(name: ChainLayer, description: string, pass: ChainLayer | null, endings: Partial<Record<Ending, ChainOutcome>>) {
+function layer(
+  name: ChainLayer,
+  description: string,
+  pass: ChainLayer | null,
+  endings: Partial<Record<Ending, ChainOutcome>>,
+) {
   const end = (target: ChainOutcome, guard?: "live"): Ends => ({
     target,
     ...(guard ? { guard } : {}),
@@ -109,13 +120,23 @@ export const effectChain = setup({
   context: ({ input }) => ({ live: input?.live === true, stoppedAt: null }),
   initial: "killSwitch",
   states: {
-    killSwitch: layer("killSwitch", "Refuses every call while app.killSwitch is engaged or the execution was stopped.", "claimCheck", {
-      STOP: "stopped",
-    }),
-    claimCheck: layer("claimCheck", "ADR 0140: offloads a listed tool's over-cap result to the content store (when configured).", "redaction", {
-      STOP: "stopped",
-      FAIL: "failed",
-    }),
+    killSwitch: layer(
+      "killSwitch",
+      "Refuses every call while app.killSwitch is engaged or the execution was stopped.",
+      "claimCheck",
+      {
+        STOP: "stopped",
+      },
+    ),
+    claimCheck: layer(
+      "claimCheck",
+      "ADR 0140: offloads a listed tool's over-cap result to the content store (when configured).",
+      "redaction",
+      {
+        STOP: "stopped",
+        FAIL: "failed",
+      },
+    ),
     // Redaction hands every call inward at once and scrubs what comes back (an output it cannot check as
     // JSON fails the step where it was produced), so it ends no walk of its own.
     redaction: layer(
@@ -124,11 +145,16 @@ export const effectChain = setup({
       "capabilities",
       {},
     ),
-    capabilities: layer("capabilities", "The ring the app installs: grants, quotas, guardRequest, metering, retry, timeout.", "middleware", {
-      STOP: "stopped",
-      REFUSE: "refused",
-      FAIL: "failed",
-    }),
+    capabilities: layer(
+      "capabilities",
+      "The ring the app installs: grants, quotas, guardRequest, metering, retry, timeout.",
+      "middleware",
+      {
+        STOP: "stopped",
+        REFUSE: "refused",
+        FAIL: "failed",
+      },
+    ),
     middleware: layer("middleware", "Each execution.effectMiddleware entry, in order.", "effect", {
       RESOLVE: "completed",
       STOP: "stopped",

@@ -49,7 +49,9 @@ export interface EraseSubjectResult {
   intentSeq: number;
 }
 
-export type EraseCoordinatorOutput = ({ status: "erased" } & EraseSubjectResult) | { status: "failed"; subject: string; coordinatorId: string; error: unknown };
+export type EraseCoordinatorOutput =
+  | ({ status: "erased" } & EraseSubjectResult)
+  | { status: "failed"; subject: string; coordinatorId: string; error: unknown };
 
 export interface EraseContext {
   subject: string;
@@ -72,14 +74,25 @@ export const eraseCoordinatorMachine = setup({
   },
   actors: {
     [ERASE_EFFECTS.plan]: effectActor<{ subject: string }, ErasePlan>(),
-    [ERASE_EFFECTS.journalIntent]: effectActor<{ subject: string; addresses: string[]; touchCutoff: number | null }, { intentSeq: number }>(),
+    [ERASE_EFFECTS.journalIntent]: effectActor<
+      { subject: string; addresses: string[]; touchCutoff: number | null },
+      { intentSeq: number }
+    >(),
     [ERASE_EFFECTS.shred]: effectActor<{ subject: string; deleteHistories: string[] }, { shredded: boolean }>(),
-    [ERASE_EFFECTS.deleteContent]: effectActor<{ subject: string; addresses: string[]; touchCutoff: number | null }, ContentDeleted>(),
-    [ERASE_EFFECTS.journalResult]: effectActor<{ subject: string; intentSeq: number } & ContentDeleted, { seq: number }>(),
+    [ERASE_EFFECTS.deleteContent]: effectActor<
+      { subject: string; addresses: string[]; touchCutoff: number | null },
+      ContentDeleted
+    >(),
+    [ERASE_EFFECTS.journalResult]: effectActor<
+      { subject: string; intentSeq: number } & ContentDeleted,
+      { seq: number }
+    >(),
   },
   actions: {
     // Only onError takes this action: its event is an `xstate.error.actor.*` event, which carries the error.
-    recordError: assign({ error: ({ event }) => ("error" in event ? event.error : undefined) ?? { name: "Error", message: "a step failed" } }),
+    recordError: assign({
+      error: ({ event }) => ("error" in event ? event.error : undefined) ?? { name: "Error", message: "a step failed" },
+    }),
   },
 }).createMachine({
   id: ERASE_COORDINATOR_LOGIC_ID,
@@ -105,7 +118,12 @@ export const eraseCoordinatorMachine = setup({
       invoke: {
         src: ERASE_EFFECTS.journalIntent,
         id: "journalIntent",
-        input: ({ context }) => stepInput("intent", { subject: context.subject, addresses: context.plan!.addresses, touchCutoff: context.plan!.touchCutoff }),
+        input: ({ context }) =>
+          stepInput("intent", {
+            subject: context.subject,
+            addresses: context.plan!.addresses,
+            touchCutoff: context.plan!.touchCutoff,
+          }),
         onDone: { target: "shredding", actions: assign({ intentSeq: ({ event }) => event.output.intentSeq }) },
         onError: fail,
       },
@@ -114,7 +132,8 @@ export const eraseCoordinatorMachine = setup({
       invoke: {
         src: ERASE_EFFECTS.shred,
         id: "shred",
-        input: ({ context }) => stepInput("shred", { subject: context.subject, deleteHistories: context.plan!.deleteHistories }),
+        input: ({ context }) =>
+          stepInput("shred", { subject: context.subject, deleteHistories: context.plan!.deleteHistories }),
         onDone: { target: "deletingContent", actions: assign({ shredded: ({ event }) => event.output.shredded }) },
         onError: fail,
       },
@@ -123,7 +142,12 @@ export const eraseCoordinatorMachine = setup({
       invoke: {
         src: ERASE_EFFECTS.deleteContent,
         id: "deleteContent",
-        input: ({ context }) => stepInput("delete", { subject: context.subject, addresses: context.plan!.addresses, touchCutoff: context.plan!.touchCutoff }),
+        input: ({ context }) =>
+          stepInput("delete", {
+            subject: context.subject,
+            addresses: context.plan!.addresses,
+            touchCutoff: context.plan!.touchCutoff,
+          }),
         onDone: { target: "journalingResult", actions: assign({ contentDeleted: ({ event }) => event.output }) },
         onError: fail,
       },
@@ -132,7 +156,8 @@ export const eraseCoordinatorMachine = setup({
       invoke: {
         src: ERASE_EFFECTS.journalResult,
         id: "journalResult",
-        input: ({ context }) => stepInput("result", { subject: context.subject, intentSeq: context.intentSeq, ...context.contentDeleted }),
+        input: ({ context }) =>
+          stepInput("result", { subject: context.subject, intentSeq: context.intentSeq, ...context.contentDeleted }),
         onDone: { target: "erased" },
         onError: fail,
       },

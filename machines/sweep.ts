@@ -109,7 +109,10 @@ export const sweepMachine = setup({
         input: () => stepInput("begin", {}),
         onDone: {
           target: "scanning",
-          actions: assign(({ event }) => ({ touchCutoff: event.output.touchCutoff, startedAt: event.output.startedAt })),
+          actions: assign(({ event }) => ({
+            touchCutoff: event.output.touchCutoff,
+            startedAt: event.output.startedAt,
+          })),
         },
       },
     },
@@ -117,7 +120,13 @@ export const sweepMachine = setup({
       invoke: {
         src: SWEEP_EFFECTS.scan,
         id: "scan",
-        input: ({ context }) => stepInput("scan", { touchCutoff: context.touchCutoff, startedAt: context.startedAt, ttlMs: context.ttlMs, batches: context.batches }),
+        input: ({ context }) =>
+          stepInput("scan", {
+            touchCutoff: context.touchCutoff,
+            startedAt: context.startedAt,
+            ttlMs: context.ttlMs,
+            batches: context.batches,
+          }),
         onDone: {
           target: "reclaiming",
           actions: assign(({ event }) => ({

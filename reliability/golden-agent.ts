@@ -7,7 +7,9 @@ import { writeGoldenAgentJournal } from "../spec/upgrades/goldenAgent.js";
 
 const path = fileURLToPath(new URL("../spec/fixtures/agent-v1.journal.json", import.meta.url));
 if (existsSync(path) && !process.argv.includes("--force")) {
-  console.error(`${path} exists: golden journals are written once per schema version. Pass --force only with a schema version bump.`);
+  console.error(
+    `${path} exists: golden journals are written once per schema version. Pass --force only with a schema version bump.`,
+  );
   process.exit(1);
 }
 const golden = await writeGoldenAgentJournal(path);

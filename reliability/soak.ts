@@ -19,10 +19,18 @@ for (let i = 0; i < args.length; i++) {
   else filters.push(args[i]!);
 }
 const vitest = join(dirname(createRequire(import.meta.url).resolve("vitest/package.json")), "vitest.mjs");
-const targets = filters.length > 0 ? filters.map((f) => `spec/reliability/${f.replace(/\.test\.ts$/, "")}`) : ["spec/reliability/", "spec/upgrades/goldenReplay.test.ts"];
+const targets =
+  filters.length > 0
+    ? filters.map((f) => `spec/reliability/${f.replace(/\.test\.ts$/, "")}`)
+    : ["spec/reliability/", "spec/upgrades/goldenReplay.test.ts"];
 const started = Date.now();
-const child = spawn(process.execPath, ["--max-old-space-size=4096", vitest, "run", ...targets], { stdio: "inherit", env });
+const child = spawn(process.execPath, ["--max-old-space-size=4096", vitest, "run", ...targets], {
+  stdio: "inherit",
+  env,
+});
 child.on("exit", (code, signal) => {
-  console.log(`soak: ${targets.join(" ")} finished in ${Math.round((Date.now() - started) / 1000)} s (${signal ?? `exit ${code}`})`);
+  console.log(
+    `soak: ${targets.join(" ")} finished in ${Math.round((Date.now() - started) / 1000)} s (${signal ?? `exit ${code}`})`,
+  );
   process.exit(code ?? 1);
 });

@@ -16,7 +16,10 @@ describe("two writers", () => {
     await actor1.settled();
     const app2 = createApp(defineConfig({ stores, effects, logics: [demoMachine] }));
     const actor2 = await app2.resume("r");
-    const results = await Promise.allSettled([actor1.sendAsync({ type: "APPROVE" }), actor2.sendAsync({ type: "REJECT" })]);
+    const results = await Promise.allSettled([
+      actor1.sendAsync({ type: "APPROVE" }),
+      actor2.sendAsync({ type: "REJECT" }),
+    ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const loser = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
     expect(loser.reason).toBeInstanceOf(ConcurrencyError);

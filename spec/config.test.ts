@@ -14,7 +14,9 @@ const base = (): LoomConfig => ({ stores: memoryStores(), effects: countedDemoEf
 describe("configuration is refused at boot", () => {
   it("refuses an unknown top-level key, naming it and the known ones", () => {
     expect(() => createApp({ ...base(), snapshotsEvery: 3 } as never)).toThrow(ConfigError);
-    expect(() => createApp({ ...base(), snapshotsEvery: 3 } as never)).toThrow(/"snapshotsEvery".*unknown option.*Known options: stores, effects/);
+    expect(() => createApp({ ...base(), snapshotsEvery: 3 } as never)).toThrow(
+      /"snapshotsEvery".*unknown option.*Known options: stores, effects/,
+    );
   });
 
   it("refuses a flat spelling of a grouped option with a TypeError naming the grouped path", () => {
@@ -26,24 +28,33 @@ describe("configuration is refused at boot", () => {
   });
 
   it("refuses unknown keys inside a group", () => {
-    expect(() => createApp({ ...base(), execution: { snapshotEvry: 3 } } as never)).toThrow(/"execution.snapshotEvry": unknown option/);
+    expect(() => createApp({ ...base(), execution: { snapshotEvry: 3 } } as never)).toThrow(
+      /"execution.snapshotEvry": unknown option/,
+    );
   });
 
   it("refuses missing stores, bad effects and bad values", () => {
     expect(() => createApp({ effects: {} } as never)).toThrow(/"stores": required/);
     expect(() => createApp({ ...base(), effects: { x: () => 1 } } as never)).toThrow(/"effects.x": not an effect/);
     expect(() => createApp(defineConfig({ ...base(), execution: { snapshotEvery: 0 } }))).toThrow(/snapshotEvery/);
-    expect(() => createApp(defineConfig({ ...base(), security: { redact: [42 as never] } }))).toThrow(/security.redact/);
+    expect(() => createApp(defineConfig({ ...base(), security: { redact: [42 as never] } }))).toThrow(
+      /security.redact/,
+    );
   });
 });
 
 describe("start and resume refuse bad input", () => {
   it("refuses a machine that names an effect the config lacks", async () => {
     const app = createApp(base());
-    const machine = setup({ actors: { translate: effectActor() } }).createMachine({ id: "m", invoke: { src: "translate" } });
+    const machine = setup({ actors: { translate: effectActor() } }).createMachine({
+      id: "m",
+      invoke: { src: "translate" },
+    });
     const error = await app.start(machine, { executionId: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnknownEffectError);
-    expect((error as Error).message).toMatch(/invokes effect "translate".*registered: research, write.*effects: \{ "translate"/);
+    expect((error as Error).message).toMatch(
+      /invokes effect "translate".*registered: research, write.*effects: \{ "translate"/,
+    );
     expect(await app.stores.events.head("x")).toBe(0);
   });
 
@@ -54,7 +65,9 @@ describe("start and resume refuse bad input", () => {
     expect(error).toBeInstanceOf(DuplicateExecutionError);
     expect((error as Error).message).toMatch(/app.resume\("dup"\)/);
     const other = createApp({ ...base(), stores: app.stores });
-    await expect(other.start(demoMachine, { executionId: "dup", input: { topic: "t" } })).rejects.toBeInstanceOf(DuplicateExecutionError);
+    await expect(other.start(demoMachine, { executionId: "dup", input: { topic: "t" } })).rejects.toBeInstanceOf(
+      DuplicateExecutionError,
+    );
   });
 
   it("refuses a missing executionId and an unknown one", async () => {

@@ -43,7 +43,9 @@ describe("Counters", () => {
     for (let i = 0; i < 1000; i++) persisted[`tool:${i}:0`] = 1;
     const text = JSON.stringify(persisted);
     const parsed: unknown = JSON.parse(text);
-    const model: Record<string, number> = Object.fromEntries(Object.entries(persisted).filter((e): e is [string, number] => typeof e[1] === "number"));
+    const model: Record<string, number> = Object.fromEntries(
+      Object.entries(persisted).filter((e): e is [string, number] => typeof e[1] === "number"),
+    );
     let counters = Counters.from(parsed);
     const restored = counters;
     expect(restored.get("damaged")).toBe(0);
@@ -59,6 +61,8 @@ describe("Counters", () => {
     expect(counters.toJSON()).toEqual(model);
     expect(JSON.stringify(parsed)).toBe(text);
     expect(restored.get("model")).toBe(400);
-    expect(JSON.stringify(restored.toJSON())).toBe(JSON.stringify(Object.fromEntries(Object.entries(persisted).filter(([, v]) => typeof v === "number"))));
+    expect(JSON.stringify(restored.toJSON())).toBe(
+      JSON.stringify(Object.fromEntries(Object.entries(persisted).filter(([, v]) => typeof v === "number"))),
+    );
   });
 });

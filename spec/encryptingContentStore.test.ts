@@ -144,7 +144,11 @@ describe("EncryptingContentStore", () => {
     const wrongSubject = store.get(a, { subject: "bob" });
     await expect(wrongSubject).rejects.toBeInstanceOf(ContentAuthenticationError);
     await expect(wrongSubject).rejects.toBeInstanceOf(LoomworkError);
-    await expect(wrongSubject).rejects.toMatchObject({ address: a, subject: "bob", code: "LOOM_CONTENT_AUTHENTICATION" });
+    await expect(wrongSubject).rejects.toMatchObject({
+      address: a,
+      subject: "bob",
+      code: "LOOM_CONTENT_AUTHENTICATION",
+    });
     await expect(store.get(a, { subject: "never-keyed" })).rejects.toBeInstanceOf(ContentAuthenticationError);
 
     const original = inner.blobs.get(a)!;

@@ -7,7 +7,14 @@ import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import * as loomwork from "../index.js";
-import { AiSdkReplyError, ConfigError, ERROR_CODES, LoomworkError, LoomworkTypeError, WARNING_CODES } from "../index.js";
+import {
+  AiSdkReplyError,
+  ConfigError,
+  ERROR_CODES,
+  LoomworkError,
+  LoomworkTypeError,
+  WARNING_CODES,
+} from "../index.js";
 import { IndexedDbConnectionError } from "../adapters/indexeddb/errors.js";
 import { CliError, NotFoundError, UsageError } from "../cli/errors.js";
 
@@ -19,7 +26,9 @@ describe("errors", () => {
   });
 
   it("exports only error classes that extend LoomworkError (directly or through LoomworkTypeError)", () => {
-    const classes = Object.entries(loomwork).filter(([name, value]) => typeof value === "function" && name.endsWith("Error"));
+    const classes = Object.entries(loomwork).filter(
+      ([name, value]) => typeof value === "function" && name.endsWith("Error"),
+    );
     expect(classes.length).toBeGreaterThan(25);
     for (const [name, value] of classes) {
       const proto = (value as { prototype: unknown }).prototype;
@@ -52,7 +61,8 @@ describe("errors", () => {
 
   it("gives the adapters' and the CLI's errors codes too", () => {
     expect(new IndexedDbConnectionError("db", "closed")).toMatchObject({ code: ERROR_CODES.indexedDbConnection });
-    for (const error of [new CliError("x", 1), new UsageError("x"), new NotFoundError("x")]) expect(error).toBeInstanceOf(LoomworkError);
+    for (const error of [new CliError("x", 1), new UsageError("x"), new NotFoundError("x")])
+      expect(error).toBeInstanceOf(LoomworkError);
     expect(new UsageError("x")).toMatchObject({ name: "UsageError", code: "LOOM_CLI_USAGE", exitCode: 2 });
   });
 });
@@ -66,7 +76,9 @@ const SOURCE_DIRS = ["actors", "stores", "adapters", "cli", "machines"];
 
 /** Every public entry point (package.json "exports"), as the source module it is built from. */
 function publicEntryPoints(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, string | { import?: string }> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    exports: Record<string, string | { import?: string }>;
+  };
   return Object.values(pkg.exports)
     .map((target) => (typeof target === "string" ? target : target.import))
     .filter((path): path is string => typeof path === "string" && path.startsWith("./dist/") && path.endsWith(".js"))
@@ -75,7 +87,9 @@ function publicEntryPoints(): string[] {
 
 /** Every source module that declares a class extending another, public or not (the CLI's, the adapters' internals). */
 function modulesDeclaringClasses(): string[] {
-  return SOURCE_DIRS.flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" }).map((path) => join(ROOT, dir, path)))
+  return SOURCE_DIRS.flatMap((dir) =>
+    readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" }).map((path) => join(ROOT, dir, path)),
+  )
     .filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))
     .filter((path) => /\bclass\s+\w+\s+extends\s/.test(readFileSync(path, "utf8")));
 }
@@ -85,14 +99,22 @@ type ErrorClass = (abstract new (...args: never[]) => Error) & { name: string };
 function errorClassesOf(module: Record<string, unknown>): [string, ErrorClass][] {
   return Object.entries(module).filter((entry): entry is [string, ErrorClass] => {
     const value = entry[1];
-    return typeof value === "function" && (value === Error || (value as { prototype?: unknown }).prototype instanceof Error);
+    return (
+      typeof value === "function" && (value === Error || (value as { prototype?: unknown }).prototype instanceof Error)
+    );
   });
 }
 
 describe("error names that survive a minifier", () => {
   it("every error class of every entry point and source module declares its name as a string equal to its export name", async () => {
     const modules = [...new Set([...publicEntryPoints(), ...modulesDeclaringClasses()])];
-    expect(modules).toEqual(expect.arrayContaining([join(ROOT, "index.ts"), join(ROOT, "cli/errors.ts"), join(ROOT, "adapters/indexeddb/errors.ts")]));
+    expect(modules).toEqual(
+      expect.arrayContaining([
+        join(ROOT, "index.ts"),
+        join(ROOT, "cli/errors.ts"),
+        join(ROOT, "adapters/indexeddb/errors.ts"),
+      ]),
+    );
     const undeclared: string[] = [];
     const seen = new Set<ErrorClass>();
     for (const path of modules) {
@@ -102,7 +124,9 @@ describe("error names that survive a minifier", () => {
         seen.add(cls);
         const own = Object.getOwnPropertyDescriptor(cls, "name");
         if (own?.enumerable !== true || own.value !== exported) {
-          undeclared.push(`${exported} (${relative(ROOT, path)}): add \`static override readonly name: string = "${exported}";\``);
+          undeclared.push(
+            `${exported} (${relative(ROOT, path)}): add \`static override readonly name: string = "${exported}";\``,
+          );
         }
       }
     }
@@ -115,18 +139,35 @@ describe("error names that survive a minifier", () => {
     const dir = await mkdtemp(join(tmpdir(), "loomwork-minified-"));
     try {
       const outfile = join(dir, "index.mjs");
-      await build({ entryPoints: [join(ROOT, "index.ts")], bundle: true, minify: true, keepNames: false, format: "esm", platform: "browser", target: "es2022", outfile, logLevel: "silent" });
+      await build({
+        entryPoints: [join(ROOT, "index.ts")],
+        bundle: true,
+        minify: true,
+        keepNames: false,
+        format: "esm",
+        platform: "browser",
+        target: "es2022",
+        outfile,
+        logLevel: "silent",
+      });
       const minified = (await import(pathToFileURL(outfile).href)) as typeof loomwork;
       // The bundle is minified: a class that relied on its own name would be renamed.
       expect(readFileSync(outfile, "utf8")).not.toMatch(/class ConcurrencyError\b/);
-      const thrown = await minified.memoryStores().events.append("e1", 3, []).catch((error: unknown) => error);
+      const thrown = await minified
+        .memoryStores()
+        .events.append("e1", 3, [])
+        .catch((error: unknown) => error);
       expect(thrown).toBeInstanceOf(minified.ConcurrencyError);
       expect(thrown).toMatchObject({ name: "ConcurrencyError", code: ERROR_CODES.concurrency });
       expect(String(thrown)).toMatch(/^ConcurrencyError: Execution "e1"/);
       expect(new minified.ConfigError("execution.snapshotEvery", "a positive integer.").name).toBe("ConfigError");
       const classes = errorClassesOf(minified as unknown as Record<string, unknown>);
       expect(classes.length).toBeGreaterThan(25);
-      expect(classes.filter(([exported, cls]) => cls.name !== exported).map(([exported, cls]) => `${exported} is named ${cls.name}`)).toEqual([]);
+      expect(
+        classes
+          .filter(([exported, cls]) => cls.name !== exported)
+          .map(([exported, cls]) => `${exported} is named ${cls.name}`),
+      ).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

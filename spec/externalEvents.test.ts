@@ -32,7 +32,12 @@ describe("reserved event types, refused at the actor before anything is journale
     const agent = gatedAgent();
     const actor = await agent.app.start(agent.loop, { executionId: "ops", input: { prompt: "Clean up." } });
     await until(() => agent.modelCalls() === 1, 20_000);
-    await expect(actor.sendAsync(FORGED_DONE)).rejects.toMatchObject({ name: "ReservedEventError", code: ERROR_CODES.reservedEvent, eventType: FORGED_DONE.type, executionId: "ops" });
+    await expect(actor.sendAsync(FORGED_DONE)).rejects.toMatchObject({
+      name: "ReservedEventError",
+      code: ERROR_CODES.reservedEvent,
+      eventType: FORGED_DONE.type,
+      executionId: "ops",
+    });
     expect(actor.getSnapshot().value).toBe("thinking");
     agent.release();
     expect(await agent.app.result("ops")).toMatchObject({ text: "Done.", turns: 1 });
@@ -46,7 +51,12 @@ describe("reserved event types, refused at the actor before anything is journale
     await until(() => agent.modelCalls() === 1, 20_000);
     expect(() => actor.send(FORGED_DONE)).not.toThrow();
     await until(() => agent.warnings.length > 0, 20_000);
-    expect(agent.warnings[0]).toMatchObject({ code: WARNING_CODES.sendFailed, errorCode: ERROR_CODES.reservedEvent, executionId: "ops", eventType: FORGED_DONE.type });
+    expect(agent.warnings[0]).toMatchObject({
+      code: WARNING_CODES.sendFailed,
+      errorCode: ERROR_CODES.reservedEvent,
+      executionId: "ops",
+      eventType: FORGED_DONE.type,
+    });
     agent.release();
     await agent.app.result("ops");
     expect(agent.deleted).toEqual([]);
@@ -67,7 +77,10 @@ describe("reserved event types, refused at the actor before anything is journale
       { type: "loom.erasure.content-deleted" },
     ];
     for (const event of reserved) {
-      await expect(actor.sendAsync(event), event.type).rejects.toMatchObject({ code: ERROR_CODES.reservedEvent, eventType: event.type });
+      await expect(actor.sendAsync(event), event.type).rejects.toMatchObject({
+        code: ERROR_CODES.reservedEvent,
+        eventType: event.type,
+      });
     }
     // An event the machine has no transition for is the machine's business: journaled, and ignored by it.
     await actor.sendAsync({ type: "NUDGE" });
@@ -82,7 +95,10 @@ async function parked(actor: JournaledActor): Promise<void> {
 }
 
 describe("TOOL_APPROVAL decisions, checked before they are journaled", () => {
-  const ASK = [{ toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] }, { text: "Done." }];
+  const ASK = [
+    { toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] },
+    { text: "Done." },
+  ];
 
   it("refuses a malformed approval with a typed error naming the field; nothing is journaled", async () => {
     const agent = gatedAgent(ASK);
@@ -99,7 +115,12 @@ describe("TOOL_APPROVAL decisions, checked before they are journaled", () => {
       [{ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: false, reason: 7 }, "reason"],
     ];
     for (const [event, field] of malformed) {
-      await expect(actor.sendAsync(event as { type: string }), JSON.stringify(event)).rejects.toMatchObject({ name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed, field, executionId: "ops" });
+      await expect(actor.sendAsync(event as { type: string }), JSON.stringify(event)).rejects.toMatchObject({
+        name: "ApprovalMalformedError",
+        code: ERROR_CODES.approvalMalformed,
+        field,
+        executionId: "ops",
+      });
     }
     expect(await received(agent.app, "ops")).toEqual([]);
     expect(actor.getSnapshot().context.awaiting).toEqual(["call_rm"]);
@@ -122,12 +143,17 @@ describe("TOOL_APPROVAL decisions, checked before they are journaled", () => {
     const approve = { type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true };
     const [first, second] = await Promise.allSettled([actor.sendAsync(approve), actor.sendAsync(approve)]);
     expect(first.status).toBe("fulfilled");
-    expect(second).toMatchObject({ status: "rejected", reason: { code: ERROR_CODES.approvalNotWaiting, toolCallId: "call_rm", waiting: [] } });
+    expect(second).toMatchObject({
+      status: "rejected",
+      reason: { code: ERROR_CODES.approvalNotWaiting, toolCallId: "call_rm", waiting: [] },
+    });
     await until(() => agent.modelCalls() === 2, 20_000);
     agent.release();
     expect(await agent.app.result("ops")).toMatchObject({ text: "Done.", turns: 2 });
     expect(agent.deleted).toEqual(["/etc/hosts"]);
-    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: false })).rejects.toMatchObject({ code: ERROR_CODES.approvalNotWaiting });
+    await expect(
+      actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: false }),
+    ).rejects.toMatchObject({ code: ERROR_CODES.approvalNotWaiting });
     expect(await received(agent.app, "ops")).toEqual(["TOOL_APPROVAL"]);
   });
 
@@ -140,7 +166,13 @@ describe("TOOL_APPROVAL decisions, checked before they are journaled", () => {
     actor.send({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: false });
     actor.send({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true });
     await until(() => agent.warnings.length > 0, 20_000);
-    expect(agent.warnings).toEqual([expect.objectContaining({ code: WARNING_CODES.sendFailed, errorCode: ERROR_CODES.approvalNotWaiting, eventType: "TOOL_APPROVAL" })]);
+    expect(agent.warnings).toEqual([
+      expect.objectContaining({
+        code: WARNING_CODES.sendFailed,
+        errorCode: ERROR_CODES.approvalNotWaiting,
+        eventType: "TOOL_APPROVAL",
+      }),
+    ]);
     await until(() => agent.modelCalls() === 2, 20_000);
     agent.release();
     await agent.app.result("ops");

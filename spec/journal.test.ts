@@ -4,7 +4,15 @@ import { createApp } from "../actors/app.js";
 import { simulatedClock } from "../actors/clock.js";
 import { defineConfig } from "../actors/config.js";
 import { MemoryEventStore, memoryStores } from "../stores/memory.js";
-import { EVENT_RECEIVED, EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, TIMER_SET, TRANSITION } from "../stores/schema.js";
+import {
+  EVENT_RECEIVED,
+  EVENT_SCHEMA,
+  EXECUTION_ENDED,
+  EXECUTION_STARTED,
+  STEP_COMPLETED,
+  TIMER_SET,
+  TRANSITION,
+} from "../stores/schema.js";
 import type { StoredRecord } from "../stores/types.js";
 import { demoMachine, failingBoom, fragileMachine } from "./support/demoMachine.js";
 import { countedDemoEffects, withEvents } from "./support/harness.js";
@@ -34,14 +42,26 @@ describe("the journal", () => {
       [STEP_COMPLETED, TRANSITION, EXECUTION_ENDED],
     ]);
     const log = await app.log("r");
-    expect(log[0]).toMatchObject({ seq: 1, at: 100, type: EXECUTION_STARTED, logicId: "demo", subject: "user-1", input: { topic: "owls" }, schema: EVENT_SCHEMA.version });
+    expect(log[0]).toMatchObject({
+      seq: 1,
+      at: 100,
+      type: EXECUTION_STARTED,
+      logicId: "demo",
+      subject: "user-1",
+      input: { topic: "owls" },
+      schema: EVENT_SCHEMA.version,
+    });
     expect(log.filter((r) => r.type === TRANSITION).map((r) => [r.from, r.to, r.event])).toEqual([
       [null, "researching", "xstate.init"],
       ["researching", "waiting", "xstate.done.actor.research"],
       ["waiting", "writing", "APPROVE"],
       ["writing", "done", "xstate.done.actor.write"],
     ]);
-    expect(log.find((r) => r.type === STEP_COMPLETED)).toMatchObject({ stepId: "demo#research:1", effectId: "research", output: "notes on owls" });
+    expect(log.find((r) => r.type === STEP_COMPLETED)).toMatchObject({
+      stepId: "demo#research:1",
+      effectId: "research",
+      output: "notes on owls",
+    });
     expect((await events.getExecution("r"))?.status).toBe("done");
   });
 
@@ -76,8 +96,15 @@ describe("the journal", () => {
   it("ends the execution visibly when an effect fails and the machine does not handle it", async () => {
     const app = createApp(defineConfig({ stores: memoryStores(), effects: failingBoom }));
     await app.start(fragileMachine, { executionId: "f" });
-    await expect(app.result("f")).rejects.toMatchObject({ name: "ExecutionFailedError", error: { name: "TypeError", message: "nope" } });
-    expect((await app.log("f")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { message: "nope" } });
+    await expect(app.result("f")).rejects.toMatchObject({
+      name: "ExecutionFailedError",
+      error: { name: "TypeError", message: "nope" },
+    });
+    expect((await app.log("f")).at(-1)).toMatchObject({
+      type: EXECUTION_ENDED,
+      status: "error",
+      error: { message: "nope" },
+    });
   });
 
   it("takes snapshots every N records and resumes from the latest one plus the tail", async () => {
@@ -108,7 +135,8 @@ describe("the journal", () => {
     const log = await app.log("r");
     expect(stats.records).toBe(log.length);
     // The bytes the store holds: the stored form (schema 3), smaller than the read form app.log returns.
-    const bytesOf = (records: unknown[]) => records.reduce<number>((n, r) => n + new TextEncoder().encode(JSON.stringify(r)).length, 0);
+    const bytesOf = (records: unknown[]) =>
+      records.reduce<number>((n, r) => n + new TextEncoder().encode(JSON.stringify(r)).length, 0);
     expect(stats.logBytes).toBe(bytesOf(await stores.events.read("r")));
     expect(stats.logBytes).toBeLessThan(bytesOf(log));
     expect(stats.stateBytes).toBeGreaterThan(0);
@@ -139,9 +167,7 @@ describe("getSnapshot", () => {
   // changes; a new one per call makes React log "getSnapshot should be cached" and loop.
   it("returns the same object on every call until the state changes, for every status", async () => {
     const { effects } = countedDemoEffects();
-    const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { ...effects, ...failingBoom } }),
-    );
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { ...effects, ...failingBoom } }));
     const running = await app.start(demoMachine, { executionId: "running", input: { topic: "t" } });
     await running.settled();
     const stopped = await app.start(demoMachine, { executionId: "stopped", input: { topic: "t" } });

@@ -31,7 +31,11 @@ async function recordedLog(): Promise<StoredRecord[]> {
 
 async function resumeTampered(log: StoredRecord[]) {
   const stores = memoryStores();
-  await stores.events.append("r", 0, log.map((r, i) => ({ ...r, seq: i + 1 })));
+  await stores.events.append(
+    "r",
+    0,
+    log.map((r, i) => ({ ...r, seq: i + 1 })),
+  );
   const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, logics: [demoMachine] }));
   return app.resume("r");
 }
@@ -43,7 +47,12 @@ describe("NonDeterminismError", () => {
     log[i] = { ...log[i]!, stepId: "demo#write:9" };
     const error = await resumeTampered(log).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NonDeterminismError);
-    expect(error).toMatchObject({ executionId: "r", seq: i + 1, expected: "demo#write:9", actual: { pendingSteps: ["demo#write:1"] } });
+    expect(error).toMatchObject({
+      executionId: "r",
+      seq: i + 1,
+      expected: "demo#write:9",
+      actual: { pendingSteps: ["demo#write:1"] },
+    });
     expect((error as Error).message).toContain('Execution "r" diverged from its log at seq');
   });
 
@@ -113,7 +122,12 @@ describe("NonDeterminismError when the effect under a recorded step changed", ()
     const second = createApp(defineConfig({ stores, effects, logics: [flow("refund")] }));
     const error = await rejection(second.resume("p"));
     expect(error).toBeInstanceOf(NonDeterminismError);
-    expect(error).toMatchObject({ executionId: "p", seq: completed.seq, expected: { effectId: "work" }, actual: { effectId: "refund" } });
+    expect(error).toMatchObject({
+      executionId: "p",
+      seq: completed.seq,
+      expected: { effectId: "work" },
+      actual: { effectId: "refund" },
+    });
     expect((error as Error).message).toContain("payment#pay:1");
     expect(await stores.events.head("p"), "nothing written").toBe(head);
     expect(ran).toEqual(["work"]);
@@ -134,20 +148,33 @@ describe("NonDeterminismError when the effect under a recorded step changed", ()
           calls.push(id);
           if (hang && request.messages.some((m) => m.role === "tool")) {
             parked();
-            await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+            await new Promise((_, reject) =>
+              ctx.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+            );
           }
-          return request.messages.some((m) => m.role === "tool") ? { text: "answer" } : { toolCalls: [{ toolName: "search", input: {} }] };
+          return request.messages.some((m) => m.role === "tool")
+            ? { text: "answer" }
+            : { toolCalls: [{ toolName: "search", input: {} }] };
         },
       });
     const search = createToolEffect(async () => ({ hits: 1 }));
-    const agent = (modelId: string) => agentLoop$({ id: "researcher", model: modelId, tools: ["search"], warnTranscriptBytes: false });
-    const first = createApp(defineConfig({ stores, effects: { model: model("model", true), search }, execution: { snapshotEvery: false } }));
+    const agent = (modelId: string) =>
+      agentLoop$({ id: "researcher", model: modelId, tools: ["search"], warnTranscriptBytes: false });
+    const first = createApp(
+      defineConfig({ stores, effects: { model: model("model", true), search }, execution: { snapshotEvery: false } }),
+    );
     await first.start(agent("model"), { executionId: "r", input: { prompt: "go" } });
     await reached; // turn 0 (model, tool) is journaled; turn 1's model call is in flight
     await first.close();
     const head = await stores.events.head("r");
 
-    const second = createApp(defineConfig({ stores, effects: { model: model("model", false), model2: model("model2", false), search }, logics: [agent("model2")] }));
+    const second = createApp(
+      defineConfig({
+        stores,
+        effects: { model: model("model", false), model2: model("model2", false), search },
+        logics: [agent("model2")],
+      }),
+    );
     const error = await rejection(second.resume("r"));
     expect(error).toBeInstanceOf(NonDeterminismError);
     expect(error).toMatchObject({ executionId: "r", expected: { effectId: "model" }, actual: { effectId: "model2" } });

@@ -30,18 +30,33 @@ interface Reopenable {
 }
 
 const kinds: [string, () => Promise<Reopenable>][] = [
-  ["memory", async () => {
-    const stores = memoryStores();
-    return { open: async () => stores, close: async () => undefined };
-  }],
-  ["fs", async () => {
-    const dir = await tempDir("stores");
-    return { open: () => fsStores({ dir }), close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close() };
-  }],
-  ["indexeddb", async () => {
-    const indexedDB = new IDBFactory();
-    return { open: () => indexedDbStores({ name: "one-resume", indexedDB, IDBKeyRange }), close: (stores) => (stores as IndexedDbStores).close() };
-  }],
+  [
+    "memory",
+    async () => {
+      const stores = memoryStores();
+      return { open: async () => stores, close: async () => undefined };
+    },
+  ],
+  [
+    "fs",
+    async () => {
+      const dir = await tempDir("stores");
+      return {
+        open: () => fsStores({ dir }),
+        close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close(),
+      };
+    },
+  ],
+  [
+    "indexeddb",
+    async () => {
+      const indexedDB = new IDBFactory();
+      return {
+        open: () => indexedDbStores({ name: "one-resume", indexedDB, IDBKeyRange }),
+        close: (stores) => (stores as IndexedDbStores).close(),
+      };
+    },
+  ],
 ];
 
 type Caller = "resume" | "result";
@@ -51,7 +66,12 @@ async function interruptedRun(where: Reopenable): Promise<() => void> {
   let release!: () => void;
   const blocked = new Promise<string>((resolve) => (release = () => resolve("late")));
   const stores = await where.open();
-  const app = createApp(defineConfig({ stores, effects: { research: createToolEffect(() => blocked), write: countedDemoEffects().effects.write } }));
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects: { research: createToolEffect(() => blocked), write: countedDemoEffects().effects.write },
+    }),
+  );
   await app.start(demoMachine, { executionId: "r", input: { topic: "owls" } });
   await app.close();
   await where.close(stores);
@@ -70,37 +90,46 @@ describe.each(kinds)("one resume per execution at a time (%s)", (_kind, make) =>
     ["resume", "resume"],
     ["resume", "result"],
     ["result", "result"],
-  ])("app.%s and app.%s at once rebuild the execution once and run its in-flight step once", async (first, second) => {
-    const where = await make();
-    const release = await interruptedRun(where);
-    const stores = await where.open();
-    const counted = countedDemoEffects();
-    const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [demoMachine] }));
-    try {
-      const call = (caller: Caller) => (caller === "resume" ? app.resume("r") : app.result("r"));
-      const calls = [call(first), call(second)].map((p) => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error })));
-      // A third caller, once the app holds the execution (issued at once, it could come first): it joins, and drives the run to its end.
-      await until(() => appInternals(app).execution("r") !== undefined, 30_000);
-      const actor = await app.resume("r");
-      const output = await finish(app, actor);
-      const settled = await Promise.all(calls);
-      expect(settled.filter((s) => !s.ok)).toEqual([]);
-      for (const [i, caller] of [first, second].entries()) {
-        const value = (settled[i] as { value: unknown }).value;
-        if (caller === "resume") expect(value, "a joined resume gets the same actor").toBe(actor);
-        else expect(value).toEqual(output);
+  ])(
+    "app.%s and app.%s at once rebuild the execution once and run its in-flight step once",
+    async (first, second) => {
+      const where = await make();
+      const release = await interruptedRun(where);
+      const stores = await where.open();
+      const counted = countedDemoEffects();
+      const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [demoMachine] }));
+      try {
+        const call = (caller: Caller) => (caller === "resume" ? app.resume("r") : app.result("r"));
+        const calls = [call(first), call(second)].map((p) =>
+          p.then(
+            (value) => ({ ok: true as const, value }),
+            (error: unknown) => ({ ok: false as const, error }),
+          ),
+        );
+        // A third caller, once the app holds the execution (issued at once, it could come first): it joins, and drives the run to its end.
+        await until(() => appInternals(app).execution("r") !== undefined, 30_000);
+        const actor = await app.resume("r");
+        const output = await finish(app, actor);
+        const settled = await Promise.all(calls);
+        expect(settled.filter((s) => !s.ok)).toEqual([]);
+        for (const [i, caller] of [first, second].entries()) {
+          const value = (settled[i] as { value: unknown }).value;
+          if (caller === "resume") expect(value, "a joined resume gets the same actor").toBe(actor);
+          else expect(value).toEqual(output);
+        }
+        expect(output).toEqual({ notes: ["notes on owls", "draft(notes on owls)"], approved: true });
+        expect(Object.fromEntries(counted.runs)).toEqual({ "demo#research:1": 1, "demo#write:1": 1 });
+        const log = await app.log("r");
+        expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+        expect(log.filter((r) => r.type === STEP_COMPLETED)).toHaveLength(2);
+      } finally {
+        release();
+        await app.close();
+        await where.close(stores);
       }
-      expect(output).toEqual({ notes: ["notes on owls", "draft(notes on owls)"], approved: true });
-      expect(Object.fromEntries(counted.runs)).toEqual({ "demo#research:1": 1, "demo#write:1": 1 });
-      const log = await app.log("r");
-      expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
-      expect(log.filter((r) => r.type === STEP_COMPLETED)).toHaveLength(2);
-    } finally {
-      release();
-      await app.close();
-      await where.close(stores);
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   it("app.resume while app.start of the same id is under way joins the start: one execution, its steps run once", async () => {
     const where = await make();
@@ -157,7 +186,10 @@ describe.each(kinds)("one resume per execution at a time (%s)", (_kind, make) =>
 describe("one resume per execution through the control socket", () => {
   it("two CLI commands at once (loomwork resume) resume the execution once: its in-flight step runs once", async () => {
     const dir = await tempDir("control");
-    const where: Reopenable = { open: () => fsStores({ dir }), close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close() };
+    const where: Reopenable = {
+      open: () => fsStores({ dir }),
+      close: (stores) => (stores as Awaited<ReturnType<typeof fsStores>>).close(),
+    };
     const release = await interruptedRun(where);
     const stores = await where.open();
     const counted = countedDemoEffects();

@@ -49,7 +49,13 @@ beforeAll(async () => {
   await unpackInto(project, join(work, packed!.filename));
   // The project's own xstate, another 5.x than the checkout's: where npm puts a peer, at the top.
   await mkdir(join(project, "node_modules", "xstate"), { recursive: true });
-  await run("tar", ["-xzf", join(ROOT, "spec", "fixtures", "packaging", `xstate-${PROJECT_XSTATE}.tgz`), "-C", join(project, "node_modules", "xstate"), "--strip-components=1"]);
+  await run("tar", [
+    "-xzf",
+    join(ROOT, "spec", "fixtures", "packaging", `xstate-${PROJECT_XSTATE}.tgz`),
+    "-C",
+    join(project, "node_modules", "xstate"),
+    "--strip-components=1",
+  ]);
   strict = join(work, "strict");
   await unpackInto(strict, join(work, packed!.filename));
   await symlink(join(ROOT, "node_modules", "xstate"), join(strict, "node_modules", "xstate"));
@@ -61,7 +67,18 @@ const node = (args: string[]) => run(process.execPath, args, { cwd: project });
 
 describe("the packed package", () => {
   it("ships the build, its types, the README and the LICENSE, and the sources its maps point at (no tests)", () => {
-    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/index.d.ts", "dist/adapters/fs/index.js", "dist/adapters/indexeddb/index.js", "dist/cli/main.js", "index.ts", "actors/app.ts"]) {
+    for (const file of [
+      "package.json",
+      "README.md",
+      "LICENSE",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/adapters/fs/index.js",
+      "dist/adapters/indexeddb/index.js",
+      "dist/cli/main.js",
+      "index.ts",
+      "actors/app.ts",
+    ]) {
       expect(files, file).toContain(file);
     }
     expect(files.filter((f) => f.endsWith(".test.ts") || f.startsWith("spec/"))).toEqual([]);
@@ -72,7 +89,9 @@ describe("the packed package", () => {
     expect(maps).toContain("dist/adapters/postgres/index.d.ts.map");
     expect(maps.length).toBe(files.filter((f) => f.endsWith(".d.ts")).length);
     for (const map of maps) {
-      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as { sources: string[] };
+      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as {
+        sources: string[];
+      };
       expect(parsed.sources.length, map).toBeGreaterThan(0);
       for (const source of parsed.sources) {
         expect(files, `${map} -> ${source}`).toContain(posix.join(posix.dirname(map), source));
@@ -84,7 +103,10 @@ describe("the packed package", () => {
     const maps = files.filter((f) => f.endsWith(".js.map"));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
-      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as { sources: string[]; sourcesContent?: string[] };
+      const parsed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", map), "utf8")) as {
+        sources: string[];
+        sourcesContent?: string[];
+      };
       expect(parsed.sourcesContent?.length, map).toBe(parsed.sources.length);
     }
   });
@@ -116,7 +138,7 @@ describe("the packed package", () => {
     const { stdout: cjs } = await node([
       "-e",
       'const l = require("loomwork/lifecycle"); const u = require("loomwork/upgrades"); const r = require("loomwork/read-models");' +
-        "console.log([typeof l.sweep, typeof l.eraseSubject, typeof l.exportSubject, typeof l.archive, typeof u.checkReplay, typeof u.migrate, typeof r.createReadModels].join(\" \"))",
+        'console.log([typeof l.sweep, typeof l.eraseSubject, typeof l.exportSubject, typeof l.archive, typeof u.checkReplay, typeof u.migrate, typeof r.createReadModels].join(" "))',
     ]);
     expect(cjs.trim()).toBe(Array(7).fill("function").join(" "));
     const script = [
@@ -131,7 +153,7 @@ describe("the packed package", () => {
       'await app.result("x");',
       "const models = createReadModels(app);",
       "await models.ready;",
-      'const listed = models.list().map((v) => v.executionId).join();',
+      "const listed = models.list().map((v) => v.executionId).join();",
       'const exported = await exportSubject(app, "s");',
       "const swept = await sweep(app, { ttlMs: 0 });",
       'const archived = await archive(app, "x");',
@@ -144,7 +166,9 @@ describe("the packed package", () => {
   });
 
   it("takes xstate as a peer with a range (one copy: the app's), and pins it exactly only for its own tests", async () => {
-    const packed = JSON.parse(await readFile(join(project, "node_modules", "loomwork", "package.json"), "utf8")) as typeof manifest;
+    const packed = JSON.parse(
+      await readFile(join(project, "node_modules", "loomwork", "package.json"), "utf8"),
+    ) as typeof manifest;
     expect(packed.dependencies.xstate).toBeUndefined();
     expect(packed.peerDependencies.xstate).toBe("^5.19.0");
     expect(manifest.devDependencies.xstate).toMatch(/^5\.\d+\.\d+$/);
@@ -157,7 +181,9 @@ describe("the packed package", () => {
         'console.log(fromLoomwork("xstate/package.json").version, fromLoomwork.resolve("xstate") === createRequire(process.cwd() + "/").resolve("xstate"))',
     ]);
     expect(stdout.trim()).toBe(`${PROJECT_XSTATE} true`);
-    await expect(readdir(join(project, "node_modules", "loomwork", "node_modules"))).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(readdir(join(project, "node_modules", "loomwork", "node_modules"))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
   });
 
   it("runs the agent loop and a machine of the app's xstate, and resumes, on the lowest xstate of the range", async () => {
@@ -189,8 +215,18 @@ describe("the packed package", () => {
     expect((await readdir(join(project, "node_modules", "loomwork", "dist", "cli"))).length).toBeGreaterThan(3);
   });
   it("type-checks in a strict project without skipLibCheck, loomwork/postgres included (its pg types come with it)", async () => {
-    await writeFile(join(strict, "package.json"), JSON.stringify({ name: "strict-app", private: true, type: "module" }));
-    const compilerOptions = { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: false, noEmit: true };
+    await writeFile(
+      join(strict, "package.json"),
+      JSON.stringify({ name: "strict-app", private: true, type: "module" }),
+    );
+    const compilerOptions = {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+    };
     await writeFile(join(strict, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["app.ts"] }));
     await writeFile(
       join(strict, "app.ts"),
@@ -204,11 +240,13 @@ describe("the packed package", () => {
         "export const check = (a: typeof app, logic: Parameters<typeof checkReplay>[1]) => checkReplay(a, logic);",
         "export const models = (a: typeof app): ReadModels => createReadModels(a);",
         "export const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));",
-        'export const fleet = (url: string) => postgresStores({ url });',
+        "export const fleet = (url: string) => postgresStores({ url });",
       ].join("\n"),
     );
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    const result = await run(process.execPath, [tsc, "-p", "."], { cwd: strict }).catch((error: { stdout: string }) => error);
+    const result = await run(process.execPath, [tsc, "-p", "."], { cwd: strict }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(result.stdout).toBe("");
   }, 60_000);
 });

@@ -16,7 +16,10 @@ describe("pure transitions", () => {
   it("re-invokes a child with the same systemId in every round: no call sees an earlier call's registration", async () => {
     // Pure transitions execute no stop action, so a system shared between calls would still hold the
     // previous round's "worker" and refuse the next spawn with a systemId collision.
-    const machine = setup({ actors: { work: effectActor<number, number>() }, types: {} as { context: { round: number } } }).createMachine({
+    const machine = setup({
+      actors: { work: effectActor<number, number>() },
+      types: {} as { context: { round: number } },
+    }).createMachine({
       id: "rounds",
       context: { round: 0 },
       initial: "working",
@@ -37,7 +40,9 @@ describe("pure transitions", () => {
       },
       output: ({ context }) => context.round,
     });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { work: createToolEffect(async (n: number) => n) } }));
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { work: createToolEffect(async (n: number) => n) } }),
+    );
     await app.start(machine, { executionId: "r", input: {} });
     expect(await app.result("r")).toBe(4);
     expect((await app.log("r")).filter((r) => r.type === STEP_COMPLETED)).toHaveLength(5);
@@ -46,11 +51,25 @@ describe("pure transitions", () => {
 
   it("keeps in the snapshot only the effect children still running, not every child the run spawned", async () => {
     const turns = 12;
-    const model = scriptedModel((_request, call) => (call < turns - 1 ? { toolCalls: [{ toolName: "search", input: { q: String(call) } }] } : { text: "done" }));
-    const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), search: createToolEffect(async ({ q }: { q: string }) => `hit ${q}`) } }),
+    const model = scriptedModel((_request, call) =>
+      call < turns - 1 ? { toolCalls: [{ toolName: "search", input: { q: String(call) } }] } : { text: "done" },
     );
-    const loop = agentLoop$({ id: "kids", model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false });
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(model),
+          search: createToolEffect(async ({ q }: { q: string }) => `hit ${q}`),
+        },
+      }),
+    );
+    const loop = agentLoop$({
+      id: "kids",
+      model: "model",
+      tools: ["search"],
+      maxTurns: turns,
+      warnTranscriptBytes: false,
+    });
     const actor = await app.start(loop, { executionId: "r", input: { prompt: "go" } });
     const seen: string[][] = [];
     actor.subscribe((snapshot) => seen.push(Object.keys(snapshot.children)));

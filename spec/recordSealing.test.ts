@@ -48,7 +48,9 @@ describe("sealRecord / openRecord", () => {
       { requiredKeys: [] },
     );
     const extra = fc.dictionary(
-      fc.string().filter((k) => !["seq", "at", "type", "sealed", "stepId", "effectId", "timerId", "from", "to"].includes(k)),
+      fc
+        .string()
+        .filter((k) => !["seq", "at", "type", "sealed", "stepId", "effectId", "timerId", "from", "to"].includes(k)),
       fc.jsonValue(),
     );
     await fc.assert(
@@ -72,10 +74,24 @@ describe("sealRecord / openRecord", () => {
 
   it("keeps seq, at, type, the ids and refs readable and seals the rest", async () => {
     const key = newKey();
-    const record: StoredRecord = { ...step(7, { text: "CANARY-7f3a secret tool output" }), inputDigest: "d1", refs: ["own-field"] };
-    const sealed = (await sealRecord(record, key, "exec-1", ["sha256:aa", "sha256:bb", "sha256:aa"])) as SealedJournalRecord;
+    const record: StoredRecord = {
+      ...step(7, { text: "CANARY-7f3a secret tool output" }),
+      inputDigest: "d1",
+      refs: ["own-field"],
+    };
+    const sealed = (await sealRecord(record, key, "exec-1", [
+      "sha256:aa",
+      "sha256:bb",
+      "sha256:aa",
+    ])) as SealedJournalRecord;
     expect(Object.keys(sealed).sort()).toEqual(["at", "effectId", "refs", "sealed", "seq", "stepId", "type"]);
-    expect(sealed).toMatchObject({ seq: 7, at: record.at, type: STEP_COMPLETED, stepId: record.stepId, effectId: "search" });
+    expect(sealed).toMatchObject({
+      seq: 7,
+      at: record.at,
+      type: STEP_COMPLETED,
+      stepId: record.stepId,
+      effectId: "search",
+    });
     expect(sealed.refs).toEqual(["sha256:aa", "sha256:bb"]);
     expect(JSON.stringify(sealed)).not.toContain("CANARY");
     // The record's own `refs` is payload; the readable `refs` is only the caller's annotation.
@@ -92,7 +108,9 @@ describe("sealRecord / openRecord", () => {
 
   it("keeps a JSON field named __proto__ as data", async () => {
     const key = newKey();
-    const record = JSON.parse(`{"seq":1,"at":2,"type":"${STEP_COMPLETED}","__proto__":{"polluted":true},"output":1}`) as StoredRecord;
+    const record = JSON.parse(
+      `{"seq":1,"at":2,"type":"${STEP_COMPLETED}","__proto__":{"polluted":true},"output":1}`,
+    ) as StoredRecord;
     const opened = await openRecord(await sealRecord(record, key, "e"), key, "e");
     expect(Object.getPrototypeOf(opened)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(opened, "__proto__")?.value).toEqual({ polluted: true });
@@ -127,7 +145,9 @@ describe("sealRecord / openRecord", () => {
       fc.asyncProperty(fc.integer({ min: 0, max: bits - 1 }), async (bit) => {
         const bytes = fromBase64(sealed.sealed);
         bytes[bit >> 3]! ^= 1 << (bit & 7);
-        await expect(openRecord({ ...sealed, sealed: toBase64(bytes) }, key, "exec-1")).rejects.toBeInstanceOf(RecordAuthenticationError);
+        await expect(openRecord({ ...sealed, sealed: toBase64(bytes) }, key, "exec-1")).rejects.toBeInstanceOf(
+          RecordAuthenticationError,
+        );
       }),
       { numRuns: 200 },
     );
@@ -167,7 +187,9 @@ describe("sealRecord / openRecord", () => {
     forgetRecordKeys();
     const raw = newKey();
     const importKey = vi.spyOn(crypto.subtle, "importKey");
-    const sealed = await Promise.all(Array.from({ length: 2_000 }, (_, i) => sealRecord(step(i + 1, i), raw.slice(), "e")));
+    const sealed = await Promise.all(
+      Array.from({ length: 2_000 }, (_, i) => sealRecord(step(i + 1, i), raw.slice(), "e")),
+    );
     expect(importKey).toHaveBeenCalledTimes(1);
     expect(await openRecord(sealed[1_999]!, raw.slice(), "e")).toEqual(step(2_000, 1_999));
     expect(importKey).toHaveBeenCalledTimes(1);

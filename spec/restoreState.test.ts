@@ -1,28 +1,52 @@
 // A runtime state persisted and restored (planner.ts persistState / restoreState): the machine snapshot a
 // resume rebuilds equals the one XState's own restore gives, whether or not its context held actor refs
 // (a context without any is restored as read, not walked: actors/journal/machineSnapshot.ts).
-import { assign, createActor, createMachine, fromPromise, setup, type AnyMachineSnapshot, type AnyStateMachine } from "xstate";
+import {
+  assign,
+  createActor,
+  createMachine,
+  fromPromise,
+  setup,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+} from "xstate";
 import { describe, expect, it } from "vitest";
 import { persistState, restoreState, type RuntimeState } from "../actors/journal/planner.js";
 import { Counters } from "../actors/journal/counters.js";
 import { pureTransition } from "../actors/pureTransition.js";
 
-const runtime = (snapshot: AnyMachineSnapshot): RuntimeState => ({ snapshot, pending: {}, timers: {}, counters: Counters.empty.with("a", 2), status: "running" });
+const runtime = (snapshot: AnyMachineSnapshot): RuntimeState => ({
+  snapshot,
+  pending: {},
+  timers: {},
+  counters: Counters.empty.with("a", 2),
+  status: "running",
+});
 
 // What a store hands back: the persisted state through its JSON text.
-const stored = (machine: AnyStateMachine, snapshot: AnyMachineSnapshot): unknown => JSON.parse(JSON.stringify(persistState(machine, runtime(snapshot))));
+const stored = (machine: AnyStateMachine, snapshot: AnyMachineSnapshot): unknown =>
+  JSON.parse(JSON.stringify(persistState(machine, runtime(snapshot))));
 
 // XState's own restore of the same persisted machine snapshot (what restoreState did before).
 const byXState = (machine: AnyStateMachine, persisted: unknown): AnyMachineSnapshot =>
   createActor(machine, { snapshot: structuredClone((persisted as { machine: never }).machine) }).getSnapshot();
 
-const facts = (s: AnyMachineSnapshot) => ({ value: s.value, context: s.context, status: s.status, historyValue: Object.keys(s.historyValue ?? {}), nodes: s._nodes.map((n) => n.id) });
+const facts = (s: AnyMachineSnapshot) => ({
+  value: s.value,
+  context: s.context,
+  status: s.status,
+  historyValue: Object.keys(s.historyValue ?? {}),
+  nodes: s._nodes.map((n) => n.id),
+});
 
 describe("restoreState", () => {
   it("restores a context of plain data as read, equal to XState's restore, and marks it in the persisted state", () => {
     const machine = createMachine({
       id: "plain",
-      context: { messages: [{ role: "user", content: [{ text: "hi" }] }], nested: { deep: { list: [1, 2, { x: null }] } } },
+      context: {
+        messages: [{ role: "user", content: [{ text: "hi" }] }],
+        nested: { deep: { list: [1, 2, { x: null }] } },
+      },
       initial: "a",
       states: { a: { on: { GO: "b" } }, b: { initial: "b1", states: { b1: {}, hist: { type: "history" } } } },
     });
@@ -69,7 +93,11 @@ describe("restoreState", () => {
       id: "counting",
       context: { n: 0, log: [] as number[] },
       initial: "on",
-      states: { on: { on: { INC: { actions: assign(({ context }) => ({ n: context.n + 1, log: [...context.log, context.n] })) } } } },
+      states: {
+        on: {
+          on: { INC: { actions: assign(({ context }) => ({ n: context.n + 1, log: [...context.log, context.n] })) } },
+        },
+      },
     });
     const actor = createActor(machine).start();
     for (let i = 0; i < 3; i++) actor.send({ type: "INC" });

@@ -40,7 +40,13 @@ describe.each<Path>(["approve", "timer"])("resume after a crash at every seq (%s
       const stores = memoryStores();
       const clock = simulatedClock(10_000);
       const counted = countedDemoEffects();
-      const app1 = createApp(defineConfig({ stores: withEvents(stores, new DyingEventStore(stores.events, crashAfter)), effects: counted.effects, clock }));
+      const app1 = createApp(
+        defineConfig({
+          stores: withEvents(stores, new DyingEventStore(stores.events, crashAfter)),
+          effects: counted.effects,
+          clock,
+        }),
+      );
       try {
         const actor = await app1.start(demoMachine, { executionId: "run", input: { topic: "owls" } });
         await drive(app1, actor, clock, path).catch(() => undefined);
@@ -53,17 +59,21 @@ describe.each<Path>(["approve", "timer"])("resume after a crash at every seq (%s
       const runsBefore = new Map(counted.runs);
 
       const app2 = createApp(defineConfig({ stores, effects: counted.effects, clock, logics: [demoMachine] }));
-      const actor = survived.length === 0
-        ? await app2.start(demoMachine, { executionId: "run", input: { topic: "owls" } })
-        : await app2.resume("run");
+      const actor =
+        survived.length === 0
+          ? await app2.start(demoMachine, { executionId: "run", input: { topic: "owls" } })
+          : await app2.resume("run");
       const output = await drive(app2, actor, clock, path);
 
       expect(output, `crash after seq ${crashAfter}`).toEqual(baseline.output);
       for (const stepId of recordedSteps) {
-        expect(counted.runs.get(stepId), `${stepId} was recorded before the crash at ${crashAfter}`).toBe(runsBefore.get(stepId));
+        expect(counted.runs.get(stepId), `${stepId} was recorded before the crash at ${crashAfter}`).toBe(
+          runsBefore.get(stepId),
+        );
         expect(runsBefore.get(stepId)).toBe(1);
       }
-      for (const [stepId, n] of counted.runs) expect(n, `${stepId} after crash at ${crashAfter}`).toBeLessThanOrEqual(2);
+      for (const [stepId, n] of counted.runs)
+        expect(n, `${stepId} after crash at ${crashAfter}`).toBeLessThanOrEqual(2);
       const finalLog = await app2.log("run");
       expect(finalLog.map((r) => r.seq)).toEqual(finalLog.map((_, i) => i + 1));
       expect(finalLog.map((r) => [r.type, r.stepId, r.to])).toEqual(baseline.log.map((r) => [r.type, r.stepId, r.to]));

@@ -10,14 +10,19 @@ import { demoMachine } from "./support/demoMachine.js";
 import { countedDemoEffects } from "./support/harness.js";
 
 // Waits for an event, so an execution of it stays running across a restart.
-const waiting = createMachine({ id: "waiting", initial: "idle", states: { idle: { on: { GO: "done" } }, done: { type: "final" } } });
+const waiting = createMachine({
+  id: "waiting",
+  initial: "idle",
+  states: { idle: { on: { GO: "done" } }, done: { type: "final" } },
+});
 
 describe("app.resumeUnfinished", () => {
   it("resumes every running execution, serving recorded steps from the log, and reports the ones it cannot", async () => {
     const stores = memoryStores();
     const first = countedDemoEffects();
     const app1 = createApp(defineConfig({ stores, effects: first.effects }));
-    for (const id of ["a-2", "a-10", "a-1"]) await (await app1.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
+    for (const id of ["a-2", "a-10", "a-1"])
+      await (await app1.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
     const done = await app1.start(demoMachine, { executionId: "finished", input: { topic: "t" } });
     await done.settled();
     await done.sendAsync({ type: "APPROVE" });
@@ -49,7 +54,9 @@ describe("app.resumeUnfinished", () => {
     expect(resumed.map((actor) => actor.id)).toEqual(["keep-1"]);
     expect(failed).toEqual([]);
     await expect(app2.resumeUnfinished({ concurrency: 0 })).rejects.toBeInstanceOf(ConfigError);
-    await expect(app2.resumeUnfinished({ filter: "keep" as never })).rejects.toMatchObject({ path: "resumeUnfinished.filter" });
+    await expect(app2.resumeUnfinished({ filter: "keep" as never })).rejects.toMatchObject({
+      path: "resumeUnfinished.filter",
+    });
     await app2.close();
   });
 });

@@ -103,7 +103,14 @@ describe("a snapshot at a clean close (execution.snapshotOnClose: true)", () => 
   it("writes nothing at close for an ended execution or one whose snapshot is at its head", async () => {
     const stores = memoryStores();
     const { effects } = countedDemoEffects();
-    const app = createApp(defineConfig({ stores, effects, clock: simulatedClock(0), execution: { snapshotEvery: 5, snapshotOnClose: true } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects,
+        clock: simulatedClock(0),
+        execution: { snapshotEvery: 5, snapshotOnClose: true },
+      }),
+    );
     const actor = await app.start(demoMachine, { executionId: "r", input: { topic: "t" } });
     await actor.settled();
     const before = await stores.events.getSnapshot("r");
@@ -113,6 +120,14 @@ describe("a snapshot at a clean close (execution.snapshotOnClose: true)", () => 
   });
 
   it("refuses a snapshotOnClose that is not a boolean", () => {
-    expect(() => createApp(defineConfig({ stores: memoryStores(), effects: {}, execution: { snapshotOnClose: "yes" as unknown as boolean } }))).toThrow(ConfigError);
+    expect(() =>
+      createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects: {},
+          execution: { snapshotOnClose: "yes" as unknown as boolean },
+        }),
+      ),
+    ).toThrow(ConfigError);
   });
 });

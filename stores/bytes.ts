@@ -42,7 +42,11 @@ export function toHex(bytes: Uint8Array): string {
  * a secure context: plain http from a LAN name), instead of a TypeError on `undefined` at first use.
  */
 export function subtleCrypto(where: string): SubtleCrypto {
-  const scope = globalThis as { crypto?: { subtle?: SubtleCrypto }; isSecureContext?: boolean; location?: { origin?: string } };
+  const scope = globalThis as {
+    crypto?: { subtle?: SubtleCrypto };
+    isSecureContext?: boolean;
+    location?: { origin?: string };
+  };
   const subtle = scope.crypto?.subtle;
   if (subtle) return subtle;
   throw new InsecureContextError(where, { secure: scope.isSecureContext, origin: scope.location?.origin });
@@ -98,5 +102,11 @@ export async function deriveSubjectSubkey(
   const subtle = subtleCrypto("deriving a subject's key");
   const base = await subtle.importKey("raw", bufferSource(raw), "HKDF", false, ["deriveKey"]);
   const salt = bufferSource(utf8(SUBJECT_KEY_HKDF_SALT));
-  return subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: bufferSource(info) }, base, algorithm, false, usages);
+  return subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt, info: bufferSource(info) },
+    base,
+    algorithm,
+    false,
+    usages,
+  );
 }

@@ -1,4 +1,10 @@
-import { EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED, isJournalRecord, type JournalRecord } from "./schema.js";
+import {
+  EXECUTION_ENDED,
+  EXECUTION_MIGRATED,
+  EXECUTION_STARTED,
+  isJournalRecord,
+  type JournalRecord,
+} from "./schema.js";
 import { ConcurrencyError } from "./errors.js";
 import type { ExecutionInfo, StoredRecord } from "./types.js";
 
@@ -18,7 +24,11 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
     // A migration moves the execution to another version of its logic: the catalogue names the one it runs now.
     case EXECUTION_MIGRATED: {
       const { version: _previous, ...rest } = info;
-      return { ...rest, ...(typeof record.machineHash === "string" ? { machineHash: record.machineHash } : {}), ...(typeof record.version === "string" ? { version: record.version } : {}) };
+      return {
+        ...rest,
+        ...(typeof record.machineHash === "string" ? { machineHash: record.machineHash } : {}),
+        ...(typeof record.version === "string" ? { version: record.version } : {}),
+      };
     }
     default:
       return info;
@@ -29,8 +39,14 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
  * Folds appended records into the catalogue entry (a new object; `previous` is left as it was). A record
  * of a type the schema does not know moves the head only.
  */
-export function foldCatalogue(executionId: string, previous: ExecutionInfo | undefined, records: StoredRecord[]): ExecutionInfo {
-  let info: ExecutionInfo = previous ? { ...previous } : { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
+export function foldCatalogue(
+  executionId: string,
+  previous: ExecutionInfo | undefined,
+  records: StoredRecord[],
+): ExecutionInfo {
+  let info: ExecutionInfo = previous
+    ? { ...previous }
+    : { executionId, status: "running", startedAt: records[0]?.at ?? 0, head: 0 };
   for (const record of records) {
     if (isJournalRecord(record)) info = catalogued(info, record);
     info.head = record.seq;
@@ -43,7 +59,12 @@ export function foldCatalogue(executionId: string, previous: ExecutionInfo | und
  * the catalogue never disagrees with the log: a stale `expectedSeq` is a ConcurrencyError (the log never
  * forks), records that do not continue the log contiguously a RangeError. Undefined for an empty append.
  */
-export function appendToCatalogue(executionId: string, previous: ExecutionInfo | undefined, expectedSeq: number, records: StoredRecord[]): ExecutionInfo | undefined {
+export function appendToCatalogue(
+  executionId: string,
+  previous: ExecutionInfo | undefined,
+  expectedSeq: number,
+  records: StoredRecord[],
+): ExecutionInfo | undefined {
   const head = previous?.head ?? 0;
   if (head !== expectedSeq) throw new ConcurrencyError(executionId, expectedSeq, head);
   assertContiguous(executionId, expectedSeq, records);
@@ -54,7 +75,9 @@ export function appendToCatalogue(executionId: string, previous: ExecutionInfo |
 export function assertContiguous(executionId: string, expectedSeq: number, records: readonly StoredRecord[]): void {
   records.forEach((record, i) => {
     if (record.seq !== expectedSeq + 1 + i) {
-      throw new RangeError(`Execution "${executionId}": record ${i} has seq ${record.seq}, expected ${expectedSeq + 1 + i}; seqs must continue the log contiguously.`);
+      throw new RangeError(
+        `Execution "${executionId}": record ${i} has seq ${record.seq}, expected ${expectedSeq + 1 + i}; seqs must continue the log contiguously.`,
+      );
     }
   });
 }

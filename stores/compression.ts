@@ -61,7 +61,8 @@ export async function compressBytes(bytes: Uint8Array): Promise<Uint8Array> {
 
 /** The plain bytes of a compressed value (`isCompressed` holds); rejects when the stream is damaged. */
 export async function decompressBytes(bytes: Uint8Array): Promise<Uint8Array> {
-  if (!isCompressed(bytes)) throw new RangeError("decompressBytes: the bytes do not start with the compressed-value magic");
+  if (!isCompressed(bytes))
+    throw new RangeError("decompressBytes: the bytes do not start with the compressed-value magic");
   return through(bytes.subarray(COMPRESSED_MAGIC.length), new DecompressionStream(COMPRESSION_STREAM_FORMAT));
 }
 
@@ -95,7 +96,11 @@ export async function unpackState(stored: unknown): Promise<unknown> {
  * address (plain blobs, including one that happens to begin with the magic), else their decompressed form;
  * undefined when neither has the address (damage).
  */
-export async function unpackBlob(stored: Uint8Array, address: string, addressOf: (bytes: Uint8Array) => Promise<string>): Promise<Uint8Array | undefined> {
+export async function unpackBlob(
+  stored: Uint8Array,
+  address: string,
+  addressOf: (bytes: Uint8Array) => Promise<string>,
+): Promise<Uint8Array | undefined> {
   if (!isCompressed(stored) || (await addressOf(stored)) === address) return stored;
   let plain: Uint8Array;
   try {

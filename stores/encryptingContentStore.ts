@@ -57,8 +57,10 @@ const IV_KEY_INFO = utf8("loomwork/content/v1/iv-hmac-sha256");
 const SEAL_KEY_INFO = utf8("loomwork/content/v1/aes-256-gcm");
 const AAD = utf8("loomwork/content/v1");
 
-const ivKeyOf = (raw: Uint8Array) => deriveSubjectSubkey(raw, IV_KEY_INFO, { name: "HMAC", hash: "SHA-256", length: 256 }, ["sign"]);
-const sealKeyOf = (raw: Uint8Array, usage: KeyUsage) => deriveSubjectSubkey(raw, SEAL_KEY_INFO, { name: "AES-GCM", length: 256 }, [usage]);
+const ivKeyOf = (raw: Uint8Array) =>
+  deriveSubjectSubkey(raw, IV_KEY_INFO, { name: "HMAC", hash: "SHA-256", length: 256 }, ["sign"]);
+const sealKeyOf = (raw: Uint8Array, usage: KeyUsage) =>
+  deriveSubjectSubkey(raw, SEAL_KEY_INFO, { name: "AES-GCM", length: 256 }, [usage]);
 
 function requireSubject(method: "put" | "get", options: ContentPutOptions | undefined): string {
   const subject = options?.subject;
@@ -94,7 +96,8 @@ export class EncryptingContentStore implements ContentStore {
     this.keys = keys;
     const { delete: del, deleteIfUntouchedSince, touchClock, close } = inner;
     if (del) this.delete = (address) => del.call(inner, address);
-    if (deleteIfUntouchedSince) this.deleteIfUntouchedSince = (address, cutoff) => deleteIfUntouchedSince.call(inner, address, cutoff);
+    if (deleteIfUntouchedSince)
+      this.deleteIfUntouchedSince = (address, cutoff) => deleteIfUntouchedSince.call(inner, address, cutoff);
     if (touchClock) this.touchClock = () => touchClock.call(inner);
     if (close) this.close = () => close.call(inner);
   }
@@ -105,7 +108,11 @@ export class EncryptingContentStore implements ContentStore {
     const raw = await this.keys.getOrCreate(subject);
     const [ivKey, sealKey] = await Promise.all([ivKeyOf(raw), sealKeyOf(raw, "encrypt")]);
     const iv = new Uint8Array(await crypto.subtle.sign("HMAC", ivKey, buffer(bytes))).subarray(0, IV_BYTES);
-    const ciphertext = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: buffer(AAD) }, sealKey, buffer(bytes));
+    const ciphertext = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData: buffer(AAD) },
+      sealKey,
+      buffer(bytes),
+    );
     const blob = new Uint8Array(1 + IV_BYTES + ciphertext.byteLength);
     blob[0] = FORMAT_VERSION;
     blob.set(iv, 1);
@@ -126,8 +133,10 @@ export class EncryptingContentStore implements ContentStore {
     const fail = (reason: string, cause?: unknown) =>
       new ContentAuthenticationError(address, subject, reason, cause === undefined ? undefined : { cause });
     if (!raw) throw fail("the subject has no key, so nothing was sealed for it");
-    if (address.startsWith("sha256:") && address !== `sha256:${await sha256Hex(blob)}`) throw fail("the blob's hash differs from its address");
-    if (blob.byteLength < 1 + IV_BYTES + TAG_BYTES || blob[0] !== FORMAT_VERSION) throw fail("not a sealed blob of format 1");
+    if (address.startsWith("sha256:") && address !== `sha256:${await sha256Hex(blob)}`)
+      throw fail("the blob's hash differs from its address");
+    if (blob.byteLength < 1 + IV_BYTES + TAG_BYTES || blob[0] !== FORMAT_VERSION)
+      throw fail("not a sealed blob of format 1");
     const sealKey = await sealKeyOf(raw, "decrypt");
     try {
       const plaintext = await crypto.subtle.decrypt(

@@ -27,7 +27,9 @@ export class LoomworkError extends Error {
   // Only `LoomworkError` itself answers by the mark; its subclasses keep the ordinary prototype check.
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (this !== LoomworkError) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === "object" && value !== null && (value as { [LOOMWORK_ERROR]?: unknown })[LOOMWORK_ERROR] === true;
+    return (
+      typeof value === "object" && value !== null && (value as { [LOOMWORK_ERROR]?: unknown })[LOOMWORK_ERROR] === true
+    );
   }
 }
 
@@ -107,9 +109,15 @@ export interface JournalCorruptionDetails {
 function survivorsText(s: JournalSurvivors | undefined): string {
   if (!s) return "";
   const parts = [
-    s.logHead === undefined ? undefined : s.logHead > 0 ? `the log holds seqs through ${s.logHead}` : "the log holds no record",
+    s.logHead === undefined
+      ? undefined
+      : s.logHead > 0
+        ? `the log holds seqs through ${s.logHead}`
+        : "the log holds no record",
     s.snapshotSeq === undefined ? "no whole snapshot" : `a whole snapshot at seq ${s.snapshotSeq}`,
-    s.archives?.length ? `archive segments ${s.archives.map((a) => `${a.fromSeq}-${a.toSeq}`).join(", ")}` : "no archive segment",
+    s.archives?.length
+      ? `archive segments ${s.archives.map((a) => `${a.fromSeq}-${a.toSeq}`).join(", ")}`
+      : "no archive segment",
   ].filter((p) => p !== undefined);
   return ` What survives: ${parts.join("; ")}.`;
 }
@@ -131,7 +139,8 @@ export class JournalCorruptionError extends LoomworkError {
     super(
       STORE_ERROR_CODES.journalCorrupt,
       `Journal ${file} is corrupt at byte offset ${offset}: ${reason}.${survivorsText(details.survives)} ` +
-        (details.remedy ?? `Only a torn tail is repaired automatically; restore this file from a backup (docs/storage.md, "Recovery").`),
+        (details.remedy ??
+          `Only a torn tail is repaired automatically; restore this file from a backup (docs/storage.md, "Recovery").`),
     );
     this.file = file;
     this.offset = offset;
@@ -145,7 +154,11 @@ export class JournalCorruptionError extends LoomworkError {
 export class StorageQuotaError extends LoomworkError {
   static override readonly name: string = "StorageQuotaError";
   constructor(what: string, options?: { cause?: unknown }) {
-    super(STORE_ERROR_CODES.storageQuota, `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`, options);
+    super(
+      STORE_ERROR_CODES.storageQuota,
+      `Storage quota exceeded while ${what}; nothing was written. Free space and retry.`,
+      options,
+    );
   }
 }
 
@@ -195,7 +208,10 @@ export class ReadOnlyStoreError extends LoomworkError {
   static override readonly name: string = "ReadOnlyStoreError";
   readonly resource: string;
   constructor(resource: string) {
-    super(STORE_ERROR_CODES.readOnly, `${resource} was opened read-only: it reads the journal and writes nothing. Open it without readOnly (as its only writer) to write.`);
+    super(
+      STORE_ERROR_CODES.readOnly,
+      `${resource} was opened read-only: it reads the journal and writes nothing. Open it without readOnly (as its only writer) to write.`,
+    );
     this.resource = resource;
   }
 }
@@ -217,7 +233,10 @@ export class SubjectErasedError extends LoomworkError {
   static override readonly name: string = "SubjectErasedError";
   readonly subject: string;
   constructor(subject: string) {
-    super(STORE_ERROR_CODES.subjectErased, `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`);
+    super(
+      STORE_ERROR_CODES.subjectErased,
+      `Subject "${subject}" was erased: its key is destroyed and its data cannot be read or written.`,
+    );
     this.subject = subject;
   }
 }
@@ -243,7 +262,9 @@ export class KeyMissingError extends LoomworkError {
   readonly executionId: string | undefined;
   constructor(subject: string, details: KeyMissingDetails = {}) {
     const where = details.location ? ` (${details.location})` : "";
-    const reading = details.executionId ? ` Execution "${details.executionId}" is sealed under it and cannot be read.` : "";
+    const reading = details.executionId
+      ? ` Execution "${details.executionId}" is sealed under it and cannot be read.`
+      : "";
     super(
       STORE_ERROR_CODES.keyMissing,
       `The key of subject "${subject}" is missing${where}, although it was created and the subject was never erased: ` +

@@ -17,5 +17,6 @@ export function checkStoredId(value: unknown, what: "execution id" | "subject"):
 /** The ids an append names: its execution's, and the subject its start record gives the catalogue. */
 export function checkAppendIds(executionId: string, records: readonly StoredRecord[]): void {
   checkStoredId(executionId, "execution id");
-  for (const record of records) if (record.type === EXECUTION_STARTED && record.subject !== undefined) checkStoredId(record.subject, "subject");
+  for (const record of records)
+    if (record.type === EXECUTION_STARTED && record.subject !== undefined) checkStoredId(record.subject, "subject");
 }

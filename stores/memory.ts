@@ -23,7 +23,8 @@ import {
 // macrostep's few small records, and with far less garbage; anything else (a class instance, a typed
 // array, a Date, a function) goes through structuredClone, which copies or refuses it as before.
 function clone<T>(value: T): T {
-  if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
+  if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol"))
+    return value;
   if (Array.isArray(value)) {
     const out: unknown[] = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) out[i] = clone(value[i] as unknown);
@@ -34,7 +35,8 @@ function clone<T>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     // An own "__proto__" key (JSON.parse makes them) stays a key: an assignment would set the prototype.
-    if (key === "__proto__") Object.defineProperty(out, key, { value: clone(item), enumerable: true, writable: true, configurable: true });
+    if (key === "__proto__")
+      Object.defineProperty(out, key, { value: clone(item), enumerable: true, writable: true, configurable: true });
     else out[key] = clone(item);
   }
   return out as T;
@@ -92,14 +94,17 @@ export class MemoryEventStore implements EventStore {
   }
 
   async listExecutions(): Promise<ExecutionInfo[]> {
-    return [...this.histories.values()].map((h) => clone(h.info)).sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
+    return [...this.histories.values()]
+      .map((h) => clone(h.info))
+      .sort((a, b) => (a.executionId < b.executionId ? -1 : 1));
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
     checkStoredId(executionId, "execution id");
     const history = this.histories.get(executionId);
     if (!history) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
-    if (!history.snapshot || history.snapshot.seq < snapshot.seq) history.snapshot = { seq: snapshot.seq, json: JSON.stringify(snapshot) };
+    if (!history.snapshot || history.snapshot.seq < snapshot.seq)
+      history.snapshot = { seq: snapshot.seq, json: JSON.stringify(snapshot) };
   }
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
@@ -179,7 +184,8 @@ export class MemoryContentStore implements ContentStore {
   }
 
   async *list(): AsyncIterable<ContentInfo> {
-    for (const [address, blob] of [...this.blobs]) yield { address, size: blob.bytes.byteLength, touchedAt: blob.touchedAt };
+    for (const [address, blob] of [...this.blobs])
+      yield { address, size: blob.bytes.byteLength, touchedAt: blob.touchedAt };
   }
 }
 

@@ -15,7 +15,16 @@
 //   record of schema 1 or 2, which never omits it.
 // Records of schema 1 and 2 carry every field: the expander passes them through unchanged. So does it a
 // sealed record (security.crypto), which is opened before it is expanded.
-import { EXECUTION_MIGRATED, EXECUTION_STARTED, EVENT_RECEIVED, isMacrostepInputType, STEP_COMPLETED, STEP_FAILED, TRANSITION, type StoredRecord } from "./schema.js";
+import {
+  EXECUTION_MIGRATED,
+  EXECUTION_STARTED,
+  EVENT_RECEIVED,
+  isMacrostepInputType,
+  STEP_COMPLETED,
+  STEP_FAILED,
+  TRANSITION,
+  type StoredRecord,
+} from "./schema.js";
 import { usageOf } from "./usage.js";
 
 const DONE_PREFIX = "xstate.done.actor.";
@@ -82,7 +91,13 @@ export function compactMacrostep(records: readonly StoredRecord[]): StoredRecord
   const input = records[0];
   if (!input || !isMacrostepInputType(input.type) || !records.some((r) => r.type === TRANSITION)) return [...records];
   return records.map((record, i) => {
-    if (i === 0 && record.type === STEP_COMPLETED && Object.hasOwn(record, "usage") && record.usage !== undefined && sameJson(outputUsage(record.output), record.usage)) {
+    if (
+      i === 0 &&
+      record.type === STEP_COMPLETED &&
+      Object.hasOwn(record, "usage") &&
+      record.usage !== undefined &&
+      sameJson(outputUsage(record.output), record.usage)
+    ) {
       const { usage: _usage, ...rest } = record;
       return rest;
     }
@@ -121,7 +136,12 @@ export class RecordExpander {
     if (record.type === EXECUTION_STARTED) this.from = null;
     if (record.type === EXECUTION_MIGRATED) this.from = migratedValue(record);
     if (record.type === TRANSITION) return this.transition(record);
-    if (record.type === STEP_COMPLETED && !isSealedRecord(record) && !Object.hasOwn(record, "usage") && storedFormFollows(records, i)) {
+    if (
+      record.type === STEP_COMPLETED &&
+      !isSealedRecord(record) &&
+      !Object.hasOwn(record, "usage") &&
+      storedFormFollows(records, i)
+    ) {
       const usage = outputUsage(record.output);
       if (usage) return { ...record, usage };
     }
@@ -134,7 +154,16 @@ export class RecordExpander {
     if (isSealedRecord(record) || !isStoredForm(record)) return record;
     const { seq, at, type, to, actor, ...rest } = record;
     const event = Object.hasOwn(rest, "event") ? rest.event : inputEventType(this.input, actor);
-    if (event === undefined) return { seq, at, type, ...(from === undefined ? {} : { from }), to, ...(actor === undefined ? {} : { actor }), ...rest };
+    if (event === undefined)
+      return {
+        seq,
+        at,
+        type,
+        ...(from === undefined ? {} : { from }),
+        to,
+        ...(actor === undefined ? {} : { actor }),
+        ...rest,
+      };
     return { seq, at, type, ...(from === undefined ? {} : { from }), to, event, ...rest };
   }
 }

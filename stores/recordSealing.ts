@@ -75,7 +75,9 @@ function deriveRecordKey(raw: Uint8Array): Promise<CryptoKey> {
 export function importRecordKey(raw: Uint8Array): Promise<CryptoKey> {
   if (raw.byteLength !== SUBJECT_KEY_BYTES) {
     return Promise.reject(
-      new TypeError(`A subject key is ${SUBJECT_KEY_BYTES} bytes (KeyStore.getOrCreate); got ${raw.byteLength}. Pass the key the KeyStore returned.`),
+      new TypeError(
+        `A subject key is ${SUBJECT_KEY_BYTES} bytes (KeyStore.getOrCreate); got ${raw.byteLength}. Pass the key the KeyStore returned.`,
+      ),
     );
   }
   const hit = keyCache.findIndex((entry) => sameBytes(entry.raw, raw));
@@ -103,7 +105,9 @@ function recordKey(key: Uint8Array | CryptoKey): Promise<CryptoKey> {
   if (ArrayBuffer.isView(key)) return importRecordKey(key);
   if (key.algorithm.name !== "AES-GCM" || !key.usages.includes("encrypt") || !key.usages.includes("decrypt")) {
     return Promise.reject(
-      new TypeError(`A record key must be an AES-GCM CryptoKey for encrypt and decrypt (got ${key.algorithm.name}); pass the raw subject key or importRecordKey(raw).`),
+      new TypeError(
+        `A record key must be an AES-GCM CryptoKey for encrypt and decrypt (got ${key.algorithm.name}); pass the raw subject key or importRecordKey(raw).`,
+      ),
     );
   }
   return Promise.resolve(key);
@@ -140,8 +144,12 @@ export async function sealRecord(
   executionId: string,
   citedAddresses?: Iterable<string>,
 ): Promise<StoredRecord> {
-  if (typeof executionId !== "string" || executionId === "") throw new TypeError("sealRecord needs the executionId of the record's execution (a non-empty string).");
-  if (isSealed(record)) throw new TypeError(`Execution "${executionId}": record at seq ${record.seq} is already sealed; seal each record once.`);
+  if (typeof executionId !== "string" || executionId === "")
+    throw new TypeError("sealRecord needs the executionId of the record's execution (a non-empty string).");
+  if (isSealed(record))
+    throw new TypeError(
+      `Execution "${executionId}": record at seq ${record.seq} is already sealed; seal each record once.`,
+    );
   const header: Record<string, unknown> = {};
   // Null prototype: a JSON key "__proto__" must stay an own field, not reach the prototype setter.
   const payload: Record<string, unknown> = Object.create(null);
@@ -167,7 +175,11 @@ export async function sealRecord(
  * Opens a sealed record: the result deep-equals the record that was sealed. A record without
  * `sealed` is returned unchanged. Rejects with `RecordAuthenticationError` when it does not authenticate.
  */
-export async function openRecord(record: StoredRecord, key: Uint8Array | CryptoKey, executionId: string): Promise<StoredRecord> {
+export async function openRecord(
+  record: StoredRecord,
+  key: Uint8Array | CryptoKey,
+  executionId: string,
+): Promise<StoredRecord> {
   if (!isSealed(record)) return record;
   const { sealed, ...header } = record;
   const fail = (reason: string, cause?: unknown) =>
@@ -196,7 +208,8 @@ export async function openRecord(record: StoredRecord, key: Uint8Array | CryptoK
   } catch (cause) {
     throw fail("the payload is not JSON", cause);
   }
-  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw fail("the payload is not a JSON object");
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload))
+    throw fail("the payload is not a JSON object");
   // `refs` was the caller's annotation, not part of the record; a record's own `refs` is in the payload.
   const { refs: _refs, ...readable } = header;
   return { ...readable, ...(payload as Record<string, unknown>) } as StoredRecord;

@@ -210,7 +210,6 @@ interface RecordsByType {
 /** A record type: one of the constants above. */
 export type RecordType = keyof RecordsByType;
 
-
 /**
  * One journal record, as `app.log` reads it: a discriminated union keyed by `type`. Narrow it
  * (`record.type === STEP_COMPLETED`) for its typed fields; any other field (one a later schema adds, or
@@ -231,9 +230,16 @@ export type RecordBody<K extends RecordType = RecordType> = { [T in K]: Omit<Rec
 export type RecordHandlers<S, T> = { readonly [K in RecordType]: (state: S, record: RecordOf<K>) => T };
 
 /** The records that start a macrostep: an input the machine takes. The planner writes the others itself. */
-export type MacrostepInput = RecordOf<typeof EXECUTION_STARTED | typeof EVENT_RECEIVED | typeof STEP_COMPLETED | typeof STEP_FAILED>;
+export type MacrostepInput = RecordOf<
+  typeof EXECUTION_STARTED | typeof EVENT_RECEIVED | typeof STEP_COMPLETED | typeof STEP_FAILED
+>;
 
-const MACROSTEP_INPUT_TYPES: ReadonlySet<string> = new Set([EXECUTION_STARTED, EVENT_RECEIVED, STEP_COMPLETED, STEP_FAILED]);
+const MACROSTEP_INPUT_TYPES: ReadonlySet<string> = new Set([
+  EXECUTION_STARTED,
+  EVENT_RECEIVED,
+  STEP_COMPLETED,
+  STEP_FAILED,
+]);
 
 /** True for a record type that starts a macrostep (a sealed record keeps its type readable). */
 export function isMacrostepInputType(type: string): boolean {
@@ -252,13 +258,19 @@ export function foldRecord<S, T>(handlers: RecordHandlers<S, T>, state: S, recor
 
 // A record's fields beside { seq, at, type }, as EVENT_SCHEMA spells them: "name", or "name?" when optional.
 type FieldsOf<R> = {
-  [F in Exclude<keyof R, keyof RecordBase | "type">]-?: F extends string ? (Pick<R, F> extends Required<Pick<R, F>> ? F : `${F}?`) : never;
+  [F in Exclude<keyof R, keyof RecordBase | "type">]-?: F extends string
+    ? Pick<R, F> extends Required<Pick<R, F>>
+      ? F
+      : `${F}?`
+    : never;
 }[Exclude<keyof R, keyof RecordBase | "type">];
 
 // Each type's field list, checked both ways against its interface: an unknown or missing field, or a
 // missing type, does not compile.
 type SchemaTypes = { readonly [K in RecordType]: readonly FieldsOf<RecordsByType[K]>[] };
-function schemaTypes<const T extends SchemaTypes>(types: T & { [K in RecordType]: Exclude<FieldsOf<RecordsByType[K]>, T[K][number]> extends never ? unknown : never }): T {
+function schemaTypes<const T extends SchemaTypes>(
+  types: T & { [K in RecordType]: Exclude<FieldsOf<RecordsByType[K]>, T[K][number]> extends never ? unknown : never },
+): T {
   return types;
 }
 

@@ -19,7 +19,14 @@ export function isEventObject(value: unknown): value is Record<string, unknown> 
 
 /** A value as a refusal's message shows it: JSON where it has it; NaN, undefined, BigInts, functions and symbols by name. */
 export function shown(value: unknown): string {
-  if (typeof value === "number" || typeof value === "bigint" || value === undefined || typeof value === "function" || typeof value === "symbol") return String(value);
+  if (
+    typeof value === "number" ||
+    typeof value === "bigint" ||
+    value === undefined ||
+    typeof value === "function" ||
+    typeof value === "symbol"
+  )
+    return String(value);
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

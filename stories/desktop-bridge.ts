@@ -12,14 +12,26 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel, Worker } from "node:worker_threads";
 import { serveBridge } from "../adapters/bridge/index.js";
 import { fsStores } from "../adapters/fs/index.js";
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, EVENT_RECEIVED, scriptedModel, type AgentLoopOutput, type JournaledActor } from "../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  EVENT_RECEIVED,
+  scriptedModel,
+  type AgentLoopOutput,
+  type JournaledActor,
+} from "../index.js";
 import { desktopAssistant, desktopEffects, FOLDERS } from "./support/desktopAssistant.js";
 import { defaultStoryDir, exitOnRefusal, ownedStoryDir } from "./support/storyDir.js";
 import { createReadModels } from "../readModels.js";
 
 const args = process.argv.slice(2);
 const given = (args.includes("--dir") ? args[args.indexOf("--dir") + 1] : undefined) ?? process.env.LOOMWORK_DIR;
-const dir = await (given ? ownedStoryDir(given, "desktop-bridge") : defaultStoryDir(".tmp/desktop-bridge", "desktop-bridge")).catch(exitOnRefusal);
+const dir = await (
+  given ? ownedStoryDir(given, "desktop-bridge") : defaultStoryDir(".tmp/desktop-bridge", "desktop-bridge")
+).catch(exitOnRefusal);
 const main = (text: string) => console.log(`[main] ${text}`);
 
 // An agent that tidies the inbox: archiving a mail is a tool call a human approves in the window.
@@ -28,9 +40,14 @@ const archived: string[] = [];
 const effects = {
   ...desktopEffects({ modelMs: 250, toolMs: 250 }),
   tidyModel: createLlmEffect(
-    scriptedModel([{ toolCalls: [{ id: "call_archive", toolName: "archive", input: { name: "billing.eml" } }] }, { text: "Archived billing.eml." }]),
+    scriptedModel([
+      { toolCalls: [{ id: "call_archive", toolName: "archive", input: { name: "billing.eml" } }] },
+      { text: "Archived billing.eml." },
+    ]),
   ),
-  archive: createToolEffect(async ({ name }: { name: string }) => (archived.push(name), { archived: name }), { needsApproval: true }),
+  archive: createToolEffect(async ({ name }: { name: string }) => (archived.push(name), { archived: name }), {
+    needsApproval: true,
+  }),
 };
 
 // ---- boot: the main process opens the journal (taking its lock) and resumes what was running.
@@ -44,10 +61,15 @@ const bridges: { close(): void; expose(actor: JournaledActor): void }[] = [];
 const actors: JournaledActor[] = [];
 function openWindow(window: number, approve: boolean): Promise<Worker> {
   const { port1, port2 } = new MessageChannel();
-  const bridge = serveBridge(createReadModels(app), port1, { allowSend: (_id, event) => event.type === "TOOL_APPROVAL" });
+  const bridge = serveBridge(createReadModels(app), port1, {
+    allowSend: (_id, event) => event.type === "TOOL_APPROVAL",
+  });
   bridges.push(bridge);
   for (const actor of actors) bridge.expose(actor);
-  const worker = new Worker(fileURLToPath(new URL("./support/renderer.mjs", import.meta.url)), { workerData: { port: port2, window, approve }, transferList: [port2] });
+  const worker = new Worker(fileURLToPath(new URL("./support/renderer.mjs", import.meta.url)), {
+    workerData: { port: port2, window, approve },
+    transferList: [port2],
+  });
   return new Promise((ready, fail) => {
     port1.on("message", (m: { log?: string; ready?: boolean }) => {
       if (m.log) console.log(m.log);
@@ -59,7 +81,10 @@ function openWindow(window: number, approve: boolean): Promise<Worker> {
 
 const first = await openWindow(1, false);
 main("window 1 opened");
-const digestActor = await app.start(desktopAssistant, { executionId: "digest-inbox", input: { prompt: "Digest my inbox folder." } });
+const digestActor = await app.start(desktopAssistant, {
+  executionId: "digest-inbox",
+  input: { prompt: "Digest my inbox folder." },
+});
 const tidyActor = await app.start(tidy, { executionId: "tidy-inbox", input: { prompt: "Archive the paid invoices." } });
 actors.push(digestActor, tidyActor);
 for (const bridge of bridges) for (const actor of actors) bridge.expose(actor);
@@ -77,20 +102,29 @@ await new Promise<void>((done) => {
 });
 await first.terminate();
 bridges.shift()!.close();
-main(`window 1 closed mid-run (digest-inbox at turn ${digestActor.getSnapshot().context.turn}, ${digestActor.getSnapshot().status}); the agents go on in the main process`);
+main(
+  `window 1 closed mid-run (digest-inbox at turn ${digestActor.getSnapshot().context.turn}, ${digestActor.getSnapshot().status}); the agents go on in the main process`,
+);
 
 const second = await openWindow(2, true);
 main("window 2 opened: it reconnects and gets the current snapshots");
-const [digest, tidied] = (await Promise.all([app.result("digest-inbox"), app.result("tidy-inbox")])) as AgentLoopOutput[];
+const [digest, tidied] = (await Promise.all([
+  app.result("digest-inbox"),
+  app.result("tidy-inbox"),
+])) as AgentLoopOutput[];
 await new Promise((settle) => setTimeout(settle, 100)); // the last snapshots reach the window
 await second.terminate();
 for (const bridge of bridges) bridge.close();
 
 const log = await app.log("tidy-inbox");
 const approval = log.find((r) => r.type === EVENT_RECEIVED && (r.event as { type?: string }).type === "TOOL_APPROVAL");
-main(`digest-inbox done in ${digest!.turns} turns: ${digest!.text.split("\n").length} lines for ${FOLDERS.inbox!.length} mails`);
+main(
+  `digest-inbox done in ${digest!.turns} turns: ${digest!.text.split("\n").length} lines for ${FOLDERS.inbox!.length} mails`,
+);
 main(`tidy-inbox done: "${tidied!.text}"; archive ran ${archived.length} time(s), after the approval`);
-main(`the approval is in the journal as seq ${approval?.seq} (${EVENT_RECEIVED}), written by the main process; the windows hold no store`);
+main(
+  `the approval is in the journal as seq ${approval?.seq} (${EVENT_RECEIVED}), written by the main process; the windows hold no store`,
+);
 await app.close();
 await stores.close();
 main("closed: the journal's lock released");

@@ -33,7 +33,8 @@ const idWidth = Math.max(...REQUESTS.map((r) => r.executionId.length)) + 1;
 
 async function appProcess(dir: string, session: number): Promise<void> {
   const c = colours();
-  const say = (who: string, text: string) => process.stdout.write(`${(who === "ui" ? c.cyan : c.yellow)(`[${who}]`.padEnd(5))} ${text}\n`);
+  const say = (who: string, text: string) =>
+    process.stdout.write(`${(who === "ui" ? c.cyan : c.yellow)(`[${who}]`.padEnd(5))} ${text}\n`);
   const stores = await fsStores({ dir });
   const app = createApp(defineConfig({ stores, effects: desktopEffects(), logics: [desktopAssistant] }));
   let quitting: Promise<void> | undefined;
@@ -52,7 +53,8 @@ async function appProcess(dir: string, session: number): Promise<void> {
 
   const finished = new Set<string>();
   app.on("append", ({ executionId, records }) => {
-    for (const r of records) if (r.type === TRANSITION && r.from === "acting" && r.to !== "acting") tell({ kind: "turn", executionId });
+    for (const r of records)
+      if (r.type === TRANSITION && r.from === "acting" && r.to !== "acting") tell({ kind: "turn", executionId });
   });
   // The UI: one progress line whenever an actor's state or turn changes.
   const follow = (actor: JournaledActor) => {
@@ -69,23 +71,35 @@ async function appProcess(dir: string, session: number): Promise<void> {
 
   if (session === 1) {
     say("app", `journal opened in ${relative(root, dir)}/ (fsStores); the user asks for two digests`);
-    for (const { executionId, prompt } of REQUESTS) follow(await app.start(desktopAssistant, { executionId, input: { prompt } }));
+    for (const { executionId, prompt } of REQUESTS)
+      follow(await app.start(desktopAssistant, { executionId, input: { prompt } }));
   } else {
     // On launch: every execution of this app's logic that the catalogue still lists as running is resumed.
-    const unfinished = (await stores.events.listExecutions()).filter((e) => e.status === "running" && e.logicId === desktopAssistant.id);
-    say("app", `${unfinished.length} unfinished executions in the catalogue: ${unfinished.map((e) => e.executionId).join(", ")}; resuming`);
+    const unfinished = (await stores.events.listExecutions()).filter(
+      (e) => e.status === "running" && e.logicId === desktopAssistant.id,
+    );
+    say(
+      "app",
+      `${unfinished.length} unfinished executions in the catalogue: ${unfinished.map((e) => e.executionId).join(", ")}; resuming`,
+    );
     const recorded = new Set<string>();
     for (const { executionId } of unfinished) {
-      for (const r of await stores.events.read(executionId)) if (r.type === STEP_COMPLETED || r.type === STEP_FAILED) recorded.add(r.stepId as string);
+      for (const r of await stores.events.read(executionId))
+        if (r.type === STEP_COMPLETED || r.type === STEP_FAILED) recorded.add(r.stepId as string);
     }
     const reran: string[] = [];
     app.on("step", ({ stepId }) => recorded.has(stepId) && reran.push(stepId));
-    const { resumed: actors, failed } = await app.resumeUnfinished({ filter: (e) => e.logicId === desktopAssistant.id });
+    const { resumed: actors, failed } = await app.resumeUnfinished({
+      filter: (e) => e.logicId === desktopAssistant.id,
+    });
     if (failed.length > 0) throw new Error(`could not resume ${failed.map((f) => f.executionId).join(", ")}`);
     for (const actor of actors) {
       follow(actor);
       const { recordsReplayed, stepsServedFromLog, stepsToRun } = actor.replay;
-      say("app", `${actor.id}: replayed ${recordsReplayed} records, served ${stepsServedFromLog} steps from the log; ${stepsToRun} in flight ${stepsToRun === 1 ? "runs" : "run"} again`);
+      say(
+        "app",
+        `${actor.id}: replayed ${recordsReplayed} records, served ${stepsServedFromLog} steps from the log; ${stepsToRun} in flight ${stepsToRun === 1 ? "runs" : "run"} again`,
+      );
     }
     for (const actor of actors) {
       const output = (await app.result(actor.id)) as { text: string };
@@ -100,9 +114,19 @@ async function appProcess(dir: string, session: number): Promise<void> {
 
 // --------------------------------------------------------------------------------------- the launcher
 
-function launch(dir: string, session: number, idSuffix: string, onMessage: (m: Record<string, any>) => void, prefix: string) {
+function launch(
+  dir: string,
+  session: number,
+  idSuffix: string,
+  onMessage: (m: Record<string, any>) => void,
+  prefix: string,
+) {
   const env = { ...process.env, ...(colours().on ? { FORCE_COLOR: "1" } : { NO_COLOR: "1" }) };
-  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--app", dir, String(session), idSuffix], { cwd: root, env, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--app", dir, String(session), idSuffix], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   let buffered = "";
   proc.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
     buffered += chunk;
@@ -135,14 +159,20 @@ async function launcher(): Promise<void> {
   head("app session 1: the user asks for two folder digests");
   const midRun = new Set<string>();
   let quitSent = false;
-  const first = launch(dir, 1, idSuffix, (m) => {
-    // The user quits as soon as each run has a turn journaled: both are mid-run.
-    if (m.kind === "turn" && midRun.add(m.executionId).size === REQUESTS.length && !quitSent) {
-      quitSent = true;
-      out(`${bar}${c.bold("the user quits the app")} ${c.dim("(before-quit)")}`);
-      first.proc.send({ type: "quit" });
-    }
-  }, bar);
+  const first = launch(
+    dir,
+    1,
+    idSuffix,
+    (m) => {
+      // The user quits as soon as each run has a turn journaled: both are mid-run.
+      if (m.kind === "turn" && midRun.add(m.executionId).size === REQUESTS.length && !quitSent) {
+        quitSent = true;
+        out(`${bar}${c.bold("the user quits the app")} ${c.dim("(before-quit)")}`);
+        first.proc.send({ type: "quit" });
+      }
+    },
+    bar,
+  );
   const code1 = await first.exited;
   out(c.dim(`  session 1 exited with code ${code1}`));
   if (code1 !== 0) throw new Error(`app session 1 failed (exit code ${code1}).`);
@@ -156,7 +186,9 @@ async function launcher(): Promise<void> {
 
   const reran = resumed.reran as string[];
   head("result");
-  out(`    ${resumed.count} executions finished after the restart; re-ran ${reran.length === 0 ? c.green("0 recorded steps ✓") : c.red(`${reran.length} recorded steps: ${reran.join(", ")}`)}`);
+  out(
+    `    ${resumed.count} executions finished after the restart; re-ran ${reran.length === 0 ? c.green("0 recorded steps ✓") : c.red(`${reran.length} recorded steps: ${reran.join(", ")}`)}`,
+  );
   if (reran.length > 0) process.exitCode = 1;
 }
 

@@ -22,7 +22,9 @@ import { exitOnRefusal, freshStoryDir, ownedStoryDir } from "./support/storyDir.
 import { eraseSubject, exportSubject } from "../lifecycle.js";
 
 const given = process.env.LOOMWORK_DIR;
-const dir = await (given ? ownedStoryDir(given, "erase-and-export") : freshStoryDir("erase-and-export")).catch(exitOnRefusal);
+const dir = await (given ? ownedStoryDir(given, "erase-and-export") : freshStoryDir("erase-and-export")).catch(
+  exitOnRefusal,
+);
 // The export is the copy the subject asked for: kept apart from the journal the proof scans.
 const exportDir = join(dir, "export");
 const tty = process.stdout.isTTY && !process.env.NO_COLOR;
@@ -37,24 +39,54 @@ const people: Record<string, { name: string; canary: string }> = {
 
 const stores = await fsStores({ dir });
 const content = new EncryptingContentStore(stores.content, stores.keys);
-const loop = agentLoop$({ id: "support", model: "model", tools: ["crmLookup", "orderHistory"], warnTranscriptBytes: false });
-const app = createApp(defineConfig({
-  stores: { ...stores, content },
-  effects: {
-    model: createLlmEffect(scriptedModel((_r, call) =>
-      call === 0 ? { toolCalls: [{ toolName: "crmLookup", input: {} }, { toolName: "orderHistory", input: {} }] } : { text: "Your last order shipped on Monday." })),
-    crmLookup: createToolEffect(async (_input: unknown, ctx) => ({ ...people[ctx.subject!], email: `${ctx.subject}@example.org` })),
-    // A bulk history the model only needs a digest of: claim-checked, sealed under the subject's key.
-    orderHistory: createToolEffect(async (_input: unknown, ctx) => ({
-      owner: people[ctx.subject!]!.canary,
-      orders: Array.from({ length: 40 }, (_, i) => ({ id: `${ctx.subject}-o${i}`, item: `item ${i}`, total: 10 + i })),
-    })),
-  },
-  execution: { claimCheck: { store: content, toolIds: ["orderHistory"], digests: { orderHistory: (v: unknown) => ({ orders: (v as { orders: unknown[] }).orders.length }) } } },
-  security: { crypto: { keys: stores.keys } },
-  compliance: { erase: true },
-  logics: [loop],
-}));
+const loop = agentLoop$({
+  id: "support",
+  model: "model",
+  tools: ["crmLookup", "orderHistory"],
+  warnTranscriptBytes: false,
+});
+const app = createApp(
+  defineConfig({
+    stores: { ...stores, content },
+    effects: {
+      model: createLlmEffect(
+        scriptedModel((_r, call) =>
+          call === 0
+            ? {
+                toolCalls: [
+                  { toolName: "crmLookup", input: {} },
+                  { toolName: "orderHistory", input: {} },
+                ],
+              }
+            : { text: "Your last order shipped on Monday." },
+        ),
+      ),
+      crmLookup: createToolEffect(async (_input: unknown, ctx) => ({
+        ...people[ctx.subject!],
+        email: `${ctx.subject}@example.org`,
+      })),
+      // A bulk history the model only needs a digest of: claim-checked, sealed under the subject's key.
+      orderHistory: createToolEffect(async (_input: unknown, ctx) => ({
+        owner: people[ctx.subject!]!.canary,
+        orders: Array.from({ length: 40 }, (_, i) => ({
+          id: `${ctx.subject}-o${i}`,
+          item: `item ${i}`,
+          total: 10 + i,
+        })),
+      })),
+    },
+    execution: {
+      claimCheck: {
+        store: content,
+        toolIds: ["orderHistory"],
+        digests: { orderHistory: (v: unknown) => ({ orders: (v as { orders: unknown[] }).orders.length }) },
+      },
+    },
+    security: { crypto: { keys: stores.keys } },
+    compliance: { erase: true },
+    logics: [loop],
+  }),
+);
 
 line(bold("loomwork story: erase-and-export (per-subject sealing, Art. 15/20 export, Art. 17 erasure)"));
 for (const subject of Object.keys(people)) {
@@ -68,11 +100,17 @@ const exportFile = join(exportDir, "export-user-alice.json");
 await mkdir(exportDir, { recursive: true });
 await writeFile(exportFile, JSON.stringify(exported, null, 2) + "\n");
 const exportText = JSON.stringify(exported);
-line(`  export of user-alice: ${exported.executions.length} execution, ${exported.claimChecked.length} claim-checked blob(s) resolved -> ${exportFile}`);
-line(`    contains her data: ${exportText.includes(people["user-alice"]!.canary) && exportText.includes("Alice Liddell") ? "yes" : "NO"}`);
+line(
+  `  export of user-alice: ${exported.executions.length} execution, ${exported.claimChecked.length} claim-checked blob(s) resolved -> ${exportFile}`,
+);
+line(
+  `    contains her data: ${exportText.includes(people["user-alice"]!.canary) && exportText.includes("Alice Liddell") ? "yes" : "NO"}`,
+);
 
 const erased = await eraseSubject(app, "user-alice");
-line(`  erase user-alice: key shredded ${erased.shredded ? "yes" : "no"}; blobs deleted ${erased.contentDeleted.deleted}, retained ${erased.contentDeleted.retained}`);
+line(
+  `  erase user-alice: key shredded ${erased.shredded ? "yes" : "no"}; blobs deleted ${erased.contentDeleted.deleted}, retained ${erased.contentDeleted.retained}`,
+);
 
 let unreadable = false;
 try {
@@ -81,13 +119,18 @@ try {
   unreadable = error instanceof SubjectErasedError;
 }
 line(`    her records: ${unreadable ? "unreadable (crypto-shredded)" : "STILL READABLE"}`);
-const canaryHits = (await grep(dir, [people["user-alice"]!.canary, "Alice Liddell"])).filter((path) => !path.startsWith(`${exportDir}${sep}`));
-line(`    her canary on disk: ${canaryHits.length === 0 ? "found in no file of the journal" : `FOUND in ${canaryHits.join(", ")}`} (the export above aside)`);
+const canaryHits = (await grep(dir, [people["user-alice"]!.canary, "Alice Liddell"])).filter(
+  (path) => !path.startsWith(`${exportDir}${sep}`),
+);
+line(
+  `    her canary on disk: ${canaryHits.length === 0 ? "found in no file of the journal" : `FOUND in ${canaryHits.join(", ")}`} (the export above aside)`,
+);
 const again = await eraseSubject(app, "user-alice");
 line(`    a second erase: ${again.alreadyErased ? "a no-op" : "did work again"}`);
 
 const bob = await exportSubject(app, "user-bob");
-const bobIntact = JSON.stringify(bob).includes(people["user-bob"]!.canary) && (await app.log("chat-user-bob")).length > 0;
+const bobIntact =
+  JSON.stringify(bob).includes(people["user-bob"]!.canary) && (await app.log("chat-user-bob")).length > 0;
 line(`  user-bob intact: ${bobIntact ? "yes, his log and blobs still open" : "NO"}`);
 await app.close();
 await stores.events.close?.();

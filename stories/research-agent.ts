@@ -9,7 +9,16 @@
 import { spawn } from "node:child_process";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createApp, defineConfig, expandRecords, STEP_COMPLETED, STEP_FAILED, TRANSITION, type App, type StoredRecord } from "../index.js";
+import {
+  createApp,
+  defineConfig,
+  expandRecords,
+  STEP_COMPLETED,
+  STEP_FAILED,
+  TRANSITION,
+  type App,
+  type StoredRecord,
+} from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
 import { describeStep, RESEARCH_QUESTION, researchAgent, researchEffects } from "./support/researchAgent.js";
 import { defaultStoryDir } from "./support/storyDir.js";
@@ -39,7 +48,10 @@ async function child(dir: string, mode: string, executionId: string): Promise<vo
   }
   tell({ kind: "hello", pid: process.pid });
   // Read from the stores as they hold it, then in the read form app.log returns (a transition's `from` derived: stores/recordFormat.ts).
-  const before = expandRecords([...(await stores.events.readArchives(executionId)).flatMap((s) => s.records), ...(await stores.events.read(executionId))]);
+  const before = expandRecords([
+    ...(await stores.events.readArchives(executionId)).flatMap((s) => s.records),
+    ...(await stores.events.read(executionId)),
+  ]);
   const outcomes = before.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED);
   const recorded = new Set(outcomes.map((r) => r.stepId as string));
   const ran: { stepId: string; effectId: string }[] = [];
@@ -59,7 +71,14 @@ async function child(dir: string, mode: string, executionId: string): Promise<vo
   const output = await app.result(executionId);
   const stats = await app.stats(executionId);
   const usage = await app.usage(executionId);
-  tell({ kind: "done", output, stats, usage, ran, reran: ran.filter((s) => recorded.has(s.stepId)).map((s) => s.stepId) });
+  tell({
+    kind: "done",
+    output,
+    stats,
+    usage,
+    ran,
+    reran: ran.filter((s) => recorded.has(s.stepId)).map((s) => s.stepId),
+  });
   await app.close();
   await stores.close();
 }
@@ -72,7 +91,14 @@ function report(app: App, turnsBefore: number): void {
   let turns = turnsBefore;
   app.on("append", ({ records }) => {
     for (const r of records) {
-      if (r.type === STEP_COMPLETED) tell({ kind: "step", stepId: r.stepId, effectId: r.effectId, seq: r.seq, summary: describeStep(r.effectId as string, r.output) });
+      if (r.type === STEP_COMPLETED)
+        tell({
+          kind: "step",
+          stepId: r.stepId,
+          effectId: r.effectId,
+          seq: r.seq,
+          summary: describeStep(r.effectId as string, r.output),
+        });
       if (isTurnEnd(r)) tell({ kind: "turn", turn: ++turns, seq: r.seq });
     }
   });
@@ -97,8 +123,16 @@ function wrap(text: string, width: number): string[] {
   });
 }
 
-function runChild(dir: string, mode: "start" | "resume", executionId: string, onMessage: (m: Message, pid: number) => void) {
-  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--child", dir, mode, executionId], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+function runChild(
+  dir: string,
+  mode: "start" | "resume",
+  executionId: string,
+  onMessage: (m: Message, pid: number) => void,
+) {
+  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--child", dir, mode, executionId], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let buffered = "";
   proc.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     buffered += chunk;
@@ -110,7 +144,9 @@ function runChild(dir: string, mode: "start" | "resume", executionId: string, on
       else if (line.trim()) process.stdout.write(`${line}\n`);
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => proc.on("exit", (code, signal) => done({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    proc.on("exit", (code, signal) => done({ code, signal })),
+  );
   return { proc, exited };
 }
 
@@ -140,7 +176,9 @@ async function parent(): Promise<void> {
   const stepLine = (m: Message) => {
     const [, turn, what] = /#turn:(\d+):(model|tool:\d+)/.exec(String(m.stepId)) ?? [];
     const prefix = what === "model" ? `turn ${Number(turn) + 1}` : "";
-    out(`    ${c.dim(prefix.padEnd(7))} ${(m.effectId === "model" ? c.magenta : c.blue)(String(m.effectId).padEnd(10))} ${m.summary} ${c.dim(`seq ${m.seq}`)}`);
+    out(
+      `    ${c.dim(prefix.padEnd(7))} ${(m.effectId === "model" ? c.magenta : c.blue)(String(m.effectId).padEnd(10))} ${m.summary} ${c.dim(`seq ${m.seq}`)}`,
+    );
   };
 
   out(`${c.bold("loomwork")} ${c.dim("·")} research-agent`);
@@ -162,18 +200,33 @@ async function parent(): Promise<void> {
     }
   });
   const died = await first.exited;
-  if (died.signal !== "SIGKILL") throw new Error(`process 1 ended without being killed (exit code ${died.code}); the story expected to kill it mid-run.`);
-  out(`    ${c.red("✗ SIGKILL")} right after turn ${journaledTurns} was journaled (seq ${killedAt}): the run was in the middle of turn ${journaledTurns + 1}`);
+  if (died.signal !== "SIGKILL")
+    throw new Error(
+      `process 1 ended without being killed (exit code ${died.code}); the story expected to kill it mid-run.`,
+    );
+  out(
+    `    ${c.red("✗ SIGKILL")} right after turn ${journaledTurns} was journaled (seq ${killedAt}): the run was in the middle of turn ${journaledTurns + 1}`,
+  );
 
   // Process 2: a fresh process opens the same directory (the dead writer's lock is taken over) and resumes.
   let done: Message | undefined;
   const second = runChild(dir, "resume", executionId, (m, pid) => {
-    if (m.kind === "hello") head(`process 2 ${c.dim(`(pid ${pid})`)} opens ${shown}/ and resumes ${c.bold(executionId)}`);
+    if (m.kind === "hello")
+      head(`process 2 ${c.dim(`(pid ${pid})`)} opens ${shown}/ and resumes ${c.bold(executionId)}`);
     if (m.kind === "resumed") {
       row("read", `${m.records} records survived the kill; the last one is ${m.lastType}`);
-      row("replayed", `${m.replay.recordsReplayed} records in ${ms(m.ms)}${m.replay.fromSnapshotSeq ? ` from the snapshot at seq ${m.replay.fromSnapshotSeq}` : ""}`);
-      row("served", `${c.green(`${plural(m.replay.stepsServedFromLog, "step")} from the log`)}: ${plural(m.servedModel, "model call")}, ${plural(m.servedTools, "tool call")} ${c.dim("(not run again)")}`);
-      row("in flight", `${plural(m.replay.stepsToRun, "step")} had no outcome in the log when process 1 died: ${m.replay.stepsToRun === 1 ? "it runs" : "they run"} now`);
+      row(
+        "replayed",
+        `${m.replay.recordsReplayed} records in ${ms(m.ms)}${m.replay.fromSnapshotSeq ? ` from the snapshot at seq ${m.replay.fromSnapshotSeq}` : ""}`,
+      );
+      row(
+        "served",
+        `${c.green(`${plural(m.replay.stepsServedFromLog, "step")} from the log`)}: ${plural(m.servedModel, "model call")}, ${plural(m.servedTools, "tool call")} ${c.dim("(not run again)")}`,
+      );
+      row(
+        "in flight",
+        `${plural(m.replay.stepsToRun, "step")} had no outcome in the log when process 1 died: ${m.replay.stepsToRun === 1 ? "it runs" : "they run"} now`,
+      );
     }
     if (m.kind === "step") stepLine(m);
     if (m.kind === "done") done = m;
@@ -184,11 +237,18 @@ async function parent(): Promise<void> {
   const ranModel = done.ran.filter((s: { effectId: string }) => s.effectId === "model").length;
   const reran = done.reran as string[];
   row("ran", `${plural(ranModel, "model call")}, ${plural(done.ran.length - ranModel, "tool call")} in this process`);
-  row("re-ran", reran.length === 0 ? c.green("0 recorded steps ✓") : c.red(`${reran.length} recorded steps: ${reran.join(", ")}`));
+  row(
+    "re-ran",
+    reran.length === 0 ? c.green("0 recorded steps ✓") : c.red(`${reran.length} recorded steps: ${reran.join(", ")}`),
+  );
 
   head("answer");
   for (const line of wrap(String(done.output.text), 100)) out(`    ${line}`);
-  out(c.dim(`    ${done.output.turns} turns · tainted input seen from: ${done.output.sawTaintFrom.join(", ") || "nothing"} · ${done.usage.totalTokens} tokens`));
+  out(
+    c.dim(
+      `    ${done.output.turns} turns · tainted input seen from: ${done.output.sawTaintFrom.join(", ") || "nothing"} · ${done.usage.totalTokens} tokens`,
+    ),
+  );
 
   head("sizes");
   row("log", `${done.stats.records} records, ${bytes(done.stats.logBytes)} of JSON`);
@@ -202,5 +262,6 @@ async function parent(): Promise<void> {
   if (reran.length > 0) process.exitCode = 1;
 }
 
-if (args.includes("--child")) await child(option("--child")!, args[args.indexOf("--child") + 2]!, args[args.indexOf("--child") + 3]!);
+if (args.includes("--child"))
+  await child(option("--child")!, args[args.indexOf("--child") + 2]!, args[args.indexOf("--child") + 3]!);
 else await parent();

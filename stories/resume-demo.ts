@@ -17,13 +17,29 @@ const researcher = setup({
         id: "search",
         input: ({ context }) => ({ q: context.topic }),
         onDone: [
-          { guard: ({ context }) => context.notes.length < 2, target: "searching", reenter: true, actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
-          { target: "summarizing", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
+          {
+            guard: ({ context }) => context.notes.length < 2,
+            target: "searching",
+            reenter: true,
+            actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }),
+          },
+          {
+            target: "summarizing",
+            actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }),
+          },
         ],
       },
     },
     summarizing: {
-      invoke: { src: "summarize", id: "summarize", input: ({ context }) => ({ notes: context.notes }), onDone: { target: "done", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) } },
+      invoke: {
+        src: "summarize",
+        id: "summarize",
+        input: ({ context }) => ({ notes: context.notes }),
+        onDone: {
+          target: "done",
+          actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }),
+        },
+      },
     },
     done: { type: "final" },
   },
@@ -71,8 +87,12 @@ const resumeMs = performance.now() - t0;
 const output = await second.result("run-1");
 const stats = await second.stats("run-1");
 const snapshot = await stores.events.getSnapshot("run-1");
-line(`fresh app: replayed ${actor.replay.recordsReplayed} records, served ${actor.replay.stepsServedFromLog} steps from the log, ran ${ran.length} (${ran.join(", ")})`);
+line(
+  `fresh app: replayed ${actor.replay.recordsReplayed} records, served ${actor.replay.stepsServedFromLog} steps from the log, ran ${ran.length} (${ran.join(", ")})`,
+);
 line(`output:    ${JSON.stringify(output)}`);
-line(`sizes:     log ${stats.records} records, ${stats.logBytes} bytes; folded state ${stats.stateBytes} bytes; snapshot ${snapshot ? `at seq ${snapshot.seq}` : "none yet (every 64 records)"}`);
+line(
+  `sizes:     log ${stats.records} records, ${stats.logBytes} bytes; folded state ${stats.stateBytes} bytes; snapshot ${snapshot ? `at seq ${snapshot.seq}` : "none yet (every 64 records)"}`,
+);
 line(`resume:    ${resumeMs.toFixed(2)} ms to rebuild the actor from the journal`);
 await second.close();

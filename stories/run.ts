@@ -7,15 +7,21 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const name = process.argv[2];
-const files = readdirSync(here).filter((f) => f.endsWith(".ts") && f !== "run.ts").map((f) => f.slice(0, -3));
-const served = readdirSync(here, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(`${here}${e.name}/serve.ts`)).map((e) => e.name);
+const files = readdirSync(here)
+  .filter((f) => f.endsWith(".ts") && f !== "run.ts")
+  .map((f) => f.slice(0, -3));
+const served = readdirSync(here, { withFileTypes: true })
+  .filter((e) => e.isDirectory() && existsSync(`${here}${e.name}/serve.ts`))
+  .map((e) => e.name);
 const available = [...files, ...served].sort();
 if (!name || !available.includes(name)) {
   console.error(`usage: npm run story <name>\nstories: ${available.join(", ")}`);
   process.exit(name ? 2 : 0);
 }
 if (served.includes(name)) {
-  const child = spawn(process.execPath, ["--import", "tsx", `${here}${name}/serve.ts`, ...process.argv.slice(3)], { stdio: "inherit" });
+  const child = spawn(process.execPath, ["--import", "tsx", `${here}${name}/serve.ts`, ...process.argv.slice(3)], {
+    stdio: "inherit",
+  });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 } else {

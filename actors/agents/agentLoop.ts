@@ -44,7 +44,8 @@ export interface AgentLoopConfig {
    * Summarize the transcript as a recorded step once it exceeds `afterBytes` (ADR 0137 D2). To switch it on
    * for new executions only: `patchedValue(changeId, { toolId, afterBytes }, undefined)` (docs/upgrades.md).
    */
-  compaction?: { toolId: string; afterBytes: number } | PatchedValue<{ toolId: string; afterBytes: number } | undefined>;
+  compaction?:
+    { toolId: string; afterBytes: number } | PatchedValue<{ toolId: string; afterBytes: number } | undefined>;
   /**
    * Without compaction, warn once per run when the transcript exceeds this many bytes. Besides compaction,
    * the fix may be the execution.claimCheck opt-in; it withholds an offloaded tool result from the model
@@ -130,7 +131,8 @@ export function agentLoop$(config: AgentLoopConfig) {
       warn(warning, routeOf(config));
     },
     // A tool frame pending in a state journaled before the loop invoked its tools with invokeAs("tool", ...).
-    roleOfUndeclaredStep: (stepId) => (stepId.startsWith(`${config.id}#`) && AGENT_TOOL_STEP.test(stepId) ? "tool" : undefined),
+    roleOfUndeclaredStep: (stepId) =>
+      stepId.startsWith(`${config.id}#`) && AGENT_TOOL_STEP.test(stepId) ? "tool" : undefined,
   });
   return machine;
 }
@@ -148,7 +150,10 @@ function isAgentLoopInput(input: unknown): boolean {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
   if ("messages" in input) {
     const messages = input.messages;
-    return Array.isArray(messages) && messages.every((m: unknown) => typeof m === "object" && m !== null && "role" in m && ROLES.has(m.role));
+    return (
+      Array.isArray(messages) &&
+      messages.every((m: unknown) => typeof m === "object" && m !== null && "role" in m && ROLES.has(m.role))
+    );
   }
   return "prompt" in input && typeof input.prompt === "string";
 }
@@ -204,25 +209,45 @@ function validate(config: AgentLoopConfig): void {
     throw new ConfigError(`agentLoop$.${key}`, message);
   };
   if (!config || typeof config !== "object") fail("(config)", "agentLoop$ takes { id, model, tools?, ... }.");
-  if (typeof config.id !== "string" || !/^[\w.-]+$/.test(config.id)) fail("id", "a non-empty id of letters, digits, '_', '.', '-' (it prefixes every step id).");
-  if (typeof config.model !== "string" || config.model === "") fail("model", "the name of a registered llm effect, e.g. \"model\".");
-  if (config.tools !== undefined && (!Array.isArray(config.tools) || config.tools.some((t) => typeof (typeof t === "string" ? t : t?.name) !== "string"))) {
+  if (typeof config.id !== "string" || !/^[\w.-]+$/.test(config.id))
+    fail("id", "a non-empty id of letters, digits, '_', '.', '-' (it prefixes every step id).");
+  if (typeof config.model !== "string" || config.model === "")
+    fail("model", 'the name of a registered llm effect, e.g. "model".');
+  if (
+    config.tools !== undefined &&
+    (!Array.isArray(config.tools) ||
+      config.tools.some((t) => typeof (typeof t === "string" ? t : t?.name) !== "string"))
+  ) {
     fail("tools", "an array of registered tool effect names (or { name, description }).");
   }
-  if (config.callOptions !== undefined && (typeof config.callOptions !== "object" || config.callOptions === null || Array.isArray(config.callOptions))) {
-    fail("callOptions", "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).");
+  if (
+    config.callOptions !== undefined &&
+    (typeof config.callOptions !== "object" || config.callOptions === null || Array.isArray(config.callOptions))
+  ) {
+    fail(
+      "callOptions",
+      "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).",
+    );
   }
   const each = patchedChoices;
-  if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTurns", "a positive integer (or patchedValue(changeId, n, m) of two).");
-  if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0))) fail("maxTokens", "a positive integer (or patchedValue(changeId, n, m) of two).");
-  if (each(config.system).some((text) => typeof text !== "string")) fail("system", "a string (or patchedValue(changeId, a, b) of two).");
-  if (config.version !== undefined && (typeof config.version !== "string" || config.version === "")) fail("version", 'a non-empty string, e.g. "2".');
+  if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0)))
+    fail("maxTurns", "a positive integer (or patchedValue(changeId, n, m) of two).");
+  if (each(config.maxTokens).some((n) => !(Number.isInteger(n) && n > 0)))
+    fail("maxTokens", "a positive integer (or patchedValue(changeId, n, m) of two).");
+  if (each(config.system).some((text) => typeof text !== "string"))
+    fail("system", "a string (or patchedValue(changeId, a, b) of two).");
+  if (config.version !== undefined && (typeof config.version !== "string" || config.version === ""))
+    fail("version", 'a non-empty string, e.g. "2".');
   for (const c of patchedChoices(config.compaction)) {
     if (c === undefined) continue;
-    if (typeof c?.toolId !== "string" || c.toolId === "") fail("compaction.toolId", "the name of a registered summarizer effect (createSummarizerEffect).");
-    if (!(Number.isFinite(c.afterBytes) && c.afterBytes > 0)) fail("compaction.afterBytes", "a positive number of bytes, e.g. 65_536.");
+    if (typeof c?.toolId !== "string" || c.toolId === "")
+      fail("compaction.toolId", "the name of a registered summarizer effect (createSummarizerEffect).");
+    if (!(Number.isFinite(c.afterBytes) && c.afterBytes > 0))
+      fail("compaction.afterBytes", "a positive number of bytes, e.g. 65_536.");
   }
   const w = config.warnTranscriptBytes;
-  if (w !== undefined && w !== false && !(Number.isFinite(w) && w > 0)) fail("warnTranscriptBytes", "a positive number of bytes, or false to turn the warning off.");
-  if (config.onWarn !== undefined && typeof config.onWarn !== "function") fail("onWarn", "a function (warning) => void.");
+  if (w !== undefined && w !== false && !(Number.isFinite(w) && w > 0))
+    fail("warnTranscriptBytes", "a positive number of bytes, or false to turn the warning off.");
+  if (config.onWarn !== undefined && typeof config.onWarn !== "function")
+    fail("onWarn", "a function (warning) => void.");
 }

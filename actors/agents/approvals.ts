@@ -5,7 +5,14 @@
 import type { AnyEventObject, AnyMachineSnapshot } from "xstate";
 import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
 import type { ToolApprovalEvent } from "../../machines/helpers/messages.js";
-import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED, type JournalRecord, type RecordedEvent, type StepCompletedRecord } from "../../stores/schema.js";
+import {
+  EVENT_RECEIVED,
+  EXECUTION_ENDED,
+  STEP_COMPLETED,
+  type JournalRecord,
+  type RecordedEvent,
+  type StepCompletedRecord,
+} from "../../stores/schema.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 
@@ -19,9 +26,11 @@ export function checkApprovalShape(event: AnyEventObject, executionId?: string):
   const toolCallId: unknown = event.toolCallId;
   const approved: unknown = event.approved;
   const reason: unknown = event.reason;
-  if (typeof toolCallId !== "string" || toolCallId === "") throw new ApprovalMalformedError("toolCallId", toolCallId, executionId);
+  if (typeof toolCallId !== "string" || toolCallId === "")
+    throw new ApprovalMalformedError("toolCallId", toolCallId, executionId);
   if (typeof approved !== "boolean") throw new ApprovalMalformedError("approved", approved, executionId);
-  if (reason !== undefined && typeof reason !== "string") throw new ApprovalMalformedError("reason", reason, executionId);
+  if (reason !== undefined && typeof reason !== "string")
+    throw new ApprovalMalformedError("reason", reason, executionId);
   return { type: TOOL_APPROVAL_EVENT, toolCallId, approved, ...(reason === undefined ? {} : { reason }) };
 }
 
@@ -31,14 +40,23 @@ export function checkApprovalShape(event: AnyEventObject, executionId?: string):
  * that is still undecided), or the execution is no longer active. Called in the execution's turn, on the
  * state every earlier event left, never on a state read before the send was queued.
  */
-export function checkApprovalWaiting(snapshot: AnyMachineSnapshot, decision: ToolApprovalEvent, executionId: string): void {
+export function checkApprovalWaiting(
+  snapshot: AnyMachineSnapshot,
+  decision: ToolApprovalEvent,
+  executionId: string,
+): void {
   if (snapshot.status === "active" && snapshot.can(decision)) return;
-  throw new ApprovalNotWaitingError(executionId, decision.toolCallId, snapshot.status === "active" ? awaitingIn(snapshot.context) : []);
+  throw new ApprovalNotWaitingError(
+    executionId,
+    decision.toolCallId,
+    snapshot.status === "active" ? awaitingIn(snapshot.context) : [],
+  );
 }
 
 // The calls an agent loop's context lists as parked (`AgentLoopContext.awaiting`); none for another machine.
 function awaitingIn(context: unknown): string[] {
-  const awaiting = typeof context === "object" && context !== null && "awaiting" in context ? context.awaiting : undefined;
+  const awaiting =
+    typeof context === "object" && context !== null && "awaiting" in context ? context.awaiting : undefined;
   return Array.isArray(awaiting) ? awaiting.filter((id): id is string => typeof id === "string") : [];
 }
 
@@ -54,13 +72,18 @@ export interface PendingApproval {
 /** The calls a model step's journaled reply parked for approval. */
 export function approvalsAsked(record: StepCompletedRecord): PendingApproval[] {
   const output = record.output;
-  const calls: unknown[] = typeof output === "object" && output !== null && "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
+  const calls: unknown[] =
+    typeof output === "object" && output !== null && "toolCalls" in output && Array.isArray(output.toolCalls)
+      ? output.toolCalls
+      : [];
   const asked: PendingApproval[] = [];
   for (const call of calls) {
-    if (typeof call !== "object" || call === null || !("needsApproval" in call) || call.needsApproval !== true) continue;
+    if (typeof call !== "object" || call === null || !("needsApproval" in call) || call.needsApproval !== true)
+      continue;
     const id = "id" in call && typeof call.id === "string" ? call.id : undefined;
     const toolName = "toolName" in call && typeof call.toolName === "string" ? call.toolName : "";
-    if (id) asked.push({ toolCallId: id, toolName, input: "input" in call ? call.input : undefined, stepId: record.stepId });
+    if (id)
+      asked.push({ toolCallId: id, toolName, input: "input" in call ? call.input : undefined, stepId: record.stepId });
   }
   return asked;
 }
@@ -96,7 +119,12 @@ export class ApprovalMalformedError extends ConfigError {
     readonly actual: unknown,
     readonly executionId?: string,
   ) {
-    const expected = field === "toolCallId" ? "a non-empty string (the id pendingApprovals lists)" : field === "approved" ? "true or false" : "a string, or absent";
+    const expected =
+      field === "toolCallId"
+        ? "a non-empty string (the id pendingApprovals lists)"
+        : field === "approved"
+          ? "true or false"
+          : "a string, or absent";
     super(
       "send.event",
       `TOOL_APPROVAL${executionId === undefined ? "" : ` for execution "${executionId}"`} has ${field} ${JSON.stringify(actual) ?? "undefined"}; ` +

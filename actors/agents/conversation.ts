@@ -22,9 +22,13 @@ export interface ConversationConfig {
  */
 export function conversation$(config: ConversationConfig) {
   if (typeof config?.id !== "string" || config.id === "") throw new ConfigError("conversation$.id", "a non-empty id.");
-  if (typeof config.model !== "string" || config.model === "") throw new ConfigError("conversation$.model", "the name of a registered llm effect.");
+  if (typeof config.model !== "string" || config.model === "")
+    throw new ConfigError("conversation$.model", "the name of a registered llm effect.");
   if (typeof config.budget?.summarizerToolId !== "string" || !(config.budget.maxBytes > 0)) {
-    throw new ConfigError("conversation$.budget", "{ summarizerToolId: a registered summarizer effect, maxBytes: a positive number }.");
+    throw new ConfigError(
+      "conversation$.budget",
+      "{ summarizerToolId: a registered summarizer effect, maxBytes: a positive number }.",
+    );
   }
   return createConversationMachine(config);
 }

@@ -6,7 +6,17 @@ import { deltaSinkOf, DELTA_TYPES } from "./deltas.js";
 import { checkModelRetry, withModelRetry, type ModelRetryOptions } from "./modelRetry.js";
 import { markApprovals, withToolSpecs } from "./toolSpecs.js";
 
-export type { Message, ModelCallOptions, ModelReply, ModelRequest, ReplyToolCall, ToolCall, ToolChoice, ToolSpec, Usage } from "../../machines/helpers/messages.js";
+export type {
+  Message,
+  ModelCallOptions,
+  ModelReply,
+  ModelRequest,
+  ReplyToolCall,
+  ToolCall,
+  ToolChoice,
+  ToolSpec,
+  Usage,
+} from "../../machines/helpers/messages.js";
 
 /** Options of `createLlmEffect`. */
 export interface LlmEffectOptions {
@@ -40,7 +50,9 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
     kind: "llm",
     run: async (request, ctx) => {
       // The registered tools' descriptions and JSON Schemas join the request here: it is never journaled.
-      const full: ModelRequest = Array.isArray(request?.tools) ? { ...request, tools: withToolSpecs(request.tools, ctx) } : request;
+      const full: ModelRequest = Array.isArray(request?.tools)
+        ? { ...request, tools: withToolSpecs(request.tools, ctx) }
+        : request;
       const emit = deltaSinkOf(ctx);
       const { value: given, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
         if (attempt > 1) emit?.({ type: DELTA_TYPES.retry });
@@ -49,7 +61,15 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
       checkModelReply(given, ctx.stepId);
       const reply = await markApprovals(given, ctx);
       if (attempts === 1) return reply;
-      return { ...reply, usage: { inputTokens: reply.usage?.inputTokens ?? 0, outputTokens: reply.usage?.outputTokens ?? 0, ...reply.usage, attempts } };
+      return {
+        ...reply,
+        usage: {
+          inputTokens: reply.usage?.inputTokens ?? 0,
+          outputTokens: reply.usage?.outputTokens ?? 0,
+          ...reply.usage,
+          attempts,
+        },
+      };
     },
   };
 }
@@ -65,13 +85,16 @@ export function checkModelReply(reply: unknown, stepId: string): asserts reply i
   }
   const text = "text" in reply ? reply.text : undefined;
   const toolCalls = "toolCalls" in reply ? reply.toolCalls : undefined;
-  if (text !== undefined && typeof text !== "string") throw new ModelReplyError(stepId, "text", `is ${shown(text)}, not a string`);
+  if (text !== undefined && typeof text !== "string")
+    throw new ModelReplyError(stepId, "text", `is ${shown(text)}, not a string`);
   if (toolCalls === undefined) return;
   if (!Array.isArray(toolCalls)) throw new ModelReplyError(stepId, "toolCalls", `is ${shown(toolCalls)}, not an array`);
   toolCalls.forEach((call: unknown, j) => {
-    if (typeof call !== "object" || call === null || Array.isArray(call)) throw new ModelReplyError(stepId, `toolCalls[${j}]`, `is ${shown(call)}, not { toolName, input }`);
+    if (typeof call !== "object" || call === null || Array.isArray(call))
+      throw new ModelReplyError(stepId, `toolCalls[${j}]`, `is ${shown(call)}, not { toolName, input }`);
     const name = "toolName" in call ? call.toolName : undefined;
-    if (typeof name !== "string" || name === "") throw new ModelReplyError(stepId, `toolCalls[${j}].toolName`, `is ${shown(name)}, not a tool's name`);
+    if (typeof name !== "string" || name === "")
+      throw new ModelReplyError(stepId, `toolCalls[${j}].toolName`, `is ${shown(name)}, not a tool's name`);
   });
 }
 

@@ -21,25 +21,46 @@ export interface ModelRetryOptions {
 }
 
 /** The defaults of a model effect's retries. */
-export const DEFAULT_MODEL_RETRY = { attempts: 5, backoffMs: 500, maxBackoffMs: 30_000, maxRetryAfterMs: 60_000 } as const;
+export const DEFAULT_MODEL_RETRY = {
+  attempts: 5,
+  backoffMs: 500,
+  maxBackoffMs: 30_000,
+  maxRetryAfterMs: 60_000,
+} as const;
 
 /** Refuses bad retry options at construction, naming `path`. */
 export function checkModelRetry(options: ModelRetryOptions, path: string): void {
   const count = (key: "attempts" | "backoffMs" | "maxBackoffMs" | "maxRetryAfterMs", min: number) => {
     const value = options[key];
-    if (value !== undefined && !(typeof value === "number" && Number.isFinite(value) && value >= min && (key !== "attempts" || Number.isInteger(value)))) {
-      throw new ConfigError(`${path}.${key}`, key === "attempts" ? "a positive integer (the first call included)." : "a non-negative number of milliseconds.");
+    if (
+      value !== undefined &&
+      !(
+        typeof value === "number" &&
+        Number.isFinite(value) &&
+        value >= min &&
+        (key !== "attempts" || Number.isInteger(value))
+      )
+    ) {
+      throw new ConfigError(
+        `${path}.${key}`,
+        key === "attempts" ? "a positive integer (the first call included)." : "a non-negative number of milliseconds.",
+      );
     }
   };
   count("attempts", 1);
   count("backoffMs", 0);
   count("maxBackoffMs", 0);
   count("maxRetryAfterMs", 0);
-  if (options.retryOn !== undefined && typeof options.retryOn !== "function") throw new ConfigError(`${path}.retryOn`, "a function (error) => boolean.");
+  if (options.retryOn !== undefined && typeof options.retryOn !== "function")
+    throw new ConfigError(`${path}.retryOn`, "a function (error) => boolean.");
 }
 
 /** Runs `call` until it succeeds, fails with an error not retryable, or spends its attempts; resolves its value and the attempts made. */
-export async function withModelRetry<T>(options: ModelRetryOptions | false, ctx: EffectContext, call: (attempt: number) => Promise<T>): Promise<{ value: T; attempts: number }> {
+export async function withModelRetry<T>(
+  options: ModelRetryOptions | false,
+  ctx: EffectContext,
+  call: (attempt: number) => Promise<T>,
+): Promise<{ value: T; attempts: number }> {
   const o = options === false ? { attempts: 1 } : options;
   const attempts = o.attempts ?? DEFAULT_MODEL_RETRY.attempts;
   const backoff = o.backoffMs ?? DEFAULT_MODEL_RETRY.backoffMs;

@@ -2,7 +2,16 @@
 // asks on each failure it may retry).
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"]);
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 /**
  * A provider error worth another call: the AI SDK's `isRetryable` when it says, else the HTTP status
@@ -21,7 +30,8 @@ export function shouldRetryModelCall(error: unknown): boolean {
 
 /** The wait a provider asked for, in ms: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
 export function retryAfterMs(error: unknown, now: number): number | undefined {
-  const headers = typeof error === "object" && error !== null && "responseHeaders" in error ? error.responseHeaders : undefined;
+  const headers =
+    typeof error === "object" && error !== null && "responseHeaders" in error ? error.responseHeaders : undefined;
   if (typeof headers !== "object" || headers === null) return undefined;
   const header = (name: string): unknown => Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
   const ms = Number(header("retry-after-ms"));

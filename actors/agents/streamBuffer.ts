@@ -8,7 +8,12 @@ import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
 export { toUIMessageStream } from "./uiMessageStream.js";
 
 /** The part types `app.stream` adds around a model step's deltas (the AI SDK's names). */
-export const STREAM_PART_TYPES = { ...DELTA_TYPES, startStep: "start-step", finishStep: "finish-step", toolResult: "tool-result" } as const;
+export const STREAM_PART_TYPES = {
+  ...DELTA_TYPES,
+  startStep: "start-step",
+  finishStep: "finish-step",
+  toolResult: "tool-result",
+} as const;
 
 /** Options of `app.stream`. */
 export interface StreamOptions {
@@ -19,11 +24,17 @@ export interface StreamOptions {
 }
 
 /** What the hub hands an execution's buffer: a live delta, a journaled record, or the end. */
-export type StreamItem = { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
+export type StreamItem =
+  { kind: "delta"; stepId: string; delta: ModelDelta } | { kind: "record"; record: JournalRecord } | { kind: "ended" };
 type Item = StreamItem;
 
 /** The constants the buffer reads. */
-export const BUFFER_TYPES = { ...STREAM_PART_TYPES, executionEnded: EXECUTION_ENDED, stepCompleted: STEP_COMPLETED, stepFailed: STEP_FAILED } as const;
+export const BUFFER_TYPES = {
+  ...STREAM_PART_TYPES,
+  executionEnded: EXECUTION_ENDED,
+  stepCompleted: STEP_COMPLETED,
+  stepFailed: STEP_FAILED,
+} as const;
 export type BufferTypes = typeof BUFFER_TYPES;
 
 /** One execution's parts: the journal as it was when the stream was opened, then what arrives live. */
@@ -98,7 +109,8 @@ export class StreamBuffer {
       return;
     }
     if (item.kind === "delta") {
-      if (!this.parts.some((p) => p.stepId === item.stepId && p.type === this.types.startStep)) this.add(item.stepId, { type: this.types.startStep });
+      if (!this.parts.some((p) => p.stepId === item.stepId && p.type === this.types.startStep))
+        this.add(item.stepId, { type: this.types.startStep });
       this.add(item.stepId, item.delta);
       return;
     }
@@ -113,21 +125,35 @@ export class StreamBuffer {
     }
     const call = this.callOf(record.stepId);
     const output = record.type === this.types.stepCompleted ? (record.output ?? null) : { error: record.error.message };
-    this.add(record.stepId, { type: this.types.toolResult, ...(call?.id ? { id: call.id } : {}), output, ...(record.type === this.types.stepFailed ? { isError: true } : {}) });
+    this.add(record.stepId, {
+      type: this.types.toolResult,
+      ...(call?.id ? { id: call.id } : {}),
+      output,
+      ...(record.type === this.types.stepFailed ? { isError: true } : {}),
+    });
   }
 
   // A model step's end: its recorded reply as whole parts when it was not streamed here, then `finish-step`.
   private modelStep(stepId: string, output: unknown): void {
     const reply = typeof output === "object" && output !== null ? output : {};
-    const given: { id?: string; toolName?: string; input?: unknown }[] = "toolCalls" in reply && Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
+    const given: { id?: string; toolName?: string; input?: unknown }[] =
+      "toolCalls" in reply && Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
     // A call the provider gave no id is named after its step, so its tool-result can name it too.
     const calls = given.map((call, j) => ({ ...call, id: call.id ?? `${stepId}:call:${j}` }));
     this.replies.set(stepId, calls);
     if (!this.liveSteps.has(stepId)) {
       this.add(stepId, { type: this.types.startStep });
-      if ("reasoning" in reply && typeof reply.reasoning === "string" && reply.reasoning) this.add(stepId, { type: this.types.reasoningDelta, delta: reply.reasoning });
-      if ("text" in reply && typeof reply.text === "string" && reply.text) this.add(stepId, { type: this.types.textDelta, delta: reply.text });
-      for (const call of calls) this.add(stepId, { type: this.types.toolCall, id: call.id, toolName: String(call.toolName), input: call.input });
+      if ("reasoning" in reply && typeof reply.reasoning === "string" && reply.reasoning)
+        this.add(stepId, { type: this.types.reasoningDelta, delta: reply.reasoning });
+      if ("text" in reply && typeof reply.text === "string" && reply.text)
+        this.add(stepId, { type: this.types.textDelta, delta: reply.text });
+      for (const call of calls)
+        this.add(stepId, {
+          type: this.types.toolCall,
+          id: call.id,
+          toolName: String(call.toolName),
+          input: call.input,
+        });
     }
     this.add(stepId, { type: this.types.finishStep });
   }
@@ -145,7 +171,11 @@ export async function* parts(buffer: StreamBuffer, { from = 0, signal }: StreamO
   // `from` and `signal` were checked at the call (streams.ts checkStreamCall).
   let next = from;
   let onAbort: (() => void) | undefined;
-  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", (onAbort = () => resolve()), { once: true }))) : undefined;
+  const aborted = signal
+    ? new Promise<void>((resolve) =>
+        signal.aborted ? resolve() : signal.addEventListener("abort", (onAbort = () => resolve()), { once: true }),
+      )
+    : undefined;
   try {
     for (;;) {
       while (next < buffer.parts.length) yield buffer.parts[next++]!;

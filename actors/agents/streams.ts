@@ -6,7 +6,14 @@ import type { JournalRecord } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
 import type { StreamPart } from "./deltas.js";
-import { BUFFER_TYPES, parts, StreamBuffer, toUIMessageStream, type StreamItem, type StreamOptions } from "./streamBuffer.js";
+import {
+  BUFFER_TYPES,
+  parts,
+  StreamBuffer,
+  toUIMessageStream,
+  type StreamItem,
+  type StreamOptions,
+} from "./streamBuffer.js";
 import type { UIMessageChunk } from "./uiMessageStream.js";
 
 export type { StreamPart } from "./deltas.js";
@@ -166,7 +173,13 @@ export class StreamHub {
   // rebuilds, so it is let go (a tape that had live deltas stays kept: their indices exist nowhere else).
   private detach(executionId: string, tape: Tape): void {
     tape.readers--;
-    if (tape.readers > 0 || this.tapes.get(executionId) !== tape || this.source.runsHere(executionId) || tape.liveSteps.size > 0) return;
+    if (
+      tape.readers > 0 ||
+      this.tapes.get(executionId) !== tape ||
+      this.source.runsHere(executionId) ||
+      tape.liveSteps.size > 0
+    )
+      return;
     this.tapes.delete(executionId);
     this.kept.delete(executionId);
   }
@@ -193,8 +206,10 @@ export class StreamHub {
 
 // The call's arguments, checked before anything is held: they come from clients (a route's query string).
 function checkStreamCall(executionId: unknown, options: unknown): asserts options is StreamOptions {
-  if (typeof executionId !== "string" || executionId === "") throw new ConfigError("stream.executionId", `a non-empty string naming the execution; got ${shown(executionId)}.`);
-  if (typeof options !== "object" || options === null) throw new ConfigError("stream.options", `an object { from?, signal? }; got ${shown(options)}.`);
+  if (typeof executionId !== "string" || executionId === "")
+    throw new ConfigError("stream.executionId", `a non-empty string naming the execution; got ${shown(executionId)}.`);
+  if (typeof options !== "object" || options === null)
+    throw new ConfigError("stream.options", `an object { from?, signal? }; got ${shown(options)}.`);
   const from = "from" in options ? options.from : undefined;
   const signal = "signal" in options ? options.signal : undefined;
   if (from !== undefined && !(typeof from === "number" && Number.isSafeInteger(from) && from >= 0)) {
@@ -204,15 +219,22 @@ function checkStreamCall(executionId: unknown, options: unknown): asserts option
         `Check a client's value (a query string through Number() may give NaN) before passing it on.`,
     );
   }
-  if (signal !== undefined && !isAbortSignal(signal)) throw new ConfigError("stream.signal", `an AbortSignal (new AbortController().signal); got ${shown(signal)}.`);
+  if (signal !== undefined && !isAbortSignal(signal))
+    throw new ConfigError("stream.signal", `an AbortSignal (new AbortController().signal); got ${shown(signal)}.`);
 }
 
 // Structural, so that a signal of another realm (jsdom, a worker's polyfill) passes as well.
 function isAbortSignal(value: unknown): value is AbortSignal {
   if (typeof value !== "object" || value === null) return false;
-  return "aborted" in value && typeof value.aborted === "boolean" && "addEventListener" in value && typeof value.addEventListener === "function" && "removeEventListener" in value && typeof value.removeEventListener === "function";
+  return (
+    "aborted" in value &&
+    typeof value.aborted === "boolean" &&
+    "addEventListener" in value &&
+    typeof value.addEventListener === "function" &&
+    "removeEventListener" in value &&
+    typeof value.removeEventListener === "function"
+  );
 }
-
 
 // A ReadableStream of the one `make` resolves with: reads and a cancel go through to it.
 function lazyStream<T>(make: () => Promise<ReadableStream<T>>): ReadableStream<T> {

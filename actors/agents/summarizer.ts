@@ -60,7 +60,10 @@ export interface SummarizerOptions {
  * @example
  * effects: { summarize: createSummarizerEffect(model, { maxTokens: 512 }) }
  */
-export function createSummarizerEffect(model: Model, options: SummarizerOptions = {}): Effect<{ messages: Message[] }, SummarizerOutput> {
+export function createSummarizerEffect(
+  model: Model,
+  options: SummarizerOptions = {},
+): Effect<{ messages: Message[] }, SummarizerOutput> {
   const instruction = options.instruction ?? DEFAULT_SUMMARIZER_INSTRUCTION;
   const maxTokens = options.maxTokens ?? 1024;
   const retry = options.retry ?? {};
@@ -68,8 +71,12 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
   return {
     kind: "llm",
     async run(input, ctx) {
-      if (!input || !Array.isArray(input.messages)) throw new TypeError(`Step "${ctx.stepId}": the summarizer takes { messages: Message[] }.`);
-      const text = summarizerText(input.messages, options.maxInputChars === undefined ? {} : { maxChars: options.maxInputChars });
+      if (!input || !Array.isArray(input.messages))
+        throw new TypeError(`Step "${ctx.stepId}": the summarizer takes { messages: Message[] }.`);
+      const text = summarizerText(
+        input.messages,
+        options.maxInputChars === undefined ? {} : { maxChars: options.maxInputChars },
+      );
       // The transcript goes in a USER message, tainted and fenced: never into the system prompt.
       const messages: Message[] = [
         { role: "system", content: instruction },
@@ -79,13 +86,19 @@ export function createSummarizerEffect(model: Model, options: SummarizerOptions 
       const request = { messages: fencedMessages(messages), tools: [], maxTokens };
       const { emitDelta: _quiet, ...quiet } = ctx;
       // The agent's model call's retry path (./modelRetry.ts): a summarizer is an ordinary llm effect (ADR 0137 D2).
-      const { value: reply, attempts } = await withModelRetry(retry, ctx, (attempt) => model.generate(request, attempt > 1 ? { ...quiet, attempt } : quiet));
+      const { value: reply, attempts } = await withModelRetry(retry, ctx, (attempt) =>
+        model.generate(request, attempt > 1 ? { ...quiet, attempt } : quiet),
+      );
       const summary = typeof reply?.text === "string" ? reply.text : "";
       if (summary.trim() === "") throw new SummarizerEmptyError(ctx.stepId);
       // The reply's usage goes with the summary, as a model reply's does: the capability ring meters it, so it is
       // recorded on the compaction step, counted by app.usage and held against quotas.maxTokens (ADR 0137 D2).
       const usage = usageOf(reply);
-      if (attempts > 1) return { summary, usage: { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, ...usage, attempts } };
+      if (attempts > 1)
+        return {
+          summary,
+          usage: { inputTokens: usage?.inputTokens ?? 0, outputTokens: usage?.outputTokens ?? 0, ...usage, attempts },
+        };
       return usage ? { summary, usage } : { summary };
     },
   };

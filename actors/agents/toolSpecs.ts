@@ -33,12 +33,17 @@ export async function markApprovals(reply: ModelReply, ctx: EffectContext): Prom
 }
 
 /** The description and JSON Schema the effect registered as `name` declares, as the runtime serving `ctx` knows it. */
-function declarationOf(ctx: EffectContext, name: string): { description?: string; inputSchema?: Record<string, unknown> } {
+function declarationOf(
+  ctx: EffectContext,
+  name: string,
+): { description?: string; inputSchema?: Record<string, unknown> } {
   const effect = registered(ctx, name);
   if (!effect) return {};
-  const description = "description" in effect && typeof effect.description === "string" ? effect.description : undefined;
+  const description =
+    "description" in effect && typeof effect.description === "string" ? effect.description : undefined;
   const schema = "inputSchema" in effect ? effect.inputSchema : undefined;
-  const inputSchema = typeof schema === "object" && schema !== null && !Array.isArray(schema) ? { ...schema } : undefined;
+  const inputSchema =
+    typeof schema === "object" && schema !== null && !Array.isArray(schema) ? { ...schema } : undefined;
   return { ...(description ? { description } : {}), ...(inputSchema ? { inputSchema } : {}) };
 }
 

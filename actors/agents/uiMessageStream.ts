@@ -77,13 +77,25 @@ export function toUIMessageStream(parts: AsyncIterable<StreamPart>): ReadableStr
         started.add(part.id ?? "");
         return [{ type: "tool-input-start", toolCallId: part.id ?? "", toolName: part.toolName ?? "" }];
       case "tool-input-delta":
-        return started.has(part.id ?? "") ? [{ type: "tool-input-delta", toolCallId: part.id ?? "", inputTextDelta: part.delta ?? "" }] : [];
+        return started.has(part.id ?? "")
+          ? [{ type: "tool-input-delta", toolCallId: part.id ?? "", inputTextDelta: part.delta ?? "" }]
+          : [];
       case "tool-call":
-        return [{ type: "tool-input-available", toolCallId: part.id ?? "", toolName: part.toolName ?? "", input: part.input ?? {} }];
+        return [
+          {
+            type: "tool-input-available",
+            toolCallId: part.id ?? "",
+            toolName: part.toolName ?? "",
+            input: part.input ?? {},
+          },
+        ];
       case "tool-result": {
         if (!part.id) return [];
         if (!part.isError) return [{ type: "tool-output-available", toolCallId: part.id, output: part.output ?? null }];
-        const error = typeof part.output === "object" && part.output !== null && "error" in part.output ? part.output.error : part.output;
+        const error =
+          typeof part.output === "object" && part.output !== null && "error" in part.output
+            ? part.output.error
+            : part.output;
         return [{ type: "tool-output-error", toolCallId: part.id, errorText: String(error) }];
       }
       default:

@@ -63,7 +63,11 @@ export function capabilityRing(options: CapabilitiesOptions | undefined, meter: 
   });
   if (retry) layers.push({ run: retryMiddleware(retry) });
   if (timeoutMs !== undefined) {
-    layers.push({ run: timeoutMiddleware((ctx: EffectContext) => (typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]))) });
+    layers.push({
+      run: timeoutMiddleware((ctx: EffectContext) =>
+        typeof timeoutMs === "number" ? timeoutMs : (timeoutMs[ctx.effectId] ?? timeoutMs["*"]),
+      ),
+    });
   }
   return layers;
 }
@@ -74,24 +78,35 @@ export function validateCapabilities(o: CapabilitiesOptions | undefined, effectI
   const known = `registered effects: ${effectIds.length ? effectIds.join(", ") : "none"}`;
   if (o.grants !== undefined) {
     if (typeof o.grants !== "object" || o.grants === null || Array.isArray(o.grants)) {
-      throw new ConfigError("capabilities.grants", 'an object { [logicId]: effectIds[] }, e.g. { researcher: ["search", "model"] }.');
+      throw new ConfigError(
+        "capabilities.grants",
+        'an object { [logicId]: effectIds[] }, e.g. { researcher: ["search", "model"] }.',
+      );
     }
     for (const [logicId, granted] of Object.entries(o.grants)) {
       const path = `capabilities.grants.${logicId}`;
-      if (!Array.isArray(granted) || granted.some((id) => typeof id !== "string")) throw new ConfigError(path, "an array of effect ids.");
+      if (!Array.isArray(granted) || granted.some((id) => typeof id !== "string"))
+        throw new ConfigError(path, "an array of effect ids.");
       const unknown = granted.find((id) => !effectIds.includes(id));
-      if (unknown !== undefined) throw new ConfigError(path, `grants effect "${unknown}", which the config does not register (${known}).`);
+      if (unknown !== undefined)
+        throw new ConfigError(path, `grants effect "${unknown}", which the config does not register (${known}).`);
     }
   }
   if (o.quotas !== undefined) {
-    if (typeof o.quotas !== "object" || o.quotas === null) throw new ConfigError("capabilities.quotas", "an object { maxModelCalls?, maxTokens? }.");
+    if (typeof o.quotas !== "object" || o.quotas === null)
+      throw new ConfigError("capabilities.quotas", "an object { maxModelCalls?, maxTokens? }.");
     for (const [key, value] of Object.entries(o.quotas)) {
-      if (key !== "maxModelCalls" && key !== "maxTokens") throw new ConfigError(`capabilities.quotas.${key}`, "unknown quota. Known quotas: maxModelCalls, maxTokens.");
-      if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new ConfigError(`capabilities.quotas.${key}`, `a positive integer, got ${JSON.stringify(value)}.`);
+      if (key !== "maxModelCalls" && key !== "maxTokens")
+        throw new ConfigError(`capabilities.quotas.${key}`, "unknown quota. Known quotas: maxModelCalls, maxTokens.");
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
+        throw new ConfigError(`capabilities.quotas.${key}`, `a positive integer, got ${JSON.stringify(value)}.`);
     }
   }
   if (o.guardRequest !== undefined && typeof o.guardRequest !== "function") {
-    throw new ConfigError("capabilities.guardRequest", "a function (request, ctx) => undefined | request | { veto: reason }.");
+    throw new ConfigError(
+      "capabilities.guardRequest",
+      "a function (request, ctx) => undefined | request | { veto: reason }.",
+    );
   }
   if (o.retry !== undefined) validateRetryOptions(o.retry, "capabilities.retry");
   const timeout = o.timeoutMs;
@@ -100,11 +115,18 @@ export function validateCapabilities(o: CapabilitiesOptions | undefined, effectI
     if (typeof timeout === "object" && timeout !== null) {
       for (const [id, ms] of Object.entries(timeout)) {
         const path = `capabilities.timeoutMs.${id}`;
-        if (id !== "*" && !effectIds.includes(id)) throw new ConfigError(path, `names effect "${id}", which the config does not register (${known}); use "*" for the rest.`);
+        if (id !== "*" && !effectIds.includes(id))
+          throw new ConfigError(
+            path,
+            `names effect "${id}", which the config does not register (${known}); use "*" for the rest.`,
+          );
         if (!positive(ms)) throw new ConfigError(path, `a positive number of milliseconds, got ${JSON.stringify(ms)}.`);
       }
     } else if (!positive(timeout)) {
-      throw new ConfigError("capabilities.timeoutMs", `a positive number of milliseconds, or { [effectId]: ms }, got ${JSON.stringify(timeout)}.`);
+      throw new ConfigError(
+        "capabilities.timeoutMs",
+        `a positive number of milliseconds, or { [effectId]: ms }, got ${JSON.stringify(timeout)}.`,
+      );
     }
   }
 }

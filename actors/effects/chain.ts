@@ -64,7 +64,9 @@ export class EffectChain {
   private readonly enter: Run;
 
   constructor(readonly parts: ChainParts) {
-    this.layers = CHAIN_LAYERS.flatMap((layer) => (layer === "effect" ? [] : LAYERS[layer](parts).map((installed) => ({ ...installed, layer }))));
+    this.layers = CHAIN_LAYERS.flatMap((layer) =>
+      layer === "effect" ? [] : LAYERS[layer](parts).map((installed) => ({ ...installed, layer })),
+    );
     const { stops } = parts;
     const innermost: Run = (step, ctx, input) => {
       step.trace.reach("effect");

@@ -3,7 +3,15 @@
 import { fromUtf8, utf8, utf8Length } from "../../stores/bytes.js";
 import { LoomworkError } from "../../stores/errors.js";
 import type { ContentStore, KeyStore } from "../../stores/types.js";
-import { isTainted, TAINT_KEY, TAINT_SCAN_INCOMPLETE, TAINT_SCAN_MAX_NODES, taintOrigins, tainted, UNSCANNED_TAINT_ORIGIN } from "../../machines/helpers/taint.js";
+import {
+  isTainted,
+  TAINT_KEY,
+  TAINT_SCAN_INCOMPLETE,
+  TAINT_SCAN_MAX_NODES,
+  taintOrigins,
+  tainted,
+  UNSCANNED_TAINT_ORIGIN,
+} from "../../machines/helpers/taint.js";
 import type { Warning } from "../bus.js";
 import type { EffectContext, EffectMiddleware } from "./effect.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
@@ -86,7 +94,8 @@ export function isClaimCheckEnvelope(value: unknown): value is ClaimCheckEnvelop
  * previewDigest(256)({ rows: [...] }) // { preview: '{"rows":[...', truncated: true }
  */
 export function previewDigest(maxChars: number = DEFAULT_CLAIM_CHECK_PREVIEW_CHARS): Digest {
-  if (!(Number.isInteger(maxChars) && maxChars > 0)) throw new TypeError("previewDigest(maxChars): a positive integer number of characters.");
+  if (!(Number.isInteger(maxChars) && maxChars > 0))
+    throw new TypeError("previewDigest(maxChars): a positive integer number of characters.");
   return (value) => {
     const text = JSON.stringify(value) ?? "null";
     const end = codePointOffset(text, maxChars);
@@ -109,7 +118,8 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
   const cap = options.capBytes ?? CLASSIC_CLAIM_CHECK_CAP_BYTES;
   return async (ctx, input, next) => {
     const output = await next(input);
-    if (output === undefined || (options.appliesTo && !options.appliesTo(ctx)) || options.passThrough?.(ctx)) return output;
+    if (output === undefined || (options.appliesTo && !options.appliesTo(ctx)) || options.passThrough?.(ctx))
+      return output;
     // A result that arrives after its step was abandoned (app.stop, eraseSubject, its state left) is discarded
     // by the runtime: nothing of it is put, since no record would ever cite the blob.
     if (abandoned(ctx)) return output;
@@ -144,7 +154,11 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
     }
     const declared = options.digests?.[ctx.effectId];
     // A digest is prompt text: previewing untrusted content would launder its taint (ADR 0140 D3).
-    const digest = declared ? declared(output) : origins.length === 0 && options.defaultDigest ? options.defaultDigest(output) : undefined;
+    const digest = declared
+      ? declared(output)
+      : origins.length === 0 && options.defaultDigest
+        ? options.defaultDigest(output)
+        : undefined;
     const retain = typeof options.retain === "function" ? options.retain(ctx) : options.retain === true;
     const envelope: ClaimCheckEnvelope = {
       [CLAIM_CHECK_KEY]: 1,
@@ -163,7 +177,11 @@ export function claimCheckMiddleware(options: ClaimCheckOptions): EffectMiddlewa
     // The taint is carried by the envelope (ADR 0140 D10): top-level origin first, else the first nested one
     // (the generic origin when the walk could not finish: a marker past the bound may come first).
     if (origins.length === 0) return envelope;
-    const origin = isTainted(output) ? output[TAINT_KEY] : origins.includes(UNSCANNED_TAINT_ORIGIN) ? UNSCANNED_TAINT_ORIGIN : origins[0]!;
+    const origin = isTainted(output)
+      ? output[TAINT_KEY]
+      : origins.includes(UNSCANNED_TAINT_ORIGIN)
+        ? UNSCANNED_TAINT_ORIGIN
+        : origins[0]!;
     return tainted(envelope, origin);
   };
 }
@@ -213,7 +231,8 @@ export interface ResolveClaimCheckOptions {
  */
 export async function resolveClaimCheck(envelope: unknown, options: ResolveClaimCheckOptions): Promise<unknown> {
   const inner = isTainted(envelope) ? envelope.value : envelope;
-  if (!isClaimCheckEnvelope(inner)) throw new TypeError("resolveClaimCheck: not a claim-check envelope { __loomClaimCheck, ref, size }.");
+  if (!isClaimCheckEnvelope(inner))
+    throw new TypeError("resolveClaimCheck: not a claim-check envelope { __loomClaimCheck, ref, size }.");
   const { subject } = options;
   const address = inner.ref[CONTENT_REF_KEY];
   const bytes = await options.store.get(address, subject === undefined ? {} : { subject });

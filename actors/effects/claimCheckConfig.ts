@@ -33,28 +33,47 @@ export interface ClaimCheckConfig {
 const KNOWN = ["store", "toolIds", "inlineCapBytes", "digests", "preview", "onOffload", "reclaimable"];
 
 /** Refuses a bad claim-check config at boot, naming the option (ADR 0140 D1, D2, D8). */
-export function validateClaimCheck(config: unknown, effects: Record<string, Effect>, hasCrypto: boolean): asserts config is ClaimCheckConfig {
+export function validateClaimCheck(
+  config: unknown,
+  effects: Record<string, Effect>,
+  hasCrypto: boolean,
+): asserts config is ClaimCheckConfig {
   function fail(path: string, message: string): never {
     throw new ConfigError(`execution.claimCheck${path}`, message);
   }
-  if (typeof config !== "object" || config === null) fail("", "{ store, toolIds, inlineCapBytes?, digests?, preview?, onOffload?, reclaimable? }.");
+  if (typeof config !== "object" || config === null)
+    fail("", "{ store, toolIds, inlineCapBytes?, digests?, preview?, onOffload?, reclaimable? }.");
   const option = (key: string): unknown => Reflect.get(config, key);
-  for (const key of Object.keys(config)) if (!KNOWN.includes(key)) fail(`.${key}`, `unknown option. Known: ${KNOWN.join(", ")}.`);
+  for (const key of Object.keys(config))
+    if (!KNOWN.includes(key)) fail(`.${key}`, `unknown option. Known: ${KNOWN.join(", ")}.`);
   const store = option("store");
   if (!isStoreLike(store)) fail(".store", "a ContentStore (e.g. stores.content): the same object you hand the sweep.");
   const toolIds = option("toolIds");
   if (!isIdList(toolIds) || toolIds.length === 0) {
-    fail(".toolIds", 'required: a non-empty list of tool effect ids, e.g. ["export"]. There is no "all": the model and the summarizer must never be offloaded (ADR 0140 D2).');
+    fail(
+      ".toolIds",
+      'required: a non-empty list of tool effect ids, e.g. ["export"]. There is no "all": the model and the summarizer must never be offloaded (ADR 0140 D2).',
+    );
   }
   for (const id of toolIds) {
     const effect = effects[id];
-    if (!effect) fail(".toolIds", `"${id}" is not a registered effect (registered: ${Object.keys(effects).join(", ")}).`);
-    if (effect.kind === "llm") fail(".toolIds", `"${id}" is an llm effect: listing a model or summarizer would hand the loop an envelope where it reads content (ADR 0140 D2/D9).`);
+    if (!effect)
+      fail(".toolIds", `"${id}" is not a registered effect (registered: ${Object.keys(effects).join(", ")}).`);
+    if (effect.kind === "llm")
+      fail(
+        ".toolIds",
+        `"${id}" is an llm effect: listing a model or summarizer would hand the loop an envelope where it reads content (ADR 0140 D2/D9).`,
+      );
   }
   const cap = option("inlineCapBytes");
-  if (cap !== undefined && !(typeof cap === "number" && Number.isInteger(cap) && cap >= 0)) fail(".inlineCapBytes", "a whole number of bytes.");
+  if (cap !== undefined && !(typeof cap === "number" && Number.isInteger(cap) && cap >= 0))
+    fail(".inlineCapBytes", "a whole number of bytes.");
   const preview = option("preview");
-  if (preview !== undefined && preview !== false && !(typeof preview === "number" && Number.isInteger(preview) && preview > 0)) {
+  if (
+    preview !== undefined &&
+    preview !== false &&
+    !(typeof preview === "number" && Number.isInteger(preview) && preview > 0)
+  ) {
     fail(".preview", "a positive number of characters, or false.");
   }
   const digests = option("digests");

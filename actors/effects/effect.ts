@@ -97,7 +97,10 @@ export interface AiSdkTool<I = any, O = unknown> {
   description?: unknown;
   inputSchema?: unknown;
   needsApproval?: unknown;
-  execute?(input: I, options: { toolCallId: string; messages: unknown[]; abortSignal?: AbortSignal }): O | PromiseLike<O> | AsyncIterable<O>;
+  execute?(
+    input: I,
+    options: { toolCallId: string; messages: unknown[]; abortSignal?: AbortSignal },
+  ): O | PromiseLike<O> | AsyncIterable<O>;
 }
 
 /**
@@ -112,14 +115,20 @@ export function createToolEffect<S extends StandardSchemaV1, O>(
   fn: (input: InferSchemaOutput<S>, ctx: EffectContext) => Promise<O> | O,
   options: ToolOptions<InferSchemaOutput<S>> & { inputSchema: S },
 ): Effect<InferSchemaInput<S>, O>;
-export function createToolEffect<I, O>(fn: (input: I, ctx: EffectContext) => Promise<O> | O, options?: ToolOptions<I>): Effect<I, O>;
+export function createToolEffect<I, O>(
+  fn: (input: I, ctx: EffectContext) => Promise<O> | O,
+  options?: ToolOptions<I>,
+): Effect<I, O>;
 export function createToolEffect<I, O>(tool: AiSdkTool<I, O>): Effect<I, O>;
 export function createToolEffect(
   fnOrTool: ((input: unknown, ctx: EffectContext) => unknown) | AiSdkTool<unknown, unknown>,
   options: ToolOptions = {},
 ): Effect {
   if (typeof fnOrTool !== "function") return fromAiSdkTool(fnOrTool);
-  const schema = options.inputSchema === undefined ? undefined : resolveToolSchema(options.inputSchema, "createToolEffect.inputSchema");
+  const schema =
+    options.inputSchema === undefined
+      ? undefined
+      : resolveToolSchema(options.inputSchema, "createToolEffect.inputSchema");
   return {
     kind: "tool",
     run: async (input, ctx) => fnOrTool(await validated(schema, input, ctx), ctx),
@@ -130,18 +139,34 @@ export function createToolEffect(
 
 function fromAiSdkTool(tool: AiSdkTool<unknown, unknown>): Effect {
   const execute = tool?.execute;
-  if (typeof execute !== "function") throw new TypeError("createToolEffect(tool): an AI SDK tool({ description, inputSchema, execute }) with an execute function.");
-  const schema = tool.inputSchema === undefined ? undefined : resolveToolSchema(tool.inputSchema, "createToolEffect(tool).inputSchema");
+  if (typeof execute !== "function")
+    throw new TypeError(
+      "createToolEffect(tool): an AI SDK tool({ description, inputSchema, execute }) with an execute function.",
+    );
+  const schema =
+    tool.inputSchema === undefined
+      ? undefined
+      : resolveToolSchema(tool.inputSchema, "createToolEffect(tool).inputSchema");
   const approval = tool.needsApproval;
   return {
     kind: "tool",
-    run: async (input, ctx) => lastOf(execute.call(tool, await validated(schema, input, ctx), { toolCallId: ctx.stepId, messages: [], abortSignal: ctx.signal })),
+    run: async (input, ctx) =>
+      lastOf(
+        execute.call(tool, await validated(schema, input, ctx), {
+          toolCallId: ctx.stepId,
+          messages: [],
+          abortSignal: ctx.signal,
+        }),
+      ),
     ...described(descriptionOf(tool), schema, approvalOf(tool, approval)),
   };
 }
 
 function descriptionOf(tool: AiSdkTool<unknown, unknown>): string | undefined {
-  const description = typeof tool.description === "function" ? Reflect.apply(tool.description, tool, [{ context: undefined }]) : tool.description;
+  const description =
+    typeof tool.description === "function"
+      ? Reflect.apply(tool.description, tool, [{ context: undefined }])
+      : tool.description;
   return typeof description === "string" ? description : undefined;
 }
 
@@ -149,10 +174,15 @@ function descriptionOf(tool: AiSdkTool<unknown, unknown>): string | undefined {
 function approvalOf(tool: AiSdkTool<unknown, unknown>, approval: unknown): ToolOptions["needsApproval"] {
   if (typeof approval === "boolean") return approval;
   if (typeof approval !== "function") return undefined;
-  return async (input, ctx) => (await Reflect.apply(approval, tool, [input, { toolCallId: ctx.stepId, messages: [] }])) === true;
+  return async (input, ctx) =>
+    (await Reflect.apply(approval, tool, [input, { toolCallId: ctx.stepId, messages: [] }])) === true;
 }
 
-function described(description: string | undefined, schema: ResolvedToolSchema | undefined, needsApproval: ToolOptions["needsApproval"]): Partial<Effect> {
+function described(
+  description: string | undefined,
+  schema: ResolvedToolSchema | undefined,
+  needsApproval: ToolOptions["needsApproval"],
+): Partial<Effect> {
   return {
     ...(description ? { description } : {}),
     ...(schema ? { inputSchema: schema.jsonSchema } : {}),
@@ -177,7 +207,12 @@ async function lastOf(value: unknown): Promise<unknown> {
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof value === "object" && value !== null && Symbol.asyncIterator in value && typeof value[Symbol.asyncIterator] === "function";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Symbol.asyncIterator in value &&
+    typeof value[Symbol.asyncIterator] === "function"
+  );
 }
 
 /** A task effect: hand-written flow steps that are neither a model nor a tool. */

@@ -175,7 +175,9 @@ export class Meter {
 
   private appended(executionId: string, records: JournalRecord[]): void {
     const reserved = this.reserved.get(executionId);
-    if (reserved) for (const record of records) if ("stepId" in record && typeof record.stepId === "string") reserved.delete(record.stepId);
+    if (reserved)
+      for (const record of records)
+        if ("stepId" in record && typeof record.stepId === "string") reserved.delete(record.stepId);
     const tally = this.tallies.get(executionId);
     if (tally) this.fold(tally, records);
     else this.buffered.get(executionId)?.push(...records);

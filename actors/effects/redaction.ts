@@ -8,8 +8,14 @@ import { plainJson } from "../journal/json.js";
 /** The text scrubber for a `security.redact` option: every match becomes "[REDACTED]". */
 export function redactor(option: RedactOption): (text: string) => string {
   if (typeof option === "function") return option;
-  const patterns = option.map((p) => (typeof p === "string" ? p : new RegExp(p.source, p.flags.includes("g") ? p.flags : `${p.flags}g`)));
-  return (text) => patterns.reduce<string>((t, p) => (typeof p === "string" ? (p === "" ? t : t.replaceAll(p, "[REDACTED]")) : t.replace(p, "[REDACTED]")), text);
+  const patterns = option.map((p) =>
+    typeof p === "string" ? p : new RegExp(p.source, p.flags.includes("g") ? p.flags : `${p.flags}g`),
+  );
+  return (text) =>
+    patterns.reduce<string>(
+      (t, p) => (typeof p === "string" ? (p === "" ? t : t.replaceAll(p, "[REDACTED]")) : t.replace(p, "[REDACTED]")),
+      text,
+    );
 }
 
 /**
@@ -33,7 +39,8 @@ export function redactionLayer(option: RedactOption): EffectMiddleware {
     if (!(error instanceof Error)) return walk(error, []);
     try {
       error.message = scrub(error.message);
-      for (const [key, value] of Object.entries(error)) if (typeof value === "string") Object.assign(error, { [key]: scrub(value) });
+      for (const [key, value] of Object.entries(error))
+        if (typeof value === "string") Object.assign(error, { [key]: scrub(value) });
       if (typeof error.stack === "string") error.stack = scrub(error.stack);
     } catch {
       // A frozen error cannot be scrubbed in place: journal a plain copy instead.
@@ -50,6 +57,9 @@ export function redactionLayer(option: RedactOption): EffectMiddleware {
     }
     // Checked as the journal checks it first (a Map, NaN, a typed array refused with the path, never
     // turned into {} or null by the walk), then scrubbed: what the walk sees is plain JSON.
-    return walk(plainJson(output, (reason) => new NonJsonOutputError(ctx.stepId, reason)), []);
+    return walk(
+      plainJson(output, (reason) => new NonJsonOutputError(ctx.stepId, reason)),
+      [],
+    );
   };
 }

@@ -30,7 +30,14 @@ export class EffectTimeoutError extends LoomworkError {
 
 /** Error codes a retry never retries: refusals, which the same call would meet again. */
 const { effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput, toolInput } = RUNTIME_ERROR_CODES;
-const NEVER_RETRIED = new Set<string>([effectStopped, grantDenied, quotaExceeded, guardRefused, nonJsonOutput, toolInput]);
+const NEVER_RETRIED = new Set<string>([
+  effectStopped,
+  grantDenied,
+  quotaExceeded,
+  guardRefused,
+  nonJsonOutput,
+  toolInput,
+]);
 
 /**
  * Retries a failed call with backoff on the app's clock. The inner layers and the effect see
@@ -55,7 +62,10 @@ export function retryMiddleware(options: RetryOptions): EffectMiddleware {
         return await next(input, attemptCtx);
       } catch (error) {
         const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
-        const retryable = !ctx.signal.aborted && !(typeof code === "string" && NEVER_RETRIED.has(code)) && (retryOn?.(error, attemptCtx) ?? true);
+        const retryable =
+          !ctx.signal.aborted &&
+          !(typeof code === "string" && NEVER_RETRIED.has(code)) &&
+          (retryOn?.(error, attemptCtx) ?? true);
         if (!retryable || attempt - first + 1 >= attempts) throw error;
         await sleep(ctx, delayBefore(attempt + 1));
       }

@@ -48,21 +48,32 @@ export interface RetryOptions {
 
 /** Refuses bad retry options at boot, naming `path`. */
 export function validateRetryOptions(options: unknown, path: string): asserts options is RetryOptions {
-  if (typeof options !== "object" || options === null) throw new ConfigError(path, "an object { attempts, backoffMs?, maxBackoffMs?, retryOn? }.");
+  if (typeof options !== "object" || options === null)
+    throw new ConfigError(path, "an object { attempts, backoffMs?, maxBackoffMs?, retryOn? }.");
   const option = (key: string): unknown => Reflect.get(options, key);
   for (const key of Object.keys(options)) {
     if (!["attempts", "backoffMs", "maxBackoffMs", "retryOn"].includes(key)) {
-      throw new ConfigError(`${path}.${key}`, "unknown option. Known retry options: attempts, backoffMs, maxBackoffMs, retryOn.");
+      throw new ConfigError(
+        `${path}.${key}`,
+        "unknown option. Known retry options: attempts, backoffMs, maxBackoffMs, retryOn.",
+      );
     }
   }
   const attempts = option("attempts");
-  if (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1) throw new ConfigError(`${path}.attempts`, "a positive integer (the first attempt included).");
+  if (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1)
+    throw new ConfigError(`${path}.attempts`, "a positive integer (the first attempt included).");
   const backoff = option("backoffMs");
-  if (backoff !== undefined && typeof backoff !== "function" && !(typeof backoff === "number" && Number.isFinite(backoff) && backoff >= 0)) {
+  if (
+    backoff !== undefined &&
+    typeof backoff !== "function" &&
+    !(typeof backoff === "number" && Number.isFinite(backoff) && backoff >= 0)
+  ) {
     throw new ConfigError(`${path}.backoffMs`, "a non-negative number of milliseconds, or a function (attempt) => ms.");
   }
   const max = option("maxBackoffMs");
-  if (max !== undefined && !(typeof max === "number" && Number.isFinite(max) && max >= 0)) throw new ConfigError(`${path}.maxBackoffMs`, "a non-negative number of milliseconds.");
+  if (max !== undefined && !(typeof max === "number" && Number.isFinite(max) && max >= 0))
+    throw new ConfigError(`${path}.maxBackoffMs`, "a non-negative number of milliseconds.");
   const retryOn = option("retryOn");
-  if (retryOn !== undefined && typeof retryOn !== "function") throw new ConfigError(`${path}.retryOn`, "a function (error, ctx) => boolean.");
+  if (retryOn !== undefined && typeof retryOn !== "function")
+    throw new ConfigError(`${path}.retryOn`, "a function (error, ctx) => boolean.");
 }

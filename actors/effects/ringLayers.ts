@@ -32,7 +32,10 @@ export class GuardRefusedError extends LoomworkError {
   readonly stepId: string;
   readonly reason: string;
   constructor(stepId: string, reason: string) {
-    super(RUNTIME_ERROR_CODES.guardRefused, `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`);
+    super(
+      RUNTIME_ERROR_CODES.guardRefused,
+      `capabilities.guardRequest refused the model request of step "${stepId}": ${reason}.`,
+    );
     this.stepId = stepId;
     this.reason = reason;
   }
@@ -43,7 +46,8 @@ export class GuardRefusedError extends LoomworkError {
  * outside them fails with GrantDeniedError. A logic with no entry, and a transient call, are not restricted.
  */
 export function grantsLayer(grants: Record<string, string[]>): StepLayer {
-  const keyOf = (logicId: string) => (grants[logicId] !== undefined ? logicId : grants["*"] !== undefined ? "*" : undefined);
+  const keyOf = (logicId: string) =>
+    grants[logicId] !== undefined ? logicId : grants["*"] !== undefined ? "*" : undefined;
   return {
     appliesTo: (step) => step.journaled && keyOf(step.logicId) !== undefined,
     run: (ctx, input, next, step) => {
@@ -70,7 +74,9 @@ export function quotaLayer(meter: Meter, quotas: QuotaOptions): EffectMiddleware
 }
 
 /** `capabilities.guardRequest`: sees each model request first; a veto (or a throw) fails it with GuardRefusedError. */
-export function guardLayer(guardRequest: (request: ModelRequest, ctx: EffectContext) => GuardVerdict | Promise<GuardVerdict>): EffectMiddleware {
+export function guardLayer(
+  guardRequest: (request: ModelRequest, ctx: EffectContext) => GuardVerdict | Promise<GuardVerdict>,
+): EffectMiddleware {
   return async (ctx, input, next) => {
     let verdict: GuardVerdict;
     try {
@@ -83,7 +89,8 @@ export function guardLayer(guardRequest: (request: ModelRequest, ctx: EffectCont
     if (typeof verdict === "object" && verdict !== null && "veto" in verdict && typeof verdict.veto === "string") {
       throw new GuardRefusedError(ctx.stepId, verdict.veto);
     }
-    if (typeof verdict === "object" && verdict !== null && "messages" in verdict && Array.isArray(verdict.messages)) return next(verdict);
+    if (typeof verdict === "object" && verdict !== null && "messages" in verdict && Array.isArray(verdict.messages))
+      return next(verdict);
     throw new TypeError(
       `capabilities.guardRequest returned ${JSON.stringify(verdict)} for step "${ctx.stepId}": return nothing, a ModelRequest, or { veto: reason }.`,
     );

@@ -50,7 +50,11 @@ export class EffectRuntime {
     this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm", options.warn);
     this.stops = new StepStops(this.killSwitch, bus);
     this.current = new EffectChain({ config, stops: this.stops, meter: this.meter, claimCheck: options.claimCheck });
-    this.transient = new TransientCalls(config.effects, () => this.current, (ctx) => this.context(ctx));
+    this.transient = new TransientCalls(
+      config.effects,
+      () => this.current,
+      (ctx) => this.context(ctx),
+    );
   }
 
   get chain(): EffectChain {
@@ -73,7 +77,11 @@ export class EffectRuntime {
   }
 
   /** `app.invokeTransient` (./transient.ts). */
-  invokeTransient(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<unknown> {
+  invokeTransient(
+    effectId: string,
+    input: unknown,
+    options: { signal?: AbortSignal; subject?: string } = {},
+  ): Promise<unknown> {
     return this.transient.invoke(effectId, input, options);
   }
 
@@ -99,7 +107,14 @@ export class EffectRuntime {
     );
     let usage: Usage | undefined;
     const trace = new ChainTrace();
-    const step: ChainStep = { effect, logicId: call.logic.id, journaled: true, isModel: effect.kind === "llm", trace, onUsage: (u) => (usage = u) };
+    const step: ChainStep = {
+      effect,
+      logicId: call.logic.id,
+      journaled: true,
+      isModel: effect.kind === "llm",
+      trace,
+      onUsage: (u) => (usage = u),
+    };
     const started = this.clock.now();
     const report = (ok: boolean, { outcome, stoppedAt }: ChainEnd) =>
       this.bus.emit("step", {
@@ -130,7 +145,8 @@ export class EffectRuntime {
   private context(ctx: EffectContext, invokedAs?: TaskKind): EffectContext {
     // A model step's live deltas go to the bus (app.stream), never to the journal; the effects lookup gives a
     // model step its tools' descriptions and schemas.
-    const emitDelta = (delta: ModelDelta) => this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
+    const emitDelta = (delta: ModelDelta) =>
+      this.bus.emit("delta", { executionId: ctx.executionId, stepId: ctx.stepId, delta });
     return { ...ctx, ...(invokedAs ? { invokedAs } : {}), clock: this.clock, emitDelta, effectOf: this.effectOf };
   }
 

@@ -17,7 +17,8 @@ export interface StandardSchemaProps<Input = unknown, Output = Input> {
 }
 
 /** What `validate` returns. */
-export type StandardSchemaResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
+export type StandardSchemaResult<Output> =
+  { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
 
 /** One validation problem. */
 export interface StandardSchemaIssue {

@@ -22,7 +22,8 @@ export class StepStops {
   /** From now on, no step of the execution enters another layer, and the signals of its running steps are aborted. */
   stop(executionId: string, reason: string): void {
     this.stopped.set(executionId, reason);
-    for (const abort of this.live.get(executionId) ?? []) abort(new Error(`execution "${executionId}" was stopped (${reason})`));
+    for (const abort of this.live.get(executionId) ?? [])
+      abort(new Error(`execution "${executionId}" was stopped (${reason})`));
   }
 
   /** Throws EffectStoppedError when the step may not go further in the chain. */
@@ -63,7 +64,8 @@ export class StepStops {
     if (this.killSwitch.engaged) return `the kill switch is engaged (${this.killSwitch.reason})`;
     const stopped = this.stopped.get(ctx.executionId);
     if (stopped !== undefined) return `execution "${ctx.executionId}" was stopped (${stopped})`;
-    if (ctx.signal.aborted) return "its signal was aborted (the execution stopped, or the state that invoked it was left)";
+    if (ctx.signal.aborted)
+      return "its signal was aborted (the execution stopped, or the state that invoked it was left)";
     return undefined;
   }
 }

@@ -26,7 +26,10 @@ export class ToolInputError extends LoomworkError {
   readonly effectId: string;
   readonly problems: string[];
   constructor(effectId: string, problems: string[]) {
-    super(RUNTIME_ERROR_CODES.toolInput, `Invalid input for tool "${effectId}": ${problems.join("; ")}. Call it again with input that matches its schema.`);
+    super(
+      RUNTIME_ERROR_CODES.toolInput,
+      `Invalid input for tool "${effectId}": ${problems.join("; ")}. Call it again with input that matches its schema.`,
+    );
     this.effectId = effectId;
     this.problems = problems;
   }
@@ -40,7 +43,10 @@ export function resolveToolSchema(schema: unknown, path: string): ResolvedToolSc
     const standard = schema["~standard"];
     const jsonSchema = standard.jsonSchema?.input({ target: "draft-07" });
     if (!jsonSchema) {
-      throw new ConfigError(path, `a ${standard.vendor} schema without the Standard JSON Schema extension (zod >= 4.2, arktype >= 2.1.28, valibot's toStandardJsonSchema); give the JSON Schema as it is instead.`);
+      throw new ConfigError(
+        path,
+        `a ${standard.vendor} schema without the Standard JSON Schema extension (zod >= 4.2, arktype >= 2.1.28, valibot's toStandardJsonSchema); give the JSON Schema as it is instead.`,
+      );
     }
     return {
       jsonSchema,
@@ -67,7 +73,10 @@ export function resolveToolSchema(schema: unknown, path: string): ResolvedToolSc
     };
   }
   if (isObject(schema)) return jsonSchemaTool(schema);
-  throw new ConfigError(path, "a Standard Schema (zod 4, valibot, arktype), an AI SDK jsonSchema(...), or a JSON Schema object.");
+  throw new ConfigError(
+    path,
+    "a Standard Schema (zod 4, valibot, arktype), an AI SDK jsonSchema(...), or a JSON Schema object.",
+  );
 }
 
 function jsonSchemaTool(jsonSchema: JsonSchema): ResolvedToolSchema {
@@ -108,20 +117,33 @@ const TYPE_OF: Record<string, (v: unknown) => boolean> = {
  */
 export function checkJsonSchema(schema: unknown, value: unknown, at: string): string[] {
   if (!isObject(schema)) return [];
-  const types = typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? schema.type.filter((t): t is string => typeof t === "string") : [];
-  if (types.length && !types.some((t) => TYPE_OF[t]?.(value) ?? true)) return [`${at}: expected ${types.join(" or ")}, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`];
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) return [`${at}: expected one of ${JSON.stringify(schema.enum)}`];
-  if ("const" in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) return [`${at}: expected ${JSON.stringify(schema.const)}`];
+  const types =
+    typeof schema.type === "string"
+      ? [schema.type]
+      : Array.isArray(schema.type)
+        ? schema.type.filter((t): t is string => typeof t === "string")
+        : [];
+  if (types.length && !types.some((t) => TYPE_OF[t]?.(value) ?? true))
+    return [
+      `${at}: expected ${types.join(" or ")}, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`,
+    ];
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value)))
+    return [`${at}: expected one of ${JSON.stringify(schema.enum)}`];
+  if ("const" in schema && JSON.stringify(schema.const) !== JSON.stringify(value))
+    return [`${at}: expected ${JSON.stringify(schema.const)}`];
   const problems: string[] = [];
   if (typeof value === "string") {
-    if (typeof schema.minLength === "number" && value.length < schema.minLength) problems.push(`${at}: shorter than ${schema.minLength}`);
-    if (typeof schema.maxLength === "number" && value.length > schema.maxLength) problems.push(`${at}: longer than ${schema.maxLength}`);
+    if (typeof schema.minLength === "number" && value.length < schema.minLength)
+      problems.push(`${at}: shorter than ${schema.minLength}`);
+    if (typeof schema.maxLength === "number" && value.length > schema.maxLength)
+      problems.push(`${at}: longer than ${schema.maxLength}`);
   }
   if (typeof value === "number") {
     if (typeof schema.minimum === "number" && value < schema.minimum) problems.push(`${at}: below ${schema.minimum}`);
     if (typeof schema.maximum === "number" && value > schema.maximum) problems.push(`${at}: above ${schema.maximum}`);
   }
-  if (Array.isArray(value) && isObject(schema.items)) value.forEach((item, i) => problems.push(...checkJsonSchema(schema.items, item, `${at}[${i}]`)));
+  if (Array.isArray(value) && isObject(schema.items))
+    value.forEach((item, i) => problems.push(...checkJsonSchema(schema.items, item, `${at}[${i}]`)));
   if (isObject(value)) {
     const properties = isObject(schema.properties) ? schema.properties : {};
     for (const key of Array.isArray(schema.required) ? schema.required : []) {

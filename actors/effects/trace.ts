@@ -3,7 +3,14 @@
 // ends it with what the chain resolved or threw. Pure transitions: no actor, no timers.
 import type { SnapshotFrom } from "xstate";
 import { pureInitialTransition as initialTransition, pureTransition as transition } from "../pureTransition.js";
-import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type ChainLayer, type ChainOutcome, type EffectChainEvent } from "../../machines/effectChain.js";
+import {
+  CHAIN_LAYERS,
+  CHAIN_OUTCOMES,
+  effectChain,
+  type ChainLayer,
+  type ChainOutcome,
+  type EffectChainEvent,
+} from "../../machines/effectChain.js";
 import type { Usage } from "../../machines/helpers/messages.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 import { serializeError, type SerializedError } from "../errors.js";
@@ -27,7 +34,9 @@ export class StepFailure {
 
 /** The output and record facts of a step's result (a bare value is an output without facts). */
 export function unwrapStepResult(result: unknown): { output: unknown; usage?: Usage } {
-  return result instanceof StepResult ? { output: result.output, ...(result.usage ? { usage: result.usage } : {}) } : { output: result };
+  return result instanceof StepResult
+    ? { output: result.output, ...(result.usage ? { usage: result.usage } : {}) }
+    : { output: result };
 }
 
 /** The fields of a STEP_FAILED record for what a step threw: `stoppedAt` (when the chain ran) and the plain error. */

@@ -20,7 +20,8 @@ export class TransientCalls {
 
   invoke(effectId: string, input: unknown, options: { signal?: AbortSignal; subject?: string } = {}): Promise<unknown> {
     const effect = this.effects[effectId];
-    if (!effect) return Promise.reject(new UnknownEffectError("(invokeTransient)", effectId, Object.keys(this.effects)));
+    if (!effect)
+      return Promise.reject(new UnknownEffectError("(invokeTransient)", effectId, Object.keys(this.effects)));
     const n = ++this.calls;
     const ctx = this.complete({
       executionId: TRANSIENT_EXECUTION_ID,
@@ -32,7 +33,14 @@ export class TransientCalls {
       idempotencyKey: `${TRANSIENT_EXECUTION_ID}/${effectId}/${globalThis.crypto.randomUUID()}`,
       signal: options.signal ?? new AbortController().signal,
     });
-    const step = { effect, logicId: "", journaled: false, isModel: effect.kind === "llm", trace: new ChainTrace(), onUsage: () => undefined };
+    const step = {
+      effect,
+      logicId: "",
+      journaled: false,
+      isModel: effect.kind === "llm",
+      trace: new ChainTrace(),
+      onUsage: () => undefined,
+    };
     return this.chain().run(step, ctx, input);
   }
 }

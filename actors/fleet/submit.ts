@@ -31,14 +31,24 @@ export async function submitStart(
   assertSubjectOpen: (subject: string) => Promise<void>,
 ): Promise<void> {
   const fleet = stores.fleet;
-  if (!fleet) throw new ConfigError("stores", "app.submit needs stores a fleet of workers shares: postgresStores() from loomwork/postgres. To run here, call app.start.");
+  if (!fleet)
+    throw new ConfigError(
+      "stores",
+      "app.submit needs stores a fleet of workers shares: postgresStores() from loomwork/postgres. To run here, call app.start.",
+    );
   const { executionId, subject } = options;
   if (subject !== undefined) await assertSubjectOpen(subject);
   host.logics.register(logic);
   const execution = await host.create(logic, executionId, subject);
   const started: RecordOf<typeof EXECUTION_STARTED> = {
-    seq: 1, at: host.clock.now(), type: EXECUTION_STARTED, logicId: logic.id, ...execution.identity,
-    ...(subject === undefined ? {} : { subject }), input: input ?? null, schema: EVENT_SCHEMA.version,
+    seq: 1,
+    at: host.clock.now(),
+    type: EXECUTION_STARTED,
+    logicId: logic.id,
+    ...execution.identity,
+    ...(subject === undefined ? {} : { subject }),
+    input: input ?? null,
+    schema: EVENT_SCHEMA.version,
   };
   // An id with a log: the same start is a no-op (queued again, idempotently), another one is refused before the queue.
   if ((await stores.events.head(executionId)) > 0) {
@@ -60,19 +70,37 @@ export async function submitStart(
 }
 
 // Refuses a submit whose start differs from the one `executionId` journaled: its logic, subject or input.
-async function assertSameStart(host: AppHost, executionId: string, submitted: RecordOf<typeof EXECUTION_STARTED>): Promise<void> {
+async function assertSameStart(
+  host: AppHost,
+  executionId: string,
+  submitted: RecordOf<typeof EXECUTION_STARTED>,
+): Promise<void> {
   const [journaled] = await host.journal.readForReplay(executionId, 1);
   if (journaled?.type !== EXECUTION_STARTED) return; // a log that does not begin with a start (an older release's): nothing to compare
-  const logicOf = (r: JournalRecord) => `logic "${String(r.logicId)}" (definition ${String(r.machineHash)}${typeof r.version === "string" ? `, version "${r.version}"` : ""})`;
+  const logicOf = (r: JournalRecord) =>
+    `logic "${String(r.logicId)}" (definition ${String(r.machineHash)}${typeof r.version === "string" ? `, version "${r.version}"` : ""})`;
   if (journaled.logicId !== submitted.logicId || journaled.machineHash !== submitted.machineHash) {
-    throw new SubmitConflictError(executionId, "logic", `its journaled start runs ${logicOf(journaled)}, and this submit gives ${logicOf(submitted)}`);
+    throw new SubmitConflictError(
+      executionId,
+      "logic",
+      `its journaled start runs ${logicOf(journaled)}, and this submit gives ${logicOf(submitted)}`,
+    );
   }
   const subjectOf = (r: JournalRecord) => (typeof r.subject === "string" ? `subject "${r.subject}"` : "no subject");
   if (journaled.subject !== submitted.subject) {
-    throw new SubmitConflictError(executionId, "subject", `its journaled start has ${subjectOf(journaled)}, and this submit gives ${subjectOf(submitted)}`);
+    throw new SubmitConflictError(
+      executionId,
+      "subject",
+      `its journaled start has ${subjectOf(journaled)}, and this submit gives ${subjectOf(submitted)}`,
+    );
   }
   const differs = firstDifference(journaled.input ?? null, submitted.input ?? null, "input");
-  if (differs !== undefined) throw new SubmitConflictError(executionId, "input", `its journaled start has another input (they differ at ${differs})`);
+  if (differs !== undefined)
+    throw new SubmitConflictError(
+      executionId,
+      "input",
+      `its journaled start has another input (they differ at ${differs})`,
+    );
 }
 
 // The path of the first place two JSON values differ (object keys in any order: PostgreSQL's jsonb does not keep it), or undefined when they are equal.
@@ -102,12 +130,15 @@ export async function submittedOutcome(
   log: (id: string) => Promise<JournalRecord[]>,
 ): Promise<unknown> {
   // The database may restart while the fleet runs the execution: look again, up to a bound of failures in a row.
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     const woken = fleet.waitForEnd(executionId).catch(() => undefined);
     let ended: RecordOf<typeof EXECUTION_ENDED> | undefined;
     try {
       const info = await events.getExecution(executionId);
-      if (info?.status !== "running") ended = (await log(executionId)).findLast((r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED);
+      if (info?.status !== "running")
+        ended = (await log(executionId)).findLast(
+          (r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED,
+        );
       failures = 0;
     } catch (error) {
       if (++failures >= RESULT_RETRIES) throw error;

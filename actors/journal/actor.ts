@@ -100,7 +100,12 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     // Refused before the execution's mailbox: a bad event is the caller's error and leaves the execution running.
     // The runtime's own executions (the sweep, the erase coordinator) take no event from outside: their log is an audit trail.
     if (this.logic.id.startsWith(RUNTIME_ID_PREFIX)) {
-      return Promise.reject(new ConfigError("send.executionId", `execution "${this.id}" runs the runtime's own logic "${this.logic.id}", which takes no events from outside; nothing was journaled.`));
+      return Promise.reject(
+        new ConfigError(
+          "send.executionId",
+          `execution "${this.id}" runs the runtime's own logic "${this.logic.id}", which takes no events from outside; nothing was journaled.`,
+        ),
+      );
     }
     let plain: AnyEventObject;
     try {
@@ -126,5 +131,7 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
 }
 
 function eventTypeOf(event: unknown): string | undefined {
-  return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string" ? event.type : undefined;
+  return typeof event === "object" && event !== null && "type" in event && typeof event.type === "string"
+    ? event.type
+    : undefined;
 }

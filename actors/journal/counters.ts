@@ -27,7 +27,9 @@ export class Counters {
 
   /** The counters a persisted state holds (a plain object of non-negative counts; anything else is skipped). */
   static from(persisted: unknown): Counters {
-    return typeof persisted === "object" && persisted !== null ? new Counters(new Map(), new Map(), persisted) : Counters.empty;
+    return typeof persisted === "object" && persisted !== null
+      ? new Counters(new Map(), new Map(), persisted)
+      : Counters.empty;
   }
 
   /** How many times `childId` was spawned (0: never). */
@@ -38,7 +40,8 @@ export class Counters {
   /** A new version where `childId` counts `count`; this one is unchanged. */
   with(childId: string, count: number): Counters {
     const recent = new Map(this.recent).set(childId, count);
-    if (recent.size <= MIN_RECENT || recent.size * recent.size <= this.base.size) return new Counters(this.base, recent, this.persisted);
+    if (recent.size <= MIN_RECENT || recent.size * recent.size <= this.base.size)
+      return new Counters(this.base, recent, this.persisted);
     const base = new Map([...this.persistedEntries(), ...this.base]);
     for (const [id, n] of recent) base.set(id, n);
     return new Counters(base, new Map());

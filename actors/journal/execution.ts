@@ -1,12 +1,26 @@
 // One journaled execution: runs a machine through the pure planner, appends each macrostep before
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
-import { EVENT_RECEIVED, EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import {
+  EVENT_RECEIVED,
+  EVENT_SCHEMA,
+  EXECUTION_ENDED,
+  EXECUTION_STARTED,
+  STEP_COMPLETED,
+  STEP_FAILED,
+} from "../../stores/schema.js";
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, MacrostepInput, RecordBody } from "../../stores/types.js";
 import { WARNING_CODES } from "../constants.js";
 import { AppClosedError, NonDeterminismError, type SerializedError } from "../errors.js";
-import { planMacrostep, persistState, restoreState, type Macrostep, type PendingStep, type RuntimeState } from "./planner.js";
+import {
+  planMacrostep,
+  persistState,
+  restoreState,
+  type Macrostep,
+  type PendingStep,
+  type RuntimeState,
+} from "./planner.js";
 import { JournaledActor } from "./actor.js";
 import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, UnstampedRecord } from "./host.js";
 import { ExecutionObservers, snapshotOf } from "./observers.js";
@@ -27,12 +41,22 @@ export interface ExecutionOptions {
 export class Execution {
   // Read through the options rather than copied: each own field is one more hidden-class step for V8 to
   // rebuild when no Execution survived the last GC, which an app's first start after idle pays.
-  get executionId(): string { return this.options.executionId; }
-  get subject(): string | undefined { return this.options.subject; }
-  get machine(): AnyStateMachine { return this.options.machine; }
-  get sessionId(): string { return `loom:${this.options.executionId}`; }
+  get executionId(): string {
+    return this.options.executionId;
+  }
+  get subject(): string | undefined {
+    return this.options.subject;
+  }
+  get machine(): AnyStateMachine {
+    return this.options.machine;
+  }
+  get sessionId(): string {
+    return `loom:${this.options.executionId}`;
+  }
   /** The actor callers hold for this execution (getSnapshot / subscribe / send); the inspector's actorRef. Made at first use (after a start's first step began). */
-  get ref(): JournaledActor { return (this.actor ??= new JournaledActor(this, this.host)); }
+  get ref(): JournaledActor {
+    return (this.actor ??= new JournaledActor(this, this.host));
+  }
   state!: RuntimeState;
   replay: ReplayReport = { fromSnapshotSeq: 0, recordsReplayed: 0, stepsServedFromLog: 0, stepsToRun: 0 };
   /** Report-only warnings already given in this run (once per run, again after a resume in a fresh app). */
@@ -50,7 +74,9 @@ export class Execution {
   private readonly timerCancels = new Map<string, () => void>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
   /** Which definition of its logic it runs (journaled in EXECUTION_STARTED): its hash, and its declared version. */
-  get identity(): { machineHash: string; version?: string } { return this.options.identity; }
+  get identity(): { machineHash: string; version?: string } {
+    return this.options.identity;
+  }
   private actor: JournaledActor | undefined;
   private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
   private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
@@ -62,7 +88,9 @@ export class Execution {
     this.plan = { machine: options.machine, executionId: options.executionId, effectIds: host.effectIds };
   }
 
-  private get observers(): ExecutionObservers { return (this.watchers ??= new ExecutionObservers(this.host, this, this.options.observer)); }
+  private get observers(): ExecutionObservers {
+    return (this.watchers ??= new ExecutionObservers(this.host, this, this.options.observer));
+  }
 
   /** The seq of the last record this execution journaled (or replayed). */
   get seq(): number {
@@ -104,7 +132,8 @@ export class Execution {
     }
     const tail = await journal.readForReplay(this.executionId, from);
     const folded = foldRecords(this.plan, { state: this.state, seq: this.head }, tail, (step) => {
-      if (step.records[0]!.type === STEP_COMPLETED || step.records[0]!.type === STEP_FAILED) this.replay.stepsServedFromLog++;
+      if (step.records[0]!.type === STEP_COMPLETED || step.records[0]!.type === STEP_FAILED)
+        this.replay.stepsServedFromLog++;
       this.replay.recordsReplayed += step.records.length;
       this.state = step.state;
       this.head = step.records.at(-1)!.seq;
@@ -112,7 +141,14 @@ export class Execution {
     });
     if (folded.state) this.state = folded.state;
     this.head = folded.seq;
-    if (!this.state) throw new NonDeterminismError(this.executionId, 1, "record", "EXECUTION_STARTED", tail[0]?.type ?? "an empty log");
+    if (!this.state)
+      throw new NonDeterminismError(
+        this.executionId,
+        1,
+        "record",
+        "EXECUTION_STARTED",
+        tail[0]?.type ?? "an empty log",
+      );
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (!observe) return;
     this.observers.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
@@ -172,7 +208,11 @@ export class Execution {
     return persistState(this.machine, this.state);
   }
 
-  private enqueue(partial: RecordBody<MacrostepInput["type"]>, whenClosed?: () => Error, admit?: (snapshot: AnyMachineSnapshot) => void): Promise<void> {
+  private enqueue(
+    partial: RecordBody<MacrostepInput["type"]>,
+    whenClosed?: () => Error,
+    admit?: (snapshot: AnyMachineSnapshot) => void,
+  ): Promise<void> {
     return this.enqueueRaw(async () => {
       admit?.(this.getSnapshot());
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
@@ -253,7 +293,15 @@ export class Execution {
     this.running.set(pending.childId, controller);
     this.inflight++;
     const { executionId, subject, machine: logic } = this;
-    const call: StepCall = { executionId, ...(subject === undefined ? {} : { subject }), logic, pending, signal: controller.signal, abort: (reason) => controller.abort(reason), appendControl: (records) => this.appendControl(records) };
+    const call: StepCall = {
+      executionId,
+      ...(subject === undefined ? {} : { subject }),
+      logic,
+      pending,
+      signal: controller.signal,
+      abort: (reason) => controller.abort(reason),
+      appendControl: (records) => this.appendControl(records),
+    };
     runStepToRecord(this.host, call)
       .then((record) => {
         // An aborted step (state left, execution stopped or halted) journals nothing: its outcome is not wanted.
@@ -287,9 +335,14 @@ export class Execution {
     this.snapshotSeq = this.head;
     const snapshot = { seq: this.head, at: this.host.clock.now(), state: this.persistedState() };
     // A snapshot is a cache of the log: a failed write costs a longer replay, never data.
-    return this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
-      this.host.warn({ code: WARNING_CODES.snapshot, message: error instanceof Error ? error.message : String(error) }),
-    );
+    return this.host.journal
+      .putSnapshot(this.executionId, snapshot, this.subject)
+      .catch((error) =>
+        this.host.warn({
+          code: WARNING_CODES.snapshot,
+          message: error instanceof Error ? error.message : String(error),
+        }),
+      );
   }
 
   private wakeSettled(): void {

@@ -31,7 +31,8 @@ export function reservedPrefixOf(type: string): string | undefined {
  * checkExternalEvent({ type: "xstate.done.actor.model", output }); // throws ReservedEventError
  */
 export function checkExternalEvent(event: unknown, executionId?: string): AnyEventObject {
-  if (!isEventObject(event)) throw new ConfigError("send.event", `an event is an object with a string "type"; got ${shown(event)}.`);
+  if (!isEventObject(event))
+    throw new ConfigError("send.event", `an event is an object with a string "type"; got ${shown(event)}.`);
   const prefix = reservedPrefixOf(event.type);
   if (prefix !== undefined) throw new ReservedEventError(event.type, prefix, executionId);
   if (event.type === TOOL_APPROVAL_EVENT) checkApprovalShape(event, executionId);
@@ -45,8 +46,16 @@ export function checkExternalEvent(event: unknown, executionId?: string): AnyEve
  */
 export function plainExternalEvent(event: unknown, executionId?: string): AnyEventObject {
   const given = checkExternalEvent(event, executionId);
-  const copy = plainJson(given, (reason) => new ConfigError("send.event", `event "${given.type}" must be plain JSON to be journaled, but holds ${reason}.`), "event");
-  if (!isEventObject(copy)) throw new ConfigError("send.event", `event "${given.type}" is journaled as ${shown(copy)}, which is not an object with a string "type".`);
+  const copy = plainJson(
+    given,
+    (reason) =>
+      new ConfigError("send.event", `event "${given.type}" must be plain JSON to be journaled, but holds ${reason}.`),
+    "event",
+  );
+  if (!isEventObject(copy))
+    throw new ConfigError(
+      "send.event",
+      `event "${given.type}" is journaled as ${shown(copy)}, which is not an object with a string "type".`,
+    );
   return checkExternalEvent(copy, executionId);
 }
-

@@ -51,7 +51,10 @@ export interface ReplayReport {
  * Called after every macrostep, live or replayed, with the snapshot it reached and the run's facts (the
  * agent loop's state-growth warning): given to an execution when it is created, for its logic.
  */
-export type MacrostepObserver = (snapshot: AnyMachineSnapshot, run: { executionId: string; warned: Set<string> }) => void;
+export type MacrostepObserver = (
+  snapshot: AnyMachineSnapshot,
+  run: { executionId: string; warned: Set<string> },
+) => void;
 
 export interface ExecutionHost {
   readonly journal: Journal;

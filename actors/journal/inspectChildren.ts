@@ -38,7 +38,8 @@ export class ChildTracker {
     const settled = outcome ? this.live.get(outcome[2]!) : undefined;
     if (outcome && settled && !settled.ended) {
       settled.ended = true;
-      const snapshot: EndedChild["snapshot"] = outcome[1] === "done" ? { status: "done", output: event.output } : { status: "error", error: event.error };
+      const snapshot: EndedChild["snapshot"] =
+        outcome[1] === "done" ? { status: "done", output: event.output } : { status: "error", error: event.error };
       changes.ended.push({ childId: outcome[2]!, sessionId: settled.sessionId, snapshot });
     }
     const listed = new Set(childIds);

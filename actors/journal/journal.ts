@@ -60,14 +60,18 @@ export class Journal {
     let records = await this.events.read(executionId, fromSeq);
     const firstLive = records[0]?.seq ?? (await this.events.head(executionId)) + 1;
     if (firstLive > fromSeq) {
-      const archived = (await this.events.readArchives(executionId)).flatMap((s) => s.records).filter((r) => r.seq >= fromSeq && r.seq < firstLive);
+      const archived = (await this.events.readArchives(executionId))
+        .flatMap((s) => s.records)
+        .filter((r) => r.seq >= fromSeq && r.seq < firstLive);
       records = [...archived, ...records];
     }
     return readAsJournal(expandRecords(this.codec ? await this.codec.open(executionId, records) : records));
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot, subject?: string): Promise<void> {
-    const state = this.codec ? await this.codec.sealState(executionId, subject, snapshot.state, snapshot.seq) : snapshot.state;
+    const state = this.codec
+      ? await this.codec.sealState(executionId, subject, snapshot.state, snapshot.seq)
+      : snapshot.state;
     await this.events.putSnapshot(executionId, { ...snapshot, state });
   }
 
@@ -96,10 +100,16 @@ export class Journal {
       // Any adapter: a snapshot past the head means the log lost records the snapshot had seen.
       const head = await this.events.head(executionId);
       if (snapshot.seq > head) {
-        throw new JournalCorruptionError(`the journal of execution "${executionId}"`, 0, `the log ends at seq ${head}, but its snapshot folds the records through seq ${snapshot.seq}: the log lost records the snapshot had seen`, {
-          kind: "behind-snapshot",
-          remedy: "Restore the journal from a backup; or, to resume from what the log holds (the steps after its last seq run again), delete the snapshot (docs/storage.md, \"Recovery\").",
-        });
+        throw new JournalCorruptionError(
+          `the journal of execution "${executionId}"`,
+          0,
+          `the log ends at seq ${head}, but its snapshot folds the records through seq ${snapshot.seq}: the log lost records the snapshot had seen`,
+          {
+            kind: "behind-snapshot",
+            remedy:
+              'Restore the journal from a backup; or, to resume from what the log holds (the steps after its last seq run again), delete the snapshot (docs/storage.md, "Recovery").',
+          },
+        );
       }
     }
     if (!snapshot || !this.codec) return snapshot;
@@ -109,10 +119,15 @@ export class Journal {
   // A replay from seq 1 needs every record: the segments contiguous from 1, then the live log after them.
   private async assertWholeHistory(executionId: string, damage: JournalCorruptionError): Promise<void> {
     const refuse = (why: string) =>
-      new JournalCorruptionError(damage.file, damage.offset, `the snapshot is damaged and ${why}, so nothing whole covers the history`, {
-        kind: "snapshot",
-        remedy: "Restore the snapshot or the damaged segment from a backup (docs/storage.md, \"Recovery\").",
-      });
+      new JournalCorruptionError(
+        damage.file,
+        damage.offset,
+        `the snapshot is damaged and ${why}, so nothing whole covers the history`,
+        {
+          kind: "snapshot",
+          remedy: 'Restore the snapshot or the damaged segment from a backup (docs/storage.md, "Recovery").',
+        },
+      );
     let next = 1;
     try {
       for (const segment of await this.events.readArchives(executionId)) {
@@ -120,7 +135,8 @@ export class Journal {
         next = Math.max(next, segment.toSeq + 1);
       }
     } catch (error) {
-      if (error instanceof JournalCorruptionError && error.kind !== "snapshot") throw refuse(`an archive segment is damaged too (${error.file})`);
+      if (error instanceof JournalCorruptionError && error.kind !== "snapshot")
+        throw refuse(`an archive segment is damaged too (${error.file})`);
       throw error;
     }
     const live = await this.events.read(executionId, next);

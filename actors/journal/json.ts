@@ -51,14 +51,21 @@ export function plainJson(value: unknown, fail: (reason: string, path: string) =
 // One walk: checks and copies at once, in JSON.stringify's order (toJSON with its key, then the value).
 function copy(value: unknown, key: string, stack: object[]): unknown {
   // Read as `value.toJSON` reads it: a BigInt's from BigInt.prototype, with the BigInt as the receiver.
-  const toJSON: unknown = isObjectLike(value) ? value.toJSON : typeof value === "bigint" ? Reflect.get(BigInt.prototype, "toJSON", value) : undefined;
+  const toJSON: unknown = isObjectLike(value)
+    ? value.toJSON
+    : typeof value === "bigint"
+      ? Reflect.get(BigInt.prototype, "toJSON", value)
+      : undefined;
   if (typeof toJSON === "function") {
-    if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value))) throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
+    if (isDate(value) && Number.isNaN(Date.prototype.getTime.call(value)))
+      throw new Refusal("an invalid Date", "journal a valid Date, or null on purpose");
     let converted: unknown;
     try {
       converted = toJSON.call(value, key);
     } catch (error) {
-      throw new Refusal(`a toJSON() that threw ${JSON.stringify(error instanceof Error ? error.message : String(error))}`);
+      throw new Refusal(
+        `a toJSON() that threw ${JSON.stringify(error instanceof Error ? error.message : String(error))}`,
+      );
     }
     return plainValue(converted, stack);
   }
@@ -108,7 +115,10 @@ function plainValue(value: unknown, stack: object[]): unknown {
     if (boxed !== undefined) return plainValue(boxed.value, stack);
     // Its data is where JSON does not look (internal slots, private fields, getters): refused, never written as {}.
     if (isSlotted(object) || Object.keys(object).length === 0) {
-      throw new Refusal(describe(object), "convert it to plain JSON (Object.fromEntries(map), [...set], Array.from(bytes), { name, message }) or give it a toJSON()");
+      throw new Refusal(
+        describe(object),
+        "convert it to plain JSON (Object.fromEntries(map), [...set], Array.from(bytes), { name, message }) or give it a toJSON()",
+      );
     }
     // Any other class instance is journaled as its own enumerable fields, as JSON writes it.
   }
@@ -124,7 +134,8 @@ function plainValue(value: unknown, stack: object[]): unknown {
     }
     if (item === undefined) continue;
     // "__proto__" is an own key in JSON.parse's result, never the prototype.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
     else out[k] = item;
   }
   stack.pop();
@@ -147,7 +158,17 @@ function unboxed(object: object): { value: unknown } | undefined {
 }
 
 // Built-ins whose data lives in internal slots, which JSON never writes.
-const SLOTTED: (abstract new (...args: never[]) => object)[] = [Map, Set, WeakMap, WeakSet, ArrayBuffer, RegExp, Error, Date, Promise];
+const SLOTTED: (abstract new (...args: never[]) => object)[] = [
+  Map,
+  Set,
+  WeakMap,
+  WeakSet,
+  ArrayBuffer,
+  RegExp,
+  Error,
+  Date,
+  Promise,
+];
 if (typeof SharedArrayBuffer === "function") SLOTTED.push(SharedArrayBuffer);
 if (typeof WeakRef === "function") SLOTTED.push(WeakRef);
 
@@ -164,7 +185,10 @@ function describe(object: Record<string, unknown>): string {
   const ctor = object.constructor;
   // Read as `ctor?.name` reads it, whatever ctor is (a primitive's from its prototype).
   const name: unknown = ctor === undefined || ctor === null ? undefined : Reflect.get(Object(ctor), "name", ctor);
-  const what = typeof name !== "string" || name === "" || name === "Object" ? "an object whose prototype is not Object.prototype" : `an instance of ${name}`;
+  const what =
+    typeof name !== "string" || name === "" || name === "Object"
+      ? "an object whose prototype is not Object.prototype"
+      : `an instance of ${name}`;
   return `${what} with no own fields (JSON would write {})`;
 }
 

@@ -7,7 +7,10 @@ import { createActor, type AnyMachineSnapshot, type AnyStateMachine, type Snapsh
 import { offerInertSelf } from "../pureTransition.js";
 
 /** The persisted snapshot of the machine, and whether its context holds no actor ref (so needs no reviving). */
-export function persistMachine(machine: AnyStateMachine, snapshot: AnyMachineSnapshot): { machine: unknown; plainContext?: true } {
+export function persistMachine(
+  machine: AnyStateMachine,
+  snapshot: AnyMachineSnapshot,
+): { machine: unknown; plainContext?: true } {
   const persisted = machine.getPersistedSnapshot(snapshot);
   // XState copies the context where it replaces an actor ref with its marker: the same object means none.
   const plainContext = "context" in persisted && persisted.context === snapshot.context;
@@ -18,7 +21,11 @@ export function persistMachine(machine: AnyStateMachine, snapshot: AnyMachineSna
  * The machine snapshot a persisted state holds, restored without running anything (createActor with the
  * snapshot: never started, no side effects). `plainContext` (persistMachine's): the context is kept as read.
  */
-export function restoreMachine(machine: AnyStateMachine, persisted: unknown, plainContext: unknown): AnyMachineSnapshot {
+export function restoreMachine(
+  machine: AnyStateMachine,
+  persisted: unknown,
+  plainContext: unknown,
+): AnyMachineSnapshot {
   if (plainContext === true && typeof persisted === "object" && persisted !== null && "context" in persisted) {
     const { context, ...rest } = persisted;
     const stub = { ...rest, context: {} };

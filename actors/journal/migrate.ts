@@ -47,17 +47,29 @@ export interface MigrationHost {
 }
 
 /** Journals the migration of `executionId` to `to`; see MigrateOptions. `running`: it runs in this app now. */
-export async function migrateExecution(host: MigrationHost, stores: Stores, running: boolean, executionId: string, to: AnyStateMachine, options: MigrateOptions = {}): Promise<MigrateResult> {
+export async function migrateExecution(
+  host: MigrationHost,
+  stores: Stores,
+  running: boolean,
+  executionId: string,
+  to: AnyStateMachine,
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
   const refuse = (reason: string) => new MigrationRefusedError(executionId, reason);
-  if (running) throw refuse("it runs in this app: migrate it before resuming it (from a fresh app over the same stores)");
+  if (running)
+    throw refuse("it runs in this app: migrate it before resuming it (from a fresh app over the same stores)");
   host.logics.checkEffects(to);
   const { execution, info } = await host.rebuild(executionId);
-  if (info.logicId !== to.id) throw refuse(`it runs logic "${info.logicId}", and the target is logic "${to.id}": a migration moves between versions of one logic`);
+  if (info.logicId !== to.id)
+    throw refuse(
+      `it runs logic "${info.logicId}", and the target is logic "${to.id}": a migration moves between versions of one logic`,
+    );
   await execution.recover({ observe: false });
   const state = execution.state;
   if (execution.ended) throw refuse(`it has ended (${state.status})`);
   const inFlight = Object.values(state.pending).map((p) => p.stepId);
-  if (inFlight.length) throw refuse(`steps are in flight (${inFlight.join(", ")}): migrate it where it waits for an event`);
+  if (inFlight.length)
+    throw refuse(`steps are in flight (${inFlight.join(", ")}): migrate it where it waits for an event`);
   const from: MigrationSource = { value: state.snapshot.value, context: state.snapshot.context, version: info.version };
   const mapped = options.migrate ? options.migrate(from) : {};
   const snapshot = to.resolveState({ value: mapped.value ?? from.value, context: mapped.context ?? from.context });
@@ -77,7 +89,12 @@ export async function migrateExecution(host: MigrationHost, stores: Stores, runn
     // The old version's snapshot may hold a state the new one cannot restore: the migrated state replaces it.
     await host.journal.putSnapshot(executionId, { seq: record.seq, at: record.at, state: record.state }, info.subject);
     host.logics.register(to);
-    return { executionId, ...(record.fromVersion === undefined ? {} : { fromVersion: record.fromVersion }), ...(version === undefined ? {} : { version }), seq: record.seq };
+    return {
+      executionId,
+      ...(record.fromVersion === undefined ? {} : { fromVersion: record.fromVersion }),
+      ...(version === undefined ? {} : { version }),
+      seq: record.seq,
+    };
   } finally {
     await lease?.release();
   }

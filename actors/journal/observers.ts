@@ -58,7 +58,10 @@ export class ExecutionObservers {
         listener.next?.(snapshot);
         if (ended) listener.complete?.();
       } catch (error) {
-        this.host.warn({ code: WARNING_CODES.subscriber, message: error instanceof Error ? error.message : String(error) });
+        this.host.warn({
+          code: WARNING_CODES.subscriber,
+          message: error instanceof Error ? error.message : String(error),
+        });
       }
     }
     if (ended) this.listeners.clear();
@@ -85,11 +88,24 @@ export class ExecutionObservers {
     const actorRef = this.execution.ref;
     this.announce();
     const { snapshot } = step.state;
-    const changes = (this.children ??= new ChildTracker(this.execution.sessionId)).step(step.event, childIdsOf(snapshot));
-    const child = (id: string, sessionId: string, status: string) => ({ id, sessionId, _parent: actorRef, getSnapshot: () => ({ status }) });
+    const changes = (this.children ??= new ChildTracker(this.execution.sessionId)).step(
+      step.event,
+      childIdsOf(snapshot),
+    );
+    const child = (id: string, sessionId: string, status: string) => ({
+      id,
+      sessionId,
+      _parent: actorRef,
+      getSnapshot: () => ({ status }),
+    });
     this.inspect(
       { type: "@xstate.event", sourceRef: undefined, actorRef, event: step.event },
-      ...changes.ended.map((c) => ({ type: "@xstate.snapshot", actorRef: child(c.childId, c.sessionId, c.snapshot.status), event: step.event, snapshot: c.snapshot })),
+      ...changes.ended.map((c) => ({
+        type: "@xstate.snapshot",
+        actorRef: child(c.childId, c.sessionId, c.snapshot.status),
+        event: step.event,
+        snapshot: c.snapshot,
+      })),
       { type: "@xstate.snapshot", actorRef, event: step.event, snapshot },
       ...changes.started.map((c) => ({ type: "@xstate.actor", actorRef: child(c.childId, c.sessionId, "active") })),
     );

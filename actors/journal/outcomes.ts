@@ -99,7 +99,10 @@ export class Outcomes {
 }
 
 /** app.result's answer from an ended execution's journaled outcome: its output, or the error it ended with. */
-export function outcomeFrom(executionId: string, ended: { status?: unknown; output?: unknown; error?: SerializedError | undefined }): unknown {
+export function outcomeFrom(
+  executionId: string,
+  ended: { status?: unknown; output?: unknown; error?: SerializedError | undefined },
+): unknown {
   const error = ended.error;
   if (ended.status === "done") return ended.output;
   if (ended.status === "stopped") throw new ExecutionStoppedError(executionId, error?.message ?? "stopped");

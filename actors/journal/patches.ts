@@ -21,7 +21,10 @@ export interface MacrostepPatches {
  * The patch scope of one macrostep. `logged`: the markers its journaled records hold (a replay), or
  * undefined for a live macrostep, whose first asks are taken and marked.
  */
-export function macrostepPatches(previous: PatchDecisions | undefined, logged: readonly string[] | undefined): MacrostepPatches {
+export function macrostepPatches(
+  previous: PatchDecisions | undefined,
+  logged: readonly string[] | undefined,
+): MacrostepPatches {
   const decisions: PatchDecisions = { ...previous };
   const markers: string[] = logged ? [...logged] : [];
   for (const changeId of logged ?? []) decisions[changeId] = true;

@@ -75,11 +75,22 @@ export function stateValueText(snapshot: AnyMachineSnapshot | undefined): string
  * Plans one macrostep for `input` (a record with its seq and at already set). `loggedMarkers`: in a replay,
  * the PATCH_MARKED change ids the journaled macrostep holds (undefined: a live macrostep).
  */
-export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefined, input: MacrostepInput, loggedMarkers?: readonly string[]): Macrostep {
+export function planMacrostep(
+  ctx: PlanContext,
+  previous: RuntimeState | undefined,
+  input: MacrostepInput,
+  loggedMarkers?: readonly string[],
+): Macrostep {
   const { machine } = ctx;
   const state: RuntimeState = previous
     ? { ...previous, pending: { ...previous.pending }, timers: { ...previous.timers } }
-    : { snapshot: undefined as unknown as AnyMachineSnapshot, pending: {}, timers: {}, counters: Counters.empty, status: "running" };
+    : {
+        snapshot: undefined as unknown as AnyMachineSnapshot,
+        pending: {},
+        timers: {},
+        counters: Counters.empty,
+        status: "running",
+      };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
   const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
@@ -128,7 +139,15 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
         const taskKind = taskKindOf(given);
         // The input is read through, never copied here: a step built lazily (lazyStepInput) is built only
         // when it runs or is persisted, so a replay serving it from the log never builds it.
-        const pending: PendingStep = { childId, stepId, effectId: src, ...(taskKind ? { taskKind } : {}), get input() { return named ? given.input : given; } };
+        const pending: PendingStep = {
+          childId,
+          stepId,
+          effectId: src,
+          ...(taskKind ? { taskKind } : {}),
+          get input() {
+            return named ? given.input : given;
+          },
+        };
         state.pending[childId] = pending;
         step.started.push(pending);
         break;
@@ -176,7 +195,11 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
     step.stopped.push(...Object.keys(state.pending));
     state.pending = {};
     state.timers = {};
-    push({ type: schema.EXECUTION_ENDED, status: "done", ...(next.output === undefined ? {} : { output: next.output }) });
+    push({
+      type: schema.EXECUTION_ENDED,
+      status: "done",
+      ...(next.output === undefined ? {} : { output: next.output }),
+    });
   } else if (next.status === "error") {
     state.status = "error";
     state.error = serializeError(next.error);
@@ -186,7 +209,13 @@ export function planMacrostep(ctx: PlanContext, previous: RuntimeState | undefin
 }
 
 function isSerialized(value: unknown): value is SerializedError {
-  return typeof value === "object" && value !== null && !(value instanceof Error) && "message" in value && typeof value.message === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !(value instanceof Error) &&
+    "message" in value &&
+    typeof value.message === "string"
+  );
 }
 
 // The XState event an input record delivers (exhaustive: a new input type does not compile without its case).
@@ -197,7 +226,13 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
     case schema.EVENT_RECEIVED: {
       const event: unknown = input.event;
       if (!isEventObject(event)) {
-        throw new NonDeterminismError(ctx.executionId, input.seq, "an event record holding", event ?? null, "an event: an object with a string type");
+        throw new NonDeterminismError(
+          ctx.executionId,
+          input.seq,
+          "an event record holding",
+          event ?? null,
+          "an event: an object with a string type",
+        );
       }
       if (typeof input.timerId === "string") delete state.timers[input.timerId];
       return event;
@@ -213,7 +248,13 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
       // The record names the effect its outcome came from: served to a step that now invokes another effect (a
       // changed `src`, an agent's new model effect id), it would be the old effect's answer, silently.
       if (typeof input.effectId === "string" && input.effectId !== pending.effectId) {
-        throw new NonDeterminismError(ctx.executionId, input.seq, "an outcome of", { stepId: input.stepId, effectId: input.effectId }, { stepId: pending.stepId, effectId: pending.effectId });
+        throw new NonDeterminismError(
+          ctx.executionId,
+          input.seq,
+          "an outcome of",
+          { stepId: input.stepId, effectId: input.effectId },
+          { stepId: pending.stepId, effectId: pending.effectId },
+        );
       }
       delete state.pending[pending.childId];
       return input.type === schema.STEP_COMPLETED
@@ -222,7 +263,13 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
     }
     default: {
       const record: StoredRecord = input;
-      throw new NonDeterminismError(ctx.executionId, record.seq, "a record of type", record.type, "an input record (event, step outcome or start)");
+      throw new NonDeterminismError(
+        ctx.executionId,
+        record.seq,
+        "a record of type",
+        record.type,
+        "an input record (event, step outcome or start)",
+      );
     }
   }
 }
@@ -236,7 +283,13 @@ export function plannedFacts(record: StoredRecord): unknown {
     case schema.TIMER_SET:
       return { type: record.type, timerId: record.timerId, dueAt: record.dueAt };
     case schema.TRANSITION:
-      return { type: record.type, from: record.from, to: record.to, event: record.event, ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }) };
+      return {
+        type: record.type,
+        from: record.from,
+        to: record.to,
+        event: record.event,
+        ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }),
+      };
     case schema.EXECUTION_ENDED:
       return { type: record.type, status: record.status };
     default:
@@ -246,7 +299,9 @@ export function plannedFacts(record: StoredRecord): unknown {
 
 /** FNV-1a (32-bit) of a value's JSON text: a cheap, synchronous fingerprint, not a cryptographic one. */
 export function digestOf(value: unknown): string {
-  return fnv1a32(JSON.stringify(value) ?? "null").toString(16).padStart(8, "0");
+  return fnv1a32(JSON.stringify(value) ?? "null")
+    .toString(16)
+    .padStart(8, "0");
 }
 
 /** The persisted, JSON-safe form of a runtime state (XState children are the runtime's pending steps). */

@@ -34,7 +34,14 @@ export interface ExecutionsContext {
 }
 
 function blank(executionId: string): ExecutionView {
-  return { executionId, status: "running", head: 0, steps: { completed: 0, failed: 0 }, usage: emptyUsage(), pendingApprovals: [] };
+  return {
+    executionId,
+    status: "running",
+    head: 0,
+    steps: { completed: 0, failed: 0 },
+    usage: emptyUsage(),
+    pendingApprovals: [],
+  };
 }
 
 function copy(view: ExecutionView): ExecutionView {
@@ -42,9 +49,18 @@ function copy(view: ExecutionView): ExecutionView {
 }
 
 /** Folds records into a view (in place). `counters` only: leave status to the records that come later. */
-function fold(view: ExecutionView, records: JournalRecord[], isModel: (effectId: string) => boolean, countersOnly: boolean): void {
+function fold(
+  view: ExecutionView,
+  records: JournalRecord[],
+  isModel: (effectId: string) => boolean,
+  countersOnly: boolean,
+): void {
   for (const record of records) {
-    view.pendingApprovals = pendingAfter(view.pendingApprovals, record, record.type === STEP_COMPLETED && isModel(record.effectId));
+    view.pendingApprovals = pendingAfter(
+      view.pendingApprovals,
+      record,
+      record.type === STEP_COMPLETED && isModel(record.effectId),
+    );
     switch (record.type) {
       case EXECUTION_STARTED:
         view.logicId ??= record.logicId;
@@ -174,7 +190,10 @@ export function readModelsOver(app: ReadModelsSource): ReadModels {
     forgotten.clear();
   });
   ready.catch((error: unknown) => {
-    const warning = { code: WARNING_CODES.readModelFailed, message: error instanceof Error ? error.message : String(error) };
+    const warning = {
+      code: WARNING_CODES.readModelFailed,
+      message: error instanceof Error ? error.message : String(error),
+    };
     if (app.warn) app.warn(warning);
     else processWarning(warning.message, warning.code);
   });
@@ -189,7 +208,10 @@ export function readModelsOver(app: ReadModelsSource): ReadModels {
   return {
     executions,
     ready,
-    list: () => Object.values(executions.getSnapshot().context.executions).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)),
+    list: () =>
+      Object.values(executions.getSnapshot().context.executions).sort((a, b) =>
+        a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0,
+      ),
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
     forget,
     dispose: () => {

@@ -6,12 +6,25 @@
 //
 // It is one handler per record type (`RecordHandlers`, the shape of Temporal's Activator):
 // a new record type does not compile until this fold says what it does at the start of a macrostep.
-import { foldRecord, isJournalRecord, type MacrostepInput, type RecordHandlers, type StoredRecord } from "../../stores/schema.js";
+import {
+  foldRecord,
+  isJournalRecord,
+  type MacrostepInput,
+  type RecordHandlers,
+  type StoredRecord,
+} from "../../stores/schema.js";
 import * as schema from "../../stores/schema.js";
 import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
 import { loggedMarkers } from "./patches.js";
-import { plannedFacts, planMacrostep, restoreState, type Macrostep, type PlanContext, type RuntimeState } from "./planner.js";
+import {
+  plannedFacts,
+  planMacrostep,
+  restoreState,
+  type Macrostep,
+  type PlanContext,
+  type RuntimeState,
+} from "./planner.js";
 
 /** Where a fold stands: the state so far (none before EXECUTION_STARTED) and the seq it has folded through. */
 export interface FoldPosition {
@@ -35,13 +48,20 @@ type Consumed = number;
 // A record the planner writes itself (TIMER_SET, TRANSITION), or of a type the schema does not know, met where a
 // macrostep should start: a record was removed or altered.
 function outOfPlace(cursor: Cursor, record: StoredRecord): never {
-  throw new NonDeterminismError(cursor.ctx.executionId, record.seq, "a record of type", record.type, "the start of a macrostep");
+  throw new NonDeterminismError(
+    cursor.ctx.executionId,
+    record.seq,
+    "a record of type",
+    record.type,
+    "the start of a macrostep",
+  );
 }
 
 // An input record: plans its macrostep and checks the journaled records after it against the plan.
 function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
   const { ctx, position, records, index } = cursor;
-  if (input.seq !== position.seq + 1) throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, position.seq + 1);
+  if (input.seq !== position.seq + 1)
+    throw new NonDeterminismError(ctx.executionId, input.seq, "seq", input.seq, position.seq + 1);
   // The patch markers the journaled macrostep holds decide its patches (actors/journal/patches.ts), so it replays them as logged.
   const step = planMacrostep(ctx, position.state, input, loggedMarkers(records, index));
   for (let k = 1; k < step.records.length; k++) {
@@ -53,10 +73,12 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
     const actual = plannedFacts({
       ...planned,
       dueAt: "dueAt" in planned ? (logged ? logged.dueAt : planned.dueAt) : undefined,
-      inputDigest: logged?.inputDigest === undefined ? undefined : "inputDigest" in planned ? planned.inputDigest : undefined,
+      inputDigest:
+        logged?.inputDigest === undefined ? undefined : "inputDigest" in planned ? planned.inputDigest : undefined,
       ...(logged?.type === schema.TRANSITION && logged.from === undefined ? { from: undefined } : {}),
     });
-    if (JSON.stringify(expected) !== JSON.stringify(actual)) throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
+    if (JSON.stringify(expected) !== JSON.stringify(actual))
+      throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
   }
   position.state = step.state;
   position.seq = step.records.at(-1)!.seq;
@@ -104,10 +126,16 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
  * macrostep. Throws NonDeterminismError for a gap, a record out of place or of a type the schema does
  * not know, or a macrostep whose records differ from what the planner derives.
  */
-export function foldRecords(ctx: PlanContext, from: FoldPosition, records: readonly StoredRecord[], onMacrostep?: (step: Macrostep) => void): FoldPosition {
+export function foldRecords(
+  ctx: PlanContext,
+  from: FoldPosition,
+  records: readonly StoredRecord[],
+  onMacrostep?: (step: Macrostep) => void,
+): FoldPosition {
   // The fold starts at the last migration, as at a snapshot: what came before ran on another version.
   const migrated = records.findLastIndex((r) => r.type === schema.EXECUTION_MIGRATED);
-  const start = migrated < 0 ? from : { state: restoreState(ctx.machine, records[migrated]!.state), seq: records[migrated]!.seq };
+  const start =
+    migrated < 0 ? from : { state: restoreState(ctx.machine, records[migrated]!.state), seq: records[migrated]!.seq };
   const cursor: Cursor = { ctx, position: { ...start }, records, index: migrated + 1, onMacrostep };
   while (cursor.index < records.length) {
     const record = records[cursor.index]!;

@@ -58,12 +58,29 @@ export interface ReplayCheckHost {
 }
 
 /** Replays the selected executions' journals against `logic`; see ReplayCheckOptions. */
-export async function replayAgainst(host: ReplayCheckHost, logic: AnyStateMachine, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
+export async function replayAgainst(
+  host: ReplayCheckHost,
+  logic: AnyStateMachine,
+  options: ReplayCheckOptions = {},
+): Promise<ReplayCheckReport> {
   const { limit } = options;
-  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) throw new ConfigError("checkReplay.limit", `a non-negative integer; got ${String(limit)}.`);
-  const ids = options.executionIds ?? (await host.journal.events.listExecutions()).filter((info) => info.logicId === logic.id).map((info) => info.executionId);
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0))
+    throw new ConfigError("checkReplay.limit", `a non-negative integer; got ${String(limit)}.`);
+  const ids =
+    options.executionIds ??
+    (await host.journal.events.listExecutions())
+      .filter((info) => info.logicId === logic.id)
+      .map((info) => info.executionId);
   const selected = limit === undefined ? ids : ids.slice(0, limit);
-  const report: ReplayCheckReport = { logicId: logic.id, checked: 0, compatible: 0, diverged: 0, unreadable: 0, ok: true, results: [] };
+  const report: ReplayCheckReport = {
+    logicId: logic.id,
+    checked: 0,
+    compatible: 0,
+    diverged: 0,
+    unreadable: 0,
+    ok: true,
+    results: [],
+  };
   for (const executionId of selected) {
     const result = await checkOne(host, logic, executionId);
     report.checked++;
@@ -78,11 +95,16 @@ export async function replayAgainst(host: ReplayCheckHost, logic: AnyStateMachin
   return report;
 }
 
-async function checkOne(host: ReplayCheckHost, logic: AnyStateMachine, executionId: string): Promise<ReplayCheckResult> {
+async function checkOne(
+  host: ReplayCheckHost,
+  logic: AnyStateMachine,
+  executionId: string,
+): Promise<ReplayCheckResult> {
   let info: ExecutionInfo | undefined;
   try {
     info = await host.journal.events.getExecution(executionId);
-    if (!info) return { executionId, status: "unreadable", message: `execution "${executionId}" has no log in these stores` };
+    if (!info)
+      return { executionId, status: "unreadable", message: `execution "${executionId}" has no log in these stores` };
     const version = info.version ?? (info.machineHash === undefined ? undefined : `#${info.machineHash}`);
     const shown = version === undefined ? {} : { version };
     if (info.logicId !== undefined && info.logicId !== logic.id) {
@@ -93,17 +115,29 @@ async function checkOne(host: ReplayCheckHost, logic: AnyStateMachine, execution
     try {
       foldRecords({ machine: logic, executionId, effectIds: host.effectIds }, { state: undefined, seq: 0 }, records);
     } catch (error) {
-      if (error instanceof NonDeterminismError) return diverges(executionId, shown, error.seq, error.expected, error.actual);
+      if (error instanceof NonDeterminismError)
+        return diverges(executionId, shown, error.seq, error.expected, error.actual);
       throw error;
     }
     return { executionId, status: "compatible", ...shown, records: records.length };
   } catch (error) {
     const code = error instanceof LoomworkError ? { code: error.code } : {};
-    return { executionId, status: "unreadable", ...code, message: error instanceof Error ? error.message : String(error) };
+    return {
+      executionId,
+      status: "unreadable",
+      ...code,
+      message: error instanceof Error ? error.message : String(error),
+    };
   }
 }
 
-function diverges(executionId: string, shown: { version?: string }, seq: number, journal: unknown, produced: unknown): ReplayCheckResult {
+function diverges(
+  executionId: string,
+  shown: { version?: string },
+  seq: number,
+  journal: unknown,
+  produced: unknown,
+): ReplayCheckResult {
   const text = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
   const message = `diverges at seq ${seq}: the journal has ${text(journal)}, the logic produced ${text(produced)}`;
   return { executionId, status: "diverges", ...shown, seq, journal, produced, message };

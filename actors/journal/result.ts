@@ -20,10 +20,12 @@ export async function resultFromJournal(app: ResultSource, executionId: string):
   const settled = app.outcomes.settledOf(executionId);
   if (settled) return outcomeFrom(executionId, settled);
   const records = await app.log(executionId);
-  if (records.length === 0) throw (await erasedExecutionError(app.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
+  if (records.length === 0)
+    throw (await erasedExecutionError(app.stores.events, executionId)) ?? new UnknownExecutionError(executionId);
   const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
   if (ended) return outcomeFrom(executionId, ended);
   const fleet = app.stores.fleet;
-  if (fleet && (await fleet.isSubmitted(executionId))) return submittedOutcome(fleet, app.stores.events, executionId, (id) => app.log(id));
+  if (fleet && (await fleet.isSubmitted(executionId)))
+    return submittedOutcome(fleet, app.stores.events, executionId, (id) => app.log(id));
   return app.resumeToEnd(executionId);
 }

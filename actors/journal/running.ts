@@ -14,7 +14,9 @@ import type { HostedExecution } from "./host.js";
 import { Outcomes } from "./outcomes.js";
 
 /** A start, resume or submit of one execution under way in an app, until it is done or refused. */
-export type Admission = { readonly kind: "start" | "resume"; readonly actor: Promise<JournaledActor> } | { readonly kind: "submit"; readonly actor: Promise<void> };
+export type Admission =
+  | { readonly kind: "start" | "resume"; readonly actor: Promise<JournaledActor> }
+  | { readonly kind: "submit"; readonly actor: Promise<void> };
 
 export class RunningExecutions {
   readonly outcomes: Outcomes;
@@ -62,8 +64,14 @@ export class RunningExecutions {
   /** Runs `submit` as the one admission of `executionId`; SubmitConflictError when this app starts, resumes or runs it (the fleet would be its second runner). */
   async submitOnce(executionId: string, submit: () => Promise<void>): Promise<void> {
     // A submit under way is waited for: this one then finds its start journaled, the same (a no-op) or not (a conflict).
-    for (let admission = this.admissions.get(executionId); admission?.kind === "submit"; admission = this.admissions.get(executionId)) await admission.actor.catch(() => undefined);
-    if (this.runsHere(executionId)) throw new SubmitConflictError(executionId, "runner", "this app runs it (app.start or app.resume)");
+    for (
+      let admission = this.admissions.get(executionId);
+      admission?.kind === "submit";
+      admission = this.admissions.get(executionId)
+    )
+      await admission.actor.catch(() => undefined);
+    if (this.runsHere(executionId))
+      throw new SubmitConflictError(executionId, "runner", "this app runs it (app.start or app.resume)");
     return this.claim(executionId, { kind: "submit", actor: submit() });
   }
 
@@ -155,7 +163,11 @@ export class RunningExecutions {
     for (const execution of this.executions.values()) execution.halt();
     // A graceful shutdown (execution.snapshotOnClose): once its queued work settled, a live execution whose last snapshot is behind its head gets one there.
     if (this.config.execution?.snapshotOnClose === true && this.config.execution.snapshotEvery !== false) {
-      await Promise.all([...this.executions.values()].map((execution) => execution.whenSettled().then(() => execution.maybeSnapshot(1))));
+      await Promise.all(
+        [...this.executions.values()].map((execution) =>
+          execution.whenSettled().then(() => execution.maybeSnapshot(1)),
+        ),
+      );
     }
     await Promise.all([...this.writers.keys()].map((id) => this.releaseWriter(id)));
     this.executions.clear();

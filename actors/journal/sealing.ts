@@ -62,7 +62,8 @@ export class SubjectCodec implements JournalCodec {
     return Promise.all(
       records.map(async (record) => {
         const sealed = await sealRecord(record, key, executionId, claimCheckRefsOf(record));
-        for (const field of CATALOGUE_FIELDS[record.type] ?? []) if (record[field] !== undefined) sealed[field] = record[field];
+        for (const field of CATALOGUE_FIELDS[record.type] ?? [])
+          if (record[field] !== undefined) sealed[field] = record[field];
         return sealed;
       }),
     );
@@ -80,7 +81,11 @@ export class SubjectCodec implements JournalCodec {
         const opened = await openRecord(header, key, executionId);
         for (const field of copies) {
           if (record[field] !== undefined && JSON.stringify(record[field]) !== JSON.stringify(opened[field])) {
-            throw new RecordAuthenticationError(executionId, record.seq, `its readable "${field}" differs from the sealed payload`);
+            throw new RecordAuthenticationError(
+              executionId,
+              record.seq,
+              `its readable "${field}" differs from the sealed payload`,
+            );
           }
         }
         return opened;
@@ -122,12 +127,18 @@ export class SubjectCodec implements JournalCodec {
 
   private async openingKey(executionId: string, seq: number, records: StoredRecord[]): Promise<Uint8Array> {
     const subject = await this.subjectOf(executionId, records);
-    if (subject === undefined) throw new RecordAuthenticationError(executionId, seq, "the execution has no subject, so nothing of it was sealed");
+    if (subject === undefined)
+      throw new RecordAuthenticationError(
+        executionId,
+        seq,
+        "the execution has no subject, so nothing of it was sealed",
+      );
     let key: Uint8Array | undefined;
     try {
       key = await this.keys.get(subject);
     } catch (error) {
-      if (error instanceof KeyMissingError) throw new KeyMissingError(subject, { location: error.location, executionId });
+      if (error instanceof KeyMissingError)
+        throw new KeyMissingError(subject, { location: error.location, executionId });
       throw error;
     }
     if (key) return key;
@@ -140,7 +151,8 @@ export class SubjectCodec implements JournalCodec {
   private async subjectOf(executionId: string, records: StoredRecord[]): Promise<string | undefined> {
     if (this.subjects.has(executionId)) return this.subjects.get(executionId);
     const started = records.find((r) => r.type === EXECUTION_STARTED && typeof r.subject === "string")?.subject;
-    const subject = (typeof started === "string" ? started : undefined) ?? (await this.events.getExecution(executionId))?.subject;
+    const subject =
+      (typeof started === "string" ? started : undefined) ?? (await this.events.getExecution(executionId))?.subject;
     if (subject !== undefined) this.subjects.set(executionId, subject);
     return subject;
   }

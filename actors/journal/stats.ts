@@ -14,8 +14,15 @@ export interface ExecutionStats {
  * Counts the stored records (archived and live, as stored: sealed ones sealed) and their bytes, and the
  * bytes of the state `folded` resolves (the live execution's, or one rebuilt from the journal).
  */
-export async function measureExecution(events: EventStore, executionId: string, folded: () => Promise<{ persistedState(): unknown }>): Promise<ExecutionStats> {
-  const records = [...(await events.readArchives(executionId)).flatMap((s) => s.records), ...(await events.read(executionId))];
+export async function measureExecution(
+  events: EventStore,
+  executionId: string,
+  folded: () => Promise<{ persistedState(): unknown }>,
+): Promise<ExecutionStats> {
+  const records = [
+    ...(await events.readArchives(executionId)).flatMap((s) => s.records),
+    ...(await events.read(executionId)),
+  ];
   if (records.length === 0) throw new UnknownExecutionError(executionId);
   const logBytes = records.reduce((sum, r) => sum + utf8Length(JSON.stringify(r)), 0);
   const execution = await folded();

@@ -8,7 +8,10 @@ import type { ExecutionHost, StepCall } from "./host.js";
 import { plainJson } from "./json.js";
 
 /** Runs the step through the host's step runner; never rejects: a thrown error is a STEP_FAILED record. */
-export async function runStepToRecord(host: Pick<ExecutionHost, "runStep">, call: StepCall): Promise<RecordBody<typeof STEP_COMPLETED | typeof STEP_FAILED>> {
+export async function runStepToRecord(
+  host: Pick<ExecutionHost, "runStep">,
+  call: StepCall,
+): Promise<RecordBody<typeof STEP_COMPLETED | typeof STEP_FAILED>> {
   const { stepId, effectId } = call.pending;
   try {
     const { output, usage } = unwrapStepResult(await host.runStep(call));

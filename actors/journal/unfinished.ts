@@ -25,12 +25,19 @@ export interface ResumeSource {
   resume(executionId: string): Promise<JournaledActor>;
 }
 
-export async function resumeUnfinished(app: ResumeSource, options: ResumeUnfinishedOptions = {}): Promise<ResumeUnfinishedResult> {
+export async function resumeUnfinished(
+  app: ResumeSource,
+  options: ResumeUnfinishedOptions = {},
+): Promise<ResumeUnfinishedResult> {
   const concurrency = options.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError("resumeUnfinished.concurrency", `must be a positive integer; got ${String(concurrency)}.`);
-  if (options.filter !== undefined && typeof options.filter !== "function") throw new ConfigError("resumeUnfinished.filter", "must be a function of the execution's catalogue entry.");
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new ConfigError("resumeUnfinished.concurrency", `must be a positive integer; got ${String(concurrency)}.`);
+  if (options.filter !== undefined && typeof options.filter !== "function")
+    throw new ConfigError("resumeUnfinished.filter", "must be a function of the execution's catalogue entry.");
   const filter = options.filter ?? (() => true);
-  const unfinished = (await app.stores.events.listExecutions()).filter((info) => info.status === "running" && filter(info));
+  const unfinished = (await app.stores.events.listExecutions()).filter(
+    (info) => info.status === "running" && filter(info),
+  );
   const resumed: JournaledActor[] = [];
   const failed: ResumeUnfinishedResult["failed"] = [];
   let next = 0;

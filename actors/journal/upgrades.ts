@@ -15,9 +15,16 @@ export type { ReplayCheckOptions, ReplayCheckReport, ReplayCheckResult } from ".
  * @example
  * const { ok, results } = await checkReplay(app, flowV2, { limit: 1000 });
  */
-export function checkReplay(app: App, logic: AnyStateMachine, options?: ReplayCheckOptions): Promise<ReplayCheckReport> {
+export function checkReplay(
+  app: App,
+  logic: AnyStateMachine,
+  options?: ReplayCheckOptions,
+): Promise<ReplayCheckReport> {
   const { host } = appInternals(app);
-  return checked(() => host.logics.checkEffects(logic), () => replayAgainst(host, logic, options));
+  return checked(
+    () => host.logics.checkEffects(logic),
+    () => replayAgainst(host, logic, options),
+  );
 }
 
 /**
@@ -26,7 +33,15 @@ export function checkReplay(app: App, logic: AnyStateMachine, options?: ReplayCh
  * @example
  * await migrate(app, "run-1", flowV2, { migrate: ({ context }) => ({ context: { ...context, tier: "free" } }) });
  */
-export function migrate(app: App, executionId: string, to: AnyStateMachine, options?: MigrateOptions): Promise<MigrateResult> {
+export function migrate(
+  app: App,
+  executionId: string,
+  to: AnyStateMachine,
+  options?: MigrateOptions,
+): Promise<MigrateResult> {
   const port = appInternals(app);
-  return checked(() => port.assertOpen("migrate an execution"), () => migrateExecution(port.host, app.stores, port.runsHere(executionId), executionId, to, options));
+  return checked(
+    () => port.assertOpen("migrate an execution"),
+    () => migrateExecution(port.host, app.stores, port.runsHere(executionId), executionId, to, options),
+  );
 }

@@ -67,7 +67,10 @@ export class LogicVersions {
       const key = `${logic.id}\u0000${version}`;
       const other = seen.get(key);
       if (version !== undefined && other && other !== logic) {
-        throw new ConfigError("logics", `two definitions of logic "${logic.id}" declare version "${version}": give the newer one a new version.`);
+        throw new ConfigError(
+          "logics",
+          `two definitions of logic "${logic.id}" declare version "${version}": give the newer one a new version.`,
+        );
       }
       seen.set(key, logic);
       this.register(logic);
@@ -89,13 +92,22 @@ export class LogicVersions {
    * logic id is held. `passed` (app.resume's argument) replaces the held ones, and is checked like them.
    * Throws UnknownLogicVersionError for a pinned execution whose version is not held.
    */
-  async resolve(executionId: string, started: StartedLogic, passed?: AnyStateMachine): Promise<AnyStateMachine | undefined> {
+  async resolve(
+    executionId: string,
+    started: StartedLogic,
+    passed?: AnyStateMachine,
+  ): Promise<AnyStateMachine | undefined> {
     const candidates = passed ? [passed] : (this.byId.get(started.logicId) ?? []);
     if (candidates.length === 0) return undefined;
     if (started.version !== undefined) {
       const pinned = candidates.find((m) => declaredVersionOf(m) === started.version);
       if (pinned) return pinned;
-      throw new UnknownLogicVersionError(executionId, started.logicId, started.version, await Promise.all(candidates.map(shownVersion)));
+      throw new UnknownLogicVersionError(
+        executionId,
+        started.logicId,
+        started.version,
+        await Promise.all(candidates.map(shownVersion)),
+      );
     }
     if (started.machineHash !== undefined && candidates.length > 1) {
       for (const machine of candidates) if ((await machineHashOf(machine)) === started.machineHash) return machine;

@@ -22,7 +22,6 @@ import { claimCheckTrustOf, type ClaimCheckTrust } from "./trust.js";
 
 export { claimCheckTrustOf, type ClaimCheckTrust };
 
-
 function vouches(record: StoredRecord | SealedPayload, trust: ClaimCheckTrust | undefined): boolean {
   return !trust || trust(String(record.effectId), String(record.stepId));
 }
@@ -51,7 +50,13 @@ export interface VisitOptions {
  * data, so a tool output that happens to hold a `sealed` field is walked like any JSON.
  */
 export function hasSealedPayload(value: unknown): value is SealedPayload {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "sealed" in value && typeof value.sealed === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    "sealed" in value &&
+    typeof value.sealed === "string"
+  );
 }
 
 /** What the walker reads of a sealed record or state without the key: `sealed`, `refs`, and its readable header. */
@@ -78,14 +83,19 @@ export function sealedRefsOf(value: { refs?: unknown }): string[] | undefined {
  * @example
  * visitCitedAddresses(records, (address, { loadBearing }) => (loadBearing ? pinned : cited).add(address), { retainRoots: retainRootsOf(records) });
  */
-export function visitCitedAddresses(value: unknown, visit: (address: string, citation: Citation) => void, options: VisitOptions = {}): void {
+export function visitCitedAddresses(
+  value: unknown,
+  visit: (address: string, citation: Citation) => void,
+  options: VisitOptions = {},
+): void {
   const stack: unknown[] = [];
   for (const root of Array.isArray(value) ? value : [value]) {
     if (hasSealedPayload(root)) {
       const type = root.type;
       // Only a STEP_COMPLETED output can hold a retained envelope; a sealed state may hold anything.
       const otherRecord = typeof type === "string" && type !== STEP_COMPLETED && type !== SNAPSHOT_RECORD_TYPE;
-      const loadBearing = options.pinAll === true || (type === STEP_COMPLETED ? vouches(root, options.trust) : !otherRecord);
+      const loadBearing =
+        options.pinAll === true || (type === STEP_COMPLETED ? vouches(root, options.trust) : !otherRecord);
       for (const address of sealedRefsOf(root) ?? []) visit(address, { loadBearing });
     } else stack.push(root);
   }
@@ -110,14 +120,11 @@ export function visitCitedAddresses(value: unknown, visit: (address: string, cit
   }
 }
 
-
 /** Which recorded envelopes vouch for their blobs (ADR 0140 D11, ADR 0004). */
 export interface TrustOptions {
   /** From `claimCheckTrustOf(config)`; omitted, any step at the trusted position vouches (the conservative walker's default). */
   trust?: ClaimCheckTrust;
 }
-
-
 
 /**
  * The envelope at the trusted position of a record (ADR 0140 D11): the top level of an unsealed
@@ -154,7 +161,8 @@ export function trustedClaimCheckRefsOf(records: Iterable<StoredRecord>, options
   const refs = new Set<string>();
   for (const record of records) {
     if (hasSealedPayload(record)) {
-      if (record.type === STEP_COMPLETED && vouches(record, options.trust)) for (const address of sealedRefsOf(record) ?? []) refs.add(address);
+      if (record.type === STEP_COMPLETED && vouches(record, options.trust))
+        for (const address of sealedRefsOf(record) ?? []) refs.add(address);
       continue;
     }
     const envelope = trustedEnvelopeOf(record, options.trust);
@@ -172,5 +180,7 @@ export function claimCheckRefsOf(value: unknown): Set<string> {
 
 /** True when a value (or an element of an array of records) is sealed without listing its refs: a fail-closed walker must assume it cites anything. */
 export function citesUnknown(value: unknown): boolean {
-  return (Array.isArray(value) ? value : [value]).some((root) => hasSealedPayload(root) && sealedRefsOf(root) === undefined);
+  return (Array.isArray(value) ? value : [value]).some(
+    (root) => hasSealedPayload(root) && sealedRefsOf(root) === undefined,
+  );
 }

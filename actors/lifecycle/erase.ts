@@ -11,9 +11,21 @@
 // still to be appended) is never deleted: the plan drops what was in flight when it began, the delete step
 // spares what is in flight when it runs or was reported since the plan began (actors/lifecycle/offloads.ts).
 // Another process's offloads, and a coordinator resumed in another process, have the touch cutoff only.
-import { ERASE_EFFECTS, eraseCoordinatorMachine, type ContentDeleted, type EraseCoordinatorOutput, type ErasePlan, type EraseSubjectResult } from "../../machines/eraseCoordinator.js";
+import {
+  ERASE_EFFECTS,
+  eraseCoordinatorMachine,
+  type ContentDeleted,
+  type EraseCoordinatorOutput,
+  type ErasePlan,
+  type EraseSubjectResult,
+} from "../../machines/eraseCoordinator.js";
 import { forgetRecordKeys, isSealed } from "../../stores/recordSealing.js";
-import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, isJournalRecord, STEP_COMPLETED } from "../../stores/schema.js";
+import {
+  ERASURE_CONTENT_DELETE_INTENDED,
+  ERASURE_CONTENT_DELETED,
+  isJournalRecord,
+  STEP_COMPLETED,
+} from "../../stores/schema.js";
 import type { ContentStore, EventStore, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { citesUnknown, claimCheckRefsOf, trustedClaimCheckRefsOf } from "./citations.js";
 import { eraseCoordinatorId, eraseCoordinatorNumber, RUNTIME_ERROR_CODES } from "../constants.js";
@@ -30,7 +42,11 @@ export { ErasureInProgressError } from "./erasureStatus.js";
 export { ContentCopiesRemainError, type ContentCopiesRemainReason } from "./errors.js";
 
 /** Throws ContentCopiesRemainError unless `content` can take erasure's conditional deletes. */
-function requireErasable(subject: string, blobs: number, content: ContentStore | undefined): asserts content is ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
+function requireErasable(
+  subject: string,
+  blobs: number,
+  content: ContentStore | undefined,
+): asserts content is ContentStore & Required<Pick<ContentStore, "deleteIfUntouchedSince" | "touchClock">> {
   if (!content) throw new ContentCopiesRemainError(subject, blobs, "not-wired");
   if (typeof content.delete !== "function") throw new ContentCopiesRemainError(subject, blobs, "cannot-delete");
   if (typeof content.deleteIfUntouchedSince !== "function" || typeof content.touchClock !== "function") {
@@ -55,14 +71,21 @@ async function historyOf(events: EventStore, executionId: string) {
 }
 
 /** Intents of earlier coordinators of the subject that journaled no result: their addresses still need deleting. */
-async function unfinishedIntents(events: EventStore, infos: ExecutionInfo[], subject: string, self: string): Promise<string[]> {
+async function unfinishedIntents(
+  events: EventStore,
+  infos: ExecutionInfo[],
+  subject: string,
+  self: string,
+): Promise<string[]> {
   const addresses: string[] = [];
   for (const info of coordinatorsOf(infos, subject)) {
     if (info.executionId === self) continue;
     // A coordinator has no subject, so its log is never sealed: isJournalRecord narrows its records to the union.
     const log = (await events.read(info.executionId)).filter(isJournalRecord);
     const results = new Set(log.filter((r) => r.type === ERASURE_CONTENT_DELETED).map((r) => r.intentSeq));
-    for (const intent of log) if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq)) addresses.push(...intent.addresses);
+    for (const intent of log)
+      if (intent.type === ERASURE_CONTENT_DELETE_INTENDED && !results.has(intent.seq))
+        addresses.push(...intent.addresses);
   }
   return addresses;
 }
@@ -98,34 +121,47 @@ async function plan(subject: string, ctx: InternalEffectContext): Promise<EraseP
     const sealedWhole = records.every(isSealed) && (!snapshot || isSealedState(snapshot.state));
     if (!sealedWhole) deleteHistories.push(executionId);
   }
-  if (content && candidates.size > 0) for (const address of [...candidates]) if (!(await content.has(address))) candidates.delete(address);
+  if (content && candidates.size > 0)
+    for (const address of [...candidates]) if (!(await content.has(address))) candidates.delete(address);
   for (const info of infos) {
     if (candidates.size === 0) break;
     if (info.subject === subject || isInternalLogic(info.logicId)) continue;
-    if (info.subject !== undefined && (await Promise.all(keys.map((k) => k.isDestroyed(info.subject!)))).some(Boolean)) continue;
+    if (info.subject !== undefined && (await Promise.all(keys.map((k) => k.isDestroyed(info.subject!)))).some(Boolean))
+      continue;
     const { records, snapshot } = await historyOf(events, info.executionId);
     let trusted: Set<string>;
     try {
-      trusted = trustedClaimCheckRefsOf(await openTrustedCandidates(codec, info.executionId, records, candidates), { trust });
+      trusted = trustedClaimCheckRefsOf(await openTrustedCandidates(codec, info.executionId, records, candidates), {
+        trust,
+      });
     } catch (error) {
       if (error instanceof ExecutionErasedError) continue;
       throw error;
     }
     for (const address of trusted) candidates.delete(address);
     // A snapshot vouches only when no recorded STEP_COMPLETED is left to (history gone: fail closed).
-    if (snapshot && !records.some((r) => r.type === STEP_COMPLETED)) for (const address of claimCheckRefsOf(snapshot.state)) candidates.delete(address);
+    if (snapshot && !records.some((r) => r.type === STEP_COMPLETED))
+      for (const address of claimCheckRefsOf(snapshot.state)) candidates.delete(address);
   }
   // Another execution's offload in flight when the plan began may be cited by an append it did not see.
-  for (const address of inflightOutside(new Set(own.map((info) => info.executionId)), inflightAtPlan)) candidates.delete(address);
+  for (const address of inflightOutside(new Set(own.map((info) => info.executionId)), inflightAtPlan))
+    candidates.delete(address);
   const addresses = [...candidates].sort();
   if (addresses.length > 0) requireErasable(subject, addresses.length, content);
   return { executions: own.map((info) => info.executionId), deleteHistories, addresses, touchCutoff, alreadyErased };
 }
 
 /** Opens another execution's sealed STEP_COMPLETED records whose refs meet the candidates, so trust is judged by position. */
-async function openTrustedCandidates(codec: JournalCodec | undefined, executionId: string, records: StoredRecord[], candidates: Set<string>): Promise<StoredRecord[]> {
+async function openTrustedCandidates(
+  codec: JournalCodec | undefined,
+  executionId: string,
+  records: StoredRecord[],
+  candidates: Set<string>,
+): Promise<StoredRecord[]> {
   if (!codec) return records;
-  const relevant = records.filter((r) => isSealed(r) && r.type === STEP_COMPLETED && (r.refs ?? []).some((a) => candidates.has(a)));
+  const relevant = records.filter(
+    (r) => isSealed(r) && r.type === STEP_COMPLETED && (r.refs ?? []).some((a) => candidates.has(a)),
+  );
   if (relevant.length === 0) return records;
   const opened = new Map((await codec.open(executionId, relevant)).map((r) => [r.seq, r]));
   return records.map((r) => opened.get(r.seq) ?? r);
@@ -134,12 +170,16 @@ async function openTrustedCandidates(codec: JournalCodec | undefined, executionI
 /** The subject's executions as this coordinator's plan listed them (its journaled output). */
 async function plannedExecutions(ctx: InternalEffectContext): Promise<Set<string>> {
   // The plan step's journaled output (an ErasePlan), read by narrowing: it comes from the store.
-  const planned: unknown = (await ctx.readOwnLog()).find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output;
-  const executions = typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
+  const planned: unknown = (await ctx.readOwnLog()).find(
+    (r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan,
+  )?.output;
+  const executions =
+    typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
   return new Set(Array.isArray(executions) ? executions.filter((id): id is string => typeof id === "string") : []);
 }
 
-const progress = (ctx: InternalEffectContext, done: number, total: number) => ctx.host.bus.emit("progress", { task: "erase.delete", done, total });
+const progress = (ctx: InternalEffectContext, done: number, total: number) =>
+  ctx.host.bus.emit("progress", { task: "erase.delete", done, total });
 
 /** The coordinator's internal effects; each is idempotent (a crash before its outcome is journaled re-runs it). */
 export const eraseEffects: Record<string, InternalEffect> = {
@@ -168,7 +208,10 @@ export const eraseEffects: Record<string, InternalEffect> = {
     },
   },
   [ERASE_EFFECTS.deleteContent]: {
-    async run({ subject, addresses, touchCutoff }: { subject: string; addresses: string[]; touchCutoff: number | null }, ctx): Promise<ContentDeleted> {
+    async run(
+      { subject, addresses, touchCutoff }: { subject: string; addresses: string[]; touchCutoff: number | null },
+      ctx,
+    ): Promise<ContentDeleted> {
       const result: ContentDeleted = { deleted: 0, retained: 0 };
       if (addresses.length === 0) return result;
       const content = ctx.host.content;
@@ -190,7 +233,9 @@ export const eraseEffects: Record<string, InternalEffect> = {
   },
   [ERASE_EFFECTS.journalResult]: {
     async run(input: { subject: string; intentSeq: number } & ContentDeleted, ctx) {
-      const written = (await ctx.readOwnLog()).find((r) => r.type === ERASURE_CONTENT_DELETED && r.intentSeq === input.intentSeq);
+      const written = (await ctx.readOwnLog()).find(
+        (r) => r.type === ERASURE_CONTENT_DELETED && r.intentSeq === input.intentSeq,
+      );
       if (written) return { seq: written.seq };
       return { seq: await ctx.appendControl({ type: ERASURE_CONTENT_DELETED, ...input }) };
     },
@@ -210,19 +255,27 @@ function rebuildError(subject: string, error: unknown): Error {
   }
   const name = "name" in e ? e.name : undefined;
   const message = "message" in e ? e.message : undefined;
-  return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), { code, cause: error });
+  return Object.assign(new Error(`Erasing subject "${subject}" failed: ${name ?? "Error"}: ${message ?? "unknown"}`), {
+    code,
+    cause: error,
+  });
 }
 
 /** One erasure of `subject` (eraseSubject(app, subject) joins a running one first: actors/lifecycle/joins.ts). */
 export async function erase(host: LifecycleHost, subject: string): Promise<EraseSubjectResult> {
   if (!host.eraseEnabled) {
-    throw new ConfigError("compliance.erase", "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).");
+    throw new ConfigError(
+      "compliance.erase",
+      "eraseSubject is off: set compliance: { erase: true } (and make sure the claim-check store can delete).",
+    );
   }
-  if (typeof subject !== "string" || subject === "") throw new ConfigError("eraseSubject.subject", "a non-empty subject id.");
+  if (typeof subject !== "string" || subject === "")
+    throw new ConfigError("eraseSubject.subject", "a non-empty subject id.");
   const { events } = host;
   const infos = await listOrRefuse(events, subject);
   // The subject's executions running here stop first: nothing of theirs is written after the plan.
-  for (const info of infos) if (info.subject === subject) await host.stopRunning(info.executionId, "its subject is being erased");
+  for (const info of infos)
+    if (info.subject === subject) await host.stopRunning(info.executionId, "its subject is being erased");
   const coordinators = coordinatorsOf(infos, subject);
   const unfinished = coordinators.find((info) => info.status === "running");
   let coordinatorId: string;
@@ -232,13 +285,19 @@ export async function erase(host: LifecycleHost, subject: string): Promise<Erase
     const log = (await events.read(coordinatorId)).filter(isJournalRecord);
     const intent = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED);
     const finished = log.some((r) => r.type === ERASURE_CONTENT_DELETED);
-    if (intent && !finished && intent.addresses.length > 0) requireErasable(subject, intent.addresses.length, host.content);
+    if (intent && !finished && intent.addresses.length > 0)
+      requireErasable(subject, intent.addresses.length, host.content);
     await host.resume(coordinatorId, eraseCoordinatorMachine);
   } else {
-    coordinatorId = eraseCoordinatorId(subject, Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1);
+    coordinatorId = eraseCoordinatorId(
+      subject,
+      Math.max(0, ...coordinators.map((info) => eraseCoordinatorNumber(subject, info.executionId))) + 1,
+    );
     await host.start(eraseCoordinatorMachine, { executionId: coordinatorId, input: { subject, coordinatorId } });
   }
-  const output = (await host.result(coordinatorId).finally(() => unwatchOffloads(coordinatorId))) as EraseCoordinatorOutput;
+  const output = (await host
+    .result(coordinatorId)
+    .finally(() => unwatchOffloads(coordinatorId))) as EraseCoordinatorOutput;
   if (output.status === "failed") throw rebuildError(subject, output.error);
   // What this app holds in memory of the subject's executions is its data too.
   host.forgetSubject(subject, output.executions);

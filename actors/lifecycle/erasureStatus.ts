@@ -28,12 +28,17 @@ async function journaledResult(events: EventStore, coordinatorId: string): Promi
  * (SubjectErasedError), before anything is written. Both modes: with security.crypto the key's
  * destruction says so; without it, the key stores' tombstone or a coordinator's journaled result.
  */
-export async function assertSubjectOpen(host: Pick<LifecycleHost, "events" | "keyStores">, subject: string, executionId?: string): Promise<void> {
+export async function assertSubjectOpen(
+  host: Pick<LifecycleHost, "events" | "keyStores">,
+  subject: string,
+  executionId?: string,
+): Promise<void> {
   const { events } = host;
   const coordinators = coordinatorsOf(await events.listExecutions(), subject);
   const unfinished = coordinators.find((info) => info.status === "running");
   if (unfinished) throw new ErasureInProgressError(subject, unfinished.executionId);
-  const erased = () => (executionId === undefined ? new SubjectErasedError(subject) : new ExecutionErasedError(executionId, subject));
+  const erased = () =>
+    executionId === undefined ? new SubjectErasedError(subject) : new ExecutionErasedError(executionId, subject);
   for (const keys of host.keyStores) if (await keys.isDestroyed(subject)) throw erased();
   for (const info of coordinators) if (await journaledResult(events, info.executionId)) throw erased();
 }
@@ -42,17 +47,26 @@ export async function assertSubjectOpen(host: Pick<LifecycleHost, "events" | "ke
  * The typed error for an execution id whose history an erasure deleted (no security.crypto): the
  * coordinators' journaled plans name the executions they erased. Undefined when none did.
  */
-export async function erasedExecutionError(events: EventStore, executionId: string): Promise<ExecutionErasedError | undefined> {
+export async function erasedExecutionError(
+  events: EventStore,
+  executionId: string,
+): Promise<ExecutionErasedError | undefined> {
   for (const info of await events.listExecutions()) {
-    if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) continue;
+    if (info.logicId !== ERASE_COORDINATOR_LOGIC_ID || !info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX))
+      continue;
     const log = await events.read(info.executionId);
     if (!log.some((r) => r.type === ERASURE_CONTENT_DELETED)) continue;
     // The plan step's journaled output (an ErasePlan), read by narrowing: it comes from the store.
     const planned: unknown = log.find((r) => r.type === STEP_COMPLETED && r.effectId === ERASE_EFFECTS.plan)?.output;
-    const executions = typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
+    const executions =
+      typeof planned === "object" && planned !== null && "executions" in planned ? planned.executions : undefined;
     const subject = log.find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)?.subject;
     // Array or string: the JSON values with an `includes`.
-    if (typeof subject === "string" && (Array.isArray(executions) || typeof executions === "string") && executions.includes(executionId)) {
+    if (
+      typeof subject === "string" &&
+      (Array.isArray(executions) || typeof executions === "string") &&
+      executions.includes(executionId)
+    ) {
       return new ExecutionErasedError(executionId, subject);
     }
   }

@@ -6,15 +6,20 @@ import { LoomworkError, SubjectErasedError } from "../../stores/errors.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
 
 /** Why erasure refused: each names what to fix. */
-export type ContentCopiesRemainReason = "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
+export type ContentCopiesRemainReason =
+  "not-wired" | "cannot-delete" | "no-conditional-delete" | "not-enumerable" | "unknown-citations";
 
 const REASONS: Record<ContentCopiesRemainReason, string> = {
-  "not-wired": "no content store is wired to erase them from. Pass { content }: the store execution.claimCheck writes to",
-  "cannot-delete": "the content store cannot delete (no delete()). Use a store that can, e.g. the memory, fs or IndexedDB store",
+  "not-wired":
+    "no content store is wired to erase them from. Pass { content }: the store execution.claimCheck writes to",
+  "cannot-delete":
+    "the content store cannot delete (no delete()). Use a store that can, e.g. the memory, fs or IndexedDB store",
   "no-conditional-delete":
     "the content store lacks deleteIfUntouchedSince or touchClock (ContentStore SPI 1.3.0), and erasure never deletes a blob another execution may have just re-put. Use a store that implements both",
-  "not-enumerable": "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
-  "unknown-citations": "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
+  "not-enumerable":
+    "the event store cannot list its executions, so no one can tell which blobs other executions still cite. Use a store whose listExecutions works",
+  "unknown-citations":
+    "a sealed record of the subject does not list the addresses it cites and cannot be opened. Restore its key or the record",
 };
 
 /**

@@ -62,7 +62,8 @@ export interface SubjectExport {
 
 /** The subject's data from the host's stores; rejects with SubjectErasedError once the subject was erased. */
 export async function exportFrom(host: LifecycleHost, subject: string): Promise<SubjectExport> {
-  if (typeof subject !== "string" || subject === "") throw new ConfigError("exportSubject.subject", "a non-empty subject id.");
+  if (typeof subject !== "string" || subject === "")
+    throw new ConfigError("exportSubject.subject", "a non-empty subject id.");
   for (const keys of host.keyStores) if (await keys.isDestroyed(subject)) throw new SubjectErasedError(subject);
   const { events, codec, trust } = host;
   const blobs = new Map<ContentAddress, ClaimCheckedBlob>();
@@ -72,7 +73,10 @@ export async function exportFrom(host: LifecycleHost, subject: string): Promise<
     if (info.subject !== subject || isInternalLogic(info.logicId)) continue;
     const records = await host.log(info.executionId);
     const stored = await events.getSnapshot(info.executionId);
-    const snapshot = stored && codec ? { ...stored, state: await codec.openState(info.executionId, stored.state, stored.seq) } : stored;
+    const snapshot =
+      stored && codec
+        ? { ...stored, state: await codec.openState(info.executionId, stored.state, stored.seq) }
+        : stored;
     executions.push({
       executionId: info.executionId,
       ...(info.logicId === undefined ? {} : { logicId: info.logicId }),

@@ -41,13 +41,19 @@ export function sweep(app: App, options: SweepOptions): Promise<SweepResult> {
  */
 export function eraseSubjectOf(app: App, subject: unknown): Promise<EraseSubjectResult> {
   const host = lifecycleOf(app, "erase a subject");
-  return checked(() => checkSubject(subject, "eraseSubject.subject"), () => runErase(host, String(subject)));
+  return checked(
+    () => checkSubject(subject, "eraseSubject.subject"),
+    () => runErase(host, String(subject)),
+  );
 }
 
 /** A subject's executions with their records opened, and every claim-checked blob they cite resolved. */
 export function exportSubjectOf(app: App, subject: unknown): Promise<SubjectExport> {
   const host = lifecycleOf(app, "export a subject");
-  return checked(() => checkSubject(subject, "exportSubject.subject"), () => exportFrom(host, String(subject)));
+  return checked(
+    () => checkSubject(subject, "exportSubject.subject"),
+    () => exportFrom(host, String(subject)),
+  );
 }
 
 /**

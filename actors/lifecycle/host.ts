@@ -4,7 +4,12 @@
 // or takes the App itself, so the lifecycle and the app do not import each other.
 import type { AnyStateMachine } from "xstate";
 import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
-import { ERASE_COORDINATOR_LOGIC_ID, ERASE_EFFECTS, SWEEP_EFFECTS, SWEEP_LOGIC_ID } from "../../machines/helpers/maintenanceIds.js";
+import {
+  ERASE_COORDINATOR_LOGIC_ID,
+  ERASE_EFFECTS,
+  SWEEP_EFFECTS,
+  SWEEP_LOGIC_ID,
+} from "../../machines/helpers/maintenanceIds.js";
 import type { SweepResult } from "../../machines/sweep.js";
 import type { ContentStore, EventStore, JournalRecord, KeyStore, RecordBody } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
@@ -71,8 +76,21 @@ export interface LifecycleHost {
 }
 
 /** What the app gives `createLifecycleHost`: its config, and the operations the host builds on. */
-export interface LifecycleParts
-  extends Pick<LifecycleHost, "journal" | "codec" | "effectIds" | "bus" | "clock" | "logicOf" | "log" | "start" | "resume" | "result" | "deleteHistory" | "forgetSubject"> {
+export interface LifecycleParts extends Pick<
+  LifecycleHost,
+  | "journal"
+  | "codec"
+  | "effectIds"
+  | "bus"
+  | "clock"
+  | "logicOf"
+  | "log"
+  | "start"
+  | "resume"
+  | "result"
+  | "deleteHistory"
+  | "forgetSubject"
+> {
   config: LoomConfig;
   /** The execution this app runs under that id, if any. */
   running(executionId: string): { readonly ended: boolean; halt(): void } | undefined;
@@ -156,7 +174,10 @@ export function isInternalLogic(logicId: string | undefined): boolean {
 }
 
 /** Every internal effect's id (their code, by id, is actors/lifecycle/internalEffects.ts). */
-export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([...Object.values(SWEEP_EFFECTS), ...Object.values(ERASE_EFFECTS)]);
+export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([
+  ...Object.values(SWEEP_EFFECTS),
+  ...Object.values(ERASE_EFFECTS),
+]);
 
 export function isInternalEffect(effectId: string): boolean {
   return INTERNAL_EFFECT_IDS.includes(effectId);

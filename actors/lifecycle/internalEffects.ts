@@ -5,4 +5,7 @@ import type { InternalEffect } from "./host.js";
 import { sweepEffects } from "./sweep.js";
 
 /** Every internal effect, by id. */
-export const INTERNAL_EFFECTS: Readonly<Record<string, InternalEffect>> = Object.freeze({ ...sweepEffects, ...eraseEffects });
+export const INTERNAL_EFFECTS: Readonly<Record<string, InternalEffect>> = Object.freeze({
+  ...sweepEffects,
+  ...eraseEffects,
+});

@@ -24,7 +24,10 @@ export function inflightNow(): Map<string, ReadonlySet<string>> {
  * subject owning `own` must not delete, since the append citing it may land after the erasure read
  * that execution's log (ADR 0140 D8, D12).
  */
-export function inflightOutside(own: ReadonlySet<string>, inflight: ReadonlyMap<string, ReadonlySet<string>> = inflightOffloads): Set<string> {
+export function inflightOutside(
+  own: ReadonlySet<string>,
+  inflight: ReadonlyMap<string, ReadonlySet<string>> = inflightOffloads,
+): Set<string> {
   const addresses = new Set<string>();
   for (const [address, steps] of inflight) {
     for (const step of steps) if (!own.has(step.slice(0, step.indexOf("\u0000")))) addresses.add(address);
@@ -60,7 +63,8 @@ export function trackInflightOffloads(bus: RuntimeBus): void {
     const steps = inflightOffloads.get(address) ?? new Set<string>();
     steps.add(stepKey(executionId, stepId));
     inflightOffloads.set(address, steps);
-    for (const watched of watches.values()) watched.set(address, new Set(watched.get(address)).add(stepKey(executionId, stepId)));
+    for (const watched of watches.values())
+      watched.set(address, new Set(watched.get(address)).add(stepKey(executionId, stepId)));
   });
   // A watcher that ended (its erasure finished or failed) records nothing more.
   bus.on("ended", ({ executionId }) => void watches.delete(executionId));
@@ -72,7 +76,11 @@ export function trackInflightOffloads(bus: RuntimeBus): void {
   };
   bus.on("append", ({ executionId, records }) => {
     if (inflightOffloads.size === 0) return;
-    const done = new Set(records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => stepKey(executionId, String(r.stepId))));
+    const done = new Set(
+      records
+        .filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED)
+        .map((r) => stepKey(executionId, String(r.stepId))),
+    );
     if (done.size > 0) settle((step) => done.has(step));
   });
   // An ended execution journals no further outcome: an offload of a step it abandoned (app.stop, eraseSubject,

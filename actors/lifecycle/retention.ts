@@ -48,12 +48,20 @@ async function snapshotAtHead(host: RetentionHost, info: ExecutionInfo): Promise
   // The fold recovery uses: a stopped EXECUTION_ENDED ends the state as stopped, as a resume sees it.
   const { state, seq } = foldRecords({ machine, executionId, effectIds: host.effectIds }, from, opened);
   if (!state) throw new UnknownExecutionError(executionId);
-  await journal.putSnapshot(executionId, { seq, at: host.clock.now(), state: persistState(machine, state) }, info.subject);
+  await journal.putSnapshot(
+    executionId,
+    { seq, at: host.clock.now(), state: persistState(machine, state) },
+    info.subject,
+  );
   return seq;
 }
 
 /** Moves the execution's old live records into an archive segment. */
-export async function archiveExecution(host: RetentionHost, executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
+export async function archiveExecution(
+  host: RetentionHost,
+  executionId: string,
+  options: ArchiveOptions = {},
+): Promise<ArchiveResult> {
   const events = host.journal.events;
   const info = await events.getExecution(executionId);
   if (!info) throw new UnknownExecutionError(executionId);
@@ -65,9 +73,16 @@ export async function archiveExecution(host: RetentionHost, executionId: string,
     snapshotSeq = snapshot && snapshot.seq > archivedThrough ? snapshot.seq : await snapshotAtHead(host, info);
     throughSeq = snapshotSeq;
   } else if (!Number.isInteger(throughSeq) || throughSeq < 1 || throughSeq > info.head) {
-    throw new ConfigError("archive.throughSeq", `a seq between 1 and the head (${info.head}) of execution "${executionId}".`);
+    throw new ConfigError(
+      "archive.throughSeq",
+      `a seq between 1 and the head (${info.head}) of execution "${executionId}".`,
+    );
   }
   if (throughSeq <= archivedThrough) return { executionId, ...(snapshotSeq === undefined ? {} : { snapshotSeq }) };
   await events.archive(executionId, throughSeq);
-  return { executionId, segment: { fromSeq: archivedThrough + 1, toSeq: throughSeq }, ...(snapshotSeq === undefined ? {} : { snapshotSeq }) };
+  return {
+    executionId,
+    segment: { fromSeq: archivedThrough + 1, toSeq: throughSeq },
+    ...(snapshotSeq === undefined ? {} : { snapshotSeq }),
+  };
 }

@@ -46,7 +46,8 @@ export interface TrustOption {
 const isApp = (target: unknown): target is App => typeof target === "object" && target !== null;
 
 function hostApp(options: HostOptions | undefined): App {
-  if (!options || typeof options.events?.append !== "function") throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
+  if (!options || typeof options.events?.append !== "function")
+    throw new TypeError("Pass { events } (an EventStore, e.g. stores.events).");
   const { events, content, keys, clock, trust } = options;
   return new App(
     {
@@ -60,7 +61,11 @@ function hostApp(options: HostOptions | undefined): App {
   );
 }
 
-async function withHost<T>(options: HostOptions | undefined, run: (app: App) => Promise<T>, onProgress?: RuntimeEvents["progress"]): Promise<T> {
+async function withHost<T>(
+  options: HostOptions | undefined,
+  run: (app: App) => Promise<T>,
+  onProgress?: RuntimeEvents["progress"],
+): Promise<T> {
   const app = hostApp(options);
   const off = onProgress ? app.on("progress", onProgress) : undefined;
   try {
@@ -128,7 +133,8 @@ export function eraseSubject(subject: string, options: EraseSubjectOptions): Pro
 export function eraseSubject(target: App | string, second: string | EraseSubjectOptions): Promise<EraseSubjectResult> {
   if (isApp(target)) return eraseSubjectOf(target, second);
   const options = typeof second === "object" ? second : undefined;
-  if (typeof options?.keys?.destroy !== "function") return Promise.reject(new TypeError("eraseSubject needs { keys }: destroying the subject's key is the shred."));
+  if (typeof options?.keys?.destroy !== "function")
+    return Promise.reject(new TypeError("eraseSubject needs { keys }: destroying the subject's key is the shred."));
   return withHost(options, (app) => eraseSubjectOf(app, target));
 }
 

@@ -9,7 +9,17 @@
 // Every delete is `deleteIfUntouchedSince(touchCutoff)`, the touch clock read when the sweep began, so a
 // blob put (or re-put) since then survives. Memory holds the set of cited addresses and one
 // execution's log at a time; blobs are streamed from `list()` and their bytes are never read.
-import { SWEEP_EFFECTS, SWEEP_LOGIC_ID, sweepMachine, type SweepBatch, type SweepBatchInput, type SweepBegun, type SweepInput, type SweepResult, type SweepScanned } from "../../machines/sweep.js";
+import {
+  SWEEP_EFFECTS,
+  SWEEP_LOGIC_ID,
+  sweepMachine,
+  type SweepBatch,
+  type SweepBatchInput,
+  type SweepBegun,
+  type SweepInput,
+  type SweepResult,
+  type SweepScanned,
+} from "../../machines/sweep.js";
 import { fnv1a32 } from "../../stores/bytes.js";
 import { isSealed } from "../../stores/recordSealing.js";
 import type { ContentStore, StoredRecord } from "../../stores/types.js";
@@ -17,7 +27,13 @@ import { citesUnknown, retainRootsOf, visitCitedAddresses } from "./citations.js
 import { ExecutionErasedError } from "../journal/sealing.js";
 import { DEFAULT_SWEEP_BATCHES, sweepExecutionId, sweepNumber } from "../constants.js";
 import { ConfigError } from "../errors.js";
-import { isInternalLogic, type CitationIndex, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
+import {
+  isInternalLogic,
+  type CitationIndex,
+  type InternalEffect,
+  type InternalEffectContext,
+  type LifecycleHost,
+} from "./host.js";
 import { inflightOffloads } from "./offloads.js";
 
 export type { SweepResult } from "../../machines/sweep.js";
@@ -45,7 +61,11 @@ function isSweepable(content: ContentStore): content is SweepableContentStore {
 /** The content store the sweep deletes from, refused unless it has the conditional delete and the touch clock. */
 export function sweepableContentOf(host: LifecycleHost): SweepableContentStore {
   const content = host.content;
-  if (!content) throw new ConfigError("sweep", "no content store is wired: pass { content }, the store execution.claimCheck writes to.");
+  if (!content)
+    throw new ConfigError(
+      "sweep",
+      "no content store is wired: pass { content }, the store execution.claimCheck writes to.",
+    );
   if (!isSweepable(content)) {
     throw new ConfigError(
       "sweep",
@@ -76,7 +96,13 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
   const keys = host.sealingKeys;
   // Taken before any log is read: an offload in flight now is cited by an append the scan may miss, and the
   // append takes it out of `inflight` before the reclaim looks, so the reclaim spares what was in flight here.
-  const index: CitationIndex = { pinned: new Set(), telemetry: new Map(), executions: 0, unknown: false, inflightAtScan: new Set(inflightOffloads.keys()) };
+  const index: CitationIndex = {
+    pinned: new Set(),
+    telemetry: new Map(),
+    executions: 0,
+    unknown: false,
+    inflightAtScan: new Set(inflightOffloads.keys()),
+  };
   const pin = (address: string) => {
     index.pinned.add(address);
     index.telemetry.delete(address);
@@ -115,7 +141,8 @@ async function buildIndex(ctx: InternalEffectContext): Promise<CitationIndex> {
         record,
         (address, { loadBearing }) => {
           if (loadBearing) pin(address);
-          else if (!index.pinned.has(address)) index.telemetry.set(address, Math.max(index.telemetry.get(address) ?? -Infinity, citedAt));
+          else if (!index.pinned.has(address))
+            index.telemetry.set(address, Math.max(index.telemetry.get(address) ?? -Infinity, citedAt));
         },
         { retainRoots, trust },
       );
@@ -153,7 +180,12 @@ export const sweepEffects: Record<string, InternalEffect> = {
     async run(_input: SweepBegun & SweepInput, ctx): Promise<SweepScanned> {
       ctx.host.state.sweepIndexes.delete(ctx.executionId);
       const index = await indexFor(ctx);
-      return { executions: index.executions, cited: index.pinned.size + index.telemetry.size, pinned: index.pinned.size, unknownCitations: index.unknown };
+      return {
+        executions: index.executions,
+        cited: index.pinned.size + index.telemetry.size,
+        pinned: index.pinned.size,
+        unknownCitations: index.unknown,
+      };
     },
   },
   [SWEEP_EFFECTS.reclaim]: {
@@ -166,9 +198,17 @@ export const sweepEffects: Record<string, InternalEffect> = {
         if (sweepBatchOf(address, input.batches) !== input.batch) continue;
         if (++batch.scanned % PROGRESS_EVERY === 0) progress(ctx, "sweep.reclaim", batch.scanned);
         const telemetryAt = index.telemetry.get(address);
-        const cited = index.unknown || index.pinned.has(address) || (telemetryAt !== undefined && input.startedAt - telemetryAt < input.ttlMs);
+        const cited =
+          index.unknown ||
+          index.pinned.has(address) ||
+          (telemetryAt !== undefined && input.startedAt - telemetryAt < input.ttlMs);
         if (cited) batch.kept++;
-        else if (info.touchedAt >= input.touchCutoff || inflightOffloads.has(address) || index.inflightAtScan.has(address)) batch.spared++;
+        else if (
+          info.touchedAt >= input.touchCutoff ||
+          inflightOffloads.has(address) ||
+          index.inflightAtScan.has(address)
+        )
+          batch.spared++;
         else if (await content.deleteIfUntouchedSince(address, input.touchCutoff)) {
           batch.deleted++;
           batch.bytesDeleted += info.size;
@@ -184,11 +224,14 @@ export const sweepEffects: Record<string, InternalEffect> = {
 /** One sweep (sweep(app) joins a running one first: actors/lifecycle/joins.ts). */
 export async function sweepOnce(host: LifecycleHost, options: SweepOptions): Promise<SweepResult> {
   const ttlMs = options?.ttlMs;
-  if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs)) throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
+  if (typeof ttlMs !== "number" || !(ttlMs >= 0) || !Number.isFinite(ttlMs))
+    throw new ConfigError("sweep.ttlMs", "a finite number of milliseconds >= 0.");
   const batches = options.batches ?? DEFAULT_SWEEP_BATCHES;
   if (!Number.isInteger(batches) || batches < 1) throw new ConfigError("sweep.batches", "a positive integer.");
   sweepableContentOf(host);
-  const sweeps = (await host.events.listExecutions()).filter((info) => info.logicId === SWEEP_LOGIC_ID && sweepNumber(info.executionId) !== undefined);
+  const sweeps = (await host.events.listExecutions()).filter(
+    (info) => info.logicId === SWEEP_LOGIC_ID && sweepNumber(info.executionId) !== undefined,
+  );
   const unfinished = sweeps.find((info) => info.status === "running");
   if (unfinished) {
     await host.resume(unfinished.executionId, sweepMachine);
@@ -200,7 +243,10 @@ export async function sweepOnce(host: LifecycleHost, options: SweepOptions): Pro
   await host.start(sweepMachine, { executionId: sweepId, input });
   const result = (await host.result(sweepId)) as SweepResult;
   // Housekeeping: the newest sweep logs stay for audit.
-  const finished = sweeps.filter((info) => info.status !== "running").map((info) => info.executionId).sort((a, b) => numberOf(a) - numberOf(b));
+  const finished = sweeps
+    .filter((info) => info.status !== "running")
+    .map((info) => info.executionId)
+    .sort((a, b) => numberOf(a) - numberOf(b));
   for (const id of finished.slice(0, Math.max(0, finished.length + 1 - SWEEP_LOGS_KEPT))) await host.deleteHistory(id);
   return result;
 }

@@ -64,7 +64,12 @@ export function fromAiSdk(languageModel: AiSdkLanguageModel, options: FromAiSdkO
       const call = callOptionsOf(request, defaults, ctx.signal);
       if (!streaming) {
         const result = await languageModel.doGenerate(call);
-        return replyOf({ ...partsOfContent(result.content), finishReason: result.finishReason, usage: result.usage, providerMetadata: result.providerMetadata });
+        return replyOf({
+          ...partsOfContent(result.content),
+          finishReason: result.finishReason,
+          usage: result.usage,
+          providerMetadata: result.providerMetadata,
+        });
       }
       const { stream } = await languageModel.doStream(call);
       return replyOf(await consumeStream(stream, deltaSinkOf(ctx), ctx.signal));

@@ -9,7 +9,11 @@ import type { AiSdkCallOptions, AiSdkJsonValue, AiSdkPromptMessage, AiSdkToolRes
 export const ANY_OBJECT_SCHEMA = { type: "object" } as const;
 
 /** The AI SDK call options for one request: the adapter's defaults, overridden by the request's. */
-export function callOptionsOf(request: ModelRequest, defaults: ModelCallOptions, signal: AbortSignal): AiSdkCallOptions {
+export function callOptionsOf(
+  request: ModelRequest,
+  defaults: ModelCallOptions,
+  signal: AbortSignal,
+): AiSdkCallOptions {
   const options = { ...defaults, ...request.options };
   const { toolChoice, providerOptions: _given, ...rest } = options;
   const providerOptions = options.providerOptions ? providerOptionsOf(options.providerOptions) : undefined;
@@ -49,13 +53,25 @@ function toPrompt(message: Message): AiSdkPromptMessage {
         role: "assistant",
         content: [
           ...(text ? [{ type: "text" as const, text }] : []),
-          ...(message.toolCalls ?? []).map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.toolName, input: c.input })),
+          ...(message.toolCalls ?? []).map((c) => ({
+            type: "tool-call" as const,
+            toolCallId: c.id,
+            toolName: c.toolName,
+            input: c.input,
+          })),
         ],
       };
     case "tool":
       return {
         role: "tool",
-        content: [{ type: "tool-result", toolCallId: message.toolCallId ?? "", toolName: message.toolName ?? "", output: toolOutputOf(message) }],
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: message.toolCallId ?? "",
+            toolName: message.toolName ?? "",
+            output: toolOutputOf(message),
+          },
+        ],
       };
   }
 }
@@ -66,7 +82,9 @@ function toolOutputOf(message: Message): AiSdkToolResultOutput {
   const content = message.content;
   if (isErrorResult(content)) {
     const error = content.error;
-    return typeof error === "string" ? { type: "error-text", value: error } : { type: "error-json", value: jsonOf(error) };
+    return typeof error === "string"
+      ? { type: "error-text", value: error }
+      : { type: "error-json", value: jsonOf(error) };
   }
   return typeof content === "string" ? { type: "text", value: content } : { type: "json", value: jsonOf(content) };
 }
@@ -86,6 +104,8 @@ function jsonRecordOf(value: object): { [key: string]: AiSdkJsonValue } {
   return out;
 }
 
-function providerOptionsOf(options: Record<string, Record<string, unknown>>): Record<string, Record<string, AiSdkJsonValue>> {
+function providerOptionsOf(
+  options: Record<string, Record<string, unknown>>,
+): Record<string, Record<string, AiSdkJsonValue>> {
   return Object.fromEntries(Object.entries(options).map(([provider, settings]) => [provider, jsonRecordOf(settings)]));
 }

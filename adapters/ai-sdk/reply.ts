@@ -50,7 +50,10 @@ export function toolCallOf(part: AiSdkPart): ReplyToolCall | undefined {
 export function replyOf(parts: ReplyParts): ModelReply {
   const usage = usageOf(parts.usage);
   const finishReason = finishReasonOf(parts.finishReason);
-  const metadata = isObject(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0 ? parts.providerMetadata : undefined;
+  const metadata =
+    isObject(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0
+      ? parts.providerMetadata
+      : undefined;
   return {
     ...(parts.text ? { text: parts.text } : {}),
     ...(parts.toolCalls.length ? { toolCalls: parts.toolCalls } : {}),
@@ -102,6 +105,8 @@ function parseInput(input: unknown, toolName: string): unknown {
   try {
     return input === "" ? {} : JSON.parse(input);
   } catch {
-    throw new AiSdkReplyError(`The model called tool "${toolName}" with input that is not JSON: ${input.slice(0, 200)}`);
+    throw new AiSdkReplyError(
+      `The model called tool "${toolName}" with input that is not JSON: ${input.slice(0, 200)}`,
+    );
   }
 }

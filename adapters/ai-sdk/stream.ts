@@ -5,7 +5,11 @@ import { stringField, toolCallOf, type ReplyParts } from "./reply.js";
 import type { AiSdkPart } from "./types.js";
 
 /** Reads the stream to its end; an `error` part rejects with the provider's error. */
-export async function consumeStream(stream: ReadableStream<AiSdkPart>, emit: ((delta: ModelDelta) => void) | undefined, signal: AbortSignal): Promise<ReplyParts> {
+export async function consumeStream(
+  stream: ReadableStream<AiSdkPart>,
+  emit: ((delta: ModelDelta) => void) | undefined,
+  signal: AbortSignal,
+): Promise<ReplyParts> {
   const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [] };
   const toolNames = new Map<string, string>();
   const reader = stream.getReader();
@@ -45,7 +49,12 @@ export async function consumeStream(stream: ReadableStream<AiSdkPart>, emit: ((d
           const call = toolCallOf(part);
           if (!call) break;
           parts.toolCalls.push(call);
-          emit?.({ type: DELTA_TYPES.toolCall, ...(call.id ? { id: call.id } : {}), toolName: call.toolName, input: call.input });
+          emit?.({
+            type: DELTA_TYPES.toolCall,
+            ...(call.id ? { id: call.id } : {}),
+            toolName: call.toolName,
+            input: call.input,
+          });
           break;
         }
         case "finish":

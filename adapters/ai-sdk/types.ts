@@ -20,8 +20,16 @@ export type AiSdkToolResultOutput =
 export type AiSdkPromptMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: { type: "text"; text: string }[] }
-  | { role: "assistant"; content: ({ type: "text"; text: string } | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown })[] }
-  | { role: "tool"; content: { type: "tool-result"; toolCallId: string; toolName: string; output: AiSdkToolResultOutput }[] };
+  | {
+      role: "assistant";
+      content: (
+        { type: "text"; text: string } | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown }
+      )[];
+    }
+  | {
+      role: "tool";
+      content: { type: "tool-result"; toolCallId: string; toolName: string; output: AiSdkToolResultOutput }[];
+    };
 
 /** A function tool as the model receives it. */
 export interface AiSdkFunctionTool {

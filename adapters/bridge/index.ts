@@ -38,7 +38,13 @@ export interface BridgedSnapshot {
 type Request =
   | { bridge: "loomwork"; op: "watch"; executionId: string }
   | { bridge: "loomwork"; op: "unwatch"; executionId: string }
-  | { bridge: "loomwork"; op: "send"; id: number; executionId: string; event: { type: string; [field: string]: unknown } }
+  | {
+      bridge: "loomwork";
+      op: "send";
+      id: number;
+      executionId: string;
+      event: { type: string; [field: string]: unknown };
+    }
   | { bridge: "loomwork"; op: "list" };
 
 /** Messages from the owner to the UI. */
@@ -85,7 +91,12 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
   const watch = (executionId: string) => {
     watched.get(executionId)?.unsubscribe();
     const actor = actors.get(executionId);
-    watched.set(executionId, actor?.subscribe(() => post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) })));
+    watched.set(
+      executionId,
+      actor?.subscribe(() =>
+        post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) }),
+      ),
+    );
     post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) });
   };
   let listing: { unsubscribe(): void } | undefined;
@@ -101,7 +112,8 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       case "send": {
         const { id, executionId, event } = message;
         const actor = actors.get(executionId);
-        const refuse = (name: string, text: string) => post({ bridge: "loomwork", op: "sent", id, error: { name, message: text } });
+        const refuse = (name: string, text: string) =>
+          post({ bridge: "loomwork", op: "sent", id, error: { name, message: text } });
         if (!actor) return refuse("UnknownExecutionError", `execution "${executionId}" is not served over this bridge`);
         // The runtime's check first: allowSend decides among the machine's own events, never on a reserved or malformed one.
         try {
@@ -109,7 +121,11 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
         } catch (error) {
           return post({ bridge: "loomwork", op: "sent", id, error: errorOf(error) });
         }
-        if (options.allowSend && !options.allowSend(executionId, event)) return refuse("BridgeSendRefusedError", `the owner refused event "${event.type}" for execution "${executionId}"`);
+        if (options.allowSend && !options.allowSend(executionId, event))
+          return refuse(
+            "BridgeSendRefusedError",
+            `the owner refused event "${event.type}" for execution "${executionId}"`,
+          );
         actor.sendAsync(event).then(
           () => post({ bridge: "loomwork", op: "sent", id }),
           (error: unknown) => post({ bridge: "loomwork", op: "sent", id, error: errorOf(error) }),
@@ -118,7 +134,12 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       }
       case "list": {
         const store = models.executions;
-        const publish = () => post({ bridge: "loomwork", op: "executions", executions: Object.values(store.getSnapshot().context.executions).map((view) => plain<ExecutionView>(view)) });
+        const publish = () =>
+          post({
+            bridge: "loomwork",
+            op: "executions",
+            executions: Object.values(store.getSnapshot().context.executions).map((view) => plain<ExecutionView>(view)),
+          });
         listing ??= store.subscribe(publish);
         void models.ready.then(publish);
         return publish();
@@ -157,7 +178,10 @@ export interface RemoteActor {
 export interface BridgeClient {
   actor(executionId: string): RemoteActor;
   /** The owner's execution list (its read models): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
-  readonly executions: { getSnapshot(): ExecutionView[]; subscribe(listener: (views: ExecutionView[]) => void): { unsubscribe(): void } };
+  readonly executions: {
+    getSnapshot(): ExecutionView[];
+    subscribe(listener: (views: ExecutionView[]) => void): { unsubscribe(): void };
+  };
   close(): void;
 }
 
@@ -243,7 +267,13 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
     close() {
       for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
       detach();
-      for (const { reject } of pending.values()) reject(new BridgeSendError({ name: "BridgeClosedError", message: "the bridge was closed before the owner answered" }));
+      for (const { reject } of pending.values())
+        reject(
+          new BridgeSendError({
+            name: "BridgeClosedError",
+            message: "the bridge was closed before the owner answered",
+          }),
+        );
       pending.clear();
     },
   };
@@ -263,7 +293,10 @@ function listen(port: BridgePort, onMessage: (message: unknown) => void): () => 
     port.start?.();
     return () => port.off?.("message", either);
   }
-  throw new LoomworkTypeError(STORE_ERROR_CODES.bridgePort, "loomwork/bridge: the port has neither addEventListener nor on(\"message\"): pass a MessagePort, a Worker or Electron's MessagePortMain.");
+  throw new LoomworkTypeError(
+    STORE_ERROR_CODES.bridgePort,
+    'loomwork/bridge: the port has neither addEventListener nor on("message"): pass a MessagePort, a Worker or Electron\'s MessagePortMain.',
+  );
 }
 
 // Only plain JSON crosses the channel: a snapshot's own toJSON drops the machine and child actor refs.
@@ -278,7 +311,12 @@ function errorOf(error: unknown): { name: string; message: string; code?: string
 }
 
 function isMessage(value: unknown): value is { bridge: "loomwork"; op: string } {
-  return typeof value === "object" && value !== null && (value as { bridge?: unknown }).bridge === "loomwork" && typeof (value as { op?: unknown }).op === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { bridge?: unknown }).bridge === "loomwork" &&
+    typeof (value as { op?: unknown }).op === "string"
+  );
 }
 
 function isRequest(value: unknown): value is Request {

@@ -54,10 +54,12 @@ export class FsContentStore implements ContentStore {
    * clock meanwhile. Once; a failed probe refuses every write with the same error.
    */
   private writable(): Promise<void> {
-    return (this.ready ??= settled([probeSecondMtimes(this.directory), readSingleFrame(this.clockPath)] as const).then(([, clock]) => {
-      const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
-      this.clock = Math.max(persisted, this.clock, wallSeconds());
-    }));
+    return (this.ready ??= settled([probeSecondMtimes(this.directory), readSingleFrame(this.clockPath)] as const).then(
+      ([, clock]) => {
+        const persisted = (clock as { clock?: number } | undefined)?.clock ?? 0;
+        this.clock = Math.max(persisted, this.clock, wallSeconds());
+      },
+    ));
   }
 
   private pathOf(address: string): string | undefined {
@@ -79,7 +81,11 @@ export class FsContentStore implements ContentStore {
           if (!hasCode(error, "ENOENT")) throw error;
           await this.directory.ensureDir(dirname(path));
           // Compressed (magic + deflate) only when asked and smaller; `get` tells the two forms apart.
-          await this.directory.writeFileAtomic(path, this.directory.compression === "none" ? bytes : smaller(bytes), touch);
+          await this.directory.writeFileAtomic(
+            path,
+            this.directory.compression === "none" ? bytes : smaller(bytes),
+            touch,
+          );
           return;
         }
         try {
@@ -104,7 +110,8 @@ export class FsContentStore implements ContentStore {
         if (hasCode(error, "ENOENT")) return undefined;
         throw error;
       }
-      if ((await contentAddress(bytes)) === address) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      if ((await contentAddress(bytes)) === address)
+        return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       // Not the plain bytes: a compressed blob (stores/compression.ts) whose inflated bytes have the address.
       if (isCompressed(bytes)) {
         let plain: Uint8Array | undefined;
@@ -113,7 +120,8 @@ export class FsContentStore implements ContentStore {
         } catch {
           plain = undefined;
         }
-        if (plain && (await contentAddress(plain)) === address) return new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength);
+        if (plain && (await contentAddress(plain)) === address)
+          return new Uint8Array(plain.buffer, plain.byteOffset, plain.byteLength);
       }
       throw new JournalCorruptionError(path, 0, "the blob's bytes do not match its address");
     });
@@ -199,7 +207,6 @@ export class FsContentStore implements ContentStore {
     await this.onClose();
   }
 }
-
 
 async function sortedNames(dir: string, pattern: RegExp): Promise<string[]> {
   try {

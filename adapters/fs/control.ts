@@ -78,7 +78,9 @@ export function controlSocketPath(dir: string): string {
 
 function runtimeDirectory(): string {
   const runtime = process.env.XDG_RUNTIME_DIR;
-  return runtime && isAbsolute(runtime) ? join(runtime, "loomwork") : join(tmpdir(), `loomwork-${process.getuid?.() ?? "user"}`);
+  return runtime && isAbsolute(runtime)
+    ? join(runtime, "loomwork")
+    : join(tmpdir(), `loomwork-${process.getuid?.() ?? "user"}`);
 }
 
 /**
@@ -210,7 +212,10 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
   if (process.platform !== "win32") {
     // Bound only inside a directory that is this user's alone, checked first: the socket is never reachable by another user.
     const holder = dirname(path);
-    if (holder !== dir) await mkdir(holder, { mode: PRIVATE_DIR_MODE }).catch((error: unknown) => (hasCode(error, "EEXIST") ? undefined : Promise.reject(error)));
+    if (holder !== dir)
+      await mkdir(holder, { mode: PRIVATE_DIR_MODE }).catch((error: unknown) =>
+        hasCode(error, "EEXIST") ? undefined : Promise.reject(error),
+      );
     await requirePrivateDirectory(holder, "serveControl");
     await removeStaleSocket(path, dir);
   }
@@ -231,25 +236,48 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
         // One answer, then the connection goes: what follows the cut is not read as requests.
         socket.removeAllListeners("data");
         const message = `a request line longer than ${MAX_CONTROL_LINE_BYTES} bytes: the connection is closed`;
-        if (socket.writable) socket.end(`${JSON.stringify({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message } })}\n`, () => socket.destroy());
+        if (socket.writable)
+          socket.end(
+            `${JSON.stringify({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message } })}\n`,
+            () => socket.destroy(),
+          );
         else socket.destroy();
         return;
       }
       for (const line of complete) {
         const request = parseRequest(line);
         if (!request) {
-          reply({ id: 0, error: { name: "ControlRequestError", code: STORE_ERROR_CODES.controlRefused, message: `not a control request: ${line.slice(0, 80)}` } });
+          reply({
+            id: 0,
+            error: {
+              name: "ControlRequestError",
+              code: STORE_ERROR_CODES.controlRefused,
+              message: `not a control request: ${line.slice(0, 80)}`,
+            },
+          });
           continue;
         }
         if (request.op === "stream") {
           const controller = new AbortController();
           streams.add(controller);
-          void pipeStream(app.stream(request.executionId, { signal: controller.signal }), request.id, reply).finally(() => streams.delete(controller));
+          void pipeStream(app.stream(request.executionId, { signal: controller.signal }), request.id, reply).finally(
+            () => streams.delete(controller),
+          );
           continue;
         }
         const event = request.op === "send" ? request.event : undefined;
-        if (options.allow && !allowed(options.allow, { op: request.op, executionId: request.executionId, ...(event ? { event } : {}) })) {
-          reply({ id: request.id, error: { name: "ControlRefusedError", code: STORE_ERROR_CODES.controlRefused, message: `the app refused ${request.op} for execution "${request.executionId}"` } });
+        if (
+          options.allow &&
+          !allowed(options.allow, { op: request.op, executionId: request.executionId, ...(event ? { event } : {}) })
+        ) {
+          reply({
+            id: request.id,
+            error: {
+              name: "ControlRefusedError",
+              code: STORE_ERROR_CODES.controlRefused,
+              message: `the app refused ${request.op} for execution "${request.executionId}"`,
+            },
+          });
           continue;
         }
         run(app, request).then(
@@ -281,24 +309,43 @@ export async function serveControl(app: ControlledApp, options: ServeControlOpti
 // Checked whole before anything is touched: `dir: ""` would serve the working directory, a non-function
 // `allow` would throw inside the first request, on the app's event loop.
 function checkOptions(app: ControlledApp, options: ServeControlOptions): void {
-  if (typeof options !== "object" || options === null) throw new ControlOptionsError("options", "are missing: pass { dir: stores.dir } (the journal directory the app opened with fsStores).");
+  if (typeof options !== "object" || options === null)
+    throw new ControlOptionsError(
+      "options",
+      "are missing: pass { dir: stores.dir } (the journal directory the app opened with fsStores).",
+    );
   if (typeof options.dir !== "string" || options.dir === "") {
-    throw new ControlOptionsError("dir", `must be the journal directory the app opened (stores.dir), a non-empty string; got ${options.dir === "" ? '""' : typeof options.dir}.`);
+    throw new ControlOptionsError(
+      "dir",
+      `must be the journal directory the app opened (stores.dir), a non-empty string; got ${options.dir === "" ? '""' : typeof options.dir}.`,
+    );
   }
   if (options.allow !== undefined && typeof options.allow !== "function") {
-    throw new ControlOptionsError("allow", `must be a function ({ op, executionId, event? }) => boolean; got ${typeof options.allow}. Leave it out to allow everything.`);
+    throw new ControlOptionsError(
+      "allow",
+      `must be a function ({ op, executionId, event? }) => boolean; got ${typeof options.allow}. Leave it out to allow everything.`,
+    );
   }
   const methods = ["resume", "stop", "stream"] as const;
   if (typeof app !== "object" || app === null || methods.some((name) => typeof app[name] !== "function")) {
-    throw new ControlOptionsError("app", "must be the App that holds the journal (createApp(...)): it needs resume, stop and stream.");
+    throw new ControlOptionsError(
+      "app",
+      "must be the App that holds the journal (createApp(...)): it needs resume, stop and stream.",
+    );
   }
 }
 
 // A socket file there is a dead app's (nothing accepts on it) or a live server's: only the first is removed.
 async function removeStaleSocket(path: string, dir: string): Promise<void> {
-  const found = await lstat(path).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+  const found = await lstat(path).catch((error: unknown) =>
+    hasCode(error, "ENOENT") ? undefined : Promise.reject(error),
+  );
   if (!found) return;
-  if (!found.isSocket()) throw new ControlSocketError(path, `serveControl: ${path} is not a socket; it was left alone. Move it out of the way, then serve again.`);
+  if (!found.isSocket())
+    throw new ControlSocketError(
+      path,
+      `serveControl: ${path} is not a socket; it was left alone. Move it out of the way, then serve again.`,
+    );
   const live = await new Promise<boolean>((resolvePromise) => {
     const probe = connect(path);
     probe.once("connect", () => (probe.destroy(), resolvePromise(true)));
@@ -311,12 +358,19 @@ async function removeStaleSocket(path: string, dir: string): Promise<void> {
 async function requireDirectory(dir: string): Promise<void> {
   const found = await stat(dir).catch((error: unknown) => error as NodeJS.ErrnoException);
   if (found instanceof Error || !found.isDirectory()) {
-    throw new ControlSocketError(dir, `serveControl: the journal directory ${dir} ${found instanceof Error ? "does not exist" : "is not a directory"}. Open it with fsStores({ dir }) first and pass stores.dir.`, found instanceof Error ? { cause: found } : undefined);
+    throw new ControlSocketError(
+      dir,
+      `serveControl: the journal directory ${dir} ${found instanceof Error ? "does not exist" : "is not a directory"}. Open it with fsStores({ dir }) first and pass stores.dir.`,
+      found instanceof Error ? { cause: found } : undefined,
+    );
   }
 }
 
 // An `allow` that throws refuses: its error must not escape onto the app's event loop.
-function allowed(allow: NonNullable<ServeControlOptions["allow"]>, request: Parameters<NonNullable<ServeControlOptions["allow"]>>[0]): boolean {
+function allowed(
+  allow: NonNullable<ServeControlOptions["allow"]>,
+  request: Parameters<NonNullable<ServeControlOptions["allow"]>>[0],
+): boolean {
   try {
     return allow(request) === true;
   } catch {
@@ -324,7 +378,10 @@ function allowed(allow: NonNullable<ServeControlOptions["allow"]>, request: Para
   }
 }
 
-async function run(app: ControlledApp, request: Exclude<ControlRequest, { op: "stream" }>): Promise<{ status: string; value?: unknown }> {
+async function run(
+  app: ControlledApp,
+  request: Exclude<ControlRequest, { op: "stream" }>,
+): Promise<{ status: string; value?: unknown }> {
   if (request.op === "stop") {
     await app.stop(request.executionId, request.reason ?? "stopped by loomwork stop");
     return { status: "stopped" };
@@ -356,7 +413,9 @@ function parseRequest(line: string): ControlRequest | undefined {
   if (typeof id !== "number" || typeof executionId !== "string") return undefined;
   switch (op) {
     case "send":
-      return typeof event === "object" && event !== null && typeof (event as { type?: unknown }).type === "string" ? { id, op, executionId, event: event as ControlEvent } : undefined;
+      return typeof event === "object" && event !== null && typeof (event as { type?: unknown }).type === "string"
+        ? { id, op, executionId, event: event as ControlEvent }
+        : undefined;
     case "stop":
       return { id, op, executionId, ...(typeof reason === "string" ? { reason } : {}) };
     case "resume":

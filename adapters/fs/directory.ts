@@ -10,7 +10,11 @@ import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type FsOps } from "./fsOps.js";
 
 /** True for a Node system error (`code` such as EIO, ENOSPC): an I/O failure, not a refusal of ours. */
 export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string" && !(error instanceof LoomworkError);
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === "string" &&
+    !(error instanceof LoomworkError)
+  );
 }
 
 export function hasCode(error: unknown, code: string): boolean {
@@ -51,7 +55,9 @@ export async function tightenDirectory(dir: string, warn: (message: string) => v
   const uid = process.getuid?.();
   if (uid !== undefined && info.uid === uid) {
     await chmod(dir, mode & PRIVATE_DIR_MODE);
-    warn(`fsStores: the journal directory ${dir} was mode ${mode.toString(8)}, open to other users: tightened to ${(mode & PRIVATE_DIR_MODE).toString(8)} (this user owns it).`);
+    warn(
+      `fsStores: the journal directory ${dir} was mode ${mode.toString(8)}, open to other users: tightened to ${(mode & PRIVATE_DIR_MODE).toString(8)} (this user owns it).`,
+    );
     return;
   }
   warn(
@@ -61,11 +67,15 @@ export async function tightenDirectory(dir: string, warn: (message: string) => v
 }
 
 /** Promise.all that waits for every task to settle before rejecting with the first failure (an open that fails must not close the stores while one of its tasks still runs). */
-export async function settled<T extends readonly unknown[]>(tasks: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+export async function settled<T extends readonly unknown[]>(
+  tasks: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
   const results = await Promise.allSettled(tasks);
   const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
   if (failed) throw failed.reason;
-  return results.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+  return results.map((result) => (result as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
 }
 
 /**
@@ -144,7 +154,8 @@ export class FsDirectory {
    */
   fail(cause: unknown): Error {
     this.writerFailure ??= new WriterFailedError(this.dir, { cause });
-    if (hasCode(cause, "ENOSPC") || hasCode(cause, "EDQUOT")) return new StorageQuotaError(`writing to ${this.dir}`, { cause });
+    if (hasCode(cause, "ENOSPC") || hasCode(cause, "EDQUOT"))
+      return new StorageQuotaError(`writing to ${this.dir}`, { cause });
     return this.writerFailure;
   }
 

@@ -5,15 +5,40 @@ import { appendToCatalogue } from "../../stores/catalogue.js";
 import { checkAppendIds, checkStoredId } from "../../stores/ids.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { settle, unsettle } from "../../stores/settled.js";
-import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
+import {
+  EVENT_STORE_SPI_VERSION,
+  type ArchiveSegment,
+  type EventStore,
+  type ExecutionInfo,
+  type StoredRecord,
+  type StoredSnapshot,
+} from "../../stores/types.js";
 import { entryName, hasCode, KeyedMutex, type FsDirectory } from "./directory.js";
 import { GroupCommit, LogAppender, type SyncTarget } from "./groupCommit.js";
 import { encodeJsonFrame } from "./framing.js";
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from "./fsOps.js";
-import { encodeHeader, encodeSnapshot, executionsDir, ExecutionPaths, listSegments, newFileId } from "./journalFiles.js";
+import {
+  encodeHeader,
+  encodeSnapshot,
+  executionsDir,
+  ExecutionPaths,
+  listSegments,
+  newFileId,
+} from "./journalFiles.js";
 import { parseLog, planArchive, readRange, readSegment, readSnapshot, readSnapshotFile } from "./journalFiles.js";
 import { BatchMarks, readFromMark, type LogMark } from "./tailIndex.js";
-import { behindSnapshotReason, behindSnapshotRemedy, damageOf, dirtyMarkerPath, recoverExecution, recoverExecutions, saveCheckpoint, survey, type CheckpointEntry, type RecoveredExecution } from "./recovery.js";
+import {
+  behindSnapshotReason,
+  behindSnapshotRemedy,
+  damageOf,
+  dirtyMarkerPath,
+  recoverExecution,
+  recoverExecutions,
+  saveCheckpoint,
+  survey,
+  type CheckpointEntry,
+  type RecoveredExecution,
+} from "./recovery.js";
 
 interface LogState {
   /** Bytes of the log covered by this state. */
@@ -50,7 +75,10 @@ interface Execution {
 const DONE = Promise.resolve();
 
 // ExecutionInfo is flat but for `damaged` (flat too): a spread copies it, cheaper than structuredClone per entry.
-const copyInfo = (info: ExecutionInfo): ExecutionInfo => ({ ...info, ...(info.damaged ? { damaged: { ...info.damaged } } : {}) });
+const copyInfo = (info: ExecutionInfo): ExecutionInfo => ({
+  ...info,
+  ...(info.damaged ? { damaged: { ...info.damaged } } : {}),
+});
 
 /** The filesystem EventStore; open it with `fsStores`. */
 export class FsEventStore implements EventStore {
@@ -84,7 +112,13 @@ export class FsEventStore implements EventStore {
    * recovered one by one at first use (ADR 0008). `dirty`: whether `catalogue.dirty` exists, when the caller
    * listed the directory under the lock already (fsStores); else it is looked up.
    */
-  static async open(directory: FsDirectory, checkpointEvery: number, onClose: () => Promise<void>, trust = false, dirty?: boolean): Promise<FsEventStore> {
+  static async open(
+    directory: FsDirectory,
+    checkpointEvery: number,
+    onClose: () => Promise<void>,
+    trust = false,
+    dirty?: boolean,
+  ): Promise<FsEventStore> {
     const store = new FsEventStore(directory, checkpointEvery, onClose);
     const { executions, deferred, current, clean, dirtyMarker } = await recoverExecutions(directory, trust, dirty);
     for (const recovered of executions) store.adopt(recovered);
@@ -182,7 +216,11 @@ export class FsEventStore implements EventStore {
 
   // Runs under the execution's mutex: the fence and the order of writes stay exact, while the
   // write and the fsync are awaited outside it, so later appends join the same write and round.
-  private async writeBatch(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<{ durable: Promise<void> }> {
+  private async writeBatch(
+    executionId: string,
+    expectedSeq: number,
+    records: StoredRecord[],
+  ): Promise<{ durable: Promise<void> }> {
     this.directory.assertWritable();
     let execution = await this.use(executionId);
     const info = appendToCatalogue(executionId, execution?.written.info, expectedSeq, records);
@@ -195,14 +233,35 @@ export class FsEventStore implements EventStore {
       await mkdir(paths.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       const fileId = newFileId();
       const empty: LogState = { size: 0, index: 0 };
-      execution = { id: executionId, paths, fileId, marks: new BatchMarks(fileId), written: empty, durable: empty, lastCommit: DONE, snapshotWrites: DONE, headerArchivedThrough: 0, archivedThrough: 0 };
-      execution.appender = new LogAppender(this.directory, await open(paths.log, "wx", PRIVATE_FILE_MODE), paths.log, 0);
+      execution = {
+        id: executionId,
+        paths,
+        fileId,
+        marks: new BatchMarks(fileId),
+        written: empty,
+        durable: empty,
+        lastCommit: DONE,
+        snapshotWrites: DONE,
+        headerArchivedThrough: 0,
+        archivedThrough: 0,
+      };
+      execution.appender = new LogAppender(
+        this.directory,
+        await open(paths.log, "wx", PRIVATE_FILE_MODE),
+        paths.log,
+        0,
+      );
       this.executions.set(executionId, execution);
       bytes = Buffer.concat([encodeHeader(executionId, 0, null, fileId), batch]);
       targets.push({ dir: paths.dir }, { dir: executionsDir(this.directory.dir) });
     }
     const { log } = execution.paths;
-    const appender = (execution.appender ??= new LogAppender(this.directory, await open(log, "r+"), log, execution.written.size));
+    const appender = (execution.appender ??= new LogAppender(
+      this.directory,
+      await open(log, "r+"),
+      log,
+      execution.written.size,
+    ));
     const written: LogState = { size: execution.written.size + bytes.length, info, index: execution.written.index + 1 };
     execution.marks.add(records[0]!.seq, written.size - batch.length);
     execution.written = written;
@@ -269,7 +328,8 @@ export class FsEventStore implements EventStore {
         const execution = await this.use(executionId);
         // A snapshot never gets ahead of the durable log it folds.
         await execution?.lastCommit;
-        if (!execution?.durable.info) throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
+        if (!execution?.durable.info)
+          throw new RangeError(`Execution "${executionId}" has no log; a snapshot needs one.`);
         // A damaged snapshot is replaced by the next good one; the log it was folded from is intact.
         execution.snapshotSeq ??= await readSnapshot(execution.paths, executionId).then(
           (stored) => stored?.seq ?? -1,
@@ -304,7 +364,9 @@ export class FsEventStore implements EventStore {
       // At an execution's first use (a resume after a clean close), the snapshot file is read while its log
       // is checked against the checkpoint: recovery never writes a snapshot, and its result is used only
       // once the check found the execution.
-      const early = this.pendingEntry(executionId) ? settle(readSnapshotFile(ExecutionPaths.of(this.directory.dir, executionId), executionId)) : undefined;
+      const early = this.pendingEntry(executionId)
+        ? settle(readSnapshotFile(ExecutionPaths.of(this.directory.dir, executionId), executionId))
+        : undefined;
       const execution = await this.mutex.run(executionId, () => this.verified(executionId));
       if (!execution) return undefined;
       let snapshot: StoredSnapshot | undefined;
@@ -322,11 +384,16 @@ export class FsEventStore implements EventStore {
       const head = execution.durable.info?.head ?? 0;
       if (snapshot && snapshot.seq > head && !execution.corruption) {
         const { survives } = await survey(execution.paths, executionId);
-        execution.corruption = new JournalCorruptionError(execution.paths.log, execution.durable.size, behindSnapshotReason(head, snapshot.seq, execution.paths), {
-          kind: "behind-snapshot",
-          survives: { ...survives, logHead: head },
-          remedy: behindSnapshotRemedy(execution.paths),
-        });
+        execution.corruption = new JournalCorruptionError(
+          execution.paths.log,
+          execution.durable.size,
+          behindSnapshotReason(head, snapshot.seq, execution.paths),
+          {
+            kind: "behind-snapshot",
+            survives: { ...survives, logHead: head },
+            remedy: behindSnapshotRemedy(execution.paths),
+          },
+        );
       }
       if (snapshot && snapshot.seq > head && execution.corruption) throw execution.corruption;
       return snapshot;
@@ -345,9 +412,17 @@ export class FsEventStore implements EventStore {
         if (!execution || !info) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
         const archived = await this.archivedThrough(execution);
         if (throughSeq > info.head || throughSeq <= archived) {
-          throw new RangeError(`Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archived}, head ${info.head}.`);
+          throw new RangeError(
+            `Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${archived}, head ${info.head}.`,
+          );
         }
-        const plan = planArchive(executionId, await this.readLog(execution), archived, throughSeq, this.directory.compression);
+        const plan = planArchive(
+          executionId,
+          await this.readLog(execution),
+          archived,
+          throughSeq,
+          this.directory.compression,
+        );
         // Step 1: the segment, durable. A crash after it leaves the old log, whose records the
         // segment now covers: reads skip them (`archivedThrough` looks at segments).
         await this.directory.writeFileAtomic(execution.paths.segment(archived + 1, throughSeq), plan.segment);
@@ -356,7 +431,13 @@ export class FsEventStore implements EventStore {
         delete execution.appender;
         await this.directory.writeFileAtomic(execution.paths.log, plan.log);
         const state: LogState = { size: plan.log.length, info, index: execution.written.index + 1 };
-        Object.assign(execution, { fileId: plan.fileId, written: state, durable: state, headerArchivedThrough: throughSeq, archivedThrough: throughSeq });
+        Object.assign(execution, {
+          fileId: plan.fileId,
+          written: state,
+          durable: state,
+          headerArchivedThrough: throughSeq,
+          archivedThrough: throughSeq,
+        });
         execution.marks.reset(plan.fileId);
       });
     });
@@ -423,7 +504,9 @@ export class FsEventStore implements EventStore {
       if (!complete) return;
     }
     if (this.dirty === undefined) return;
-    await unlink(dirtyMarkerPath(this.directory.dir)).catch((error: unknown) => (hasCode(error, "ENOENT") ? undefined : Promise.reject(error)));
+    await unlink(dirtyMarkerPath(this.directory.dir)).catch((error: unknown) =>
+      hasCode(error, "ENOENT") ? undefined : Promise.reject(error),
+    );
     await this.directory.ops.fsyncDir(this.directory.dir);
   }
 
@@ -437,7 +520,11 @@ export class FsEventStore implements EventStore {
 
   private async readLog(execution: Execution): Promise<ReturnType<typeof parseLog>> {
     try {
-      return parseLog(await readRange(execution.paths.log, 0, execution.durable.size), execution.paths.log, execution.paths.name);
+      return parseLog(
+        await readRange(execution.paths.log, 0, execution.durable.size),
+        execution.paths.log,
+        execution.paths.name,
+      );
     } catch (error) {
       if (error instanceof JournalCorruptionError) execution.corruption = error;
       throw error;
@@ -451,7 +538,10 @@ export class FsEventStore implements EventStore {
   private async readTail(execution: Execution, fromSeq: number): Promise<StoredRecord[]> {
     const { size, info } = execution.durable;
     const head = info?.head ?? 0;
-    const fromSnapshot = execution.snapshotMark?.fileId === execution.fileId && execution.snapshotMark.seq <= fromSeq ? execution.snapshotMark : undefined;
+    const fromSnapshot =
+      execution.snapshotMark?.fileId === execution.fileId && execution.snapshotMark.seq <= fromSeq
+        ? execution.snapshotMark
+        : undefined;
     const mark = execution.marks.find(fromSeq, size) ?? fromSnapshot;
     if (mark) {
       const tail = await readFromMark(execution.paths.log, mark, size, head);
@@ -461,12 +551,17 @@ export class FsEventStore implements EventStore {
       }
     }
     const log = await this.readLog(execution);
-    execution.marks.merge(log.batches.slice(-BatchMarks.LIMIT).map((b) => ({ seq: b.records[0]!.seq, offset: b.offset })));
+    execution.marks.merge(
+      log.batches.slice(-BatchMarks.LIMIT).map((b) => ({ seq: b.records[0]!.seq, offset: b.offset })),
+    );
     return log.batches.flatMap((b) => b.records);
   }
 
   private async archivedThrough(execution: Execution): Promise<number> {
-    execution.archivedThrough ??= Math.max(execution.headerArchivedThrough, ...(await listSegments(execution.paths)).map((s) => s.toSeq));
+    execution.archivedThrough ??= Math.max(
+      execution.headerArchivedThrough,
+      ...(await listSegments(execution.paths)).map((s) => s.toSeq),
+    );
     return execution.archivedThrough;
   }
 
@@ -485,7 +580,12 @@ export class FsEventStore implements EventStore {
     // A damaged execution keeps its entry, its durable size and its damage: a later open reports it again.
     for (const e of this.executions.values()) {
       if (!e.durable.info) continue;
-      const entry: CheckpointEntry = { fileId: e.fileId, size: e.durable.size, info: e.durable.info, ...(e.headerArchivedThrough > 0 ? { archivedThrough: e.headerArchivedThrough } : {}) };
+      const entry: CheckpointEntry = {
+        fileId: e.fileId,
+        size: e.durable.size,
+        info: e.durable.info,
+        ...(e.headerArchivedThrough > 0 ? { archivedThrough: e.headerArchivedThrough } : {}),
+      };
       entries.push([e.paths.name, { ...entry, ...(e.corruption ? { damaged: damageOf(e.corruption) } : {}) }]);
     }
     // A deferred execution keeps the entry the clean checkpoint had: nothing changed its log.

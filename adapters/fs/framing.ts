@@ -31,13 +31,16 @@ export function crc32Js(bytes: Uint8Array, seed = 0): number {
 type NativeCrc32 = (data: Uint8Array, value?: number) => number;
 
 /** node:zlib's native CRC-32 (Node 20.15 and later, 22.2 and later); undefined on older platforms. */
-export const nativeCrc32: NativeCrc32 | undefined = typeof (zlib as { crc32?: unknown }).crc32 === "function" ? (zlib as { crc32: NativeCrc32 }).crc32 : undefined;
+export const nativeCrc32: NativeCrc32 | undefined =
+  typeof (zlib as { crc32?: unknown }).crc32 === "function" ? (zlib as { crc32: NativeCrc32 }).crc32 : undefined;
 
 /**
  * CRC-32 (IEEE 802.3, as zlib and PNG), chainable: pass the previous result as `seed`. Native where the
  * platform has it, else `crc32Js`: the same value either way, so the bytes on disk do not change.
  */
-export const crc32: (bytes: Uint8Array, seed?: number) => number = nativeCrc32 ? (bytes, seed = 0) => nativeCrc32(bytes, seed) : crc32Js;
+export const crc32: (bytes: Uint8Array, seed?: number) => number = nativeCrc32
+  ? (bytes, seed = 0) => nativeCrc32(bytes, seed)
+  : crc32Js;
 
 /** One frame around `payload`. */
 export function encodeFrame(payload: Uint8Array): Buffer {
@@ -107,7 +110,12 @@ const CLOSERS = new Set([0x7d, 0x5d]); // } ]
 function checksumMatches(bytes: Uint8Array, at: number, length: number): boolean {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const expected = view.readUInt32LE(at + 4);
-  return crc32(bytes.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length), crc32(bytes.subarray(at, at + 4))) === expected;
+  return (
+    crc32(
+      bytes.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length),
+      crc32(bytes.subarray(at, at + 4)),
+    ) === expected
+  );
 }
 
 // A valid frame anywhere after `from` proves the damage before it is not a torn tail. Payloads are
@@ -136,10 +144,20 @@ export function scanFrames(bytes: Uint8Array, base = 0): FrameScan {
   let at = 0;
   const bad = (reason: string): FrameScan => {
     const next = validFrameAfter(bytes, at + 1);
-    return { frames, end: base + at, bad: { offset: base + at, reason, torn: next === undefined, ...(next === undefined ? {} : { next: base + next }) } };
+    return {
+      frames,
+      end: base + at,
+      bad: {
+        offset: base + at,
+        reason,
+        torn: next === undefined,
+        ...(next === undefined ? {} : { next: base + next }),
+      },
+    };
   };
   while (at < bytes.length) {
-    if (at + FRAME_HEADER_BYTES > bytes.length) return bad(`frame header cut short (${bytes.length - at} of ${FRAME_HEADER_BYTES} bytes)`);
+    if (at + FRAME_HEADER_BYTES > bytes.length)
+      return bad(`frame header cut short (${bytes.length - at} of ${FRAME_HEADER_BYTES} bytes)`);
     const length = view.readUInt32LE(at);
     if (at + FRAME_HEADER_BYTES + length > bytes.length) {
       return bad(`frame of ${length} bytes runs past the end of the file`);

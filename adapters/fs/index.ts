@@ -95,15 +95,23 @@ export interface FsStores extends Stores {
 export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
   const checkpointEvery = options.checkpointEvery ?? 1000;
   if (!Number.isInteger(checkpointEvery) || checkpointEvery < 1) {
-    throw new RangeError(`fsStores: checkpointEvery must be a positive integer (appends between checkpoints); got ${checkpointEvery}.`);
+    throw new RangeError(
+      `fsStores: checkpointEvery must be a positive integer (appends between checkpoints); got ${checkpointEvery}.`,
+    );
   }
   const dir = resolve(options.dir);
   const readOnly = options.readOnly === true;
-  const directory = new FsDirectory(dir, { ...nodeFsOps, ...options.fsOps }, readOnly, compressionOption(options.compression, "fsStores"));
+  const directory = new FsDirectory(
+    dir,
+    { ...nodeFsOps, ...options.fsOps },
+    readOnly,
+    compressionOption(options.compression, "fsStores"),
+  );
   if (readOnly) return openReadOnly(directory, checkpointEvery, options.verifyAtOpen === true);
   await directory.ensureDir(dir);
   const onWarn = options.onWarn;
-  if (onWarn !== undefined && typeof onWarn !== "function") throw new ConfigError("fsStores.onWarn", `a function (warning) => void; got ${typeof onWarn}.`);
+  if (onWarn !== undefined && typeof onWarn !== "function")
+    throw new ConfigError("fsStores.onWarn", `a function (warning) => void; got ${typeof onWarn}.`);
   const code = WARNING_CODES.journalPermissions;
   await tightenDirectory(dir, (message) => (onWarn ? onWarn({ code, message }) : processWarning(message, code)));
   const lock = await DirectoryLock.acquire(dir);
@@ -124,8 +132,14 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
     // A lock taken over from a dead writer: that writer did not close cleanly, whatever the checkpoint says.
     // The directory's listing under the lock says whether catalogue.dirty is there (no lookup of its own).
     const trust = !lock.tookOver && options.verifyAtOpen !== true;
-    const opening = FsEventStore.open(directory, checkpointEvery, close, trust, names.includes(DIRTY_MARKER)).then((opened) => (events = opened));
-    const [, content, keys] = await settled([opening, FsContentStore.open(directory, close), FsKeyStore.open(directory, close)] as const);
+    const opening = FsEventStore.open(directory, checkpointEvery, close, trust, names.includes(DIRTY_MARKER)).then(
+      (opened) => (events = opened),
+    );
+    const [, content, keys] = await settled([
+      opening,
+      FsContentStore.open(directory, close),
+      FsKeyStore.open(directory, close),
+    ] as const);
     return { dir, events: events!, content, keys, close };
   } catch (error) {
     await close();
@@ -135,7 +149,10 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
 
 // No lock, no leftovers swept: a reader of a directory another process may own.
 async function openReadOnly(directory: FsDirectory, checkpointEvery: number, verifyAtOpen: boolean): Promise<FsStores> {
-  if (!(await pathExists(directory.dir))) throw new ReadOnlyStoreError(`The fs stores on ${directory.dir} (no such directory; a read-only open creates nothing)`);
+  if (!(await pathExists(directory.dir)))
+    throw new ReadOnlyStoreError(
+      `The fs stores on ${directory.dir} (no such directory; a read-only open creates nothing)`,
+    );
   // A writer's lock (live, or left by a crash): its checkpoint is not trusted; the logs are recovered as they are.
   const trust = !verifyAtOpen && !(await pathExists(join(directory.dir, LOCK_FILE)));
   let events: FsEventStore | undefined;
@@ -161,5 +178,12 @@ export { FsEventStore } from "./eventStore.js";
 export { FsKeyStore } from "./keyStore.js";
 /** @internal The fault-injection seam of `FsStoresOptions.fsOps`. */
 export type { FsOps } from "./fsOps.js";
-export { ControlInUseError, ControlOptionsError, ControlSocketError, controlSocketPath, MAX_CONTROL_LINE_BYTES, serveControl } from "./control.js";
+export {
+  ControlInUseError,
+  ControlOptionsError,
+  ControlSocketError,
+  controlSocketPath,
+  MAX_CONTROL_LINE_BYTES,
+  serveControl,
+} from "./control.js";
 export type { ControlEvent, ControlledApp, ControlServer, ServeControlOptions } from "./control.js";

@@ -41,7 +41,10 @@ export class ExecutionPaths {
   readonly log: string;
   readonly snapshot: string;
 
-  constructor(root: string, readonly name: string) {
+  constructor(
+    root: string,
+    readonly name: string,
+  ) {
     this.dir = join(executionsDir(root), name);
     this.log = join(this.dir, "log");
     this.snapshot = join(this.dir, "snapshot");
@@ -58,20 +61,39 @@ export class ExecutionPaths {
 
 export const newFileId = (): string => randomBytes(8).toString("hex");
 
-export function encodeHeader(executionId: string, archivedThrough: number, base: ExecutionInfo | null, fileId = newFileId()): Buffer {
-  const header: LogHeader = { format: JOURNAL_FORMAT, version: JOURNAL_VERSION, executionId, fileId, archivedThrough, base };
+export function encodeHeader(
+  executionId: string,
+  archivedThrough: number,
+  base: ExecutionInfo | null,
+  fileId = newFileId(),
+): Buffer {
+  const header: LogHeader = {
+    format: JOURNAL_FORMAT,
+    version: JOURNAL_VERSION,
+    executionId,
+    fileId,
+    archivedThrough,
+    base,
+  };
   return encodeJsonFrame(header);
 }
 
 /** Why `value` is not the header a log named `name` must start with, or undefined when it is. */
 export function headerProblem(value: unknown, name: string): string | undefined {
   const header = value as Partial<LogHeader> | null;
-  if (typeof header !== "object" || header === null || header.format !== JOURNAL_FORMAT) return "the first frame is not a journal header";
-  if (header.version !== JOURNAL_VERSION) return `journal format version ${String(header.version)} is not supported (this build reads ${JOURNAL_VERSION})`;
-  if (typeof header.executionId !== "string" || typeof header.fileId !== "string" || typeof header.archivedThrough !== "number") {
+  if (typeof header !== "object" || header === null || header.format !== JOURNAL_FORMAT)
+    return "the first frame is not a journal header";
+  if (header.version !== JOURNAL_VERSION)
+    return `journal format version ${String(header.version)} is not supported (this build reads ${JOURNAL_VERSION})`;
+  if (
+    typeof header.executionId !== "string" ||
+    typeof header.fileId !== "string" ||
+    typeof header.archivedThrough !== "number"
+  ) {
     return "the journal header is incomplete";
   }
-  if (entryName(header.executionId) !== name) return `the header names execution ${JSON.stringify(header.executionId)}, which is not stored under ${name}`;
+  if (entryName(header.executionId) !== name)
+    return `the header names execution ${JSON.stringify(header.executionId)}, which is not stored under ${name}`;
   return undefined;
 }
 
@@ -116,14 +138,34 @@ export function parseLog(bytes: Uint8Array, path: string, name: string): ParsedL
  * `archived`, and the live log that keeps only the records after `throughSeq`, its header carrying
  * the catalogue entry folded through `throughSeq` (seq 1 and its subject leave with the segment).
  */
-export function planArchive(executionId: string, log: ParsedLog, archived: number, throughSeq: number, compression: Compression = "none"): { segment: Buffer; log: Buffer; fileId: string } {
+export function planArchive(
+  executionId: string,
+  log: ParsedLog,
+  archived: number,
+  throughSeq: number,
+  compression: Compression = "none",
+): { segment: Buffer; log: Buffer; fileId: string } {
   const records = log.batches.flatMap((b) => b.records);
   const moved = records.filter((r) => r.seq > archived && r.seq <= throughSeq);
-  const segment = encodeJsonFrame({ executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved }, compression);
-  const base = foldCatalogue(executionId, log.header.base ?? undefined, records.filter((r) => r.seq <= throughSeq));
+  const segment = encodeJsonFrame(
+    { executionId, fromSeq: archived + 1, toSeq: throughSeq, records: moved },
+    compression,
+  );
+  const base = foldCatalogue(
+    executionId,
+    log.header.base ?? undefined,
+    records.filter((r) => r.seq <= throughSeq),
+  );
   const fileId = newFileId();
   const kept = log.batches.map((b) => b.records.filter((r) => r.seq > throughSeq)).filter((b) => b.length > 0);
-  return { segment, log: Buffer.concat([encodeHeader(executionId, throughSeq, base, fileId), ...kept.map((batch) => encodeJsonFrame(batch, compression))]), fileId };
+  return {
+    segment,
+    log: Buffer.concat([
+      encodeHeader(executionId, throughSeq, base, fileId),
+      ...kept.map((batch) => encodeJsonFrame(batch, compression)),
+    ]),
+    fileId,
+  };
 }
 
 /** Bytes [start, end) of a file. */
@@ -199,7 +241,11 @@ function singleFrameOf(bytes: Uint8Array, path: string): unknown {
   const scan = scanFrames(bytes);
   const frame = scan.frames[0];
   if (scan.bad || scan.frames.length !== 1 || !frame) {
-    throw new JournalCorruptionError(path, scan.bad?.offset ?? scan.end, scan.bad?.reason ?? "expected exactly one frame");
+    throw new JournalCorruptionError(
+      path,
+      scan.bad?.offset ?? scan.end,
+      scan.bad?.reason ?? "expected exactly one frame",
+    );
   }
   return frame.value;
 }
@@ -225,20 +271,40 @@ export function asLogMark(value: unknown): LogMark | undefined {
   const mark = value as Partial<LogMark> | null | undefined;
   if (typeof mark !== "object" || mark === null) return undefined;
   const { fileId, seq, offset } = mark;
-  if (typeof fileId !== "string" || !Number.isSafeInteger(seq) || !Number.isSafeInteger(offset) || seq! < 1 || offset! < FRAME_HEADER_BYTES) return undefined;
+  if (
+    typeof fileId !== "string" ||
+    !Number.isSafeInteger(seq) ||
+    !Number.isSafeInteger(offset) ||
+    seq! < 1 ||
+    offset! < FRAME_HEADER_BYTES
+  )
+    return undefined;
   return { fileId, seq: seq!, offset: offset! };
 }
 
 /** A snapshot file; `log` (optional, ignored by versions that predate it) marks where the tail after it starts. */
-export function encodeSnapshot(executionId: string, snapshot: StoredSnapshot, log?: LogMark, compression: Compression = "none"): Buffer {
-  return encodeJsonFrame({ executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) }, compression);
+export function encodeSnapshot(
+  executionId: string,
+  snapshot: StoredSnapshot,
+  log?: LogMark,
+  compression: Compression = "none",
+): Buffer {
+  return encodeJsonFrame(
+    { executionId, seq: snapshot.seq, at: snapshot.at, state: snapshot.state, ...(log ? { log } : {}) },
+    compression,
+  );
 }
 
 /** The snapshot and, when the file has a well-formed one, its tail mark (a hint: tailIndex.ts verifies it). */
-export async function readSnapshotFile(paths: ExecutionPaths, executionId: string): Promise<{ snapshot: StoredSnapshot; mark?: LogMark } | undefined> {
-  const value = (await readSingleFrame(paths.snapshot)) as (StoredSnapshot & { executionId: string; log?: unknown }) | undefined;
+export async function readSnapshotFile(
+  paths: ExecutionPaths,
+  executionId: string,
+): Promise<{ snapshot: StoredSnapshot; mark?: LogMark } | undefined> {
+  const value = (await readSingleFrame(paths.snapshot)) as
+    (StoredSnapshot & { executionId: string; log?: unknown }) | undefined;
   if (!value) return undefined;
-  if (value.executionId !== executionId) throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
+  if (value.executionId !== executionId)
+    throw new JournalCorruptionError(paths.snapshot, 0, "not a snapshot of this execution");
   const mark = asLogMark(value.log);
   return { snapshot: { seq: value.seq, at: value.at, state: value.state }, ...(mark ? { mark } : {}) };
 }

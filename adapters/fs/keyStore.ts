@@ -63,7 +63,11 @@ export class FsKeyStore implements KeyStore {
 
   private paths(subject: string): { key: string; tombstone: string; created: string } {
     const name = entryName(subject);
-    return { key: join(this.keysDir, `${name}.key`), tombstone: join(this.keysDir, `${name}.erased`), created: join(this.keysDir, `${name}.created`) };
+    return {
+      key: join(this.keysDir, `${name}.key`),
+      tombstone: join(this.keysDir, `${name}.erased`),
+      created: join(this.keysDir, `${name}.created`),
+    };
   }
 
   async getOrCreate(subject: string): Promise<Uint8Array> {
@@ -74,7 +78,10 @@ export class FsKeyStore implements KeyStore {
         if (existing) return existing.slice();
         return this.directory.write(async () => {
           const key = new Uint8Array(randomBytes(KEY_BYTES));
-          await this.directory.writeFileAtomic(this.paths(subject).key, encodeJsonFrame({ subject, key: Buffer.from(key).toString("base64") }));
+          await this.directory.writeFileAtomic(
+            this.paths(subject).key,
+            encodeJsonFrame({ subject, key: Buffer.from(key).toString("base64") }),
+          );
           await this.recordCreated(subject);
           this.keys.set(subject, key);
           return key.slice();
@@ -102,7 +109,8 @@ export class FsKeyStore implements KeyStore {
     await this.directory.write(() =>
       this.mutex.run(subject, async () => {
         const { key, tombstone } = this.paths(subject);
-        if (!(await pathExists(tombstone))) await this.directory.writeFileAtomic(tombstone, encodeJsonFrame({ subject }));
+        if (!(await pathExists(tombstone)))
+          await this.directory.writeFileAtomic(tombstone, encodeJsonFrame({ subject }));
         this.erased.add(subject);
         this.keys.get(subject)?.fill(0);
         this.keys.delete(subject);
@@ -134,24 +142,28 @@ export class FsKeyStore implements KeyStore {
     }
     const value = (await readSingleFrame(key)) as { subject?: string; key?: string } | undefined;
     if (!value) {
-      if (this.created.has(subject) || (await pathExists(this.paths(subject).created))) throw new KeyMissingError(subject, { location: key });
+      if (this.created.has(subject) || (await pathExists(this.paths(subject).created)))
+        throw new KeyMissingError(subject, { location: key });
       return undefined;
     }
     const bytes = typeof value.key === "string" ? new Uint8Array(Buffer.from(value.key, "base64")) : undefined;
-    if (value.subject !== subject || bytes?.length !== KEY_BYTES) throw new JournalCorruptionError(key, 0, "not a key of this subject");
+    if (value.subject !== subject || bytes?.length !== KEY_BYTES)
+      throw new JournalCorruptionError(key, 0, "not a key of this subject");
     this.keys.set(subject, bytes);
     return bytes;
   }
 
   /** Durably records that `subject` has a key; written only once the key file itself is durable. */
   private async recordCreated(subject: string): Promise<void> {
-    if (!this.created.has(subject)) await this.directory.writeFileAtomic(this.paths(subject).created, encodeJsonFrame({ subject }));
+    if (!this.created.has(subject))
+      await this.directory.writeFileAtomic(this.paths(subject).created, encodeJsonFrame({ subject }));
     this.created.add(subject);
   }
 
   // The subject a key file names; undefined when it is unreadable (load reports that, for that subject only).
   private async subjectOfKeyFile(stem: string): Promise<string | undefined> {
-    const value = (await readSingleFrame(join(this.keysDir, `${stem}.key`)).catch(() => undefined)) as { subject?: unknown } | undefined;
+    const value = (await readSingleFrame(join(this.keysDir, `${stem}.key`)).catch(() => undefined)) as
+      { subject?: unknown } | undefined;
     return typeof value?.subject === "string" && entryName(value.subject) === stem ? value.subject : undefined;
   }
 

@@ -63,15 +63,21 @@ async function processStartOf(pid: number): Promise<string | undefined> {
   if (process.platform === "win32") return undefined;
   // macOS and the BSDs: ps prints the start time to the second, which is enough to tell two processes apart.
   return new Promise((resolve) => {
-    execFile("ps", ["-o", "lstart=", "-p", String(pid)], { env: { ...process.env, LC_ALL: "C" }, timeout: 2_000 }, (error, stdout) => {
-      const start = stdout.trim().replace(/\s+/g, " ");
-      resolve(error || !start ? undefined : `ps:${start}`);
-    });
+    execFile(
+      "ps",
+      ["-o", "lstart=", "-p", String(pid)],
+      { env: { ...process.env, LC_ALL: "C" }, timeout: 2_000 },
+      (error, stdout) => {
+        const start = stdout.trim().replace(/\s+/g, " ");
+        resolve(error || !start ? undefined : `ps:${start}`);
+      },
+    );
   });
 }
 
 let ownBootId: { id: string | undefined } | undefined;
-const bootIdOfThisMachine = (): string | undefined => (ownBootId ??= { id: process.platform === "linux" ? readTrimmed("/proc/sys/kernel/random/boot_id") : undefined }).id;
+const bootIdOfThisMachine = (): string | undefined =>
+  (ownBootId ??= { id: process.platform === "linux" ? readTrimmed("/proc/sys/kernel/random/boot_id") : undefined }).id;
 
 async function identityOf(pid: number): Promise<ProcessIdentity> {
   const processStart = await processStartOf(pid);
@@ -122,7 +128,8 @@ async function holderAlive(holder: LockContent): Promise<boolean> {
   // The pid is alive: is it still the holder, or a later process given the same pid?
   const now = await identityOf(holder.pid);
   if (holder.bootId !== undefined && now.bootId !== undefined && holder.bootId !== now.bootId) return false;
-  if (holder.processStart !== undefined && now.processStart !== undefined && holder.processStart !== now.processStart) return false;
+  if (holder.processStart !== undefined && now.processStart !== undefined && holder.processStart !== now.processStart)
+    return false;
   return true;
 }
 
@@ -131,7 +138,8 @@ function describe(holder: LockContent, path: string): string {
   if (holder.hostname !== hostname()) {
     return `${held}; a lock naming another host is never taken over: if no process on ${holder.hostname} uses the directory, delete ${path}`;
   }
-  if (holder.processStart !== undefined) return `${held}, a process that is alive and is the one that took the lock: stop it or wait for it`;
+  if (holder.processStart !== undefined)
+    return `${held}, a process that is alive and is the one that took the lock: stop it or wait for it`;
   return (
     `${held}; the lock records no process start time (written by an older loomwork, or where none can be read), ` +
     `so a pid reused by another program cannot be told from the holder: if no loomwork process uses the directory, delete ${path}`
@@ -150,7 +158,13 @@ export class DirectoryLock {
   static async acquire(dir: string): Promise<DirectoryLock> {
     const path = join(dir, LOCK_FILE);
     const token = randomBytes(12).toString("hex");
-    const content: LockContent = { pid: process.pid, hostname: hostname(), token, acquiredAt: isoTime(new Date()), ...(await identityOf(process.pid)) };
+    const content: LockContent = {
+      pid: process.pid,
+      hostname: hostname(),
+      token,
+      acquiredAt: isoTime(new Date()),
+      ...(await identityOf(process.pid)),
+    };
     const temp = `${path}.${token}`;
     // The temp file is written, published and removed by synchronous calls, as the open's other small
     // operations are (directory.ts): a few bytes of a local file, where each asynchronous call of a fresh
@@ -170,7 +184,8 @@ export class DirectoryLock {
         }
         const holder = await readLock(path);
         if (holder === "missing") continue;
-        if (holder && (await holderAlive(holder))) throw new WriterLockedError(dir, { cause: new Error(describe(holder, path)) });
+        if (holder && (await holderAlive(holder)))
+          throw new WriterLockedError(dir, { cause: new Error(describe(holder, path)) });
         await DirectoryLock.takeOver(dir, path, token, holder);
         tookOver = true;
       }
@@ -184,7 +199,12 @@ export class DirectoryLock {
     }
   }
 
-  private static async takeOver(dir: string, path: string, token: string, stale: LockContent | undefined): Promise<void> {
+  private static async takeOver(
+    dir: string,
+    path: string,
+    token: string,
+    stale: LockContent | undefined,
+  ): Promise<void> {
     const aside = `${path}.stale-${token}`;
     try {
       await rename(path, aside);

@@ -22,7 +22,19 @@ import { JournalCorruptionError, type JournalDamageKind, type JournalSurvivors }
 import type { ExecutionDamage, ExecutionInfo, StoredRecord } from "../../stores/types.js";
 import { entryName, hasCode, listing, pathExists, type FsDirectory } from "./directory.js";
 import { encodeJsonFrame, FRAME_HEADER_BYTES, scanFrames } from "./framing.js";
-import { batchRecords, executionsDir, ExecutionPaths, headerProblem, listSegments, readRange, readSegment, readSingleFrame, readSingleFrameSync, readSnapshot, type LogHeader } from "./journalFiles.js";
+import {
+  batchRecords,
+  executionsDir,
+  ExecutionPaths,
+  headerProblem,
+  listSegments,
+  readRange,
+  readSegment,
+  readSingleFrame,
+  readSingleFrameSync,
+  readSnapshot,
+  type LogHeader,
+} from "./journalFiles.js";
 
 const CHECKPOINT_FORMAT = "loomwork-catalogue";
 
@@ -87,7 +99,12 @@ export async function loadCheckpoint(root: string): Promise<Checkpoint> {
       entries.delete(CLEAN_KEY);
       let clean = mark !== undefined && value.clean?.executions === entries.size && mark.size === entries.size;
       for (const entry of clean ? entries.values() : []) {
-        if (typeof entry?.fileId !== "string" || typeof entry.size !== "number" || typeof entry.info?.executionId !== "string") clean = false;
+        if (
+          typeof entry?.fileId !== "string" ||
+          typeof entry.size !== "number" ||
+          typeof entry.info?.executionId !== "string"
+        )
+          clean = false;
       }
       return { entries, damaged: false, exists: true, clean };
     }
@@ -98,9 +115,18 @@ export async function loadCheckpoint(root: string): Promise<Checkpoint> {
 }
 
 /** Writes the checkpoint; `clean` (only from a clean close, every execution in `entries`) adds the clean mark. */
-export async function saveCheckpoint(directory: FsDirectory, entries: [string, CheckpointEntry][], clean = false): Promise<void> {
-  const mark: [string, CheckpointEntry] = [CLEAN_KEY, { fileId: CLEAN_KEY, size: entries.length, info: { executionId: "", status: "running", startedAt: 0, head: 0 } }];
-  const value = clean ? { format: CHECKPOINT_FORMAT, version: 1, clean: { executions: entries.length }, entries: [...entries, mark] } : { format: CHECKPOINT_FORMAT, version: 1, entries };
+export async function saveCheckpoint(
+  directory: FsDirectory,
+  entries: [string, CheckpointEntry][],
+  clean = false,
+): Promise<void> {
+  const mark: [string, CheckpointEntry] = [
+    CLEAN_KEY,
+    { fileId: CLEAN_KEY, size: entries.length, info: { executionId: "", status: "running", startedAt: 0, head: 0 } },
+  ];
+  const value = clean
+    ? { format: CHECKPOINT_FORMAT, version: 1, clean: { executions: entries.length }, entries: [...entries, mark] }
+    : { format: CHECKPOINT_FORMAT, version: 1, entries };
   await directory.writeFileAtomic(checkpointPath(directory.dir), encodeJsonFrame(value));
 }
 
@@ -168,7 +194,10 @@ const wholeSnapshotSeq = (paths: ExecutionPaths, executionId: string): Promise<n
   );
 
 /** What is whole beside a log: the snapshot's seq and the segments (with their records, to fold). */
-export async function survey(paths: ExecutionPaths, executionId: string): Promise<{ survives: JournalSurvivors; archived: StoredRecord[] }> {
+export async function survey(
+  paths: ExecutionPaths,
+  executionId: string,
+): Promise<{ survives: JournalSurvivors; archived: StoredRecord[] }> {
   const snapshotSeq = await wholeSnapshotSeq(paths, executionId);
   const archives: { fromSeq: number; toSeq: number }[] = [];
   const archived: StoredRecord[] = [];
@@ -196,13 +225,18 @@ async function idOf(paths: ExecutionPaths, entry: CheckpointEntry | undefined): 
   return undefined;
 }
 
-export const damageOf = (error: JournalCorruptionError): ExecutionDamage => ({ kind: error.kind, file: error.file, offset: error.offset, message: error.message });
+export const damageOf = (error: JournalCorruptionError): ExecutionDamage => ({
+  kind: error.kind,
+  file: error.file,
+  offset: error.offset,
+  message: error.message,
+});
 
 const REMEDY_MISSING =
-  "Restore the log from a backup; or, to give the execution up, delete it with app.deleteHistory(id) (docs/storage.md, \"Recovery\").";
+  'Restore the log from a backup; or, to give the execution up, delete it with app.deleteHistory(id) (docs/storage.md, "Recovery").';
 const REMEDY_CUT =
   "Restore the log from a backup; or, to accept the loss and continue from what the log holds, delete catalogue.ckpt " +
-  "with the directory closed (docs/storage.md, \"Recovery\").";
+  'with the directory closed (docs/storage.md, "Recovery").';
 
 /**
  * Recovers one execution directory: truncates a torn tail past the last durable size, reports damage
@@ -233,7 +267,15 @@ export async function recoverExecution(
     const folded = archived.length > 0 ? foldCatalogue(executionId, undefined, archived) : undefined;
     const known = entry?.info ?? folded ?? { executionId, status: "running" as const, startedAt: 0, head: 0 };
     const head = Math.max(known.head, folded?.head ?? 0, survives.snapshotSeq ?? 0);
-    return { executionId, name, fileId: entry?.fileId ?? "", headerArchivedThrough: 0, size: entry?.size ?? 0, info: { ...known, head }, corruption };
+    return {
+      executionId,
+      name,
+      fileId: entry?.fileId ?? "",
+      headerArchivedThrough: 0,
+      size: entry?.size ?? 0,
+      info: { ...known, head },
+      corruption,
+    };
   };
   let size: number;
   try {
@@ -256,7 +298,10 @@ export async function recoverExecution(
         return discard(directory, paths);
       }
     }
-    return unreadable("missing", size === 0 ? "the log is empty" : `the log's ${size} bytes hold no whole journal header`);
+    return unreadable(
+      "missing",
+      size === 0 ? "the log is empty" : `the log's ${size} bytes hold no whole journal header`,
+    );
   }
   const problem = headerProblem(first.value, name);
   if (problem) return unreadable("frame", problem);
@@ -292,10 +337,14 @@ export async function recoverExecution(
       // Before the durable size everything was acknowledged: report it, unless the file merely ends early
       // (a cut, reported below).
       if (offset >= durable) {
-        if (next === undefined || isHole(bytes.subarray(offset - from, next - from))) await cutTail(directory, paths, header.fileId, offset, size, next !== undefined);
+        if (next === undefined || isHole(bytes.subarray(offset - from, next - from)))
+          await cutTail(directory, paths, header.fileId, offset, size, next !== undefined);
         else damage = { offset, reason: `${scan.bad.reason}, with valid frames after it`, kind: "frame" };
       } else if (!(next === undefined && size < durable)) {
-        const why = checkpointDamaged && !same ? " (catalogue.ckpt is damaged, so every byte of the log is taken as acknowledged)" : "";
+        const why =
+          checkpointDamaged && !same
+            ? " (catalogue.ckpt is damaged, so every byte of the log is taken as acknowledged)"
+            : "";
         damage = { offset, reason: `${scan.bad.reason}${why}`, kind: "frame" };
       }
     }
@@ -313,23 +362,41 @@ export async function recoverExecution(
   if (!damage && !info) {
     if (!(await acknowledged())) return discard(directory, paths);
     surveyed = await survey(paths, executionId);
-    damage = { offset: end, reason: "the log holds no record, but the execution's snapshot or archive segments exist", kind: "missing" };
+    damage = {
+      offset: end,
+      reason: "the log holds no record, but the execution's snapshot or archive segments exist",
+      kind: "missing",
+    };
   }
   // Untrusted (after a crash, or without a checkpoint): the snapshot must not be ahead of what the log holds.
   if (!damage && !trusted) {
     const snapshotSeq = await wholeSnapshotSeq(paths, executionId);
-    if (snapshotSeq !== undefined && snapshotSeq > logHead) damage = { offset: end, reason: behindSnapshotReason(logHead, snapshotSeq, paths), kind: "behind-snapshot" };
+    if (snapshotSeq !== undefined && snapshotSeq > logHead)
+      damage = { offset: end, reason: behindSnapshotReason(logHead, snapshotSeq, paths), kind: "behind-snapshot" };
   }
   const base = { executionId, name, fileId: header.fileId, headerArchivedThrough: header.archivedThrough };
-  if (!damage) return { ...base, size: end, ...(info ? { info } : {}), ...(trusted && end === size && end === entry.size ? { asCheckpointed: true } : {}) };
+  if (!damage)
+    return {
+      ...base,
+      size: end,
+      ...(info ? { info } : {}),
+      ...(trusted && end === size && end === entry.size ? { asCheckpointed: true } : {}),
+    };
   surveyed ??= await survey(paths, executionId);
-  const remedy = { "behind-snapshot": behindSnapshotRemedy(paths), cut: REMEDY_CUT, missing: REMEDY_MISSING, frame: undefined, snapshot: undefined }[damage.kind];
+  const remedy = {
+    "behind-snapshot": behindSnapshotRemedy(paths),
+    cut: REMEDY_CUT,
+    missing: REMEDY_MISSING,
+    frame: undefined,
+    snapshot: undefined,
+  }[damage.kind];
   const corruption = new JournalCorruptionError(paths.log, damage.offset, damage.reason, {
     kind: damage.kind,
     survives: { ...surveyed.survives, logHead },
     ...(remedy ? { remedy } : {}),
   });
-  const known = (same ? entry.info : undefined) ?? info ?? { executionId, status: "running" as const, startedAt: 0, head: logHead };
+  const known = (same ? entry.info : undefined) ??
+    info ?? { executionId, status: "running" as const, startedAt: 0, head: logHead };
   return { ...base, size: Math.max(durable, end), info: { ...known, head: Math.max(known.head, logHead) }, corruption };
 }
 
@@ -343,7 +410,13 @@ export const behindSnapshotRemedy = (paths: ExecutionPaths): string =>
 /** The folder where recovery keeps bytes it cut from a log that held a readable frame; never read nor emptied by loomwork. */
 export const recoveredDir = (root: string): string => join(root, "recovered");
 
-async function keepAside(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, bytes: Uint8Array): Promise<void> {
+async function keepAside(
+  directory: FsDirectory,
+  paths: ExecutionPaths,
+  fileId: string,
+  offset: number,
+  bytes: Uint8Array,
+): Promise<void> {
   if (directory.readOnly) return;
   await directory.ensureDir(recoveredDir(directory.dir));
   await directory.writeFileAtomic(join(recoveredDir(directory.dir), `${paths.name}-${fileId}-${offset}`), bytes);
@@ -354,7 +427,14 @@ async function keepAside(directory: FsDirectory, paths: ExecutionPaths, fileId: 
  * frame follows the damage (an earlier unsynced write lost, a later one persisted), the cut bytes are
  * first kept in `recovered/<name>-<fileId>-<offset>`: recovery never deletes what it could read.
  */
-async function cutTail(directory: FsDirectory, paths: ExecutionPaths, fileId: string, offset: number, size: number, readable: boolean): Promise<void> {
+async function cutTail(
+  directory: FsDirectory,
+  paths: ExecutionPaths,
+  fileId: string,
+  offset: number,
+  size: number,
+  readable: boolean,
+): Promise<void> {
   // Read-only: the bytes past the last whole frame are left as they are (an append another process has in flight) and not read.
   if (directory.readOnly) return;
   if (readable) await keepAside(directory, paths, fileId, offset, await readRange(paths.log, offset, size));
@@ -382,7 +462,11 @@ export interface OpenedCatalogue {
  * checkpoint and no `catalogue.dirty` defer every undamaged execution to its first use. `dirtyMarker`: whether
  * `catalogue.dirty` exists, when the caller read the directory under the writer lock already (else it is looked up).
  */
-export async function recoverExecutions(directory: FsDirectory, trust = false, dirtyMarker?: boolean): Promise<OpenedCatalogue> {
+export async function recoverExecutions(
+  directory: FsDirectory,
+  trust = false,
+  dirtyMarker?: boolean,
+): Promise<OpenedCatalogue> {
   await directory.ensureDir(executionsDir(directory.dir));
   const [checkpoint, dirty, listed] = await Promise.all([
     loadCheckpoint(directory.dir),
@@ -417,9 +501,15 @@ export async function recoverExecutions(directory: FsDirectory, trust = false, d
   }
   const recovered: RecoveredExecution[] = [];
   for (let i = 0; i < names.length; i += 32) {
-    const batch = await Promise.all(names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)));
+    const batch = await Promise.all(
+      names.slice(i, i + 32).map((n) => recoverExecution(directory, n, checkpoint.entries.get(n), checkpoint.damaged)),
+    );
     for (const execution of batch) if (execution) recovered.push(execution);
   }
-  const current = checkpoint.exists && !checkpoint.damaged && recovered.length === checkpoint.entries.size && recovered.every((r) => r.asCheckpointed === true);
+  const current =
+    checkpoint.exists &&
+    !checkpoint.damaged &&
+    recovered.length === checkpoint.entries.size &&
+    recovered.every((r) => r.asCheckpointed === true);
   return { executions: recovered, deferred: new Map(), current, clean: checkpoint.clean, dirtyMarker: dirty };
 }

@@ -65,7 +65,12 @@ export class BatchMarks {
  * The records from `mark` to the end of the durable log (`size` bytes, ending at seq `head`), with the
  * batch starts met on the way; undefined when the mark does not hold for these bytes.
  */
-export async function readFromMark(path: string, mark: LogMark, size: number, head: number): Promise<{ records: StoredRecord[]; batches: { seq: number; offset: number }[] } | undefined> {
+export async function readFromMark(
+  path: string,
+  mark: LogMark,
+  size: number,
+  head: number,
+): Promise<{ records: StoredRecord[]; batches: { seq: number; offset: number }[] } | undefined> {
   if (mark.offset > size) return undefined;
   if (mark.offset === size) return mark.seq === head + 1 ? { records: [], batches: [] } : undefined;
   const scan = scanFrames(await readRange(path, mark.offset, size), mark.offset);

@@ -24,7 +24,8 @@ export interface ExecutionsQuery {
 }
 
 /** Where a catalogue lives: stores from `indexedDbStores`, a database name, or a name with its IndexedDB. */
-export type CatalogueSource = Stores | string | { name: string; indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
+export type CatalogueSource =
+  Stores | string | { name: string; indexedDB?: IDBFactory; IDBKeyRange?: typeof IDBKeyRange };
 
 /** A read-only Dexie connection to one loomwork database. */
 export class CatalogueView {
@@ -86,7 +87,9 @@ function storeViewOf(opened: OpenedStores): CatalogueView {
   if (!view) {
     // indexedDbStores opened (so created) the database before returning the stores. Stores closed
     // before their first live query get a view whose queries report that, instead of reopening.
-    const ready = opened.closed ? Promise.reject(new IndexedDbConnectionError(opened.name, "closed")) : Promise.resolve();
+    const ready = opened.closed
+      ? Promise.reject(new IndexedDbConnectionError(opened.name, "closed"))
+      : Promise.resolve();
     ready.catch(() => undefined);
     const created = new CatalogueView(opened.name, opened.deps, ready);
     if (opened.closed) created.close();
@@ -100,7 +103,10 @@ function storeViewOf(opened: OpenedStores): CatalogueView {
 function viewOf(source: CatalogueSource): CatalogueView {
   if (typeof source === "object" && "events" in source) {
     const opened = openedStoresOf(source);
-    if (!opened) throw new TypeError("watchExecutions / executionsLiveQuery: these stores were not opened by indexedDbStores(); pass a database name instead.");
+    if (!opened)
+      throw new TypeError(
+        "watchExecutions / executionsLiveQuery: these stores were not opened by indexedDbStores(); pass a database name instead.",
+      );
     return storeViewOf(opened);
   }
   const { name, ...injected } = typeof source === "string" ? { name: source } : source;

@@ -21,7 +21,8 @@ export function resolveDeps(name: string, options: Partial<IndexedDbDeps>): Inde
   const keyRange = options.IDBKeyRange ?? scope.IDBKeyRange;
   // idb recognises IndexedDB objects by instanceof against the global interfaces (IDBTransaction, ...),
   // so they must exist even when the factory is injected.
-  if (!factory || !keyRange || scope.IDBTransaction === undefined) throw new IndexedDbConnectionError(name, "unavailable");
+  if (!factory || !keyRange || scope.IDBTransaction === undefined)
+    throw new IndexedDbConnectionError(name, "unavailable");
   return { indexedDB: factory, IDBKeyRange: keyRange };
 }
 
@@ -56,7 +57,9 @@ export function openLoomDb(deps: IndexedDbDeps, name: string, events: Connection
   }
   // idb's openDB always opens on the global factory; an injected one is opened the same way via wrap().
   const request = deps.indexedDB.open(name, SCHEMA_VERSION);
-  request.addEventListener("upgradeneeded", (event) => upgrade(wrap(request.result) as unknown as LoomDb, event.oldVersion, request.transaction!));
+  request.addEventListener("upgradeneeded", (event) =>
+    upgrade(wrap(request.result) as unknown as LoomDb, event.oldVersion, request.transaction!),
+  );
   return (wrap(request) as Promise<unknown> as Promise<LoomDb>).then((db) => {
     db.addEventListener("versionchange", (event) => events.onVersionChange(event.newVersion));
     db.addEventListener("close", () => events.onTerminated());

@@ -73,7 +73,12 @@ export class IndexedDbContentStore implements ContentStore {
     if (!bytes) return undefined;
     // Structured clone may hand back a view of a larger buffer in some engines: return a tight copy.
     const plain = await unpackBlob(new Uint8Array(bytes), address, contentAddress);
-    if (!plain) throw new JournalCorruptionError(`indexeddb:blobBytes/${address}`, 0, "the blob's compressed bytes do not inflate to its address");
+    if (!plain)
+      throw new JournalCorruptionError(
+        `indexeddb:blobBytes/${address}`,
+        0,
+        "the blob's compressed bytes do not inflate to its address",
+      );
     return plain;
   }
 

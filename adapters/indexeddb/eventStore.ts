@@ -65,7 +65,9 @@ export class IndexedDbEventStore implements EventStore {
       const store = tx.objectStore("records");
       await issueAll([
         // add, not put: an existing [executionId, seq] fails the transaction instead of being overwritten.
-        ...records.map((record) => () => addRecord(executionId, record, () => store.add(record, [executionId, record.seq]))),
+        ...records.map(
+          (record) => () => addRecord(executionId, record, () => store.add(record, [executionId, record.seq])),
+        ),
         () => executions.put(info),
       ]);
       return true;
@@ -103,7 +105,9 @@ export class IndexedDbEventStore implements EventStore {
 
   async listExecutions(): Promise<ExecutionInfo[]> {
     // Keys are compared as UTF-16 code units, the order JavaScript's < gives executionIds.
-    return this.connection.transact(["executions"], "readonly", "listing executions", (tx) => tx.objectStore("executions").getAll());
+    return this.connection.transact(["executions"], "readonly", "listing executions", (tx) =>
+      tx.objectStore("executions").getAll(),
+    );
   }
 
   async putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void> {
@@ -126,15 +130,26 @@ export class IndexedDbEventStore implements EventStore {
     checkStoredId(executionId, "execution id");
     this.prefetched = undefined;
     // One transaction for what a resume reads: the snapshot, the head it is checked against, and the tail after it.
-    const { decoding, head, tail } = await this.connection.transact(["snapshots", "executions", "records"], "readonly", `reading the snapshot of "${executionId}"`, async (tx) => {
-      const [stored, info] = await Promise.all([tx.objectStore("snapshots").get(executionId), tx.objectStore("executions").get(executionId)]);
-      const tailRead = stored && info && stored.seq <= info.head ? tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1)) : undefined;
-      // Decoded while the tail is in flight: the JSON.parse of a version 2 row (the longest part of a
-      // large snapshot's read) runs before fromSnapshotValue's first await, so it overlaps the getAll
-      // and the commit instead of following them. Its rejection (a damaged row) is awaited outside.
-      const decoding = stored ? settle(fromSnapshotValue(this.connection.name, executionId, stored)) : undefined;
-      return { decoding, head: info?.head ?? 0, tail: await tailRead };
-    });
+    const { decoding, head, tail } = await this.connection.transact(
+      ["snapshots", "executions", "records"],
+      "readonly",
+      `reading the snapshot of "${executionId}"`,
+      async (tx) => {
+        const [stored, info] = await Promise.all([
+          tx.objectStore("snapshots").get(executionId),
+          tx.objectStore("executions").get(executionId),
+        ]);
+        const tailRead =
+          stored && info && stored.seq <= info.head
+            ? tx.objectStore("records").getAll(this.range(executionId, stored.seq + 1))
+            : undefined;
+        // Decoded while the tail is in flight: the JSON.parse of a version 2 row (the longest part of a
+        // large snapshot's read) runs before fromSnapshotValue's first await, so it overlaps the getAll
+        // and the commit instead of following them. Its rejection (a damaged row) is awaited outside.
+        const decoding = stored ? settle(fromSnapshotValue(this.connection.name, executionId, stored)) : undefined;
+        return { decoding, head: info?.head ?? 0, tail: await tailRead };
+      },
+    );
     if (!decoding) return undefined;
     const snapshot = await decoding.then(unsettle);
     // Kept until the next task, when another tab's write could have reached this page.

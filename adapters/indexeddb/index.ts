@@ -55,7 +55,9 @@ export interface IndexedDbStores extends Stores {
 export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<IndexedDbStores> {
   const { name } = options;
   if (typeof name !== "string" || name.length === 0) {
-    throw new TypeError(`indexedDbStores: option "name" must be a non-empty string (the IndexedDB database name), got ${JSON.stringify(name)}.`);
+    throw new TypeError(
+      `indexedDbStores: option "name" must be a non-empty string (the IndexedDB database name), got ${JSON.stringify(name)}.`,
+    );
   }
   const pageSize = options.listPageSize ?? DEFAULT_LIST_PAGE_SIZE;
   if (!Number.isInteger(pageSize) || pageSize < 1) {

@@ -62,12 +62,17 @@ export class IndexedDbKeyStore implements KeyStore {
   /** The subject's key; undefined when none was created or it was destroyed; KeyMissingError when it was lost. */
   async get(subject: string): Promise<Uint8Array | undefined> {
     checkStoredId(subject, "subject");
-    const key = await this.connection.transact(["keys", "erasedSubjects", "meta"], "readonly", `reading the key of subject "${subject}"`, async (tx) => {
-      const found = await tx.objectStore("keys").get(subject);
-      if (found) return found;
-      if ((await tx.objectStore("meta").getKey(KEY_CREATED + subject)) === undefined) return undefined;
-      return (await tx.objectStore("erasedSubjects").getKey(subject)) === undefined ? "missing" : undefined;
-    });
+    const key = await this.connection.transact(
+      ["keys", "erasedSubjects", "meta"],
+      "readonly",
+      `reading the key of subject "${subject}"`,
+      async (tx) => {
+        const found = await tx.objectStore("keys").get(subject);
+        if (found) return found;
+        if ((await tx.objectStore("meta").getKey(KEY_CREATED + subject)) === undefined) return undefined;
+        return (await tx.objectStore("erasedSubjects").getKey(subject)) === undefined ? "missing" : undefined;
+      },
+    );
     if (key === "missing") throw this.missing(subject);
     return key && new Uint8Array(key);
   }
@@ -76,8 +81,15 @@ export class IndexedDbKeyStore implements KeyStore {
     checkStoredId(subject, "subject");
     // The key row is deleted, not zeroed: IndexedDB gives no control over physical erasure either
     // way (see docs/storage.md); what it guarantees is that no reader gets the key back.
-    await this.connection.transact(["keys", "erasedSubjects"], "readwrite", `destroying the key of subject "${subject}"`, (tx) =>
-      issueAll([() => tx.objectStore("keys").delete(subject), () => tx.objectStore("erasedSubjects").put({ subject })]),
+    await this.connection.transact(
+      ["keys", "erasedSubjects"],
+      "readwrite",
+      `destroying the key of subject "${subject}"`,
+      (tx) =>
+        issueAll([
+          () => tx.objectStore("keys").delete(subject),
+          () => tx.objectStore("erasedSubjects").put({ subject }),
+        ]),
     );
   }
 
@@ -90,7 +102,9 @@ export class IndexedDbKeyStore implements KeyStore {
   }
 
   private missing(subject: string): KeyMissingError {
-    return new KeyMissingError(subject, { location: `IndexedDB "${this.connection.name}", object store "keys", key ${JSON.stringify(subject)}` });
+    return new KeyMissingError(subject, {
+      location: `IndexedDB "${this.connection.name}", object store "keys", key ${JSON.stringify(subject)}`,
+    });
   }
 
   async close(): Promise<void> {

@@ -51,7 +51,11 @@ function defaultLocks(): LockManagerLike | undefined {
  * const lease = await acquireWriter("my-app", executionId, { wait: true });
  * try { await resume(executionId); } finally { await lease.release(); }
  */
-export function acquireWriter(database: string, executionId: string, options: AcquireWriterOptions = {}): Promise<WriterLease> {
+export function acquireWriter(
+  database: string,
+  executionId: string,
+  options: AcquireWriterOptions = {},
+): Promise<WriterLease> {
   const resource = writerLockName(database, executionId);
   const locks = options.locks === undefined ? defaultLocks() : options.locks;
   if (!locks) return Promise.resolve({ resource, exclusive: false, release: async () => undefined });
@@ -60,7 +64,9 @@ export function acquireWriter(database: string, executionId: string, options: Ac
     let letGo!: () => void;
     const held = new Promise<void>((release) => (letGo = release));
     // Web Locks refuse a signal together with ifAvailable: the signal only applies to waiting.
-    const lockOptions = wait ? { mode: "exclusive" as const, ...(options.signal ? { signal: options.signal } : {}) } : { mode: "exclusive" as const, ifAvailable: true };
+    const lockOptions = wait
+      ? { mode: "exclusive" as const, ...(options.signal ? { signal: options.signal } : {}) }
+      : { mode: "exclusive" as const, ifAvailable: true };
     const granted = locks.request(resource, lockOptions, async (lock) => {
       if (!lock) {
         reject(new WriterLockedError(`Execution "${executionId}" (Web Lock ${resource})`));

@@ -54,7 +54,8 @@ export interface LoomDbSchema extends DBSchema {
   meta: { key: string; value: number };
 }
 
-export type LoomStoreName = "records" | "archives" | "snapshots" | "executions" | "blobMeta" | "blobBytes" | "keys" | "erasedSubjects" | "meta";
+export type LoomStoreName =
+  "records" | "archives" | "snapshots" | "executions" | "blobMeta" | "blobBytes" | "keys" | "erasedSubjects" | "meta";
 
 /** The catalogue's object store; the Dexie view reads it as a table of the same name. */
 export const EXECUTIONS_STORE = "executions";

@@ -2,7 +2,13 @@
 // text), read in both forms (schema.ts, SCHEMA_VERSION). The text costs one JSON.stringify before the
 // write transaction and one JSON.parse after the read; structured clone then copies a single string
 // instead of walking the state tree (fake-indexeddb clones it on every get; Chromium serialises it).
-import { compressBytes, decompressBytes, isCompressed, unpackState, type Compression } from "../../stores/compression.js";
+import {
+  compressBytes,
+  decompressBytes,
+  isCompressed,
+  unpackState,
+  type Compression,
+} from "../../stores/compression.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { StoredSnapshot } from "../../stores/types.js";
 import type { SnapshotRow, SnapshotValue } from "./schema.js";
@@ -25,18 +31,31 @@ const isRow = (value: SnapshotValue): value is SnapshotRow => "text" in value &&
  * whose packed bytes do not inflate) is a damaged cache: `JournalCorruptionError { kind: "snapshot" }`,
  * on which the runtime replays the log instead.
  */
-export async function fromSnapshotValue(database: string, executionId: string, value: SnapshotValue): Promise<StoredSnapshot> {
+export async function fromSnapshotValue(
+  database: string,
+  executionId: string,
+  value: SnapshotValue,
+): Promise<StoredSnapshot> {
   if (!isRow(value)) return { ...value, state: await unpackState(value.state) };
   let state: unknown;
   try {
-    const text = typeof value.text === "string" ? value.text : new TextDecoder("utf-8", { fatal: true }).decode(await decompressBytes(value.text));
+    const text =
+      typeof value.text === "string"
+        ? value.text
+        : new TextDecoder("utf-8", { fatal: true }).decode(await decompressBytes(value.text));
     state = JSON.parse(text);
   } catch (error) {
-    const what = typeof value.text === "string" || isCompressed(value.text) ? "does not parse" : "is neither text nor packed text";
-    throw new JournalCorruptionError(`indexeddb:${database}/snapshots/${executionId}`, 0, `the snapshot's state ${what} (${(error as Error).message})`, {
-      kind: "snapshot",
-      remedy: "The next snapshot replaces it (docs/storage.md, \"Recovery\").",
-    });
+    const what =
+      typeof value.text === "string" || isCompressed(value.text) ? "does not parse" : "is neither text nor packed text";
+    throw new JournalCorruptionError(
+      `indexeddb:${database}/snapshots/${executionId}`,
+      0,
+      `the snapshot's state ${what} (${(error as Error).message})`,
+      {
+        kind: "snapshot",
+        remedy: 'The next snapshot replaces it (docs/storage.md, "Recovery").',
+      },
+    );
   }
   return { seq: value.seq, at: value.at, state };
 }

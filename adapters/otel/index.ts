@@ -1,11 +1,26 @@
 // loomwork/otel: OpenTelemetry spans for an app's executions, macrosteps and steps, from the app's own
 // events (app.on). @opentelemetry/api is an optional peer dependency of this entry point only; the app
 // runs the same with or without it.
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 import type { App } from "../../actors/app.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import type { JournalRecord } from "../../stores/types.js";
-import { EVENT_RECEIVED, EXECUTION_STARTED, isMacrostepInput, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import {
+  EVENT_RECEIVED,
+  EXECUTION_STARTED,
+  isMacrostepInput,
+  STEP_COMPLETED,
+  STEP_FAILED,
+} from "../../stores/schema.js";
 import { isObject } from "../../stores/shapes.js";
 
 /** Options of `instrumentApp`. */
@@ -58,7 +73,10 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       } else {
         attributes["loomwork.execution.resumed"] = true;
       }
-      const span = tracer.startSpan(`loomwork.execution ${String(attributes["loomwork.logic.id"] ?? executionId)}`, { kind: SpanKind.INTERNAL, attributes });
+      const span = tracer.startSpan(`loomwork.execution ${String(attributes["loomwork.logic.id"] ?? executionId)}`, {
+        kind: SpanKind.INTERNAL,
+        attributes,
+      });
       open = { span, context: trace.setSpan(context.active(), span) };
       executions.set(executionId, open);
     }
@@ -93,11 +111,21 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
   // A step the chain ran, waiting for its outcome record (the bus reports the run before the journal has it).
   type RanStep = Parameters<RuntimeEvents["step"]>[0] & { end: number };
   const ranSteps = new Map<string, RanStep>();
-  const offStep = app.on("step", (event) => ranSteps.set(`${event.executionId} ${event.stepId}`, { ...event, end: Date.now() }));
+  const offStep = app.on("step", (event) =>
+    ranSteps.set(`${event.executionId} ${event.stepId}`, { ...event, end: Date.now() }),
+  );
 
-  const endStep = ({ executionId, stepId, effectId, ok, durationMs, usage, stoppedAt, outcome, end }: RanStep, reply: unknown) => {
+  const endStep = (
+    { executionId, stepId, effectId, ok, durationMs, usage, stoppedAt, outcome, end }: RanStep,
+    reply: unknown,
+  ) => {
     const parent = executionOf(executionId, undefined);
-    const attributes: Attributes = { "loomwork.execution.id": executionId, "loomwork.step.id": stepId, "loomwork.effect.id": effectId, "loomwork.step.ok": ok };
+    const attributes: Attributes = {
+      "loomwork.execution.id": executionId,
+      "loomwork.step.id": stepId,
+      "loomwork.effect.id": effectId,
+      "loomwork.step.ok": ok,
+    };
     if (outcome !== undefined) attributes["loomwork.step.outcome"] = outcome;
     if (stoppedAt !== undefined) attributes["loomwork.step.stopped_at"] = stoppedAt;
     const model = isModel(effectId);
@@ -114,8 +142,16 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       if (typeof reply.finishReason === "string") attributes["gen_ai.response.finish_reasons"] = [reply.finishReason];
     }
     if (payloads && reply !== undefined) attributes["loomwork.step.output"] = json(reply);
-    const span = tracer.startSpan(model ? `chat ${effectId}` : `loomwork.step ${effectId}`, { kind: model ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, startTime: end - durationMs }, parent.context);
-    if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: stoppedAt ? `stopped at ${stoppedAt}` : "the step failed" });
+    const span = tracer.startSpan(
+      model ? `chat ${effectId}` : `loomwork.step ${effectId}`,
+      { kind: model ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, startTime: end - durationMs },
+      parent.context,
+    );
+    if (!ok)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: stoppedAt ? `stopped at ${stoppedAt}` : "the step failed",
+      });
     span.end(end);
   };
 

@@ -18,7 +18,10 @@ export class PostgresContentStore implements ContentStore {
     const address = await contentAddress(bytes);
     const s = this.db.s;
     // Touch first: a blob already stored is not sent again.
-    const touched = await this.db.query(`UPDATE ${s}.blobs SET touched_at = nextval('${s}.touch_clock') WHERE address = $1`, [address]);
+    const touched = await this.db.query(
+      `UPDATE ${s}.blobs SET touched_at = nextval('${s}.touch_clock') WHERE address = $1`,
+      [address],
+    );
     if (touched.rowCount === 0) {
       await this.db.query(
         `INSERT INTO ${s}.blobs (address, bytes, size, touched_at) VALUES ($1, $2, $3, nextval('${s}.touch_clock'))
@@ -30,7 +33,9 @@ export class PostgresContentStore implements ContentStore {
   }
 
   async get(address: string): Promise<Uint8Array | undefined> {
-    const { rows } = await this.db.query<{ bytes: Buffer }>(`SELECT bytes FROM ${this.db.s}.blobs WHERE address = $1`, [address]);
+    const { rows } = await this.db.query<{ bytes: Buffer }>(`SELECT bytes FROM ${this.db.s}.blobs WHERE address = $1`, [
+      address,
+    ]);
     const bytes = rows[0]?.bytes;
     return bytes && new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   }
@@ -46,7 +51,10 @@ export class PostgresContentStore implements ContentStore {
   }
 
   async deleteIfUntouchedSince(address: string, cutoff: number): Promise<boolean> {
-    const { rowCount } = await this.db.query(`DELETE FROM ${this.db.s}.blobs WHERE address = $1 AND touched_at < $2`, [address, cutoff]);
+    const { rowCount } = await this.db.query(`DELETE FROM ${this.db.s}.blobs WHERE address = $1 AND touched_at < $2`, [
+      address,
+      cutoff,
+    ]);
     return rowCount === 1;
   }
 

@@ -29,7 +29,10 @@ export class PgDatabase {
     private readonly connectionConfig: pg.ClientConfig,
     private readonly prepared = true,
   ) {
-    if (!SCHEMA_NAME.test(schema)) throw new RangeError(`postgresStores: schema must match ${SCHEMA_NAME} (a plain lower-case identifier); got ${JSON.stringify(schema)}.`);
+    if (!SCHEMA_NAME.test(schema))
+      throw new RangeError(
+        `postgresStores: schema must match ${SCHEMA_NAME} (a plain lower-case identifier); got ${JSON.stringify(schema)}.`,
+      );
     this.s = `"${schema}"`;
     this.channel = `${CHANNEL_PREFIX}_${schema}`;
     // An idle pooled connection dropped by a server restart is discarded by the pool; without a listener
@@ -37,10 +40,16 @@ export class PgDatabase {
     pool.on("error", () => undefined);
   }
 
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    values?: unknown[],
+    name?: string,
+  ): Promise<pg.QueryResult<R>> {
     if (this.closed) return Promise.reject(new PostgresStoresClosedError("query"));
     // A named statement is parsed and planned once per connection; later calls send only its parameters.
-    return name === undefined || !this.prepared ? this.pool.query<R>(sql, values) : this.pool.query<R>({ name: `${name}_${this.schema}`, text: sql, values: values ?? [] });
+    return name === undefined || !this.prepared
+      ? this.pool.query<R>(sql, values)
+      : this.pool.query<R>({ name: `${name}_${this.schema}`, text: sql, values: values ?? [] });
   }
 
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
@@ -54,7 +63,10 @@ export class PgDatabase {
       await client.query("COMMIT");
       return result;
     } catch (error) {
-      broken = await client.query("ROLLBACK").then(() => undefined, (e: unknown) => e);
+      broken = await client.query("ROLLBACK").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       throw error;
     } finally {
       client.release(broken instanceof Error ? broken : undefined);
@@ -66,21 +78,30 @@ export class PgDatabase {
     await this.transaction(async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`loomwork.migrate.${this.schema}`]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${this.s}.schema_migrations`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${this.s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await client.query<{ version: number | null }>(
+        `SELECT max(version) AS version FROM ${this.s}.schema_migrations`,
+      );
       const current = rows[0]?.version ?? 0;
       if (current > SCHEMA_VERSION) throw new SchemaVersionError(this.schema, current, SCHEMA_VERSION);
       for (const migration of MIGRATIONS) {
         if (migration.version <= current) continue;
         await client.query(migration.sql(this.s));
-        await client.query(`INSERT INTO ${this.s}.schema_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+        await client.query(`INSERT INTO ${this.s}.schema_migrations (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
       }
     });
   }
 
   /** The schema version recorded in the database. */
   async version(): Promise<number> {
-    const { rows } = await this.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${this.s}.schema_migrations`);
+    const { rows } = await this.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${this.s}.schema_migrations`,
+    );
     return rows[0]?.version ?? 0;
   }
 

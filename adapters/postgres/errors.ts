@@ -47,6 +47,9 @@ export class SchemaVersionError extends LoomworkError {
 export class PostgresStoresClosedError extends LoomworkError {
   static override readonly name: string = "PostgresStoresClosedError";
   constructor(what: string) {
-    super(POSTGRES_ERROR_CODES.closed, `PostgreSQL stores were closed; cannot ${what}. Open them again with postgresStores().`);
+    super(
+      POSTGRES_ERROR_CODES.closed,
+      `PostgreSQL stores were closed; cannot ${what}. Open them again with postgresStores().`,
+    );
   }
 }

@@ -6,7 +6,15 @@ import { assertContiguous, foldCatalogue } from "../../stores/catalogue.js";
 import { checkAppendIds, checkStoredId } from "../../stores/ids.js";
 import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_MIGRATED, EXECUTION_STARTED } from "../../stores/schema.js";
-import { EVENT_STORE_SPI_VERSION, type ArchiveSegment, type EventStore, type ExecutionInfo, type ExecutionStatus, type StoredRecord, type StoredSnapshot } from "../../stores/types.js";
+import {
+  EVENT_STORE_SPI_VERSION,
+  type ArchiveSegment,
+  type EventStore,
+  type ExecutionInfo,
+  type ExecutionStatus,
+  type StoredRecord,
+  type StoredSnapshot,
+} from "../../stores/types.js";
 import { NOTIFY, UNIQUE_VIOLATION } from "./constants.js";
 import type { PgDatabase } from "./database.js";
 import { LeaseLostError } from "./errors.js";
@@ -43,10 +51,16 @@ interface ExecutionRow {
   head: number;
 }
 
-const isUniqueViolation = (error: unknown): boolean => typeof error === "object" && error !== null && "code" in error && error.code === UNIQUE_VIOLATION;
+const isUniqueViolation = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "code" in error && error.code === UNIQUE_VIOLATION;
 
 function infoOf(row: ExecutionRow): ExecutionInfo {
-  const info: ExecutionInfo = { executionId: row.execution_id, status: row.status, startedAt: row.started_at, head: row.head };
+  const info: ExecutionInfo = {
+    executionId: row.execution_id,
+    status: row.status,
+    startedAt: row.started_at,
+    head: row.head,
+  };
   if (row.subject !== null) info.subject = row.subject;
   if (row.logic_id !== null) info.logicId = row.logic_id;
   if (row.machine_hash !== null) info.machineHash = row.machine_hash;
@@ -58,7 +72,8 @@ function infoOf(row: ExecutionRow): ExecutionInfo {
 /** The append's prepared-statement name (per schema: PgDatabase.query adds it); the hot reads have names of their own. */
 const APPEND_STATEMENT = "lw_append";
 
-const EXECUTION_COLUMNS = "execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head";
+const EXECUTION_COLUMNS =
+  "execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head";
 
 /** `EventStore` on PostgreSQL; see `postgresStores`. */
 export class PostgresEventStore implements EventStore {
@@ -124,17 +139,33 @@ export class PostgresEventStore implements EventStore {
     const ended = records.some((r) => r.type === EXECUTION_ENDED);
     const migrated = records.some((r) => r.type === EXECUTION_MIGRATED);
     // A timer firing (its `timerId` stays readable in a sealed record) never journals an inbox message.
-    const inboxId = records.some((r) => r.type === EVENT_RECEIVED && r.timerId === undefined) ? this.hooks?.inboxMessage(executionId) : undefined;
+    const inboxId = records.some((r) => r.type === EVENT_RECEIVED && r.timerId === undefined)
+      ? this.hooks?.inboxMessage(executionId)
+      : undefined;
     let ok: number;
     try {
       const { rows } = await this.db.query<{ ok: number }>(
         this.appendSql,
         [
-        executionId, expectedSeq, records.map((r) => JSON.stringify(r)), records.at(-1)!.seq,
-        info.subject ?? null, info.logicId ?? null, info.status, info.startedAt, info.endedAt ?? null,
-        started, ended, fence?.owner ?? null, fence?.epoch ?? null,
-        ended ? `${NOTIFY.ended}:${executionId}` : expectedSeq === 0 ? `${NOTIFY.runnable}:${executionId}` : null, inboxId ?? null, this.db.channel,
-        info.machineHash ?? null, info.version ?? null, migrated,
+          executionId,
+          expectedSeq,
+          records.map((r) => JSON.stringify(r)),
+          records.at(-1)!.seq,
+          info.subject ?? null,
+          info.logicId ?? null,
+          info.status,
+          info.startedAt,
+          info.endedAt ?? null,
+          started,
+          ended,
+          fence?.owner ?? null,
+          fence?.epoch ?? null,
+          ended ? `${NOTIFY.ended}:${executionId}` : expectedSeq === 0 ? `${NOTIFY.runnable}:${executionId}` : null,
+          inboxId ?? null,
+          this.db.channel,
+          info.machineHash ?? null,
+          info.version ?? null,
+          migrated,
         ],
         APPEND_STATEMENT,
       );
@@ -152,43 +183,65 @@ export class PostgresEventStore implements EventStore {
 
   // Why an append wrote nothing: the lease (for a worker), else the seq fence.
   private async refusal(executionId: string, expectedSeq: number, fence: LeaseFence | undefined): Promise<Error> {
-    const { rows } = await this.db.query<{ head: number | null; owner: string | null; epoch: string | null; live: boolean | null }>(
+    const { rows } = await this.db.query<{
+      head: number | null;
+      owner: string | null;
+      epoch: string | null;
+      live: boolean | null;
+    }>(
       `SELECT e.head, f.owner, f.epoch::text AS epoch, f.lease_until > clock_timestamp() AS live
        FROM (SELECT 1) x LEFT JOIN ${this.db.s}.executions e ON e.execution_id = $1 LEFT JOIN ${this.db.s}.fleet f ON f.execution_id = $1`,
       [executionId],
     );
     const row = rows[0]!;
-    if (fence && (row.owner !== fence.owner || row.epoch !== fence.epoch || row.live !== true)) return new LeaseLostError(executionId, fence.owner);
+    if (fence && (row.owner !== fence.owner || row.epoch !== fence.epoch || row.live !== true))
+      return new LeaseLostError(executionId, fence.owner);
     return new ConcurrencyError(executionId, expectedSeq, row.head ?? 0);
   }
 
   async read(executionId: string, fromSeq = 1): Promise<StoredRecord[]> {
     checkStoredId(executionId, "execution id");
-    const { rows } = await this.db.query<{ body: string }>(`SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`, [executionId, fromSeq], "lw_read");
+    const { rows } = await this.db.query<{ body: string }>(
+      `SELECT body FROM ${this.db.s}.records WHERE execution_id = $1 AND seq >= $2 ORDER BY seq`,
+      [executionId, fromSeq],
+      "lw_read",
+    );
     return rows.map((row) => JSON.parse(row.body) as StoredRecord);
   }
 
   async head(executionId: string): Promise<number> {
     checkStoredId(executionId, "execution id");
-    const { rows } = await this.db.query<{ head: number }>(`SELECT head FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId]);
+    const { rows } = await this.db.query<{ head: number }>(
+      `SELECT head FROM ${this.db.s}.executions WHERE execution_id = $1`,
+      [executionId],
+    );
     return rows[0]?.head ?? 0;
   }
 
   async getExecution(executionId: string): Promise<ExecutionInfo | undefined> {
     checkStoredId(executionId, "execution id");
-    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`, [executionId], "lw_execution");
+    const { rows } = await this.db.query<ExecutionRow>(
+      `SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE execution_id = $1`,
+      [executionId],
+      "lw_execution",
+    );
     return rows[0] && infoOf(rows[0]);
   }
 
   async listExecutions(): Promise<ExecutionInfo[]> {
-    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions ORDER BY execution_id`);
+    const { rows } = await this.db.query<ExecutionRow>(
+      `SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions ORDER BY execution_id`,
+    );
     return rows.map(infoOf);
   }
 
   /** The executions of one subject (the catalogue's subject index), ordered by id. */
   async listExecutionsOf(subject: string): Promise<ExecutionInfo[]> {
     checkStoredId(subject, "subject");
-    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE subject = $1 ORDER BY execution_id`, [subject]);
+    const { rows } = await this.db.query<ExecutionRow>(
+      `SELECT ${EXECUTION_COLUMNS} FROM ${this.db.s}.executions WHERE subject = $1 ORDER BY execution_id`,
+      [subject],
+    );
     return rows.map(infoOf);
   }
 
@@ -210,7 +263,11 @@ export class PostgresEventStore implements EventStore {
 
   async getSnapshot(executionId: string): Promise<StoredSnapshot | undefined> {
     checkStoredId(executionId, "execution id");
-    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(`SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`, [executionId], "lw_snapshot");
+    const { rows } = await this.db.query<{ seq: number; at: number; state: string }>(
+      `SELECT seq, at, state FROM ${this.db.s}.snapshots WHERE execution_id = $1`,
+      [executionId],
+      "lw_snapshot",
+    );
     const row = rows[0];
     return row && { seq: row.seq, at: row.at, state: JSON.parse(row.state) as unknown };
   }
@@ -219,19 +276,32 @@ export class PostgresEventStore implements EventStore {
     checkStoredId(executionId, "execution id");
     const s = this.db.s;
     await this.db.transaction(async (client) => {
-      const { rows } = await client.query<{ head: number; archived_through: number }>(`SELECT head, archived_through FROM ${s}.executions WHERE execution_id = $1 FOR UPDATE`, [executionId]);
+      const { rows } = await client.query<{ head: number; archived_through: number }>(
+        `SELECT head, archived_through FROM ${s}.executions WHERE execution_id = $1 FOR UPDATE`,
+        [executionId],
+      );
       const row = rows[0];
       if (!row) throw new RangeError(`Execution "${executionId}" has no log to archive.`);
       if (throughSeq > row.head || throughSeq <= row.archived_through) {
-        throw new RangeError(`Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${row.archived_through}, head ${row.head}.`);
+        throw new RangeError(
+          `Execution "${executionId}": cannot archive through seq ${throughSeq}; archived through ${row.archived_through}, head ${row.head}.`,
+        );
       }
       const moved = await client.query<{ seq: number; body: string }>(
         `DELETE FROM ${s}.records WHERE execution_id = $1 AND seq <= $2 RETURNING seq, body`,
         [executionId, throughSeq],
       );
       const bodies = moved.rows.sort((a, b) => a.seq - b.seq).map((r) => r.body);
-      await client.query(`INSERT INTO ${s}.archives (execution_id, from_seq, to_seq, body) VALUES ($1, $2, $3, $4)`, [executionId, row.archived_through + 1, throughSeq, `[${bodies.join(",")}]`]);
-      await client.query(`UPDATE ${s}.executions SET archived_through = $2 WHERE execution_id = $1`, [executionId, throughSeq]);
+      await client.query(`INSERT INTO ${s}.archives (execution_id, from_seq, to_seq, body) VALUES ($1, $2, $3, $4)`, [
+        executionId,
+        row.archived_through + 1,
+        throughSeq,
+        `[${bodies.join(",")}]`,
+      ]);
+      await client.query(`UPDATE ${s}.executions SET archived_through = $2 WHERE execution_id = $1`, [
+        executionId,
+        throughSeq,
+      ]);
     });
   }
 
@@ -241,7 +311,11 @@ export class PostgresEventStore implements EventStore {
       `SELECT from_seq, to_seq, body FROM ${this.db.s}.archives WHERE execution_id = $1 ORDER BY from_seq`,
       [executionId],
     );
-    return rows.map((row) => ({ fromSeq: row.from_seq, toSeq: row.to_seq, records: JSON.parse(row.body) as StoredRecord[] }));
+    return rows.map((row) => ({
+      fromSeq: row.from_seq,
+      toSeq: row.to_seq,
+      records: JSON.parse(row.body) as StoredRecord[],
+    }));
   }
 
   async deleteHistory(executionId: string): Promise<void> {

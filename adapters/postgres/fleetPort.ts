@@ -23,7 +23,10 @@ export class PostgresFleet implements FleetPort {
 
   async enqueue(executionId: string): Promise<void> {
     checkStoredId(executionId, "execution id");
-    await this.db.query(`INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`, [executionId]);
+    await this.db.query(
+      `INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`,
+      [executionId],
+    );
   }
 
   async isSubmitted(executionId: string): Promise<boolean> {
@@ -38,10 +41,12 @@ export class PostgresFleet implements FleetPort {
     // is up, an end is always notified (the append that journals it notifies on commit, and a reconnect
     // wakes every waiter), so the poll is only a floor and need not hammer the table.
     const wasListening = this.listening;
-    await (this.subscribed ??= this.db.subscribe((n) => this.notified(n)).then(
-      () => (this.listening = true),
-      () => (this.subscribed = undefined),
-    ));
+    await (this.subscribed ??= this.db
+      .subscribe((n) => this.notified(n))
+      .then(
+        () => (this.listening = true),
+        () => (this.subscribed = undefined),
+      ));
     // The first wait may have started before LISTEN was up: it keeps the short poll.
     const floorMs = wasListening && this.listening ? Math.max(this.pollMs, LISTENING_POLL_MS) : this.pollMs;
     await new Promise<void>((resolve) => {

@@ -82,7 +82,11 @@ export class LeaseTable {
   /** Of `ids`, those with inbox messages waiting. */
   async withInbox(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.query<{ execution_id: string }>(`SELECT DISTINCT execution_id FROM ${this.db.s}.inbox WHERE execution_id = ANY($1::text[])`, [ids], "lw_inbox_any");
+    const { rows } = await this.db.query<{ execution_id: string }>(
+      `SELECT DISTINCT execution_id FROM ${this.db.s}.inbox WHERE execution_id = ANY($1::text[])`,
+      [ids],
+      "lw_inbox_any",
+    );
     return rows.map((r) => r.execution_id);
   }
 }

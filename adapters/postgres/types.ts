@@ -24,4 +24,3 @@ export interface PostgresStores extends Stores {
   /** Ends the pool (when the stores made it) and the LISTEN connection. Idempotent. */
   close(): Promise<void>;
 }
-

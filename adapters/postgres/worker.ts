@@ -111,7 +111,10 @@ interface Held extends Lease {
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Checked whole before anything is claimed or listened to: a bad option is refused at once, nothing written.
-  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(options, WORKER_DEFAULTS);
+  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(
+    options,
+    WORKER_DEFAULTS,
+  );
   const id = checked.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const table = new LeaseTable(stores.db, id, leaseMs);
   const held = new Map<string, Held>();
@@ -161,7 +164,14 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       },
     ]),
   );
-  const app = createApp(defineConfig({ ...options.app, stores: { ...stores, events: stores.events.withHooks(hooks) }, effects, logics: checked.logics }));
+  const app = createApp(
+    defineConfig({
+      ...options.app,
+      stores: { ...stores, events: stores.events.withHooks(hooks) },
+      effects,
+      logics: checked.logics,
+    }),
+  );
   const runs = new Set<Promise<void>>();
   let stopping = false;
   let ticking: Promise<void> | undefined;
@@ -185,10 +195,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
           // The append that journals the event deletes the message in the same statement (exactly once).
           const delivery: Delivery = { executionId: entry.executionId, inboxId: message.id, consumed: false };
           const actor = entry.actor;
-          const refused = await delivering.run(delivery, () => actor.sendAsync(JSON.parse(message.event) as { type: string })).then(
-            () => false,
-            (error: unknown) => (error instanceof ConfigError ? true : undefined),
-          );
+          const refused = await delivering
+            .run(delivery, () => actor.sendAsync(JSON.parse(message.event) as { type: string }))
+            .then(
+              () => false,
+              (error: unknown) => (error instanceof ConfigError ? true : undefined),
+            );
           // Failed to journal (lease lost, database away): the message stays for the lease holder.
           if (refused === undefined) return;
           // Not journaled: the event was refused, or the execution ended meanwhile. Nothing will consume it.
@@ -221,7 +233,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       entry.actor = await app.resume(entry.executionId);
       void deliver(entry);
       await app.result(entry.executionId).catch((error: unknown) => {
-        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError)) onLeaseLost?.(entry.executionId);
+        if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError))
+          onLeaseLost?.(entry.executionId);
       });
       const info = await stores.events.getExecution(entry.executionId);
       release = info?.status !== "running";
@@ -309,7 +322,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       unsubscribe();
       await ticking;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([Promise.allSettled([...runs]), new Promise((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+      await Promise.race([
+        Promise.allSettled([...runs]),
+        new Promise((resolve) => (timer = setTimeout(resolve, drainMs))),
+      ]);
       clearTimeout(timer);
       clearInterval(beat);
       const rest = [...held.values()];
@@ -321,5 +337,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const onSignal = () => void stop().finally(() => process.exit(0));
   for (const signal of signals) process.once(signal, onSignal);
 
-  return { id, app, holding: () => [...held.values()].filter((entry) => !entry.lost).map((entry) => entry.executionId), stop };
+  return {
+    id,
+    app,
+    holding: () => [...held.values()].filter((entry) => !entry.lost).map((entry) => entry.executionId),
+    stop,
+  };
 }

@@ -31,7 +31,11 @@ export function useExecution<TLogic extends AnyStateMachine>(actor: JournaledAct
 export function useExecution<TSnapshot>(actor: SnapshotSource<TSnapshot>): TSnapshot;
 export function useExecution<TSnapshot>(actor: SnapshotSource<TSnapshot>): TSnapshot {
   const subscribe = useCallback((onChange: () => void) => subscribeTo(actor, onChange), [actor]);
-  return useSyncExternalStore(subscribe, () => actor.getSnapshot(), () => actor.getSnapshot());
+  return useSyncExternalStore(
+    subscribe,
+    () => actor.getSnapshot(),
+    () => actor.getSnapshot(),
+  );
 }
 
 /**
@@ -46,8 +50,16 @@ export function useExecutionSelector<TLogic extends AnyStateMachine, T>(
   selector: (snapshot: SnapshotFrom<TLogic>) => T,
   compare?: (a: T, b: T) => boolean,
 ): T;
-export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapshot>, selector: (snapshot: TSnapshot) => T, compare?: (a: T, b: T) => boolean): T;
-export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapshot>, selector: (snapshot: TSnapshot) => T, compare: (a: T, b: T) => boolean = Object.is): T {
+export function useExecutionSelector<TSnapshot, T>(
+  actor: SnapshotSource<TSnapshot>,
+  selector: (snapshot: TSnapshot) => T,
+  compare?: (a: T, b: T) => boolean,
+): T;
+export function useExecutionSelector<TSnapshot, T>(
+  actor: SnapshotSource<TSnapshot>,
+  selector: (snapshot: TSnapshot) => T,
+  compare: (a: T, b: T) => boolean = Object.is,
+): T {
   const subscribe = useCallback((onChange: () => void) => subscribeTo(actor, onChange), [actor]);
   const select = useSelection(selector, compare);
   const read = () => select(actor.getSnapshot());
@@ -67,7 +79,10 @@ export function useExecutionSelector<TSnapshot, T>(actor: SnapshotSource<TSnapsh
 export function useExecutions(models: ReadModels): ExecutionView[] {
   const store = models.executions;
   const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
-  const select = useSelection((snapshot: ReturnType<typeof store.getSnapshot>) => sortedViews(snapshot.context.executions), sameViews);
+  const select = useSelection(
+    (snapshot: ReturnType<typeof store.getSnapshot>) => sortedViews(snapshot.context.executions),
+    sameViews,
+  );
   const read = () => select(store.getSnapshot());
   return useSyncExternalStore(subscribe, read, read);
 }
@@ -112,10 +127,18 @@ export function useExecutionStream(
       void (async () => {
         for await (const part of app.stream(executionId, { signal: abort.signal })) {
           if (abort.signal.aborted) return;
-          setState((previous) => ({ parts: [...previous.parts, part], text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : "") }));
+          setState((previous) => ({
+            parts: [...previous.parts, part],
+            text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : ""),
+          }));
         }
       })().catch((error: unknown) => {
-        if (abort.signal.aborted || !unbind || (error as { code?: unknown } | undefined)?.code !== RUNTIME_ERROR_CODES.unknownExecution) return;
+        if (
+          abort.signal.aborted ||
+          !unbind ||
+          (error as { code?: unknown } | undefined)?.code !== RUNTIME_ERROR_CODES.unknownExecution
+        )
+          return;
         if (appeared) follow();
         else waiting = true;
       });
@@ -133,9 +156,14 @@ export function useExecutionStream(
  * The tool calls parked for a human (`needsApproval`), from the app's read models: of one execution, or
  * of all. Decide one with `actor.send({ type: "TOOL_APPROVAL", toolCallId, approved, reason? })`.
  */
-export function usePendingApprovals(models: ReadModels, executionId?: string): (PendingApproval & { executionId: string })[] {
+export function usePendingApprovals(
+  models: ReadModels,
+  executionId?: string,
+): (PendingApproval & { executionId: string })[] {
   const executions = useExecutions(models);
-  const memo = useRef<{ views: ExecutionView[]; id: string | undefined; value: (PendingApproval & { executionId: string })[] } | undefined>(undefined);
+  const memo = useRef<
+    { views: ExecutionView[]; id: string | undefined; value: (PendingApproval & { executionId: string })[] } | undefined
+  >(undefined);
   if (memo.current?.views !== executions || memo.current.id !== executionId) {
     const value = executions
       .filter((view) => executionId === undefined || view.executionId === executionId)
@@ -145,7 +173,10 @@ export function usePendingApprovals(models: ReadModels, executionId?: string): (
   return memo.current.value;
 }
 
-function subscribeTo<V>(source: { subscribe(listener: (value: V) => void): { unsubscribe(): void } }, onChange: () => void): () => void {
+function subscribeTo<V>(
+  source: { subscribe(listener: (value: V) => void): { unsubscribe(): void } },
+  onChange: () => void,
+): () => void {
   const subscription = source.subscribe(() => onChange());
   return () => subscription.unsubscribe();
 }
@@ -167,7 +198,9 @@ function useSelection<I, T>(selector: (input: I) => T, compare: (a: T, b: T) => 
 }
 
 function sortedViews(views: Record<string, ExecutionView>): ExecutionView[] {
-  return Object.values(views).sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0));
+  return Object.values(views).sort((a, b) =>
+    a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0,
+  );
 }
 
 function sameViews(a: ExecutionView[], b: ExecutionView[]): boolean {

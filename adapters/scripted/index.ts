@@ -24,7 +24,8 @@ const TURN_STEP = /#turn:(\d+):model$/;
  * createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: { q: "owls" } }] }, { text: "Done." }]))
  */
 export function scriptedModel(script: Script, options: { id?: string } = {}): Model & { calls: number } {
-  if (!Array.isArray(script) && typeof script !== "function") throw new TypeError("scriptedModel(script): an array of replies or a function (request, call) => reply.");
+  if (!Array.isArray(script) && typeof script !== "function")
+    throw new TypeError("scriptedModel(script): an array of replies or a function (request, call) => reply.");
   let counter = 0;
   const model = {
     id: options.id ?? "scripted",
@@ -34,12 +35,18 @@ export function scriptedModel(script: Script, options: { id?: string } = {}): Mo
       const turn = TURN_STEP.exec(ctx.stepId);
       const call = turn ? Number(turn[1]) : counter++;
       if (Array.isArray(script) && call >= script.length) {
-        throw new ModelReplyError(ctx.stepId, "reply", `is missing: scriptedModel has no reply scripted for call ${call} (the script has ${script.length}; add replies, or end the run with a reply without toolCalls)`);
+        throw new ModelReplyError(
+          ctx.stepId,
+          "reply",
+          `is missing: scriptedModel has no reply scripted for call ${call} (the script has ${script.length}; add replies, or end the run with a reply without toolCalls)`,
+        );
       }
       // An async script's reply is awaited: a Promise passes the reply check (it is an object) but has no JSON form.
       const reply = Array.isArray(script) ? script[call] : await script(request, call);
       if (reply === undefined || reply === null) {
-        const where = Array.isArray(script) ? `reply ${call} of the script is ${String(reply)}` : `script(request, ${call}) returned ${String(reply)} (or a promise of it)`;
+        const where = Array.isArray(script)
+          ? `reply ${call} of the script is ${String(reply)}`
+          : `script(request, ${call}) returned ${String(reply)} (or a promise of it)`;
         throw new ModelReplyError(ctx.stepId, "reply", `is missing: scriptedModel's ${where}`);
       }
       checkModelReply(reply, ctx.stepId);

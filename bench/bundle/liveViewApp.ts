@@ -4,7 +4,9 @@ import { indexedDbStores, watchExecutions } from "../../adapters/indexeddb/index
 
 const loop = agentLoop$({ id: "minimal", model: "model" });
 const stores = await indexedDbStores({ name: "minimal-app" });
-const app = createApp(defineConfig({ stores, effects: { model: createLlmEffect(scriptedModel([{ text: "Hello." }])) } }));
+const app = createApp(
+  defineConfig({ stores, effects: { model: createLlmEffect(scriptedModel([{ text: "Hello." }])) } }),
+);
 watchExecutions(stores, (executions) => console.log(executions.length));
 await app.start(loop, { executionId: "run-1", input: { prompt: "Say hello." } });
 console.log(await app.result("run-1"));

@@ -5,6 +5,8 @@ import { indexedDbStores } from "../../adapters/indexeddb/index.js";
 
 const loop = agentLoop$({ id: "minimal", model: "model" });
 const stores = await indexedDbStores({ name: "minimal-app" });
-const app = createApp(defineConfig({ stores, effects: { model: createLlmEffect(scriptedModel([{ text: "Hello." }])) } }));
+const app = createApp(
+  defineConfig({ stores, effects: { model: createLlmEffect(scriptedModel([{ text: "Hello." }])) } }),
+);
 await app.start(loop, { executionId: "run-1", input: { prompt: "Say hello." } });
 console.log(await app.result("run-1"));

@@ -3,8 +3,21 @@
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import { DBOS_APP, DBOS_QUEUE, registerDbosFlow } from "../dbosFlow.js";
 
-const { url, schema, concurrency, executor, pollMs } = JSON.parse(process.argv[2]!) as { url: string; schema: string; concurrency: number; executor: string; pollMs: number };
-DBOS.setConfig({ name: DBOS_APP, systemDatabaseUrl: url, systemDatabaseSchemaName: schema, systemDatabasePoolSize: concurrency + 2, executorID: executor, logLevel: "error" });
+const { url, schema, concurrency, executor, pollMs } = JSON.parse(process.argv[2]!) as {
+  url: string;
+  schema: string;
+  concurrency: number;
+  executor: string;
+  pollMs: number;
+};
+DBOS.setConfig({
+  name: DBOS_APP,
+  systemDatabaseUrl: url,
+  systemDatabaseSchemaName: schema,
+  systemDatabasePoolSize: concurrency + 2,
+  executorID: executor,
+  logLevel: "error",
+});
 registerDbosFlow();
 await DBOS.launch();
 // A database-backed queue is registered after launch (DBOS 5 persists its configuration).

@@ -2,7 +2,18 @@
 import { createWorker, postgresStores } from "../../adapters/postgres/index.js";
 import { flowEffects, tenStepFlow } from "../fleetFlow.js";
 
-const { url, schema, concurrency } = JSON.parse(process.argv[2]!) as { url: string; schema: string; concurrency: number };
+const { url, schema, concurrency } = JSON.parse(process.argv[2]!) as {
+  url: string;
+  schema: string;
+  concurrency: number;
+};
 const stores = await postgresStores({ url, schema, pollMs: 50, max: concurrency + 2 });
-await createWorker({ stores, logics: [tenStepFlow], effects: flowEffects, concurrency, pollMs: 50, signals: ["SIGTERM"] });
+await createWorker({
+  stores,
+  logics: [tenStepFlow],
+  effects: flowEffects,
+  concurrency,
+  pollMs: 50,
+  signals: ["SIGTERM"],
+});
 process.stdout.write("ready\n");

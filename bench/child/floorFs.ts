@@ -17,7 +17,7 @@ for (const file of files) {
   const buffer = await readFile(file);
   bytes += buffer.length;
   // A frame is [u32 length][u32 crc][payload]; the floor skips the checksum.
-  for (let offset = 0; offset + 8 <= buffer.length; ) {
+  for (let offset = 0; offset + 8 <= buffer.length;) {
     const length = buffer.readUInt32LE(offset);
     JSON.parse(buffer.toString("utf8", offset + 8, offset + 8 + length));
     values++;

@@ -47,7 +47,8 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("bench/child/memory.ts needs node --expose-gc");
 // Bytecode flushing drops idle functions' bytecode at a GC and the next call compiles it again: the heap
 // would move with which code ran last (bench/memory.ts, MEMORY_CHILD_FLAGS).
-if (!process.execArgv.includes("--no-flush-bytecode")) throw new Error("bench/child/memory.ts needs node --no-flush-bytecode");
+if (!process.execArgv.includes("--no-flush-bytecode"))
+  throw new Error("bench/child/memory.ts needs node --no-flush-bytecode");
 // TurboFan's background compiles keep data beside the code space; one finished between two measurements
 // or not moved the heap by up to 245 kB (bench/memory.ts, MEMORY_CHILD_FLAGS).
 if (!process.execArgv.includes("--no-opt")) throw new Error("bench/child/memory.ts needs node --no-opt");
@@ -79,7 +80,9 @@ async function runAll(args: MemoryArgs, count: number, prefix: string, settledCa
   const dir = await mkdtemp(join(tmpdir(), "loomwork-bench-memory-"));
   const stores = await fsStores({ dir, fsOps: noSync });
   const config = benchConfig(stores, args.turns, "off", effects);
-  const app = createApp(settledCache === undefined ? config : { ...config, execution: { ...config.execution, settledCache } });
+  const app = createApp(
+    settledCache === undefined ? config : { ...config, execution: { ...config.execution, settledCache } },
+  );
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, "0")}`);
   let next = 0;
   await Promise.all(
@@ -102,7 +105,12 @@ async function runAll(args: MemoryArgs, count: number, prefix: string, settledCa
 }
 const before = await heap();
 const t0 = performance.now();
-const run: Partial<Awaited<ReturnType<typeof runAll>>> & Omit<Awaited<ReturnType<typeof runAll>>, "app"> = await runAll(args, args.executions, "run", args.settledCache);
+const run: Partial<Awaited<ReturnType<typeof runAll>>> & Omit<Awaited<ReturnType<typeof runAll>>, "app"> = await runAll(
+  args,
+  args.executions,
+  "run",
+  args.settledCache,
+);
 const ms = performance.now() - t0;
 // The app answers for what it ran: from its cache, or from the journal once evicted (or closed).
 const resultOf = (id: string) => run.app!.result(id).catch((error: unknown) => ({ rejected: String(error) }));

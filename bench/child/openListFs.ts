@@ -41,7 +41,8 @@ if (variant === "catalogue") {
   lap("trusted open alone (read-only: the checkpoint, the dirty marker; no log touched)");
   const recovered = await recoverExecutions(new FsDirectory(dir, nodeFsOps, true));
   lap("full recovery, for scale (read-only, as after a crash or with verifyAtOpen: a stat and a header read per log)");
-  if (trusted.deferred.size + trusted.executions.length !== recovered.executions.length) throw new Error("the trusted open and the full recovery disagree");
+  if (trusted.deferred.size + trusted.executions.length !== recovered.executions.length)
+    throw new Error("the trusted open and the full recovery disagree");
   const stores = await fsStores({ dir });
   lap("fsStores (lock, leftovers, recovery, content and key stores)");
   await stores.events.listExecutions();

@@ -25,4 +25,11 @@ const toTool = end();
 const replay = (await app.resume(EXECUTION_ID)).replay;
 await app.close();
 await stores.close();
-report({ ms: resumed.wall, cpuMs: resumed.cpu, toToolMs: toTool.wall, toToolCpuMs: toTool.cpu, openMs: opened, replay });
+report({
+  ms: resumed.wall,
+  cpuMs: resumed.cpu,
+  toToolMs: toTool.wall,
+  toToolCpuMs: toTool.cpu,
+  openMs: opened,
+  replay,
+});

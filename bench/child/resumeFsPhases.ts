@@ -13,7 +13,11 @@ const { dir, turns } = JSON.parse(process.argv[2]!) as { dir: string; turns: num
 const start = performance.now();
 const stores = await fsStores({ dir });
 const open = performance.now() - start;
-const { phases, macrosteps, turnsReplayed } = await phasesOnce(stores, turns, "fs: read the file, check its CRC-32, JSON.parse");
+const { phases, macrosteps, turnsReplayed } = await phasesOnce(
+  stores,
+  turns,
+  "fs: read the file, check its CRC-32, JSON.parse",
+);
 const ms = performance.now() - start;
 const info = await stores.events.getExecution(EXECUTION_ID);
 await stores.close();

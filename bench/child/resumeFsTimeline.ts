@@ -42,21 +42,31 @@ mark("resumed");
 const used = process.cpuUsage(cpu);
 await new Promise((resolve) => setTimeout(resolve, 0));
 observer.disconnect();
-const gcIn = (from: number, to: number) => gcs.reduce((sum, gc) => sum + Math.max(0, Math.min(gc.end, to) - Math.max(gc.start, from)), 0);
+const gcIn = (from: number, to: number) =>
+  gcs.reduce((sum, gc) => sum + Math.max(0, Math.min(gc.end, to) - Math.max(gc.start, from)), 0);
 const order: [string, string, string][] = [
   ["open the directory (fsStores: recovery, writer lock)", "start", "opened"],
   ["build the app and the agent's definition (createApp, agentLoop$)", "opened", "app built"],
   ["app.resume up to the snapshot read (rebuild: catalogue entry, logic, Execution)", "app built", "getSnapshot start"],
-  ["events.getSnapshot (fs: the log's first-use check, read, CRC-32, JSON.parse)", "getSnapshot start", "getSnapshot end"],
+  [
+    "events.getSnapshot (fs: the log's first-use check, read, CRC-32, JSON.parse)",
+    "getSnapshot start",
+    "getSnapshot end",
+  ],
   ["restore the XState snapshot, up to the tail read", "getSnapshot end", "read start"],
   ["events.read(id, fromSeq) (the tail)", "read start", "read end"],
-  ["replay the tail and start the stalled call (planMacrostep per record, then the effect chain up to the effect)", "read end", "stalled call started"],
+  [
+    "replay the tail and start the stalled call (planMacrostep per record, then the effect chain up to the effect)",
+    "read end",
+    "stalled call started",
+  ],
   ["the stalled call's start until app.resume resolves", "stalled call started", "resumed"],
 ];
 const phases: Record<string, number> = {};
 const gc: Record<string, number> = {};
 for (const [name, from, to] of order) {
-  if (marks[from] === undefined || marks[to] === undefined) throw new Error(`no mark "${marks[from] === undefined ? from : to}": the resume took another path`);
+  if (marks[from] === undefined || marks[to] === undefined)
+    throw new Error(`no mark "${marks[from] === undefined ? from : to}": the resume took another path`);
   phases[name] = marks[to]! - marks[from]!;
   gc[name] = gcIn(marks[from]!, marks[to]!);
 }
@@ -64,4 +74,11 @@ for (const [name, from, to] of order) {
 // closed cleanly, as the row says: left open, the next resume took over a dead writer's lock and recovered every log.
 await app.close();
 await stores.close();
-report({ ms: marks.resumed! - marks.start!, cpuMs: (used.user + used.system) / 1000, phases, gc, gcMs: gcIn(marks.start!, marks.resumed!), calls });
+report({
+  ms: marks.resumed! - marks.start!,
+  cpuMs: (used.user + used.system) / 1000,
+  phases,
+  gc,
+  gcMs: gcIn(marks.start!, marks.resumed!),
+  calls,
+});

@@ -37,7 +37,8 @@ export interface StreamingReport {
   ms: number;
 }
 
-export const STREAMED_TEXT = "Barn owls hunt by ear: in total darkness they strike within a degree of a rustling mouse. ".repeat(8);
+export const STREAMED_TEXT =
+  "Barn owls hunt by ear: in total darkness they strike within a degree of a rustling mouse. ".repeat(8);
 const PROMPT = "How do barn owls hunt?";
 
 const args = JSON.parse(process.argv[2] ?? "{}") as StreamingArgs;
@@ -89,7 +90,9 @@ async function bare(baseURL: string, mark?: (name: string) => void): Promise<Sam
 async function loomwork(baseURL: string, mark?: (name: string) => void): Promise<Sample> {
   const stores = memoryStores();
   const model = provider.model(baseURL);
-  const app = createApp(defineConfig({ stores, effects: { model: createLlmEffect(fromAiSdk(mark ? marked(model, mark) : model)) } }));
+  const app = createApp(
+    defineConfig({ stores, effects: { model: createLlmEffect(fromAiSdk(mark ? marked(model, mark) : model)) } }),
+  );
   const id = `s-${n++}`;
   let first: Sample | undefined;
   let deltas = 0;
@@ -144,8 +147,18 @@ try {
     },
     { reps: args.reps, warmup: args.warmup },
   );
-  const phases = { bare: await phasesOf((mark) => bare(own.baseURL, mark), args.phaseReps), loomwork: await phasesOf((mark) => loomwork(own.baseURL, mark), args.phaseReps) };
-  const facts: StreamingReport = { samples, phases, journal, textChars: STREAMED_TEXT.length, provider: { name: provider.name, spec: provider.spec }, ms: performance.now() - t0 };
+  const phases = {
+    bare: await phasesOf((mark) => bare(own.baseURL, mark), args.phaseReps),
+    loomwork: await phasesOf((mark) => loomwork(own.baseURL, mark), args.phaseReps),
+  };
+  const facts: StreamingReport = {
+    samples,
+    phases,
+    journal,
+    textChars: STREAMED_TEXT.length,
+    provider: { name: provider.name, spec: provider.spec },
+    ms: performance.now() - t0,
+  };
   own.close();
   await local.close();
   report({ ...facts });

@@ -18,7 +18,13 @@ const RESERVED_KEYS = {
   contentRef: "__loomContent",
 } as const;
 
-export const { step: STEP_KEY, taskKind: TASK_KIND_KEY, taint: TAINT_KEY, claimCheck: CLAIM_CHECK_KEY, contentRef: CONTENT_REF_KEY } = RESERVED_KEYS;
+export const {
+  step: STEP_KEY,
+  taskKind: TASK_KIND_KEY,
+  taint: TAINT_KEY,
+  claimCheck: CLAIM_CHECK_KEY,
+  contentRef: CONTENT_REF_KEY,
+} = RESERVED_KEYS;
 
 /** The event a human's decision on a parked tool call is sent as: `{ type: "TOOL_APPROVAL", toolCallId, approved, reason? }`. */
 export const TOOL_APPROVAL_EVENT = "TOOL_APPROVAL";

@@ -51,6 +51,8 @@ export function isStepInput(value: unknown): value is StepInput<unknown> {
  */
 export function effectActor<TInput = unknown, TOutput = unknown>() {
   return fromPromise<TOutput, TInput | StepInput<TInput>>(async () => {
-    throw new Error("This effect is a placeholder: run the machine with loomwork's app.start(), which supplies the effect.");
+    throw new Error(
+      "This effect is a placeholder: run the machine with loomwork's app.start(), which supplies the effect.",
+    );
   });
 }

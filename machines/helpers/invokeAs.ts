@@ -23,7 +23,9 @@ export function invokeAs<T>(taskKind: TaskKind, step: string, input: T): TaskSte
 
 /** The role recorded by `invokeAs`, if any. */
 export function taskKindOf(value: unknown): TaskKind | undefined {
-  return typeof value === "object" && value !== null && LOOM_TASK_KIND in value ? asTaskKind(value[LOOM_TASK_KIND]) : undefined;
+  return typeof value === "object" && value !== null && LOOM_TASK_KIND in value
+    ? asTaskKind(value[LOOM_TASK_KIND])
+    : undefined;
 }
 
 function asTaskKind(kind: unknown): TaskKind | undefined {

@@ -27,7 +27,8 @@ export interface ToolSpec {
 }
 
 /** How the model must choose tools: the AI SDK's forms, or their shorthands. */
-export type ToolChoice = "auto" | "none" | "required" | { type: "auto" | "none" | "required" } | { type: "tool"; toolName: string };
+export type ToolChoice =
+  "auto" | "none" | "required" | { type: "auto" | "none" | "required" } | { type: "tool"; toolName: string };
 
 /**
  * Per-call settings passed to the provider as they are (the AI SDK's call options). None is journaled:

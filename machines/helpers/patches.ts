@@ -49,7 +49,9 @@ const CHANGE_ID = /^[\w.:-]+$/;
 function checkChangeId(changeId: unknown, fn: string): asserts changeId is string {
   // machines/ throws plain TypeErrors (no runtime error classes here); the message names the fix.
   if (typeof changeId !== "string" || !CHANGE_ID.test(changeId)) {
-    throw new TypeError(`${fn}(changeId): a non-empty id of letters, digits, '_', '.', ':', '-' (e.g. "greet-by-name"); got ${JSON.stringify(changeId) ?? String(changeId)}.`);
+    throw new TypeError(
+      `${fn}(changeId): a non-empty id of letters, digits, '_', '.', ':', '-' (e.g. "greet-by-name"); got ${JSON.stringify(changeId) ?? String(changeId)}.`,
+    );
   }
 }
 
@@ -73,7 +75,10 @@ export function patched(changeId: string): PatchGuard;
 export function patched(changeId: string, ...values: unknown[]): PatchGuard {
   checkChangeId(changeId, "patched");
   // The value form had this name before: say where it went rather than return a guard where a value was meant.
-  if (values.length > 0) throw new TypeError(`patched(changeId) takes one argument and is a guard; for an option value that depends on a change, use patchedValue(${JSON.stringify(changeId)}, ifPatched, otherwise).`);
+  if (values.length > 0)
+    throw new TypeError(
+      `patched(changeId) takes one argument and is a guard; for an option value that depends on a change, use patchedValue(${JSON.stringify(changeId)}, ifPatched, otherwise).`,
+    );
   return Object.assign(() => ask(changeId, false), { changeId, deprecated: false });
 }
 
@@ -104,7 +109,9 @@ export function deprecatePatch(changeId: string): PatchGuard {
 
 /** True for what `patchedValue` returns. */
 export function isPatchedValue(value: unknown): value is PatchedValue<unknown> {
-  return typeof value === "object" && value !== null && "changeId" in value && "ifPatched" in value && "otherwise" in value;
+  return (
+    typeof value === "object" && value !== null && "changeId" in value && "ifPatched" in value && "otherwise" in value
+  );
 }
 
 /** The value of an option that may depend on a patch, decided for the execution being planned. */

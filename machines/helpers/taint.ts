@@ -18,12 +18,19 @@ export interface Tainted<T = unknown> {
  * createToolEffect(async (input) => tainted(await fetchPage(input.url), "web"))
  */
 export function tainted<T>(value: T, origin: string): Tainted<T> {
-  if (typeof origin !== "string" || origin === "") throw new TypeError("tainted(value, origin): origin must be a non-empty string naming the source.");
+  if (typeof origin !== "string" || origin === "")
+    throw new TypeError("tainted(value, origin): origin must be a non-empty string naming the source.");
   return { [TAINT_KEY]: origin, value };
 }
 
 export function isTainted(value: unknown): value is Tainted {
-  return typeof value === "object" && value !== null && TAINT_KEY in value && typeof value[TAINT_KEY] === "string" && "value" in value;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    TAINT_KEY in value &&
+    typeof value[TAINT_KEY] === "string" &&
+    "value" in value
+  );
 }
 
 /** Nodes a taint scan visits before it gives up and fails closed (ADR 0140 D10). */
@@ -86,7 +93,8 @@ export function fence(value: unknown): unknown {
     );
   }
   if (Array.isArray(value)) return value.map(fence);
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fence(v)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fence(v)]));
   return value;
 }
 
@@ -94,7 +102,8 @@ export function fence(value: unknown): unknown {
 function unfence(value: unknown): unknown {
   if (isTainted(value)) return unfence(value.value);
   if (Array.isArray(value)) return value.map(unfence);
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unfence(v)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unfence(v)]));
   return value;
 }
 
@@ -118,15 +127,19 @@ export function summarizerText(messages: Message[], options: { maxChars?: number
     if (depth > maxDepth) return "[...]";
     if (isTainted(value)) return flatten(value.value, depth + 1);
     if (Array.isArray(value)) return value.map((v) => flatten(v, depth + 1));
-    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, flatten(v, depth + 1)]));
+    if (typeof value === "object" && value !== null)
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, flatten(v, depth + 1)]));
     return value;
   };
   let out = "";
   for (const message of messages) {
-    const calls = message.toolCalls?.length ? ` [calls ${message.toolCalls.map((c) => `${c.toolName}(${JSON.stringify(flatten(c.input, 1))})`).join(", ")}]` : "";
+    const calls = message.toolCalls?.length
+      ? ` [calls ${message.toolCalls.map((c) => `${c.toolName}(${JSON.stringify(flatten(c.input, 1))})`).join(", ")}]`
+      : "";
     const who = message.role === "tool" ? `tool ${message.toolName ?? ""}`.trim() : message.role;
     const block = `${who}: ${contentText(flatten(message.content, 0))}${calls}\n`;
-    if (out.length + block.length > maxChars) return out + headWithoutSplitPair(block, Math.max(0, maxChars - out.length)) + SUMMARIZER_TEXT_TRUNCATED;
+    if (out.length + block.length > maxChars)
+      return out + headWithoutSplitPair(block, Math.max(0, maxChars - out.length)) + SUMMARIZER_TEXT_TRUNCATED;
     out += block;
   }
   return out;

@@ -24,7 +24,11 @@ export function bytesOf(messages: Message[]): number {
 
 /** True for a claim-check envelope, tainted or not: a model or summary result must never be one. */
 export function isEnvelope(value: unknown): boolean {
-  return typeof value === "object" && value !== null && (CLAIM_CHECK_KEY in value || (isTainted(value) && isEnvelope(value.value)));
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (CLAIM_CHECK_KEY in value || (isTainted(value) && isEnvelope(value.value)))
+  );
 }
 
 /** Splits the transcript for compaction: the system prompt, what to fold, and the newest turn kept verbatim. */
@@ -59,22 +63,34 @@ export function compacted(messages: Message[], summary: unknown): Message[] {
  * A model step's output as the loop reads it: `text` ("" when absent) and `toolCalls` ([] when absent). The llm
  * effect refuses any reply that is not a ModelReply (checkModelReply), so a field of another type reads as absent.
  */
-export function replyOf(output: unknown): { text: string; toolCalls: { id?: string; toolName: string; input: unknown; needsApproval?: boolean }[] } {
+export function replyOf(output: unknown): {
+  text: string;
+  toolCalls: { id?: string; toolName: string; input: unknown; needsApproval?: boolean }[];
+} {
   if (typeof output !== "object" || output === null) return { text: "", toolCalls: [] };
   const text = "text" in output && typeof output.text === "string" ? output.text : "";
   const calls: unknown[] = "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
   const toolCalls = calls.map((call) => ({
-    ...(typeof call === "object" && call !== null && "id" in call && typeof call.id === "string" && call.id !== "" ? { id: call.id } : {}),
-    toolName: typeof call === "object" && call !== null && "toolName" in call && typeof call.toolName === "string" ? call.toolName : "",
+    ...(typeof call === "object" && call !== null && "id" in call && typeof call.id === "string" && call.id !== ""
+      ? { id: call.id }
+      : {}),
+    toolName:
+      typeof call === "object" && call !== null && "toolName" in call && typeof call.toolName === "string"
+        ? call.toolName
+        : "",
     input: typeof call === "object" && call !== null && "input" in call ? call.input : undefined,
-    ...(typeof call === "object" && call !== null && "needsApproval" in call && call.needsApproval === true ? { needsApproval: true } : {}),
+    ...(typeof call === "object" && call !== null && "needsApproval" in call && call.needsApproval === true
+      ? { needsApproval: true }
+      : {}),
   }));
   return { text, toolCalls };
 }
 
 /** The text a failed tool call is answered with: its error's `message`, or the error itself as a string. */
 export function errorMessageOf(error: unknown): unknown {
-  return (typeof error === "object" && error !== null && "message" in error ? error.message : undefined) ?? String(error);
+  return (
+    (typeof error === "object" && error !== null && "message" in error ? error.message : undefined) ?? String(error)
+  );
 }
 
 /**

@@ -16,27 +16,63 @@ describe("agentLoop$", () => {
     const requests: ModelRequest[] = [];
     const model = scriptedModel((request, call) => {
       requests.push(structuredClone(request));
-      return call === 0 ? { toolCalls: [{ toolName: "search", input: { q: "owls" } }, { toolName: "lookup", input: { id: 7 } }] } : { text: "Owls hunt at night." };
+      return call === 0
+        ? {
+            toolCalls: [
+              { toolName: "search", input: { q: "owls" } },
+              { toolName: "lookup", input: { id: 7 } },
+            ],
+          }
+        : { text: "Owls hunt at night." };
     });
-    const app = createApp(defineConfig({
-      stores: memoryStores(),
-      effects: {
-        model: createLlmEffect(model),
-        search: createToolEffect(async ({ q }: { q: string }) => [`${q} hit`]),
-        lookup: createToolEffect(async ({ id }: { id: number }) => ({ id, name: "barn owl" })),
-      },
-    }));
-    const loop = agentLoop$({ id: "researcher", model: "model", tools: ["search", { name: "lookup", description: "by id" }], system: "Be brief." });
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(model),
+          search: createToolEffect(async ({ q }: { q: string }) => [`${q} hit`]),
+          lookup: createToolEffect(async ({ id }: { id: number }) => ({ id, name: "barn owl" })),
+        },
+      }),
+    );
+    const loop = agentLoop$({
+      id: "researcher",
+      model: "model",
+      tools: ["search", { name: "lookup", description: "by id" }],
+      system: "Be brief.",
+    });
     await app.start(loop, { executionId: "r", input: { prompt: "Tell me about owls" } });
-    expect(await app.result("r")).toEqual({ text: "Owls hunt at night.", turns: 2, transcriptBytes: expect.any(Number), sawTaintFrom: [] });
+    expect(await app.result("r")).toEqual({
+      text: "Owls hunt at night.",
+      turns: 2,
+      transcriptBytes: expect.any(Number),
+      sawTaintFrom: [],
+    });
     const steps = (await app.log("r")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
     expect(steps[0]).toBe("researcher#turn:0:model");
     expect(steps.at(-1)).toBe("researcher#turn:1:model");
-    expect(new Set(steps)).toEqual(new Set(["researcher#turn:0:model", "researcher#turn:0:tool:0", "researcher#turn:0:tool:1", "researcher#turn:1:model"]));
-    expect(requests[0]!.messages).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "Tell me about owls" }]);
+    expect(new Set(steps)).toEqual(
+      new Set([
+        "researcher#turn:0:model",
+        "researcher#turn:0:tool:0",
+        "researcher#turn:0:tool:1",
+        "researcher#turn:1:model",
+      ]),
+    );
+    expect(requests[0]!.messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Tell me about owls" },
+    ]);
     expect(requests[0]!.tools).toEqual([{ name: "search" }, { name: "lookup", description: "by id" }]);
     expect(requests[1]!.messages.slice(2)).toEqual([
-      { role: "assistant", content: "", toolCalls: [{ id: "call_0_0", toolName: "search", input: { q: "owls" } }, { id: "call_0_1", toolName: "lookup", input: { id: 7 } }] },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "call_0_0", toolName: "search", input: { q: "owls" } },
+          { id: "call_0_1", toolName: "lookup", input: { id: 7 } },
+        ],
+      },
       { role: "tool", content: ["owls hit"], toolCallId: "call_0_0", toolName: "search" },
       { role: "tool", content: { id: 7, name: "barn owl" }, toolCallId: "call_0_1", toolName: "lookup" },
     ]);
@@ -55,10 +91,22 @@ describe("agentLoop$", () => {
     let seen: ModelRequest | undefined;
     const model = scriptedModel((request, call) => {
       if (call === 1) seen = request;
-      return call === 0 ? { toolCalls: [{ toolName: "a", input: {} }, { toolName: "b", input: {} }] } : { text: "ok" };
+      return call === 0
+        ? {
+            toolCalls: [
+              { toolName: "a", input: {} },
+              { toolName: "b", input: {} },
+            ],
+          }
+        : { text: "ok" };
     });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), a: slow("a"), b: slow("b") } }));
-    const actor = await app.start(agentLoop$({ id: "p", model: "model", tools: ["a", "b"] }), { executionId: "p", input: { prompt: "go" } });
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), a: slow("a"), b: slow("b") } }),
+    );
+    const actor = await app.start(agentLoop$({ id: "p", model: "model", tools: ["a", "b"] }), {
+      executionId: "p",
+      input: { prompt: "go" },
+    });
     while (!gate.a || !gate.b) await new Promise((r) => setTimeout(r, 1));
     expect(order).toEqual(["start:a", "start:b"]);
     gate.b!();
@@ -72,7 +120,9 @@ describe("agentLoop$", () => {
 
   it("answers a made-up tool with an error result and runs nothing for it", async () => {
     let seen: ModelRequest | undefined;
-    const model = scriptedModel((request, call) => (call === 0 ? { toolCalls: [{ toolName: "rm_rf", input: {} }] } : ((seen = request), { text: "sorry" })));
+    const model = scriptedModel((request, call) =>
+      call === 0 ? { toolCalls: [{ toolName: "rm_rf", input: {} }] } : ((seen = request), { text: "sorry" }),
+    );
     const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model) } }));
     await app.start(agentLoop$({ id: "u", model: "model" }), { executionId: "u", input: { prompt: "x" } });
     expect(await app.result("u")).toMatchObject({ text: "sorry", turns: 2 });
@@ -81,17 +131,40 @@ describe("agentLoop$", () => {
 
   it("gives a failing tool's error to the model as its result", async () => {
     let seen: ModelRequest | undefined;
-    const model = scriptedModel((request, call) => (call === 0 ? { toolCalls: [{ toolName: "t", input: {} }] } : ((seen = request), { text: "handled" })));
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), t: createToolEffect(async () => { throw new Error("rate limited"); }) } }));
-    await app.start(agentLoop$({ id: "f", model: "model", tools: ["t"] }), { executionId: "f", input: { prompt: "x" } });
+    const model = scriptedModel((request, call) =>
+      call === 0 ? { toolCalls: [{ toolName: "t", input: {} }] } : ((seen = request), { text: "handled" }),
+    );
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(model),
+          t: createToolEffect(async () => {
+            throw new Error("rate limited");
+          }),
+        },
+      }),
+    );
+    await app.start(agentLoop$({ id: "f", model: "model", tools: ["t"] }), {
+      executionId: "f",
+      input: { prompt: "x" },
+    });
     expect(await app.result("f")).toMatchObject({ text: "handled" });
     expect(seen!.messages.at(-1)).toMatchObject({ role: "tool", content: { error: "rate limited" } });
   });
 
   it("stops at maxTurns model calls", async () => {
     const model = scriptedModel(() => ({ text: "again", toolCalls: [{ toolName: "t", input: {} }] }));
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), t: createToolEffect(async () => 1) } }));
-    await app.start(agentLoop$({ id: "m", model: "model", tools: ["t"], maxTurns: 3 }), { executionId: "m", input: { messages: [{ role: "user", content: "loop" }] } });
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: createLlmEffect(model), t: createToolEffect(async () => 1) },
+      }),
+    );
+    await app.start(agentLoop$({ id: "m", model: "model", tools: ["t"], maxTurns: 3 }), {
+      executionId: "m",
+      input: { messages: [{ role: "user", content: "loop" }] },
+    });
     expect(await app.result("m")).toMatchObject({ text: "again", turns: 3 });
     expect(model.calls).toBe(3);
   });
@@ -100,13 +173,22 @@ describe("agentLoop$", () => {
     expect(() => agentLoop$({ id: "", model: "m" })).toThrow(/agentLoop\$.id/);
     expect(() => agentLoop$({ id: "a", model: "" })).toThrow(ConfigError);
     expect(() => agentLoop$({ id: "a", model: "m", maxTurns: 0 })).toThrow(/agentLoop\$.maxTurns/);
-    expect(() => agentLoop$({ id: "a", model: "m", compaction: { toolId: "s", afterBytes: -1 } })).toThrow(/compaction.afterBytes/);
+    expect(() => agentLoop$({ id: "a", model: "m", compaction: { toolId: "s", afterBytes: -1 } })).toThrow(
+      /compaction.afterBytes/,
+    );
     expect(() => agentLoop$({ id: "a", model: "m", warnTranscriptBytes: 0 })).toThrow(/warnTranscriptBytes/);
     expect(() => agentLoop$({ id: "a", model: "m", tools: [3 as never] })).toThrow(/agentLoop\$.tools/);
   });
 
   it("refuses at start a loop whose model or tools are not registered", async () => {
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel([{ text: "x" }])) } }));
-    await expect(app.start(agentLoop$({ id: "a", model: "model", tools: ["search"] }), { executionId: "a", input: { prompt: "x" } })).rejects.toThrow(/invokes effect "search"/);
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel([{ text: "x" }])) } }),
+    );
+    await expect(
+      app.start(agentLoop$({ id: "a", model: "model", tools: ["search"] }), {
+        executionId: "a",
+        input: { prompt: "x" },
+      }),
+    ).rejects.toThrow(/invokes effect "search"/);
   });
 });

@@ -50,12 +50,19 @@ function agent(stores: Stores, baseURL: string, deleted: string[], listed: strin
 }
 
 async function parked(actor: JournaledActor): Promise<void> {
-  for (let i = 0; i < 1000 && actor.getSnapshot().value !== "awaitingApproval"; i++) await new Promise((r) => setTimeout(r, 2));
+  for (let i = 0; i < 1000 && actor.getSnapshot().value !== "awaitingApproval"; i++)
+    await new Promise((r) => setTimeout(r, 2));
   expect(actor.getSnapshot().value).toBe("awaitingApproval");
 }
 
 const TURNS = [
-  { toolCalls: [{ id: "call_rm", name: "deleteFile", arguments: '{"path":"/etc/hosts"}' }, { id: "call_tmp", name: "deleteFile", arguments: '{"path":"/tmp/x"}' }, { id: "call_ls", name: "listFiles", arguments: "{}" }] },
+  {
+    toolCalls: [
+      { id: "call_rm", name: "deleteFile", arguments: '{"path":"/etc/hosts"}' },
+      { id: "call_tmp", name: "deleteFile", arguments: '{"path":"/tmp/x"}' },
+      { id: "call_ls", name: "listFiles", arguments: "{}" },
+    ],
+  },
   { text: "Done." },
 ];
 
@@ -76,7 +83,9 @@ describe("needsApproval", () => {
     expect(actor.getSnapshot().context.awaiting).toEqual(["call_rm"]);
     const firstModels = createReadModels(first.app);
     await firstModels.ready;
-    expect(firstModels.execution("ops")!.pendingApprovals).toEqual([{ toolCallId: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" }, stepId: "ops#turn:0:model" }]);
+    expect(firstModels.execution("ops")!.pendingApprovals).toEqual([
+      { toolCallId: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" }, stepId: "ops#turn:0:model" },
+    ]);
     await first.app.close();
     await firstStores.close();
 
@@ -122,8 +131,13 @@ describe("needsApproval", () => {
     const actor = await app.start(loop, { executionId: "ops", input: { prompt: "Clean up." } });
     await parked(actor);
     // call_tmp needed no approval (it ran); "nope" was never asked.
-    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_tmp", approved: false })).rejects.toBeInstanceOf(ApprovalNotWaitingError);
-    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "nope", approved: true })).rejects.toMatchObject({ code: ERROR_CODES.approvalNotWaiting, waiting: ["call_rm"] });
+    await expect(
+      actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_tmp", approved: false }),
+    ).rejects.toBeInstanceOf(ApprovalNotWaitingError);
+    await expect(actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "nope", approved: true })).rejects.toMatchObject({
+      code: ERROR_CODES.approvalNotWaiting,
+      waiting: ["call_rm"],
+    });
     expect(actor.getSnapshot().value).toBe("awaitingApproval");
     expect(actor.getSnapshot().context.awaiting).toEqual(["call_rm"]);
     expect((await app.log("ops")).filter((r) => r.type === "loom.event.received")).toEqual([]);

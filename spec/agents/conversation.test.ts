@@ -16,12 +16,34 @@ describe("ADR 0137 D4: the second consumer", () => {
     const summarizerModel = scriptedModel(() => ({ text: "rolling summary" }));
     const { effects } = workloadEffects(10);
     const stores = memoryStores();
-    const app = createApp(defineConfig({ stores, effects: { ...effects, chat: createLlmEffect(scriptedModel(() => ({ text: "a".repeat(900) }))), summarize: createSummarizerEffect(summarizerModel) } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: {
+          ...effects,
+          chat: createLlmEffect(scriptedModel(() => ({ text: "a".repeat(900) }))),
+          summarize: createSummarizerEffect(summarizerModel),
+        },
+      }),
+    );
 
-    await app.start(agentLoop$({ id: "agent", model: "model", tools: ["search"], compaction: { toolId: "summarize", afterBytes: 6_000 } }), { executionId: "agent-1", input: { prompt: "go" } });
+    await app.start(
+      agentLoop$({
+        id: "agent",
+        model: "model",
+        tools: ["search"],
+        compaction: { toolId: "summarize", afterBytes: 6_000 },
+      }),
+      { executionId: "agent-1", input: { prompt: "go" } },
+    );
     await app.result("agent-1");
 
-    const chat = conversation$({ id: "support", model: "chat", system: "You help.", budget: { summarizerToolId: "summarize", maxBytes: 3_000 } });
+    const chat = conversation$({
+      id: "support",
+      model: "chat",
+      system: "You help.",
+      budget: { summarizerToolId: "summarize", maxBytes: 3_000 },
+    });
     const actor = await app.start(chat, { executionId: "chat-1" });
     for (let i = 0; i < 6; i++) {
       if (i === 3) await actor.sendAsync({ type: "NEW_SESSION" });
@@ -34,7 +56,10 @@ describe("ADR 0137 D4: the second consumer", () => {
     expect(output.summaries).toBeGreaterThan(0);
     expect(output.bytes).toBeLessThan(3_000 + 2_500);
 
-    const compactSteps = (id: string) => app.log(id).then((log) => log.filter((r) => r.type === STEP_COMPLETED && r.effectId === "summarize").map((r) => r.stepId));
+    const compactSteps = (id: string) =>
+      app
+        .log(id)
+        .then((log) => log.filter((r) => r.type === STEP_COMPLETED && r.effectId === "summarize").map((r) => r.stepId));
     expect((await compactSteps("agent-1")).every((s) => /^agent#turn:\d+:compact$/.test(String(s)))).toBe(true);
     expect((await compactSteps("chat-1")).every((s) => /^support#msg:\d+:summarize$/.test(String(s)))).toBe(true);
     expect((await compactSteps("agent-1")).length).toBeGreaterThan(0);

@@ -19,21 +19,36 @@ const MESSAGE = /came back as a claim-check envelope: execution\.claimCheck\.too
 describe("ADR 0140 D9: an envelope where the loop reads content fails the run", () => {
   it("D9: a compaction summary that comes back as an envelope fails the run with a TypeError; nothing after the step is journaled but the end", async () => {
     const stores = memoryStores();
-    const app = createApp(defineConfig({
-      stores,
-      effects: {
-        model: createLlmEffect(scriptedModel((_request, call) => (call < 3 ? { toolCalls: [{ toolName: "t", input: {} }] } : { text: "end" }))),
-        t: createToolEffect(async () => "y".repeat(400)),
-        summarize: createToolEffect(async () => ({ summary: "z".repeat(5_000) })),
-      },
-      execution: { effectMiddleware: [claimCheckMiddleware({ store: stores.content, capBytes: 100 })] },
-    }));
-    await app.start(agentLoop$({ id: "c", model: "model", tools: ["t"], compaction: { toolId: "summarize", afterBytes: 500 } }), { executionId: "c", input: { prompt: "go" } });
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: {
+          model: createLlmEffect(
+            scriptedModel((_request, call) =>
+              call < 3 ? { toolCalls: [{ toolName: "t", input: {} }] } : { text: "end" },
+            ),
+          ),
+          t: createToolEffect(async () => "y".repeat(400)),
+          summarize: createToolEffect(async () => ({ summary: "z".repeat(5_000) })),
+        },
+        execution: { effectMiddleware: [claimCheckMiddleware({ store: stores.content, capBytes: 100 })] },
+      }),
+    );
+    await app.start(
+      agentLoop$({ id: "c", model: "model", tools: ["t"], compaction: { toolId: "summarize", afterBytes: 500 } }),
+      { executionId: "c", input: { prompt: "go" } },
+    );
     await expect(app.result("c")).rejects.toThrow(/The compaction summary came back as a claim-check envelope/);
     const log = await app.log("c");
     const compact = log.findIndex((r) => r.type === STEP_COMPLETED && r.effectId === "summarize");
     expect(log[compact]).toMatchObject({ stepId: "c#turn:2:compact" });
-    expect(log.slice(compact + 1)).toEqual([expect.objectContaining({ type: EXECUTION_ENDED, status: "error", error: { name: "TypeError", message: expect.stringMatching(MESSAGE) } })]);
+    expect(log.slice(compact + 1)).toEqual([
+      expect.objectContaining({
+        type: EXECUTION_ENDED,
+        status: "error",
+        error: { name: "TypeError", message: expect.stringMatching(MESSAGE) },
+      }),
+    ]);
     expect(log.filter((r) => r.type === TRANSITION).map((r) => r.to)).not.toContain("refused");
     await app.close();
   });
@@ -46,7 +61,9 @@ describe("ADR 0140 D9: an envelope where the loop reads content fails the run", 
         error: (error) => {
           try {
             expect(error).toBeInstanceOf(TypeError);
-            expect(error).toMatchObject({ message: expect.stringMatching(/^The model turn came back as a claim-check envelope/) });
+            expect(error).toMatchObject({
+              message: expect.stringMatching(/^The model turn came back as a claim-check envelope/),
+            });
             resolve();
           } catch (failure) {
             reject(failure);
@@ -71,5 +88,9 @@ describe("agent ids", () => {
 });
 
 function fromEnvelope() {
-  return fromPromise<unknown, unknown>(async () => ({ __loomClaimCheck: 1, ref: { __loomContent: "sha256:" + "0".repeat(64) }, size: 5 }));
+  return fromPromise<unknown, unknown>(async () => ({
+    __loomClaimCheck: 1,
+    ref: { __loomContent: "sha256:" + "0".repeat(64) },
+    size: 5,
+  }));
 }

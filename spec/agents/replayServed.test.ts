@@ -26,14 +26,24 @@ vi.mock("../../machines/helpers/taint.js", async (importOriginal) => {
 });
 
 const TURNS = 6;
-const loop = agentLoop$({ id: "replayer", model: "model", tools: ["search"], maxTurns: TURNS, warnTranscriptBytes: false });
-const reply = (call: number) => (call < TURNS - 1 ? { toolCalls: [{ toolName: "search", input: { q: `q${call}` } }] } : { text: "done" });
+const loop = agentLoop$({
+  id: "replayer",
+  model: "model",
+  tools: ["search"],
+  maxTurns: TURNS,
+  warnTranscriptBytes: false,
+});
+const reply = (call: number) =>
+  call < TURNS - 1 ? { toolCalls: [{ toolName: "search", input: { q: `q${call}` } }] } : { text: "done" };
 
 function appOver(stores: Stores, model: Model) {
   return createApp(
     defineConfig({
       stores,
-      effects: { model: createLlmEffect(model), search: createToolEffect(async ({ q }: { q: string }) => `hits for ${q}`) },
+      effects: {
+        model: createLlmEffect(model),
+        search: createToolEffect(async ({ q }: { q: string }) => `hits for ${q}`),
+      },
       execution: { snapshotEvery: false },
     }),
   );
@@ -42,7 +52,10 @@ function appOver(stores: Stores, model: Model) {
 describe("replay of an agent loop", () => {
   it("serves every recorded model turn without building its request", async () => {
     const stores = memoryStores();
-    const live = appOver(stores, scriptedModel((_request, call) => reply(call)));
+    const live = appOver(
+      stores,
+      scriptedModel((_request, call) => reply(call)),
+    );
     built.requests = 0;
     await live.start(loop, { executionId: "r", input: { prompt: "go" } });
     const output = await live.result("r");
@@ -52,7 +65,10 @@ describe("replay of an agent loop", () => {
 
     built.requests = 0;
     const asked: ModelRequest[] = [];
-    const again = appOver(stores, scriptedModel((request) => (asked.push(request), { text: "never asked" })));
+    const again = appOver(
+      stores,
+      scriptedModel((request) => (asked.push(request), { text: "never asked" })),
+    );
     const actor = await again.resume("r", loop);
     const log = await again.log("r");
     expect(actor.replay.recordsReplayed).toBe(log.length);
@@ -87,7 +103,10 @@ describe("replay of an agent loop", () => {
 
     built.requests = 0;
     const resumed: ModelRequest[] = [];
-    const second = appOver(stores, scriptedModel((request, call) => (resumed.push(structuredClone(request)), reply(call))));
+    const second = appOver(
+      stores,
+      scriptedModel((request, call) => (resumed.push(structuredClone(request)), reply(call))),
+    );
     const actor = await second.resume("r", loop);
     expect(actor.replay.stepsServedFromLog).toBe(2 * hangAt);
     expect(actor.replay.stepsToRun).toBe(1);

@@ -1,6 +1,10 @@
 // ADR 0137 D1 (and the ADR 0140 D7 amendment): warn, never act. One test per sentence of the decision.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { agentLoop$, configureAgentLoopDefaults, DEFAULT_STATE_GROWTH_WARN_BYTES } from "../../actors/agents/agentLoop.js";
+import {
+  agentLoop$,
+  configureAgentLoopDefaults,
+  DEFAULT_STATE_GROWTH_WARN_BYTES,
+} from "../../actors/agents/agentLoop.js";
 import { WARNING_CODES } from "../../actors/constants.js";
 import { createApp } from "../../actors/app.js";
 import type { Warning } from "../../actors/bus.js";
@@ -16,23 +20,37 @@ import { workloadEffects } from "../support/workload.js";
 const TURNS = 12; // ~2.7 kB per turn: crosses 16 KiB around turn 6
 const threshold = 16 * 1024;
 
-async function run(options: { warnTranscriptBytes?: number | false; onWarn?: (w: Warning) => void; appOnWarn?: (w: Warning) => void; stores?: ReturnType<typeof memoryStores> } = {}) {
+async function run(
+  options: {
+    warnTranscriptBytes?: number | false;
+    onWarn?: (w: Warning) => void;
+    appOnWarn?: (w: Warning) => void;
+    stores?: ReturnType<typeof memoryStores>;
+  } = {},
+) {
   const { effects, counters } = workloadEffects(TURNS);
   const requests: string[] = [];
   const model = effects.model!;
-  const recording = { ...model, run: async (input: ModelRequest, ctx: never) => (requests.push(JSON.stringify(input)), model.run(input, ctx)) };
+  const recording = {
+    ...model,
+    run: async (input: ModelRequest, ctx: never) => (requests.push(JSON.stringify(input)), model.run(input, ctx)),
+  };
   const stores = options.stores ?? memoryStores();
-  const app = createApp(defineConfig({
-    stores,
-    clock: simulatedClock(1_000),
-    effects: { ...effects, model: recording },
-    ...(options.appOnWarn ? { observability: { onWarn: options.appOnWarn } } : {}),
-  }));
+  const app = createApp(
+    defineConfig({
+      stores,
+      clock: simulatedClock(1_000),
+      effects: { ...effects, model: recording },
+      ...(options.appOnWarn ? { observability: { onWarn: options.appOnWarn } } : {}),
+    }),
+  );
   const loop = agentLoop$({
     id: "grower",
     model: "model",
     tools: ["search"],
-    ...(options.warnTranscriptBytes === undefined ? { warnTranscriptBytes: threshold } : { warnTranscriptBytes: options.warnTranscriptBytes }),
+    ...(options.warnTranscriptBytes === undefined
+      ? { warnTranscriptBytes: threshold }
+      : { warnTranscriptBytes: options.warnTranscriptBytes }),
     ...(options.onWarn ? { onWarn: options.onWarn } : {}),
   });
   await app.start(loop, { executionId: "g", input: { prompt: "grow" } });
@@ -51,7 +69,12 @@ describe("ADR 0137 D1: warn, never act", () => {
     const { output } = await run({ onWarn: (w) => warnings.push(w) });
     expect(output.transcriptBytes).toBeGreaterThan(threshold + 8 * 1024);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ code: WARNING_CODES.agentStateGrowth, executionId: "g", loopId: "grower", warnTranscriptBytes: threshold });
+    expect(warnings[0]).toMatchObject({
+      code: WARNING_CODES.agentStateGrowth,
+      executionId: "g",
+      loopId: "grower",
+      warnTranscriptBytes: threshold,
+    });
     expect(warnings[0]!.transcriptBytes as number).toBeGreaterThan(threshold);
   });
 
@@ -75,9 +98,15 @@ describe("ADR 0137 D1: warn, never act", () => {
 
   it("D1: a throwing sink never fails the run", async () => {
     const emit = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
-    const { output } = await run({ onWarn: () => { throw new Error("sink down"); } });
+    const { output } = await run({
+      onWarn: () => {
+        throw new Error("sink down");
+      },
+    });
     expect(output).toMatchObject({ turns: TURNS });
-    expect(emit.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringContaining("onWarn threw while reporting LOOM_AGENT_STATE_GROWTH: sink down"));
+    expect(emit.mock.calls.map((c) => String(c[0]))).toContainEqual(
+      expect.stringContaining("onWarn threw while reporting LOOM_AGENT_STATE_GROWTH: sink down"),
+    );
   });
 
   it("D1 + D7: the text names compaction, docs/scaling.md and the claim-check opt-in with its caveat", async () => {
@@ -95,11 +124,21 @@ describe("ADR 0137 D1: warn, never act", () => {
     expect(DEFAULT_STATE_GROWTH_WARN_BYTES).toBe(262_144);
     const warnings: Warning[] = [];
     const loop = agentLoop$({ id: "d", model: "model", onWarn: (w) => warnings.push(w) });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel([{ text: "x".repeat(200_000) }])) } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: createLlmEffect(scriptedModel([{ text: "x".repeat(200_000) }])) },
+      }),
+    );
     await app.start(loop, { executionId: "small", input: { prompt: "y" } });
     await app.result("small");
     const big = agentLoop$({ id: "d2", model: "model", onWarn: (w) => warnings.push(w) });
-    const app2 = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel([{ text: "x".repeat(270_000) }])) } }));
+    const app2 = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: createLlmEffect(scriptedModel([{ text: "x".repeat(270_000) }])) },
+      }),
+    );
     await app2.start(big, { executionId: "big", input: { prompt: "y" } });
     await app2.result("big");
     expect(warnings.filter((w) => w.executionId === "small")).toHaveLength(0);
@@ -125,7 +164,13 @@ describe("ADR 0137 D1: warn, never act", () => {
 
   it("D1: a resume in a fresh app replays the crossing turn and warns again, once", async () => {
     const warnings: Warning[] = [];
-    const loop = agentLoop$({ id: "grower", model: "model", tools: ["search"], warnTranscriptBytes: threshold, onWarn: (w) => warnings.push(w) });
+    const loop = agentLoop$({
+      id: "grower",
+      model: "model",
+      tools: ["search"],
+      warnTranscriptBytes: threshold,
+      onWarn: (w) => warnings.push(w),
+    });
     const stores = memoryStores();
     const app1 = createApp(defineConfig({ stores, effects: workloadEffects(TURNS).effects }));
     await app1.start(loop, { executionId: "h", input: { prompt: "grow" } });
@@ -154,16 +199,21 @@ describe("ADR 0137 D1: warn, never act", () => {
       const warnings: Warning[] = [];
       let peak = 0;
       const { effects } = workloadEffects(TURNS);
-      const app = createApp(defineConfig({
-        stores: memoryStores(),
-        effects: { ...effects, summarize: createSummarizerEffect(scriptedModel(() => ({ text: "short summary" }))) },
-        observability: {
-          inspect: (event) => {
-            const bytes = event.type === "@xstate.snapshot" ? (event.snapshot as { context?: { transcriptBytes?: unknown } }).context?.transcriptBytes : undefined;
-            if (typeof bytes === "number") peak = Math.max(peak, bytes);
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects: { ...effects, summarize: createSummarizerEffect(scriptedModel(() => ({ text: "short summary" }))) },
+          observability: {
+            inspect: (event) => {
+              const bytes =
+                event.type === "@xstate.snapshot"
+                  ? (event.snapshot as { context?: { transcriptBytes?: unknown } }).context?.transcriptBytes
+                  : undefined;
+              if (typeof bytes === "number") peak = Math.max(peak, bytes);
+            },
           },
-        },
-      }));
+        }),
+      );
       const loop = agentLoop$({
         id: "c",
         model: "model",

@@ -25,7 +25,11 @@ afterEach(async () => {
 const loop = agentLoop$({ id: "owl", model: "model", tools: ["search"] });
 const SEARCH: ModelReply = { toolCalls: [{ toolName: "search", input: { q: "owls" } }] };
 
-function agent(stores: Stores, script: (call: number) => ModelReply | Promise<ModelReply> = (call) => (call === 0 ? SEARCH : { text: "Owls hunt by ear." })) {
+function agent(
+  stores: Stores,
+  script: (call: number) => ModelReply | Promise<ModelReply> = (call) =>
+    call === 0 ? SEARCH : { text: "Owls hunt by ear." },
+) {
   const app = createApp(
     defineConfig({
       stores,
@@ -43,9 +47,17 @@ function agent(stores: Stores, script: (call: number) => ModelReply | Promise<Mo
 /** `promise`'s outcome, or a failure naming `what` if it has not settled in `ms` (a stream that never ends). */
 async function settled<T>(promise: Promise<T>, what: string, ms = 20_000): Promise<{ value?: T; error?: unknown }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)),
+  );
   try {
-    return await Promise.race([promise.then((value) => ({ value }), (error: unknown) => ({ error })), late]);
+    return await Promise.race([
+      promise.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -69,10 +81,16 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
 describe("app.stream of an id with no execution", () => {
   it("rejects on the first read with UnknownExecutionError (iterator and UI message stream alike), holding nothing", async () => {
     const app = agent(memoryStores());
-    const first = await settled(app.stream("made-up")[Symbol.asyncIterator]().next(), "the first read of an unknown id");
+    const first = await settled(
+      app.stream("made-up")[Symbol.asyncIterator]().next(),
+      "the first read of an unknown id",
+    );
     expect(first.error).toBeInstanceOf(UnknownExecutionError);
     expect(first.error).toMatchObject({ code: "LOOM_UNKNOWN_EXECUTION", executionId: "made-up" });
-    const ui = await settled(app.stream("made-up-too").toUIMessageStream().getReader().read(), "the first UI read of an unknown id");
+    const ui = await settled(
+      app.stream("made-up-too").toUIMessageStream().getReader().read(),
+      "the first UI read of an unknown id",
+    );
     expect(ui.error).toBeInstanceOf(UnknownExecutionError);
     expect(appInternals(app).streams.held()).toEqual({ tapes: 0, kept: 0 });
   });
@@ -114,7 +132,9 @@ describe("app.stream options refused at the call", () => {
       await app.start(loop, { executionId: "e", input: { prompt: "x" } });
       await app.result("e");
       for (const signal of [{}, "stop", { aborted: false }, true]) {
-        expect(() => app.stream("e", { signal: signal as unknown as AbortSignal }), JSON.stringify(signal)).toThrow(/stream\.signal/);
+        expect(() => app.stream("e", { signal: signal as unknown as AbortSignal }), JSON.stringify(signal)).toThrow(
+          /stream\.signal/,
+        );
       }
       expect(() => app.stream(42 as unknown as string)).toThrow(/stream\.executionId/);
       // A real signal still ends the iteration when aborted.
@@ -138,7 +158,15 @@ describe("app.stream of an execution that exists but does not run in this app", 
     await writer.result("e");
     const reader = agent(stores);
     const parts = await collect(reader.stream("e"));
-    expect(parts.map((p) => p.type)).toEqual(["start-step", "tool-call", "finish-step", "tool-result", "start-step", "text-delta", "finish-step"]);
+    expect(parts.map((p) => p.type)).toEqual([
+      "start-step",
+      "tool-call",
+      "finish-step",
+      "tool-result",
+      "start-step",
+      "text-delta",
+      "finish-step",
+    ]);
     expect(appInternals(reader).streams.held()).toEqual({ tapes: 0, kept: 0 });
   });
 
@@ -146,7 +174,11 @@ describe("app.stream of an execution that exists but does not run in this app", 
     const stores = memoryStores();
     const writer = agent(stores, (call) => (call === 0 ? SEARCH : new Promise<never>(() => undefined)));
     await writer.start(loop, { executionId: "u", input: { prompt: "x" } });
-    await until(async () => (await stores.events.read("u")).some((r) => r.type === STEP_COMPLETED && r.stepId === "owl#turn:0:tool:0"), "turn 0's tool result journaled");
+    await until(
+      async () =>
+        (await stores.events.read("u")).some((r) => r.type === STEP_COMPLETED && r.stepId === "owl#turn:0:tool:0"),
+      "turn 0's tool result journaled",
+    );
     await writer.close(); // the process goes away with turn 1 in flight
 
     const here = agent(stores);

@@ -31,7 +31,11 @@ const TURNS: ServerTurn[] = [
 ];
 
 function agentApp(baseURL: string, options: { includeUsage: boolean; maxTokens?: number; warnings: Warning[] }) {
-  const provider = createOpenAICompatible({ name: "loopback", baseURL, ...(options.includeUsage ? { includeUsage: true } : {}) });
+  const provider = createOpenAICompatible({
+    name: "loopback",
+    baseURL,
+    ...(options.includeUsage ? { includeUsage: true } : {}),
+  });
   return createApp(
     defineConfig({
       stores: memoryStores(),
@@ -56,13 +60,20 @@ describe("quotas.maxTokens and replies that report no usage", () => {
     await app.start(loop, { executionId: "a", input: { prompt: "what do owls eat?" } });
     // Metered at 0 tokens, the quota never refuses: all three calls ran (45 tokens spent against a quota of 20).
     expect(await app.result("a")).toMatchObject({ text: "Owls eat voles.", turns: 3 });
-    expect((await app.log("a")).filter((r) => r.type === STEP_COMPLETED && r.effectId === "model").map((r) => r.usage)).toEqual([undefined, undefined, undefined]);
+    expect(
+      (await app.log("a")).filter((r) => r.type === STEP_COMPLETED && r.effectId === "model").map((r) => r.usage),
+    ).toEqual([undefined, undefined, undefined]);
     expect(await app.usage("a")).toMatchObject({ modelCalls: 3, totalTokens: 0 });
     await app.start(loop, { executionId: "b", input: { prompt: "and barn owls?" } });
     await app.result("b");
     const reported = usageWarnings(warnings);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatchObject({ executionId: "a", stepId: "owl#turn:0:model", effectId: "model", maxTokens: 20 });
+    expect(reported[0]).toMatchObject({
+      executionId: "a",
+      stepId: "owl#turn:0:model",
+      effectId: "model",
+      maxTokens: 20,
+    });
     expect(reported[0]!.message).toContain("capabilities.quotas.maxTokens");
     expect(reported[0]!.message).toContain("includeUsage: true");
     await app.close();

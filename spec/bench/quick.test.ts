@@ -17,7 +17,8 @@ describe("npm run bench -- --quick", () => {
     }
     expect(run.markdown).toContain("# Performance");
     expect(run.markdown).toContain("## Goals (issue 9)");
-    for (const key of ["os", "cpu", "cores", "memory", "node", "date", "command"]) expect(run.markdown).toContain(`| ${key} |`);
+    for (const key of ["os", "cpu", "cores", "memory", "node", "date", "command"])
+      expect(run.markdown).toContain(`| ${key} |`);
     expect(run.markdown).toMatch(/\| 4 \| off \| \d+ \| [\d,]+ B \([\d.]+ KB\)/);
   }, 120_000);
 });

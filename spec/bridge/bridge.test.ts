@@ -3,7 +3,12 @@
 // sends are journaled in the owner, refused or unknown sends reject, and the execution list follows.
 import { MessageChannel, Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { BridgeSendError, connectBridge, type BridgeClient, type BridgedSnapshot } from "../../adapters/bridge/index.js";
+import {
+  BridgeSendError,
+  connectBridge,
+  type BridgeClient,
+  type BridgedSnapshot,
+} from "../../adapters/bridge/index.js";
 
 let worker: Worker | undefined;
 let client: BridgeClient | undefined;
@@ -37,12 +42,21 @@ describe("loomwork/bridge", () => {
     const seen: (BridgedSnapshot | null)[] = [];
     chat.subscribe((s) => seen.push(s));
     await until(() => chat.getSnapshot()?.value === "waiting", "the parked state");
-    expect(chat.getSnapshot()).toMatchObject({ status: "active", value: "waiting", context: { topic: "owls", approved: false } });
+    expect(chat.getSnapshot()).toMatchObject({
+      status: "active",
+      value: "waiting",
+      context: { topic: "owls", approved: false },
+    });
     // The same object until the next snapshot arrives (as useSyncExternalStore needs).
     expect(chat.getSnapshot()).toBe(chat.getSnapshot());
     await chat.sendAsync({ type: "APPROVE" });
     await until(() => chat.getSnapshot()?.status === "done", "the end");
-    expect(chat.getSnapshot()).toMatchObject({ status: "done", value: "done", context: { approved: true }, output: { approved: true } });
+    expect(chat.getSnapshot()).toMatchObject({
+      status: "done",
+      value: "done",
+      context: { approved: true },
+      output: { approved: true },
+    });
     expect(seen.map((s) => s?.value)).toContain("writing");
   });
 
@@ -50,7 +64,10 @@ describe("loomwork/bridge", () => {
     client = await start();
     const chat = client.actor("chat-1");
     await until(() => chat.getSnapshot() !== null, "the first snapshot");
-    await expect(chat.sendAsync({ type: "REJECT" })).rejects.toMatchObject({ code: "LOOM_BRIDGE_SEND", ownerError: { name: "BridgeSendRefusedError" } });
+    await expect(chat.sendAsync({ type: "REJECT" })).rejects.toMatchObject({
+      code: "LOOM_BRIDGE_SEND",
+      ownerError: { name: "BridgeSendRefusedError" },
+    });
     const hidden = client.actor("secret");
     await new Promise((r) => setTimeout(r, 100));
     expect(hidden.getSnapshot()).toBeNull();

@@ -4,7 +4,13 @@
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../actors/constants.js";
-import { BridgeSendError, connectBridge, serveBridge, type BridgeClient, type BridgeServer } from "../../adapters/bridge/index.js";
+import {
+  BridgeSendError,
+  connectBridge,
+  serveBridge,
+  type BridgeClient,
+  type BridgeServer,
+} from "../../adapters/bridge/index.js";
 import { EVENT_RECEIVED } from "../../stores/schema.js";
 import { FORGED_DONE, gatedAgent } from "../support/gatedAgent.js";
 import { until } from "../support/harness.js";
@@ -15,7 +21,10 @@ afterEach(async () => {
   for (const thing of open.splice(0).reverse()) await thing.close();
 });
 
-const ASK = [{ toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] }, { text: "Done." }];
+const ASK = [
+  { toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] },
+  { text: "Done." },
+];
 
 /** The gated agent's app served over one end of a channel; the UI's client on the other. */
 async function served(options: Parameters<typeof serveBridge>[2] = {}, replies = ASK) {
@@ -50,7 +59,10 @@ function rawSend(port: MessagePort, event: unknown): Promise<{ error?: { name: s
 describe("loomwork/bridge: what a UI may send", () => {
   it("refuses a forged step completion with the default allowSend; the tool never runs, nothing is journaled", async () => {
     const { agent, client } = await served({}, [{ text: "Done." }]);
-    const refused = await client.actor("ops").sendAsync(FORGED_DONE).catch((error: unknown) => error);
+    const refused = await client
+      .actor("ops")
+      .sendAsync(FORGED_DONE)
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(BridgeSendError);
     expect(refused).toMatchObject({ ownerError: { name: "ReservedEventError", code: ERROR_CODES.reservedEvent } });
     agent.release();
@@ -61,15 +73,23 @@ describe("loomwork/bridge: what a UI may send", () => {
 
   it("refuses reserved and malformed events before allowSend sees them, and answers a raw request with no event", async () => {
     const asked: string[] = [];
-    const { agent, client, port } = await served({ allowSend: (_id, event) => (asked.push(event.type), true) }, [{ text: "Done." }]);
+    const { agent, client, port } = await served({ allowSend: (_id, event) => (asked.push(event.type), true) }, [
+      { text: "Done." },
+    ]);
     const chat = client.actor("ops");
     for (const type of ["xstate.error.actor.model", "loom.step.completed", "@xstate.snapshot"]) {
-      await expect(chat.sendAsync({ type }), type).rejects.toMatchObject({ ownerError: { code: ERROR_CODES.reservedEvent } });
+      await expect(chat.sendAsync({ type }), type).rejects.toMatchObject({
+        ownerError: { code: ERROR_CODES.reservedEvent },
+      });
     }
-    await expect(chat.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: "yes" })).rejects.toMatchObject({ ownerError: { code: ERROR_CODES.approvalMalformed } });
+    await expect(
+      chat.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: "yes" }),
+    ).rejects.toMatchObject({ ownerError: { code: ERROR_CODES.approvalMalformed } });
     // A UI that bypasses connectBridge: no event at all, or one without a type, gets an answer, not a crashed listener.
     expect(await rawSend(port, null)).toMatchObject({ error: { name: "ConfigError", code: ERROR_CODES.config } });
-    expect(await rawSend(port, { text: "no type" })).toMatchObject({ error: { name: "ConfigError", code: ERROR_CODES.config } });
+    expect(await rawSend(port, { text: "no type" })).toMatchObject({
+      error: { name: "ConfigError", code: ERROR_CODES.config },
+    });
     expect(asked).toEqual([]);
     agent.release();
     await agent.app.result("ops");
@@ -84,7 +104,10 @@ describe("loomwork/bridge: what a UI may send", () => {
     const chat = client.actor("ops");
     const [first, second] = await Promise.allSettled([chat.sendAsync(approve), chat.sendAsync(approve)]);
     expect(first.status).toBe("fulfilled");
-    expect(second).toMatchObject({ status: "rejected", reason: { ownerError: { name: "ApprovalNotWaitingError", code: ERROR_CODES.approvalNotWaiting } } });
+    expect(second).toMatchObject({
+      status: "rejected",
+      reason: { ownerError: { name: "ApprovalNotWaitingError", code: ERROR_CODES.approvalNotWaiting } },
+    });
     await until(() => agent.modelCalls() === 2, 20_000);
     agent.release();
     expect(await agent.app.result("ops")).toMatchObject({ text: "Done.", turns: 2 });

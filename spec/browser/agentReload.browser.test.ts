@@ -28,9 +28,11 @@ const journal = (page: Page, db: string) => page.evaluate((db) => window.loom.ag
 const calls = (page: Page, db: string) => page.evaluate((db) => window.loom.agent.calls(db), db);
 const hold = (page: Page, stepId: string) => page.evaluate((id) => window.loom.agent.hold([id]), stepId);
 const release = (page: Page, stepId: string) => page.evaluate((id) => window.loom.agent.release(id), stepId);
-const untilHolding = (page: Page, stepId: string) => page.waitForFunction((id) => window.loom.agent.holding().includes(id), stepId, { timeout: 10_000 });
+const untilHolding = (page: Page, stepId: string) =>
+  page.waitForFunction((id) => window.loom.agent.holding().includes(id), stepId, { timeout: 10_000 });
 
-const completedSteps = (log: StoredRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
+const completedSteps = (log: StoredRecord[]) =>
+  log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
 const withoutTime = (log: StoredRecord[]) => log.map(({ at: _at, ...rest }) => rest);
 const contiguous = (log: StoredRecord[]) => log.every((r, i) => r.seq === i + 1);
 
@@ -41,7 +43,15 @@ describe("an agent in headless Chromium on IndexedDB", () => {
     // The same agent run uninterrupted, for the output and journal the resumed run must reproduce.
     expect(await start(page, run("reference"))).toEqual({ ok: true, value: null });
     const reference = await result(page, "reference");
-    expect(reference).toEqual({ ok: true, value: { text: `Done after ${TURNS} turns.`, turns: TURNS, transcriptBytes: expect.any(Number), sawTaintFrom: [] } });
+    expect(reference).toEqual({
+      ok: true,
+      value: {
+        text: `Done after ${TURNS} turns.`,
+        turns: TURNS,
+        transcriptBytes: expect.any(Number),
+        sawTaintFrom: [],
+      },
+    });
     const referenceLog = await journal(page, "reference");
 
     // The run under test: its tool call at turn HELD_TURN never returns before the reload.
@@ -57,7 +67,10 @@ describe("an agent in headless Chromium on IndexedDB", () => {
     await page.waitForFunction(() => window.loom?.ready === true);
     const replay = await resume(page, run("reload", true));
     // From the snapshot IndexedDB holds plus the log's tail; only the step in flight is left to run.
-    expect(replay).toMatchObject({ ok: true, value: { fromSnapshotSeq: expect.any(Number), stepsServedFromLog: expect.any(Number), stepsToRun: 1 } });
+    expect(replay).toMatchObject({
+      ok: true,
+      value: { fromSnapshotSeq: expect.any(Number), stepsServedFromLog: expect.any(Number), stepsToRun: 1 },
+    });
     expect(replay.ok && replay.value.fromSnapshotSeq).toBeGreaterThan(0);
     expect(replay.ok && replay.value.stepsServedFromLog).toBeGreaterThan(0);
     expect(await result(page, "reload")).toEqual(reference);

@@ -44,7 +44,11 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
  */
 export async function launchProfile(userDataDir: string): Promise<BrowserContext> {
   assertChromium();
-  return chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+  });
 }
 
 /** One process of a Chromium instance: `type` is its `--type=` switch, "browser" for the main process. */
@@ -119,7 +123,10 @@ export async function chromiumGone(userDataDir: string, timeoutMs = 15_000): Pro
   for (;;) {
     const left = chromiumProcesses(userDataDir);
     if (left.length === 0) return Date.now() - t0;
-    if (Date.now() > deadline) throw new Error(`Chromium on ${userDataDir} still runs ${timeoutMs} ms after its SIGKILL: ${JSON.stringify(left)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `Chromium on ${userDataDir} still runs ${timeoutMs} ms after its SIGKILL: ${JSON.stringify(left)}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -11,7 +11,14 @@ import type { BrowserContext, ConsoleMessage, Page } from "playwright-core";
 import { build } from "vite";
 import { serveStatic, type StaticServer } from "../../stories/browser-offline/serve.js";
 import type { StoredRecord } from "../../stores/types.js";
-import { assertChromium, chromiumGone, killChromium, launchProfile, type ChromiumKill, type ChromiumProcess } from "./chromium.js";
+import {
+  assertChromium,
+  chromiumGone,
+  killChromium,
+  launchProfile,
+  type ChromiumKill,
+  type ChromiumProcess,
+} from "./chromium.js";
 import type { PageReport } from "./page/agent.js";
 
 const PAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "page");
@@ -93,7 +100,8 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
     await launched.exposeBinding("loomReport", (_source, report: PageReport) => reports.record(report));
     return launched;
   };
-  const removeDirs = () => Promise.all([rm(outDir, { recursive: true, force: true }), rm(profileDir, { recursive: true, force: true })]);
+  const removeDirs = () =>
+    Promise.all([rm(outDir, { recursive: true, force: true }), rm(profileDir, { recursive: true, force: true })]);
   try {
     await build({
       root: PAGE_ROOT,
@@ -143,15 +151,19 @@ export async function startBrowserHarness(): Promise<BrowserHarness> {
   };
 }
 
-
 /**
  * Starts the harness once for a spec file. A harness that failed to start (no Chromium, a build error)
  * fails every test with its message: a failed beforeAll would only mark them skipped.
  */
-export function useBrowserHarness(hooks: { beforeAll: (fn: () => Promise<void>) => void; afterAll: (fn: () => Promise<void>) => void }): () => BrowserHarness {
+export function useBrowserHarness(hooks: {
+  beforeAll: (fn: () => Promise<void>) => void;
+  afterAll: (fn: () => Promise<void>) => void;
+}): () => BrowserHarness {
   let launched: BrowserHarness | Error | undefined;
   hooks.beforeAll(async () => {
-    launched = await startBrowserHarness().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    launched = await startBrowserHarness().catch((error: unknown) =>
+      error instanceof Error ? error : new Error(String(error)),
+    );
   });
   hooks.afterAll(async () => {
     if (launched && !(launched instanceof Error)) await launched.close();
@@ -164,7 +176,11 @@ export function useBrowserHarness(hooks: { beforeAll: (fn: () => Promise<void>) 
 }
 
 /** Opens the harness page in `context`, collecting every console message and page error into `noise`. */
-export async function openHarnessPage(harness: BrowserHarness, context: BrowserContext, noise: string[]): Promise<Page> {
+export async function openHarnessPage(
+  harness: BrowserHarness,
+  context: BrowserContext,
+  noise: string[],
+): Promise<Page> {
   const page = await context.newPage();
   page.on("console", (message: ConsoleMessage) => noise.push(`console.${message.type()}: ${message.text()}`));
   page.on("pageerror", (error) => noise.push(`pageerror: ${error.message}`));

@@ -32,13 +32,23 @@ async function cutFromItsServer(page: Page): Promise<string[]> {
     },
   );
   // The cut holds: the page's own document can no longer be fetched.
-  expect(await page.evaluate(() => fetch(location.href).then(() => "reached", () => "cut"))).toBe("cut");
+  expect(
+    await page.evaluate(() =>
+      fetch(location.href).then(
+        () => "reached",
+        () => "cut",
+      ),
+    ),
+  ).toBe("cut");
   refused.length = 0;
   return refused;
 }
 
 /** The same run in a page that stays online, then in a fresh page cut from its server once loaded. */
-async function onlineThenOffline(script: (request: { n: number }) => ServerTurn, run: Omit<OfflineRun, "db" | "baseURL" | "executionId">) {
+async function onlineThenOffline(
+  script: (request: { n: number }) => ServerTurn,
+  run: Omit<OfflineRun, "db" | "baseURL" | "executionId">,
+) {
   const reports: OfflineReport[] = [];
   const requests: number[] = [];
   let refused: string[] = [];
@@ -46,7 +56,12 @@ async function onlineThenOffline(script: (request: { n: number }) => ServerTurn,
     server = await startOpenAiServer(script);
     const page = await openHarnessPage(harness(), harness().context, noise);
     if (mode === "offline") refused = await cutFromItsServer(page);
-    const full: OfflineRun = { ...run, db: `offline-${mode}-${Date.now()}`, baseURL: server.baseURL, executionId: "run" };
+    const full: OfflineRun = {
+      ...run,
+      db: `offline-${mode}-${Date.now()}`,
+      baseURL: server.baseURL,
+      executionId: "run",
+    };
     reports.push(await page.evaluate((r) => window.loom.offline.run(r), full));
     requests.push(server.requests.length);
     await page.close();
@@ -54,12 +69,19 @@ async function onlineThenOffline(script: (request: { n: number }) => ServerTurn,
     server = undefined;
   }
   // With what each run journaled, the calls the model server saw: as many from the page cut from its own server.
-  return { online: { ...reports[0]!, modelCalls: requests[0] }, offline: { ...reports[1]!, modelCalls: requests[1] }, refused };
+  return {
+    online: { ...reports[0]!, modelCalls: requests[0] },
+    offline: { ...reports[1]!, modelCalls: requests[1] },
+    refused,
+  };
 }
 
 describe("a page that lost its server after it loaded", () => {
   it("retries a 503 on the first model call and finishes, as online", async () => {
-    const { online, offline, refused } = await onlineThenOffline(({ n }) => (n === 0 ? { status: 503, message: "overloaded" } : { text: ANSWER }), {});
+    const { online, offline, refused } = await onlineThenOffline(
+      ({ n }) => (n === 0 ? { status: 503, message: "overloaded" } : { text: ANSWER }),
+      {},
+    );
     expect(online.outcome).toMatchObject({ ok: true, value: { text: ANSWER } });
     expect(online.failures).toEqual([]);
     expect(online.modelCalls).toBe(2);
@@ -70,8 +92,13 @@ describe("a page that lost its server after it loaded", () => {
 
   it("journals a configured timeout as a timeout, as online", async () => {
     // The first model call streams two chunks and then holds: `capabilities.timeoutMs` fires.
-    const { online, offline, refused } = await onlineThenOffline(({ n }) => (n === 0 ? { text: ANSWER, holdAfterChunks: 2 } : { text: ANSWER }), { timeoutMs: 300 });
-    expect(online.failures).toEqual([expect.objectContaining({ stepId: "offline#turn:0:model", name: "EffectTimeoutError" })]);
+    const { online, offline, refused } = await onlineThenOffline(
+      ({ n }) => (n === 0 ? { text: ANSWER, holdAfterChunks: 2 } : { text: ANSWER }),
+      { timeoutMs: 300 },
+    );
+    expect(online.failures).toEqual([
+      expect.objectContaining({ stepId: "offline#turn:0:model", name: "EffectTimeoutError" }),
+    ]);
     expect(online.failures[0]!.message).toContain("did not settle within 300 ms");
     expect(online.modelCalls).toBe(1);
     expect(offline).toEqual(online);

@@ -27,7 +27,15 @@ beforeAll(async () => {
     root: join(ROOT, "react"),
     configFile: false,
     logLevel: "silent",
-    build: { outDir: out, emptyOutDir: true, target: "es2022", reportCompressedSize: false, rollupOptions: { input: { react: join(ROOT, "react", "react.html"), bridge: join(ROOT, "react", "bridge.html") } } },
+    build: {
+      outDir: out,
+      emptyOutDir: true,
+      target: "es2022",
+      reportCompressedSize: false,
+      rollupOptions: {
+        input: { react: join(ROOT, "react", "react.html"), bridge: join(ROOT, "react", "bridge.html") },
+      },
+    },
     worker: { format: "es" },
   });
   server = await serveStatic(out, 0);
@@ -51,13 +59,16 @@ async function open(path: string): Promise<{ page: Page; problems: string[] }> {
   return { page, problems };
 }
 
-const stored = (page: Page, key: string) => page.evaluate((k) => JSON.parse(localStorage.getItem(k) ?? "null") as unknown, key);
+const stored = (page: Page, key: string) =>
+  page.evaluate((k) => JSON.parse(localStorage.getItem(k) ?? "null") as unknown, key);
 
 describe("loomwork/react in Chromium", () => {
   it("shows an execution that resumes from IndexedDB after a reload mid-run, to its end, with nothing completed run again", async () => {
     const { page, problems } = await open("react.html");
     // Mid-run: the search of turn 0 is journaled, turn 1 is under way.
-    await page.waitForFunction(() => /turn 1\b/.test(document.querySelector("#state")?.textContent ?? ""), null, { timeout: 30_000 });
+    await page.waitForFunction(() => /turn 1\b/.test(document.querySelector("#state")?.textContent ?? ""), null, {
+      timeout: 30_000,
+    });
     await page.reload();
     await page.waitForSelector('#run[data-status="done"]', { timeout: 30_000 });
     expect(await page.evaluate(() => (window as unknown as { loomLoad: number }).loomLoad)).toBe(2);
@@ -65,23 +76,38 @@ describe("loomwork/react in Chromium", () => {
     const first = (await stored(page, "ran:1")) as string[];
     const second = (await stored(page, "ran:2")) as string[];
     const replay = (await stored(page, "replay:2")) as { recordsReplayed: number; stepsServedFromLog: number };
-    expect(first).toEqual(expect.arrayContaining(["digest#turn:0:model", "digest#turn:0:tool:0", "digest#turn:1:model"]));
+    expect(first).toEqual(
+      expect.arrayContaining(["digest#turn:0:model", "digest#turn:0:tool:0", "digest#turn:1:model"]),
+    );
     expect(second).not.toContain("digest#turn:0:model");
     expect(second).not.toContain("digest#turn:0:tool:0");
     expect(second).toContain("digest#turn:2:model"); // the last turn ran after the reload
     expect(replay.stepsServedFromLog).toBeGreaterThanOrEqual(2);
     // Every step ran at least once, and only a step in flight at the reload ran twice.
-    const all = ["digest#turn:0:model", "digest#turn:0:tool:0", "digest#turn:1:model", "digest#turn:1:tool:0", "digest#turn:1:tool:1", "digest#turn:2:model"];
+    const all = [
+      "digest#turn:0:model",
+      "digest#turn:0:tool:0",
+      "digest#turn:1:model",
+      "digest#turn:1:tool:0",
+      "digest#turn:1:tool:1",
+      "digest#turn:2:model",
+    ];
     expect([...new Set([...first, ...second])].sort()).toEqual(all.sort());
     expect(second.filter((id) => first.includes(id)).every((id) => id.startsWith("digest#turn:1:"))).toBe(true);
 
     expect(await page.textContent("#output")).toBe("Barn owls hunt by ear: they strike prey in total darkness.");
     expect(await page.textContent("#state")).toBe("state done · turn 2");
     expect(await page.textContent("#executions")).toBe("digest-1: done, 6 steps completed");
-    expect(await page.textContent("#loads")).toMatch(new RegExp(`load 1: ${first.length} model/tool calls runload 2: resumed from IndexedDB, \\d+ records replayed, \\d+ steps served from the journal; ${second.length} model/tool calls run`));
+    expect(await page.textContent("#loads")).toMatch(
+      new RegExp(
+        `load 1: ${first.length} model/tool calls runload 2: resumed from IndexedDB, \\d+ records replayed, \\d+ steps served from the journal; ${second.length} model/tool calls run`,
+      ),
+    );
     expect(problems).toEqual([]);
 
-    const shot = process.env.LOOMWORK_UPDATE_SCREENSHOTS ? join(CHECKOUT, "docs", "img", "react-reload.png") : join(out, "react-reload.png");
+    const shot = process.env.LOOMWORK_UPDATE_SCREENSHOTS
+      ? join(CHECKOUT, "docs", "img", "react-reload.png")
+      : join(out, "react-reload.png");
     expect((await page.screenshot({ path: shot, fullPage: true })).byteLength).toBeGreaterThan(1000);
   }, 120_000);
 });
@@ -96,13 +122,19 @@ describe("loomwork/bridge in Chromium", () => {
     expect(await page.textContent("#pending")).toBe('read {"page":2}Approve');
 
     await page.click("#other");
-    await page.waitForFunction(() => document.querySelector("#note")?.textContent === "refused: LOOM_BRIDGE_SEND", null, { timeout: 10_000 });
+    await page.waitForFunction(
+      () => document.querySelector("#note")?.textContent === "refused: LOOM_BRIDGE_SEND",
+      null,
+      { timeout: 10_000 },
+    );
 
     await page.click("#approve");
     await page.waitForSelector("#output", { timeout: 30_000 });
     expect(await page.textContent("#output")).toBe("Barn owls hunt by ear: they strike prey in total darkness.");
     expect(await page.textContent("#status")).toBe("done · done");
-    await page.waitForFunction(() => document.querySelector("#executions")?.textContent === "digest-1: done", null, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector("#executions")?.textContent === "digest-1: done", null, {
+      timeout: 10_000,
+    });
     expect(await page.textContent("#note")).toBe("TOOL_APPROVAL journaled by the owner");
     expect(problems).toEqual([]);
   }, 120_000);

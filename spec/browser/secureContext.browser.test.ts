@@ -32,7 +32,10 @@ describe("a page that is not a secure context (plain http on a LAN name)", () =>
     const url = new URL(harness().url);
     url.hostname = LAN_NAME;
     const page = await open(url.href);
-    expect(await page.evaluate(() => ({ secure: window.isSecureContext, subtle: typeof crypto.subtle }))).toEqual({ secure: false, subtle: "undefined" });
+    expect(await page.evaluate(() => ({ secure: window.isSecureContext, subtle: typeof crypto.subtle }))).toEqual({
+      secure: false,
+      subtle: "undefined",
+    });
 
     const stores = await page.evaluate(() => window.loom.settle(window.loom.stores("insecure")));
     expect(stores).toMatchObject({ ok: false, error: { name: "InsecureContextError", code: "LOOM_INSECURE_CONTEXT" } });
@@ -41,16 +44,24 @@ describe("a page that is not a secure context (plain http on a LAN name)", () =>
     expect(message).toContain(`this page: ${url.origin}`);
     expect(message).toContain("serve the page over https, or open it on localhost / 127.0.0.1");
 
-    expect(await page.evaluate(() => window.loom.bootApp())).toMatchObject({ ok: false, error: { name: "InsecureContextError", code: "LOOM_INSECURE_CONTEXT" } });
+    expect(await page.evaluate(() => window.loom.bootApp())).toMatchObject({
+      ok: false,
+      error: { name: "InsecureContextError", code: "LOOM_INSECURE_CONTEXT" },
+    });
     // An agent run never starts, so it cannot die half-way on crypto.subtle.
-    const run = await page.evaluate(() => window.loom.agent.start({ db: "insecure-agent", executionId: "run", turns: 1 }));
+    const run = await page.evaluate(() =>
+      window.loom.agent.start({ db: "insecure-agent", executionId: "run", turns: 1 }),
+    );
     expect(run).toMatchObject({ ok: false, error: { name: "InsecureContextError" } });
   });
 
   it("opens the stores and boots an app on 127.0.0.1, a secure context, in the same browser", async () => {
     const page = await open(harness().url);
     expect(await page.evaluate(() => window.isSecureContext)).toBe(true);
-    expect(await page.evaluate(() => window.loom.settle(window.loom.stores("secure").then(() => null)))).toEqual({ ok: true, value: null });
+    expect(await page.evaluate(() => window.loom.settle(window.loom.stores("secure").then(() => null)))).toEqual({
+      ok: true,
+      value: null,
+    });
     expect(await page.evaluate(() => window.loom.bootApp())).toEqual({ ok: true, value: null });
   });
 });

@@ -12,17 +12,35 @@ type Mode = "off" | "on" | "on, preview: false";
 export async function measure(turns: number, mode: Mode) {
   const stores = memoryStores();
   const { effects } = workloadEffects(turns);
-  const app = createApp(defineConfig({
-    stores,
-    effects,
-    ...(mode === "off" ? {} : { execution: { claimCheck: { store: stores.content, toolIds: ["search"], ...(mode === "on" ? {} : { preview: false as const }) } } }),
-  }));
-  await app.start(agentLoop$({ id: "harness", model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false }), { executionId: "m", input: { prompt: "research" } });
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects,
+      ...(mode === "off"
+        ? {}
+        : {
+            execution: {
+              claimCheck: {
+                store: stores.content,
+                toolIds: ["search"],
+                ...(mode === "on" ? {} : { preview: false as const }),
+              },
+            },
+          }),
+    }),
+  );
+  await app.start(
+    agentLoop$({ id: "harness", model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false }),
+    { executionId: "m", input: { prompt: "research" } },
+  );
   await app.result("m");
   return app.stats("m");
 }
 
-const LOOM = { 50: { off: [297.8, 4043], on: [70.8, 953], "on, preview: false": [43.0, 551] }, 200: { off: [1201.4, 60421], on: [283.4, 13807], "on, preview: false": [172.1, 7787] } } as const;
+const LOOM = {
+  50: { off: [297.8, 4043], on: [70.8, 953], "on, preview: false": [43.0, 551] },
+  200: { off: [1201.4, 60421], on: [283.4, 13807], "on, preview: false": [172.1, 7787] },
+} as const;
 
 describe("ADR 0140 measured, on loomwork", () => {
   it("reproduces the table: state and log per row, beside Loom's", async () => {
@@ -33,7 +51,9 @@ describe("ADR 0140 measured, on loomwork", () => {
         const s = await measure(turns, mode);
         results[`${turns} ${mode}`] = s;
         const [loomState, loomLog] = LOOM[turns][mode];
-        rows.push(`${turns} | ${mode} | ${(s.stateBytes / 1000).toFixed(1)} KB | ${(s.logBytes / 1000).toFixed(0)} KB | Loom ${loomState} KB | ${loomLog} KB`);
+        rows.push(
+          `${turns} | ${mode} | ${(s.stateBytes / 1000).toFixed(1)} KB | ${(s.logBytes / 1000).toFixed(0)} KB | Loom ${loomState} KB | ${loomLog} KB`,
+        );
         // Goal (issue 9): state no larger than Loom's; the log is reported beside it (npm run bench).
         expect(s.stateBytes / 1000).toBeLessThan(loomState);
         expect(s.logBytes / 1000).toBeLessThan(loomLog);
@@ -41,7 +61,9 @@ describe("ADR 0140 measured, on loomwork", () => {
     }
     console.log(["turns | claim-check | state | log | Loom state | Loom log", ...rows].join("\n"));
     const off = results["200 off"]!.stateBytes;
-    console.log(`state reduction at 200 turns: ${(off / results["200 on"]!.stateBytes).toFixed(1)}x with the preview (Loom 4.2x), ${(off / results["200 on, preview: false"]!.stateBytes).toFixed(1)}x without (Loom 7.0x)`);
+    console.log(
+      `state reduction at 200 turns: ${(off / results["200 on"]!.stateBytes).toFixed(1)}x with the preview (Loom 4.2x), ${(off / results["200 on, preview: false"]!.stateBytes).toFixed(1)}x without (Loom 7.0x)`,
+    );
     expect(off / results["200 on"]!.stateBytes).toBeGreaterThan(3);
     expect(results["200 on"]!.stateBytes).toBeLessThan(4.5 * results["50 on"]!.stateBytes);
   });

@@ -18,13 +18,19 @@ describe("sentinelClaimCheck", () => {
     const machine = setup({ actors: { crawl: effectActor(), lookup: effectActor() } }).createMachine({
       id: "flow",
       initial: "a",
-      states: { a: { invoke: { src: "crawl", id: "crawl", onDone: "b" } }, b: { invoke: { src: "lookup", id: "lookup", onDone: "c" } }, c: { type: "final" } },
+      states: {
+        a: { invoke: { src: "crawl", id: "crawl", onDone: "b" } },
+        b: { invoke: { src: "lookup", id: "lookup", onDone: "c" } },
+        c: { type: "final" },
+      },
     });
-    const app = createApp(defineConfig({
-      stores,
-      effects: { crawl: createTaskEffect(async () => dump), lookup: createToolEffect(async () => dump) },
-      execution: { effectMiddleware: [sentinelClaimCheck({ store: stores.content })] },
-    }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: { crawl: createTaskEffect(async () => dump), lookup: createToolEffect(async () => dump) },
+        execution: { effectMiddleware: [sentinelClaimCheck({ store: stores.content })] },
+      }),
+    );
     await app.start(machine, { executionId: "f" });
     await app.result("f");
     const [crawl, lookup] = (await app.log("f")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.output);

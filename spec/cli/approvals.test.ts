@@ -4,7 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fsStores, type FsStores } from "../../adapters/fs/index.js";
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, scriptedModel, type App, type JournaledActor } from "../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  scriptedModel,
+  type App,
+  type JournaledActor,
+} from "../../index.js";
 import { cli } from "./support.js";
 
 let dir: string;
@@ -19,13 +28,24 @@ beforeAll(async () => {
     defineConfig({
       stores,
       effects: {
-        model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "deleteFile", input: { path: "/etc/hosts" } }] }, { text: "Done." }])),
-        deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), { needsApproval: true }),
+        model: createLlmEffect(
+          scriptedModel([
+            { toolCalls: [{ toolName: "deleteFile", input: { path: "/etc/hosts" } }] },
+            { text: "Done." },
+          ]),
+        ),
+        deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), {
+          needsApproval: true,
+        }),
       },
     }),
   );
-  actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), { executionId: "ops-1", input: { prompt: "clean up" } });
-  for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++) await new Promise((r) => setTimeout(r, 5));
+  actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), {
+    executionId: "ops-1",
+    input: { prompt: "clean up" },
+  });
+  for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++)
+    await new Promise((r) => setTimeout(r, 5));
 });
 
 afterAll(async () => {

@@ -39,12 +39,17 @@ const SEND = ["send", "research-unfinished", '{"type":"USER_MESSAGE","text":"the
 
 describe("the CLI checks whose socket it is before it speaks", () => {
   it.runIf(process.getuid?.() === 0)("a socket another user bound is refused, and told nothing", async () => {
-    const { server, received } = await impostor((line) => `${JSON.stringify({ id: JSON.parse(line).id, ok: true, status: "active" })}\n`);
+    const { server, received } = await impostor(
+      (line) => `${JSON.stringify({ id: JSON.parse(line).id, ok: true, status: "active" })}\n`,
+    );
     running = server;
     await chown(controlSocketPath(journal.dir), 65534, 65534);
     const sent = await cli([...SEND, journal.dir, "--json"]);
     expect(sent.code).toBe(1);
-    expect(JSON.parse(sent.stderr).error).toMatchObject({ code: "LOOM_CONTROL_SOCKET", message: expect.stringContaining("owned by uid 65534") });
+    expect(JSON.parse(sent.stderr).error).toMatchObject({
+      code: "LOOM_CONTROL_SOCKET",
+      message: expect.stringContaining("owned by uid 65534"),
+    });
     expect(sent.stdout).toBe("");
     expect(received).toEqual([]);
   });
@@ -54,7 +59,10 @@ describe("the CLI validates every reply", () => {
   it.each([
     ["a line that is not JSON", () => "garbage\n"],
     ["JSON that is not a reply", () => "[1,2,3]\n"],
-    ["a result without a status", (line: string) => `${JSON.stringify({ id: JSON.parse(line).id, ok: true, status: 7 })}\n`],
+    [
+      "a result without a status",
+      (line: string) => `${JSON.stringify({ id: JSON.parse(line).id, ok: true, status: 7 })}\n`,
+    ],
     ["an error that is not one", (line: string) => `${JSON.stringify({ id: JSON.parse(line).id, error: "no" })}\n`],
     ["a line that never ends", () => "x".repeat(MAX_CONTROL_LINE_BYTES + 1)],
   ])("%s: a typed error, no stack trace", async (_label, reply) => {

@@ -5,7 +5,13 @@ import { createApp, createToolEffect, defineConfig } from "../../index.js";
 import { gate } from "./operateMachines.js";
 
 const stores = await fsStores({ dir: process.env.LOOMWORK_DIR! });
-const app = createApp(defineConfig({ stores, logics: [gate], effects: { work: createToolEffect(async ({ text }: { text: string }) => `worked on ${text}`) } }));
+const app = createApp(
+  defineConfig({
+    stores,
+    logics: [gate],
+    effects: { work: createToolEffect(async ({ text }: { text: string }) => `worked on ${text}`) },
+  }),
+);
 await serveControl(app, { dir: stores.dir });
 for (const executionId of ["gate-1", "gate-2"]) await app.start(gate, { executionId, input: {} });
 process.stdout.write("ready\n");

@@ -39,7 +39,14 @@ describe("not found exits 3", () => {
     const { code, stdout, stderr } = await cli(["log", "nope", "--dir", journal.dir, "--json"]);
     expect(code).toBe(3);
     expect(stdout).toBe("");
-    expect(JSON.parse(stderr)).toEqual({ error: { exitCode: 3, code: "LOOM_CLI_NOT_FOUND", message: `no execution "nope" in ${journal.dir}`, hint: "Run `loomwork ls` to list the executions." } });
+    expect(JSON.parse(stderr)).toEqual({
+      error: {
+        exitCode: 3,
+        code: "LOOM_CLI_NOT_FOUND",
+        message: `no execution "nope" in ${journal.dir}`,
+        hint: "Run `loomwork ls` to list the executions.",
+      },
+    });
   });
 
   it("refuses a directory that does not exist, or is not a journal, without creating anything", async () => {
@@ -68,7 +75,9 @@ describe("a corrupt journal exits 4", () => {
     const log = await cli(["log", "research-done", "--dir", copy]);
     expect(log.code).toBe(4);
     expect(log.stdout).toBe("");
-    expect(log.stderr).toMatch(/^loomwork log: corrupt journal: .*executions\/x[0-9a-f]+\/log is damaged at byte offset \d+ \(checksum mismatch\)\n/);
+    expect(log.stderr).toMatch(
+      /^loomwork log: corrupt journal: .*executions\/x[0-9a-f]+\/log is damaged at byte offset \d+ \(checksum mismatch\)\n/,
+    );
     expect(log.stderr).toContain("Nothing was changed: only bytes past the last durable size are ever cut.");
     // stats measures the other executions and reports the damaged one.
     const stats = await cli(["stats", "--dir", copy]);
@@ -85,12 +94,18 @@ describe("a journal another process has open", () => {
     try {
       const ls = await cli(["ls", "--dir", journal.dir, "--json"]);
       expect(ls.code, ls.stderr).toBe(0);
-      expect(JSON.parse(ls.stdout).map((e: { executionId: string }) => e.executionId).sort()).toEqual(["bulk-export", "research-done", "research-unfinished"]);
+      expect(
+        JSON.parse(ls.stdout)
+          .map((e: { executionId: string }) => e.executionId)
+          .sort(),
+      ).toEqual(["bulk-export", "research-done", "research-unfinished"]);
       expect((await cli(["log", "research-done", "--dir", journal.dir])).code).toBe(0);
       expect((await cli(["stats", "--dir", journal.dir, "--json"])).code).toBe(0);
       const { code, stderr } = await cli(["sweep", "--dir", journal.dir]);
       expect(code).toBe(5);
-      expect(stderr).toContain(`loomwork sweep: the journal ${journal.dir} is locked by another process (pid ${process.pid} on `);
+      expect(stderr).toContain(
+        `loomwork sweep: the journal ${journal.dir} is locked by another process (pid ${process.pid} on `,
+      );
       expect(stderr).toContain("ls, log, stats and inspect work beside it");
       const json = await cli(["export", "user-42", "--dir", journal.dir, "--json"]);
       expect(json.code).toBe(5);

@@ -63,7 +63,16 @@ describe("the CLI escapes control characters in everything it prints from a jour
 
   it("ls, log, stats and approvals, as text and as JSON", async () => {
     await app.result(ID);
-    for (const args of [["ls"], ["log", ID], ["log", ID, "--full"], ["stats"], ["approvals"], ["ls", "--json"], ["log", ID, "--json"], ["log", `nope${HOSTILE}`]]) {
+    for (const args of [
+      ["ls"],
+      ["log", ID],
+      ["log", ID, "--full"],
+      ["stats"],
+      ["approvals"],
+      ["ls", "--json"],
+      ["log", ID, "--json"],
+      ["log", `nope${HOSTILE}`],
+    ]) {
       const result = await cli([...args, "--dir", dir]);
       clean(result, args.join(" "));
     }

@@ -15,7 +15,10 @@ import { cli } from "./support.js";
 const { tempDir, removeTempDirs } = tempDirs("cli-events");
 afterAll(removeTempDirs);
 
-const ASK = [{ toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] }, { text: "Done." }];
+const ASK = [
+  { toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] },
+  { text: "Done." },
+];
 
 /** The gated agent on an fs journal, serving its control socket, with "ops" started and its model in flight. */
 async function serving() {
@@ -45,9 +48,17 @@ describe("events through the control socket", () => {
     const client = (await connectControl(app.dir))!;
     try {
       for (const event of [FORGED_DONE, { type: "loom.step.completed" }, { type: "@xstate.event" }]) {
-        await expect(client.request({ op: "send", executionId: "ops", event }), event.type).rejects.toMatchObject({ remote: { name: "ReservedEventError", code: ERROR_CODES.reservedEvent } });
+        await expect(client.request({ op: "send", executionId: "ops", event }), event.type).rejects.toMatchObject({
+          remote: { name: "ReservedEventError", code: ERROR_CODES.reservedEvent },
+        });
       }
-      await expect(client.request({ op: "send", executionId: "ops", event: { type: "TOOL_APPROVAL", toolCallId: 42, approved: true } })).rejects.toMatchObject({
+      await expect(
+        client.request({
+          op: "send",
+          executionId: "ops",
+          event: { type: "TOOL_APPROVAL", toolCallId: 42, approved: true },
+        }),
+      ).rejects.toMatchObject({
         remote: { name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed },
       });
       expect(app.actor.getSnapshot().value).toBe("thinking");
@@ -66,9 +77,14 @@ describe("events through the control socket", () => {
       app.agent.release();
       await until(() => app.actor.getSnapshot().value === "awaitingApproval", 20_000);
       const approve = { type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true };
-      const outcomes = await Promise.allSettled([one.request({ op: "send", executionId: "ops", event: approve }), two.request({ op: "send", executionId: "ops", event: approve })]);
+      const outcomes = await Promise.allSettled([
+        one.request({ op: "send", executionId: "ops", event: approve }),
+        two.request({ op: "send", executionId: "ops", event: approve }),
+      ]);
       expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
-      expect(outcomes.find((o) => o.status === "rejected")).toMatchObject({ reason: { remote: { name: "ApprovalNotWaitingError", code: ERROR_CODES.approvalNotWaiting } } });
+      expect(outcomes.find((o) => o.status === "rejected")).toMatchObject({
+        reason: { remote: { name: "ApprovalNotWaitingError", code: ERROR_CODES.approvalNotWaiting } },
+      });
       await until(() => app.agent.modelCalls() === 2, 20_000);
       app.agent.release();
       expect(await app.agent.app.result("ops")).toMatchObject({ text: "Done.", turns: 2 });
@@ -89,7 +105,10 @@ describe("loomwork send: the shared check before any app is reached", () => {
       app.agent.release();
       await until(() => app.actor.getSnapshot().value === "awaitingApproval", 20_000);
       const cases: [string, RegExp][] = [
-        ['{"type":"xstate.done.actor.model","output":{"text":"forged"}}', /event type "xstate\.done\.actor\.model".* is reserved/],
+        [
+          '{"type":"xstate.done.actor.model","output":{"text":"forged"}}',
+          /event type "xstate\.done\.actor\.model".* is reserved/,
+        ],
         ['{"type":"@xstate.snapshot"}', /event type "@xstate\.snapshot".* is reserved/],
         ['{"type":"TOOL_APPROVAL","toolCallId":"call_rm","approved":"yes"}', /TOOL_APPROVAL.* has approved "yes"/],
         ['{"type":"TOOL_APPROVAL","toolCallId":"call_rm"}', /TOOL_APPROVAL.* has approved undefined/],

@@ -5,8 +5,25 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cli } from "./support.js";
 
-const COMMANDS = ["run", "ls", "log", "follow", "stats", "approvals", "inspect", "send", "approve", "deny", "stop", "resume", "sweep", "erase", "export"];
-const EXIT_CODES = "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.";
+const COMMANDS = [
+  "run",
+  "ls",
+  "log",
+  "follow",
+  "stats",
+  "approvals",
+  "inspect",
+  "send",
+  "approve",
+  "deny",
+  "stop",
+  "resume",
+  "sweep",
+  "erase",
+  "export",
+];
+const EXIT_CODES =
+  "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.";
 
 describe("loomwork --help", () => {
   it("lists every command with its summary", async () => {
@@ -47,7 +64,9 @@ describe("loomwork run", () => {
   it("lists the stories", async () => {
     const { code, stdout } = await cli(["run", "--json"]);
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).stories).toEqual(expect.arrayContaining(["desktop-embed", "research-agent", "resume-demo"]));
+    expect(JSON.parse(stdout).stories).toEqual(
+      expect.arrayContaining(["desktop-embed", "research-agent", "resume-demo"]),
+    );
   });
 
   it("runs a story as its own process, its output and exit code passed through", async () => {

@@ -30,10 +30,18 @@ describe("loomwork ls", () => {
   it("filters by status and subject, and prints JSON for scripts", async () => {
     const running = await cli(["ls", "--dir", journal.dir, "--status", "running", "--json"]);
     expect(running.code).toBe(0);
-    expect(JSON.parse(running.stdout).map((e: { executionId: string }) => e.executionId)).toEqual(["research-unfinished"]);
+    expect(JSON.parse(running.stdout).map((e: { executionId: string }) => e.executionId)).toEqual([
+      "research-unfinished",
+    ]);
     const subject = JSON.parse((await cli(["ls", "--dir", journal.dir, "--subject", "user-42", "--json"])).stdout);
     expect(subject).toHaveLength(1);
-    expect(subject[0]).toMatchObject({ executionId: "research-done", subject: "user-42", status: "done", head: 29, logicId: "researcher" });
+    expect(subject[0]).toMatchObject({
+      executionId: "research-done",
+      subject: "user-42",
+      status: "done",
+      head: 29,
+      logicId: "researcher",
+    });
     expect(subject[0].diskBytes).toBeGreaterThan(0);
   });
 
@@ -49,7 +57,11 @@ describe("loomwork ls", () => {
       await stores.close();
       const { code, stdout } = await cli(["ls", "--dir", dir, "--json"]);
       expect(code).toBe(0);
-      expect(JSON.parse(stdout).map((e: { executionId: string }) => e.executionId)).toEqual(["chat-1", "chat-2", "chat-10"]);
+      expect(JSON.parse(stdout).map((e: { executionId: string }) => e.executionId)).toEqual([
+        "chat-1",
+        "chat-2",
+        "chat-10",
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -82,8 +94,16 @@ describe("loomwork log", () => {
     try {
       const stores = await fsStores({ dir });
       const app = createApp(defineConfig({ stores, effects: {}, security: { crypto: { keys: stores.keys } } }));
-      const machine = createMachine({ id: "secret", initial: "waiting", states: { waiting: { on: { NOTE: "done" } }, done: { type: "final" } } });
-      const actor = await app.start(machine, { executionId: "sealed-1", subject: "user-9", input: { diagnosis: "confidential words" } });
+      const machine = createMachine({
+        id: "secret",
+        initial: "waiting",
+        states: { waiting: { on: { NOTE: "done" } }, done: { type: "final" } },
+      });
+      const actor = await app.start(machine, {
+        executionId: "sealed-1",
+        subject: "user-9",
+        input: { diagnosis: "confidential words" },
+      });
       await actor.sendAsync({ type: "NOTE", text: "more confidential words" });
       await app.result("sealed-1");
       await app.close();
@@ -98,7 +118,10 @@ describe("loomwork log", () => {
       expect(opened.stdout).toContain("more confidential words");
       expect(opened.stdout).not.toContain("sealed payload");
       const json = JSON.parse((await cli(["log", "sealed-1", "--decrypt", "--json", "--dir", dir])).stdout);
-      expect(json.records[0]).toMatchObject({ type: "loom.execution.started", input: { diagnosis: "confidential words" } });
+      expect(json.records[0]).toMatchObject({
+        type: "loom.execution.started",
+        input: { diagnosis: "confidential words" },
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -106,15 +129,21 @@ describe("loomwork log", () => {
 
   it("shows a claim-check envelope as a ref with its digest", async () => {
     const { stdout } = await cli(["log", "bulk-export", "--dir", journal.dir]);
-    expect(stdout).toMatch(/✓ turn:0:tool:0 +exportRows +⧉ ref sha256:9f86d081884c…0a08 \(18\.0 KiB\) digest \{"preview":/);
+    expect(stdout).toMatch(
+      /✓ turn:0:tool:0 +exportRows +⧉ ref sha256:9f86d081884c…0a08 \(18\.0 KiB\) digest \{"preview":/,
+    );
     const full = await cli(["log", "bulk-export", "--dir", journal.dir, "--full"]);
-    expect(full.stdout).toContain("⧉ ref sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 (18.0 KiB)");
+    expect(full.stdout).toContain(
+      "⧉ ref sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 (18.0 KiB)",
+    );
   });
 
   it("marks an unfinished execution", async () => {
     const { code, stdout } = await cli(["log", "research-unfinished", "--dir", journal.dir]);
     expect(code).toBe(0);
-    expect(stdout).toContain('⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("research-unfinished")');
+    expect(stdout).toContain(
+      '⋯ unfinished: what was in flight has no outcome yet; it runs when an app calls app.resume("research-unfinished")',
+    );
   });
 
   it("prints the records as app.log reads them with --json", async () => {
@@ -124,7 +153,10 @@ describe("loomwork log", () => {
     try {
       // Schema 3 stores a transition without `from` (stores/recordFormat.ts): printed whole, as app.log returns it.
       expect(printed.records).toEqual(expandRecords(await stores.events.read("research-done")));
-      expect(printed.records.find((r: StoredRecord) => r.type === "loom.transition" && r.from !== null)).toMatchObject({ from: expect.any(String), event: expect.any(String) });
+      expect(printed.records.find((r: StoredRecord) => r.type === "loom.transition" && r.from !== null)).toMatchObject({
+        from: expect.any(String),
+        event: expect.any(String),
+      });
       expect(printed.execution).toEqual(await stores.events.getExecution("research-done"));
     } finally {
       await stores.close();
@@ -133,6 +165,8 @@ describe("loomwork log", () => {
 
   it("colours only when asked to off a TTY (FORCE_COLOR), and --no-color wins", async () => {
     expect((await cli(["log", "research-done", "--dir", journal.dir], { FORCE_COLOR: "1" })).stdout).toMatch(ANSI);
-    expect((await cli(["log", "research-done", "--dir", journal.dir, "--no-color"], { FORCE_COLOR: "1" })).stdout).not.toMatch(ANSI);
+    expect(
+      (await cli(["log", "research-done", "--dir", journal.dir, "--no-color"], { FORCE_COLOR: "1" })).stdout,
+    ).not.toMatch(ANSI);
   });
 });

@@ -28,7 +28,14 @@ describe("loomwork export, erase, sweep", () => {
 
   it("refuses -o into a folder that does not exist before exporting (3), with the folder named", async () => {
     const missing = join(journal.dir, "..", `no-such-folder-${process.pid}`);
-    const { code, stdout, stderr } = await cli(["export", "user-42", "-o", join(missing, "out.json"), "--dir", journal.dir]);
+    const { code, stdout, stderr } = await cli([
+      "export",
+      "user-42",
+      "-o",
+      join(missing, "out.json"),
+      "--dir",
+      journal.dir,
+    ]);
     expect(code).toBe(3);
     expect(stdout).toBe("");
     expect(stderr).toContain(`the folder ${missing} does not exist`);
@@ -54,8 +61,15 @@ describe("loomwork export, erase, sweep", () => {
     expect(unconfirmed.stderr).toContain('erase cannot be undone: pass --yes to erase subject "user-42"');
     const dry = await cli(["erase", "user-42", "--dry-run", "--json", "--dir", journal.dir]);
     expect(dry.code).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, subject: "user-42", executions: [{ executionId: "research-done", status: "done", records: 29 }], key: "none" });
-    expect(JSON.parse((await cli(["ls", "--subject", "user-42", "--json", "--dir", journal.dir])).stdout)).toHaveLength(1);
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      dryRun: true,
+      subject: "user-42",
+      executions: [{ executionId: "research-done", status: "done", records: 29 }],
+      key: "none",
+    });
+    expect(JSON.parse((await cli(["ls", "--subject", "user-42", "--json", "--dir", journal.dir])).stdout)).toHaveLength(
+      1,
+    );
     const erased = await cli(["erase", "user-42", "--yes", "--dir", journal.dir]);
     expect(erased.code).toBe(0);
     expect(erased.stdout).toMatch(/^erased subject user-42 \(loom\.erase:user-42:\d+\): 1 executions, key destroyed;/m);

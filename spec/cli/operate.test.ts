@@ -6,7 +6,15 @@ import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deltaSinkOf } from "../../actors/agents/deltas.js";
 import { fsStores, serveControl, type ControlServer, type FsStores } from "../../adapters/fs/index.js";
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, type App, type Model } from "../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  type App,
+  type Model,
+} from "../../index.js";
 import { tempDirs } from "../support/tempDirs.js";
 import { gate } from "./operateMachines.js";
 import { cli, spawnCli } from "./support.js";
@@ -24,7 +32,8 @@ const deleter: Model = {
   id: "deleter",
   async generate(request, ctx) {
     const last = request.messages.at(-1) as { role?: string; content?: unknown } | undefined;
-    if (/:0:model$/.test(ctx.stepId) || last?.role === "user") return { toolCalls: [{ toolName: "deleteFile", input: { path: "/etc/hosts" } }] };
+    if (/:0:model$/.test(ctx.stepId) || last?.role === "user")
+      return { toolCalls: [{ toolName: "deleteFile", input: { path: "/etc/hosts" } }] };
     return { text: `tool said ${JSON.stringify(last?.content)}` };
   },
 };
@@ -52,7 +61,9 @@ describe("through the running app's control socket", () => {
     dir = await tempDir("app");
     // An execution left unfinished by an app that quit: the serving app does not run it until told to.
     const first = await fsStores({ dir });
-    const before = createApp(defineConfig({ stores: first, effects: { work: createToolEffect(async () => "unused") } }));
+    const before = createApp(
+      defineConfig({ stores: first, effects: { work: createToolEffect(async () => "unused") } }),
+    );
     await before.start(gate, { executionId: "gate-left", input: {} });
     await before.close();
     await first.close();
@@ -65,7 +76,9 @@ describe("through the running app's control socket", () => {
           work: createToolEffect(async ({ text }: { text: string }) => `worked on ${text}`),
           model: createLlmEffect(deleter),
           stream: createLlmEffect(streaming),
-          deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), { needsApproval: true }),
+          deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), {
+            needsApproval: true,
+          }),
         },
       }),
     );
@@ -89,7 +102,10 @@ describe("through the running app's control socket", () => {
     // It ended: a second send is refused, and says why.
     const again = await cli(["send", "gate-1", '{"type":"GO","text":"x"}', "--dir", dir, "--json"]);
     expect(again.code).toBe(1);
-    expect(JSON.parse(again.stderr).error).toMatchObject({ code: "LOOM_CLI_ENDED", message: 'execution "gate-1" already ended (done)' });
+    expect(JSON.parse(again.stderr).error).toMatchObject({
+      code: "LOOM_CLI_ENDED",
+      message: 'execution "gate-1" already ended (done)',
+    });
   });
 
   it("send refuses bad JSON (2) and an unknown execution (3), before reaching the app", async () => {
@@ -109,7 +125,9 @@ describe("through the running app's control socket", () => {
   it("approve runs the parked tool; deny tells the model why; an id that waits for nothing is not found (3)", async () => {
     const approved = await app.start(ops, { executionId: "ops-yes", input: { prompt: "clean up" } });
     const denied = await app.start(ops, { executionId: "ops-no", input: { prompt: "clean up" } });
-    await settle(() => approved.getSnapshot().value === "awaitingApproval" && denied.getSnapshot().value === "awaitingApproval");
+    await settle(
+      () => approved.getSnapshot().value === "awaitingApproval" && denied.getSnapshot().value === "awaitingApproval",
+    );
     const [yes] = JSON.parse((await cli(["approvals", "ops-yes", "--dir", dir, "--json"])).stdout);
     const [no] = JSON.parse((await cli(["approvals", "ops-no", "--dir", dir, "--json"])).stdout);
     const wrong = await cli(["approve", "ops-yes", "call_nope", "--dir", dir]);
@@ -166,8 +184,14 @@ describe("through the running app's control socket", () => {
     expect(await following.exited).toBe(0);
     // Each line is a record or a stream part (the app's stream of the execution may say it ended before the
     // tail reads the end record); the records come whole, in order, every seq once.
-    const lines = following.stdout.trim().split("\n").map((l) => JSON.parse(l) as { record?: { seq: number; type: string }; delta?: unknown });
-    for (const l of lines) expect(Object.keys(l).length === 1 && (l.record !== undefined || l.delta !== undefined), JSON.stringify(l)).toBe(true);
+    const lines = following.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { record?: { seq: number; type: string }; delta?: unknown });
+    for (const l of lines)
+      expect(Object.keys(l).length === 1 && (l.record !== undefined || l.delta !== undefined), JSON.stringify(l)).toBe(
+        true,
+      );
     const records = lines.flatMap((l) => (l.record ? [l.record] : []));
     expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
     expect(records.map((r) => r.type)).toContain("loom.event.received");
@@ -187,7 +211,11 @@ describe("an app holds the journal and serves no control socket", () => {
     const app = createApp(defineConfig({ stores, effects: { work: createToolEffect(async () => "w") } }));
     try {
       const actor = await app.start(gate, { executionId: "gate-1", input: {} });
-      for (const args of [["send", "gate-1", '{"type":"GO","text":"x"}'], ["stop", "gate-1"], ["resume", "gate-1"]]) {
+      for (const args of [
+        ["send", "gate-1", '{"type":"GO","text":"x"}'],
+        ["stop", "gate-1"],
+        ["resume", "gate-1"],
+      ]) {
         const { code, stderr } = await cli([...args, "--dir", dir, "--json"]);
         expect(code).toBe(5);
         const { error } = JSON.parse(stderr);
@@ -224,17 +252,36 @@ describe("no app holds the journal", () => {
     const resumed = await cli(["resume", "gate-1", "--dir", dir, "--json"]);
     expect(resumed.code).toBe(1);
     expect(JSON.parse(resumed.stderr).error.code).toBe("LOOM_CLI_NO_APP");
-    const sent = await cli(["send", "gate-1", '{"type":"GO","text":"offline"}', "--dir", dir, "--logic", "spec/cli/operateMachines.ts", "--json"]);
+    const sent = await cli([
+      "send",
+      "gate-1",
+      '{"type":"GO","text":"offline"}',
+      "--dir",
+      dir,
+      "--logic",
+      "spec/cli/operateMachines.ts",
+      "--json",
+    ]);
     expect(sent.stderr).toBe("");
     expect(sent.code).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ via: "journal", status: "active", value: "working" });
 
     stores = await fsStores({ dir });
     const worked: string[] = [];
-    app = createApp(defineConfig({ stores, logics: [gate], effects: { work: createToolEffect(async ({ text }: { text: string }) => (worked.push(text), `worked on ${text}`)) } }));
+    app = createApp(
+      defineConfig({
+        stores,
+        logics: [gate],
+        effects: {
+          work: createToolEffect(async ({ text }: { text: string }) => (worked.push(text), `worked on ${text}`)),
+        },
+      }),
+    );
     try {
       const log = await stores.events.read("gate-1");
-      expect(log.filter((r) => r.type === "loom.event.received")).toMatchObject([{ event: { type: "GO", text: "offline" } }]);
+      expect(log.filter((r) => r.type === "loom.event.received")).toMatchObject([
+        { event: { type: "GO", text: "offline" } },
+      ]);
       expect(log.some((r) => r.type === "loom.step.completed")).toBe(false);
       await app.resume("gate-1");
       expect(await app.result("gate-1")).toEqual({ text: "offline", worked: "worked on offline" });
@@ -259,7 +306,11 @@ describe("no app holds the journal", () => {
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout).toContain("stopped gate-1 in the journal (no app held it");
     stores = await fsStores({ dir, readOnly: true });
-    expect((await stores.events.read("gate-1")).at(-1)).toMatchObject({ type: "loom.execution.ended", status: "stopped", error: { message: "stopped by loomwork stop" } });
+    expect((await stores.events.read("gate-1")).at(-1)).toMatchObject({
+      type: "loom.execution.ended",
+      status: "stopped",
+      error: { message: "stopped by loomwork stop" },
+    });
     await stores.close();
   });
 });
@@ -278,7 +329,10 @@ describe("--help", () => {
 describe("the app that served the control socket is killed (SIGKILL)", () => {
   it("its dead socket and lock are no app: the CLI journals the command itself with --logic", async () => {
     const dir = await tempDir("killed");
-    const child = spawn(process.execPath, ["--import", "tsx", "spec/cli/controlledApp.ts"], { env: { ...process.env, LOOMWORK_DIR: dir }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "spec/cli/controlledApp.ts"], {
+      env: { ...process.env, LOOMWORK_DIR: dir },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => chunk.includes("ready") && resolve());
       child.once("exit", (code) => reject(new Error(`the app exited (${code}) before it was ready`)));
@@ -290,15 +344,28 @@ describe("the app that served the control socket is killed (SIGKILL)", () => {
     child.kill("SIGKILL");
     await exited;
     expect(await readdir(dir)).toContain("loomwork.sock"); // left behind by the killed app
-    const offline = await cli(["send", "gate-2", '{"type":"GO","text":"after the crash"}', "--dir", dir, "--logic", "spec/cli/operateMachines.ts", "--json"]);
+    const offline = await cli([
+      "send",
+      "gate-2",
+      '{"type":"GO","text":"after the crash"}',
+      "--dir",
+      dir,
+      "--logic",
+      "spec/cli/operateMachines.ts",
+      "--json",
+    ]);
     expect(offline.stderr).toBe("");
     expect(offline.code).toBe(0);
     expect(JSON.parse(offline.stdout)).toMatchObject({ via: "journal", value: "working" });
     const stores = await fsStores({ dir, readOnly: true });
     try {
       // The app journaled the event before the CLI was told so (what its step did next may have died with it).
-      expect((await stores.events.read("gate-1")).filter((r) => r.type === "loom.event.received")).toMatchObject([{ event: { text: "live" } }]);
-      expect((await stores.events.read("gate-2")).filter((r) => r.type === "loom.event.received")).toMatchObject([{ event: { text: "after the crash" } }]);
+      expect((await stores.events.read("gate-1")).filter((r) => r.type === "loom.event.received")).toMatchObject([
+        { event: { text: "live" } },
+      ]);
+      expect((await stores.events.read("gate-2")).filter((r) => r.type === "loom.event.received")).toMatchObject([
+        { event: { text: "after the crash" } },
+      ]);
     } finally {
       await stores.close();
     }

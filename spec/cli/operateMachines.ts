@@ -4,7 +4,11 @@ import { effectActor } from "../../machines/helpers/effectActor.js";
 
 /** Waits for GO { text }, then runs its one step `work` and ends with the text and the step's output. */
 export const gate = setup({
-  types: {} as { context: { text: string; worked: string }; events: { type: "GO"; text: string }; output: { text: string; worked: string } },
+  types: {} as {
+    context: { text: string; worked: string };
+    events: { type: "GO"; text: string };
+    output: { text: string; worked: string };
+  },
   actors: { work: effectActor<{ text: string }, string>() },
 }).createMachine({
   id: "gate",
@@ -13,7 +17,12 @@ export const gate = setup({
   states: {
     waiting: { on: { GO: { target: "working", actions: assign({ text: ({ event }) => event.text }) } } },
     working: {
-      invoke: { src: "work", id: "work", input: ({ context }) => ({ text: context.text }), onDone: { target: "done", actions: assign({ worked: ({ event }) => event.output }) } },
+      invoke: {
+        src: "work",
+        id: "work",
+        input: ({ context }) => ({ text: context.text }),
+        onDone: { target: "done", actions: assign({ worked: ({ event }) => event.output }) },
+      },
     },
     done: { type: "final" },
   },

@@ -21,8 +21,12 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<C
   delete base.FORCE_COLOR;
   delete base.NO_COLOR;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { encoding: "utf8", env: { ...base, ...env } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "cli/main.ts", ...args],
+      { encoding: "utf8", env: { ...base, ...env } },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -56,7 +60,11 @@ export async function makeJournal(): Promise<Journal> {
   };
   const app = createApp(defineConfig({ stores, effects, logics: [researchAgent, bulk] }));
   try {
-    await app.start(researchAgent, { executionId: "research-done", subject: "user-42", input: { prompt: RESEARCH_QUESTION } });
+    await app.start(researchAgent, {
+      executionId: "research-done",
+      subject: "user-42",
+      input: { prompt: RESEARCH_QUESTION },
+    });
     await app.result("research-done");
     const researchStateBytes = (await app.stats("research-done")).stateBytes;
     const bulkApp = createApp(
@@ -64,7 +72,17 @@ export async function makeJournal(): Promise<Journal> {
         stores,
         effects: {
           ...effects,
-          model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "exportRows", input: {} }, { toolName: "dumpRows", input: {} }] }, { text: "Exported." }])),
+          model: createLlmEffect(
+            scriptedModel([
+              {
+                toolCalls: [
+                  { toolName: "exportRows", input: {} },
+                  { toolName: "dumpRows", input: {} },
+                ],
+              },
+              { text: "Exported." },
+            ]),
+          ),
         },
       }),
     );
@@ -73,7 +91,9 @@ export async function makeJournal(): Promise<Journal> {
     await bulkApp.close();
     // Quit mid-run: the app closes while the second model call is in flight.
     const slow = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 400, toolMs: 1 }) }));
-    const firstTurn = new Promise<void>((resolve) => slow.on("append", ({ records }) => records.some((r) => r.from === "acting" && r.to === "thinking") && resolve()));
+    const firstTurn = new Promise<void>((resolve) =>
+      slow.on("append", ({ records }) => records.some((r) => r.from === "acting" && r.to === "thinking") && resolve()),
+    );
     await slow.start(researchAgent, { executionId: "research-unfinished", input: { prompt: RESEARCH_QUESTION } });
     await firstTurn;
     await slow.close();
@@ -121,14 +141,19 @@ export function spawnCli(args: string[]): RunningCli {
   const base = { ...process.env };
   delete base.FORCE_COLOR;
   delete base.NO_COLOR;
-  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { env: base, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], {
+    env: base,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   let exitCode: number | undefined;
   const exited = new Promise<number>((resolve) =>
-    child.on("exit", (code, signal) => resolve((exitCode = code ?? 128 + (signal === "SIGINT" ? 2 : signal === "SIGKILL" ? 9 : 15)))),
+    child.on("exit", (code, signal) =>
+      resolve((exitCode = code ?? 128 + (signal === "SIGINT" ? 2 : signal === "SIGKILL" ? 9 : 15))),
+    ),
   );
   return {
     get stdout() {
@@ -141,8 +166,14 @@ export function spawnCli(args: string[]): RunningCli {
       const deadline = Date.now() + timeoutMs;
       const seen = () => (typeof text === "string" ? stdout.includes(text) : text.test(stdout));
       while (!seen()) {
-        if (exitCode !== undefined) throw new Error(`loomwork ${args[0]} exited (${exitCode}) before printing ${String(text)}; stdout:\n${stdout}\nstderr:\n${stderr}`);
-        if (Date.now() > deadline) throw new Error(`loomwork ${args[0]}: ${String(text)} not printed after ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        if (exitCode !== undefined)
+          throw new Error(
+            `loomwork ${args[0]} exited (${exitCode}) before printing ${String(text)}; stdout:\n${stdout}\nstderr:\n${stderr}`,
+          );
+        if (Date.now() > deadline)
+          throw new Error(
+            `loomwork ${args[0]}: ${String(text)} not printed after ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },

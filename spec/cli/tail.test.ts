@@ -13,7 +13,12 @@ import { tempDirs } from "../support/tempDirs.js";
 const { tempDir, removeTempDirs } = tempDirs("cli-tail");
 afterAll(removeTempDirs);
 
-const event = (seq: number): StoredRecord => ({ seq, at: 1_000 + seq, type: "loom.event.received", event: { type: "E", n: seq } });
+const event = (seq: number): StoredRecord => ({
+  seq,
+  at: 1_000 + seq,
+  type: "loom.event.received",
+  event: { type: "E", n: seq },
+});
 const started: StoredRecord = { seq: 1, at: 1_000, type: "loom.execution.started", logicId: "l", input: {} };
 const seqs = (records: StoredRecord[]) => records.map((r) => r.seq);
 

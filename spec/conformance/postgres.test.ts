@@ -15,5 +15,11 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-describeStoresConformance("postgresStores", postgresHarness(() => server.url));
-describeAdapterSuites("postgresStores", postgresHarness(() => server.url));
+describeStoresConformance(
+  "postgresStores",
+  postgresHarness(() => server.url),
+);
+describeAdapterSuites(
+  "postgresStores",
+  postgresHarness(() => server.url),
+);

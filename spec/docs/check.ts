@@ -58,7 +58,10 @@ export function typeCheck(blocks: WrittenBlock[]): DocProblem[] {
     moduleDetection: ts.ModuleDetectionKind.Force,
   };
   // electron.d.ts: the subset of Electron's API the desktop blocks use (Electron is not installed here).
-  const program = ts.createProgram([...blocks.map((b) => b.file), join(ROOT, "spec", "docs", "electron.d.ts")], options);
+  const program = ts.createProgram(
+    [...blocks.map((b) => b.file), join(ROOT, "spec", "docs", "electron.d.ts")],
+    options,
+  );
   const byFile = new Map(blocks.map((b) => [resolve(b.file), b]));
   const problems: DocProblem[] = [];
   for (const d of ts.getPreEmitDiagnostics(program)) {
@@ -90,7 +93,8 @@ export interface RunResult {
 export function runBlock(block: WrittenBlock, timeoutMs = 45_000, inDir?: string): Promise<RunResult> {
   const cwd = inDir ?? mkdtempSync(join(tmpdir(), "loomwork-doc-"));
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/KEY|TOKEN|SECRET|^LOOMWORK_|^VITEST|^NODE_OPTIONS$/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/KEY|TOKEN|SECRET|^LOOMWORK_|^VITEST|^NODE_OPTIONS$/.test(k)) env[k] = v;
   const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
   return new Promise((done) => {
     const child = spawn(process.execPath, [tsx, block.file], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -132,7 +136,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   }
   const counts = { run: 0, check: 0, fragment: 0 };
   for (const b of allBlocks(ROOT)) counts[b.mode]++;
-  console.log(`${counts.run} blocks run, ${counts.check} type-checked only, ${counts.fragment} fragments; ${problems.length} type errors`);
+  console.log(
+    `${counts.run} blocks run, ${counts.check} type-checked only, ${counts.fragment} fragments; ${problems.length} type errors`,
+  );
   process.exit(failed ? 1 : 0);
 }
-

@@ -63,7 +63,8 @@ export function extractBlocks(markdown: string, doc: string): DocBlock[] {
         if (bound) Object.assign(block, { mode: "check", reason: `imports ${bound}` });
       }
       const unknown = flags.filter((f) => f !== "fragment" && f !== "check");
-      if (unknown.length > 0) throw new Error(`${doc}:${i + 1}: unknown block marker ${unknown.join(" ")} (use "check" or "fragment")`);
+      if (unknown.length > 0)
+        throw new Error(`${doc}:${i + 1}: unknown block marker ${unknown.join(" ")} (use "check" or "fragment")`);
       blocks.push(block);
     }
     i = end;
@@ -95,7 +96,10 @@ export function allBlocks(root: string): DocBlock[] {
  * checkout's source files, relative to the checkout.
  */
 export function entryPoints(root: string): Map<string, string> {
-  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; exports: Record<string, string | { types?: string }> };
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    name: string;
+    exports: Record<string, string | { types?: string }>;
+  };
   const map = new Map<string, string>();
   for (const [key, target] of Object.entries(manifest.exports)) {
     const types = typeof target === "string" ? target : target.types;
@@ -113,15 +117,18 @@ export function entryPoints(root: string): Map<string, string> {
  * await, no global names shared between blocks).
  */
 export function mapSpecifiers(code: string, entries: Map<string, string>, root: string, fromDir: string): string {
-  const mapped = code.replace(/(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"']+)\2/g, (whole, lead: string, quote: string, spec: string) => {
-    const alias = INSTALLED_AS[spec];
-    if (alias) return `${lead}${quote}${alias}${quote}`;
-    const source = entries.get(spec);
-    if (!source) return whole;
-    let rel = relative(fromDir, join(root, source)).replace(/\\/g, "/").replace(/\.ts$/, ".js");
-    if (!rel.startsWith(".")) rel = `./${rel}`;
-    return `${lead}${quote}${rel}${quote}`;
-  });
+  const mapped = code.replace(
+    /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"']+)\2/g,
+    (whole, lead: string, quote: string, spec: string) => {
+      const alias = INSTALLED_AS[spec];
+      if (alias) return `${lead}${quote}${alias}${quote}`;
+      const source = entries.get(spec);
+      if (!source) return whole;
+      let rel = relative(fromDir, join(root, source)).replace(/\\/g, "/").replace(/\.ts$/, ".js");
+      if (!rel.startsWith(".")) rel = `./${rel}`;
+      return `${lead}${quote}${rel}${quote}`;
+    },
+  );
   return /^\s*(import|export)\b/m.test(mapped) ? mapped : `${mapped}\nexport {};\n`;
 }
 

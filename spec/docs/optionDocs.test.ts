@@ -40,8 +40,17 @@ describe("the check itself", () => {
   const root = mkdtempSync(join(tmpdir(), "loomwork-option-docs-"));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   mkdirSync(join(root, "sub"));
-  writeFileSync(join(root, "package.json"), JSON.stringify({ name: "fixture", exports: { ".": { types: "./dist/index.d.ts" }, "./sub": { types: "./dist/sub/index.d.ts" } } }));
-  writeFileSync(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", types: [] } }));
+  writeFileSync(
+    join(root, "package.json"),
+    JSON.stringify({
+      name: "fixture",
+      exports: { ".": { types: "./dist/index.d.ts" }, "./sub": { types: "./dist/sub/index.d.ts" } },
+    }),
+  );
+  writeFileSync(
+    join(root, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", types: [] } }),
+  );
   writeFileSync(
     join(root, "index.ts"),
     [

@@ -93,7 +93,8 @@ export function optionProperties(root: string = ROOT): OptionProperty[] {
       const type = checker.getDeclaredTypeOfSymbol(target);
       // A union of options (`RedactOption = boolean | {...}`): its object members are the options.
       const parts = type.isUnion() ? type.types : [type];
-      for (const part of parts) if (part.flags & ts.TypeFlags.Object || part.isIntersection()) walk(part, exported.getName(), 0);
+      for (const part of parts)
+        if (part.flags & ts.TypeFlags.Object || part.isIntersection()) walk(part, exported.getName(), 0);
     }
   }
   return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));

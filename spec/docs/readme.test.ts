@@ -33,8 +33,7 @@ function tableRows(text: string): string[][] {
   const rows: string[][] = [];
   for (let i = first + 2; i < lines.length && lines[i]!.startsWith("|"); i++) {
     rows.push(
-      lines[i]!
-        .slice(1, -1)
+      lines[i]!.slice(1, -1)
         .split("|")
         .map((c) => c.trim()),
     );
@@ -48,7 +47,10 @@ function firstCodeWord(cell: string): string | undefined {
 }
 
 /** What a README list misses and what it names that is not there (and names twice): both empty when it agrees. */
-function difference(listed: (string | undefined)[], actual: string[]): { missing: string[]; unknown: (string | undefined)[]; twice: (string | undefined)[] } {
+function difference(
+  listed: (string | undefined)[],
+  actual: string[],
+): { missing: string[]; unknown: (string | undefined)[]; twice: (string | undefined)[] } {
   return {
     missing: actual.filter((name) => !listed.includes(name)),
     unknown: listed.filter((name) => name === undefined || !actual.includes(name)),
@@ -57,7 +59,11 @@ function difference(listed: (string | undefined)[], actual: string[]): { missing
 }
 
 async function tsx(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return execFileP(process.execPath, [TSX, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 });
+  return execFileP(process.execPath, [TSX, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: "1" },
+    timeout: 60_000,
+  });
 }
 
 describe("README.md", () => {
@@ -73,7 +79,10 @@ describe("README.md", () => {
     }
     expect(registered.length).toBeGreaterThan(10);
     const listed = tableRows(section("The CLI")).map(([cell]) => firstCodeWord(cell!));
-    expect(difference(listed, registered), "README.md, The CLI: the table's commands against `loomwork --help`").toEqual({ missing: [], unknown: [], twice: [] });
+    expect(
+      difference(listed, registered),
+      "README.md, The CLI: the table's commands against `loomwork --help`",
+    ).toEqual({ missing: [], unknown: [], twice: [] });
   });
 
   it("has a row in the story table for every story `npm run story` knows, and no other", async () => {
@@ -82,7 +91,11 @@ describe("README.md", () => {
     const known = /^stories: (.*)$/m.exec(stderr)?.[1]?.split(", ");
     expect(known, stderr).toBeDefined();
     const listed = tableRows(section("Stories")).map(([cell]) => firstCodeWord(cell!));
-    expect(difference(listed, known!), "README.md, Stories: the table's stories against `npm run story`").toEqual({ missing: [], unknown: [], twice: [] });
+    expect(difference(listed, known!), "README.md, Stories: the table's stories against `npm run story`").toEqual({
+      missing: [],
+      unknown: [],
+      twice: [],
+    });
   });
 
   // A comparison row whose loomwork cell names a documented feature: "yes" exactly when every piece of
@@ -92,7 +105,9 @@ describe("README.md", () => {
     {
       row: "Multi-host scale-out, task queues, worker fleets",
       evidence: {
-        "docs/scaling.md documents a fleet of workers on PostgreSQL": () => /^# Scaling out: a fleet of workers on PostgreSQL/m.test(read("docs/scaling.md")) && read("docs/scaling.md").includes("createWorker("),
+        "docs/scaling.md documents a fleet of workers on PostgreSQL": () =>
+          /^# Scaling out: a fleet of workers on PostgreSQL/m.test(read("docs/scaling.md")) &&
+          read("docs/scaling.md").includes("createWorker("),
         "package.json exports loomwork/postgres": () => exportsOf.includes("./postgres"),
         "README.md has its fleet section": () => /^## A fleet on your own PostgreSQL$/m.test(README),
       },
@@ -107,20 +122,23 @@ describe("README.md", () => {
     {
       row: "Determinism checked on replay",
       evidence: {
-        "docs/upgrades.md documents NonDeterminismError": () => read("docs/upgrades.md").includes("NonDeterminismError"),
+        "docs/upgrades.md documents NonDeterminismError": () =>
+          read("docs/upgrades.md").includes("NonDeterminismError"),
         "index.ts exports NonDeterminismError": () => /\bNonDeterminismError\b/.test(read("index.ts")),
       },
     },
     {
       row: "Agent loop, compaction, taint fencing built in",
       evidence: {
-        "docs/agents.md documents agentLoop$, compaction and taint": () => ["agentLoop$", "compaction", "taint"].every((w) => read("docs/agents.md").includes(w)),
+        "docs/agents.md documents agentLoop$, compaction and taint": () =>
+          ["agentLoop$", "compaction", "taint"].every((w) => read("docs/agents.md").includes(w)),
       },
     },
     {
       row: "Per-subject encryption and erasure (GDPR)",
       evidence: {
-        "docs/security.md documents eraseSubject and exportSubject": () => ["eraseSubject", "exportSubject"].every((w) => read("docs/security.md").includes(w)),
+        "docs/security.md documents eraseSubject and exportSubject": () =>
+          ["eraseSubject", "exportSubject"].every((w) => read("docs/security.md").includes(w)),
       },
     },
   ];
@@ -133,7 +151,10 @@ describe("README.md", () => {
       const facts = Object.entries(evidence).map(([what, holds]) => `${what}: ${holds() ? "yes" : "no"}`);
       const expected = Object.values(evidence).every((holds) => holds()) ? "yes" : "no";
       const said = /^(yes|no)\b/i.exec(cells![1]!)?.[1]?.toLowerCase();
-      expect(said, `README.md, How it compares, "${row}": the loomwork cell "${cells![1]}" should start with ${expected} (${facts.join("; ")})`).toBe(expected);
+      expect(
+        said,
+        `README.md, How it compares, "${row}": the loomwork cell "${cells![1]}" should start with ${expected} (${facts.join("; ")})`,
+      ).toBe(expected);
     });
   }
 
@@ -143,9 +164,13 @@ describe("README.md", () => {
     const figures = [...measured.matchAll(/\b\d[\d,]*(?:\.\d+)?(?: ?(?:KB|B)\b|x\b)/g)].map((m) => m[0]);
     expect(figures.length).toBeGreaterThan(5);
     // A figure is found as docs/performance.md writes it (3,365 B, 606.6 KB, 116.9x), not as a part of a longer number.
-    const has = (figure: string) => new RegExp(`(?<![\\d.,])${figure.replace(/[.]/g, "\\.")}(?![\\w.])`).test(performance);
+    const has = (figure: string) =>
+      new RegExp(`(?<![\\d.,])${figure.replace(/[.]/g, "\\.")}(?![\\w.])`).test(performance);
     const missing = figures.filter((f) => !has(f));
-    expect(missing, "README.md, Measured: figures docs/performance.md does not have (rerun `npm run bench` or quote its figures)").toEqual([]);
+    expect(
+      missing,
+      "README.md, Measured: figures docs/performance.md does not have (rerun `npm run bench` or quote its figures)",
+    ).toEqual([]);
     const date = /\b(20\d\d-\d\d-\d\d)\b/.exec(measured)?.[1];
     expect(date, "README.md, Measured: the date of the run it quotes").toBeDefined();
   });

@@ -23,8 +23,15 @@ describe("README: an agent in 20 lines", () => {
         .replace("afterBytes: 65_536", "afterBytes: 200");
       expect(code).toContain("afterBytes: 200");
       const file = join(dir, "readme-agent.mts");
-      await writeFile(file, `${code}\nconsole.log("log", JSON.stringify((await app.log("run-1")).map((r) => r.stepId).filter(Boolean)));\n`);
-      const run = spawnSync(process.execPath, ["--import", "tsx", file], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+      await writeFile(
+        file,
+        `${code}\nconsole.log("log", JSON.stringify((await app.log("run-1")).map((r) => r.stepId).filter(Boolean)));\n`,
+      );
+      const run = spawnSync(process.execPath, ["--import", "tsx", file], {
+        cwd: ROOT,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
       expect(run.stderr).toBe("");
       expect(run.stdout).toContain("Barn owls hunt by ear.");
       expect(run.stdout).toMatch(/researcher#turn:1:compact/);

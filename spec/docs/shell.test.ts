@@ -31,7 +31,11 @@ async function shellBlock(doc: string, marker: string): Promise<{ line: number; 
 async function sh(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { ...process.env, NO_COLOR: "1", PATH: `${join(project, "node_modules", ".bin")}:${process.env.PATH}` };
   try {
-    const { stdout, stderr } = await run("bash", ["-o", "pipefail", "-c", script], { cwd: project, env, timeout: 60_000 });
+    const { stdout, stderr } = await run("bash", ["-o", "pipefail", "-c", script], {
+      cwd: project,
+      env,
+      timeout: 60_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -44,10 +48,15 @@ beforeAll(async () => {
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "app", private: true }));
   const bin = join(project, "node_modules", ".bin", "loomwork");
   await mkdir(join(project, "node_modules", ".bin"), { recursive: true });
-  await writeFile(bin, `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "node_modules", "tsx", "dist", "cli.mjs")}" "${join(ROOT, "cli", "main.ts")}" "$@"\n`);
+  await writeFile(
+    bin,
+    `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "node_modules", "tsx", "dist", "cli.mjs")}" "${join(ROOT, "cli", "main.ts")}" "$@"\n`,
+  );
   await chmod(bin, 0o755);
   // What the pages assume ran first: the getting-started agent (owls-1) and the research-agent story (research-1), in ./.loomwork.
-  const agent = writeBlocks(allBlocks(ROOT), join(ROOT, ".tmp", "docs-blocks-sh")).find((b) => b.doc === "docs/getting-started.md" && b.code.includes('"owls-1"'));
+  const agent = writeBlocks(allBlocks(ROOT), join(ROOT, ".tmp", "docs-blocks-sh")).find(
+    (b) => b.doc === "docs/getting-started.md" && b.code.includes('"owls-1"'),
+  );
   const ran = await runBlock(agent!, 60_000, project);
   expect(ran.code, ran.stderr).toBe(0);
   const story = await sh(`loomwork run research-agent --dir ./.loomwork`);
@@ -94,7 +103,9 @@ describe("docs/cli.md", () => {
     const script = (await shellBlock("docs/cli.md", "backup/$id.json")).map((l) => l.command).join("\n");
     const result = await sh(script);
     expect(result.code, `docs/cli.md "In scripts": ${result.stderr}`).toBe(0);
-    const running = (JSON.parse(parked.stdout) as { executionId: string; status: string }[]).filter((e) => e.status === "running").map((e) => `${e.executionId}.json`);
+    const running = (JSON.parse(parked.stdout) as { executionId: string; status: string }[])
+      .filter((e) => e.status === "running")
+      .map((e) => `${e.executionId}.json`);
     expect((await readdir(join(project, "backup"))).sort()).toEqual(running.sort());
     const written = JSON.parse(await readFile(join(project, "stats.json"), "utf8")) as { warnings: unknown[] };
     expect(written.warnings).toEqual([]);

@@ -31,8 +31,24 @@ describe("the runtime event bus", () => {
     await app.start(oneStep("search"), { executionId: "s" });
     await app.result("s").catch(() => undefined);
     expect(steps).toEqual([
-      { executionId: "m", stepId: "looper#turn:0:model", effectId: "model", ok: true, outcome: "completed", durationMs: 0, usage: { inputTokens: 3, outputTokens: 4 } },
-      { executionId: "s", stepId: "one-search#search:1", effectId: "search", ok: false, outcome: "refused", durationMs: 0, stoppedAt: "capabilities" },
+      {
+        executionId: "m",
+        stepId: "looper#turn:0:model",
+        effectId: "model",
+        ok: true,
+        outcome: "completed",
+        durationMs: 0,
+        usage: { inputTokens: 3, outputTokens: 4 },
+      },
+      {
+        executionId: "s",
+        stepId: "one-search#search:1",
+        effectId: "search",
+        ok: false,
+        outcome: "refused",
+        durationMs: 0,
+        stoppedAt: "capabilities",
+      },
     ]);
     unbind();
     await app.start(oneStep("model", { id: "again" }), { executionId: "after", input: { messages: [], tools: [] } });
@@ -42,7 +58,13 @@ describe("the runtime event bus", () => {
 
   it("emits append after the write and ended for every way an execution ends", async () => {
     const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { search: createToolEffect(async () => "x"), hang: createToolEffect(() => new Promise<never>(() => undefined)) } }),
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          search: createToolEffect(async () => "x"),
+          hang: createToolEffect(() => new Promise<never>(() => undefined)),
+        },
+      }),
     );
     const appended: string[][] = [];
     const ended: { executionId: string; status: string }[] = [];
@@ -69,7 +91,13 @@ describe("a throwing listener", () => {
   it("never fails a run: it becomes a warning, and the other listeners still run", async () => {
     const emitted = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
     const warnings: Warning[] = [];
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { search: createToolEffect(async () => "x") }, observability: { onWarn: (w) => warnings.push(w) } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { search: createToolEffect(async () => "x") },
+        observability: { onWarn: (w) => warnings.push(w) },
+      }),
+    );
     const marker = `warn listener broke ${Math.random()}`;
     app.on("append", () => {
       throw new Error("append listener broke");
@@ -86,7 +114,9 @@ describe("a throwing listener", () => {
     expect(await app.result("l")).toEqual({ error: null });
     expect(seen).toContain("loom.execution.ended");
     expect(warnings.map((w) => w.code)).toContain("LOOM_LISTENER_FAILED");
-    expect(warnings.map((w) => w.message)).toEqual(expect.arrayContaining([expect.stringContaining('app.on("step") listener threw: step listener broke')]));
+    expect(warnings.map((w) => w.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining('app.on("step") listener threw: step listener broke')]),
+    );
     expect(emitted.mock.calls.filter(([m]) => String(m).includes(marker))).toHaveLength(1);
     expect((await app.log("l")).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
   });

@@ -8,40 +8,56 @@ import { defineConfig } from "../../actors/config.js";
 import { GrantDeniedError } from "../../actors/effects/ringLayers.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { ChainTrace } from "../../actors/effects/trace.js";
-import { CHAIN_LAYERS, CHAIN_OUTCOMES, effectChain, type ChainLayer, type EffectChainEvent } from "../../machines/effectChain.js";
+import {
+  CHAIN_LAYERS,
+  CHAIN_OUTCOMES,
+  effectChain,
+  type ChainLayer,
+  type EffectChainEvent,
+} from "../../machines/effectChain.js";
 import { memoryStores } from "../../stores/memory.js";
 import { STEP_FAILED } from "../../stores/schema.js";
 import { oneStep } from "./helpers.js";
 
-const ENDINGS: EffectChainEvent[] = [{ type: "RESOLVE" }, { type: "STOP" }, { type: "REFUSE" }, { type: "TIMEOUT" }, { type: "FAIL" }];
+const ENDINGS: EffectChainEvent[] = [
+  { type: "RESOLVE" },
+  { type: "STOP" },
+  { type: "REFUSE" },
+  { type: "TIMEOUT" },
+  { type: "FAIL" },
+];
 
 /** The machine's snapshot in `layer`, reached by PASS from its first state. */
 function inLayer(layer: ChainLayer, input?: { live: boolean }) {
   let [snapshot] = initialTransition(effectChain, input);
-  for (let i = 0; i < CHAIN_LAYERS.indexOf(layer); i++) [snapshot] = transition(effectChain, snapshot, { type: "PASS" });
+  for (let i = 0; i < CHAIN_LAYERS.indexOf(layer); i++)
+    [snapshot] = transition(effectChain, snapshot, { type: "PASS" });
   expect(snapshot.value).toBe(layer);
   return snapshot;
 }
 
 describe("a live walk of the effectChain machine", () => {
   describe.each(CHAIN_LAYERS.map((layer) => ({ layer })))("in $layer", ({ layer }) => {
-    it.each(ENDINGS.map((event) => ({ event })))("ends in an outcome on $event.type, stopped at the layer unless it completed", ({ event }) => {
-      const declared = inLayer(layer);
-      const [live] = transition(effectChain, inLayer(layer, { live: true }), event);
-      expect(live.status).toBe("done");
-      expect(CHAIN_OUTCOMES).toContain(live.value);
-      if (declared.can(event)) {
-        // An ending the layer produces itself means on a live walk what the drawn machine says.
-        const [drawn] = transition(effectChain, declared, event);
-        expect(live.value).toBe(drawn.value);
-        expect(live.context.stoppedAt).toBe(drawn.context.stoppedAt);
-      } else {
-        // Any other: an output completes the step, anything thrown fails it where it was.
-        expect(live.value).toBe(event.type === "RESOLVE" ? "completed" : "failed");
-      }
-      expect(live.context.stoppedAt).toBe(live.value === "completed" ? null : layer);
-      expect(live.output).toEqual({ stoppedAt: live.context.stoppedAt });
-    });
+    it.each(ENDINGS.map((event) => ({ event })))(
+      "ends in an outcome on $event.type, stopped at the layer unless it completed",
+      ({ event }) => {
+        const declared = inLayer(layer);
+        const [live] = transition(effectChain, inLayer(layer, { live: true }), event);
+        expect(live.status).toBe("done");
+        expect(CHAIN_OUTCOMES).toContain(live.value);
+        if (declared.can(event)) {
+          // An ending the layer produces itself means on a live walk what the drawn machine says.
+          const [drawn] = transition(effectChain, declared, event);
+          expect(live.value).toBe(drawn.value);
+          expect(live.context.stoppedAt).toBe(drawn.context.stoppedAt);
+        } else {
+          // Any other: an output completes the step, anything thrown fails it where it was.
+          expect(live.value).toBe(event.type === "RESOLVE" ? "completed" : "failed");
+        }
+        expect(live.context.stoppedAt).toBe(live.value === "completed" ? null : layer);
+        expect(live.output).toEqual({ stoppedAt: live.context.stoppedAt });
+      },
+    );
   });
 
   it("is what ChainTrace walks: the outcome and stoppedAt come from the machine's final state", () => {
@@ -70,7 +86,10 @@ describe("a live walk of the effectChain machine", () => {
     await app.result("nested");
     expect(steps).toMatchObject([{ ok: false, outcome: "failed", stoppedAt: "effect" }]);
     const failed = (await app.log("nested")).find((r) => r.type === STEP_FAILED);
-    expect(failed).toMatchObject({ stoppedAt: "effect", error: { name: "GrantDeniedError", code: "LOOM_GRANT_DENIED" } });
+    expect(failed).toMatchObject({
+      stoppedAt: "effect",
+      error: { name: "GrantDeniedError", code: "LOOM_GRANT_DENIED" },
+    });
     await app.close();
   });
 });

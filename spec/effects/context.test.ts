@@ -44,20 +44,39 @@ describe("EffectContext", () => {
     });
     expect(ctx!.signal).toBeInstanceOf(AbortSignal);
     // Nothing of the context is journaled beside the step id and effect id.
-    expect(Object.keys((await recordsOf(app, "run-7", STEP_COMPLETED))[0]!).sort()).toEqual(["at", "effectId", "output", "seq", "stepId", "type"]);
+    expect(Object.keys((await recordsOf(app, "run-7", STEP_COMPLETED))[0]!).sort()).toEqual([
+      "at",
+      "effectId",
+      "output",
+      "seq",
+      "stepId",
+      "type",
+    ]);
   });
 
   it("sets taskKind from how the machine invoked the effect (invokeAs), else from the effect's kind", async () => {
     const kinds: Record<string, string> = {};
-    const record = (name: string) => (_input: unknown, ctx: EffectContext) => ((kinds[`${name}@${ctx.stepId}`] = ctx.taskKind), "ok");
+    const record = (name: string) => (_input: unknown, ctx: EffectContext) => (
+      (kinds[`${name}@${ctx.stepId}`] = ctx.taskKind),
+      "ok"
+    );
     const model = countingModel();
-    const machine = setup({ actors: { chore: effectActor(), helper: effectActor(), model: effectActor() } }).createMachine({
+    const machine = setup({
+      actors: { chore: effectActor(), helper: effectActor(), model: effectActor() },
+    }).createMachine({
       id: "kinds",
       initial: "a",
       states: {
         a: { invoke: { src: "chore", id: "chore", onDone: "b" } },
         b: { invoke: { src: "helper", id: "helper", input: invokeAs("tool", "turn:0:tool:0", { q: 1 }), onDone: "c" } },
-        c: { invoke: { src: "model", id: "model", input: invokeAs("tool", "turn:0:tool:1", { messages: [], tools: [] }), onDone: "d" } },
+        c: {
+          invoke: {
+            src: "model",
+            id: "model",
+            input: invokeAs("tool", "turn:0:tool:1", { messages: [], tools: [] }),
+            onDone: "d",
+          },
+        },
         d: { type: "final" },
       },
     });
@@ -73,14 +92,21 @@ describe("EffectContext", () => {
     );
     await app.start(machine, { executionId: "k" });
     await app.result("k");
-    expect(kinds).toEqual({ "chore@kinds#chore:1": "task", "helper@kinds#turn:0:tool:0": "tool", "model@kinds#turn:0:tool:1": "tool" });
+    expect(kinds).toEqual({
+      "chore@kinds#chore:1": "task",
+      "helper@kinds#turn:0:tool:0": "tool",
+      "model@kinds#turn:0:tool:1": "tool",
+    });
     // An llm effect invoked as a tool frame is still a model call: the ring meters it by the effect's kind.
     expect(await app.usage("k")).toMatchObject({ modelCalls: 1 });
   });
 
   it("keeps the declared role apart from the kind: invokedAs(ctx) is the invokeAs role, undefined for a plain invoke", async () => {
     const roles: Record<string, unknown> = {};
-    const record = (_input: unknown, ctx: EffectContext) => ((roles[ctx.stepId] = [ctx.taskKind, invokedAs(ctx)]), "ok");
+    const record = (_input: unknown, ctx: EffectContext) => (
+      (roles[ctx.stepId] = [ctx.taskKind, invokedAs(ctx)]),
+      "ok"
+    );
     const machine = setup({ actors: { lookup: effectActor() } }).createMachine({
       id: "roles",
       initial: "a",
@@ -138,9 +164,18 @@ describe("EffectContext", () => {
     const lookup = createTaskEffect(async (_input: unknown, ctx) => (roles.push([ctx.taskKind, ctx.invokedAs]), "ok"));
     const runtime = new EffectRuntime(defineConfig({ stores: memoryStores(), effects: { lookup } }), createBus());
     const call = (logic: Parameters<typeof declarationOf>[0], stepId: string) =>
-      runtime.run({ executionId: "old", logic, pending: { childId: "tool:0:0", stepId, effectId: "lookup", input: {} }, signal: new AbortController().signal, appendControl: async () => 0 });
+      runtime.run({
+        executionId: "old",
+        logic,
+        pending: { childId: "tool:0:0", stepId, effectId: "lookup", input: {} },
+        signal: new AbortController().signal,
+        appendControl: async () => 0,
+      });
     await call(agentLoop$({ id: "legacy", model: "model", tools: ["lookup"] }), "legacy#turn:0:tool:0");
     await call(setup({}).createMachine({ id: "legacy" }), "legacy#turn:0:tool:0");
-    expect(roles).toEqual([["tool", "tool"], ["task", undefined]]);
+    expect(roles).toEqual([
+      ["tool", "tool"],
+      ["task", undefined],
+    ]);
   });
 });

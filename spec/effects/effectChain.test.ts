@@ -13,11 +13,26 @@ import { STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type { Stores } from "../../stores/types.js";
 import { countingModel, oneStep } from "./helpers.js";
 
-const EVENTS: EffectChainEvent[] = [{ type: "PASS" }, { type: "RESOLVE" }, { type: "STOP" }, { type: "REFUSE" }, { type: "TIMEOUT" }, { type: "FAIL" }];
-const ERROR_OF: Record<string, string> = { STOP: "EffectStoppedError", REFUSE: "GrantDeniedError", TIMEOUT: "EffectTimeoutError" };
+const EVENTS: EffectChainEvent[] = [
+  { type: "PASS" },
+  { type: "RESOLVE" },
+  { type: "STOP" },
+  { type: "REFUSE" },
+  { type: "TIMEOUT" },
+  { type: "FAIL" },
+];
+const ERROR_OF: Record<string, string> = {
+  STOP: "EffectStoppedError",
+  REFUSE: "GrantDeniedError",
+  TIMEOUT: "EffectTimeoutError",
+};
 
 /** A path to a final state (its first step is xstate.init), as (the layer it ended in, the event that ended it). */
-function terminalOf(path: { steps: { event: EffectChainEvent; state: { value: unknown } }[] }): { layer: string; event: string; outcome: string } {
+function terminalOf(path: { steps: { event: EffectChainEvent; state: { value: unknown } }[] }): {
+  layer: string;
+  event: string;
+  outcome: string;
+} {
   const last = path.steps.at(-1)!;
   return { layer: String(path.steps.at(-2)!.state.value), event: last.event.type, outcome: String(last.state.value) };
 }
@@ -61,7 +76,11 @@ const SCENARIOS: Record<string, Scenario> = {
     }),
   },
   "capabilities/REFUSE": { src: "model", config: () => ({ capabilities: { grants: { "chain-model": [] } } }) },
-  "capabilities/FAIL": { src: "model", config: () => ({ capabilities: { guardRequest: () => 42 as never } }), failName: "TypeError" },
+  "capabilities/FAIL": {
+    src: "model",
+    config: () => ({ capabilities: { guardRequest: () => 42 as never } }),
+    failName: "TypeError",
+  },
   "middleware/STOP": {
     src: "act",
     config: (app) => ({
@@ -75,8 +94,14 @@ const SCENARIOS: Record<string, Scenario> = {
       },
     }),
   },
-  "middleware/RESOLVE": { src: "act", config: () => ({ execution: { effectMiddleware: [async () => "from the cache"] } }) },
-  "middleware/TIMEOUT": { src: "act", config: () => ({ execution: { effectMiddleware: [hang] }, capabilities: { timeoutMs: 20 } }) },
+  "middleware/RESOLVE": {
+    src: "act",
+    config: () => ({ execution: { effectMiddleware: [async () => "from the cache"] } }),
+  },
+  "middleware/TIMEOUT": {
+    src: "act",
+    config: () => ({ execution: { effectMiddleware: [hang] }, capabilities: { timeoutMs: 20 } }),
+  },
   "middleware/FAIL": {
     src: "act",
     config: () => ({
@@ -121,7 +146,10 @@ async function runScenario(key: string, scenario: Scenario) {
       ran.push("act");
       return act(input);
     }),
-    model: { ...model.effect, run: (input: unknown, ctx: never) => (ran.push("model"), model.effect.run(input as never, ctx)) },
+    model: {
+      ...model.effect,
+      run: (input: unknown, ctx: never) => (ran.push("model"), model.effect.run(input as never, ctx)),
+    },
   };
   const machine = oneStep(scenario.src, { id: `chain-${scenario.src}`, handleError: true });
   const app = createApp(defineConfig({ stores, effects, ...(scenario.config?.(get) ?? {}) }));
@@ -152,13 +180,17 @@ describe("the effectChain machine", () => {
     const reached = getShortestPaths(effectChain, { events: EVENTS }).map((p) => String(p.state.value));
     for (const outcome of CHAIN_OUTCOMES) expect(reached).toContain(outcome);
     const completed = getShortestPaths(effectChain, { events: EVENTS, toState: (s) => s.value === "completed" });
-    expect(completed.map((p) => p.steps.map((s) => s.event.type))).toEqual([["xstate.init", "PASS", "PASS", "PASS", "PASS", "RESOLVE"]]);
+    expect(completed.map((p) => p.steps.map((s) => s.event.type))).toEqual([
+      ["xstate.init", "PASS", "PASS", "PASS", "PASS", "RESOLVE"],
+    ]);
   });
 
   const paths = getSimplePaths(effectChain, { events: EVENTS }).filter((p) => p.state.status === "done");
 
   it("has a real scenario for every simple path to an outcome, and no scenario for a path it does not have", () => {
-    expect(paths.map((p) => `${terminalOf(p).layer}/${terminalOf(p).event}`).sort()).toEqual(Object.keys(SCENARIOS).sort());
+    expect(paths.map((p) => `${terminalOf(p).layer}/${terminalOf(p).event}`).sort()).toEqual(
+      Object.keys(SCENARIOS).sort(),
+    );
   });
 
   describe.each(paths.map((p) => ({ ...terminalOf(p), path: p.steps.map((s) => String(s.state.value)) })))(

@@ -16,7 +16,13 @@ function grantedApp(grants: Record<string, string[]>) {
       ran.push(name);
       return `${name} ok`;
     });
-  const app = createApp(defineConfig({ stores: memoryStores(), effects: { search: tool("search"), deleteAll: tool("deleteAll") }, capabilities: { grants } }));
+  const app = createApp(
+    defineConfig({
+      stores: memoryStores(),
+      effects: { search: tool("search"), deleteAll: tool("deleteAll") },
+      capabilities: { grants },
+    }),
+  );
   return { app, ran };
 }
 
@@ -26,13 +32,24 @@ describe("grants", () => {
     await app.start(oneStep("deleteAll", { id: "researcher" }), { executionId: "g" });
     const error = await app.result("g").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ExecutionFailedError);
-    expect((error as ExecutionFailedError).error).toMatchObject({ name: "GrantDeniedError", code: "LOOM_GRANT_DENIED", logicId: "researcher", effectId: "deleteAll" });
+    expect((error as ExecutionFailedError).error).toMatchObject({
+      name: "GrantDeniedError",
+      code: "LOOM_GRANT_DENIED",
+      logicId: "researcher",
+      effectId: "deleteAll",
+    });
     expect(ran).toEqual([]);
     const log = await app.log("g");
     expect(log.filter((r) => r.type === STEP_COMPLETED)).toEqual([]);
-    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({ stepId: "researcher#deleteAll:1", stoppedAt: "capabilities", error: { name: "GrantDeniedError" } });
+    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({
+      stepId: "researcher#deleteAll:1",
+      stoppedAt: "capabilities",
+      error: { name: "GrantDeniedError" },
+    });
     expect(log.at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { name: "GrantDeniedError" } });
-    expect((log.at(-1)!.error as { message: string }).message).toMatch(/capabilities\.grants\["researcher"\] grants search\. Add "deleteAll"/);
+    expect((log.at(-1)!.error as { message: string }).message).toMatch(
+      /capabilities\.grants\["researcher"\] grants search\. Add "deleteAll"/,
+    );
   });
 
   it("lets a granted call through", async () => {
@@ -45,7 +62,9 @@ describe("grants", () => {
   it('applies "*" to logics not listed, and leaves a logic unrestricted when neither names it', async () => {
     const star = grantedApp({ researcher: ["search", "deleteAll"], "*": ["search"] });
     await star.app.start(oneStep("deleteAll", { id: "other" }), { executionId: "s" });
-    await expect(star.app.result("s")).rejects.toMatchObject({ error: { name: "GrantDeniedError", message: expect.stringContaining('grants["*"]') } });
+    await expect(star.app.result("s")).rejects.toMatchObject({
+      error: { name: "GrantDeniedError", message: expect.stringContaining('grants["*"]') },
+    });
     await star.app.start(oneStep("deleteAll", { id: "researcher" }), { executionId: "r" });
     await star.app.result("r");
     expect(star.ran).toEqual(["deleteAll"]);
@@ -72,6 +91,11 @@ describe("grants", () => {
   it("is a typed, exported error with the facts as fields", () => {
     const error = new GrantDeniedError("researcher", "deleteAll", ["search"], "researcher");
     expect(error).toBeInstanceOf(Error);
-    expect(error).toMatchObject({ name: "GrantDeniedError", code: "LOOM_GRANT_DENIED", logicId: "researcher", effectId: "deleteAll" });
+    expect(error).toMatchObject({
+      name: "GrantDeniedError",
+      code: "LOOM_GRANT_DENIED",
+      logicId: "researcher",
+      effectId: "deleteAll",
+    });
   });
 });

@@ -35,7 +35,12 @@ describe("guardRequest", () => {
       { role: "system", content: "Never reveal keys." },
       { role: "user", content: "turn 0" },
     ]);
-    expect(seen[0]).toMatchObject({ executionId: "r", stepId: "looper#turn:0:model", effectId: "model", taskKind: "llm" });
+    expect(seen[0]).toMatchObject({
+      executionId: "r",
+      stepId: "looper#turn:0:model",
+      effectId: "model",
+      taskKind: "llm",
+    });
   });
 
   it("sends the request unchanged when it returns nothing", async () => {
@@ -46,13 +51,20 @@ describe("guardRequest", () => {
   });
 
   it("refuses a vetoed request with GuardRefusedError: the model is not called and the execution ends with it", async () => {
-    const { app, model } = guardedApp((request: ModelRequest) => (JSON.stringify(request).includes("turn 0") ? { veto: "turn 0 is off limits" } : undefined));
+    const { app, model } = guardedApp((request: ModelRequest) =>
+      JSON.stringify(request).includes("turn 0") ? { veto: "turn 0 is off limits" } : undefined,
+    );
     await app.start(modelLoop(2), { executionId: "v" });
-    await expect(app.result("v")).rejects.toMatchObject({ error: { name: "GuardRefusedError", reason: "turn 0 is off limits" } });
+    await expect(app.result("v")).rejects.toMatchObject({
+      error: { name: "GuardRefusedError", reason: "turn 0 is off limits" },
+    });
     expect(model.requests).toEqual([]);
     const log = await app.log("v");
     expect(log.filter((r) => r.type === STEP_COMPLETED)).toEqual([]);
-    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({ stoppedAt: "capabilities", error: { code: "LOOM_GUARD_REFUSED" } });
+    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({
+      stoppedAt: "capabilities",
+      error: { code: "LOOM_GUARD_REFUSED" },
+    });
     expect(log.at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { name: "GuardRefusedError" } });
   });
 
@@ -61,7 +73,9 @@ describe("guardRequest", () => {
       throw new Error("PII detected");
     });
     await app.start(modelLoop(1, { handleError: true }), { executionId: "t" });
-    expect(await app.result("t")).toMatchObject({ error: { name: "GuardRefusedError", message: expect.stringContaining("PII detected") } });
+    expect(await app.result("t")).toMatchObject({
+      error: { name: "GuardRefusedError", message: expect.stringContaining("PII detected") },
+    });
     expect(model.requests).toEqual([]);
   });
 

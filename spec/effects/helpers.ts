@@ -19,7 +19,9 @@ export function oneStep(src: string, options: { handleError?: boolean; id?: stri
           id: src,
           input: ({ context }) => context.input,
           onDone: "done",
-          ...(options.handleError ? { onError: { target: "failed", actions: assign({ error: ({ event }) => event.error }) } } : {}),
+          ...(options.handleError
+            ? { onError: { target: "failed", actions: assign({ error: ({ event }) => event.error }) } }
+            : {}),
         },
       },
       done: { type: "final" },
@@ -43,12 +45,21 @@ export function modelLoop(calls: number, options: { handleError?: boolean; id?: 
         invoke: {
           src: "model",
           id: "model",
-          input: ({ context }) => stepInput(`turn:${context.turn}:model`, { messages: [{ role: "user", content: `turn ${context.turn}` }], tools: [] }),
+          input: ({ context }) =>
+            stepInput(`turn:${context.turn}:model`, {
+              messages: [{ role: "user", content: `turn ${context.turn}` }],
+              tools: [],
+            }),
           onDone: {
             target: "next",
-            actions: assign({ turn: ({ context }) => context.turn + 1, replies: ({ context, event }) => [...context.replies, String(event.output.text)] }),
+            actions: assign({
+              turn: ({ context }) => context.turn + 1,
+              replies: ({ context, event }) => [...context.replies, String(event.output.text)],
+            }),
           },
-          ...(options.handleError ? { onError: { target: "refused", actions: assign({ error: ({ event }) => event.error }) } } : {}),
+          ...(options.handleError
+            ? { onError: { target: "refused", actions: assign({ error: ({ event }) => event.error }) } }
+            : {}),
         },
       },
       next: { always: [{ guard: ({ context }) => context.turn < calls, target: "calling" }, { target: "done" }] },

@@ -21,7 +21,9 @@ function gate() {
 describe("the global kill switch", () => {
   it("stops every new step of every execution at the first layer while engaged, and lets them run once released", async () => {
     let runs = 0;
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { act: createToolEffect(async () => ++runs) } }));
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { act: createToolEffect(async () => ++runs) } }),
+    );
     expect(app.killSwitch.engaged).toBe(false);
     app.killSwitch.engage("provider incident");
     expect(app.killSwitch).toMatchObject({ engaged: true, reason: "provider incident" });
@@ -32,10 +34,17 @@ describe("the global kill switch", () => {
     expect(runs).toBe(0);
     for (const id of ["a", "b"]) {
       const [failed] = await recordsOf(app, id, STEP_FAILED);
-      expect(failed).toMatchObject({ stoppedAt: "killSwitch", error: { name: "EffectStoppedError", message: expect.stringContaining("provider incident") } });
+      expect(failed).toMatchObject({
+        stoppedAt: "killSwitch",
+        error: { name: "EffectStoppedError", message: expect.stringContaining("provider incident") },
+      });
     }
     // Unhandled, the refusal ends the execution visibly; handled, the machine decides.
-    expect((await app.log("a")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { name: "EffectStoppedError" } });
+    expect((await app.log("a")).at(-1)).toMatchObject({
+      type: EXECUTION_ENDED,
+      status: "error",
+      error: { name: "EffectStoppedError" },
+    });
     expect(await app.result("b")).toMatchObject({ error: { name: "EffectStoppedError" } });
     await expect(app.invokeTransient("act", {})).rejects.toBeInstanceOf(EffectStoppedError);
 
@@ -113,7 +122,11 @@ describe("app.stop", () => {
     expect(stoppedSteps[0]).toMatchObject({ ok: false, outcome: "stopped", stoppedAt: "middleware" });
     const log = await app.log("e");
     expect(log.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED)).toEqual([]);
-    expect(log.at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "stopped", error: { message: "user pressed stop" } });
+    expect(log.at(-1)).toMatchObject({
+      type: EXECUTION_ENDED,
+      status: "stopped",
+      error: { message: "user pressed stop" },
+    });
   });
 });
 

@@ -16,13 +16,15 @@ function layeredApp(options: { failFirst?: boolean } = {}) {
   const order: string[] = [];
   const seen: Record<string, unknown[]> = {};
   const see = (who: string, value: unknown) => (seen[who] ??= []).push(structuredClone(value));
-  const user = (name: string): EffectMiddleware => async (ctx, input, next) => {
-    order.push(`enter:${name}#${ctx.attempt}`);
-    const output = await next(input);
-    see(name, output);
-    order.push(`exit:${name}`);
-    return output;
-  };
+  const user =
+    (name: string): EffectMiddleware =>
+    async (ctx, input, next) => {
+      order.push(`enter:${name}#${ctx.attempt}`);
+      const output = await next(input);
+      see(name, output);
+      order.push(`exit:${name}`);
+      return output;
+    };
   let calls = 0;
   const search = createToolEffect(async (_input: unknown, ctx) => {
     calls++;
@@ -43,7 +45,10 @@ function layeredApp(options: { failFirst?: boolean } = {}) {
     order.push("enter:claimCheck");
     const output = await next(input);
     see("claimCheck", output);
-    await stores.content.put(new TextEncoder().encode(JSON.stringify(output)), ctx.subject === undefined ? {} : { subject: ctx.subject });
+    await stores.content.put(
+      new TextEncoder().encode(JSON.stringify(output)),
+      ctx.subject === undefined ? {} : { subject: ctx.subject },
+    );
     order.push("exit:claimCheck");
     return output;
   };
@@ -52,7 +57,8 @@ function layeredApp(options: { failFirst?: boolean } = {}) {
 
 async function blobs(stores: ReturnType<typeof memoryStores>): Promise<string[]> {
   const texts: string[] = [];
-  for await (const info of stores.content.list()) texts.push(new TextDecoder().decode(await stores.content.get(info.address)));
+  for await (const info of stores.content.list())
+    texts.push(new TextDecoder().decode(await stores.content.get(info.address)));
   return texts;
 }
 
@@ -61,7 +67,15 @@ describe("the order of the layers (ADR 0140 D5)", () => {
     const { app, order } = layeredApp();
     await app.start(oneStep("search"), { executionId: "e" });
     await app.result("e");
-    expect(order).toEqual(["enter:claimCheck", "enter:outer#1", "enter:inner#1", "effect#1", "exit:inner", "exit:outer", "exit:claimCheck"]);
+    expect(order).toEqual([
+      "enter:claimCheck",
+      "enter:outer#1",
+      "enter:inner#1",
+      "effect#1",
+      "exit:inner",
+      "exit:outer",
+      "exit:claimCheck",
+    ]);
   });
 
   it("gives user middleware the real result and the claim-check, the journal and the content store the redacted one", async () => {
@@ -72,7 +86,11 @@ describe("the order of the layers (ADR 0140 D5)", () => {
     expect(seen.outer![0]).toEqual({ text: `found with ${SECRET}`, token: SECRET });
     expect(seen.claimCheck![0]).toEqual({ text: "found with [REDACTED]", token: "[REDACTED]" });
     const [completed] = await recordsOf(app, "e", STEP_COMPLETED);
-    expect(completed).toMatchObject({ stepId: "one-search#search:1", effectId: "search", output: { text: "found with [REDACTED]", token: "[REDACTED]" } });
+    expect(completed).toMatchObject({
+      stepId: "one-search#search:1",
+      effectId: "search",
+      output: { text: "found with [REDACTED]", token: "[REDACTED]" },
+    });
     expect(completed).not.toHaveProperty("stoppedAt");
     expect(completed).not.toHaveProperty("usage");
     const stored = await blobs(stores);
@@ -107,10 +125,18 @@ describe("the order of the layers (ADR 0140 D5)", () => {
     expect(ended.ok).toBe(false);
     expect(order).toEqual([]);
     const [failed] = await recordsOf(app, "e", STEP_FAILED);
-    expect(failed).toMatchObject({ stepId: "one-search#search:1", stoppedAt: "killSwitch", error: { name: "EffectStoppedError", code: "LOOM_EFFECT_STOPPED" } });
+    expect(failed).toMatchObject({
+      stepId: "one-search#search:1",
+      stoppedAt: "killSwitch",
+      error: { name: "EffectStoppedError", code: "LOOM_EFFECT_STOPPED" },
+    });
     expect((failed!.error as { message: string }).message).toContain("incident 7");
     expect(await blobs(stores)).toEqual([]);
-    expect((await app.log("e")).at(-1)).toMatchObject({ type: "loom.execution.ended", status: "error", error: { name: "EffectStoppedError" } });
+    expect((await app.log("e")).at(-1)).toMatchObject({
+      type: "loom.execution.ended",
+      status: "error",
+      error: { name: "EffectStoppedError" },
+    });
   });
 });
 
@@ -139,7 +165,12 @@ describe("replay serves every recorded step from the log", () => {
         logics: [demoMachine],
         execution: { effectMiddleware: [counting] },
         security: { redact: ["never-matches"] },
-        capabilities: { grants: { demo: ["research", "write"] }, quotas: { maxModelCalls: 1 }, guardRequest: () => undefined, timeoutMs: 5_000 },
+        capabilities: {
+          grants: { demo: ["research", "write"] },
+          quotas: { maxModelCalls: 1 },
+          guardRequest: () => undefined,
+          timeoutMs: 5_000,
+        },
       });
     const claimChecked: string[] = [];
     const app1 = createApp(config());

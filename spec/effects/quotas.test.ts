@@ -17,7 +17,9 @@ describe("metering", () => {
   it("records a model reply's usage on its STEP_COMPLETED record and sums it per execution", async () => {
     const model = countingModel({ inputTokens: 100, outputTokens: 20 });
     const summarize = countingModel({ inputTokens: 7, outputTokens: 3 });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: model.effect, summarize: summarize.effect } }));
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { model: model.effect, summarize: summarize.effect } }),
+    );
     const steps: Parameters<RuntimeEvents["step"]>[0][] = [];
     app.on("step", (event) => steps.push(event));
     await app.start(modelLoop(3), { executionId: "m" });
@@ -56,22 +58,44 @@ describe("metering", () => {
 describe("quotas", () => {
   it("refuses the call past maxModelCalls with QuotaExceededError: the model is not called and the execution ends with it", async () => {
     const model = countingModel();
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: model.effect }, capabilities: { quotas: { maxModelCalls: 2 } } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: model.effect },
+        capabilities: { quotas: { maxModelCalls: 2 } },
+      }),
+    );
     await app.start(modelLoop(5), { executionId: "q" });
-    await expect(app.result("q")).rejects.toMatchObject({ name: "ExecutionFailedError", error: { name: "QuotaExceededError", quota: "maxModelCalls", limit: 2, used: 2 } });
+    await expect(app.result("q")).rejects.toMatchObject({
+      name: "ExecutionFailedError",
+      error: { name: "QuotaExceededError", quota: "maxModelCalls", limit: 2, used: 2 },
+    });
     expect(model.requests).toHaveLength(2);
     const log = await app.log("q");
     expect(log.filter((r) => r.type === STEP_COMPLETED)).toHaveLength(2);
-    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({ stepId: "looper#turn:2:model", stoppedAt: "capabilities", error: { code: "LOOM_QUOTA_EXCEEDED" } });
+    expect(log.find((r) => r.type === STEP_FAILED)).toMatchObject({
+      stepId: "looper#turn:2:model",
+      stoppedAt: "capabilities",
+      error: { code: "LOOM_QUOTA_EXCEEDED" },
+    });
     expect(log.at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error", error: { name: "QuotaExceededError" } });
     expect(await app.usage("q")).toMatchObject({ modelCalls: 2 });
   });
 
   it("refuses a call once maxTokens are used", async () => {
     const model = countingModel({ inputTokens: 10, outputTokens: 5 });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: model.effect }, capabilities: { quotas: { maxTokens: 25 } } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: model.effect },
+        capabilities: { quotas: { maxTokens: 25 } },
+      }),
+    );
     await app.start(modelLoop(5, { handleError: true }), { executionId: "t" });
-    expect(await app.result("t")).toMatchObject({ replies: ["reply 1", "reply 2"], error: { name: "QuotaExceededError", quota: "maxTokens", limit: 25, used: 30 } });
+    expect(await app.result("t")).toMatchObject({
+      replies: ["reply 1", "reply 2"],
+      error: { name: "QuotaExceededError", quota: "maxTokens", limit: 25, used: 30 },
+    });
     expect(model.requests).toHaveLength(2);
   });
 
@@ -98,7 +122,13 @@ describe("quotas", () => {
     });
     const stores = memoryStores();
     const model = countingModel();
-    const config = () => defineConfig({ stores, effects: { model: model.effect }, logics: [machine], capabilities: { quotas: { maxModelCalls: 3 } } });
+    const config = () =>
+      defineConfig({
+        stores,
+        effects: { model: model.effect },
+        logics: [machine],
+        capabilities: { quotas: { maxModelCalls: 3 } },
+      });
     const app1 = createApp(config());
     const actor1 = await app1.start(machine, { executionId: "p" });
     await actor1.settled();
@@ -140,7 +170,9 @@ describe("quotas", () => {
     const region = (id: string) => ({
       initial: "calling",
       states: {
-        calling: { invoke: { src: "model" as const, id, input: { messages: [], tools: [] }, onDone: "ok", onError: "refused" } },
+        calling: {
+          invoke: { src: "model" as const, id, input: { messages: [], tools: [] }, onDone: "ok", onError: "refused" },
+        },
         ok: { type: "final" as const },
         refused: { type: "final" as const },
       },
@@ -151,7 +183,13 @@ describe("quotas", () => {
       states: { a: region("m1"), b: region("m2"), c: region("m3") },
     });
     const model = countingModel();
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: model.effect }, capabilities: { quotas: { maxModelCalls: 2 } } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { model: model.effect },
+        capabilities: { quotas: { maxModelCalls: 2 } },
+      }),
+    );
     await app.start(machine, { executionId: "f" });
     await app.result("f");
     expect(model.requests).toHaveLength(2);
@@ -161,18 +199,30 @@ describe("quotas", () => {
 
   it("applies to model calls only", async () => {
     let searches = 0;
-    const machine = setup({ types: {} as { context: { n: number } }, actors: { search: effectActor() } }).createMachine({
-      id: "searcher",
-      context: { n: 0 },
-      initial: "s",
-      states: {
-        s: { invoke: { src: "search", id: "search", onDone: { target: "t", actions: assign({ n: ({ context }) => context.n + 1 }) } } },
-        t: { always: [{ guard: ({ context }) => context.n < 3, target: "s" }, { target: "done" }] },
-        done: { type: "final" },
+    const machine = setup({ types: {} as { context: { n: number } }, actors: { search: effectActor() } }).createMachine(
+      {
+        id: "searcher",
+        context: { n: 0 },
+        initial: "s",
+        states: {
+          s: {
+            invoke: {
+              src: "search",
+              id: "search",
+              onDone: { target: "t", actions: assign({ n: ({ context }) => context.n + 1 }) },
+            },
+          },
+          t: { always: [{ guard: ({ context }) => context.n < 3, target: "s" }, { target: "done" }] },
+          done: { type: "final" },
+        },
       },
-    });
+    );
     const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { search: createToolEffect(async () => ++searches) }, capabilities: { quotas: { maxModelCalls: 1, maxTokens: 1 } } }),
+      defineConfig({
+        stores: memoryStores(),
+        effects: { search: createToolEffect(async () => ++searches) },
+        capabilities: { quotas: { maxModelCalls: 1, maxTokens: 1 } },
+      }),
     );
     await app.start(machine, { executionId: "x" });
     await app.result("x");
@@ -181,7 +231,14 @@ describe("quotas", () => {
 
   it("is a typed, exported error that names the quota and the fix", () => {
     const error = new QuotaExceededError("run-1", "maxModelCalls", 5, 5);
-    expect(error).toMatchObject({ name: "QuotaExceededError", code: "LOOM_QUOTA_EXCEEDED", executionId: "run-1", quota: "maxModelCalls", limit: 5, used: 5 });
+    expect(error).toMatchObject({
+      name: "QuotaExceededError",
+      code: "LOOM_QUOTA_EXCEEDED",
+      executionId: "run-1",
+      quota: "maxModelCalls",
+      limit: 5,
+      used: 5,
+    });
     expect(error.message).toMatch(/capabilities\.quotas\.maxModelCalls.*Raise the quota/);
   });
 });

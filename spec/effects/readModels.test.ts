@@ -52,7 +52,11 @@ describe("read models", () => {
       steps: { completed: 2, failed: 0 },
       usage: { modelCalls: 2, inputTokens: 20, outputTokens: 4, totalTokens: 24 },
     } satisfies Partial<ExecutionView>);
-    expect(models.execution("b-broken")).toMatchObject({ steps: { completed: 0, failed: 1 }, lastStoppedAt: "effect", usage: { modelCalls: 0 } });
+    expect(models.execution("b-broken")).toMatchObject({
+      steps: { completed: 0, failed: 1 },
+      lastStoppedAt: "effect",
+      usage: { modelCalls: 0 },
+    });
     expect(models.execution("c-waiting")).toMatchObject({ logicId: "demo", steps: { completed: 1, failed: 0 } });
   });
 
@@ -70,7 +74,11 @@ describe("read models", () => {
     expect(models.execution("live")).toMatchObject({ status: "running", steps: { completed: 1 } });
     await actor.sendAsync({ type: "APPROVE" });
     await app.result("live");
-    expect(models.execution("live")).toMatchObject({ status: "done", steps: { completed: 2 }, head: (await app.log("live")).length });
+    expect(models.execution("live")).toMatchObject({
+      status: "done",
+      steps: { completed: 2 },
+      head: (await app.log("live")).length,
+    });
     expect(statuses).toEqual(["running", "done"]);
   });
 
@@ -97,7 +105,10 @@ describe("read models", () => {
     const log = await app2.log("race");
     expect(models.execution("race")).toMatchObject({
       status: "done",
-      steps: { completed: log.filter((r) => r.type === STEP_COMPLETED).length, failed: log.filter((r) => r.type === STEP_FAILED).length },
+      steps: {
+        completed: log.filter((r) => r.type === STEP_COMPLETED).length,
+        failed: log.filter((r) => r.type === STEP_FAILED).length,
+      },
     });
     expect(models.execution("race")!.steps.completed).toBe(2);
   });

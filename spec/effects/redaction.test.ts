@@ -14,21 +14,44 @@ import { oneStep, recordsOf } from "./helpers.js";
 const SECRET = "sk-proj0secret42";
 
 /** Keeps what the tool returned in its context and outputs it: the secret would reach every snapshot and the end record. */
-const keeper = setup({ types: {} as { context: { kept: unknown[] } }, actors: { fetchKey: effectActor() } }).createMachine({
+const keeper = setup({
+  types: {} as { context: { kept: unknown[] } },
+  actors: { fetchKey: effectActor() },
+}).createMachine({
   id: "keeper",
   context: { kept: [] },
   initial: "first",
   states: {
-    first: { invoke: { src: "fetchKey", id: "a", onDone: { target: "second", actions: assign({ kept: ({ context, event }) => [...context.kept, event.output] }) } } },
-    second: { invoke: { src: "fetchKey", id: "b", onDone: { target: "done", actions: assign({ kept: ({ context, event }) => [...context.kept, event.output] }) } } },
+    first: {
+      invoke: {
+        src: "fetchKey",
+        id: "a",
+        onDone: {
+          target: "second",
+          actions: assign({ kept: ({ context, event }) => [...context.kept, event.output] }),
+        },
+      },
+    },
+    second: {
+      invoke: {
+        src: "fetchKey",
+        id: "b",
+        onDone: { target: "done", actions: assign({ kept: ({ context, event }) => [...context.kept, event.output] }) },
+      },
+    },
     done: { type: "final" },
   },
   output: ({ context }) => context.kept,
 });
 
 async function everythingStored(stores: Stores, executionId: string): Promise<string> {
-  const parts: unknown[] = [await stores.events.read(executionId), await stores.events.getSnapshot(executionId), await stores.events.listExecutions()];
-  for await (const info of stores.content.list()) parts.push(new TextDecoder().decode(await stores.content.get(info.address)));
+  const parts: unknown[] = [
+    await stores.events.read(executionId),
+    await stores.events.getSnapshot(executionId),
+    await stores.events.listExecutions(),
+  ];
+  for await (const info of stores.content.list())
+    parts.push(new TextDecoder().decode(await stores.content.get(info.address)));
   return JSON.stringify(parts);
 }
 
@@ -41,7 +64,11 @@ describe("secret redaction", () => {
       defineConfig({
         stores,
         effects: {
-          fetchKey: createToolEffect(async () => ({ [SECRET]: "as a key", value: SECRET, nested: [{ note: `the key is ${SECRET}, again ${SECRET}` }] })),
+          fetchKey: createToolEffect(async () => ({
+            [SECRET]: "as a key",
+            value: SECRET,
+            nested: [{ note: `the key is ${SECRET}, again ${SECRET}` }],
+          })),
         },
         execution: {
           snapshotEvery: 2,
@@ -83,7 +110,10 @@ describe("secret redaction", () => {
         stores,
         effects: {
           fetchKey: createToolEffect(async () => {
-            throw Object.assign(new Error(`key ${SECRET} was rejected`), { code: "E_AUTH", header: `Bearer ${SECRET}` });
+            throw Object.assign(new Error(`key ${SECRET} was rejected`), {
+              code: "E_AUTH",
+              header: `Bearer ${SECRET}`,
+            });
           }),
         },
         security: { redact: [SECRET] },
@@ -92,12 +122,17 @@ describe("secret redaction", () => {
     await app.start(oneStep("fetchKey"), { executionId: "f" });
     await app.result("f").catch(() => undefined);
     const [failed] = await recordsOf(app, "f", STEP_FAILED);
-    expect(failed).toMatchObject({ stoppedAt: "effect", error: { name: "Error", code: "E_AUTH", message: "key [REDACTED] was rejected", header: "Bearer [REDACTED]" } });
+    expect(failed).toMatchObject({
+      stoppedAt: "effect",
+      error: { name: "Error", code: "E_AUTH", message: "key [REDACTED] was rejected", header: "Bearer [REDACTED]" },
+    });
     expect(JSON.stringify(await stores.events.read("f"))).not.toContain(SECRET);
   });
 
   it("takes patterns (strings, RegExps with or without the g flag) or a function", () => {
-    expect(redactor(["tok-1", /sk-\d+/])("tok-1 sk-1 and sk-22, tok-1")).toBe("[REDACTED] [REDACTED] and [REDACTED], [REDACTED]");
+    expect(redactor(["tok-1", /sk-\d+/])("tok-1 sk-1 and sk-22, tok-1")).toBe(
+      "[REDACTED] [REDACTED] and [REDACTED], [REDACTED]",
+    );
     expect(redactor([/(sk)-(\d+)/g])("sk-1 sk-2")).toBe("[REDACTED] [REDACTED]");
     expect(redactor((text) => text.replace(/\d/g, "#"))("pin 1234")).toBe("pin ####");
   });
@@ -110,11 +145,21 @@ describe("secret redaction", () => {
     const ctx = {} as EffectContext;
     const cyclic: Record<string, unknown> = { token: SECRET };
     cyclic.self = cyclic;
-    const out = (await layer(ctx, null, async () => ({ at: { toJSON: () => `at ${SECRET}` }, obj: new Secretive(), n: 1 }))) as Record<string, any>;
+    const out = (await layer(ctx, null, async () => ({
+      at: { toJSON: () => `at ${SECRET}` },
+      obj: new Secretive(),
+      n: 1,
+    }))) as Record<string, any>;
     expect(out.at).toBe("at [REDACTED]");
     expect(out.obj).toEqual({ token: "[REDACTED]" });
     expect(out.n).toBe(1);
-    await expect(layer(ctx, null, async () => ({ cyclic }))).rejects.toMatchObject({ code: "LOOM_NON_JSON_OUTPUT", message: expect.stringContaining("a cycle at output.cyclic.self") });
-    await expect(layer(ctx, null, async () => ({ m: new Map([[SECRET, 1]]) }))).rejects.toMatchObject({ code: "LOOM_NON_JSON_OUTPUT", message: expect.stringContaining("a Map at output.m") });
+    await expect(layer(ctx, null, async () => ({ cyclic }))).rejects.toMatchObject({
+      code: "LOOM_NON_JSON_OUTPUT",
+      message: expect.stringContaining("a cycle at output.cyclic.self"),
+    });
+    await expect(layer(ctx, null, async () => ({ m: new Map([[SECRET, 1]]) }))).rejects.toMatchObject({
+      code: "LOOM_NON_JSON_OUTPUT",
+      message: expect.stringContaining("a Map at output.m"),
+    });
   });
 });

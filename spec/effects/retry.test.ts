@@ -27,7 +27,12 @@ describe("retryMiddleware", () => {
     const clock = simulatedClock(0);
     const { effect, contexts } = flaky(2);
     const app = createApp(
-      defineConfig({ stores: memoryStores(), clock, effects: { act: effect }, execution: { effectMiddleware: [retryMiddleware({ attempts: 3, backoffMs: 100 })] } }),
+      defineConfig({
+        stores: memoryStores(),
+        clock,
+        effects: { act: effect },
+        execution: { effectMiddleware: [retryMiddleware({ attempts: 3, backoffMs: 100 })] },
+      }),
     );
     await app.start(oneStep("act"), { executionId: "r" });
     await until(() => contexts.length === 1 && clock.pendingTimers() === 1);
@@ -46,17 +51,25 @@ describe("retryMiddleware", () => {
 
   it("gives up after `attempts` and journals the last error", async () => {
     const { effect, contexts } = flaky(10);
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { act: effect }, capabilities: { retry: { attempts: 2 } } }));
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { act: effect }, capabilities: { retry: { attempts: 2 } } }),
+    );
     await app.start(oneStep("act"), { executionId: "g" });
     await outcome(app, "g");
     expect(contexts).toHaveLength(2);
-    expect(await recordsOf(app, "g", STEP_FAILED)).toMatchObject([{ stoppedAt: "effect", error: { message: "attempt 2 failed" } }]);
+    expect(await recordsOf(app, "g", STEP_FAILED)).toMatchObject([
+      { stoppedAt: "effect", error: { message: "attempt 2 failed" } },
+    ]);
   });
 
   it("retries only what retryOn accepts, and never a refusal", async () => {
     const { effect, contexts } = flaky(10);
     const app = createApp(
-      defineConfig({ stores: memoryStores(), effects: { act: effect }, capabilities: { retry: { attempts: 5, retryOn: (error) => !String(error).includes("attempt 2") } } }),
+      defineConfig({
+        stores: memoryStores(),
+        effects: { act: effect },
+        capabilities: { retry: { attempts: 5, retryOn: (error) => !String(error).includes("attempt 2") } },
+      }),
     );
     await app.start(oneStep("act"), { executionId: "o" });
     await outcome(app, "o");
@@ -76,8 +89,12 @@ describe("retryMiddleware", () => {
     const ctx = { attempt: 1, signal: new AbortController().signal, clock } as unknown as EffectContext;
     let calls = 0;
     const failing = async () => (calls++, Promise.reject(new Error("no")));
-    await retryMiddleware({ attempts: 4, backoffMs: (attempt) => attempt * 10 })(ctx, null, failing).catch(() => undefined);
-    await retryMiddleware({ attempts: 4, backoffMs: 100, maxBackoffMs: 250 })(ctx, null, failing).catch(() => undefined);
+    await retryMiddleware({ attempts: 4, backoffMs: (attempt) => attempt * 10 })(ctx, null, failing).catch(
+      () => undefined,
+    );
+    await retryMiddleware({ attempts: 4, backoffMs: 100, maxBackoffMs: 250 })(ctx, null, failing).catch(
+      () => undefined,
+    );
     expect(waits).toEqual([20, 30, 40, 100, 200, 250]);
     expect(calls).toBe(8);
   });
@@ -85,7 +102,14 @@ describe("retryMiddleware", () => {
   it("stops retrying when the execution stops during a backoff", async () => {
     const clock = simulatedClock(0);
     const { effect, contexts } = flaky(10);
-    const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { act: effect }, capabilities: { retry: { attempts: 5, backoffMs: 1_000 } } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        clock,
+        effects: { act: effect },
+        capabilities: { retry: { attempts: 5, backoffMs: 1_000 } },
+      }),
+    );
     await app.start(oneStep("act"), { executionId: "s" });
     await until(() => contexts.length === 1 && clock.pendingTimers() === 1);
     await app.stop("s");
@@ -115,7 +139,9 @@ describe("effect timeouts", () => {
   it("fails a step that does not settle in capabilities.timeoutMs with EffectTimeoutError, aborting ctx.signal", async () => {
     const clock = simulatedClock(0);
     const { effect, signals } = hanging();
-    const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { act: effect }, capabilities: { timeoutMs: 5_000 } }));
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), clock, effects: { act: effect }, capabilities: { timeoutMs: 5_000 } }),
+    );
     await app.start(oneStep("act"), { executionId: "t" });
     await until(() => signals.length === 1);
     clock.advance(4_999);
@@ -125,7 +151,10 @@ describe("effect timeouts", () => {
     expect(signals[0]!.aborted).toBe(true);
     expect(signals[0]!.reason).toBeInstanceOf(EffectTimeoutError);
     expect(await recordsOf(app, "t", STEP_FAILED)).toMatchObject([
-      { stoppedAt: "effect", error: { name: "EffectTimeoutError", code: "LOOM_EFFECT_TIMEOUT", timeoutMs: 5_000, effectId: "act" } },
+      {
+        stoppedAt: "effect",
+        error: { name: "EffectTimeoutError", code: "LOOM_EFFECT_TIMEOUT", timeoutMs: 5_000, effectId: "act" },
+      },
     ]);
   });
 
@@ -134,7 +163,12 @@ describe("effect timeouts", () => {
     const slow = hanging();
     const other = hanging();
     const app = createApp(
-      defineConfig({ stores: memoryStores(), clock, effects: { slow: slow.effect, other: other.effect }, capabilities: { timeoutMs: { slow: 100, "*": 1_000 } } }),
+      defineConfig({
+        stores: memoryStores(),
+        clock,
+        effects: { slow: slow.effect, other: other.effect },
+        capabilities: { timeoutMs: { slow: 100, "*": 1_000 } },
+      }),
     );
     await app.start(oneStep("slow"), { executionId: "a" });
     await app.start(oneStep("other"), { executionId: "b" });
@@ -170,7 +204,9 @@ describe("effect timeouts", () => {
 
   it("is exported as timeoutMiddleware for a user's own chain", async () => {
     const ctx = { stepId: "s", effectId: "e", attempt: 1, signal: new AbortController().signal } as EffectContext;
-    await expect(timeoutMiddleware(() => 5)(ctx, null, () => new Promise<never>(() => undefined))).rejects.toBeInstanceOf(EffectTimeoutError);
+    await expect(
+      timeoutMiddleware(() => 5)(ctx, null, () => new Promise<never>(() => undefined)),
+    ).rejects.toBeInstanceOf(EffectTimeoutError);
     expect(await timeoutMiddleware(() => undefined)(ctx, null, async () => "untimed")).toBe("untimed");
   });
 });

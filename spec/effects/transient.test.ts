@@ -52,7 +52,13 @@ describe("invokeTransient", () => {
     const controller = new AbortController();
     await app.invokeTransient("lookup", { key: "a" }, { subject: "user-9", signal: controller.signal });
     await app.invokeTransient("chore", null);
-    expect(contexts[0]).toMatchObject({ executionId: TRANSIENT_EXECUTION_ID, effectId: "lookup", taskKind: "tool", subject: "user-9", attempt: 1 });
+    expect(contexts[0]).toMatchObject({
+      executionId: TRANSIENT_EXECUTION_ID,
+      effectId: "lookup",
+      taskKind: "tool",
+      subject: "user-9",
+      attempt: 1,
+    });
     expect(contexts[0]!.signal.aborted).toBe(false);
     controller.abort();
     expect(contexts[0]!.signal.aborted).toBe(true);

@@ -24,12 +24,21 @@ afterEach(() => vi.restoreAllMocks());
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-type Config = Omit<LoomConfig, "stores" | "observability"> & { stores?: Stores; observability?: Omit<NonNullable<LoomConfig["observability"]>, "onWarn"> };
+type Config = Omit<LoomConfig, "stores" | "observability"> & {
+  stores?: Stores;
+  observability?: Omit<NonNullable<LoomConfig["observability"]>, "onWarn">;
+};
 
 /** An app whose warnings are recorded as observability.onWarn and the bus hear them. */
 function watched(config: Config): { app: App; heard: Warning[]; onBus: Warning[] } {
   const heard: Warning[] = [];
-  const app = createApp(defineConfig({ stores: memoryStores(), ...config, observability: { ...config.observability, onWarn: (w) => heard.push(w) } }));
+  const app = createApp(
+    defineConfig({
+      stores: memoryStores(),
+      ...config,
+      observability: { ...config.observability, onWarn: (w) => heard.push(w) },
+    }),
+  );
   const onBus: Warning[] = [];
   app.on("warn", (w) => onBus.push(w));
   return { app, heard, onBus };
@@ -41,7 +50,10 @@ const search = createToolEffect(async () => "x".repeat(64));
 const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: Warning[] }>>> = {
   [WARNING_CODES.agentStateGrowth]: async () => {
     const w = watched({ effects: { model: createLlmEffect(scriptedModel([{ text: "a long enough reply" }])) } });
-    await w.app.start(agentLoop$({ id: "grows", model: "model", warnTranscriptBytes: 8 }), { executionId: "g", input: { prompt: "go" } });
+    await w.app.start(agentLoop$({ id: "grows", model: "model", warnTranscriptBytes: 8 }), {
+      executionId: "g",
+      input: { prompt: "go" },
+    });
     await w.app.result("g");
     return w;
   },
@@ -76,8 +88,8 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
       observability: {
         inspect: () => {
           if (thrown) return;
-      thrown = true;
-      throw new Error("inspector bug");
+          thrown = true;
+          throw new Error("inspector bug");
         },
       },
     });
@@ -86,16 +98,27 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
     return w;
   },
   [WARNING_CODES.modelUsageMissing]: async () => {
-    const w = watched({ effects: { model: createLlmEffect(scriptedModel([{ text: "one" }, { text: "two" }])) }, capabilities: { quotas: { maxTokens: 1000 } } });
-    await w.app.start(agentLoop$({ id: "a", model: "model", warnTranscriptBytes: false }), { executionId: "u1", input: { prompt: "go" } });
+    const w = watched({
+      effects: { model: createLlmEffect(scriptedModel([{ text: "one" }, { text: "two" }])) },
+      capabilities: { quotas: { maxTokens: 1000 } },
+    });
+    await w.app.start(agentLoop$({ id: "a", model: "model", warnTranscriptBytes: false }), {
+      executionId: "u1",
+      input: { prompt: "go" },
+    });
     await w.app.result("u1");
-    await w.app.start(agentLoop$({ id: "b", model: "model", warnTranscriptBytes: false }), { executionId: "u2", input: { prompt: "go" } });
+    await w.app.start(agentLoop$({ id: "b", model: "model", warnTranscriptBytes: false }), {
+      executionId: "u2",
+      input: { prompt: "go" },
+    });
     await w.app.result("u2");
     return w;
   },
   [WARNING_CODES.claimCheckOnOffload]: async () => {
     const stores = memoryStores();
-    const model = createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }]));
+    const model = createLlmEffect(
+      scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }]),
+    );
     const w = watched({
       stores,
       effects: { model, search },
@@ -110,7 +133,10 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
         },
       },
     });
-    await w.app.start(agentLoop$({ id: "cc", model: "model", tools: ["search"], warnTranscriptBytes: false }), { executionId: "c", input: { prompt: "go" } });
+    await w.app.start(agentLoop$({ id: "cc", model: "model", tools: ["search"], warnTranscriptBytes: false }), {
+      executionId: "c",
+      input: { prompt: "go" },
+    });
     await w.app.result("c");
     return w;
   },
@@ -152,14 +178,20 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
 
 /** Codes that do not go through an app's sink here, and why. */
 const NOT_HERE: Record<string, string> = {
-  [WARNING_CODES.snapshotDamaged]: "needs a damaged snapshot file: spec/reliability/fsRecovery.test.ts checks it on the sink",
-  [WARNING_CODES.taintScanIncomplete]: "needs a tool result past the taint scan's budget: spec/reliability/seeds.test.ts checks it on the sink",
+  [WARNING_CODES.snapshotDamaged]:
+    "needs a damaged snapshot file: spec/reliability/fsRecovery.test.ts checks it on the sink",
+  [WARNING_CODES.taintScanIncomplete]:
+    "needs a tool result past the taint scan's budget: spec/reliability/seeds.test.ts checks it on the sink",
   [WARNING_CODES.journalPermissions]: "fsStores' own onWarn: reported before any app exists",
   [WARNING_CODES.onWarnThrew]: "the process warning channel's, when a listener throws (spec/effects/bus.test.ts)",
   [WARNING_CODES.warning]: "the process warning channel's default code",
 };
 
-const waitsForEvent = setup({}).createMachine({ id: "waits", initial: "idle", states: { idle: { on: { GO: "done" } }, done: { type: "final" } } });
+const waitsForEvent = setup({}).createMachine({
+  id: "waits",
+  initial: "idle",
+  states: { idle: { on: { GO: "done" } }, done: { type: "final" } },
+});
 
 describe("the one warning path", () => {
   it("accounts for every code in WARNING_CODES", () => {
@@ -169,12 +201,15 @@ describe("the one warning path", () => {
     expect([...accounted].filter((code) => !codes.has(code as never))).toEqual([]);
   });
 
-  it.each(Object.keys(PROVOKED).map((code) => ({ code })))("$code reaches observability.onWarn and the bus exactly once", async ({ code }) => {
-    const { heard, onBus } = await PROVOKED[code]!();
-    expect(heard.filter((w) => w.code === code)).toHaveLength(1);
-    expect(onBus.filter((w) => w.code === code)).toHaveLength(1);
-    expect(onBus.find((w) => w.code === code)).toBe(heard.find((w) => w.code === code));
-  });
+  it.each(Object.keys(PROVOKED).map((code) => ({ code })))(
+    "$code reaches observability.onWarn and the bus exactly once",
+    async ({ code }) => {
+      const { heard, onBus } = await PROVOKED[code]!();
+      expect(heard.filter((w) => w.code === code)).toHaveLength(1);
+      expect(onBus.filter((w) => w.code === code)).toHaveLength(1);
+      expect(onBus.find((w) => w.code === code)).toBe(heard.find((w) => w.code === code));
+    },
+  );
 
   it("has one emitter of the bus's warn event: the sink (actors/warnings.ts)", () => {
     const files: string[] = [];
@@ -186,7 +221,9 @@ describe("the one warning path", () => {
       }
     };
     for (const folder of ["actors", "adapters", "stores", "cli"]) walk(join(ROOT, folder));
-    const emitters = files.filter((path) => /emit\(\s*["']warn["']/.test(readFileSync(path, "utf8"))).map((path) => relative(ROOT, path).split("\\").join("/"));
+    const emitters = files
+      .filter((path) => /emit\(\s*["']warn["']/.test(readFileSync(path, "utf8")))
+      .map((path) => relative(ROOT, path).split("\\").join("/"));
     expect(emitters).toEqual(["actors/warnings.ts"]);
   });
 });

@@ -17,11 +17,17 @@ afterAll(removeTempDirs);
 const logOf = (dir: string, executionId: string) => ExecutionPaths.of(dir, executionId).log;
 const checkpointOf = (dir: string) => join(dir, "catalogue.ckpt");
 const dirtyOf = (dir: string) => join(dir, "catalogue.dirty");
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 const ended = (seq: number) => ({ seq, at: 9, type: "loom.execution.ended", status: "done" });
 
 /** The checkpoint file's payload as any reader sees it (one frame). */
-async function checkpointValue(dir: string): Promise<{ clean?: unknown; entries: [string, { fileId: string; size: number; archivedThrough?: number }][] }> {
+async function checkpointValue(
+  dir: string,
+): Promise<{ clean?: unknown; entries: [string, { fileId: string; size: number; archivedThrough?: number }][] }> {
   const frame = scanFrames(await readFile(checkpointOf(dir))).frames[0]!;
   return frame.value as never;
 }
@@ -152,7 +158,10 @@ describe("fs open after a clean close (ADR 0008)", () => {
       if (leftover === "dirty marker") await writeFile(dirtyOf(dir), "");
       else {
         const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
-        await writeFile(join(dir, "loomwork.lock"), JSON.stringify({ pid: dead, hostname: hostname(), token: "t", acquiredAt: "" }));
+        await writeFile(
+          join(dir, "loomwork.lock"),
+          JSON.stringify({ pid: dead, hostname: hostname(), token: "t", acquiredAt: "" }),
+        );
       }
       const stores = await fsStores({ dir });
       expect((await stores.events.getExecution("b"))?.damaged, leftover).toMatchObject({ file: logOf(dir, "b") });
@@ -181,7 +190,12 @@ describe("fs open after a clean close (ADR 0008)", () => {
     } finally {
       await kill(child);
     }
-    const acked = Math.max(...stdout.split("\n").filter((l) => l.startsWith("ack ")).map((l) => Number(l.split(" ")[2])));
+    const acked = Math.max(
+      ...stdout
+        .split("\n")
+        .filter((l) => l.startsWith("ack "))
+        .map((l) => Number(l.split(" ")[2])),
+    );
     // The clean checkpoint of the first close is still on disk (no checkpoint in 60 appends), and says head 2.
     expect((await checkpointValue(dir)).clean).toEqual({ executions: 1 });
     // The dead writer's lock would refuse the trust too; removed here (as its error message tells an operator
@@ -192,7 +206,10 @@ describe("fs open after a clean close (ADR 0008)", () => {
     expect(head).toBeGreaterThanOrEqual(acked);
     expect(await exists(dirtyOf(dir))).toBe(true);
     expect((await stores.events.getExecution("e"))?.damaged).toBeUndefined();
-    expect(await stores.events.read("e")).toEqual([started(1), ...Array.from({ length: head - 1 }, (_, i) => step(i + 2, { n: i + 2 }))]);
+    expect(await stores.events.read("e")).toEqual([
+      started(1),
+      ...Array.from({ length: head - 1 }, (_, i) => step(i + 2, { n: i + 2 })),
+    ]);
     await stores.close();
     expect(await exists(dirtyOf(dir))).toBe(false);
   });
@@ -225,7 +242,10 @@ describe("fs open after a clean close (ADR 0008)", () => {
     const stores = await fsStores({ dir, fsOps: { fsync: failing } });
     let acked = 3;
     for (let seq = 4; seq < 20; seq++) {
-      const ok = await stores.events.append("b", seq - 1, [step(seq)]).then(() => true, () => false);
+      const ok = await stores.events.append("b", seq - 1, [step(seq)]).then(
+        () => true,
+        () => false,
+      );
       if (!ok) break;
       acked = seq;
     }
@@ -235,7 +255,9 @@ describe("fs open after a clean close (ADR 0008)", () => {
     expect(await exists(dirtyOf(dir))).toBe(true);
     const reopened = await fsStores({ dir });
     expect(await reopened.events.head("b")).toBeGreaterThanOrEqual(acked);
-    expect((await reopened.events.read("b")).map((r) => r.seq)).toEqual(Array.from({ length: await reopened.events.head("b") }, (_, i) => i + 1));
+    expect((await reopened.events.read("b")).map((r) => r.seq)).toEqual(
+      Array.from({ length: await reopened.events.head("b") }, (_, i) => i + 1),
+    );
     await reopened.close();
   });
 
@@ -243,7 +265,9 @@ describe("fs open after a clean close (ADR 0008)", () => {
     const dir = await cleanDirectory();
     // The checkpoint as an older version wrote it: the same entries, no clean mark, no archivedThrough.
     const value = await checkpointValue(dir);
-    const entries = value.entries.filter(([k]) => k !== "~clean").map(([k, { archivedThrough: _, ...entry }]) => [k, entry]);
+    const entries = value.entries
+      .filter(([k]) => k !== "~clean")
+      .map(([k, { archivedThrough: _, ...entry }]) => [k, entry]);
     await writeFile(checkpointOf(dir), encodeJsonFrame({ format: "loomwork-catalogue", version: 1, entries }));
     await truncate(logOf(dir, "b"), 10);
     const stores = await fsStores({ dir });
@@ -261,7 +285,9 @@ describe("fs open after a clean close (ADR 0008)", () => {
     const expected = await stores.events.listExecutions();
     await stores.close();
     // The rewritten log's header says archived through 3: the clean checkpoint says it for the open that reads no header.
-    expect(new Map((await checkpointValue(dir)).entries).get(ExecutionPaths.of(dir, "a").name)?.archivedThrough).toBe(3);
+    expect(new Map((await checkpointValue(dir)).entries).get(ExecutionPaths.of(dir, "a").name)?.archivedThrough).toBe(
+      3,
+    );
     const trusted = await fsStores({ dir });
     expect(await trusted.events.listExecutions()).toEqual(expected);
     expect((await trusted.events.read("a")).map((r) => r.seq)).toEqual([4, 5]);

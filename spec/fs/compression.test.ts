@@ -7,7 +7,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
 import { plainPayload, scanFrames, smaller } from "../../adapters/fs/framing.js";
 import { ExecutionPaths } from "../../adapters/fs/journalFiles.js";
-import { COMPRESSED_MAGIC, compressBytes, decompressBytes, isCompressed, maybeCompress } from "../../stores/compression.js";
+import {
+  COMPRESSED_MAGIC,
+  compressBytes,
+  decompressBytes,
+  isCompressed,
+  maybeCompress,
+} from "../../stores/compression.js";
 import { JournalCorruptionError } from "../../stores/errors.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { removeTempDirs, started, step, tempDir } from "./helpers.js";
@@ -21,7 +27,11 @@ const records = (from: number, to: number) => Array.from({ length: to - from + 1
 async function fill(dir: string, compression: "deflate" | "none", from = 1, to = 40): Promise<string> {
   const stores = await fsStores({ dir, compression });
   for (let seq = from; seq <= to; seq++) await stores.events.append("e", seq - 1, [record(seq)]);
-  await stores.events.putSnapshot("e", { seq: to - 5, at: 0, state: { transcript: records(1, to - 5).map((r) => JSON.stringify(r)) } });
+  await stores.events.putSnapshot("e", {
+    seq: to - 5,
+    at: 0,
+    state: { transcript: records(1, to - 5).map((r) => JSON.stringify(r)) },
+  });
   const address = await stores.content.put(new TextEncoder().encode(text(0).repeat(20)));
   await stores.close();
   return address;
@@ -53,7 +63,9 @@ describe("compression codec", () => {
   });
 
   it("refuses an unknown option value", async () => {
-    await expect(fsStores({ dir: await tempDir("bad-option"), compression: "zstd" as "deflate" })).rejects.toThrow(RangeError);
+    await expect(fsStores({ dir: await tempDir("bad-option"), compression: "zstd" as "deflate" })).rejects.toThrow(
+      RangeError,
+    );
   });
 });
 

@@ -98,8 +98,14 @@ describe("fs key store", () => {
     await first.close();
     const files = await readdir(join(dir, "keys"));
     // `.created` records that a key was made (a later loss is KeyMissingError); `.erased` is the tombstone.
-    expect(files.sort()).toEqual([`${entryName("alice")}.created`, `${entryName("alice")}.key`, `${entryName("gone")}.created`, `${entryName("gone")}.erased`]);
-    for (const file of files) expect((await readFile(join(dir, "keys", file))).includes(Buffer.from(gone).toString("base64"))).toBe(false);
+    expect(files.sort()).toEqual([
+      `${entryName("alice")}.created`,
+      `${entryName("alice")}.key`,
+      `${entryName("gone")}.created`,
+      `${entryName("gone")}.erased`,
+    ]);
+    for (const file of files)
+      expect((await readFile(join(dir, "keys", file))).includes(Buffer.from(gone).toString("base64"))).toBe(false);
 
     const second = await fsStores({ dir });
     expect(await second.keys.get("alice")).toEqual(alice);
@@ -117,7 +123,10 @@ describe("fs key store", () => {
     // What a crash right after the tombstone leaves: both files.
     await writeFile(join(dir, "keys", `${entryName("bob")}.erased`), encodeJsonFrame({ subject: "bob" }));
     const second = await fsStores({ dir });
-    expect((await readdir(join(dir, "keys"))).sort()).toEqual([`${entryName("bob")}.created`, `${entryName("bob")}.erased`]);
+    expect((await readdir(join(dir, "keys"))).sort()).toEqual([
+      `${entryName("bob")}.created`,
+      `${entryName("bob")}.erased`,
+    ]);
     expect(await second.keys.get("bob")).toBeUndefined();
     await expect(second.keys.getOrCreate("bob")).rejects.toBeInstanceOf(SubjectErasedError);
     await second.close();

@@ -2,14 +2,24 @@
 // newline is cut off at the cap instead of growing the app's memory and event-loop time without limit.
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fsStores, MAX_CONTROL_LINE_BYTES, serveControl, type ControlServer, type FsStores } from "../../adapters/fs/index.js";
+import {
+  fsStores,
+  MAX_CONTROL_LINE_BYTES,
+  serveControl,
+  type ControlServer,
+  type FsStores,
+} from "../../adapters/fs/index.js";
 import { createApp, defineConfig, type App } from "../../index.js";
 import { removeTempDirs, tempDir } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 /** Connects, writes `chunks` in order, and resolves with every reply line and whether the server closed the connection. */
-function exchange(path: string, chunks: (string | Buffer)[], until: (replies: Record<string, unknown>[]) => boolean): Promise<{ replies: Record<string, unknown>[]; closed: boolean }> {
+function exchange(
+  path: string,
+  chunks: (string | Buffer)[],
+  until: (replies: Record<string, unknown>[]) => boolean,
+): Promise<{ replies: Record<string, unknown>[]; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
     const replies: Record<string, unknown>[] = [];
@@ -32,7 +42,9 @@ function exchange(path: string, chunks: (string | Buffer)[], until: (replies: Re
       if (until(replies)) finish(false);
     });
     // The server closing on us while we still write is what a cut-off looks like from here.
-    socket.on("error", (error: NodeJS.ErrnoException) => (error.code === "EPIPE" || error.code === "ECONNRESET" ? finish(true) : reject(error)));
+    socket.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EPIPE" || error.code === "ECONNRESET" ? finish(true) : reject(error),
+    );
     socket.on("close", () => finish(true));
     socket.on("connect", async () => {
       for (const chunk of chunks) {
@@ -68,7 +80,13 @@ describe("control socket lines", () => {
     const chunks = Array.from({ length: Math.ceil(MAX_CONTROL_LINE_BYTES / endless.length) + 4 }, () => endless);
     const valid = `\n${JSON.stringify({ id: 9, op: "stop", executionId: "after-the-flood" })}\n`;
     const { replies, closed } = await exchange(control.path, [...chunks, valid], (r) => r.length >= 2);
-    expect(replies[0]).toMatchObject({ id: 0, error: { code: "LOOM_CONTROL_REFUSED", message: expect.stringContaining(`longer than ${MAX_CONTROL_LINE_BYTES} bytes`) } });
+    expect(replies[0]).toMatchObject({
+      id: 0,
+      error: {
+        code: "LOOM_CONTROL_REFUSED",
+        message: expect.stringContaining(`longer than ${MAX_CONTROL_LINE_BYTES} bytes`),
+      },
+    });
     expect(replies).toHaveLength(1);
     expect(closed).toBe(true);
     expect(seen).toEqual([]);

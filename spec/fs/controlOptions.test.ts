@@ -52,7 +52,11 @@ describe("serveControl refuses bad options with a typed error, writing nothing",
     const error = await attempt(run);
     expect(error).toBeInstanceOf(TypeError);
     expect(error).toBeInstanceOf(LoomworkError);
-    expect(error).toMatchObject({ code: "LOOM_CONTROL_OPTIONS", option, message: expect.stringContaining(`serveControl: ${option}`) });
+    expect(error).toMatchObject({
+      code: "LOOM_CONTROL_OPTIONS",
+      option,
+      message: expect.stringContaining(`serveControl: ${option}`),
+    });
     expect(await readdir(process.cwd())).toEqual([]);
     expect((await readdir(stores.dir)).filter((name) => name.endsWith(".sock"))).toEqual([]);
   });

@@ -6,7 +6,13 @@ import { chmod, chown, lstat, mkdir, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { controlSocketPath, fsStores, serveControl, type ControlServer, type FsStores } from "../../adapters/fs/index.js";
+import {
+  controlSocketPath,
+  fsStores,
+  serveControl,
+  type ControlServer,
+  type FsStores,
+} from "../../adapters/fs/index.js";
 import { connectControl } from "../../cli/control.js";
 import { createApp, defineConfig, type App } from "../../index.js";
 import { LoomworkError } from "../../stores/errors.js";
@@ -62,8 +68,11 @@ async function answers(dir: string): Promise<boolean> {
 function connectAsNobody(path: string): Promise<string> {
   const script = `const s = require("node:net").connect(${JSON.stringify(path)}); s.on("connect", () => { console.log("connected"); s.destroy(); }); s.on("error", (e) => console.log(e.code));`;
   return new Promise((resolve, reject) =>
-    execFile("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script], { cwd: "/" }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${error.message} ${stderr}`)) : resolve(stdout.trim()),
+    execFile(
+      "setpriv",
+      ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", script],
+      { cwd: "/" },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message} ${stderr}`)) : resolve(stdout.trim())),
     ),
   );
 }
@@ -88,7 +97,11 @@ describe("the control socket's place", () => {
       (control) => (opened.push(control), undefined),
       (error: unknown) => error,
     );
-    expect(error).toMatchObject({ name: "ControlSocketError", code: "LOOM_CONTROL_SOCKET", message: expect.stringContaining(`${served.stores.dir} is mode 755`) });
+    expect(error).toMatchObject({
+      name: "ControlSocketError",
+      code: "LOOM_CONTROL_SOCKET",
+      message: expect.stringContaining(`${served.stores.dir} is mode 755`),
+    });
     expect((await readdir(served.stores.dir)).filter((name) => name.endsWith(".sock"))).toEqual([]);
   });
 
@@ -104,11 +117,17 @@ describe("the control socket's place", () => {
       expect(socketDir).toBe(join(runtime, "loomwork"));
       await mkdir(socketDir, { mode: 0o700 });
       await chmod(socketDir, 0o777);
-      await expect(serveControl(served.app, { dir })).rejects.toMatchObject({ code: "LOOM_CONTROL_SOCKET", message: expect.stringContaining(`${socketDir} is mode 777`) });
+      await expect(serveControl(served.app, { dir })).rejects.toMatchObject({
+        code: "LOOM_CONTROL_SOCKET",
+        message: expect.stringContaining(`${socketDir} is mode 777`),
+      });
       if (asRoot) {
         await chmod(socketDir, 0o700);
         await chown(socketDir, 65534, 65534);
-        await expect(serveControl(served.app, { dir })).rejects.toMatchObject({ code: "LOOM_CONTROL_SOCKET", message: expect.stringContaining(`${socketDir} is owned by uid 65534`) });
+        await expect(serveControl(served.app, { dir })).rejects.toMatchObject({
+          code: "LOOM_CONTROL_SOCKET",
+          message: expect.stringContaining(`${socketDir} is owned by uid 65534`),
+        });
       }
       expect(await readdir(socketDir)).toEqual([]);
     } finally {
@@ -123,7 +142,9 @@ describe("the control socket's place", () => {
       const served = await journal(join(await tempDir("nobody"), "journal"));
       const control = await serve(served);
       expect(await connectAsNobody(control.path)).toBe("EACCES");
-      const long = await journal(join(await tempDir("nobody-long"), "a-journal-directory-whose-path-is-long".repeat(3)));
+      const long = await journal(
+        join(await tempDir("nobody-long"), "a-journal-directory-whose-path-is-long".repeat(3)),
+      );
       const longControl = await serve(long);
       expect(await connectAsNobody(longControl.path)).toBe("EACCES");
     } finally {
@@ -143,14 +164,22 @@ describe("one control server per journal directory", () => {
       (control) => (opened.push(control), undefined),
       (error: unknown) => error,
     );
-    expect(second).toMatchObject({ name: "ControlInUseError", code: "LOOM_CONTROL_IN_USE", message: expect.stringContaining(served.stores.dir) });
+    expect(second).toMatchObject({
+      name: "ControlInUseError",
+      code: "LOOM_CONTROL_IN_USE",
+      message: expect.stringContaining(served.stores.dir),
+    });
     expect(await answers(served.stores.dir)).toBe(true);
   });
 
   it("a socket file a killed app left is replaced", async () => {
     const served = await journal(await tempDir("stale"));
     const path = controlSocketPath(served.stores.dir);
-    const child = spawn(process.execPath, ["-e", `require("node:net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      ["-e", `require("node:net").createServer().listen(${JSON.stringify(path)}, () => console.log("up"))`],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     await new Promise<void>((resolve) => child.stdout!.on("data", () => resolve()));
     await kill(child);
     expect((await lstat(path)).isSocket()).toBe(true);

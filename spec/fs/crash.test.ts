@@ -32,7 +32,8 @@ describe("fs crash safety", () => {
     const acknowledged = new Map<string, number>();
     for (const line of stdout.split("\n")) {
       const [word, executionId, seq] = line.split(" ");
-      if (word === "ack" && seq !== undefined) acknowledged.set(executionId!, Math.max(acknowledged.get(executionId!) ?? 0, Number(seq)));
+      if (word === "ack" && seq !== undefined)
+        acknowledged.set(executionId!, Math.max(acknowledged.get(executionId!) ?? 0, Number(seq)));
     }
     expect(acknowledged.size).toBe(3);
 

@@ -8,7 +8,7 @@ import { crc32, crc32Js, encodeFrame, encodeJsonFrame, nativeCrc32, scanFrames }
 const OLD_CHECKSUM = 0xff42a200;
 
 describe("fs frame checksum", () => {
-  it("is the standard CRC-32 (check value of \"123456789\")", () => {
+  it('is the standard CRC-32 (check value of "123456789")', () => {
     const check = new TextEncoder().encode("123456789");
     expect(crc32Js(check)).toBe(0xcbf43926);
     expect(crc32(check)).toBe(0xcbf43926);

@@ -26,7 +26,9 @@ describe("fs group commit", () => {
     const executions = ["a", "b", "c", "d"];
     await Promise.all(executions.map((id) => stores.events.append(id, 0, [started(1)])));
     fsyncs = 0;
-    const appends = executions.flatMap((id) => Array.from({ length: 50 }, (_, i) => stores.events.append(id, i + 1, [step(i + 2)])));
+    const appends = executions.flatMap((id) =>
+      Array.from({ length: 50 }, (_, i) => stores.events.append(id, i + 1, [step(i + 2)])),
+    );
     await Promise.all(appends);
     expect(fsyncs).toBeGreaterThan(0);
     expect(fsyncs).toBeLessThan(200 / 10);
@@ -61,7 +63,8 @@ describe("fs group commit", () => {
     // Where each append's bytes end in the log: one frame per append, in call order.
     const records = Array.from({ length: 20 }, (_, i) => step(i + 2));
     const ends: number[] = [];
-    for (const record of records) ends.push((ends.at(-1) ?? writeEnds.get(log)!.at(-1)!) + encodeJsonFrame([record]).length);
+    for (const record of records)
+      ends.push((ends.at(-1) ?? writeEnds.get(log)!.at(-1)!) + encodeJsonFrame([record]).length);
 
     let open!: () => void;
     gate = new Promise((resolve) => (open = resolve));
@@ -93,8 +96,17 @@ describe("fs group commit", () => {
       stores.events.append("e", 3, [step(4, "follows too")]),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
-    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ code: "LOOM_CONCURRENCY", expected: 1, actual: 3 });
-    expect((await stores.events.read("e")).map((r) => r.output)).toEqual([undefined, "first", "follows", "follows too"]);
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({
+      code: "LOOM_CONCURRENCY",
+      expected: 1,
+      actual: 3,
+    });
+    expect((await stores.events.read("e")).map((r) => r.output)).toEqual([
+      undefined,
+      "first",
+      "follows",
+      "follows too",
+    ]);
     await stores.close();
   });
 

@@ -7,7 +7,8 @@ export { started, step } from "../conformance/suite.js";
 
 export const { tempDir, removeTempDirs } = tempDirs("fs");
 
-export const ioError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: injected by the test`), { code });
+export const ioError = (code: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`${code}: injected by the test`), { code });
 
 /** Runs a TypeScript child script under tsx with `args`. */
 export function spawnChild(script: string, args: string[]): ChildProcess {
@@ -16,11 +17,18 @@ export function spawnChild(script: string, args: string[]): ChildProcess {
 }
 
 /** Resolves with the child's stdout once `done(stdout)` holds; rejects if the child exits first. */
-export function waitForOutput(child: ChildProcess, done: (stdout: string) => boolean, timeoutMs = 15_000): Promise<string> {
+export function waitForOutput(
+  child: ChildProcess,
+  done: (stdout: string) => boolean,
+  timeoutMs = 15_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
-    const timer = setTimeout(() => reject(new Error(`child timed out; stdout: ${stdout} stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`child timed out; stdout: ${stdout} stderr: ${stderr}`)),
+      timeoutMs,
+    );
     const finish = (error?: Error) => {
       clearTimeout(timer);
       child.stdout!.off("data", onData);

@@ -14,7 +14,15 @@ afterAll(removeTempDirs);
 
 describe("fs writer lock", () => {
   it("writes the time it was taken as toISOString does", () => {
-    for (const ms of [0, 1, 999, 86_399_999, 951_782_400_000, Date.UTC(2026, 11, 2, 0, 38, 6, 7), 253_402_300_799_999]) {
+    for (const ms of [
+      0,
+      1,
+      999,
+      86_399_999,
+      951_782_400_000,
+      Date.UTC(2026, 11, 2, 0, 38, 6, 7),
+      253_402_300_799_999,
+    ]) {
       expect(isoTime(new Date(ms))).toBe(new Date(ms).toISOString());
     }
   });

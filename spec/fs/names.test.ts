@@ -26,7 +26,9 @@ describe("fs names", () => {
     expect(await readdir(join(dir, "executions"))).toHaveLength(ids.length);
 
     const second = await fsStores({ dir });
-    expect((await second.events.listExecutions()).map((e) => e.executionId)).toEqual([...ids].sort((a, b) => (a < b ? -1 : 1)));
+    expect((await second.events.listExecutions()).map((e) => e.executionId)).toEqual(
+      [...ids].sort((a, b) => (a < b ? -1 : 1)),
+    );
     for (const [i, id] of ids.entries()) {
       expect(await second.events.getExecution(id)).toMatchObject({ executionId: id, subject: `s:${id}`, head: 2 });
       expect((await second.events.read(id)).at(-1)).toEqual(step(2, i));

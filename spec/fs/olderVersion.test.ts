@@ -14,10 +14,16 @@ afterAll(removeTempDirs);
 type Catalogue = [string, number, string][];
 
 const checkpointKeys = async (dir: string): Promise<string[]> => {
-  const value = scanFrames(await readFile(join(dir, "catalogue.ckpt"))).frames[0]!.value as { entries: [string, unknown][] };
+  const value = scanFrames(await readFile(join(dir, "catalogue.ckpt"))).frames[0]!.value as {
+    entries: [string, unknown][];
+  };
   return value.entries.map(([key]) => key);
 };
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 /** The older version runs `list` or `create` on the directory and closes it; resolves with its catalogue. */
 async function older(dir: string, ...command: ["list"] | ["create", string, string]): Promise<Catalogue> {
@@ -29,7 +35,11 @@ async function older(dir: string, ...command: ["list"] | ["create", string, stri
 
 async function thisList(dir: string): Promise<Catalogue> {
   const stores = await fsStores({ dir });
-  const catalogue = (await stores.events.listExecutions()).map((e): [string, number, string] => [e.executionId, e.head, e.status]);
+  const catalogue = (await stores.events.listExecutions()).map((e): [string, number, string] => [
+    e.executionId,
+    e.head,
+    e.status,
+  ]);
   await stores.close();
   return catalogue;
 }
@@ -49,12 +59,18 @@ describe("an older version on a directory this version wrote, and back (ADR 0008
   it("the older version lists a cleanly closed directory; an older writer that crashes leaves no clean mark, and this version recovers what it acknowledged", async () => {
     const dir = await writtenHere();
     expect(await checkpointKeys(dir)).toContain("~clean");
-    expect(await older(dir, "list")).toEqual([["a", 4, "running"], ["b", 2, "running"]]);
+    expect(await older(dir, "list")).toEqual([
+      ["a", 4, "running"],
+      ["b", 2, "running"],
+    ]);
 
     // The older writer appends 5 records to "a" and dies without closing.
     const child = spawnChild("olderVersion.ts", [dir, "append", "a", "5"]);
     const out = await waitForOutput(child, (stdout) => stdout.includes("appended"));
-    expect(JSON.parse(out.split("\n")[0]!)).toEqual([["a", 9, "running"], ["b", 2, "running"]]);
+    expect(JSON.parse(out.split("\n")[0]!)).toEqual([
+      ["a", 9, "running"],
+      ["b", 2, "running"],
+    ]);
     // Before its first append it rewrote the checkpoint without the mark: nothing vouches for the logs it grew.
     expect(await checkpointKeys(dir)).not.toContain("~clean");
     await kill(child);
@@ -62,7 +78,10 @@ describe("an older version on a directory this version wrote, and back (ADR 0008
 
     // This version takes over the dead writer's lock and recovers every log: the 5 acknowledged records are there.
     const stores = await fsStores({ dir });
-    expect((await stores.events.listExecutions()).map((e) => [e.executionId, e.head])).toEqual([["a", 9], ["b", 2]]);
+    expect((await stores.events.listExecutions()).map((e) => [e.executionId, e.head])).toEqual([
+      ["a", 9],
+      ["b", 2],
+    ]);
     const records = await stores.events.read("a", 0);
     expect(records.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(records.at(-1)).toMatchObject({ type: "loom.step.completed", output: { older: 9 } });
@@ -70,7 +89,10 @@ describe("an older version on a directory this version wrote, and back (ADR 0008
     await stores.close();
     // A clean close here writes the mark again, and the older version still reads the directory.
     expect(await checkpointKeys(dir)).toContain("~clean");
-    expect(await older(dir, "list")).toEqual([["a", 10, "running"], ["b", 2, "running"]]);
+    expect(await older(dir, "list")).toEqual([
+      ["a", 10, "running"],
+      ["b", 2, "running"],
+    ]);
   });
 
   it("this version reads a directory the older one created and closed, and each reopens what the other closed with the same heads", async () => {
@@ -82,7 +104,11 @@ describe("an older version on a directory this version wrote, and back (ADR 0008
     expect(await older(dir, "list")).toEqual([["c", 3, "running"]]);
     expect(await thisList(dir)).toEqual([["c", 3, "running"]]);
     const stores = await fsStores({ dir });
-    expect((await stores.events.read("c", 0)).map((r) => [r.seq, r.type])).toEqual([[1, "loom.execution.started"], [2, "loom.step.completed"], [3, "loom.step.completed"]]);
+    expect((await stores.events.read("c", 0)).map((r) => [r.seq, r.type])).toEqual([
+      [1, "loom.execution.started"],
+      [2, "loom.step.completed"],
+      [3, "loom.step.completed"],
+    ]);
     await stores.close();
   });
 });

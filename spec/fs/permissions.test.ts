@@ -19,7 +19,8 @@ async function looser(root: string): Promise<string[]> {
   const visit = async (path: string): Promise<void> => {
     const info = await lstat(path);
     const mode = info.mode & 0o777;
-    if (mode !== (info.isDirectory() ? 0o700 : 0o600)) found.push(`${path.slice(root.length) || "."} ${mode.toString(8)}`);
+    if (mode !== (info.isDirectory() ? 0o700 : 0o600))
+      found.push(`${path.slice(root.length) || "."} ${mode.toString(8)}`);
     if (info.isDirectory()) for (const name of await readdir(path)) await visit(join(path, name));
   };
   await visit(root);
@@ -31,26 +32,29 @@ describe("fs stores create every file 0600 and every directory 0700", () => {
     ["0000", 0],
     ["0022", 0o022],
     ["0077", 0o077],
-  ])("with umask %s: log, snapshot, segment, blob, key, tombstone, lock, dirty marker, checkpoint", async (_label, umask) => {
-    process.umask(umask);
-    const dir = join(await tempDir(`modes-${umask.toString(8)}`), "nested", "journal");
-    const stores = await fsStores({ dir });
-    await stores.events.append("a", 0, [started(1, "subject-a"), step(2), step(3)]);
-    await stores.events.putSnapshot("a", { seq: 3, at: 3, state: { a: 1 } });
-    await stores.events.archive("a", 2);
-    await stores.content.put(new TextEncoder().encode("a blob"));
-    await stores.keys.getOrCreate("subject-a");
-    await stores.keys.getOrCreate("subject-b");
-    await stores.keys.destroy("subject-b");
-    // While the writer is open: the lock file and catalogue.dirty are there.
-    expect((await readdir(dir)).sort()).toEqual(expect.arrayContaining(["catalogue.dirty", "loomwork.lock"]));
-    expect(await looser(dir)).toEqual([]);
-    await stores.close();
-    expect((await readdir(dir)).sort()).toContain("catalogue.ckpt");
-    expect(await looser(dir)).toEqual([]);
-    // The parents fsStores created for the directory are private too.
-    expect((await stat(join(dir, ".."))).mode & 0o777).toBe(0o700);
-  });
+  ])(
+    "with umask %s: log, snapshot, segment, blob, key, tombstone, lock, dirty marker, checkpoint",
+    async (_label, umask) => {
+      process.umask(umask);
+      const dir = join(await tempDir(`modes-${umask.toString(8)}`), "nested", "journal");
+      const stores = await fsStores({ dir });
+      await stores.events.append("a", 0, [started(1, "subject-a"), step(2), step(3)]);
+      await stores.events.putSnapshot("a", { seq: 3, at: 3, state: { a: 1 } });
+      await stores.events.archive("a", 2);
+      await stores.content.put(new TextEncoder().encode("a blob"));
+      await stores.keys.getOrCreate("subject-a");
+      await stores.keys.getOrCreate("subject-b");
+      await stores.keys.destroy("subject-b");
+      // While the writer is open: the lock file and catalogue.dirty are there.
+      expect((await readdir(dir)).sort()).toEqual(expect.arrayContaining(["catalogue.dirty", "loomwork.lock"]));
+      expect(await looser(dir)).toEqual([]);
+      await stores.close();
+      expect((await readdir(dir)).sort()).toContain("catalogue.ckpt");
+      expect(await looser(dir)).toEqual([]);
+      // The parents fsStores created for the directory are private too.
+      expect((await stat(join(dir, ".."))).mode & 0o777).toBe(0o700);
+    },
+  );
 });
 
 describe("fs stores report a journal directory that others can read", () => {
@@ -60,7 +64,9 @@ describe("fs stores report a journal directory that others can read", () => {
     const warnings: Warning[] = [];
     const stores = await fsStores({ dir, onWarn: (warning) => warnings.push(warning) });
     await stores.close();
-    expect(warnings).toEqual([{ code: "LOOM_JOURNAL_PERMISSIONS", message: expect.stringContaining(`${dir} was mode 755`) }]);
+    expect(warnings).toEqual([
+      { code: "LOOM_JOURNAL_PERMISSIONS", message: expect.stringContaining(`${dir} was mode 755`) },
+    ]);
     expect(warnings[0]!.message).toContain("tightened to 700");
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
   });
@@ -73,7 +79,9 @@ describe("fs stores report a journal directory that others can read", () => {
     const warnings: Warning[] = [];
     const stores = await fsStores({ dir: join(dir, "journal"), onWarn: (warning) => warnings.push(warning) });
     await stores.close();
-    expect(warnings).toEqual([{ code: "LOOM_JOURNAL_PERMISSIONS", message: expect.stringContaining("owned by uid 65534") }]);
+    expect(warnings).toEqual([
+      { code: "LOOM_JOURNAL_PERMISSIONS", message: expect.stringContaining("owned by uid 65534") },
+    ]);
     expect((await stat(join(dir, "journal"))).mode & 0o777).toBe(0o755);
   });
 

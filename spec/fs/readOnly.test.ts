@@ -25,8 +25,12 @@ describe("fs stores opened read-only", () => {
       const lock = await readFile(join(dir, "loomwork.lock"), "utf8");
       const reader = await fsStores({ dir, readOnly: true });
       try {
-        expect(await reader.events.listExecutions()).toMatchObject([{ executionId: "held", head: 12, status: "running" }]);
-        expect((await reader.events.read("held")).map((r) => r.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        expect(await reader.events.listExecutions()).toMatchObject([
+          { executionId: "held", head: 12, status: "running" },
+        ]);
+        expect((await reader.events.read("held")).map((r) => r.seq)).toEqual(
+          Array.from({ length: 12 }, (_, i) => i + 1),
+        );
       } finally {
         await reader.close();
       }

@@ -18,7 +18,12 @@ const checkpointOf = (dir: string) => join(dir, "catalogue.ckpt");
 const dirtyOf = (dir: string) => join(dir, "catalogue.dirty");
 
 /** A directory whose execution "e" has records 1..3, each its own append; returns the log's frame offsets. */
-async function journalWithThreeRecords(): Promise<{ dir: string; frames: number[]; size: number; checkpointBeforeLast: Buffer }> {
+async function journalWithThreeRecords(): Promise<{
+  dir: string;
+  frames: number[];
+  size: number;
+  checkpointBeforeLast: Buffer;
+}> {
   const dir = await tempDir("torn");
   let stores = await fsStores({ dir });
   await stores.events.append("e", 0, [started(1)]);

@@ -14,7 +14,13 @@ import { kill, removeTempDirs, spawnChild, started, step, tempDir, waitForOutput
 afterAll(removeTempDirs);
 
 /** fsOps whose fsync of a temp file of `dir` (a snapshot on its way), once armed, waits until `release()`; `reached` resolves when one does. */
-function gatedSnapshotFsync(dir: string): { fsOps: Partial<FsOps>; arm(): void; reached: Promise<void>; release(): void; gated: () => number } {
+function gatedSnapshotFsync(dir: string): {
+  fsOps: Partial<FsOps>;
+  arm(): void;
+  reached: Promise<void>;
+  release(): void;
+  gated: () => number;
+} {
   let reach!: () => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
   let open!: () => void;
@@ -117,7 +123,9 @@ describe("fs snapshot writes beside appends", () => {
     gate.release();
     await Promise.all([snapshot, deleted]);
     expect(await stores.events.getExecution("d")).toBeUndefined();
-    expect(await readdir(ExecutionPaths.of(dir, "d").dir).catch((error: NodeJS.ErrnoException) => error.code)).toBe("ENOENT");
+    expect(await readdir(ExecutionPaths.of(dir, "d").dir).catch((error: NodeJS.ErrnoException) => error.code)).toBe(
+      "ENOENT",
+    );
 
     const slow = gatedSnapshotFsync(dir);
     await stores.close();
@@ -138,31 +146,45 @@ describe("fs snapshot writes beside appends", () => {
     await again.close();
   });
 
-  it.each([60, 240])("after a SIGKILL past %i acks with snapshots in flight, nothing acknowledged is lost and no snapshot is ahead of its log", async (acks) => {
-    const dir = await tempDir("snap-crash");
-    const child = spawnChild("overlapper.ts", [dir]);
-    let stdout: string;
-    try {
-      stdout = await waitForOutput(child, (out) => out.split("\n").filter((l) => l.startsWith("ack ")).length >= acks);
-    } finally {
-      await kill(child);
-    }
-    const last = (word: string) => Math.max(0, ...stdout.split("\n").filter((l) => l.startsWith(`${word} `)).map((l) => Number(l.split(" ")[1])));
-    const acked = last("ack");
-    const snapped = last("snap");
-    for (let open = 0; open < 2; open++) {
-      const stores = await fsStores({ dir });
-      const head = await stores.events.head("o");
-      expect(head).toBeGreaterThanOrEqual(acked);
-      expect((await stores.events.getExecution("o"))?.damaged).toBeUndefined();
-      const whole = await stores.events.read("o");
-      expect(whole.map((r) => r.seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
-      const snapshot = await stores.events.getSnapshot("o");
-      // Every resolved snapshot is durable (a newer one may have landed too); none is past the log's head.
-      expect(snapshot?.seq ?? 0).toBeGreaterThanOrEqual(snapped);
-      expect(snapshot?.seq ?? 0).toBeLessThanOrEqual(head);
-      if (snapshot) expect(await stores.events.read("o", snapshot.seq + 1)).toEqual(whole.filter((r) => r.seq > snapshot.seq));
-      await stores.close();
-    }
-  });
+  it.each([60, 240])(
+    "after a SIGKILL past %i acks with snapshots in flight, nothing acknowledged is lost and no snapshot is ahead of its log",
+    async (acks) => {
+      const dir = await tempDir("snap-crash");
+      const child = spawnChild("overlapper.ts", [dir]);
+      let stdout: string;
+      try {
+        stdout = await waitForOutput(
+          child,
+          (out) => out.split("\n").filter((l) => l.startsWith("ack ")).length >= acks,
+        );
+      } finally {
+        await kill(child);
+      }
+      const last = (word: string) =>
+        Math.max(
+          0,
+          ...stdout
+            .split("\n")
+            .filter((l) => l.startsWith(`${word} `))
+            .map((l) => Number(l.split(" ")[1])),
+        );
+      const acked = last("ack");
+      const snapped = last("snap");
+      for (let open = 0; open < 2; open++) {
+        const stores = await fsStores({ dir });
+        const head = await stores.events.head("o");
+        expect(head).toBeGreaterThanOrEqual(acked);
+        expect((await stores.events.getExecution("o"))?.damaged).toBeUndefined();
+        const whole = await stores.events.read("o");
+        expect(whole.map((r) => r.seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+        const snapshot = await stores.events.getSnapshot("o");
+        // Every resolved snapshot is durable (a newer one may have landed too); none is past the log's head.
+        expect(snapshot?.seq ?? 0).toBeGreaterThanOrEqual(snapped);
+        expect(snapshot?.seq ?? 0).toBeLessThanOrEqual(head);
+        if (snapshot)
+          expect(await stores.events.read("o", snapshot.seq + 1)).toEqual(whole.filter((r) => r.seq > snapshot.seq));
+        await stores.close();
+      }
+    },
+  );
 });

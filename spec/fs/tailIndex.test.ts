@@ -14,7 +14,8 @@ afterAll(removeTempDirs);
 
 const HEAD = 30;
 const SNAPSHOT_SEQ = 20;
-const record = (seq: number): StoredRecord => (seq === 1 ? started(1) : step(seq, { n: seq, pad: "z".repeat(seq * 7) }));
+const record = (seq: number): StoredRecord =>
+  seq === 1 ? started(1) : step(seq, { n: seq, pad: "z".repeat(seq * 7) });
 const expected = (from: number) => Array.from({ length: HEAD - from + 1 }, (_, i) => record(from + i));
 
 /** Execution "e": seqs 1..HEAD, one append each, and a snapshot at SNAPSHOT_SEQ (its mark points into the log). */
@@ -39,7 +40,11 @@ async function snapshotMark(paths: ExecutionPaths): Promise<LogMark> {
 async function resumeRead(dir: string): Promise<{ snapshotSeq?: number; tail: StoredRecord[]; whole: StoredRecord[] }> {
   const stores = await fsStores({ dir });
   try {
-    const snapshot = await stores.events.getSnapshot("e").catch((error: unknown) => (error instanceof JournalCorruptionError && error.kind === "snapshot" ? undefined : Promise.reject(error)));
+    const snapshot = await stores.events
+      .getSnapshot("e")
+      .catch((error: unknown) =>
+        error instanceof JournalCorruptionError && error.kind === "snapshot" ? undefined : Promise.reject(error),
+      );
     const tail = await stores.events.read("e", SNAPSHOT_SEQ + 1);
     return { ...(snapshot ? { snapshotSeq: snapshot.seq } : {}), tail, whole: await stores.events.read("e") };
   } finally {
@@ -77,7 +82,10 @@ describe("fs tail marks", () => {
     ["an offset inside a frame", (m) => ({ ...m, offset: m.offset + 5 })],
     ["a frame boundary of another seq", (m, log) => ({ ...m, offset: log[10]!.offset })],
     ["a seq that is not the frame's", (m) => ({ ...m, seq: m.seq - 3 })],
-    ["a later frame claimed as the snapshot's next seq (records would be skipped)", (m, log) => ({ ...m, offset: log[24]!.offset })],
+    [
+      "a later frame claimed as the snapshot's next seq (records would be skipped)",
+      (m, log) => ({ ...m, offset: log[24]!.offset }),
+    ],
     ["an offset past the end of the log", (m) => ({ ...m, offset: m.offset + 1_000_000 })],
     ["the end of the log for a snapshot behind the head", (m) => ({ ...m, offset: 0, seq: HEAD + 1 })],
     ["another file's id (a log rewritten since)", (m) => ({ ...m, fileId: "0123456789abcdef" })],
@@ -108,7 +116,10 @@ describe("fs tail marks", () => {
 
   it("a snapshot written by a version without marks reads as before", async () => {
     const { dir, paths } = await journal();
-    await writeFile(paths.snapshot, encodeSnapshot("e", { seq: SNAPSHOT_SEQ, at: 0, state: { through: SNAPSHOT_SEQ } }));
+    await writeFile(
+      paths.snapshot,
+      encodeSnapshot("e", { seq: SNAPSHOT_SEQ, at: 0, state: { through: SNAPSHOT_SEQ } }),
+    );
     const read = await resumeRead(dir);
     expect(read.snapshotSeq).toBe(SNAPSHOT_SEQ);
     expect(read.tail).toEqual(expected(SNAPSHOT_SEQ + 1));
@@ -134,26 +145,29 @@ describe("fs tail marks", () => {
     await stores.close();
   });
 
-  it.each([30, 90])("after a SIGKILL past %i snapshots, every snapshot's tail read from its mark is the log's", async (snaps) => {
-    const dir = await tempDir("tail-crash");
-    const child = spawnChild("snapshotter.ts", [dir]);
-    try {
-      await waitForOutput(child, (out) => out.split("\n").filter((l) => l.startsWith("snap ")).length >= snaps);
-    } finally {
-      await kill(child);
-    }
-    for (let open = 0; open < 2; open++) {
-      const stores = await fsStores({ dir });
-      for (const id of ["p", "q"]) {
-        const snapshot = await stores.events.getSnapshot(id);
-        expect(snapshot).toBeDefined();
-        const tail = await stores.events.read(id, snapshot!.seq + 1);
-        const whole = await stores.events.read(id);
-        expect(whole.map((r) => r.seq)).toEqual(Array.from({ length: whole.length }, (_, i) => i + 1));
-        expect(tail).toEqual(whole.filter((r) => r.seq > snapshot!.seq));
-        expect((await stores.events.getExecution(id))?.damaged).toBeUndefined();
+  it.each([30, 90])(
+    "after a SIGKILL past %i snapshots, every snapshot's tail read from its mark is the log's",
+    async (snaps) => {
+      const dir = await tempDir("tail-crash");
+      const child = spawnChild("snapshotter.ts", [dir]);
+      try {
+        await waitForOutput(child, (out) => out.split("\n").filter((l) => l.startsWith("snap ")).length >= snaps);
+      } finally {
+        await kill(child);
       }
-      await stores.close();
-    }
-  });
+      for (let open = 0; open < 2; open++) {
+        const stores = await fsStores({ dir });
+        for (const id of ["p", "q"]) {
+          const snapshot = await stores.events.getSnapshot(id);
+          expect(snapshot).toBeDefined();
+          const tail = await stores.events.read(id, snapshot!.seq + 1);
+          const whole = await stores.events.read(id);
+          expect(whole.map((r) => r.seq)).toEqual(Array.from({ length: whole.length }, (_, i) => i + 1));
+          expect(tail).toEqual(whole.filter((r) => r.seq > snapshot!.seq));
+          expect((await stores.events.getExecution(id))?.damaged).toBeUndefined();
+        }
+        await stores.close();
+      }
+    },
+  );
 });

@@ -36,7 +36,9 @@ describe("fs writer failure", () => {
     failFsync = false; // the disk "recovers": the writer must still not carry on
     await expect(stores.events.append("e", 2, [step(3)])).rejects.toBeInstanceOf(WriterFailedError);
     await expect(stores.events.append("other", 0, [started(1)])).rejects.toBeInstanceOf(WriterFailedError);
-    await expect(stores.events.putSnapshot("e", { seq: 2, at: 1, state: {} })).rejects.toBeInstanceOf(WriterFailedError);
+    await expect(stores.events.putSnapshot("e", { seq: 2, at: 1, state: {} })).rejects.toBeInstanceOf(
+      WriterFailedError,
+    );
     await expect(stores.events.archive("e", 1)).rejects.toBeInstanceOf(WriterFailedError);
     await expect(stores.events.deleteHistory("e")).rejects.toBeInstanceOf(WriterFailedError);
     await expect(stores.content.put(utf8("blob"))).rejects.toBeInstanceOf(WriterFailedError);
@@ -103,9 +105,15 @@ describe("fs writer failure", () => {
     await stores.events.append("b", 0, [started(1)]);
     armed = true;
     const order: string[] = [];
-    const b = stores.events.append("b", 1, [step(2)]).then(() => order.push("b acknowledged"), (error: unknown) => (order.push("b rejected"), error));
+    const b = stores.events.append("b", 1, [step(2)]).then(
+      () => order.push("b acknowledged"),
+      (error: unknown) => (order.push("b rejected"), error),
+    );
     await fsyncing;
-    const a = await stores.events.append("a", 1, [step(2)]).then(() => "acknowledged", (error: unknown) => (order.push("a rejected"), error));
+    const a = await stores.events.append("a", 1, [step(2)]).then(
+      () => "acknowledged",
+      (error: unknown) => (order.push("a rejected"), error),
+    );
     expect(a).toBeInstanceOf(WriterFailedError);
     // The writer failed while b's round was in flight: b is not acknowledged after it (its bytes may still be on disk).
     expect(await b).toBeInstanceOf(WriterFailedError);
@@ -134,17 +142,24 @@ describe("fs writer failure", () => {
 
     const reopened = await fsStores({ dir });
     expect(await reopened.events.read("e")).toEqual([step(3), step(4)]);
-    expect(await reopened.events.readArchives("e")).toEqual([{ fromSeq: 1, toSeq: 2, records: [started(1, "s"), step(2)] }]);
+    expect(await reopened.events.readArchives("e")).toEqual([
+      { fromSeq: 1, toSeq: 2, records: [started(1, "s"), step(2)] },
+    ]);
     expect(await reopened.events.getExecution("e")).toMatchObject({ subject: "s", head: 4 });
     await expect(reopened.events.archive("e", 2)).rejects.toBeInstanceOf(RangeError);
     await reopened.events.archive("e", 3);
     expect(await reopened.events.read("e")).toEqual([step(4)]);
-    expect((await reopened.events.readArchives("e")).map((s) => [s.fromSeq, s.toSeq])).toEqual([[1, 2], [3, 3]]);
+    expect((await reopened.events.readArchives("e")).map((s) => [s.fromSeq, s.toSeq])).toEqual([
+      [1, 2],
+      [3, 3],
+    ]);
     await reopened.close();
     const again = await fsStores({ dir });
     expect(await again.events.read("e")).toEqual([step(4)]);
     expect(await again.events.getExecution("e")).toMatchObject({ subject: "s", head: 4, startedAt: 1001 });
-    expect(await readdir(ExecutionPaths.of(dir, "e").dir)).toEqual(expect.arrayContaining(["log", expect.stringMatching(/^seg-/)]));
+    expect(await readdir(ExecutionPaths.of(dir, "e").dir)).toEqual(
+      expect.arrayContaining(["log", expect.stringMatching(/^seg-/)]),
+    );
     await again.close();
   });
 });

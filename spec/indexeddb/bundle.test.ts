@@ -20,7 +20,9 @@ describe("the browser bundle of loomwork/indexeddb", () => {
     expect(dexieModules(modules)).toEqual([]);
     expect(modules.map((m) => m.module)).not.toContain("adapters/indexeddb/catalogue.ts");
     // The journal and idb are in it: the app does run on IndexedDB.
-    expect(modules.map((m) => m.module)).toEqual(expect.arrayContaining(["adapters/indexeddb/eventStore.ts", "idb/build/index.js"]));
+    expect(modules.map((m) => m.module)).toEqual(
+      expect.arrayContaining(["adapters/indexeddb/eventStore.ts", "idb/build/index.js"]),
+    );
   }, 60_000);
 
   it("has no lazy chunk: nothing is fetched after the page loaded (ADR 0010)", async () => {
@@ -43,15 +45,24 @@ describe("the browser bundle of loomwork/indexeddb", () => {
 describe("the minimal agent app's start (ADR 0011: entry points by role)", () => {
   it("holds none of the role entries' code: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models", async () => {
     const { modules } = await esbuildSize(MINIMAL_APP);
-    expect(modules.map((m) => m.module).filter((module) => ROLE_ENTRY_MODULES.some((pattern) => pattern.test(module)))).toEqual([]);
+    expect(
+      modules.map((m) => m.module).filter((module) => ROLE_ENTRY_MODULES.some((pattern) => pattern.test(module))),
+    ).toEqual([]);
   }, 60_000);
 
   it(`stays within its budget of ${START_BUDGET_GZIP} B gzipped (esbuild), though above the goal of ${BUNDLE_GOAL_GZIP} B`, async () => {
     const { gzipped, modules } = await esbuildSize(MINIMAL_APP);
     // What the start path holds, largest first: where to look when the budget is exceeded.
-    const largest = modules.slice(0, 15).map((m) => `${m.module} ${m.bytes} B`).join(", ");
-    console.log(`minimal app start: ${gzipped} B gzipped (budget ${START_BUDGET_GZIP} B, goal ${BUNDLE_GOAL_GZIP} B); largest modules (minified): ${largest}`);
-    expect(gzipped, `the start grew past its budget; largest modules (minified): ${largest}`).toBeLessThanOrEqual(START_BUDGET_GZIP);
+    const largest = modules
+      .slice(0, 15)
+      .map((m) => `${m.module} ${m.bytes} B`)
+      .join(", ");
+    console.log(
+      `minimal app start: ${gzipped} B gzipped (budget ${START_BUDGET_GZIP} B, goal ${BUNDLE_GOAL_GZIP} B); largest modules (minified): ${largest}`,
+    );
+    expect(gzipped, `the start grew past its budget; largest modules (minified): ${largest}`).toBeLessThanOrEqual(
+      START_BUDGET_GZIP,
+    );
   }, 60_000);
 });
 

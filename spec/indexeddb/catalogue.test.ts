@@ -38,7 +38,10 @@ describe("the IndexedDB catalogue view", () => {
     const { stores } = await openFresh();
     await stores.events.append("x1", 0, [started(1, "alice")]);
     await stores.events.append("x2", 0, [started(1, "bob")]);
-    await stores.events.append("x3", 0, [started(1, "alice"), { seq: 2, at: 9, type: EXECUTION_ENDED, status: "error" }]);
+    await stores.events.append("x3", 0, [
+      started(1, "alice"),
+      { seq: 2, at: 9, type: EXECUTION_ENDED, status: "error" },
+    ]);
     const alice: ExecutionInfo[][] = [];
     const failed: ExecutionInfo[][] = [];
     const aliceRunning: ExecutionInfo[][] = [];
@@ -108,6 +111,8 @@ describe("the IndexedDB catalogue view", () => {
   });
 
   it("refuses stores it did not open, with a message that says what to pass", () => {
-    expect(() => executionsLiveQuery(memoryStores())).toThrow(/not opened by indexedDbStores\(\); pass a database name/);
+    expect(() => executionsLiveQuery(memoryStores())).toThrow(
+      /not opened by indexedDbStores\(\); pass a database name/,
+    );
   });
 });

@@ -7,7 +7,9 @@ import { indexedDbStores } from "../../adapters/indexeddb/index.js";
 import { COMPRESSED_MAGIC, isCompressed } from "../../stores/compression.js";
 import { started, step } from "../conformance/suite.js";
 
-const state = (n: number) => ({ transcript: Array.from({ length: 40 }, (_, i) => `message ${i} of snapshot ${n}: the same words again and again`) });
+const state = (n: number) => ({
+  transcript: Array.from({ length: 40 }, (_, i) => `message ${i} of snapshot ${n}: the same words again and again`),
+});
 const text = new TextEncoder().encode("a blob of repetitive tool output. ".repeat(200));
 
 async function raw(factory: IDBFactory, store: string, key: string): Promise<unknown> {
@@ -30,7 +32,8 @@ async function raw(factory: IDBFactory, store: string, key: string): Promise<unk
 describe("IndexedDB compression at rest", () => {
   it("stores snapshots and blobs compressed with deflate, reads them back equal, and mixes with plain ones", async () => {
     const factory = new IDBFactory();
-    const open = (compression: "deflate" | "none") => indexedDbStores({ name: "c", indexedDB: factory, IDBKeyRange, locks: null, compression });
+    const open = (compression: "deflate" | "none") =>
+      indexedDbStores({ name: "c", indexedDB: factory, IDBKeyRange, locks: null, compression });
     let stores = await open("none");
     await stores.events.append("plain", 0, [started(1), step(2)]);
     await stores.events.putSnapshot("plain", { seq: 2, at: 0, state: state(1) });

@@ -54,7 +54,11 @@ export async function transactionsDuring(fn: () => Promise<void>): Promise<Opene
     mode?: IDBTransactionMode,
     options?: IDBTransactionOptions,
   ) {
-    opened.push({ stores: (typeof names === "string" ? [names] : [...names]).sort(), mode: mode ?? "readonly", durability: options?.durability });
+    opened.push({
+      stores: (typeof names === "string" ? [names] : [...names]).sort(),
+      mode: mode ?? "readonly",
+      durability: options?.durability,
+    });
     return original.call(this, names, mode, options);
   });
   try {

@@ -105,7 +105,10 @@ describe("acquireWriter without Web Locks", () => {
     expect(leases.map((l) => l.exclusive)).toEqual([false, false]);
     await stores.events.append("e1", 0, [started(1)]);
     // Both believe the head is 1 and race to append seq 2.
-    const results = await Promise.allSettled([stores.events.append("e1", 1, [step(2, "a")]), otherTab.events.append("e1", 1, [step(2, "b")])]);
+    const results = await Promise.allSettled([
+      stores.events.append("e1", 1, [step(2, "a")]),
+      otherTab.events.append("e1", 1, [step(2, "b")]),
+    ]);
     expect(results.filter((r) => r.status === "rejected").map((r) => (r as PromiseRejectedResult).reason)).toEqual([
       expect.any(ConcurrencyError),
     ]);

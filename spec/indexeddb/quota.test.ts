@@ -13,7 +13,10 @@ type StoreMethod = "add" | "put";
 function failWrites(storeName: string, method: StoreMethod, how: "throws" | "aborts-transaction", afterCalls = 0) {
   const original = IDBObjectStore.prototype[method];
   let calls = 0;
-  return vi.spyOn(IDBObjectStore.prototype, method).mockImplementation(function (this: IDBObjectStore, ...args: [unknown, IDBValidKey?]) {
+  return vi.spyOn(IDBObjectStore.prototype, method).mockImplementation(function (
+    this: IDBObjectStore,
+    ...args: [unknown, IDBValidKey?]
+  ) {
     if (this.name !== storeName || calls++ < afterCalls) return original.apply(this, args);
     if (how === "throws") throw quota();
     // What Chromium does when the disk fills at commit: the write is accepted, then the whole

@@ -30,7 +30,9 @@ describe("IndexedDB: the reads of a resume", () => {
       got = { seq: snapshot?.seq, head, tail: seqs(tail) };
     });
     expect(got).toEqual({ seq: 3, head: 5, tail: [4, 5] });
-    expect(opened).toEqual([{ stores: ["executions", "records", "snapshots"], mode: "readonly", durability: undefined }]);
+    expect(opened).toEqual([
+      { stores: ["executions", "records", "snapshots"], mode: "readonly", durability: undefined },
+    ]);
     await stores.close();
   });
 

@@ -39,7 +39,11 @@ describe("IndexedDB site data cleared under open stores", () => {
 
     // Each call's outcome is taken at once: a rejection left unhandled while an earlier one is awaited is
     // reported by the runner as an unhandled rejection (it was, under load).
-    const outcome = (pending: Promise<unknown>) => pending.then(() => undefined, (e: unknown) => e);
+    const outcome = (pending: Promise<unknown>) =>
+      pending.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     const calls = {
       append: outcome(stores.events.append("e1", 2, [step(3)])),
       appendFresh: outcome(stores.events.append("e2", 0, [started(1)])),

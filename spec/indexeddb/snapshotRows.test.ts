@@ -10,7 +10,16 @@ import { JournalCorruptionError } from "../../stores/errors.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { openFresh, settle, started, step } from "./helpers.js";
 
-const state = (n: number) => ({ value: "working", context: { n, transcript: Array.from({ length: 30 }, (_, i) => ({ role: "tool", content: `output ${i} of ${n}, again and again` })) } });
+const state = (n: number) => ({
+  value: "working",
+  context: {
+    n,
+    transcript: Array.from({ length: 30 }, (_, i) => ({
+      role: "tool",
+      content: `output ${i} of ${n}, again and again`,
+    })),
+  },
+});
 
 /** Version 1's upgrade, as it shipped: every store of the first layout. */
 function createVersion1Stores(db: IDBDatabase): void {
@@ -24,7 +33,11 @@ function createVersion1Stores(db: IDBDatabase): void {
 }
 
 /** Writes `name` as loomwork's schema version 1 did: records, catalogue rows and snapshots `{ seq, at, state }`. */
-async function writeVersion1(factory: IDBFactory, name: string, executions: Record<string, { records: StoredRecord[]; snapshot: { seq: number; at: number; state: unknown } }>): Promise<void> {
+async function writeVersion1(
+  factory: IDBFactory,
+  name: string,
+  executions: Record<string, { records: StoredRecord[]; snapshot: { seq: number; at: number; state: unknown } }>,
+): Promise<void> {
   const open = factory.open(name, 1);
   open.onupgradeneeded = () => createVersion1Stores(open.result);
   const db = await settle(open);
@@ -130,7 +143,9 @@ describe("IndexedDB snapshot rows", () => {
   it("refuses a state that is not JSON before writing anything", async () => {
     const { stores } = await openFresh({ locks: null });
     await stores.events.append("e", 0, [started(1)]);
-    await expect(stores.events.putSnapshot("e", { seq: 1, at: 0, state: { big: 1n } })).rejects.toBeInstanceOf(TypeError);
+    await expect(stores.events.putSnapshot("e", { seq: 1, at: 0, state: { big: 1n } })).rejects.toBeInstanceOf(
+      TypeError,
+    );
     await expect(stores.events.putSnapshot("e", { seq: 1, at: 0, state: undefined })).rejects.toBeInstanceOf(TypeError);
     expect(await stores.events.getSnapshot("e")).toBeUndefined();
     await stores.close();

@@ -16,7 +16,10 @@ describe("reading the tail of an IndexedDB log", () => {
     expect(tail.map((r) => r.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 990 + i));
     expect(getAll).toHaveBeenCalledTimes(1);
     const range = getAll.mock.calls[0]![0] as IDBKeyRange;
-    expect([range.lower, range.upper]).toEqual([["e1", 990], ["e1", Infinity]]);
+    expect([range.lower, range.upper]).toEqual([
+      ["e1", 990],
+      ["e1", Infinity],
+    ]);
     await stores.close();
   });
 

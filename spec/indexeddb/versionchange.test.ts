@@ -68,7 +68,9 @@ describe("IndexedDB versionchange", () => {
     await stores.close();
     (await settle(factory.open(name, SCHEMA_VERSION + 1))).close();
     const errors: unknown[] = [];
-    const stop = watchExecutions({ name, indexedDB: factory, IDBKeyRange }, () => undefined, { onError: (e) => errors.push(e) });
+    const stop = watchExecutions({ name, indexedDB: factory, IDBKeyRange }, () => undefined, {
+      onError: (e) => errors.push(e),
+    });
     await eventually(errors, (error) => error instanceof IndexedDbConnectionError);
     expect(errors[0]).toMatchObject({ reason: "newer-version", database: name });
     stop();

@@ -7,7 +7,18 @@ import { join } from "node:path";
 import { createInspector, createWebSocketInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsStores } from "../../adapters/fs/index.js";
-import { createApp, defineConfig, EVENT_RECEIVED, EXECUTION_STARTED, memoryStores, STEP_COMPLETED, STEP_FAILED, TRANSITION, type StoredRecord, type Stores } from "../../index.js";
+import {
+  createApp,
+  defineConfig,
+  EVENT_RECEIVED,
+  EXECUTION_STARTED,
+  memoryStores,
+  STEP_COMPLETED,
+  STEP_FAILED,
+  TRANSITION,
+  type StoredRecord,
+  type Stores,
+} from "../../index.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 import { inspectorServer } from "./support.js";
 import { expandRecords } from "../../stores/recordFormat.js";
@@ -20,7 +31,9 @@ afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true 
 
 /** The event types the journal says each macrostep processed, in order (read from the stored form of schema 3, as app.log does). */
 function journaledEvents(records: StoredRecord[]): string[] {
-  return expandRecords(records).filter((r) => r.type === TRANSITION).map((r) => String(r.event));
+  return expandRecords(records)
+    .filter((r) => r.type === TRANSITION)
+    .map((r) => String(r.event));
 }
 
 /** Runs the research agent until `turns` turns are journaled, then closes the app (as a quit would). */
@@ -28,7 +41,13 @@ async function runPartly(stores: Stores, executionId: string, turns: number): Pr
   const app = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 30, toolMs: 1 }) }));
   let ended = 0;
   const done = new Promise<void>((resolve) =>
-    app.on("append", ({ records }) => records.some((r) => r.type === TRANSITION && r.from === "acting" && r.to !== "acting") && ++ended === turns && resolve()),
+    app.on(
+      "append",
+      ({ records }) =>
+        records.some((r) => r.type === TRANSITION && r.from === "acting" && r.to !== "acting") &&
+        ++ended === turns &&
+        resolve(),
+    ),
   );
   await app.start(researchAgent, { executionId, input });
   await done;
@@ -37,13 +56,16 @@ async function runPartly(stores: Stores, executionId: string, turns: number): Pr
 
 type SnapshotEvent = Extract<StatelyInspectionEvent, { type: "@xstate.snapshot" }>;
 /** The snapshots of one session (an execution's own, not its children's). */
-const snapshotsOf = (sent: StatelyInspectionEvent[], sessionId: string) => sent.filter((e): e is SnapshotEvent => e.type === "@xstate.snapshot" && e.sessionId === sessionId);
+const snapshotsOf = (sent: StatelyInspectionEvent[], sessionId: string) =>
+  sent.filter((e): e is SnapshotEvent => e.type === "@xstate.snapshot" && e.sessionId === sessionId);
 
 function expectDefinition(event: Record<string, any>) {
   expect(event.type).toBe("@xstate.actor");
   const definition = JSON.parse(String(event.definition));
   expect(definition.id).toBe("researcher");
-  expect(Object.keys(definition.states)).toEqual(expect.arrayContaining(["deciding", "compacting", "thinking", "routing", "acting", "done"]));
+  expect(Object.keys(definition.states)).toEqual(
+    expect.arrayContaining(["deciding", "compacting", "thinking", "routing", "acting", "done"]),
+  );
   expect(definition.states.thinking.invoke).toMatchObject({ src: "model", id: "model" });
 }
 
@@ -52,7 +74,13 @@ describe("inspection events, headless (createInspector)", () => {
     const sent: StatelyInspectionEvent[] = [];
     const inspector = createInspector({ send: (event) => void sent.push(event) });
     const stores = memoryStores();
-    const app = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 1, toolMs: 1 }), observability: { inspect: inspector.inspect } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+        observability: { inspect: inspector.inspect },
+      }),
+    );
     await app.start(researchAgent, { executionId: "live-1", input });
     await app.result("live-1");
     await tick();
@@ -64,9 +92,15 @@ describe("inspection events, headless (createInspector)", () => {
     const snapshots = snapshotsOf(sent, "loom:live-1");
     expect(events.map((e) => e.event.type)).toEqual(journaledEvents(records));
     expect(events).toHaveLength(records.filter((r) => INPUTS.has(r.type)).length);
-    expect(snapshots.map((s) => (s.snapshot as unknown as { value: unknown }).value)).toEqual(records.filter((r) => r.type === TRANSITION).map((r) => r.to));
+    expect(snapshots.map((s) => (s.snapshot as unknown as { value: unknown }).value)).toEqual(
+      records.filter((r) => r.type === TRANSITION).map((r) => r.to),
+    );
     expect(snapshots.at(-1)!.snapshot).toMatchObject({ status: "done", output: { turns: 6 } });
-    expect(sent.every((e) => (e.sessionId === "loom:live-1" || e.sessionId.startsWith("loom:live-1/")) && e.rootId === "loom:live-1")).toBe(true);
+    expect(
+      sent.every(
+        (e) => (e.sessionId === "loom:live-1" || e.sessionId.startsWith("loom:live-1/")) && e.rootId === "loom:live-1",
+      ),
+    ).toBe(true);
     await app.close();
   });
 
@@ -76,7 +110,14 @@ describe("inspection events, headless (createInspector)", () => {
     const before = await stores.events.read("resumed-1");
     const sent: StatelyInspectionEvent[] = [];
     const inspector = createInspector({ send: (event) => void sent.push(event) });
-    const app = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 1, toolMs: 1 }), logics: [researchAgent], observability: { inspect: inspector.inspect } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+        logics: [researchAgent],
+        observability: { inspect: inspector.inspect },
+      }),
+    );
     const actor = await app.resume("resumed-1");
     await app.result("resumed-1");
     await tick();
@@ -95,7 +136,13 @@ describe("child actors (the steps a snapshot lists)", () => {
   it("are announced with the execution as parent, and end with their outcome", async () => {
     const sent: StatelyInspectionEvent[] = [];
     const inspector = createInspector({ send: (event) => void sent.push(event) });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: researchEffects({ modelMs: 1, toolMs: 1 }), observability: { inspect: inspector.inspect } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+        observability: { inspect: inspector.inspect },
+      }),
+    );
     await app.start(researchAgent, { executionId: "kids-1", input });
     await app.result("kids-1");
     await tick();
@@ -104,16 +151,39 @@ describe("child actors (the steps a snapshot lists)", () => {
     expect(actors[0]).toMatchObject({ name: "kids-1", sessionId: "loom:kids-1", parentId: undefined });
     const kids = actors.slice(1);
     expect(kids.length).toBeGreaterThan(6);
-    expect(kids.every((k) => k.parentId === "loom:kids-1" && k.rootId === "loom:kids-1" && k.sessionId === `loom:kids-1/${k.name}${k.sessionId.includes("#") ? k.sessionId.slice(k.sessionId.indexOf("#")) : ""}`)).toBe(true);
+    expect(
+      kids.every(
+        (k) =>
+          k.parentId === "loom:kids-1" &&
+          k.rootId === "loom:kids-1" &&
+          k.sessionId ===
+            `loom:kids-1/${k.name}${k.sessionId.includes("#") ? k.sessionId.slice(k.sessionId.indexOf("#")) : ""}`,
+      ),
+    ).toBe(true);
     // The model step is invoked again each turn: a new child session per run; each tool call is a child of its own.
-    expect(kids.filter((k) => k.name === "model").map((k) => k.sessionId)).toEqual(["loom:kids-1/model", "loom:kids-1/model#2", "loom:kids-1/model#3", "loom:kids-1/model#4", "loom:kids-1/model#5", "loom:kids-1/model#6"]);
+    expect(kids.filter((k) => k.name === "model").map((k) => k.sessionId)).toEqual([
+      "loom:kids-1/model",
+      "loom:kids-1/model#2",
+      "loom:kids-1/model#3",
+      "loom:kids-1/model#4",
+      "loom:kids-1/model#5",
+      "loom:kids-1/model#6",
+    ]);
     expect(kids.map((k) => k.name)).toContain("tool:1:1");
     expect(JSON.parse(String(kids[0]!.definition))).toEqual({ id: "model" });
     // A child is announced after the parent's snapshot that lists it, and ends with the event that brings its outcome.
     const first = sent.findIndex((e) => e.type === "@xstate.actor" && e.sessionId === "loom:kids-1/model");
-    expect(sent[first - 1]).toMatchObject({ type: "@xstate.snapshot", sessionId: "loom:kids-1", event: { type: "xstate.init" } });
+    expect(sent[first - 1]).toMatchObject({
+      type: "@xstate.snapshot",
+      sessionId: "loom:kids-1",
+      event: { type: "xstate.init" },
+    });
     const ends = sent.filter((e): e is SnapshotEvent => e.type === "@xstate.snapshot" && e.sessionId !== "loom:kids-1");
-    expect(ends[0]).toMatchObject({ sessionId: "loom:kids-1/model", event: { type: "xstate.done.actor.model" }, snapshot: { status: "done", output: { toolCalls: [{ toolName: "search" }] } } });
+    expect(ends[0]).toMatchObject({
+      sessionId: "loom:kids-1/model",
+      event: { type: "xstate.done.actor.model" },
+      snapshot: { status: "done", output: { toolCalls: [{ toolName: "search" }] } },
+    });
     expect(ends.map((e) => e.sessionId).sort()).toEqual(kids.map((k) => k.sessionId).sort());
     expect(ends.every((e) => (e.snapshot as { status: string }).status === "done")).toBe(true);
     await app.close();
@@ -124,14 +194,24 @@ describe("inspection events over a WebSocket (createWebSocketInspector, ws on 12
   it("a live run on memory stores reaches the server with the machine definition", async () => {
     const server = await inspectorServer();
     const inspector = createWebSocketInspector({ url: server.url });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: researchEffects({ modelMs: 1, toolMs: 1 }), observability: { inspect: inspector.inspect } }));
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+        observability: { inspect: inspector.inspect },
+      }),
+    );
     try {
       await app.start(researchAgent, { executionId: "ws-live", input });
       await app.result("ws-live");
-      await server.until((m) => m.some((e) => e.type === "@xstate.snapshot" && e.sessionId === "loom:ws-live" && e.snapshot.status === "done"));
+      await server.until((m) =>
+        m.some((e) => e.type === "@xstate.snapshot" && e.sessionId === "loom:ws-live" && e.snapshot.status === "done"),
+      );
       expectDefinition(server.messages[0]!);
       expect(server.messages[0]).toMatchObject({ sessionId: "loom:ws-live", _version: expect.any(String) });
-      expect(server.messages.filter((m) => m.type === "@xstate.event").map((m) => m.event.type)).toContain("xstate.done.actor.tool:1:1");
+      expect(server.messages.filter((m) => m.type === "@xstate.event").map((m) => m.event.type)).toContain(
+        "xstate.done.actor.tool:1:1",
+      );
     } finally {
       inspector.stop();
       await app.close();
@@ -149,11 +229,22 @@ describe("inspection events over a WebSocket (createWebSocketInspector, ws on 12
     const inspector = createWebSocketInspector({ url: server.url });
     const stores = await fsStores({ dir });
     const before = await stores.events.read("ws-resumed");
-    const app = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 1, toolMs: 1 }), logics: [researchAgent], observability: { inspect: (e) => inspector.inspect.next?.(e) } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+        logics: [researchAgent],
+        observability: { inspect: (e) => inspector.inspect.next?.(e) },
+      }),
+    );
     try {
       await app.resume("ws-resumed");
       await app.result("ws-resumed");
-      await server.until((m) => m.some((e) => e.type === "@xstate.snapshot" && e.sessionId === "loom:ws-resumed" && e.snapshot.status === "done"));
+      await server.until((m) =>
+        m.some(
+          (e) => e.type === "@xstate.snapshot" && e.sessionId === "loom:ws-resumed" && e.snapshot.status === "done",
+        ),
+      );
       expectDefinition(server.messages[0]!);
       const events = server.messages.filter((m) => m.type === "@xstate.event").map((m) => m.event.type);
       expect(events.slice(0, journaledEvents(before).length)).toEqual(journaledEvents(before));

@@ -22,7 +22,8 @@ export async function inspectorServer(): Promise<InspectorServer> {
     async until(predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(messages)) {
-        if (Date.now() > deadline) throw new Error(`inspector server: condition not met after ${timeoutMs} ms (${messages.length} messages)`);
+        if (Date.now() > deadline)
+          throw new Error(`inspector server: condition not met after ${timeoutMs} ms (${messages.length} messages)`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -11,7 +11,13 @@ async function journal() {
   const stores = memoryStores();
   const live: StatelyInspectionEvent[] = [];
   const inspector = createInspector({ send: (event) => void live.push(event) });
-  const app = createApp(defineConfig({ stores, effects: researchEffects({ modelMs: 1, toolMs: 1 }), observability: { inspect: inspector.inspect } }));
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects: researchEffects({ modelMs: 1, toolMs: 1 }),
+      observability: { inspect: inspector.inspect },
+    }),
+  );
   await app.start(researchAgent, { executionId: "tt-1", input: { prompt: RESEARCH_QUESTION } });
   await app.result("tt-1");
   await app.close();
@@ -19,17 +25,25 @@ async function journal() {
   return { stores, live, records: await stores.events.read("tt-1") };
 }
 
-const shape = (e: StatelyInspectionEvent) => [e.type, e.sessionId, "name" in e ? e.name : undefined, e.type === "@xstate.event" ? e.event.type : undefined];
+const shape = (e: StatelyInspectionEvent) => [
+  e.type,
+  e.sessionId,
+  "name" in e ? e.name : undefined,
+  e.type === "@xstate.event" ? e.event.type : undefined,
+];
 
 describe("replayIntoInspector", () => {
   it("replays the whole journal as the live run told the inspector", async () => {
     const { stores, live } = await journal();
     const sent: StatelyInspectionEvent[] = [];
     const inspector = createInspector({ send: (event) => void sent.push(event) });
-    const replay = await replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect: inspector.inspect });
+    const replay = await replayIntoInspector(stores.events, "tt-1", {
+      logic: researchAgent,
+      inspect: inspector.inspect,
+    });
     await tick();
     expect(sent.map(shape)).toEqual(live.map(shape));
-    expect(replay.toSeq).toBe((await stores.events.head("tt-1")));
+    expect(replay.toSeq).toBe(await stores.events.head("tt-1"));
   });
 
   it("stops at the macrostep that holds toSeq: the state, and only the children, of that moment", async () => {
@@ -39,7 +53,11 @@ describe("replayIntoInspector", () => {
       const sent: StatelyInspectionEvent[] = [];
       const inspector = createInspector({ send: (event) => void sent.push(event) });
       // The input record's seq (inside the macrostep) takes the macrostep whole.
-      const replay = await replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect: inspector.inspect, toSeq: at.seq - 1 });
+      const replay = await replayIntoInspector(stores.events, "tt-1", {
+        logic: researchAgent,
+        inspect: inspector.inspect,
+        toSeq: at.seq - 1,
+      });
       await tick();
       expect(replay).toEqual({ toSeq: at.seq, macrosteps: transitions.indexOf(at) + 1 });
       const own = sent.filter((e) => e.type === "@xstate.snapshot" && e.sessionId === "loom:tt-1");
@@ -54,8 +72,14 @@ describe("replayIntoInspector", () => {
   it("refuses a seq outside the journal and an unknown execution", async () => {
     const { stores, records } = await journal();
     const inspect = () => undefined;
-    await expect(replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect, toSeq: 0 })).rejects.toThrow(`toSeq must be a seq of the journal, 1 to ${records.length}; got 0`);
-    await expect(replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect, toSeq: records.length + 1 })).rejects.toThrow(RangeError);
-    await expect(replayIntoInspector(stores.events, "nope", { logic: researchAgent, inspect })).rejects.toThrow('execution "nope" has no records');
+    await expect(
+      replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect, toSeq: 0 }),
+    ).rejects.toThrow(`toSeq must be a seq of the journal, 1 to ${records.length}; got 0`);
+    await expect(
+      replayIntoInspector(stores.events, "tt-1", { logic: researchAgent, inspect, toSeq: records.length + 1 }),
+    ).rejects.toThrow(RangeError);
+    await expect(replayIntoInspector(stores.events, "nope", { logic: researchAgent, inspect })).rejects.toThrow(
+      'execution "nope" has no records',
+    );
   });
 });

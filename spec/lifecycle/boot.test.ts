@@ -22,18 +22,40 @@ describe("ADR 0140 D8: erasure and encryption fail closed, at boot", () => {
   it("D8 (a): security.crypto + execution.claimCheck is refused at boot (TypeError, nothing composed) unless the store has sealsContent: true", () => {
     const stores = memoryStores();
     const boot = (store: ContentStore) => () =>
-      createApp(defineConfig({ stores, effects: tool, execution: { claimCheck: { store, toolIds: ["fetch"] } }, security: { crypto: { keys: stores.keys } } }));
+      createApp(
+        defineConfig({
+          stores,
+          effects: tool,
+          execution: { claimCheck: { store, toolIds: ["fetch"] } },
+          security: { crypto: { keys: stores.keys } },
+        }),
+      );
     expect(boot(stores.content)).toThrow(TypeError);
     expect(boot(stores.content)).toThrow(/sealsContent: true.*EncryptingContentStore/);
     expect(boot(new EncryptingContentStore(stores.content, stores.keys))).not.toThrow();
     // Without crypto the plaintext store is accepted (D8 (b) then covers erasure).
-    expect(() => createApp(defineConfig({ stores, effects: tool, execution: { claimCheck: { store: stores.content, toolIds: ["fetch"] } } }))).not.toThrow();
+    expect(() =>
+      createApp(
+        defineConfig({
+          stores,
+          effects: tool,
+          execution: { claimCheck: { store: stores.content, toolIds: ["fetch"] } },
+        }),
+      ),
+    ).not.toThrow();
   });
 
   it("D8 (b): compliance.erase with a claim-check requires a store with delete() (boot refusal)", () => {
     const stores = memoryStores();
     const boot = (store: ContentStore) => () =>
-      createApp(defineConfig({ stores, effects: tool, execution: { claimCheck: { store, toolIds: ["fetch"] } }, compliance: { erase: true } }));
+      createApp(
+        defineConfig({
+          stores,
+          effects: tool,
+          execution: { claimCheck: { store, toolIds: ["fetch"] } },
+          compliance: { erase: true },
+        }),
+      );
     expect(boot(without(stores.content, "delete"))).toThrow(ConfigError);
     expect(boot(without(stores.content, "delete"))).toThrow(/compliance\.erase.*no delete\(\)/);
     expect(boot(stores.content)).not.toThrow();
@@ -43,7 +65,9 @@ describe("ADR 0140 D8: erasure and encryption fail closed, at boot", () => {
 
   it("compliance.erase is a boolean, and eraseSubject(app, subject) without it is refused with a ConfigError naming it", async () => {
     const stores = memoryStores();
-    expect(() => createApp(defineConfig({ stores, effects: tool, compliance: { erase: "yes" as never } }))).toThrow(/compliance\.erase/);
+    expect(() => createApp(defineConfig({ stores, effects: tool, compliance: { erase: "yes" as never } }))).toThrow(
+      /compliance\.erase/,
+    );
     const app = createApp(defineConfig({ stores, effects: tool }));
     const error = await rejection(eraseSubject(app, "A"));
     expect(error).toBeInstanceOf(ConfigError);
@@ -54,7 +78,11 @@ describe("ADR 0140 D8: erasure and encryption fail closed, at boot", () => {
 
 describe("internal effects: the runtime's own steps, invisible to user config", () => {
   it("a user effect id under the reserved loom. prefix is refused at boot", () => {
-    expect(() => createApp(defineConfig({ stores: memoryStores(), effects: { "loom.sweep.begin": createToolEffect(async () => 1) } }))).toThrow(/reserved for the runtime/);
+    expect(() =>
+      createApp(
+        defineConfig({ stores: memoryStores(), effects: { "loom.sweep.begin": createToolEffect(async () => 1) } }),
+      ),
+    ).toThrow(/reserved for the runtime/);
   });
 
   it("a user machine cannot invoke an internal effect (UnknownEffectError at start)", async () => {

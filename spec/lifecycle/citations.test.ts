@@ -1,7 +1,14 @@
 // ADR 0140 D6 / D11 (2)(3): the content walker. Trust is by position, never by the retain flag alone.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimCheckRefsOf, claimCheckTrustOf, citesUnknown, retainRootsOf, trustedClaimCheckRefsOf, visitCitedAddresses } from "../../actors/lifecycle/citations.js";
+import {
+  claimCheckRefsOf,
+  claimCheckTrustOf,
+  citesUnknown,
+  retainRootsOf,
+  trustedClaimCheckRefsOf,
+  visitCitedAddresses,
+} from "../../actors/lifecycle/citations.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { memoryStores } from "../../stores/memory.js";
 import { tainted } from "../../machines/helpers/taint.js";
@@ -10,22 +17,44 @@ import type { StoredRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, nestedPath, plant } from "./forgery.js";
 
 const address = (c: string) => `sha256:${c.repeat(64)}`;
-const envelope = (a: string, retain = true) => ({ __loomClaimCheck: 1, ref: { __loomContent: a }, size: 3, ...(retain ? { retain: true } : {}) });
-const step = (output: unknown, seq = 1, effectId = "t", stepId = "l#turn:0:tool:0"): StoredRecord => ({ seq, at: 0, type: STEP_COMPLETED, stepId, effectId, output });
+const envelope = (a: string, retain = true) => ({
+  __loomClaimCheck: 1,
+  ref: { __loomContent: a },
+  size: 3,
+  ...(retain ? { retain: true } : {}),
+});
+const step = (output: unknown, seq = 1, effectId = "t", stepId = "l#turn:0:tool:0"): StoredRecord => ({
+  seq,
+  at: 0,
+  type: STEP_COMPLETED,
+  stepId,
+  effectId,
+  output,
+});
 const tool = createToolEffect(async () => null);
 /** The writer check of an app that lists `listed` and also registers `unlisted` and `model`. */
-const trust = claimCheckTrustOf({ effects: { listed: tool, unlisted: tool, model: tool }, execution: { claimCheck: { store: memoryStores().content, toolIds: ["listed"] } } })!;
+const trust = claimCheckTrustOf({
+  effects: { listed: tool, unlisted: tool, model: tool },
+  execution: { claimCheck: { store: memoryStores().content, toolIds: ["listed"] } },
+})!;
 
 /** Address -> load-bearing?, as the sweep sees a history. */
 function citations(records: StoredRecord[], options: { pinAll?: boolean } = {}) {
   const seen = new Map<string, boolean>();
-  visitCitedAddresses(records, (a, { loadBearing }) => seen.set(a, (seen.get(a) ?? false) || loadBearing), { retainRoots: retainRootsOf(records), ...options });
+  visitCitedAddresses(records, (a, { loadBearing }) => seen.set(a, (seen.get(a) ?? false) || loadBearing), {
+    retainRoots: retainRootsOf(records),
+    ...options,
+  });
   return seen;
 }
 
 describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
   it("visits every cited address: envelope refs and bare refs, at any depth, through taint wrappers", () => {
-    const value = { a: [envelope(address("a"), false)], b: { deep: tainted({ x: envelope(address("b")) }, "web") }, c: { __loomContent: address("c") } };
+    const value = {
+      a: [envelope(address("a"), false)],
+      b: { deep: tainted({ x: envelope(address("b")) }, "web") },
+      c: { __loomContent: address("c") },
+    };
     expect([...claimCheckRefsOf(value)].sort()).toEqual([address("a"), address("b"), address("c")]);
   });
 
@@ -42,7 +71,13 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
 
   it("never on another record type, and never without retain: true", () => {
     const event: StoredRecord = { seq: 1, at: 0, type: EVENT_RECEIVED, event: envelope(address("a")) };
-    const ended: StoredRecord = { seq: 2, at: 0, type: EXECUTION_ENDED, status: "done", output: envelope(address("b")) };
+    const ended: StoredRecord = {
+      seq: 2,
+      at: 0,
+      type: EXECUTION_ENDED,
+      status: "done",
+      output: envelope(address("b")),
+    };
     const telemetry = step(envelope(address("c"), false), 3);
     const seen = citations([event, ended, telemetry]);
     expect([...seen.values()]).toEqual([false, false, false]);
@@ -56,7 +91,8 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
 
   it("with the app's writer check: only a listed tool's step in an agent tool frame vouches; an unlisted tool or the model never; an unregistered effect still does", () => {
     const top = envelope(address("a"));
-    const roots = (effectId: string, stepId = "l#turn:0:tool:0") => retainRootsOf([step(top, 1, effectId, stepId)], { trust }).size;
+    const roots = (effectId: string, stepId = "l#turn:0:tool:0") =>
+      retainRootsOf([step(top, 1, effectId, stepId)], { trust }).size;
     expect(roots("listed")).toBe(1);
     expect(roots("listed", "flow#x:1")).toBe(0);
     expect(roots("unlisted")).toBe(0);
@@ -69,7 +105,15 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
   });
 
   it("a sealed record's refs: load-bearing for a STEP_COMPLETED whose writer vouches and for a sealed state, ordinary otherwise", () => {
-    const sealedStep = (effectId: string): StoredRecord => ({ seq: 1, at: 0, type: STEP_COMPLETED, stepId: "l#turn:0:tool:0", effectId, sealed: "AAAA", refs: [address("a")] });
+    const sealedStep = (effectId: string): StoredRecord => ({
+      seq: 1,
+      at: 0,
+      type: STEP_COMPLETED,
+      stepId: "l#turn:0:tool:0",
+      effectId,
+      sealed: "AAAA",
+      refs: [address("a")],
+    });
     const loadBearing = (value: unknown) => {
       let seen = false;
       visitCitedAddresses(value, (_a, c) => (seen ||= c.loadBearing), { trust });
@@ -78,11 +122,20 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
     expect(loadBearing([sealedStep("listed")])).toBe(true);
     expect(loadBearing([sealedStep("unlisted")])).toBe(false);
     expect(loadBearing([{ seq: 2, at: 0, type: EVENT_RECEIVED, sealed: "AAAA", refs: [address("a")] }])).toBe(false);
-    expect(loadBearing({ __loomSealedState: 1, seq: 3, at: 0, type: "loom.snapshot", sealed: "AAAA", refs: [address("a")] })).toBe(true);
+    expect(
+      loadBearing({ __loomSealedState: 1, seq: 3, at: 0, type: "loom.snapshot", sealed: "AAAA", refs: [address("a")] }),
+    ).toBe(true);
   });
 
   it("a sealed record's readable refs are load-bearing (the walker cannot see where they sat); a sealed record without refs cites anything", () => {
-    const sealed: StoredRecord = { seq: 1, at: 0, type: STEP_COMPLETED, stepId: "s", sealed: "AAAA", refs: [address("a")] };
+    const sealed: StoredRecord = {
+      seq: 1,
+      at: 0,
+      type: STEP_COMPLETED,
+      stepId: "s",
+      sealed: "AAAA",
+      refs: [address("a")],
+    };
     expect(citations([sealed]).get(address("a"))).toBe(true);
     expect(trustedClaimCheckRefsOf([sealed])).toEqual(new Set([address("a")]));
     expect(citesUnknown([sealed])).toBe(false);
@@ -104,7 +157,11 @@ describe("visitCitedAddresses / retainRootsOf (ADR 0140 D11 (2))", () => {
 
 describe("trustedClaimCheckRefsOf / claimCheckRefsOf (ADR 0140 D11 (3))", () => {
   it("counts another execution's citation only at the trusted top-level position (retain or not)", () => {
-    const records = [step(envelope(address("a"), false), 1), step({ nested: envelope(address("b")) }, 2), step(tainted(envelope(address("c")), "web"), 3)];
+    const records = [
+      step(envelope(address("a"), false), 1),
+      step({ nested: envelope(address("b")) }, 2),
+      step(tainted(envelope(address("c")), "web"), 3),
+    ];
     expect(trustedClaimCheckRefsOf(records)).toEqual(new Set([address("a"), address("c")]));
   });
 

@@ -61,11 +61,17 @@ describe("security.crypto: per-subject record sealing", () => {
     const codec = loomwork.createJournalCodec(w.stores.keys, w.stores.events);
     codec.forget("a1"); // before it loaded: nothing cached, no throw
     const raw = await w.stores.events.read("a1");
-    expect(await codec.open("a1", [raw[2]!])).toEqual(await createJournalCodec(w.stores.keys, w.stores.events).open("a1", [raw[2]!]));
-    expect(await rejection(codec.open("a1", [{ ...raw[2]!, seq: raw[3]!.seq }]))).toBeInstanceOf(loomwork.RecordAuthenticationError);
+    expect(await codec.open("a1", [raw[2]!])).toEqual(
+      await createJournalCodec(w.stores.keys, w.stores.events).open("a1", [raw[2]!]),
+    );
+    expect(await rejection(codec.open("a1", [{ ...raw[2]!, seq: raw[3]!.seq }]))).toBeInstanceOf(
+      loomwork.RecordAuthenticationError,
+    );
     expect(loomwork.RecordAuthenticationError).toBe(RecordAuthenticationError);
     expect(loomwork.ExecutionErasedError).toBe(ExecutionErasedError);
-    const sealed = await codec.seal("s1", "A", [{ seq: 1, at: 0, type: STEP_COMPLETED, stepId: "x", effectId: "e", output: canaryOf("A") }]);
+    const sealed = await codec.seal("s1", "A", [
+      { seq: 1, at: 0, type: STEP_COMPLETED, stepId: "x", effectId: "e", output: canaryOf("A") },
+    ]);
     expect(isSealed(sealed[0]!)).toBe(true);
     expect(await codec.open("s1", sealed)).toMatchObject([{ output: canaryOf("A") }]);
   });
@@ -75,10 +81,23 @@ describe("security.crypto: per-subject record sealing", () => {
     const { fetch } = await offloaded(app, "a1");
     const raw = await w.stores.events.read("a1");
     const step = raw.find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!;
-    expect(step).toMatchObject({ seq: expect.any(Number), at: expect.any(Number), stepId: expect.stringMatching(/#turn:0:tool:\d$/), refs: [fetch] });
-    expect(raw.filter((r) => r.type !== STEP_COMPLETED || r.effectId !== "fetch").every((r) => !(r.refs as string[]).includes(fetch!))).toBe(true);
+    expect(step).toMatchObject({
+      seq: expect.any(Number),
+      at: expect.any(Number),
+      stepId: expect.stringMatching(/#turn:0:tool:\d$/),
+      refs: [fetch],
+    });
+    expect(
+      raw
+        .filter((r) => r.type !== STEP_COMPLETED || r.effectId !== "fetch")
+        .every((r) => !(r.refs as string[]).includes(fetch!)),
+    ).toBe(true);
     // The catalogue folds subject, logic and status from the readable copies.
-    expect(await w.stores.events.getExecution("a1")).toMatchObject({ subject: "A", logicId: expect.stringMatching(/^agent-/), status: "done" });
+    expect(await w.stores.events.getExecution("a1")).toMatchObject({
+      subject: "A",
+      logicId: expect.stringMatching(/^agent-/),
+      status: "done",
+    });
     // A keyless sweep sees the refs, and fails closed on them (pins them).
     const swept = await sweepUnpinnedContent({ events: w.stores.events, content: w.content, ttlMs: 0 });
     expect(swept).toMatchObject({ deleted: 0, unknownCitations: false });
@@ -105,8 +124,13 @@ describe("security.crypto: per-subject record sealing", () => {
     expect((snapshot.state as { refs: string[] }).refs).toContain(fetch);
     expect(JSON.stringify(snapshot)).not.toContain(canaryOf("A"));
     const codec = createJournalCodec(w.stores.keys, w.stores.events);
-    expect(await codec.openState("a1", snapshot.state, snapshot.seq)).toMatchObject({ machine: { value: expect.anything() }, pending: expect.any(Object) });
-    expect(await rejection(codec.openState("a1", snapshot.state, snapshot.seq + 1))).toBeInstanceOf(RecordAuthenticationError);
+    expect(await codec.openState("a1", snapshot.state, snapshot.seq)).toMatchObject({
+      machine: { value: expect.anything() },
+      pending: expect.any(Object),
+    });
+    expect(await rejection(codec.openState("a1", snapshot.state, snapshot.seq + 1))).toBeInstanceOf(
+      RecordAuthenticationError,
+    );
     // A fresh app resumes from the sealed snapshot.
     const actor = await w.app().resume("a1");
     expect(actor.replay.fromSnapshotSeq).toBe(snapshot.seq);
@@ -139,7 +163,12 @@ describe("security.crypto: per-subject record sealing", () => {
     const { w } = await sealedWorld();
     await w.stores.keys.destroy("A");
     const fresh = w.app();
-    for (const attempt of [() => fresh.log("a1"), () => fresh.resume("a1"), () => fresh.result("a1"), () => exportSubject(fresh, "A")]) {
+    for (const attempt of [
+      () => fresh.log("a1"),
+      () => fresh.resume("a1"),
+      () => fresh.result("a1"),
+      () => exportSubject(fresh, "A"),
+    ]) {
       const error = await rejection(attempt());
       expect(error).toBeInstanceOf(SubjectErasedError);
     }

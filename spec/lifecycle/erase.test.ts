@@ -7,10 +7,26 @@ import { ContentCopiesRemainError } from "../../actors/lifecycle/erase.js";
 import { ERASE_COORDINATOR_LOGIC_ID } from "../../machines/eraseCoordinator.js";
 import { utf8 } from "../../stores/bytes.js";
 import { openRecord, RecordAuthenticationError } from "../../stores/recordSealing.js";
-import { ERASURE_CONTENT_DELETE_INTENDED, ERASURE_CONTENT_DELETED, EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import {
+  ERASURE_CONTENT_DELETE_INTENDED,
+  ERASURE_CONTENT_DELETED,
+  EVENT_RECEIVED,
+  EXECUTION_STARTED,
+  STEP_COMPLETED,
+} from "../../stores/schema.js";
 import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.js";
 import { anyPath, forgedEnvelope, plant } from "./forgery.js";
-import { canaryOf, CrashingEvents, everything, offloaded, rejection, runAgent, SimulatedCrash, world, type World } from "./support.js";
+import {
+  canaryOf,
+  CrashingEvents,
+  everything,
+  offloaded,
+  rejection,
+  runAgent,
+  SimulatedCrash,
+  world,
+  type World,
+} from "./support.js";
 import { archive, eraseSubject, exportSubject, sweep } from "../../lifecycle.js";
 
 const envelope = (address: string) => ({ __loomClaimCheck: 1, ref: { __loomContent: address }, size: 9, retain: true });
@@ -19,11 +35,18 @@ const without = (store: ContentStore, method: "delete" | "deleteIfUntouchedSince
   Object.assign(Object.create(Object.getPrototypeOf(store)), store, { [method]: undefined });
 
 /** A history written straight through the SPI (to place a citation exactly where a test needs it). */
-async function craft(events: EventStore, executionId: string, subject: string, records: Omit<StoredRecord, "seq" | "at">[], snapshotState?: unknown) {
+async function craft(
+  events: EventStore,
+  executionId: string,
+  subject: string,
+  records: Omit<StoredRecord, "seq" | "at">[],
+  snapshotState?: unknown,
+) {
   const start = { type: EXECUTION_STARTED, logicId: "crafted", machineHash: "0", subject, input: null, schema: 1 };
   const all = [start, ...records].map((r, i) => ({ seq: i + 1, at: 1, ...r }) as StoredRecord);
   await events.append(executionId, 0, all);
-  if (snapshotState !== undefined) await events.putSnapshot(executionId, { seq: all.length, at: 1, state: snapshotState });
+  if (snapshotState !== undefined)
+    await events.putSnapshot(executionId, { seq: all.length, at: 1, state: snapshotState });
 }
 
 const coordinatorLog = (w: World, n = 1) => w.stores.events.read(`loom.erase:A:${n}`);
@@ -53,9 +76,13 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     expect((await offloaded(app, "b1")).shared).toBe(a.shared);
     const result = await eraseSubject(app, "A");
     expect(result.contentDeleted).toEqual({ deleted: 1, retained: 0 });
-    expect((await coordinatorLog(w)).find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)!.addresses).toEqual([a.fetch]);
+    expect((await coordinatorLog(w)).find((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)!.addresses).toEqual([
+      a.fetch,
+    ]);
     expect(await w.content.has(a.fetch!)).toBe(false);
-    expect((await exportSubject(app, "B")).claimChecked).toEqual([expect.objectContaining({ address: a.shared, value: expect.objectContaining({ dataset: "public" }) })]);
+    expect((await exportSubject(app, "B")).claimChecked).toEqual([
+      expect.objectContaining({ address: a.shared, value: expect.objectContaining({ dataset: "public" }) }),
+    ]);
   });
 
   it("D11 (3): another execution's nested lookalike (an unlisted tool's output) counts as no citation", async () => {
@@ -77,7 +104,9 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     const { fetch } = await offloaded(app, "a1");
     w.outputs.set("B", forgedEnvelope(fetch!));
     await runAgent(app, "b1", "B", ["note"]);
-    expect((await app.log("b1")).find((r) => r.effectId === "note" && r.type === STEP_COMPLETED)!.output).toEqual(forgedEnvelope(fetch!));
+    expect((await app.log("b1")).find((r) => r.effectId === "note" && r.type === STEP_COMPLETED)!.output).toEqual(
+      forgedEnvelope(fetch!),
+    );
     expect((await eraseSubject(app, "A")).contentDeleted).toEqual({ deleted: 1, retained: 0 });
     expect(await w.content.has(fetch!)).toBe(false);
   });
@@ -86,10 +115,14 @@ describe("ADR 0140 D8 (b): eraseSubject collects before it destroys", () => {
     for (const withStep of [false, true]) {
       const w = world();
       const shared = await w.content.put(utf8('"shared"'));
-      await craft(w.stores.events, "a1", "A", [{ type: STEP_COMPLETED, stepId: "x#turn:0:tool:0", effectId: "fetch", output: envelope(shared) }]);
+      await craft(w.stores.events, "a1", "A", [
+        { type: STEP_COMPLETED, stepId: "x#turn:0:tool:0", effectId: "fetch", output: envelope(shared) },
+      ]);
       const other = [
         { type: EVENT_RECEIVED, event: { type: "ATTACH", doc: envelope(shared) } },
-        ...(withStep ? [{ type: STEP_COMPLETED, stepId: "y#turn:0:tool:0", effectId: "t", output: { unrelated: true } }] : []),
+        ...(withStep
+          ? [{ type: STEP_COMPLETED, stepId: "y#turn:0:tool:0", effectId: "t", output: { unrelated: true } }]
+          : []),
       ];
       await craft(w.stores.events, "b1", "B", other, { context: { doc: envelope(shared) } });
       await eraseSubject(w.app(), "A");
@@ -108,7 +141,9 @@ describe("ADR 0140 D8 / D12: refusal with ContentCopiesRemainError BEFORE the sh
     expect(error.message).toMatch(/Nothing was erased/);
     expect(await w.stores.keys.isDestroyed("A")).toBe(false);
     expect(await w.stores.content.has(fetch!)).toBe(true);
-    const records = (await Promise.all((await w.stores.events.listExecutions()).map((i) => w.stores.events.read(i.executionId)))).flat();
+    const records = (
+      await Promise.all((await w.stores.events.listExecutions()).map((i) => w.stores.events.read(i.executionId)))
+    ).flat();
     expect(records.filter((r) => r.type === ERASURE_CONTENT_DELETE_INTENDED)).toHaveLength(priorIntents);
     expect(records.some((r) => r.type === ERASURE_CONTENT_DELETED)).toBe(false);
   }
@@ -125,22 +160,36 @@ describe("ADR 0140 D8 / D12: refusal with ContentCopiesRemainError BEFORE the sh
 
   it("when the content store cannot delete", async () => {
     const w = await cited();
-    await refused(w, () => eraseSubject("A", { events: w.stores.events, keys: w.stores.keys, content: without(w.content, "delete") }), "cannot-delete");
+    await refused(
+      w,
+      () => eraseSubject("A", { events: w.stores.events, keys: w.stores.keys, content: without(w.content, "delete") }),
+      "cannot-delete",
+    );
   });
 
   it("D12: when the content store lacks deleteIfUntouchedSince", async () => {
     const w = await cited();
-    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"), "no-conditional-delete");
+    await refused(
+      w,
+      () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"),
+      "no-conditional-delete",
+    );
   });
 
   it("D12: when the content store lacks touchClock", async () => {
     const w = await cited();
-    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "touchClock") }), "A"), "no-conditional-delete");
+    await refused(
+      w,
+      () => eraseSubject(w.app({ content: without(w.content, "touchClock") }), "A"),
+      "no-conditional-delete",
+    );
   });
 
   it("when the event store cannot be enumerated", async () => {
     const w = await cited();
-    const events = Object.assign(Object.create(w.stores.events), { listExecutions: () => Promise.reject(new Error("no index")) });
+    const events = Object.assign(Object.create(w.stores.events), {
+      listExecutions: () => Promise.reject(new Error("no index")),
+    });
     await refused(w, () => eraseSubject(w.app({ events }), "A"), "not-enumerable");
   });
 
@@ -149,7 +198,12 @@ describe("ADR 0140 D8 / D12: refusal with ContentCopiesRemainError BEFORE the sh
     const dying = new CrashingEvents(w.stores.events, { prefix: "loom.erase:", at: 3, mode: "after" });
     expect(await rejection(eraseSubject(w.app({ events: dying }), "A"))).toBeInstanceOf(SimulatedCrash);
     expect((await coordinatorLog(w)).at(-1)!.type).toBe(ERASURE_CONTENT_DELETE_INTENDED);
-    await refused(w, () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"), "no-conditional-delete", 1);
+    await refused(
+      w,
+      () => eraseSubject(w.app({ content: without(w.content, "deleteIfUntouchedSince") }), "A"),
+      "no-conditional-delete",
+      1,
+    );
     // Over a store that can, the retry finishes from that intent.
     expect((await eraseSubject(w.app(), "A")).contentDeleted.deleted).toBe(1);
   });
@@ -157,7 +211,11 @@ describe("ADR 0140 D8 / D12: refusal with ContentCopiesRemainError BEFORE the sh
   it("nothing cited, nothing to refuse: a subject without blobs erases over any store", async () => {
     const w = world();
     await runAgent(w.app(), "a1", "A", ["note"]);
-    const result = await eraseSubject("A", { events: w.stores.events, keys: w.stores.keys, content: without(w.content, "delete") });
+    const result = await eraseSubject("A", {
+      events: w.stores.events,
+      keys: w.stores.keys,
+      content: without(w.content, "delete"),
+    });
     expect(result).toMatchObject({ shredded: true, contentDeleted: { deleted: 0, retained: 0 } });
   });
 });
@@ -202,7 +260,13 @@ describe("the eraseCoordinator: plan -> journal intent -> shred -> conditional d
     expect(info).toMatchObject({ logicId: ERASE_COORDINATOR_LOGIC_ID, status: "done" });
     expect(info.subject).toBeUndefined();
     const steps = (await w.app().log("loom.erase:A:1")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
-    expect(steps).toEqual(["loom.eraseCoordinator#plan", "loom.eraseCoordinator#intent", "loom.eraseCoordinator#shred", "loom.eraseCoordinator#delete", "loom.eraseCoordinator#result"]);
+    expect(steps).toEqual([
+      "loom.eraseCoordinator#plan",
+      "loom.eraseCoordinator#intent",
+      "loom.eraseCoordinator#shred",
+      "loom.eraseCoordinator#delete",
+      "loom.eraseCoordinator#result",
+    ]);
   });
 
   it("sealed histories are crypto-shredded in place; unsealed ones (no security.crypto) are deleted whole by the shred", async () => {
@@ -281,29 +345,54 @@ async function erasure(config: Config) {
   return { w, a, b, after };
 }
 
-async function expectErased(config: Config, w: World, a: Record<string, string>, b: Record<string, string>, label: string) {
+async function expectErased(
+  config: Config,
+  w: World,
+  a: Record<string, string>,
+  b: Record<string, string>,
+  label: string,
+) {
   expect(await w.stores.keys.isDestroyed("A"), label).toBe(true);
   expect(await w.content.has(a.fetch!), label).toBe(false);
   // public2 is A's alone at plan time; in plaintext B re-puts it concurrently: spared, and counted retained.
   expect(await w.content.has(a.public2!), label).toBe(config === "plaintext");
   const exported = await exportSubject(w.app(), "B");
-  expect(exported.claimChecked.every((blob) => blob.value !== undefined), label).toBe(true);
-  expect(exported.claimChecked.map((blob) => blob.address).sort(), label).toEqual([b.fetch, b.shared, ...(config === "plaintext" ? [a.public2] : [])].sort());
+  expect(
+    exported.claimChecked.every((blob) => blob.value !== undefined),
+    label,
+  ).toBe(true);
+  expect(exported.claimChecked.map((blob) => blob.address).sort(), label).toEqual(
+    [b.fetch, b.shared, ...(config === "plaintext" ? [a.public2] : [])].sort(),
+  );
   expect(await everything(w.stores), label).not.toContain(canaryOf("A"));
-  const results = (await Promise.all((await w.stores.events.listExecutions()).filter((i) => i.executionId.startsWith("loom.erase:A:")).map((i) => w.stores.events.read(i.executionId))))
+  const results = (
+    await Promise.all(
+      (await w.stores.events.listExecutions())
+        .filter((i) => i.executionId.startsWith("loom.erase:A:"))
+        .map((i) => w.stores.events.read(i.executionId)),
+    )
+  )
     .flat()
     .filter((r) => r.type === ERASURE_CONTENT_DELETED);
-  expect(results.reduce((n, r) => n + (r.retained as number), 0), label).toBe(config === "plaintext" ? 1 : 0);
+  expect(
+    results.reduce((n, r) => n + (r.retained as number), 0),
+    label,
+  ).toBe(config === "plaintext" ? 1 : 0);
 }
 
 describe("crash the erase coordinator after each of its transitions: every retry ends erased", () => {
   for (const config of ["sealed", "plaintext"] as const) {
     it(`${config}: dying before or after any append of the coordinator, a fresh app's retry finishes the erasure`, async () => {
       const clean = await erasure(config);
-      const counter = new CrashingEvents(clean.w.stores.events, { prefix: "loom.erase:", ...(clean.after ? { after: clean.after } : {}) });
+      const counter = new CrashingEvents(clean.w.stores.events, {
+        prefix: "loom.erase:",
+        ...(clean.after ? { after: clean.after } : {}),
+      });
       const expected = await eraseSubject(clean.w.app({ events: counter }), "A");
       await expectErased(config, clean.w, clean.a, clean.b, "clean run");
-      expect(expected.contentDeleted).toEqual(config === "plaintext" ? { deleted: 1, retained: 1 } : { deleted: 2, retained: 0 });
+      expect(expected.contentDeleted).toEqual(
+        config === "plaintext" ? { deleted: 1, retained: 1 } : { deleted: 2, retained: 0 },
+      );
       expect(counter.counted).toBeGreaterThanOrEqual(8);
       for (let at = 1; at <= counter.counted; at++) {
         for (const mode of ["before", "after"] as const) {
@@ -316,7 +405,11 @@ describe("crash the erase coordinator after each of its transitions: every retry
           await expectErased(config, w, a, b, label);
           if (mode === "after" && at === counter.counted) {
             // The first attempt had finished: the retry is a second erase, a successful no-op.
-            expect(retry, label).toMatchObject({ coordinatorId: "loom.erase:A:2", alreadyErased: true, contentDeleted: { deleted: 0, retained: 0 } });
+            expect(retry, label).toMatchObject({
+              coordinatorId: "loom.erase:A:2",
+              alreadyErased: true,
+              contentDeleted: { deleted: 0, retained: 0 },
+            });
           } else {
             expect({ ...retry, intentSeq: 0 }, label).toEqual({ ...expected, intentSeq: 0 });
           }
@@ -334,13 +427,18 @@ describe("after erasure", () => {
     const app = w.app();
     const before = await everything(w.stores);
     expect(before).not.toContain(canaryOf("A")); // sealed at rest from the start
-    expect((await exportSubject(app, "A")).claimChecked.some((blob) => JSON.stringify(blob.value).includes(canaryOf("A")))).toBe(true);
+    expect(
+      (await exportSubject(app, "A")).claimChecked.some((blob) => JSON.stringify(blob.value).includes(canaryOf("A"))),
+    ).toBe(true);
     await eraseSubject(app, "A");
     // Every record, archive segment, snapshot and blob byte.
     expect(await everything(w.stores)).not.toContain(canaryOf("A"));
     expect(await w.content.has(a.fetch!)).toBe(false);
     // The records are still there, and no key opens them.
-    const raw = [...(await w.stores.events.readArchives("a1")).flatMap((s) => s.records), ...(await w.stores.events.read("a1"))];
+    const raw = [
+      ...(await w.stores.events.readArchives("a1")).flatMap((s) => s.records),
+      ...(await w.stores.events.read("a1")),
+    ];
     expect(raw.length).toBeGreaterThan(0);
     const otherKey = await w.stores.keys.getOrCreate("B");
     for (const key of [otherKey, crypto.getRandomValues(new Uint8Array(32))]) {
@@ -349,16 +447,27 @@ describe("after erasure", () => {
     expect(await rejection(app.log("a1"))).toBeInstanceOf(ExecutionErasedError);
     expect(await w.content.get(a.fetch!, { subject: "A" })).toBeUndefined();
     const second = await eraseSubject(app, "A");
-    expect(second).toMatchObject({ shredded: true, alreadyErased: true, contentDeleted: { deleted: 0, retained: 0 }, coordinatorId: "loom.erase:A:2" });
+    expect(second).toMatchObject({
+      shredded: true,
+      alreadyErased: true,
+      contentDeleted: { deleted: 0, retained: 0 },
+      coordinatorId: "loom.erase:A:2",
+    });
   });
 
   it("a blob re-put concurrently by another execution is spared and counted retained", async () => {
     const { w, a, after } = await erasure("plaintext");
-    const result = await eraseSubject(w.app({ events: new CrashingEvents(w.stores.events, { prefix: "loom.erase:", after: after! }) }), "A");
+    const result = await eraseSubject(
+      w.app({ events: new CrashingEvents(w.stores.events, { prefix: "loom.erase:", after: after! }) }),
+      "A",
+    );
     expect(after!.fired).toBe(true);
     expect(result.contentDeleted).toEqual({ deleted: 1, retained: 1 });
     expect(await w.content.has(a.public2!)).toBe(true);
-    expect((await exportSubject(w.app(), "B")).claimChecked.find((blob) => blob.address === a.public2)).toMatchObject({ citedBy: ["b2"], value: { dataset: "public2" } });
+    expect((await exportSubject(w.app(), "B")).claimChecked.find((blob) => blob.address === a.public2)).toMatchObject({
+      citedBy: ["b2"],
+      value: { dataset: "public2" },
+    });
   });
 
   it("eraseSubject(subject, { events, keys, content }) erases over bare stores with the same coordinator", async () => {

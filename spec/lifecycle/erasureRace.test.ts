@@ -11,7 +11,13 @@ import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ContentStore, EventStore, StoredRecord } from "../../stores/types.js";
 import { startPostgres, type PgServer } from "../postgres/server.js";
-import { indexedDbHarness, memoryHarness, postgresHarness, withStores, type AdapterHarness } from "../support/adapterHarness.js";
+import {
+  indexedDbHarness,
+  memoryHarness,
+  postgresHarness,
+  withStores,
+  type AdapterHarness,
+} from "../support/adapterHarness.js";
 import { ForwardingEventStore } from "../support/harness.js";
 import { offloaded, runAgent, world } from "./support.js";
 import { eraseSubject } from "../../lifecycle.js";
@@ -48,7 +54,11 @@ class CitingAppendAfterRead extends ForwardingEventStore {
     super(inner);
   }
   override async append(id: string, expected: number, records: StoredRecord[]) {
-    if (id === this.executionId && !this.holding && records.some((r) => r.type === STEP_COMPLETED && r.effectId === this.effectId)) {
+    if (
+      id === this.executionId &&
+      !this.holding &&
+      records.some((r) => r.type === STEP_COMPLETED && r.effectId === this.effectId)
+    ) {
       this.holding = true;
       this.parked.fire();
       await this.released.promise;
@@ -118,7 +128,11 @@ class HeldCitingAppend extends ForwardingEventStore {
     this.holdingReads = true;
   }
   override async append(id: string, expected: number, records: StoredRecord[]) {
-    if (id === this.executionId && !this.held && records.some((r) => r.type === STEP_COMPLETED && r.effectId === this.effectId)) {
+    if (
+      id === this.executionId &&
+      !this.held &&
+      records.some((r) => r.type === STEP_COMPLETED && r.effectId === this.effectId)
+    ) {
       this.held = true;
       await this.release.promise;
     }
@@ -147,13 +161,20 @@ describe("erasure spares a blob whose citing append by another subject is in fli
       `${name}: B's identical blob, put before the erasure began and cited by an append landing after the plan read B's log, stays`,
       withStores(harness(), async ({ stores }) => {
         let gated: CitingAppendAfterRead | undefined;
-        const w = world({ stores, snapshotEvery: false, events: (s) => (gated = new CitingAppendAfterRead(s.events, "b1", "shared")) });
+        const w = world({
+          stores,
+          snapshotEvery: false,
+          events: (s) => (gated = new CitingAppendAfterRead(s.events, "b1", "shared")),
+        });
         const app = w.app();
         await runAgent(app, "a1", "A", ["fetch", "shared"]);
         const a = await offloaded(app, "a1");
 
         // B runs the same tool: its blob has A's address; its citing append waits at the gate.
-        await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
+        await app.start(
+          agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }),
+          { executionId: "b1", subject: "B", input: { prompt: "b" } },
+        );
         await gated!.parked.promise;
         const erased = eraseSubject(app, "A");
         await gated!.released.promise; // the plan has read b1's log; the citing append lands now
@@ -185,22 +206,38 @@ for (const landing of ["after", "before"] as const) {
         withStores(harness(), async ({ stores }) => {
           const slow = slowToAnswer(stores.content);
           let held: HeldCitingAppend | undefined;
-          const w = world({ stores, snapshotEvery: false, content: () => slow.store, events: (s) => (held = new HeldCitingAppend(s.events, "b1", "shared")) });
+          const w = world({
+            stores,
+            snapshotEvery: false,
+            content: () => slow.store,
+            events: (s) => (held = new HeldCitingAppend(s.events, "b1", "shared")),
+          });
           const app = w.app();
           await runAgent(app, "a1", "A", ["fetch", "shared"]);
           const a = await offloaded(app, "a1");
 
           slow.arm();
-          await app.start(agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }), { executionId: "b1", subject: "B", input: { prompt: "b" } });
+          await app.start(
+            agentLoop$({ id: "agent-shared", model: "model", tools: ["shared"], warnTranscriptBytes: false }),
+            { executionId: "b1", subject: "B", input: { prompt: "b" } },
+          );
           await slow.written.promise; // B's blob is written (touched) before the erasure reads its cutoff
           held!.holdReads();
           const erased = eraseSubject(app, "A");
           await held!.logRead.promise; // the plan has read b1's log: no citation there, nothing in flight when it began
-          const reported = new Promise<void>((resolve) => app.on("offload", ({ executionId }) => executionId === "b1" && resolve()));
+          const reported = new Promise<void>((resolve) =>
+            app.on("offload", ({ executionId }) => executionId === "b1" && resolve()),
+          );
           slow.answer.fire();
           await reported; // B's offload is reported after the plan began
           if (landing === "before") {
-            const cited = new Promise<void>((resolve) => app.on("append", ({ executionId, records }) => executionId === "b1" && records.some((r) => r.type === STEP_COMPLETED) && resolve()));
+            const cited = new Promise<void>((resolve) =>
+              app.on(
+                "append",
+                ({ executionId, records }) =>
+                  executionId === "b1" && records.some((r) => r.type === STEP_COMPLETED) && resolve(),
+              ),
+            );
             held!.release.fire();
             await cited; // the citing append has landed: nothing is in flight any more
             held!.answerRead.fire();

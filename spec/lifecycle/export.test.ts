@@ -19,7 +19,12 @@ describe("exportSubject, of an app or of bare stores", () => {
     expect(exported.subject).toBe("A");
     expect(exported.executions.map((e) => e.executionId)).toEqual(["a1", "a2"]);
     const [a1] = exported.executions;
-    expect(a1).toMatchObject({ status: "done", logicId: "agent-fetch", startedAt: expect.any(Number), endedAt: expect.any(Number) });
+    expect(a1).toMatchObject({
+      status: "done",
+      logicId: "agent-fetch",
+      startedAt: expect.any(Number),
+      endedAt: expect.any(Number),
+    });
     expect(a1!.records.some(isSealed)).toBe(false);
     expect(a1!.records[0]).toMatchObject({ seq: 1, type: EXECUTION_STARTED, input: { prompt: "work for A" } });
     expect(a1!.records.map((r) => r.seq)).toEqual(a1!.records.map((_, i) => i + 1));
@@ -33,15 +38,32 @@ describe("exportSubject, of an app or of bare stores", () => {
     const binary = new Uint8Array([0xff, 0xfe, 0x00, 0x80]);
     const file = await w.content.put(binary, { subject: "A" });
     // An envelope of an effect this config no longer registers, at the trusted position: its history vouches (over-retain).
-    const start = { seq: 1, at: 1, type: EXECUTION_STARTED, logicId: "legacy", machineHash: "0", subject: "A", input: null, schema: 1 };
-    const attached = { seq: 2, at: 1, type: STEP_COMPLETED, effectId: "legacyAttach", stepId: "legacy#turn:0:tool:0", output: { __loomClaimCheck: 1, ref: { __loomContent: file }, size: 4 } };
+    const start = {
+      seq: 1,
+      at: 1,
+      type: EXECUTION_STARTED,
+      logicId: "legacy",
+      machineHash: "0",
+      subject: "A",
+      input: null,
+      schema: 1,
+    };
+    const attached = {
+      seq: 2,
+      at: 1,
+      type: STEP_COMPLETED,
+      effectId: "legacyAttach",
+      stepId: "legacy#turn:0:tool:0",
+      output: { __loomClaimCheck: 1, ref: { __loomContent: file }, size: 4 },
+    };
     await w.stores.events.append("a0", 0, [start, attached]);
     await runAgent(app, "a1", "A", ["fetch", "public2", "note"]);
     const { fetch, public2 } = await offloaded(app, "a1");
     await w.stores.content.delete!(public2!);
     const { claimChecked } = await exportSubject(app, "A");
     const by = new Map(claimChecked.map((blob) => [blob.address, blob]));
-    const fetchEnvelope = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!.output as { size: number; digest: unknown };
+    const fetchEnvelope = (await app.log("a1")).find((r) => r.type === STEP_COMPLETED && r.effectId === "fetch")!
+      .output as { size: number; digest: unknown };
     expect(by.get(fetch!)).toEqual({
       address: fetch,
       size: fetchEnvelope.size,
@@ -58,11 +80,19 @@ describe("exportSubject, of an app or of bare stores", () => {
     const w = world({ crypto: true });
     const app = w.app();
     const file = await w.content.put(new Uint8Array([1, 2, 3]), { subject: "A" });
-    w.outputs.set("A", { attachment: { __loomContent: file }, forged: { __loomClaimCheck: 1, ref: { __loomContent: "sha256:00" }, size: 3, retain: true } });
+    w.outputs.set("A", {
+      attachment: { __loomContent: file },
+      forged: { __loomClaimCheck: 1, ref: { __loomContent: "sha256:00" }, size: 3, retain: true },
+    });
     await runAgent(app, "a1", "A", ["note"]);
     const exported = await exportSubject(app, "A");
     expect(exported.claimChecked).toEqual([]);
-    expect(exported.unresolved).toEqual(expect.arrayContaining([{ address: file, citedBy: ["a1"] }, { address: "sha256:00", citedBy: ["a1"] }]));
+    expect(exported.unresolved).toEqual(
+      expect.arrayContaining([
+        { address: file, citedBy: ["a1"] },
+        { address: "sha256:00", citedBy: ["a1"] },
+      ]),
+    );
     expect(exported.unresolved).toHaveLength(2);
   });
 
@@ -83,7 +113,10 @@ describe("exportSubject, of an app or of bare stores", () => {
     expect(exported.unresolved).toEqual([{ address: ofB, citedBy: ["a1"] }]);
     expect(JSON.stringify(exported)).not.toContain(canaryOf("B"));
     // B's own export resolves it: the blob was readable all along.
-    expect((await exportSubject(app, "B")).claimChecked[0]).toMatchObject({ address: ofB, value: { canary: canaryOf("B") } });
+    expect((await exportSubject(app, "B")).claimChecked[0]).toMatchObject({
+      address: ofB,
+      value: { canary: canaryOf("B") },
+    });
   });
 
   it("exportSubject(subject, { events, keys, content }) reads bare stores", async () => {

@@ -6,7 +6,8 @@ import { defineConfig } from "../../actors/config.js";
 import { memoryStores } from "../../stores/memory.js";
 import { eraseSubject, sweep } from "../../lifecycle.js";
 
-const appOver = (stores = memoryStores()) => createApp(defineConfig({ stores, effects: {}, compliance: { erase: true } }));
+const appOver = (stores = memoryStores()) =>
+  createApp(defineConfig({ stores, effects: {}, compliance: { erase: true } }));
 
 describe("the lifecycle host keeps its state per app", () => {
   it("a sweep joins the sweep of its own app, never another app's", async () => {

@@ -29,7 +29,11 @@ describe("archive segments: archive(app, executionId, { throughSeq? })", () => {
     await runAgent(app, "a1", "A", ["fetch"]);
     const snapshot = (await w.stores.events.getSnapshot("a1"))!;
     const result = await archive(app, "a1");
-    expect(result).toEqual({ executionId: "a1", segment: { fromSeq: 1, toSeq: snapshot.seq }, snapshotSeq: snapshot.seq });
+    expect(result).toEqual({
+      executionId: "a1",
+      segment: { fromSeq: 1, toSeq: snapshot.seq },
+      snapshotSeq: snapshot.seq,
+    });
     expect((await w.stores.events.read("a1")).every((r) => r.seq > snapshot.seq)).toBe(true);
     expect((await w.stores.events.readArchives("a1"))[0]!.records[0]!.type).toBe(EXECUTION_STARTED);
     // A fresh app resumes without reading a segment; app.log still shows the whole history.

@@ -47,12 +47,17 @@ export interface World {
   app(overrides?: { events?: EventStore; content?: ContentStore; extra?: Partial<LoomConfig> }): App;
 }
 
-const loop = (tools: string[]) => agentLoop$({ id: `agent-${tools.join("-")}`, model: "model", tools, warnTranscriptBytes: false });
+const loop = (tools: string[]) =>
+  agentLoop$({ id: `agent-${tools.join("-")}`, model: "model", tools, warnTranscriptBytes: false });
 
 /** The tools: `fetch` (subject data with its canary), `shared` and `public2` (identical for every subject), `note` (unlisted). */
 export function world(options: WorldOptions = {}): World {
   const stores = options.stores ?? memoryStores();
-  const content = options.content ? options.content(stores) : options.crypto ? new EncryptingContentStore(stores.content, stores.keys) : stores.content;
+  const content = options.content
+    ? options.content(stores)
+    : options.crypto
+      ? new EncryptingContentStore(stores.content, stores.keys)
+      : stores.content;
   const outputs: Outputs = new Map();
   const effects = {
     model: createLlmEffect({
@@ -64,7 +69,11 @@ export function world(options: WorldOptions = {}): World {
         return { text: "done" };
       },
     }),
-    fetch: createToolEffect(async (_input: unknown, ctx) => ({ owner: ctx.subject, canary: canaryOf(String(ctx.subject)), rows: rows(`fetch ${ctx.subject}`) })),
+    fetch: createToolEffect(async (_input: unknown, ctx) => ({
+      owner: ctx.subject,
+      canary: canaryOf(String(ctx.subject)),
+      rows: rows(`fetch ${ctx.subject}`),
+    })),
     shared: createToolEffect(async () => ({ dataset: "public", rows: rows("shared") })),
     public2: createToolEffect(async () => ({ dataset: "public2", rows: rows("public2") })),
     telemetry: createToolEffect(async (_input: unknown, ctx) => ({ trace: rows(`trace ${ctx.executionId}`) })),
@@ -75,7 +84,16 @@ export function world(options: WorldOptions = {}): World {
       defineConfig({
         stores: { ...stores, events },
         effects,
-        logics: [loop(["fetch"]), loop(["fetch", "shared"]), loop(["fetch", "public2"]), loop(["public2"]), loop(["shared"]), loop(["note"]), loop(["telemetry"]), loop(["fetch", "note"])],
+        logics: [
+          loop(["fetch"]),
+          loop(["fetch", "shared"]),
+          loop(["fetch", "public2"]),
+          loop(["public2"]),
+          loop(["shared"]),
+          loop(["note"]),
+          loop(["telemetry"]),
+          loop(["fetch", "note"]),
+        ],
         execution: {
           snapshotEvery: options.snapshotEvery ?? 4,
           claimCheck: { store, toolIds: ["fetch", "shared", "public2", "telemetry"], reclaimable: ["telemetry"] },
@@ -98,8 +116,17 @@ export function world(options: WorldOptions = {}): World {
 }
 
 /** Runs an agent that calls each tool once, then answers; resolves when it ends. */
-export async function runAgent(app: App, executionId: string, subject: string | undefined, tools: string[]): Promise<void> {
-  await app.start(loop(tools), { executionId, ...(subject === undefined ? {} : { subject }), input: { prompt: `work for ${subject ?? "nobody"}` } });
+export async function runAgent(
+  app: App,
+  executionId: string,
+  subject: string | undefined,
+  tools: string[],
+): Promise<void> {
+  await app.start(loop(tools), {
+    executionId,
+    ...(subject === undefined ? {} : { subject }),
+    input: { prompt: `work for ${subject ?? "nobody"}` },
+  });
   await app.result(executionId);
 }
 
@@ -130,7 +157,6 @@ export async function everything(stores: Stores): Promise<string> {
   }
   return parts.join("\n");
 }
-
 
 export interface CrashPlan {
   /** Appends to executions whose id starts with this prefix are counted. */

@@ -84,11 +84,19 @@ describe("ADR 0140 D6 / ADR 0146: telemetry refs are TTL-reclaimed from the citi
     const reached = new Promise<void>((resolve) => (arrive = resolve));
     const w = world({ clock, snapshotEvery: false, beforeAnswer: () => (arrive(), parked) });
     const app = w.app();
-    await app.start((await import("../../actors/agents/agentLoop.js")).agentLoop$({ id: "agent-telemetry", model: "model", tools: ["telemetry"], warnTranscriptBytes: false }), {
-      executionId: "t1",
-      subject: "A",
-      input: { prompt: "go" },
-    });
+    await app.start(
+      (await import("../../actors/agents/agentLoop.js")).agentLoop$({
+        id: "agent-telemetry",
+        model: "model",
+        tools: ["telemetry"],
+        warnTranscriptBytes: false,
+      }),
+      {
+        executionId: "t1",
+        subject: "A",
+        input: { prompt: "go" },
+      },
+    );
     await reached; // the tool's result is journaled; the run is parked in its last model call
     const { telemetry } = await offloaded(app, "t1");
     clock.advance(299);
@@ -187,7 +195,11 @@ describe("ADR 0140 D6: what the sweep reclaims, and how", () => {
     const host: { app?: ReturnType<typeof w.app> } = {};
     events.append = async (id: string, expected: number, records: StoredRecord[]) => {
       // The tool's blob is in the store; its STEP_COMPLETED is about to be appended: sweep now.
-      if (id === "a1" && records.some((r) => r.type === STEP_COMPLETED && r.effectId === "fetch") && !sweepDuringAppend) {
+      if (
+        id === "a1" &&
+        records.some((r) => r.type === STEP_COMPLETED && r.effectId === "fetch") &&
+        !sweepDuringAppend
+      ) {
         sweepDuringAppend = sweep(host.app!, { ttlMs: 0 });
         await sweepDuringAppend;
       }
@@ -272,9 +284,18 @@ describe("the sweep is a machine run as a journaled execution", () => {
     const first = await sweep(app, { ttlMs: 0, batches: 3 });
     const second = await sweep(app, { ttlMs: 0 });
     expect([first.sweepId, second.sweepId]).toEqual(["loom.sweep:1", "loom.sweep:2"]);
-    expect(await w.stores.events.getExecution("loom.sweep:1")).toMatchObject({ logicId: SWEEP_LOGIC_ID, status: "done" });
+    expect(await w.stores.events.getExecution("loom.sweep:1")).toMatchObject({
+      logicId: SWEEP_LOGIC_ID,
+      status: "done",
+    });
     const steps = (await app.log("loom.sweep:1")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
-    expect(steps).toEqual(["loom.sweep#begin", "loom.sweep#scan", "loom.sweep#reclaim:0", "loom.sweep#reclaim:1", "loom.sweep#reclaim:2"]);
+    expect(steps).toEqual([
+      "loom.sweep#begin",
+      "loom.sweep#scan",
+      "loom.sweep#reclaim:0",
+      "loom.sweep#reclaim:1",
+      "loom.sweep#reclaim:2",
+    ]);
   });
 
   it("a concurrent sweep(app) joins the sweep already running in the app", async () => {
@@ -342,7 +363,13 @@ describe("the sweep is a machine run as a journaled execution", () => {
     await runAgent(w.app(), "a1", "A", ["fetch"]);
     const orphan = await w.content.put(utf8("orphan"));
     const progress: string[] = [];
-    const result = await sweepUnpinnedContent({ events: w.stores.events, content: w.content, ttlMs: 0, clock, onProgress: (e) => progress.push(e.task) });
+    const result = await sweepUnpinnedContent({
+      events: w.stores.events,
+      content: w.content,
+      ttlMs: 0,
+      clock,
+      onProgress: (e) => progress.push(e.task),
+    });
     expect(result).toMatchObject({ sweepId: "loom.sweep:1", deleted: 1, kept: 1, startedAt: 5_000 });
     expect(progress).toContain("sweep.reclaim");
     expect(await w.content.has(orphan)).toBe(false);
@@ -354,7 +381,12 @@ describe("the sweep is a machine run as a journaled execution", () => {
     const { telemetry } = await offloaded(w.app(), "t1");
     const keyless = await sweepUnpinnedContent({ events: w.stores.events, content: w.content, ttlMs: 0 });
     expect(keyless).toMatchObject({ deleted: 0, kept: 1 });
-    const keyed = await sweepUnpinnedContent({ events: w.stores.events, content: w.content, ttlMs: 0, keys: w.stores.keys });
+    const keyed = await sweepUnpinnedContent({
+      events: w.stores.events,
+      content: w.content,
+      ttlMs: 0,
+      keys: w.stores.keys,
+    });
     expect(keyed).toMatchObject({ deleted: 1 });
     expect(await w.content.has(telemetry!)).toBe(false);
   });

@@ -15,7 +15,14 @@ import type {
   SweepUnpinnedContentOptions,
   UnresolvedCitation,
 } from "../../lifecycle.js";
-import { archive, eraseSubject, exportSubject, sweep, sweepUnpinnedContent, visitCitedAddresses } from "../../lifecycle.js";
+import {
+  archive,
+  eraseSubject,
+  exportSubject,
+  sweep,
+  sweepUnpinnedContent,
+  visitCitedAddresses,
+} from "../../lifecycle.js";
 
 describe("the lifecycle API's types", () => {
   it("functions of an app, which the App itself no longer carries", () => {
@@ -28,7 +35,15 @@ describe("the lifecycle API's types", () => {
     expectTypeOf(archive).parameters.toEqualTypeOf<[App, string, ArchiveOptions?]>();
     expectTypeOf(archive).returns.resolves.toEqualTypeOf<ArchiveResult>();
     expectTypeOf<App["deleteHistory"]>().returns.resolves.toBeVoid();
-    for (const method of ["sweep", "eraseSubject", "exportSubject", "archive", "checkReplay", "migrate", "readModels"] as const) {
+    for (const method of [
+      "sweep",
+      "eraseSubject",
+      "exportSubject",
+      "archive",
+      "checkReplay",
+      "migrate",
+      "readModels",
+    ] as const) {
       expectTypeOf<App>().not.toHaveProperty(method);
     }
   });

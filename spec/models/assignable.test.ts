@@ -27,11 +27,26 @@ describe("fromAiSdk's parameter type", () => {
       fromAiSdk(new MockLanguageModelV3()),
       fromAiSdk(new MockLanguageModelV4()),
     ];
-    expect(models.map((m) => m.id)).toEqual(["a.chat:m1", "a.chat:m2", "a.chat:m3", "openai.chat:gpt", "openai.responses:gpt", "mock-provider:mock-model-id", "mock-provider:mock-model-id", "mock-provider:mock-model-id"]);
+    expect(models.map((m) => m.id)).toEqual([
+      "a.chat:m1",
+      "a.chat:m2",
+      "a.chat:m3",
+      "openai.chat:gpt",
+      "openai.responses:gpt",
+      "mock-provider:mock-model-id",
+      "mock-provider:mock-model-id",
+      "mock-provider:mock-model-id",
+    ]);
   });
 
   it("refuses, at compile time and at run time, a model of another specification version", () => {
-    const v1 = { specificationVersion: "v1", provider: "old", modelId: "m", doGenerate: async () => ({ content: [] }), doStream: async () => ({ stream: new ReadableStream() }) } as const;
+    const v1 = {
+      specificationVersion: "v1",
+      provider: "old",
+      modelId: "m",
+      doGenerate: async () => ({ content: [] }),
+      doStream: async () => ({ stream: new ReadableStream() }),
+    } as const;
     // @ts-expect-error specificationVersion "v1" is not one fromAiSdk speaks
     expect(() => fromAiSdk(v1)).toThrow(/specificationVersion "v2", "v3" or "v4".*got specificationVersion "v1"/);
   });
@@ -48,6 +63,11 @@ describe("createToolEffect's parameter types", () => {
     ];
     // @ts-expect-error the schema's input has no `town`
     createToolEffect(async ({ town }) => town, { inputSchema });
-    expect(effects.map((e) => [e.kind, e.description ?? null, e.inputSchema?.type])).toEqual([["tool", "w", "object"], ["tool", "w", "object"], ["tool", "w", "object"], ["tool", null, "object"]]);
+    expect(effects.map((e) => [e.kind, e.description ?? null, e.inputSchema?.type])).toEqual([
+      ["tool", "w", "object"],
+      ["tool", "w", "object"],
+      ["tool", "w", "object"],
+      ["tool", null, "object"],
+    ]);
   });
 });

@@ -10,7 +10,12 @@ import { PROVIDERS } from "../support/providers.js";
 const CHILD = fileURLToPath(new URL("./children/agentProcess.ts", import.meta.url));
 const ANSWER = "Barn owls hunt by sound; their wingspan is about 95 cm.";
 const TURNS: ServerTurn[] = [
-  { toolCalls: [{ id: "call_q", name: "search", arguments: '{"q":"barn owl hunting"}' }, { id: "call_m", name: "measure", arguments: '{"bird":"barn owl"}' }] },
+  {
+    toolCalls: [
+      { id: "call_q", name: "search", arguments: '{"q":"barn owl hunting"}' },
+      { id: "call_m", name: "measure", arguments: '{"bird":"barn owl"}' },
+    ],
+  },
   { text: ANSWER, chunkChars: 3 },
 ];
 
@@ -21,8 +26,13 @@ afterEach(async () => {
 });
 afterAll(removeTempDirs);
 
-const child = (args: object) => spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
-const lines = (stdout: string, prefix: string) => stdout.split("\n").filter((l) => l.startsWith(`${prefix} `)).map((l) => l.slice(prefix.length + 1));
+const child = (args: object) =>
+  spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
+const lines = (stdout: string, prefix: string) =>
+  stdout
+    .split("\n")
+    .filter((l) => l.startsWith(`${prefix} `))
+    .map((l) => l.slice(prefix.length + 1));
 
 // One of each specification version: v2, v3, v4.
 for (const index of [0, 1, 2]) {
@@ -37,7 +47,10 @@ for (const index of [0, 1, 2]) {
       const dir = await tempDir("stream-crash");
       const args = { dir, baseURL: server.baseURL, provider: index };
       // Killed once it has printed live text of turn 1 (the server then holds the rest of that stream).
-      const first = await runChild(child({ ...args, mode: "start" }), { killWhen: (l) => l.startsWith("part ") && l.includes('"text-delta"'), timeoutMs: 60_000 });
+      const first = await runChild(child({ ...args, mode: "start" }), {
+        killWhen: (l) => l.startsWith("part ") && l.includes('"text-delta"'),
+        timeoutMs: 60_000,
+      });
       expect(first.code).toBeNull();
       expect(lines(first.stdout, "result")).toEqual([]);
       expect(lines(first.stdout, "tool").sort()).toEqual(["measure", "search"]);
@@ -50,9 +63,21 @@ for (const index of [0, 1, 2]) {
       expect(server.requests.map((r) => r.turn)).toEqual([0, 1, 1]);
       expect(lines(second.stdout, "tool")).toEqual([]);
       // The fresh process's stream: turn 0 from the journal, turn 1 live from its start.
-      const parts = lines(second.stdout, "part").map((l) => JSON.parse(l) as { stepId: string; type: string; delta?: string });
-      expect(parts.filter((p) => p.stepId === "owl#turn:0:model").map((p) => p.type)).toEqual(["start-step", "tool-call", "tool-call", "finish-step"]);
-      expect(parts.filter((p) => p.stepId === "owl#turn:1:model" && p.type === "text-delta").map((p) => p.delta).join("")).toBe(ANSWER);
+      const parts = lines(second.stdout, "part").map(
+        (l) => JSON.parse(l) as { stepId: string; type: string; delta?: string },
+      );
+      expect(parts.filter((p) => p.stepId === "owl#turn:0:model").map((p) => p.type)).toEqual([
+        "start-step",
+        "tool-call",
+        "tool-call",
+        "finish-step",
+      ]);
+      expect(
+        parts
+          .filter((p) => p.stepId === "owl#turn:1:model" && p.type === "text-delta")
+          .map((p) => p.delta)
+          .join(""),
+      ).toBe(ANSWER);
     }, 120_000);
   });
 }

@@ -20,17 +20,34 @@ afterEach(async () => {
 });
 
 const SEARCH_SCHEMA = z.object({ q: z.string().min(1) });
-const LOOKUP_SCHEMA = { type: "object", properties: { id: { type: "integer" } }, required: ["id"], additionalProperties: false };
+const LOOKUP_SCHEMA = {
+  type: "object",
+  properties: { id: { type: "integer" } },
+  required: ["id"],
+  additionalProperties: false,
+};
 
 function tools(ran: unknown[]) {
   return {
-    search: createToolEffect(async ({ q }) => (ran.push(["search", q]), { hits: [`${q}-1`, `${q}-2`] }), { description: "Search the web", inputSchema: SEARCH_SCHEMA }),
-    lookup: createToolEffect(async ({ id }: { id: number }) => (ran.push(["lookup", id]), { id, title: `paper ${id}` }), { description: "A paper by id", inputSchema: LOOKUP_SCHEMA }),
+    search: createToolEffect(async ({ q }) => (ran.push(["search", q]), { hits: [`${q}-1`, `${q}-2`] }), {
+      description: "Search the web",
+      inputSchema: SEARCH_SCHEMA,
+    }),
+    lookup: createToolEffect(
+      async ({ id }: { id: number }) => (ran.push(["lookup", id]), { id, title: `paper ${id}` }),
+      { description: "A paper by id", inputSchema: LOOKUP_SCHEMA },
+    ),
   };
 }
 
 const TWO_TOOLS: ServerTurn[] = [
-  { toolCalls: [{ id: "call_A", name: "search", arguments: '{"q":"owls"}' }, { id: "call_B", name: "lookup", arguments: '{"id":7}' }], usage: { prompt: 40, completion: 12 } },
+  {
+    toolCalls: [
+      { id: "call_A", name: "search", arguments: '{"q":"owls"}' },
+      { id: "call_B", name: "lookup", arguments: '{"id":7}' },
+    ],
+    usage: { prompt: 40, completion: 12 },
+  },
   { reasoning: "Both tools answered.", text: "Barn owls hunt by sound.", usage: { prompt: 90, completion: 8 } },
 ];
 
@@ -45,26 +62,70 @@ for (const provider of PROVIDERS) {
         server = await startOpenAiServer(byTurn(TWO_TOOLS));
         const ran: unknown[] = [];
         const deltas: string[] = [];
-        const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL), { stream })), ...tools(ran) } }));
+        const app = createApp(
+          defineConfig({
+            stores: memoryStores(),
+            effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL), { stream })), ...tools(ran) },
+          }),
+        );
         app.on("delta", ({ delta }) => delta.type === "text-delta" && deltas.push(delta.delta ?? ""));
-        await app.start(agentLoop$({ id: "owl", model: "model", tools: ["search", "lookup"], system: "Be brief." }), { executionId: "owl", input: { prompt: "How do barn owls hunt?" } });
+        await app.start(agentLoop$({ id: "owl", model: "model", tools: ["search", "lookup"], system: "Be brief." }), {
+          executionId: "owl",
+          input: { prompt: "How do barn owls hunt?" },
+        });
         expect(await app.result("owl")).toMatchObject({ text: "Barn owls hunt by sound.", turns: 2 });
         // The turn's two tools run concurrently: each once, in either order.
         expect(ran).toHaveLength(2);
-        expect(ran).toEqual(expect.arrayContaining([["search", "owls"], ["lookup", 7]]));
+        expect(ran).toEqual(
+          expect.arrayContaining([
+            ["search", "owls"],
+            ["lookup", 7],
+          ]),
+        );
         expect(server.requests).toHaveLength(2);
         const sent = server.requests[0]!.body;
         expect(sent.stream ?? false).toBe(stream);
         expect(sent.tools).toEqual([
-          { type: "function", function: { name: "search", description: "Search the web", parameters: expect.objectContaining({ type: "object", properties: { q: { type: "string", minLength: 1 } }, required: ["q"] }) } },
-          { type: "function", function: { name: "lookup", description: "A paper by id", parameters: expect.objectContaining(LOOKUP_SCHEMA) } },
+          {
+            type: "function",
+            function: {
+              name: "search",
+              description: "Search the web",
+              parameters: expect.objectContaining({
+                type: "object",
+                properties: { q: { type: "string", minLength: 1 } },
+                required: ["q"],
+              }),
+            },
+          },
+          {
+            type: "function",
+            function: {
+              name: "lookup",
+              description: "A paper by id",
+              parameters: expect.objectContaining(LOOKUP_SCHEMA),
+            },
+          },
         ]);
         // The provider's tool-call ids go back to the model with the results.
         const second = server.requests[1]!.body.messages;
         expect(second.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_A", "call_B"]);
-        const replies = (await app.log("owl")).filter((r) => r.type === "loom.step.completed" && r.effectId === "model").map((r) => r.output);
-        expect(replies[0]).toMatchObject({ toolCalls: [{ id: "call_A", toolName: "search", input: { q: "owls" } }, { id: "call_B", toolName: "lookup", input: { id: 7 } }], finishReason: "tool-calls", usage: { inputTokens: 40, outputTokens: 12 } });
-        expect(replies[1]).toMatchObject({ text: "Barn owls hunt by sound.", finishReason: "stop", usage: { inputTokens: 90, outputTokens: 8 } });
+        const replies = (await app.log("owl"))
+          .filter((r) => r.type === "loom.step.completed" && r.effectId === "model")
+          .map((r) => r.output);
+        expect(replies[0]).toMatchObject({
+          toolCalls: [
+            { id: "call_A", toolName: "search", input: { q: "owls" } },
+            { id: "call_B", toolName: "lookup", input: { id: 7 } },
+          ],
+          finishReason: "tool-calls",
+          usage: { inputTokens: 40, outputTokens: 12 },
+        });
+        expect(replies[1]).toMatchObject({
+          text: "Barn owls hunt by sound.",
+          finishReason: "stop",
+          usage: { inputTokens: 90, outputTokens: 8 },
+        });
         if (stream) {
           expect(deltas.length).toBeGreaterThan(1);
           expect(deltas.join("")).toBe("Barn owls hunt by sound.");
@@ -75,27 +136,46 @@ for (const provider of PROVIDERS) {
     }
 
     // The OpenAI chat API returns no reasoning text; OpenAI-compatible servers do (reasoning_content).
-    if (provider.name.includes("compatible")) it("keeps the model's reasoning in the journaled reply", async () => {
-      server = await startOpenAiServer(byTurn([{ reasoning: "Think first.", text: "Done." }]));
-      const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) } }));
-      await app.start(agentLoop$({ id: "r", model: "model" }), { executionId: "r", input: { prompt: "x" } });
-      await app.result("r");
-      const reply = (await app.log("r")).find((r) => r.type === "loom.step.completed")!.output;
-      expect(reply).toMatchObject({ text: "Done.", reasoning: "Think first." });
-      await app.close();
-    });
+    if (provider.name.includes("compatible"))
+      it("keeps the model's reasoning in the journaled reply", async () => {
+        server = await startOpenAiServer(byTurn([{ reasoning: "Think first.", text: "Done." }]));
+        const app = createApp(
+          defineConfig({
+            stores: memoryStores(),
+            effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) },
+          }),
+        );
+        await app.start(agentLoop$({ id: "r", model: "model" }), { executionId: "r", input: { prompt: "x" } });
+        await app.result("r");
+        const reply = (await app.log("r")).find((r) => r.type === "loom.step.completed")!.output;
+        expect(reply).toMatchObject({ text: "Done.", reasoning: "Think first." });
+        await app.close();
+      });
 
     it("answers an invalid input and an unknown tool with tool-error results, and the corrected call runs", async () => {
       server = await startOpenAiServer(
         byTurn([
-          { toolCalls: [{ id: "bad", name: "search", arguments: '{"q":5}' }, { id: "ghost", name: "teleport", arguments: "{}" }] },
+          {
+            toolCalls: [
+              { id: "bad", name: "search", arguments: '{"q":5}' },
+              { id: "ghost", name: "teleport", arguments: "{}" },
+            ],
+          },
           { toolCalls: [{ id: "good", name: "search", arguments: '{"q":"owls"}' }] },
           { text: "Found them." },
         ]),
       );
       const ran: unknown[] = [];
-      const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))), ...tools(ran) } }));
-      await app.start(agentLoop$({ id: "fix", model: "model", tools: ["search", "lookup"] }), { executionId: "fix", input: { prompt: "owls" } });
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))), ...tools(ran) },
+        }),
+      );
+      await app.start(agentLoop$({ id: "fix", model: "model", tools: ["search", "lookup"] }), {
+        executionId: "fix",
+        input: { prompt: "owls" },
+      });
       expect(await app.result("fix")).toMatchObject({ text: "Found them.", turns: 3 });
       expect(ran).toEqual([["search", "owls"]]);
       const seen = server.requests[1]!.body.messages.filter((m) => m.role === "tool");
@@ -112,13 +192,22 @@ for (const provider of PROVIDERS) {
     it("passes the call options through (temperature, topP, seed, stop sequences, toolChoice, headers)", async () => {
       server = await startOpenAiServer(byTurn([{ text: "ok" }]));
       const model = fromAiSdk(provider.model(server.baseURL), { callOptions: { temperature: 0.9, seed: 1 } });
-      const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), ...tools([]) } }));
+      const app = createApp(
+        defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(model), ...tools([]) } }),
+      );
       const loop = agentLoop$({
         id: "opts",
         model: "model",
         tools: ["search"],
         maxTokens: 64,
-        callOptions: { temperature: 0.2, topP: 0.5, seed: 42, stopSequences: ["END"], toolChoice: "required", headers: { "x-loom-test": "yes" } },
+        callOptions: {
+          temperature: 0.2,
+          topP: 0.5,
+          seed: 42,
+          stopSequences: ["END"],
+          toolChoice: "required",
+          headers: { "x-loom-test": "yes" },
+        },
       });
       await app.start(loop, { executionId: "opts", input: { prompt: "x" } });
       await app.result("opts");
@@ -134,18 +223,54 @@ for (const provider of PROVIDERS) {
 describe("AI SDK tool() as a tool", () => {
   it("takes tool({ description, inputSchema, execute }) as it is: its schema reaches the model, its input is validated", async () => {
     server = await startOpenAiServer(
-      byTurn([{ toolCalls: [{ name: "weather", arguments: '{"city":""}' }] }, { toolCalls: [{ name: "weather", arguments: '{"city":"Oslo"}' }] }, { text: "Cold." }]),
+      byTurn([
+        { toolCalls: [{ name: "weather", arguments: '{"city":""}' }] },
+        { toolCalls: [{ name: "weather", arguments: '{"city":"Oslo"}' }] },
+        { text: "Cold." },
+      ]),
     );
     const calls: string[] = [];
-    const weather = tool({ description: "Weather in a city", inputSchema: z.object({ city: z.string().min(1) }), execute: async ({ city }) => (calls.push(city), { city, celsius: -3 }) });
-    const units = tool({ description: "Units", inputSchema: jsonSchema<{ system: string }>({ type: "object", properties: { system: { type: "string", enum: ["si", "us"] } }, required: ["system"] }), execute: async () => "si" });
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(fromAiSdk(PROVIDERS[3]!.model(server.baseURL))), weather: createToolEffect(weather), units: createToolEffect(units) } }));
-    await app.start(agentLoop$({ id: "w", model: "model", tools: ["weather", "units"] }), { executionId: "w", input: { prompt: "Oslo?" } });
+    const weather = tool({
+      description: "Weather in a city",
+      inputSchema: z.object({ city: z.string().min(1) }),
+      execute: async ({ city }) => (calls.push(city), { city, celsius: -3 }),
+    });
+    const units = tool({
+      description: "Units",
+      inputSchema: jsonSchema<{ system: string }>({
+        type: "object",
+        properties: { system: { type: "string", enum: ["si", "us"] } },
+        required: ["system"],
+      }),
+      execute: async () => "si",
+    });
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(fromAiSdk(PROVIDERS[3]!.model(server.baseURL))),
+          weather: createToolEffect(weather),
+          units: createToolEffect(units),
+        },
+      }),
+    );
+    await app.start(agentLoop$({ id: "w", model: "model", tools: ["weather", "units"] }), {
+      executionId: "w",
+      input: { prompt: "Oslo?" },
+    });
     expect(await app.result("w")).toMatchObject({ text: "Cold.", turns: 3 });
     expect(calls).toEqual(["Oslo"]);
     const [weatherTool, unitsTool] = server.requests[0]!.body.tools!;
-    expect(weatherTool).toMatchObject({ function: { name: "weather", description: "Weather in a city", parameters: { type: "object", properties: { city: { type: "string", minLength: 1 } } } } });
-    expect(unitsTool).toMatchObject({ function: { name: "units", parameters: { properties: { system: { enum: ["si", "us"] } } } } });
+    expect(weatherTool).toMatchObject({
+      function: {
+        name: "weather",
+        description: "Weather in a city",
+        parameters: { type: "object", properties: { city: { type: "string", minLength: 1 } } },
+      },
+    });
+    expect(unitsTool).toMatchObject({
+      function: { name: "units", parameters: { properties: { system: { enum: ["si", "us"] } } } },
+    });
     await app.close();
   });
 });

@@ -24,14 +24,23 @@ async function until(cond: () => boolean): Promise<void> {
   expect(cond()).toBe(true);
 }
 
-const modelStep = async (app: ReturnType<typeof createApp>, id: string) => (await app.log(id)).filter((r) => r.type.startsWith("loom.step.") && r.effectId === "model");
+const modelStep = async (app: ReturnType<typeof createApp>, id: string) =>
+  (await app.log(id)).filter((r) => r.type.startsWith("loom.step.") && r.effectId === "model");
 
 for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
   describe(`retries through ${provider.name}`, () => {
     it("waits out a 429's Retry-After on the app's clock, then succeeds; only the final outcome is journaled", async () => {
-      server = await startOpenAiServer(({ n }) => (n === 0 ? { status: 429, headers: { "retry-after": "2" }, message: "slow down" } : { text: "fine" }));
+      server = await startOpenAiServer(({ n }) =>
+        n === 0 ? { status: 429, headers: { "retry-after": "2" }, message: "slow down" } : { text: "fine" },
+      );
       const clock: SimulatedClock = simulatedClock(1_000);
-      const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) } }));
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          clock,
+          effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) },
+        }),
+      );
       await app.start(agentLoop$({ id: "r", model: "model" }), { executionId: "r", input: { prompt: "x" } });
       await until(() => server!.requests.length === 1 && clock.pendingTimers() > 0);
       clock.advance(1_999);
@@ -57,7 +66,15 @@ for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
         return fetch(input, init);
       };
       const clock = simulatedClock();
-      const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { model: createLlmEffect(fromAiSdk(provider.model(`http://127.0.0.1:${port}/v1`, { fetch: counting }))) } }));
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          clock,
+          effects: {
+            model: createLlmEffect(fromAiSdk(provider.model(`http://127.0.0.1:${port}/v1`, { fetch: counting }))),
+          },
+        }),
+      );
       await app.start(agentLoop$({ id: "c", model: "model" }), { executionId: "c", input: { prompt: "x" } });
       for (const [i, wait] of [500, 1_000, 2_000].entries()) {
         await until(() => clock.pendingTimers() > 0 && calls === i + 1);
@@ -76,7 +93,13 @@ for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
     it("fails the step at once on a non-retryable 400", async () => {
       server = await startOpenAiServer(() => ({ status: 400, message: "bad request: unknown parameter" }));
       const clock = simulatedClock();
-      const app = createApp(defineConfig({ stores: memoryStores(), clock, effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) } }));
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          clock,
+          effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL))) },
+        }),
+      );
       await app.start(agentLoop$({ id: "b", model: "model" }), { executionId: "b", input: { prompt: "x" } });
       await expect(app.result("b")).rejects.toThrow(/bad request: unknown parameter/);
       expect(server.requests).toHaveLength(1);
@@ -87,7 +110,13 @@ for (const provider of [PROVIDERS[0]!, PROVIDERS[3]!]) {
 
     it("retries nothing when retry is false", async () => {
       server = await startOpenAiServer(() => ({ status: 503, message: "overloaded" }));
-      const app = createApp(defineConfig({ stores: memoryStores(), clock: simulatedClock(), effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL)), { retry: false }) } }));
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          clock: simulatedClock(),
+          effects: { model: createLlmEffect(fromAiSdk(provider.model(server.baseURL)), { retry: false }) },
+        }),
+      );
       await app.start(agentLoop$({ id: "n", model: "model" }), { executionId: "n", input: { prompt: "x" } });
       await expect(app.result("n")).rejects.toThrow(/overloaded/);
       expect(server.requests).toHaveLength(1);
@@ -101,7 +130,9 @@ describe("shouldRetryModelCall and retryAfterMs", () => {
     expect(shouldRetryModelCall({ isRetryable: false, statusCode: 503 })).toBe(false);
     expect(shouldRetryModelCall({ statusCode: 429 })).toBe(true);
     expect(shouldRetryModelCall({ statusCode: 404 })).toBe(false);
-    expect(shouldRetryModelCall(Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } }))).toBe(true);
+    expect(
+      shouldRetryModelCall(Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } })),
+    ).toBe(true);
     expect(shouldRetryModelCall(new Error("boom"))).toBe(false);
   });
 
@@ -113,6 +144,8 @@ describe("shouldRetryModelCall and retryAfterMs", () => {
   });
 
   it("refuses bad retry options at construction", () => {
-    expect(() => createLlmEffect({ id: "m", generate: async () => ({}) }, { retry: { attempts: 0 } })).toThrow(/createLlmEffect.retry.attempts/);
+    expect(() => createLlmEffect({ id: "m", generate: async () => ({}) }, { retry: { attempts: 0 } })).toThrow(
+      /createLlmEffect.retry.attempts/,
+    );
   });
 });

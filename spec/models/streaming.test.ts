@@ -34,7 +34,9 @@ function agent(stores: Stores, baseURL: string, provider = PROVIDERS[0]!) {
       stores,
       effects: {
         model: createLlmEffect(fromAiSdk(provider.model(baseURL))),
-        search: createToolEffect(async ({ q }) => ({ hits: [`${q}: they hunt by sound`] }), { inputSchema: z.object({ q: z.string() }) }),
+        search: createToolEffect(async ({ q }) => ({ hits: [`${q}: they hunt by sound`] }), {
+          inputSchema: z.object({ q: z.string() }),
+        }),
       },
     }),
   );
@@ -50,7 +52,11 @@ async function collect(iterable: AsyncIterable<StreamPart>, limit = Number.POSIT
   return out;
 }
 
-const textOf = (parts: StreamPart[], stepId: string, type = "text-delta") => parts.filter((p) => p.stepId === stepId && p.type === type).map((p) => p.delta).join("");
+const textOf = (parts: StreamPart[], stepId: string, type = "text-delta") =>
+  parts
+    .filter((p) => p.stepId === stepId && p.type === type)
+    .map((p) => p.delta)
+    .join("");
 
 for (const provider of PROVIDERS) {
   describe(`streaming through ${provider.name}`, () => {
@@ -69,10 +75,26 @@ for (const provider of PROVIDERS) {
       expect(textOf(parts, "owl#turn:1:model")).toBe(ANSWER);
       expect(textOf(parts, "owl#turn:1:model")).toBe((replies[1]!.output as { text: string }).text);
       expect(parts.map((p) => p.type)).toEqual(
-        expect.arrayContaining(["start-step", "tool-input-start", "tool-input-delta", "tool-call", "finish-step", "tool-result", "text-delta"]),
+        expect.arrayContaining([
+          "start-step",
+          "tool-input-start",
+          "tool-input-delta",
+          "tool-call",
+          "finish-step",
+          "tool-result",
+          "text-delta",
+        ]),
       );
-      expect(parts.find((p) => p.type === "tool-call")).toMatchObject({ id: "call_S", toolName: "search", input: { q: "barn owl hunting" } });
-      expect(parts.find((p) => p.type === "tool-result")).toMatchObject({ id: "call_S", stepId: "owl#turn:0:tool:0", output: { hits: ["barn owl hunting: they hunt by sound"] } });
+      expect(parts.find((p) => p.type === "tool-call")).toMatchObject({
+        id: "call_S",
+        toolName: "search",
+        input: { q: "barn owl hunting" },
+      });
+      expect(parts.find((p) => p.type === "tool-result")).toMatchObject({
+        id: "call_S",
+        stepId: "owl#turn:0:tool:0",
+        output: { hits: ["barn owl hunting: they hunt by sound"] },
+      });
       // Deltas are not journaled: no record names a delta, and the journaled reply is the one copy of the text.
       const journal = JSON.stringify(log);
       expect(journal).not.toMatch(/"(text|reasoning|tool-input)-delta"/);
@@ -115,7 +137,11 @@ describe("app.stream", () => {
     expect(await after.app.result("owl")).toMatchObject({ text: ANSWER });
     expect(server.requests.map((r) => r.turn)).toEqual([0, 1, 1]); // the recorded turn 0 is not asked again
     // Turn 0 comes from the journal (whole parts), turn 1 live from its first delta.
-    expect(parts.filter((p) => p.stepId === "owl#turn:0:model").map((p) => p.type)).toEqual(["start-step", "tool-call", "finish-step"]);
+    expect(parts.filter((p) => p.stepId === "owl#turn:0:model").map((p) => p.type)).toEqual([
+      "start-step",
+      "tool-call",
+      "finish-step",
+    ]);
     expect(parts.find((p) => p.type === "tool-result")).toMatchObject({ id: "call_S" });
     expect(textOf(parts, "owl#turn:1:model")).toBe(ANSWER);
     expect(parts.filter((p) => p.stepId === "owl#turn:1:model" && p.type === "text-delta").length).toBeGreaterThan(5);
@@ -123,7 +149,9 @@ describe("app.stream", () => {
   });
 
   it("a stream opened with a turn in flight has that turn from its first delta: what arrived before its code loaded is kept, in order, once", async () => {
-    server = await startOpenAiServer(byTurn([{ text: "an answer streamed in small pieces", chunkChars: 2, holdAfterChunks: 6 }]));
+    server = await startOpenAiServer(
+      byTurn([{ text: "an answer streamed in small pieces", chunkChars: 2, holdAfterChunks: 6 }]),
+    );
     const { app, loop } = agent(memoryStores(), server.baseURL);
     await app.start(loop, { executionId: "owl", input: { prompt: "x" } });
     await server.held(); // six chunks' deltas arrived, before any stream was opened
@@ -134,7 +162,9 @@ describe("app.stream", () => {
     const parts = await collect(stream);
     expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
     expect(parts.filter((p) => p.type === "start-step")).toHaveLength(1);
-    expect(textOf(parts, "owl#turn:0:model")).toBe("an answer streamed in small pieces".slice(0, textOf(parts, "owl#turn:0:model").length));
+    expect(textOf(parts, "owl#turn:0:model")).toBe(
+      "an answer streamed in small pieces".slice(0, textOf(parts, "owl#turn:0:model").length),
+    );
     expect(textOf(parts, "owl#turn:0:model").length).toBeGreaterThan(0);
     await ui.cancel();
     await app.close();
@@ -164,7 +194,12 @@ describe("app.stream", () => {
     for await (const m of readUIMessageStream({ stream: app.stream("owl").toUIMessageStream() })) message = m;
     const parts = message!.parts;
     expect(parts.filter((p) => p.type === "step-start")).toHaveLength(2);
-    expect(parts.find((p) => p.type === "tool-search")).toMatchObject({ toolCallId: "call_S", state: "output-available", input: { q: "barn owl hunting" }, output: { hits: ["barn owl hunting: they hunt by sound"] } });
+    expect(parts.find((p) => p.type === "tool-search")).toMatchObject({
+      toolCallId: "call_S",
+      state: "output-available",
+      input: { q: "barn owl hunting" },
+      output: { hits: ["barn owl hunting: they hunt by sound"] },
+    });
     expect(parts.find((p) => p.type === "reasoning")).toMatchObject({ text: "The search says sound." });
     expect(parts.find((p) => p.type === "text")).toMatchObject({ text: ANSWER, state: "done" });
     await app.close();

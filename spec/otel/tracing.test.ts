@@ -3,10 +3,24 @@
 // unless asked, and no step span for what a resume serves from the journal.
 import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { instrumentApp } from "../../adapters/otel/index.js";
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, memoryStores, scriptedModel, type Stores } from "../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  memoryStores,
+  scriptedModel,
+  type Stores,
+} from "../../index.js";
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -29,7 +43,10 @@ const appOn = (stores: Stores, model = scriptedModel(replies())) =>
   createApp(
     defineConfig({
       stores,
-      effects: { model: createLlmEffect(model), search: createToolEffect(async ({ q }: { q: string }) => [`${q}: by ear`]) },
+      effects: {
+        model: createLlmEffect(model),
+        search: createToolEffect(async ({ q }: { q: string }) => [`${q}: by ear`]),
+      },
       logics: [researcher],
     }),
   );
@@ -54,24 +71,40 @@ describe("loomwork/otel", () => {
     expect(execution!.name).toBe("loomwork.execution researcher");
     expect(execution!.spanContext().traceId).toBe(request.spanContext().traceId);
     expect(parentOf(execution!)).toBe(request.spanContext().spanId);
-    expect(execution!.attributes).toMatchObject({ "loomwork.execution.id": "run-1", "loomwork.logic.id": "researcher", "loomwork.execution.status": "done" });
+    expect(execution!.attributes).toMatchObject({
+      "loomwork.execution.id": "run-1",
+      "loomwork.logic.id": "researcher",
+      "loomwork.execution.status": "done",
+    });
 
     const chats = named(spans, "chat model");
     expect(chats).toHaveLength(2);
-    expect(chats.map((s) => [s.attributes["gen_ai.usage.input_tokens"], s.attributes["gen_ai.usage.output_tokens"]])).toEqual([
+    expect(
+      chats.map((s) => [s.attributes["gen_ai.usage.input_tokens"], s.attributes["gen_ai.usage.output_tokens"]]),
+    ).toEqual([
       [12, 5],
       [30, 7],
     ]);
-    expect(chats[0]!.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "loomwork.effect.id": "model", "loomwork.step.ok": true });
+    expect(chats[0]!.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "loomwork.effect.id": "model",
+      "loomwork.step.ok": true,
+    });
     const tools = named(spans, "loomwork.step search");
     expect(tools).toHaveLength(1);
     const macrosteps = named(spans, "loomwork.macrostep");
     expect(macrosteps.length).toBeGreaterThanOrEqual(4);
-    for (const child of [...chats, ...tools, ...macrosteps]) expect(parentOf(child)).toBe(execution!.spanContext().spanId);
+    for (const child of [...chats, ...tools, ...macrosteps])
+      expect(parentOf(child)).toBe(execution!.spanContext().spanId);
     // No payloads by default: ids, types, timings and counts only.
     for (const span of spans) {
       const keys = Object.keys(span.attributes);
-      expect(keys.filter((k) => ["loomwork.input", "loomwork.subject", "loomwork.step.output", "loomwork.event"].includes(k)), span.name).toEqual([]);
+      expect(
+        keys.filter((k) =>
+          ["loomwork.input", "loomwork.subject", "loomwork.step.output", "loomwork.event"].includes(k),
+        ),
+        span.name,
+      ).toEqual([]);
     }
     await app.close();
   });
@@ -83,7 +116,10 @@ describe("loomwork/otel", () => {
     await app.result("run-2");
     tracing.dispose();
     const spans = exporter.getFinishedSpans();
-    expect(named(spans, "loomwork.execution")[0]!.attributes).toMatchObject({ "loomwork.subject": "user-7", "loomwork.input": '{"prompt":"owls?"}' });
+    expect(named(spans, "loomwork.execution")[0]!.attributes).toMatchObject({
+      "loomwork.subject": "user-7",
+      "loomwork.input": '{"prompt":"owls?"}',
+    });
     expect(named(spans, "chat model")[1]!.attributes["loomwork.step.output"]).toContain("Owls hunt by ear.");
     await app.close();
   });

@@ -2,7 +2,12 @@
 // trip per append, the catalogue's indexes, the notification of an end, and refusals.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresStores, SCHEMA_VERSION, SchemaVersionError, PostgresStoresClosedError } from "../../adapters/postgres/index.js";
+import {
+  postgresStores,
+  SCHEMA_VERSION,
+  SchemaVersionError,
+  PostgresStoresClosedError,
+} from "../../adapters/postgres/index.js";
 import { MIGRATIONS } from "../../adapters/postgres/migrations.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import { ConcurrencyError } from "../../stores/errors.js";
@@ -31,7 +36,9 @@ describe("postgresStores", () => {
     const schema = freshSchema("mig");
     const opened = await Promise.all([1, 2, 3, 4].map(() => postgresStores({ url: server.url, schema })));
     try {
-      const { rows } = await opened[0]!.db.query<{ version: number; name: string }>(`SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`);
+      const { rows } = await opened[0]!.db.query<{ version: number; name: string }>(
+        `SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`,
+      );
       expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
       expect(await opened[0]!.db.version()).toBe(SCHEMA_VERSION);
       // Reopening applies nothing more.
@@ -47,7 +54,9 @@ describe("postgresStores", () => {
   it("refuses a schema a newer loomwork migrated (SchemaVersionError), before writing anything", async () => {
     const schema = freshSchema("newer");
     const first = await postgresStores({ url: server.url, schema });
-    await first.db.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, 'from the future')`, [SCHEMA_VERSION + 1]);
+    await first.db.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES ($1, 'from the future')`, [
+      SCHEMA_VERSION + 1,
+    ]);
     await first.close();
     const error = await postgresStores({ url: server.url, schema }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaVersionError);
@@ -88,9 +97,14 @@ describe("postgresStores", () => {
         await stores.events.append("e", 0, [started(1), step(2)]);
         await stores.events.append("e", 2, [step(3)]);
         await expect(stores.events.append("e", 2, [step(3)])).rejects.toBeInstanceOf(ConcurrencyError);
-        const appends = sent.filter((q) => (typeof q === "string" ? q : (q as { text: string }).text).includes("WITH fence AS"));
+        const appends = sent.filter((q) =>
+          (typeof q === "string" ? q : (q as { text: string }).text).includes("WITH fence AS"),
+        );
         expect(appends).toHaveLength(3);
-        for (const q of appends) expect(typeof q === "string" ? undefined : (q as { name?: string }).name).toBe(preparedStatements ? `lw_append_${schema}` : undefined);
+        for (const q of appends)
+          expect(typeof q === "string" ? undefined : (q as { name?: string }).name).toBe(
+            preparedStatements ? `lw_append_${schema}` : undefined,
+          );
         logs.push(await stores.events.read("e"));
         expect(await stores.events.getExecution("e")).toMatchObject({ head: 3, machineHash: "h" });
       } finally {
@@ -106,7 +120,10 @@ describe("postgresStores", () => {
     const schema = freshSchema("idx");
     const stores = await postgresStores({ url: server.url, schema });
     try {
-      const { rows } = await stores.db.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'executions' ORDER BY indexname`, [schema]);
+      const { rows } = await stores.db.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'executions' ORDER BY indexname`,
+        [schema],
+      );
       expect(rows.map((r) => r.indexname)).toEqual(["executions_pkey", "executions_status", "executions_subject"]);
       await stores.events.append("b", 0, [started(1, "s1")]);
       await stores.events.append("a", 0, [started(1, "s1")]);
@@ -119,7 +136,10 @@ describe("postgresStores", () => {
   });
 
   it("refuses an unsafe schema name and a call without url or pool", async () => {
-    await expect(postgresStores({ url: server.url, schema: 'x"; DROP TABLE y; --' })).rejects.toMatchObject({ name: "ConfigError", path: "postgresStores.schema" });
+    await expect(postgresStores({ url: server.url, schema: 'x"; DROP TABLE y; --' })).rejects.toMatchObject({
+      name: "ConfigError",
+      path: "postgresStores.schema",
+    });
     await expect(postgresStores({})).rejects.toMatchObject({ name: "ConfigError", path: "postgresStores" });
   });
 
@@ -127,7 +147,14 @@ describe("postgresStores", () => {
     const schema = freshSchema("bytes");
     const stores = await postgresStores({ url: server.url, schema });
     try {
-      const odd = { seq: 2, at: 3, type: "loom.step.completed", stepId: "s", effectId: "t", output: { z: 1, a: "nul\u0000 and \ud83e\udd89", m: [1.5, -0, 1e300] } };
+      const odd = {
+        seq: 2,
+        at: 3,
+        type: "loom.step.completed",
+        stepId: "s",
+        effectId: "t",
+        output: { z: 1, a: "nul\u0000 and \ud83e\udd89", m: [1.5, -0, 1e300] },
+      };
       await stores.events.append("e", 0, [started(1), odd]);
       const [, back] = await stores.events.read("e");
       expect(JSON.stringify(back)).toBe(JSON.stringify(odd));

@@ -25,7 +25,12 @@ afterAll(async () => {
 
 const v1 = flow({ version: "1" });
 const v2 = flow({ version: "2", shape: "review" });
-const mapTrail = { migrate: ({ value, context, version }: { value: unknown; context: unknown; version?: string }) => ({ value, context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] } }) } as never;
+const mapTrail = {
+  migrate: ({ value, context, version }: { value: unknown; context: unknown; version?: string }) => ({
+    value,
+    context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] },
+  }),
+} as never;
 
 /** Parks `executionId` on v1 (waiting for CONTINUE); with `migrate`, then moves it to v2. */
 async function prepare(stores: Stores, executionId: string, move: boolean): Promise<void> {
@@ -52,7 +57,11 @@ async function finish(stores: Stores, executionId: string): Promise<unknown> {
   return output;
 }
 
-const catalogueFields = (info: ExecutionInfo | undefined) => ({ logicId: info?.logicId, machineHash: info?.machineHash, version: info?.version });
+const catalogueFields = (info: ExecutionInfo | undefined) => ({
+  logicId: info?.logicId,
+  machineHash: info?.machineHash,
+  version: info?.version,
+});
 
 async function openFresh(tag: string) {
   const schema = freshSchema(tag);
@@ -68,14 +77,26 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
       await prepare(s, "parked", false);
       await prepare(s, "moved", true);
     }
-    for (const id of ["parked", "moved"]) expect(catalogueFields(await stores.events.getExecution(id))).toEqual(catalogueFields(await memory.events.getExecution(id)));
-    expect(await stores.events.getExecution("parked")).toMatchObject({ logicId: "flow", version: "1", machineHash: expect.any(String) });
+    for (const id of ["parked", "moved"])
+      expect(catalogueFields(await stores.events.getExecution(id))).toEqual(
+        catalogueFields(await memory.events.getExecution(id)),
+      );
+    expect(await stores.events.getExecution("parked")).toMatchObject({
+      logicId: "flow",
+      version: "1",
+      machineHash: expect.any(String),
+    });
     const moved = await stores.events.getExecution("moved");
     expect(moved).toMatchObject({ version: "2" });
     expect(moved!.machineHash).not.toBe((await stores.events.getExecution("parked"))!.machineHash);
-    expect((await stores.events.listExecutions()).find((e) => e.executionId === "moved")).toMatchObject({ version: "2", machineHash: moved!.machineHash });
+    expect((await stores.events.listExecutions()).find((e) => e.executionId === "moved")).toMatchObject({
+      version: "2",
+      machineHash: moved!.machineHash,
+    });
     // A fresh app holding both versions picks each execution's own from the catalogue.
-    expect(await finish(stores, "moved")).toEqual({ trail: ["moved", "done:prepare", "from 1", "done:review", "done:finish"] });
+    expect(await finish(stores, "moved")).toEqual({
+      trail: ["moved", "done:prepare", "from 1", "done:review", "done:finish"],
+    });
     expect(await finish(stores, "parked")).toEqual({ trail: ["parked", "done:prepare", "done:finish"] });
     await stores.close();
   });
@@ -92,15 +113,25 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
     try {
-      await client.query(`CREATE SCHEMA ${s}; CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(
+        `CREATE SCHEMA ${s}; CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       for (const m of MIGRATIONS.filter((m) => m.version <= 2)) {
         await client.query(m.sql(s));
         await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
       }
       for (const id of ["parked", "moved"]) {
         const info = (await memory.events.getExecution(id))!;
-        await client.query(`INSERT INTO ${s}.executions (execution_id, subject, logic_id, status, started_at, ended_at, head) VALUES ($1, NULL, $2, $3, $4, NULL, $5)`, [id, info.logicId, info.status, info.startedAt, info.head]);
-        for (const record of await memory.events.read(id)) await client.query(`INSERT INTO ${s}.records (execution_id, seq, body) VALUES ($1, $2, $3)`, [id, record.seq, JSON.stringify(record)]);
+        await client.query(
+          `INSERT INTO ${s}.executions (execution_id, subject, logic_id, status, started_at, ended_at, head) VALUES ($1, NULL, $2, $3, $4, NULL, $5)`,
+          [id, info.logicId, info.status, info.startedAt, info.head],
+        );
+        for (const record of await memory.events.read(id))
+          await client.query(`INSERT INTO ${s}.records (execution_id, seq, body) VALUES ($1, $2, $3)`, [
+            id,
+            record.seq,
+            JSON.stringify(record),
+          ]);
       }
     } finally {
       await client.end();
@@ -108,10 +139,15 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
 
     const stores = await postgresStores({ url: server.url, schema });
     expect(await stores.db.version()).toBe(SCHEMA_VERSION);
-    for (const id of ["parked", "moved"]) expect(catalogueFields(await stores.events.getExecution(id))).toEqual(catalogueFields(await memory.events.getExecution(id)));
+    for (const id of ["parked", "moved"])
+      expect(catalogueFields(await stores.events.getExecution(id))).toEqual(
+        catalogueFields(await memory.events.getExecution(id)),
+      );
     expect(await stores.events.getExecution("moved")).toMatchObject({ version: "2" });
     expect(await stores.events.read("moved")).toEqual(await memory.events.read("moved"));
-    expect(await finish(stores, "moved")).toEqual({ trail: ["moved", "done:prepare", "from 1", "done:review", "done:finish"] });
+    expect(await finish(stores, "moved")).toEqual({
+      trail: ["moved", "done:prepare", "from 1", "done:review", "done:finish"],
+    });
     expect(await finish(stores, "parked")).toEqual({ trail: ["parked", "done:prepare", "done:finish"] });
     // After the upgrade, appends keep the columns as a level-3 schema does: the end moved nothing of them.
     expect(await stores.events.getExecution("moved")).toMatchObject({ status: "done", version: "2" });

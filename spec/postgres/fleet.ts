@@ -9,7 +9,13 @@ import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { toolOutput } from "../support/workload.js";
 
 export const AGENT_TURNS = 4;
-export const fleetAgent = agentLoop$({ id: "fleet-agent", model: "model", tools: ["search"], maxTurns: AGENT_TURNS + 1, warnTranscriptBytes: false });
+export const fleetAgent = agentLoop$({
+  id: "fleet-agent",
+  model: "model",
+  tools: ["search"],
+  maxTurns: AGENT_TURNS + 1,
+  warnTranscriptBytes: false,
+});
 
 /** One live call of an effect: the step, and the idempotency key the runtime gave it. */
 export interface LiveCall {
@@ -19,7 +25,10 @@ export interface LiveCall {
 }
 
 /** The agent's effects; `onCall` sees every live call (before it returns), `delayMs` slows each one. */
-export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") => void | Promise<void> = () => undefined, delayMs = 0): Record<string, Effect> {
+export function fleetEffects(
+  onCall: (call: LiveCall, kind: "model" | "tool") => void | Promise<void> = () => undefined,
+  delayMs = 0,
+): Record<string, Effect> {
   const pause = () => (delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, delayMs)) : Promise.resolve());
   return {
     model: createLlmEffect({
@@ -28,7 +37,8 @@ export function fleetEffects(onCall: (call: LiveCall, kind: "model" | "tool") =>
         await onCall({ executionId: ctx.executionId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey }, "model");
         await pause();
         const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
-        if (turn < AGENT_TURNS - 1) return { toolCalls: [{ toolName: "search", input: { q: `${ctx.executionId} topic ${turn}` } }] };
+        if (turn < AGENT_TURNS - 1)
+          return { toolCalls: [{ toolName: "search", input: { q: `${ctx.executionId} topic ${turn}` } }] };
         return { text: `answer for ${ctx.executionId} after ${AGENT_TURNS} turns` };
       },
     }),
@@ -60,7 +70,11 @@ export const approvalMachine = setup({
  * event's append of the same execution can meet.
  */
 export const tickingMachine = setup({
-  types: {} as { context: { ticks: number; notes: number }; events: { type: "APPROVE" } | { type: "NOTE" }; output: { ticks: number; notes: number; approved: true } },
+  types: {} as {
+    context: { ticks: number; notes: number };
+    events: { type: "APPROVE" } | { type: "NOTE" };
+    output: { ticks: number; notes: number; approved: true };
+  },
 }).createMachine({
   id: "ticking",
   context: { ticks: 0, notes: 0 },
@@ -68,7 +82,9 @@ export const tickingMachine = setup({
   states: {
     waiting: {
       on: { APPROVE: "done", NOTE: { actions: assign({ notes: ({ context }) => context.notes + 1 }) } },
-      after: { 1000: { target: "waiting", reenter: true, actions: assign({ ticks: ({ context }) => context.ticks + 1 }) } },
+      after: {
+        1000: { target: "waiting", reenter: true, actions: assign({ ticks: ({ context }) => context.ticks + 1 }) },
+      },
     },
     done: { type: "final" },
   },
@@ -82,7 +98,11 @@ export const tickingMachine = setup({
  * executions, holding nothing on the fleet table, as the claim does); `append`, an append (RowExclusiveLock
  * on executions); `barrier`, a statement waiting for an advisory lock the test holds.
  */
-export async function lockWaits(client: pg.Client, schema: string, what: "look" | "append" | "barrier"): Promise<number[]> {
+export async function lockWaits(
+  client: pg.Client,
+  schema: string,
+  what: "look" | "append" | "barrier",
+): Promise<number[]> {
   const s = `"${schema}"`;
   const { rows } = await client.query<{ pid: number }>(
     `SELECT l.pid FROM pg_locks l WHERE NOT l.granted AND CASE $1
@@ -104,8 +124,12 @@ export const APPROVE_BARRIER = 31031;
  */
 export async function holdApprovals(client: pg.Client, gate: pg.Client, schema: string): Promise<() => Promise<void>> {
   const s = `"${schema}"`;
-  await client.query(`CREATE FUNCTION ${s}.hold() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(${APPROVE_BARRIER}); RETURN NEW; END $$`);
-  await client.query(`CREATE TRIGGER hold BEFORE INSERT ON ${s}.records FOR EACH ROW WHEN (NEW.body LIKE '%"type":"APPROVE"%') EXECUTE FUNCTION ${s}.hold()`);
+  await client.query(
+    `CREATE FUNCTION ${s}.hold() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(${APPROVE_BARRIER}); RETURN NEW; END $$`,
+  );
+  await client.query(
+    `CREATE TRIGGER hold BEFORE INSERT ON ${s}.records FOR EACH ROW WHEN (NEW.body LIKE '%"type":"APPROVE"%') EXECUTE FUNCTION ${s}.hold()`,
+  );
   await gate.query("SELECT pg_advisory_lock($1)", [APPROVE_BARRIER]);
   return async () => {
     await gate.query("SELECT pg_advisory_unlock($1)", [APPROVE_BARRIER]);

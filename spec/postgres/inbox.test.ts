@@ -43,19 +43,35 @@ describe("the fleet inbox: what stores.send takes", () => {
         [undefined, { name: "ConfigError", code: ERROR_CODES.config }],
         [{ type: 5 }, { name: "ConfigError", code: ERROR_CODES.config }],
         [["APPROVE"], { name: "ConfigError", code: ERROR_CODES.config }],
-        [{ type: "APPROVE", n: 10n }, { name: "ConfigError", code: ERROR_CODES.config }],
-        [{ type: "xstate.done.actor.model", output: { toolCalls: [] } }, { name: "ReservedEventError", code: ERROR_CODES.reservedEvent }],
+        [
+          { type: "APPROVE", n: 10n },
+          { name: "ConfigError", code: ERROR_CODES.config },
+        ],
+        [
+          { type: "xstate.done.actor.model", output: { toolCalls: [] } },
+          { name: "ReservedEventError", code: ERROR_CODES.reservedEvent },
+        ],
         [{ type: "xstate.after.1000.demo.waiting" }, { name: "ReservedEventError", code: ERROR_CODES.reservedEvent }],
         [{ type: "loom.step.completed" }, { name: "ReservedEventError", code: ERROR_CODES.reservedEvent }],
-        [{ type: "TOOL_APPROVAL", toolCallId: "c1", approved: "yes" }, { name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed, field: "approved" }],
-        [{ type: "TOOL_APPROVAL", toolCallId: 42, approved: true }, { name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed, field: "toolCallId" }],
+        [
+          { type: "TOOL_APPROVAL", toolCallId: "c1", approved: "yes" },
+          { name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed, field: "approved" },
+        ],
+        [
+          { type: "TOOL_APPROVAL", toolCallId: 42, approved: true },
+          { name: "ApprovalMalformedError", code: ERROR_CODES.approvalMalformed, field: "toolCallId" },
+        ],
       ];
       for (const [event, error] of refused) {
         // The event's own refusals name the execution; a ConfigError names the path inside the event.
         const named = "name" in error && error.name === "ConfigError" ? { path: "send.event" } : { executionId: "d1" };
         await expect(send("d1", event), String(event)).rejects.toMatchObject({ ...error, ...named });
       }
-      await expect(send("nope", { type: "APPROVE" })).rejects.toMatchObject({ name: "UnknownExecutionError", code: ERROR_CODES.unknownExecution, executionId: "nope" });
+      await expect(send("nope", { type: "APPROVE" })).rejects.toMatchObject({
+        name: "UnknownExecutionError",
+        code: ERROR_CODES.unknownExecution,
+        executionId: "nope",
+      });
       expect(await inboxRows(stores, schema)).toBe(0);
       // What the machine itself takes goes in.
       await stores.send("d1", { type: "APPROVE" });
@@ -78,8 +94,15 @@ describe("the fleet inbox: what stores.send takes", () => {
       stores: workerStores,
       logics: [ops],
       effects: {
-        model: createLlmEffect(scriptedModel([{ toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] }, { text: "Done." }])),
-        deleteFile: createToolEffect(async ({ path }: { path: string }) => (deleted.push(path), { deleted: path }), { needsApproval: true }),
+        model: createLlmEffect(
+          scriptedModel([
+            { toolCalls: [{ id: "call_rm", toolName: "deleteFile", input: { path: "/etc/hosts" } }] },
+            { text: "Done." },
+          ]),
+        ),
+        deleteFile: createToolEffect(async ({ path }: { path: string }) => (deleted.push(path), { deleted: path }), {
+          needsApproval: true,
+        }),
       },
       concurrency: 2,
       leaseMs: 5_000,
@@ -90,7 +113,10 @@ describe("the fleet inbox: what stores.send takes", () => {
     const app = createApp(defineConfig({ stores: submitterStores, effects: {} }));
     try {
       await app.submit(ops, { executionId: "ops-1", input: { prompt: "Clean up." } });
-      await until(async () => (await app.log("ops-1")).some((r) => r.type === TRANSITION && r.to === "awaitingApproval"), 30_000);
+      await until(
+        async () => (await app.log("ops-1")).some((r) => r.type === TRANSITION && r.to === "awaitingApproval"),
+        30_000,
+      );
       const approve = { type: "TOOL_APPROVAL", toolCallId: "call_rm", approved: true };
       // Both rows go in: the inbox cannot tell whether the call still waits.
       await submitterStores.send("ops-1", approve);

@@ -29,7 +29,10 @@ async function pgWorld(options: WorldOptions = {}) {
 
 /** Every row of every table of the schema as PostgreSQL prints it (bytea as hex): what a dump would hold. */
 async function rawDump(stores: PostgresStores, schema: string): Promise<string> {
-  const { rows } = await stores.db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [schema]);
+  const { rows } = await stores.db.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`,
+    [schema],
+  );
   const parts: string[] = [];
   for (const { table_name } of rows) {
     const dump = await stores.db.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${table_name}" t`);

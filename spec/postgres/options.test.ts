@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { ConfigError } from "../../actors/errors.js";
-import { createWorker, postgresStores, type PostgresStores, type PostgresStoresOptions, type WorkerOptions } from "../../adapters/postgres/index.js";
+import {
+  createWorker,
+  postgresStores,
+  type PostgresStores,
+  type PostgresStoresOptions,
+  type WorkerOptions,
+} from "../../adapters/postgres/index.js";
 import { memoryStores } from "../../stores/memory.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
@@ -76,8 +82,18 @@ describe("postgresStores refuses bad options", () => {
   it.each(cases)("%s: a ConfigError at once, no schema made", async (_, override, path, shown) => {
     const target = freshSchema("refused");
     const options = { url: server.url, schema: target, ...(override as object) } as PostgresStoresOptions;
-    expectRefused(await outcome(() => postgresStores(options), (s) => s.close()), path, shown);
-    const { rows } = await stores.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1", [target]);
+    expectRefused(
+      await outcome(
+        () => postgresStores(options),
+        (s) => s.close(),
+      ),
+      path,
+      shown,
+    );
+    const { rows } = await stores.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = $1",
+      [target],
+    );
     expect(rows[0]!.n).toBe(0);
   });
 
@@ -88,7 +104,13 @@ describe("postgresStores refuses bad options", () => {
 });
 
 describe("createWorker refuses bad options", () => {
-  const base = (): WorkerOptions => ({ stores, logics: [demoMachine], effects: countedDemoEffects().effects, signals: [], pollMs: 50 });
+  const base = (): WorkerOptions => ({
+    stores,
+    logics: [demoMachine],
+    effects: countedDemoEffects().effects,
+    signals: [],
+    pollMs: 50,
+  });
   const cases: [string, unknown, string, string][] = [
     ["concurrency: 1.5", { concurrency: 1.5 }, "createWorker.concurrency", "1.5"],
     ["concurrency: 0", { concurrency: 0 }, "createWorker.concurrency", "0"],
@@ -107,14 +129,24 @@ describe("createWorker refuses bad options", () => {
     ["leaseMs: 1e12 (past the longest timer)", { leaseMs: 1e12 }, "createWorker.leaseMs", "1000000000000"],
   ];
 
-  it.each(cases)("%s: a ConfigError at once, nothing claimed, no signal handler left", async (_, override, path, shown) => {
-    const listeners = process.listenerCount("SIGTERM");
-    const options = { ...base(), ...(override as object) } as WorkerOptions;
-    expectRefused(await outcome(() => createWorker(options), (w) => w.stop()), path, shown);
-    expect(process.listenerCount("SIGTERM")).toBe(listeners);
-    const { rows } = await stores.db.query(`SELECT owner, epoch::int AS epoch FROM "${schema}".fleet`);
-    expect(rows).toEqual([{ owner: null, epoch: 0 }]);
-  });
+  it.each(cases)(
+    "%s: a ConfigError at once, nothing claimed, no signal handler left",
+    async (_, override, path, shown) => {
+      const listeners = process.listenerCount("SIGTERM");
+      const options = { ...base(), ...(override as object) } as WorkerOptions;
+      expectRefused(
+        await outcome(
+          () => createWorker(options),
+          (w) => w.stop(),
+        ),
+        path,
+        shown,
+      );
+      expect(process.listenerCount("SIGTERM")).toBe(listeners);
+      const { rows } = await stores.db.query(`SELECT owner, epoch::int AS epoch FROM "${schema}".fleet`);
+      expect(rows).toEqual([{ owner: null, epoch: 0 }]);
+    },
+  );
 
   it("no options: a ConfigError, not a TypeError from inside", async () => {
     const call = createWorker as unknown as () => Promise<Awaited<ReturnType<typeof createWorker>>>;

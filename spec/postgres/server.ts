@@ -31,8 +31,15 @@ export interface PgServer {
 export function postgresBinDir(): string {
   if (process.env.LOOMWORK_PG_BIN) return process.env.LOOMWORK_PG_BIN;
   const root = "/usr/lib/postgresql";
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (versions.length === 0) throw new Error("PostgreSQL server binaries not found: apt-get install -y postgresql (Debian), set LOOMWORK_PG_BIN to their directory, or LOOMWORK_PG_URL to a server.");
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0)
+    throw new Error(
+      "PostgreSQL server binaries not found: apt-get install -y postgresql (Debian), set LOOMWORK_PG_BIN to their directory, or LOOMWORK_PG_URL to a server.",
+    );
   return join(root, versions[0]!, "bin");
 }
 
@@ -66,7 +73,15 @@ async function unprivilegedUser(): Promise<{ name: string; uid: number; gid: num
 export async function startPostgres(options: { external?: boolean } = {}): Promise<PgServer> {
   const external = process.env.LOOMWORK_PG_URL;
   if (external && options.external !== false) {
-    return { url: external, owned: false, stop: async () => { throw new Error("LOOMWORK_PG_URL: not a server this test owns"); }, start: async () => undefined, dispose: async () => undefined };
+    return {
+      url: external,
+      owned: false,
+      stop: async () => {
+        throw new Error("LOOMWORK_PG_URL: not a server this test owns");
+      },
+      start: async () => undefined,
+      dispose: async () => undefined,
+    };
   }
   const bin = postgresBinDir();
   const user = await unprivilegedUser();
@@ -76,7 +91,8 @@ export async function startPostgres(options: { external?: boolean } = {}): Promi
     await chown(dir, user.uid, user.gid);
     await chmod(dir, 0o700);
   }
-  const as = (cmd: string, args: string[]) => (user ? run("runuser", ["-u", user.name, "--", join(bin, cmd), ...args]) : run(join(bin, cmd), args));
+  const as = (cmd: string, args: string[]) =>
+    user ? run("runuser", ["-u", user.name, "--", join(bin, cmd), ...args]) : run(join(bin, cmd), args);
   await as("initdb", ["-D", data, "-U", "loomwork", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
   const port = await freePort();
   const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB`;

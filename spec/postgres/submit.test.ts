@@ -53,18 +53,44 @@ describe("app.submit of an id that has a log", () => {
       const input = { topic: "owls", extra: { b: 1, a: [1, { y: 2, x: 1 }] } };
       await s.app.submit(demoMachine, { executionId: "d1", subject: "user-1", input });
       const before = await s.app.log("d1");
-      await s.app.submit(demoMachine, { executionId: "d1", subject: "user-1", input: { extra: { a: [1, { x: 1, y: 2 }], b: 1 }, topic: "owls" } });
+      await s.app.submit(demoMachine, {
+        executionId: "d1",
+        subject: "user-1",
+        input: { extra: { a: [1, { x: 1, y: 2 }], b: 1 }, topic: "owls" },
+      });
 
       const conflicts: [string, () => Promise<void>, string][] = [
         ["subject", () => s.app.submit(demoMachine, { executionId: "d1", subject: "user-2", input }), "subject"],
         ["no subject", () => s.app.submit(demoMachine, { executionId: "d1", input }), "subject"],
-        ["input", () => s.app.submit(demoMachine, { executionId: "d1", subject: "user-1", input: { ...input, topic: "moths" } }), "input"],
-        ["nested input", () => s.app.submit(demoMachine, { executionId: "d1", subject: "user-1", input: { ...input, extra: { b: 1, a: [1, { y: 2 }] } } }), "input"],
+        [
+          "input",
+          () =>
+            s.app.submit(demoMachine, { executionId: "d1", subject: "user-1", input: { ...input, topic: "moths" } }),
+          "input",
+        ],
+        [
+          "nested input",
+          () =>
+            s.app.submit(demoMachine, {
+              executionId: "d1",
+              subject: "user-1",
+              input: { ...input, extra: { b: 1, a: [1, { y: 2 }] } },
+            }),
+          "input",
+        ],
         ["logic", () => s.app.submit(demoChanged, { executionId: "d1", subject: "user-1", input }), "logic"],
       ];
       for (const [what, submitted, field] of conflicts) {
-        const error = await submitted().then(() => undefined, (e: unknown) => e);
-        expect(error, what).toMatchObject({ name: "SubmitConflictError", code: "LOOM_SUBMIT_CONFLICT", executionId: "d1", field });
+        const error = await submitted().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error, what).toMatchObject({
+          name: "SubmitConflictError",
+          code: "LOOM_SUBMIT_CONFLICT",
+          executionId: "d1",
+          field,
+        });
         expect((error as Error).message, what).toContain(`"d1"`);
       }
       const nested = await conflicts[3]![1]().catch((e: unknown) => e);
@@ -87,12 +113,21 @@ describe("app.submit of an id that has a log", () => {
           s.app.submit(demoMachine, { executionId: id, input: { topic: "a" } }),
           other.submit(demoMachine, { executionId: id, input: { topic: "b" } }),
         ]);
-        expect(settled.filter((r) => r.status === "fulfilled"), id).toHaveLength(1);
+        expect(
+          settled.filter((r) => r.status === "fulfilled"),
+          id,
+        ).toHaveLength(1);
         const loser = settled.findIndex((r) => r.status === "rejected");
-        expect((settled[loser] as PromiseRejectedResult).reason, id).toMatchObject({ code: "LOOM_SUBMIT_CONFLICT", field: "input" });
+        expect((settled[loser] as PromiseRejectedResult).reason, id).toMatchObject({
+          code: "LOOM_SUBMIT_CONFLICT",
+          field: "input",
+        });
         const log = await s.app.log(id);
         expect(log[0], id).toMatchObject({ type: "loom.execution.started", input: { topic: loser === 0 ? "b" : "a" } });
-        expect(log.filter((r) => r.type === "loom.execution.started"), id).toHaveLength(1);
+        expect(
+          log.filter((r) => r.type === "loom.execution.started"),
+          id,
+        ).toHaveLength(1);
       }
       const same = () => s.app.submit(demoMachine, { executionId: "twice", input: { topic: "a" } });
       await Promise.all([same(), same()]);
@@ -112,21 +147,33 @@ describe("app.submit of an id this app runs", () => {
       const input = { topic: "owls" };
       const actor = await s.app.start(demoMachine, { executionId: "local-1", input });
       await actor.settled();
-      await expect(s.app.submit(demoMachine, { executionId: "local-1", input })).rejects.toMatchObject({ code: "LOOM_SUBMIT_CONFLICT", field: "runner", executionId: "local-1" });
+      await expect(s.app.submit(demoMachine, { executionId: "local-1", input })).rejects.toMatchObject({
+        code: "LOOM_SUBMIT_CONFLICT",
+        field: "runner",
+        executionId: "local-1",
+      });
       expect(await s.stores.fleet.isSubmitted("local-1")).toBe(false);
 
       // While the start is under way (nothing journaled yet).
       const starting = s.app.start(demoMachine, { executionId: "local-2", input });
-      await expect(s.app.submit(demoMachine, { executionId: "local-2", input })).rejects.toMatchObject({ code: "LOOM_SUBMIT_CONFLICT", field: "runner" });
+      await expect(s.app.submit(demoMachine, { executionId: "local-2", input })).rejects.toMatchObject({
+        code: "LOOM_SUBMIT_CONFLICT",
+        field: "runner",
+      });
       await (await starting).settled();
       expect(await s.stores.fleet.isSubmitted("local-2")).toBe(false);
 
       // Resumed by another app over the same stores.
-      const other = createApp(defineConfig({ stores: s.stores, effects: countedDemoEffects().effects, logics: [demoMachine] }));
+      const other = createApp(
+        defineConfig({ stores: s.stores, effects: countedDemoEffects().effects, logics: [demoMachine] }),
+      );
       await s.app.close();
       const resumed = await other.resume("local-1");
       await resumed.settled();
-      await expect(other.submit(demoMachine, { executionId: "local-1", input })).rejects.toMatchObject({ code: "LOOM_SUBMIT_CONFLICT", field: "runner" });
+      await expect(other.submit(demoMachine, { executionId: "local-1", input })).rejects.toMatchObject({
+        code: "LOOM_SUBMIT_CONFLICT",
+        field: "runner",
+      });
       expect(await s.stores.fleet.isSubmitted("local-1")).toBe(false);
       await other.close();
     } finally {
@@ -138,7 +185,10 @@ describe("app.submit of an id this app runs", () => {
     const s = await submitter();
     try {
       await s.app.submit(demoMachine, { executionId: "a\ufffd", input: { topic: "t" } });
-      await expect(s.app.submit(demoMachine, { executionId: "a\ud800", input: { topic: "u" } })).rejects.toMatchObject({ name: "MalformedIdError", code: "LOOM_MALFORMED_ID" });
+      await expect(s.app.submit(demoMachine, { executionId: "a\ud800", input: { topic: "u" } })).rejects.toMatchObject({
+        name: "MalformedIdError",
+        code: "LOOM_MALFORMED_ID",
+      });
       expect((await s.stores.events.listExecutions()).map((e) => e.executionId)).toEqual(["a\ufffd"]);
       expect((await s.app.log("a\ufffd"))[0]).toMatchObject({ input: { topic: "t" } });
     } finally {
@@ -154,7 +204,10 @@ describe("the fleet port (Stores.fleet)", () => {
     expect(stores.fleet).toBeUndefined();
     const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
     try {
-      await expect(app.submit(demoMachine, { executionId: "here", input: { topic: "t" } })).rejects.toMatchObject({ name: "ConfigError", path: "stores" });
+      await expect(app.submit(demoMachine, { executionId: "here", input: { topic: "t" } })).rejects.toMatchObject({
+        name: "ConfigError",
+        path: "stores",
+      });
       expect(await stores.events.listExecutions()).toEqual([]);
     } finally {
       await app.close();

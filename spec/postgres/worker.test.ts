@@ -5,12 +5,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
-import { createWorker, LeaseLostError, postgresStores, type PostgresStores, type Worker, type WorkerOptions } from "../../adapters/postgres/index.js";
+import {
+  createWorker,
+  LeaseLostError,
+  postgresStores,
+  type PostgresStores,
+  type Worker,
+  type WorkerOptions,
+} from "../../adapters/postgres/index.js";
 import { ConcurrencyError } from "../../stores/errors.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { countedDemoEffects, until } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
-import { approvalMachine, fleetAgent, fleetEffects, holdApprovals, lockWaits, referenceAnswer, tickingMachine, type LiveCall } from "./fleet.js";
+import {
+  approvalMachine,
+  fleetAgent,
+  fleetEffects,
+  holdApprovals,
+  lockWaits,
+  referenceAnswer,
+  tickingMachine,
+  type LiveCall,
+} from "./fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 import { started, step } from "../conformance/suite.js";
 
@@ -23,7 +39,10 @@ afterAll(async () => {
 });
 
 /** A schema of its own, stores for the submitter and for each worker (each a process of its own would). */
-async function fleet(workers: number, options: { leaseMs?: number; concurrency?: number; drainMs?: number; app?: WorkerOptions["app"] } = {}) {
+async function fleet(
+  workers: number,
+  options: { leaseMs?: number; concurrency?: number; drainMs?: number; app?: WorkerOptions["app"] } = {},
+) {
   const schema = freshSchema("fleet");
   const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
   const submitterStores = await open();
@@ -36,7 +55,10 @@ async function fleet(workers: number, options: { leaseMs?: number; concurrency?:
     const worker = await createWorker({
       stores,
       logics: [fleetAgent, demoMachine, approvalMachine, tickingMachine],
-      effects: { ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })), ...countedDemoEffects().effects },
+      effects: {
+        ...fleetEffects((call, kind) => void calls.push({ ...call, worker: n, kind })),
+        ...countedDemoEffects().effects,
+      },
       concurrency: options.concurrency ?? 4,
       leaseMs: options.leaseMs ?? 2_000,
       pollMs: 100,
@@ -129,7 +151,12 @@ describe("the fleet on PostgreSQL", () => {
         await f.stores.send(id, { type: "APPROVE" });
       }
       await f.startWorker(0);
-      const parked = async () => (await f.stores.db.query<{ id: string }>(`SELECT execution_id AS id FROM "${f.schema}".executions WHERE status = 'running' ORDER BY 1`)).rows.map((r) => r.id);
+      const parked = async () =>
+        (
+          await f.stores.db.query<{ id: string }>(
+            `SELECT execution_id AS id FROM "${f.schema}".executions WHERE status = 'running' ORDER BY 1`,
+          )
+        ).rows.map((r) => r.id);
       await until(async () => (await parked()).length === 0, 30_000).catch(async () => {
         throw new Error(`still waiting for their approval 30 s after the claim: ${(await parked()).join(", ")}`);
       });
@@ -143,61 +170,76 @@ describe("the fleet on PostgreSQL", () => {
   it.each([
     ["a durable timer firing", "timer"],
     ["an event sent in the worker's own app", "send"],
-  ] as const)("deletes an inbox message only in the append that journals its event: %s meanwhile leaves it, and a crash before the event's append loses nothing", async (_, interloper) => {
-    // The worker's clock is the test's: the timer fires when the test says, at the moment it chooses.
-    const clock = simulatedClock(Date.now());
-    const f = await fleet(1, { app: { clock } });
-    const barrier = new pg.Client({ connectionString: server.url });
-    const gate = new pg.Client({ connectionString: server.url });
-    await barrier.connect();
-    await gate.connect();
-    const s = `"${f.schema}"`;
-    const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
-    try {
-      await f.app.submit(tickingMachine, { executionId: "tk" });
-      await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
-      // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
-      const openB = await holdApprovals(barrier, gate, f.schema);
-      // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
-      await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
-      await f.stores.send("tk", { type: "APPROVE" });
-      await until(async () => (await waiting("look")).length > 0, 20_000);
-      // While the worker holds the message, another event of the same execution comes first; its append
-      // queues behind the lock too.
-      let local = Promise.resolve();
-      if (interloper === "timer") clock.advance(Date.now() - clock.now() + 1_000); // past the timer's due time: submitted at most now
-      else local = (await f.workers[0]!.app.resume("tk")).sendAsync({ type: "NOTE" });
-      await until(async () => (await waiting("append")).length > 0, 20_000);
-      await barrier.query("COMMIT");
-      // The other event's macrostep commits; the inbox event's append waits at barrier B, not yet journaled.
-      await until(async () => (await waiting("barrier")).length > 0, 20_000);
-      const journaled = async () => (await f.app.log("tk")).filter((r) => r.type === EVENT_RECEIVED).map((r) => (r.event as { type: string }).type);
-      await local;
-      const first = interloper === "timer" ? "xstate.after.1000.ticking.waiting" : "NOTE";
-      expect(await journaled()).toEqual([first]);
-      const inbox = async () => Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
-      expect(await inbox(), "the APPROVE message is still in the inbox while its event is not journaled").toBe(1);
-      // The APPROVE append never commits: its statement is cut off with its connection, as when the worker
-      // dies there (campaign 17d SIGKILLs a worker process at this point).
-      for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
-      await openB();
-      expect(await inbox()).toBe(1);
-      // Once its lease expires the execution is claimed again and the message, still there, is journaled.
-      expect(await f.app.result("tk")).toEqual({ ticks: interloper === "timer" ? 1 : 0, notes: interloper === "send" ? 1 : 0, approved: true });
-      expect(await journaled()).toEqual([first, "APPROVE"]);
-      expect(await inbox()).toBe(0);
-    } finally {
-      await gate.end();
-      await barrier.end();
-      await f.close();
-    }
-  });
+  ] as const)(
+    "deletes an inbox message only in the append that journals its event: %s meanwhile leaves it, and a crash before the event's append loses nothing",
+    async (_, interloper) => {
+      // The worker's clock is the test's: the timer fires when the test says, at the moment it chooses.
+      const clock = simulatedClock(Date.now());
+      const f = await fleet(1, { app: { clock } });
+      const barrier = new pg.Client({ connectionString: server.url });
+      const gate = new pg.Client({ connectionString: server.url });
+      await barrier.connect();
+      await gate.connect();
+      const s = `"${f.schema}"`;
+      const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
+      try {
+        await f.app.submit(tickingMachine, { executionId: "tk" });
+        await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
+        // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
+        const openB = await holdApprovals(barrier, gate, f.schema);
+        // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
+        await barrier.query(`BEGIN; LOCK TABLE ${s}.executions IN ACCESS EXCLUSIVE MODE`);
+        await f.stores.send("tk", { type: "APPROVE" });
+        await until(async () => (await waiting("look")).length > 0, 20_000);
+        // While the worker holds the message, another event of the same execution comes first; its append
+        // queues behind the lock too.
+        let local = Promise.resolve();
+        if (interloper === "timer")
+          clock.advance(Date.now() - clock.now() + 1_000); // past the timer's due time: submitted at most now
+        else local = (await f.workers[0]!.app.resume("tk")).sendAsync({ type: "NOTE" });
+        await until(async () => (await waiting("append")).length > 0, 20_000);
+        await barrier.query("COMMIT");
+        // The other event's macrostep commits; the inbox event's append waits at barrier B, not yet journaled.
+        await until(async () => (await waiting("barrier")).length > 0, 20_000);
+        const journaled = async () =>
+          (await f.app.log("tk"))
+            .filter((r) => r.type === EVENT_RECEIVED)
+            .map((r) => (r.event as { type: string }).type);
+        await local;
+        const first = interloper === "timer" ? "xstate.after.1000.ticking.waiting" : "NOTE";
+        expect(await journaled()).toEqual([first]);
+        const inbox = async () =>
+          Number((await barrier.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${s}.inbox`)).rows[0]!.n);
+        expect(await inbox(), "the APPROVE message is still in the inbox while its event is not journaled").toBe(1);
+        // The APPROVE append never commits: its statement is cut off with its connection, as when the worker
+        // dies there (campaign 17d SIGKILLs a worker process at this point).
+        for (const pid of await waiting("barrier")) await barrier.query("SELECT pg_terminate_backend($1)", [pid]);
+        await openB();
+        expect(await inbox()).toBe(1);
+        // Once its lease expires the execution is claimed again and the message, still there, is journaled.
+        expect(await f.app.result("tk")).toEqual({
+          ticks: interloper === "timer" ? 1 : 0,
+          notes: interloper === "send" ? 1 : 0,
+          approved: true,
+        });
+        expect(await journaled()).toEqual([first, "APPROVE"]);
+        expect(await inbox()).toBe(0);
+      } finally {
+        await gate.end();
+        await barrier.end();
+        await f.close();
+      }
+    },
+  );
 
   it("fires a durable timer on the worker holding the lease", async () => {
     const f = await fleet(1);
     try {
       await f.app.submit(demoMachine, { executionId: "t1", input: { topic: "dusk" } });
-      expect(await f.app.result("t1")).toMatchObject({ approved: false, notes: ["notes on dusk", "draft(notes on dusk)"] });
+      expect(await f.app.result("t1")).toMatchObject({
+        approved: false,
+        notes: ["notes on dusk", "draft(notes on dusk)"],
+      });
     } finally {
       await f.close();
     }
@@ -215,7 +257,10 @@ describe("the fleet on PostgreSQL", () => {
       expect((await f.stores.events.getExecution("w1"))?.status).toBe("running");
       await f.startWorker(1);
       // The second worker re-arms the journaled timer: it fires there, and the research step is not run again.
-      expect(await f.app.result("w1")).toMatchObject({ approved: false, notes: ["notes on moth", "draft(notes on moth)"] });
+      expect(await f.app.result("w1")).toMatchObject({
+        approved: false,
+        notes: ["notes on moth", "draft(notes on moth)"],
+      });
       const completed = (await f.app.log("w1")).filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId);
       expect(completed).toHaveLength(2);
       expect(new Set(completed).size).toBe(2);
@@ -232,14 +277,29 @@ describe("the fleet on PostgreSQL", () => {
       await stores.events.append("x", 0, [started(1)]);
       const s = `"${schema}"`;
       const claim = async (owner: string) =>
-        (await stores.db.query<{ epoch: string }>(`UPDATE ${s}.fleet SET owner = $1, epoch = epoch + 1, lease_until = clock_timestamp() + interval '1 hour' WHERE execution_id = 'x' RETURNING epoch::text AS epoch`, [owner])).rows[0]!.epoch;
+        (
+          await stores.db.query<{ epoch: string }>(
+            `UPDATE ${s}.fleet SET owner = $1, epoch = epoch + 1, lease_until = clock_timestamp() + interval '1 hour' WHERE execution_id = 'x' RETURNING epoch::text AS epoch`,
+            [owner],
+          )
+        ).rows[0]!.epoch;
       const epochA = await claim("A");
-      const asA = stores.events.withHooks({ fence: () => ({ owner: "A", epoch: epochA }), inboxMessage: () => undefined, consumed: () => undefined });
+      const asA = stores.events.withHooks({
+        fence: () => ({ owner: "A", epoch: epochA }),
+        inboxMessage: () => undefined,
+        consumed: () => undefined,
+      });
       await asA.append("x", 1, [step(2)]);
-      await stores.db.query(`UPDATE ${s}.fleet SET lease_until = clock_timestamp() - interval '1 second' WHERE execution_id = 'x'`);
+      await stores.db.query(
+        `UPDATE ${s}.fleet SET lease_until = clock_timestamp() - interval '1 second' WHERE execution_id = 'x'`,
+      );
       await expect(asA.append("x", 2, [step(3)])).rejects.toBeInstanceOf(LeaseLostError);
       const epochB = await claim("B");
-      const asB = stores.events.withHooks({ fence: () => ({ owner: "B", epoch: epochB }), inboxMessage: () => undefined, consumed: () => undefined });
+      const asB = stores.events.withHooks({
+        fence: () => ({ owner: "B", epoch: epochB }),
+        inboxMessage: () => undefined,
+        consumed: () => undefined,
+      });
       await expect(asA.append("x", 2, [step(3)])).rejects.toBeInstanceOf(LeaseLostError);
       await asB.append("x", 2, [step(3)]);
       await expect(asB.append("x", 2, [step(3)])).rejects.toBeInstanceOf(ConcurrencyError);
@@ -253,7 +313,9 @@ describe("the fleet on PostgreSQL", () => {
   it("app.submit refuses stores without a fleet, and app.result of an unsubmitted execution still resumes it here", async () => {
     const { memoryStores } = await import("../../stores/memory.js");
     const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));
-    await expect(app.submit(demoMachine, { executionId: "m", input: { topic: "x" } })).rejects.toThrow(/postgresStores/);
+    await expect(app.submit(demoMachine, { executionId: "m", input: { topic: "x" } })).rejects.toThrow(
+      /postgresStores/,
+    );
     await app.close();
   });
 });

@@ -5,7 +5,14 @@
 import { act, createElement, type ReactNode } from "react";
 import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from "vitest";
-import { useExecution, useExecutions, useExecutionSelector, useExecutionStream, useExecutionView, usePendingApprovals } from "../../adapters/react/index.js";
+import {
+  useExecution,
+  useExecutions,
+  useExecutionSelector,
+  useExecutionStream,
+  useExecutionView,
+  usePendingApprovals,
+} from "../../adapters/react/index.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { agentLoop$, createLlmEffect, createToolEffect } from "../../index.js";
 import { byTurn, startOpenAiServer } from "../support/openaiServer.js";
@@ -43,7 +50,11 @@ const settle = (work: () => Promise<unknown>) => act(async () => void (await wor
 
 function Status({ actor }: { actor: JournaledActor<typeof demoMachine> }) {
   const snapshot = useExecution(actor);
-  return createElement("p", { id: "status" }, `${snapshot.status} ${JSON.stringify(snapshot.value)} notes=${snapshot.context.notes.length}`);
+  return createElement(
+    "p",
+    { id: "status" },
+    `${snapshot.status} ${JSON.stringify(snapshot.value)} notes=${snapshot.context.notes.length}`,
+  );
 }
 
 function Notes({ actor }: { actor: JournaledActor<typeof demoMachine> }) {
@@ -115,13 +126,18 @@ describe("loomwork/react", () => {
     function List() {
       const executions = useExecutions(models);
       const one = useExecutionView(models, "b");
-      return createElement("p", { id: "list" }, `${executions.map((e) => `${e.executionId}:${e.status}`).join(",")} b=${one?.status ?? "-"}`);
+      return createElement(
+        "p",
+        { id: "list" },
+        `${executions.map((e) => `${e.executionId}:${e.status}`).join(",")} b=${one?.status ?? "-"}`,
+      );
     }
     await render(createElement(List));
     await settle(() => models.ready);
     expect(text("list")).toBe(" b=-");
     await settle(async () => {
-      for (const id of ["b", "a"]) await (await app.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
+      for (const id of ["b", "a"])
+        await (await app.start(demoMachine, { executionId: id, input: { topic: id } })).settled();
     });
     expect(text("list")).toBe("a:running,b:running b=running");
     await settle(() => app.stop("b"));
@@ -159,7 +175,9 @@ describe("loomwork/react", () => {
           stores: memoryStores(),
           effects: {
             model: createLlmEffect(fromAiSdk(PROVIDERS[2]!.model(server.baseURL))),
-            deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), { needsApproval: true }),
+            deleteFile: createToolEffect(async ({ path }: { path: string }) => ({ deleted: path }), {
+              needsApproval: true,
+            }),
           },
         }),
       );
@@ -167,13 +185,21 @@ describe("loomwork/react", () => {
       function Chat() {
         const { text } = useExecutionStream(app, "ops-1");
         const approvals = usePendingApprovals(models, "ops-1");
-        return createElement("p", { id: "chat" }, `${approvals.map((a) => `${a.toolName}:${a.toolCallId}`).join(",")} | ${text}`);
+        return createElement(
+          "p",
+          { id: "chat" },
+          `${approvals.map((a) => `${a.toolName}:${a.toolCallId}`).join(",")} | ${text}`,
+        );
       }
       await render(createElement(Chat));
       let actor!: JournaledActor;
       await settle(async () => {
-        actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), { executionId: "ops-1", input: { prompt: "clean up" } });
-        for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++) await new Promise((r) => setTimeout(r, 5));
+        actor = await app.start(agentLoop$({ id: "ops", model: "model", tools: ["deleteFile"] }), {
+          executionId: "ops-1",
+          input: { prompt: "clean up" },
+        });
+        for (let i = 0; i < 500 && actor.getSnapshot().value !== "awaitingApproval"; i++)
+          await new Promise((r) => setTimeout(r, 5));
         await models.ready;
       });
       expect(text("chat")).toBe("deleteFile:call_rm | ");

@@ -29,7 +29,10 @@ import { eraseSubject, exportSubject, sweep } from "../../lifecycle.js";
 
 afterAll(removeTempDirs);
 
-const runs = (ci: number, soak: number) => ({ numRuns: cases("PROPERTY_RUNS", ci, soak), ...(process.env.LOOMWORK_SEED ? { seed: Number(process.env.LOOMWORK_SEED) } : {}) });
+const runs = (ci: number, soak: number) => ({
+  numRuns: cases("PROPERTY_RUNS", ci, soak),
+  ...(process.env.LOOMWORK_SEED ? { seed: Number(process.env.LOOMWORK_SEED) } : {}),
+});
 type ClosableStores = Stores & { close?(): Promise<void> };
 const isTyped = (error: unknown) => error instanceof LoomworkError || error instanceof ConfigError;
 
@@ -64,11 +67,25 @@ interface AgentRun {
   blobs: number;
 }
 
-async function runAgent(output: () => unknown, options: { variant?: Variant; stores?: Stores; executionId?: string; subject?: string } = {}): Promise<AgentRun> {
+async function runAgent(
+  output: () => unknown,
+  options: { variant?: Variant; stores?: Stores; executionId?: string; subject?: string } = {},
+): Promise<AgentRun> {
   const stores = options.stores ?? memoryStores();
   const executionId = options.executionId ?? "e";
-  const app = createApp(defineConfig({ stores, effects: agentEffects(output), logics: [LOOP], ...variantConfig(options.variant ?? "plain", stores) }));
-  await app.start(LOOP, { executionId, input: { prompt: "go" }, ...(options.subject === undefined ? {} : { subject: options.subject }) });
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects: agentEffects(output),
+      logics: [LOOP],
+      ...variantConfig(options.variant ?? "plain", stores),
+    }),
+  );
+  await app.start(LOOP, {
+    executionId,
+    input: { prompt: "go" },
+    ...(options.subject === undefined ? {} : { subject: options.subject }),
+  });
   const result = await app.result(executionId).catch((error: unknown) => error);
   let blobs = 0;
   for await (const _ of stores.content.list()) blobs++;
@@ -80,10 +97,19 @@ async function expectDefinedState(run: AgentRun, label: string, executionId = "e
   expect(JSON.parse(JSON.stringify(run.log)), `${label}: the journal is JSON`).toEqual(run.log);
   expect(contiguous(run.log), `${label}: contiguous`).toBe(true);
   const counter = { runs: 0 };
-  const fresh = createApp(defineConfig({ stores: run.stores, effects: agentEffects(() => "never", counter), logics: [LOOP], ...variantConfig("plain", run.stores) }));
+  const fresh = createApp(
+    defineConfig({
+      stores: run.stores,
+      effects: agentEffects(() => "never", counter),
+      logics: [LOOP],
+      ...variantConfig("plain", run.stores),
+    }),
+  );
   const actor = await fresh.resume(executionId);
   expect(counter.runs, `${label}: replay runs nothing`).toBe(0);
-  expect(actor.getSnapshot().status, label).toBe(run.log.at(-1)?.type === EXECUTION_ENDED ? (run.log.at(-1)!.status === "done" ? "done" : "error") : "active");
+  expect(actor.getSnapshot().status, label).toBe(
+    run.log.at(-1)?.type === EXECUTION_ENDED ? (run.log.at(-1)!.status === "done" ? "done" : "error") : "active",
+  );
   await fresh.close();
 }
 
@@ -122,27 +148,36 @@ function deep(levels: number): unknown {
 
 /** Strings of arbitrary UTF-16 code units: lone surrogates and unpaired halves included. */
 const codeUnits = (maxLength: number) =>
-  fc.array(fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.integer({ min: 0, max: 0xffff })), { maxLength }).map((units) => String.fromCharCode(...units));
+  fc
+    .array(fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.integer({ min: 0, max: 0xffff })), { maxLength })
+    .map((units) => String.fromCharCode(...units));
 
 // ---------------------------------------------------------------------------------------------------
 
 describe("bad input: malformed configs", () => {
-  const valid = (): LoomConfig => ({ stores: memoryStores(), effects: countedDemoEffects().effects, logics: [demoMachine] });
+  const valid = (): LoomConfig => ({
+    stores: memoryStores(),
+    effects: countedDemoEffects().effects,
+    logics: [demoMachine],
+  });
 
   it(
     "createApp refuses any malformed value with ConfigError naming the option, never another error",
     () => {
       fc.assert(
-        fc.property(fc.anything({ maxDepth: 3, withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }), (config) => {
-          try {
-            createApp(config as LoomConfig);
-          } catch (error) {
-            expect(error, String((error as Error).message)).toBeInstanceOf(ConfigError);
-            expect((error as ConfigError).message).toContain((error as ConfigError).path);
-            return;
-          }
-          throw new Error(`createApp accepted ${fc.stringify(config)}`);
-        }),
+        fc.property(
+          fc.anything({ maxDepth: 3, withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }),
+          (config) => {
+            try {
+              createApp(config as LoomConfig);
+            } catch (error) {
+              expect(error, String((error as Error).message)).toBeInstanceOf(ConfigError);
+              expect((error as ConfigError).message).toContain((error as ConfigError).path);
+              return;
+            }
+            throw new Error(`createApp accepted ${fc.stringify(config)}`);
+          },
+        ),
         runs(300, 20_000),
       );
     },
@@ -150,12 +185,40 @@ describe("bad input: malformed configs", () => {
   );
 
   const OPTIONS = [
-    "stores", "effects", "logics", "clock",
-    "execution", "execution.snapshotEvery", "execution.effectMiddleware", "execution.claimCheck",
-    "execution.claimCheck.toolIds", "execution.claimCheck.store", "execution.claimCheck.inlineCapBytes", "execution.claimCheck.preview", "execution.claimCheck.digests", "execution.claimCheck.reclaimable",
-    "security", "security.redact", "security.crypto", "compliance", "compliance.erase", "observability", "observability.onWarn", "observability.inspect",
-    "capabilities", "capabilities.grants", "capabilities.quotas", "capabilities.retry", "capabilities.timeoutMs", "capabilities.guardRequest",
-    "effects.research", "snapshotEvery", "redact", "onWarn", "maxModelCalls", "unknownOption",
+    "stores",
+    "effects",
+    "logics",
+    "clock",
+    "execution",
+    "execution.snapshotEvery",
+    "execution.effectMiddleware",
+    "execution.claimCheck",
+    "execution.claimCheck.toolIds",
+    "execution.claimCheck.store",
+    "execution.claimCheck.inlineCapBytes",
+    "execution.claimCheck.preview",
+    "execution.claimCheck.digests",
+    "execution.claimCheck.reclaimable",
+    "security",
+    "security.redact",
+    "security.crypto",
+    "compliance",
+    "compliance.erase",
+    "observability",
+    "observability.onWarn",
+    "observability.inspect",
+    "capabilities",
+    "capabilities.grants",
+    "capabilities.quotas",
+    "capabilities.retry",
+    "capabilities.timeoutMs",
+    "capabilities.guardRequest",
+    "effects.research",
+    "snapshotEvery",
+    "redact",
+    "onWarn",
+    "maxModelCalls",
+    "unknownOption",
   ];
 
   it(
@@ -164,13 +227,31 @@ describe("bad input: malformed configs", () => {
       await fc.assert(
         fc.asyncProperty(
           fc.constantFrom(...OPTIONS),
-          fc.oneof(fc.anything({ maxDepth: 2 }), fc.constantFrom(-1, 0, 1.5, "", [], {}, null, () => undefined, [1], ["research"], { research: 1 }, NaN, true)),
+          fc.oneof(
+            fc.anything({ maxDepth: 2 }),
+            fc.constantFrom(
+              -1,
+              0,
+              1.5,
+              "",
+              [],
+              {},
+              null,
+              () => undefined,
+              [1],
+              ["research"],
+              { research: 1 },
+              NaN,
+              true,
+            ),
+          ),
           async (path, value) => {
             const config = valid() as unknown as Record<string, any>;
             const keys = path.split(".");
             let node = config;
             for (const key of keys.slice(0, -1)) {
-              if (typeof node[key] !== "object" || node[key] === null) node[key] = key === "claimCheck" ? { store: config.stores.content, toolIds: ["research"] } : {};
+              if (typeof node[key] !== "object" || node[key] === null)
+                node[key] = key === "claimCheck" ? { store: config.stores.content, toolIds: ["research"] } : {};
               node = node[key];
             }
             node[keys.at(-1)!] = value;
@@ -179,8 +260,13 @@ describe("bad input: malformed configs", () => {
               app = createApp(config as LoomConfig);
             } catch (error) {
               const named = (error as ConfigError).path ?? "";
-              expect(error, `${path} = ${fc.stringify(value)}: ${(error as Error).message}`).toBeInstanceOf(ConfigError);
-              expect(path.startsWith(named) || named.startsWith(path.split(".")[0]!), `${path} = ${fc.stringify(value)} refused naming "${named}"`).toBe(true);
+              expect(error, `${path} = ${fc.stringify(value)}: ${(error as Error).message}`).toBeInstanceOf(
+                ConfigError,
+              );
+              expect(
+                path.startsWith(named) || named.startsWith(path.split(".")[0]!),
+                `${path} = ${fc.stringify(value)} refused naming "${named}"`,
+              ).toBe(true);
               return;
             }
             // Accepted: it must work (a bad option is refused at boot, never mid-run).
@@ -188,7 +274,9 @@ describe("bad input: malformed configs", () => {
             await actor.settled();
             if (actor.getSnapshot().value === "waiting") await actor.sendAsync({ type: "APPROVE" });
             await actor.settled();
-            await expect(app.result("r"), `${path} = ${fc.stringify(value)} was accepted`).resolves.toMatchObject({ approved: true });
+            await expect(app.result("r"), `${path} = ${fc.stringify(value)} was accepted`).resolves.toMatchObject({
+              approved: true,
+            });
             await app.close();
           },
         ),
@@ -223,7 +311,17 @@ describe("bad input: malformed configs", () => {
   it("agentLoop$ refuses a malformed config with ConfigError naming agentLoop$.<option>", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom("id", "model", "tools", "maxTurns", "compaction", "compaction.afterBytes", "compaction.toolId", "warnTranscriptBytes", "onWarn"),
+        fc.constantFrom(
+          "id",
+          "model",
+          "tools",
+          "maxTurns",
+          "compaction",
+          "compaction.afterBytes",
+          "compaction.toolId",
+          "warnTranscriptBytes",
+          "onWarn",
+        ),
         fc.anything({ maxDepth: 2 }),
         (path, value) => {
           const config: Record<string, any> = { id: "ok", model: "model", tools: ["t"] };
@@ -263,12 +361,25 @@ async function referenceRuns() {
   };
 }
 
-const TWO_TOOLS = agentLoop$({ id: "two", model: "model", tools: ["search", "lookup"], maxTurns: 4, warnTranscriptBytes: false });
+const TWO_TOOLS = agentLoop$({
+  id: "two",
+  model: "model",
+  tools: ["search", "lookup"],
+  maxTurns: 4,
+  warnTranscriptBytes: false,
+});
 function twoToolEffects(): Record<string, Effect> {
   return {
     model: createLlmEffect(
       scriptedModel((_request, call) =>
-        call < 2 ? { toolCalls: [{ toolName: "search", input: { q: call } }, { toolName: "lookup", input: { id: call } }] } : { text: "answer" },
+        call < 2
+          ? {
+              toolCalls: [
+                { toolName: "search", input: { q: call } },
+                { toolName: "lookup", input: { id: call } },
+              ],
+            }
+          : { text: "answer" },
       ),
     ),
     search: createToolEffect(async ({ q }: { q: number }) => ({ hits: [`hit ${q}`] })),
@@ -285,7 +396,17 @@ type Mutation =
   | { op: "drop"; i: number; field: string }
   | { op: "truncate"; i: number };
 
-const TYPES = ["loom.execution.started", "loom.event.received", "loom.step.completed", "loom.step.failed", "loom.timer.set", "loom.transition", "loom.execution.ended", "loom.erasure.content-deleted", "loom.bogus"];
+const TYPES = [
+  "loom.execution.started",
+  "loom.event.received",
+  "loom.step.completed",
+  "loom.step.failed",
+  "loom.timer.set",
+  "loom.transition",
+  "loom.execution.ended",
+  "loom.erasure.content-deleted",
+  "loom.bogus",
+];
 const FIELDS = ["stepId", "effectId", "from", "to", "event", "timerId", "dueAt", "status", "logicId", "input"];
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constant("swap" as const), i: fc.nat(), j: fc.nat() }),
@@ -296,7 +417,20 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
     op: fc.constant("set" as const),
     i: fc.nat(),
     field: fc.constantFrom(...FIELDS),
-    value: fc.oneof(fc.constantFrom<unknown>("two#turn:0:tool:1", "two#turn:1:model", "demo#write:1", "waiting", "done", "error", null, 0, { type: "APPROVE" }), fc.jsonValue({ maxDepth: 1 })),
+    value: fc.oneof(
+      fc.constantFrom<unknown>(
+        "two#turn:0:tool:1",
+        "two#turn:1:model",
+        "demo#write:1",
+        "waiting",
+        "done",
+        "error",
+        null,
+        0,
+        { type: "APPROVE" },
+      ),
+      fc.jsonValue({ maxDepth: 1 }),
+    ),
   }),
   fc.record({ op: fc.constant("drop" as const), i: fc.nat(), field: fc.constantFrom(...FIELDS) }),
   // A log cut after record i (what a store at rest may hold after losing its tail): the replay must run the rest.
@@ -323,7 +457,11 @@ function tamper(log: StoredRecord[], mutations: Mutation[]): StoredRecord[] {
   return records;
 }
 
-type Verdict = { kind: "refused"; error: unknown } | { kind: "ended"; output: unknown } | { kind: "failed"; error: unknown } | { kind: "running"; state: unknown };
+type Verdict =
+  | { kind: "refused"; error: unknown }
+  | { kind: "ended"; output: unknown }
+  | { kind: "failed"; error: unknown }
+  | { kind: "running"; state: unknown };
 
 /** Drive rounds a tampered replay gets to end: each settles it, approves a waiting demo and advances the clock past its timer. */
 const REPLAY_ROUNDS = 4;
@@ -335,7 +473,12 @@ async function replayTampered(which: "demo" | "agent", records: StoredRecord[]):
   if (records.length > 0) await stores.events.append("t", 0, records);
   const clock = simulatedClock(1_000_000);
   const app = createApp(
-    defineConfig({ stores, clock, effects: which === "demo" ? countedDemoEffects().effects : twoToolEffects(), logics: [which === "demo" ? demoMachine : TWO_TOOLS] }),
+    defineConfig({
+      stores,
+      clock,
+      effects: which === "demo" ? countedDemoEffects().effects : twoToolEffects(),
+      logics: [which === "demo" ? demoMachine : TWO_TOOLS],
+    }),
   );
   let guard: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -352,11 +495,16 @@ async function replayTampered(which: "demo" | "agent", records: StoredRecord[]):
         (output) => ({ kind: "ended", output }) as const,
         (error: unknown) => ({ kind: "failed", error }) as const,
       );
-      const still = new Promise<Verdict>((resolve) => setImmediate(() => resolve({ kind: "running", state: actor.getSnapshot().value })));
+      const still = new Promise<Verdict>((resolve) =>
+        setImmediate(() => resolve({ kind: "running", state: actor.getSnapshot().value })),
+      );
       return Promise.race([outcome, still]);
     };
     const hang = new Promise<Verdict>((resolve) => {
-      guard = setTimeout(() => resolve({ kind: "running", state: `did not settle within ${HANG_GUARD_MS} ms` }), HANG_GUARD_MS);
+      guard = setTimeout(
+        () => resolve({ kind: "running", state: `did not settle within ${HANG_GUARD_MS} ms` }),
+        HANG_GUARD_MS,
+      );
     });
     return await Promise.race([drive(), hang]);
   } catch (error) {
@@ -402,20 +550,33 @@ describe("bad input: tampered logs", () => {
       const tally = { refused: 0, ended: 0, failed: 0, running: 0 };
       let total = 0;
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom("demo" as const, "agent" as const), fc.array(mutationArb, { minLength: 1, maxLength: 3 }), async (which, mutations) => {
-          const records = tamper(reference[which].log, mutations);
-          const verdict = await replayTampered(which, records);
-          tally[verdict.kind]++;
-          total++;
-          const label = `${which} ${JSON.stringify(mutations)}`;
-          // Every tampered replay ends within REPLAY_ROUNDS: with the untampered answer, or refused with a typed error.
-          expect(verdict.kind, `${label}: still running (${JSON.stringify((verdict as { state?: unknown }).state)}) after ${REPLAY_ROUNDS} rounds`).not.toBe("running");
-          if (verdict.kind === "refused" || verdict.kind === "failed") {
-            const error = verdict.error as { message?: string; error?: unknown };
-            expect(typedRefusal(verdict.error), `${label}: ${String(error.message ?? error)} ${JSON.stringify(error.error ?? "")}`).toBe(true);
-          }
-          if (verdict.kind === "ended") expect(verdict.output, `${label}: a resumed tampered log answered differently`).toEqual(reference[which].output);
-        }),
+        fc.asyncProperty(
+          fc.constantFrom("demo" as const, "agent" as const),
+          fc.array(mutationArb, { minLength: 1, maxLength: 3 }),
+          async (which, mutations) => {
+            const records = tamper(reference[which].log, mutations);
+            const verdict = await replayTampered(which, records);
+            tally[verdict.kind]++;
+            total++;
+            const label = `${which} ${JSON.stringify(mutations)}`;
+            // Every tampered replay ends within REPLAY_ROUNDS: with the untampered answer, or refused with a typed error.
+            expect(
+              verdict.kind,
+              `${label}: still running (${JSON.stringify((verdict as { state?: unknown }).state)}) after ${REPLAY_ROUNDS} rounds`,
+            ).not.toBe("running");
+            if (verdict.kind === "refused" || verdict.kind === "failed") {
+              const error = verdict.error as { message?: string; error?: unknown };
+              expect(
+                typedRefusal(verdict.error),
+                `${label}: ${String(error.message ?? error)} ${JSON.stringify(error.error ?? "")}`,
+              ).toBe(true);
+            }
+            if (verdict.kind === "ended")
+              expect(verdict.output, `${label}: a resumed tampered log answered differently`).toEqual(
+                reference[which].output,
+              );
+          },
+        ),
         runs(250, 20_000),
       );
       console.info(`[campaign 7] tampered logs: ${total} replays ${JSON.stringify(tally)}`);
@@ -445,7 +606,10 @@ describe("bad input: tool outputs that are not JSON", () => {
             const run = await runAgent(() => poisoned(structuredClone(json), poison, path), { variant });
             const label = `${variant}, ${poison} at ${JSON.stringify(path)}`;
             const failed = run.log.find((r) => r.type === STEP_FAILED);
-            expect(failed, label).toMatchObject({ stepId: TOOL_STEP, error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
+            expect(failed, label).toMatchObject({
+              stepId: TOOL_STEP,
+              error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP },
+            });
             expect(run.result, label).toMatchObject({ text: "done" });
             expect(run.blobs, label).toBe(0);
             await expectDefinedState(run, label);
@@ -465,52 +629,68 @@ describe("bad input: tool outputs that are not JSON", () => {
   // COMPLETED, while the same value under the cap fails. actors/effects/claimCheck.ts claimCheckMiddleware.
   it.each<[string, () => unknown]>([
     ["a BigInt", () => ({ n: 1n })],
-    ["a cycle", () => {
-      const o: Record<string, unknown> = { a: 1 };
-      o.self = o;
-      return o;
-    }],
+    [
+      "a cycle",
+      () => {
+        const o: Record<string, unknown> = { a: 1 };
+        o.self = o;
+        return o;
+      },
+    ],
     ["a function in an output over the cap", () => ({ pad: "x".repeat(5_000), f: () => 1 })],
     ["a symbol in an output over the cap", () => ({ pad: "x".repeat(5_000), s: Symbol("s") })],
-  ])("with execution.claimCheck, fails a step returning %s with NonJsonOutputError and pins nothing", async (_what, output) => {
-    const run = await runAgent(output, { variant: "claimCheck" });
-    expect(run.log.find((r) => r.stepId === TOOL_STEP && (r.type === STEP_FAILED || r.type === STEP_COMPLETED))).toMatchObject({
-      type: STEP_FAILED,
-      error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP },
-    });
-    expect(run.blobs).toBe(0);
-    await expectDefinedState(run, "claimCheck");
-  });
+  ])(
+    "with execution.claimCheck, fails a step returning %s with NonJsonOutputError and pins nothing",
+    async (_what, output) => {
+      const run = await runAgent(output, { variant: "claimCheck" });
+      expect(
+        run.log.find((r) => r.stepId === TOOL_STEP && (r.type === STEP_FAILED || r.type === STEP_COMPLETED)),
+      ).toMatchObject({
+        type: STEP_FAILED,
+        error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP },
+      });
+      expect(run.blobs).toBe(0);
+      await expectDefinedState(run, "claimCheck");
+    },
+  );
 
-  it("serves a 10 MB output byte for byte, on memory and fs, live and replayed, and offloads it whole with a claim-check", async () => {
-    const big = { rows: "x".repeat(10 * 1024 * 1024 - 20), tail: "é✓𝄞" };
-    for (const kind of ["memory", "fs", "fs+claimCheck"] as const) {
-      const dir = await tempDir("big");
-      const stores: ClosableStores = kind === "memory" ? memoryStores() : await fsStores({ dir });
-      const run = await runAgent(() => big, { stores, variant: kind === "fs+claimCheck" ? "claimCheck" : "plain" });
-      expect(run.result, kind).toMatchObject({ text: "done" });
-      const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
-      if (kind === "fs+claimCheck") {
-        expect(run.blobs).toBe(1);
-        expect(await run.app.resolveClaimCheck(completed.output)).toEqual(big);
-      } else expect(completed.output, kind).toEqual(big);
-      await run.app.close();
-      if (kind !== "memory") {
-        await stores.close?.();
-        const reopened = await fsStores({ dir });
-        const again = expandRecords(await reopened.events.read("e"));
-        expect(JSON.stringify(again), `${kind}: reopened byte for byte`).toBe(JSON.stringify(run.log));
-        await expectDefinedState({ ...run, stores: reopened }, kind);
-        await reopened.close();
+  it(
+    "serves a 10 MB output byte for byte, on memory and fs, live and replayed, and offloads it whole with a claim-check",
+    async () => {
+      const big = { rows: "x".repeat(10 * 1024 * 1024 - 20), tail: "é✓𝄞" };
+      for (const kind of ["memory", "fs", "fs+claimCheck"] as const) {
+        const dir = await tempDir("big");
+        const stores: ClosableStores = kind === "memory" ? memoryStores() : await fsStores({ dir });
+        const run = await runAgent(() => big, { stores, variant: kind === "fs+claimCheck" ? "claimCheck" : "plain" });
+        expect(run.result, kind).toMatchObject({ text: "done" });
+        const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
+        if (kind === "fs+claimCheck") {
+          expect(run.blobs).toBe(1);
+          expect(await run.app.resolveClaimCheck(completed.output)).toEqual(big);
+        } else expect(completed.output, kind).toEqual(big);
+        await run.app.close();
+        if (kind !== "memory") {
+          await stores.close?.();
+          const reopened = await fsStores({ dir });
+          const again = expandRecords(await reopened.events.read("e"));
+          expect(JSON.stringify(again), `${kind}: reopened byte for byte`).toBe(JSON.stringify(run.log));
+          await expectDefinedState({ ...run, stores: reopened }, kind);
+          await reopened.close();
+        }
       }
-    }
-  }, timeout(60_000));
+    },
+    timeout(60_000),
+  );
 
   it("fails a step returning 100k levels of nesting with NonJsonOutputError, on memory and fs", async () => {
     for (const kind of ["memory", "fs"] as const) {
-      const stores: ClosableStores = kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("deep") });
+      const stores: ClosableStores =
+        kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("deep") });
       const run = await runAgent(() => deep(100_000), { stores });
-      expect(run.log.find((r) => r.type === STEP_FAILED), kind).toMatchObject({ error: { code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
+      expect(
+        run.log.find((r) => r.type === STEP_FAILED),
+        kind,
+      ).toMatchObject({ error: { code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
       expect(run.result, kind).toMatchObject({ text: "done" });
       await expectDefinedState(run, kind);
       await run.app.close();
@@ -521,12 +701,17 @@ describe("bad input: tool outputs that are not JSON", () => {
   // Found by this campaign: 100k-deep output through the claim-check or the redaction layer fails the
   // step with a raw RangeError (stack overflow in JSON.stringify / the recursive redaction walk), not
   // NonJsonOutputError naming the step. actors/effects/claimCheck.ts, actors/effects/chain.ts redactionLayer.
-  it.each<Variant>(["claimCheck", "redact"])("fails a 100k-deep output with NonJsonOutputError through the %s layer", async (variant) => {
-    const run = await runAgent(() => deep(100_000), { variant });
-    expect(run.log.find((r) => r.type === STEP_FAILED)).toMatchObject({ error: { code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
-    expect(run.blobs).toBe(0);
-    await expectDefinedState(run, variant);
-  });
+  it.each<Variant>(["claimCheck", "redact"])(
+    "fails a 100k-deep output with NonJsonOutputError through the %s layer",
+    async (variant) => {
+      const run = await runAgent(() => deep(100_000), { variant });
+      expect(run.log.find((r) => r.type === STEP_FAILED)).toMatchObject({
+        error: { code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP },
+      });
+      expect(run.blobs).toBe(0);
+      await expectDefinedState(run, variant);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -538,33 +723,43 @@ describe("bad input: lone surrogates and non-UTF-8 bytes", () => {
       await fc.assert(
         // Subjects are well-formed (a lone surrogate in one is refused: issue 13, below); astral code points included.
         // Ids: arbitrary code units (mostly refused) or well-formed code points (kept), so that both are exercised.
-        fc.asyncProperty(codeUnits(24), fc.oneof(codeUnits(12), fc.string({ unit: "binary", maxLength: 12 })), fc.string({ unit: "binary", maxLength: 12 }), fc.uint8Array({ maxLength: 16 }), async (text, id, subject, bytes) => {
-          const dir = await tempDir("utf");
-          const stores = await fsStores({ dir });
-          const executionId = `x${id}`;
-          if (/\p{Surrogate}/u.test(executionId)) {
-            // No UTF-8 form (PostgreSQL would store it as U+FFFD): every store refuses it, and nothing is written.
-            const app = createApp(defineConfig({ stores, effects: agentEffects(() => text), logics: [LOOP] }));
-            await expect(app.start(LOOP, { executionId, input: { prompt: "go" } })).rejects.toMatchObject({ code: "LOOM_MALFORMED_ID" });
-            expect(await stores.events.listExecutions()).toEqual([]);
-            await app.close();
+        fc.asyncProperty(
+          codeUnits(24),
+          fc.oneof(codeUnits(12), fc.string({ unit: "binary", maxLength: 12 })),
+          fc.string({ unit: "binary", maxLength: 12 }),
+          fc.uint8Array({ maxLength: 16 }),
+          async (text, id, subject, bytes) => {
+            const dir = await tempDir("utf");
+            const stores = await fsStores({ dir });
+            const executionId = `x${id}`;
+            if (/\p{Surrogate}/u.test(executionId)) {
+              // No UTF-8 form (PostgreSQL would store it as U+FFFD): every store refuses it, and nothing is written.
+              const app = createApp(defineConfig({ stores, effects: agentEffects(() => text), logics: [LOOP] }));
+              await expect(app.start(LOOP, { executionId, input: { prompt: "go" } })).rejects.toMatchObject({
+                code: "LOOM_MALFORMED_ID",
+              });
+              expect(await stores.events.listExecutions()).toEqual([]);
+              await app.close();
+              await stores.close();
+              return;
+            }
+            const invalidUtf8 = new TextDecoder("utf-8").decode(new Uint8Array([0xc3, 0x28, 0xff, ...bytes]));
+            const output = { text, [text || "k"]: text, invalidUtf8, bytes: Buffer.from(bytes) };
+            const run = await runAgent(() => output, { stores, executionId, subject: `s${subject}` });
+            expect(run.result).toMatchObject({ text: "done" });
+            const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
+            expect(completed.output).toEqual(JSON.parse(JSON.stringify(output)));
+            await run.app.close();
             await stores.close();
-            return;
-          }
-          const invalidUtf8 = new TextDecoder("utf-8").decode(new Uint8Array([0xc3, 0x28, 0xff, ...bytes]));
-          const output = { text, [text || "k"]: text, invalidUtf8, bytes: Buffer.from(bytes) };
-          const run = await runAgent(() => output, { stores, executionId, subject: `s${subject}` });
-          expect(run.result).toMatchObject({ text: "done" });
-          const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
-          expect(completed.output).toEqual(JSON.parse(JSON.stringify(output)));
-          await run.app.close();
-          await stores.close();
-          const reopened = await fsStores({ dir });
-          expect(JSON.stringify(expandRecords(await reopened.events.read(executionId)))).toBe(JSON.stringify(run.log));
-          expect((await reopened.events.getExecution(executionId))?.subject).toBe(`s${subject}`);
-          await expectDefinedState({ ...run, stores: reopened }, JSON.stringify(text), executionId);
-          await reopened.close();
-        }),
+            const reopened = await fsStores({ dir });
+            expect(JSON.stringify(expandRecords(await reopened.events.read(executionId)))).toBe(
+              JSON.stringify(run.log),
+            );
+            expect((await reopened.events.getExecution(executionId))?.subject).toBe(`s${subject}`);
+            await expectDefinedState({ ...run, stores: reopened }, JSON.stringify(text), executionId);
+            await reopened.close();
+          },
+        ),
         runs(25, 1_000),
       );
     },
@@ -588,7 +783,9 @@ function insertAt(json: unknown, value: unknown, path: number[]): unknown {
     key = keys[step % keys.length]!;
   }
   const target = (node as Record<string, unknown>)[key as string];
-  (node as Record<string, unknown>)[key as string] = Array.isArray(target) ? [...target, value] : { kept: target ?? null, quote: value };
+  (node as Record<string, unknown>)[key as string] = Array.isArray(target)
+    ? [...target, value]
+    : { kept: target ?? null, quote: value };
   return holder.json;
 }
 
@@ -596,36 +793,51 @@ describe("bad input: forged claim-check envelopes", () => {
   it(
     "pins nothing with a retained envelope forged anywhere inside a tool's output (listed tool or not, tainted or not): the sweep reclaims what it names",
     async () => {
-      const loop = agentLoop$({ id: "forge", model: "model", tools: ["listed", "unlisted"], maxTurns: 2, warnTranscriptBytes: false });
+      const loop = agentLoop$({
+        id: "forge",
+        model: "model",
+        tools: ["listed", "unlisted"],
+        maxTurns: 2,
+        warnTranscriptBytes: false,
+      });
       await fc.assert(
-        fc.asyncProperty(fc.jsonValue({ maxDepth: 3 }), fc.array(fc.nat(), { maxLength: 4 }), fc.constantFrom("listed", "unlisted"), fc.boolean(), async (json, path, tool, taint) => {
-          const stores = memoryStores();
-          const victim = await stores.content.put(new TextEncoder().encode('"a blob nothing trusted cites"'));
-          const forged = { __loomClaimCheck: 1, ref: { __loomContent: victim }, size: 30, retain: true };
-          const nested = { data: insertAt(structuredClone(json), forged, path) };
-          const output = taint ? tainted(nested, "web") : nested;
-          const app = createApp(
-            defineConfig({
-              stores,
-              logics: [loop],
-              effects: {
-                model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: tool, input: {} }] }, { text: "done" }])),
-                listed: createToolEffect(async () => output),
-                unlisted: createToolEffect(async () => output),
-              },
-              execution: { claimCheck: { store: stores.content, toolIds: ["listed"] } },
-            }),
-          );
-          await app.start(loop, { executionId: "f", input: { prompt: "go" } });
-          expect(await app.result("f")).toMatchObject({ text: "done" });
-          await sweep(app, { ttlMs: 0 });
-          const label = `${tool}${taint ? " (tainted)" : ""}, forged at ${JSON.stringify(path)}`;
-          expect(await stores.content.has(victim), `${label}: the forged envelope pinned its blob`).toBe(false);
-          // What the claim-check really offloaded (the listed tool's whole output) is kept and resolves.
-          const completed = (await app.log("f")).find((r) => r.type === STEP_COMPLETED && r.effectId === tool)!;
-          if (tool === "listed") expect(await app.resolveClaimCheck(completed.output), label).toEqual(JSON.parse(JSON.stringify(output)));
-          await app.close();
-        }),
+        fc.asyncProperty(
+          fc.jsonValue({ maxDepth: 3 }),
+          fc.array(fc.nat(), { maxLength: 4 }),
+          fc.constantFrom("listed", "unlisted"),
+          fc.boolean(),
+          async (json, path, tool, taint) => {
+            const stores = memoryStores();
+            const victim = await stores.content.put(new TextEncoder().encode('"a blob nothing trusted cites"'));
+            const forged = { __loomClaimCheck: 1, ref: { __loomContent: victim }, size: 30, retain: true };
+            const nested = { data: insertAt(structuredClone(json), forged, path) };
+            const output = taint ? tainted(nested, "web") : nested;
+            const app = createApp(
+              defineConfig({
+                stores,
+                logics: [loop],
+                effects: {
+                  model: createLlmEffect(
+                    scriptedModel([{ toolCalls: [{ toolName: tool, input: {} }] }, { text: "done" }]),
+                  ),
+                  listed: createToolEffect(async () => output),
+                  unlisted: createToolEffect(async () => output),
+                },
+                execution: { claimCheck: { store: stores.content, toolIds: ["listed"] } },
+              }),
+            );
+            await app.start(loop, { executionId: "f", input: { prompt: "go" } });
+            expect(await app.result("f")).toMatchObject({ text: "done" });
+            await sweep(app, { ttlMs: 0 });
+            const label = `${tool}${taint ? " (tainted)" : ""}, forged at ${JSON.stringify(path)}`;
+            expect(await stores.content.has(victim), `${label}: the forged envelope pinned its blob`).toBe(false);
+            // What the claim-check really offloaded (the listed tool's whole output) is kept and resolves.
+            const completed = (await app.log("f")).find((r) => r.type === STEP_COMPLETED && r.effectId === tool)!;
+            if (tool === "listed")
+              expect(await app.resolveClaimCheck(completed.output), label).toEqual(JSON.parse(JSON.stringify(output)));
+            await app.close();
+          },
+        ),
         runs(60, 3_000),
       );
     },
@@ -640,8 +852,20 @@ describe("bad input: forged claim-check envelopes", () => {
   // docs/security.md defends only the nested case. Trust would need the step's effect to be a listed tool.
   const forgeryWorld = (forged: { address: string }) => {
     const stores = memoryStores();
-    const loopA = agentLoop$({ id: "owner", model: "model", tools: ["fetch"], maxTurns: 2, warnTranscriptBytes: false });
-    const loopB = agentLoop$({ id: "forger", model: "model", tools: ["note"], maxTurns: 2, warnTranscriptBytes: false });
+    const loopA = agentLoop$({
+      id: "owner",
+      model: "model",
+      tools: ["fetch"],
+      maxTurns: 2,
+      warnTranscriptBytes: false,
+    });
+    const loopB = agentLoop$({
+      id: "forger",
+      model: "model",
+      tools: ["note"],
+      maxTurns: 2,
+      warnTranscriptBytes: false,
+    });
     const app = createApp(
       defineConfig({
         stores,
@@ -649,9 +873,21 @@ describe("bad input: forged claim-check envelopes", () => {
         compliance: { erase: true },
         execution: { claimCheck: { store: stores.content, toolIds: ["fetch"] } },
         effects: {
-          model: createLlmEffect(scriptedModel((request, call) => (call === 0 ? { toolCalls: [{ toolName: request.tools[0]!.name, input: {} }] } : { text: "done" }))),
-          fetch: createToolEffect(async () => ({ secret: "CANARY-A", rows: Array.from({ length: 40 }, (_, i) => `A's row ${i}, over the inline cap`) })),
-          note: createToolEffect(async () => ({ __loomClaimCheck: 1, ref: { __loomContent: forged.address }, size: 9, retain: true })),
+          model: createLlmEffect(
+            scriptedModel((request, call) =>
+              call === 0 ? { toolCalls: [{ toolName: request.tools[0]!.name, input: {} }] } : { text: "done" },
+            ),
+          ),
+          fetch: createToolEffect(async () => ({
+            secret: "CANARY-A",
+            rows: Array.from({ length: 40 }, (_, i) => `A's row ${i}, over the inline cap`),
+          })),
+          note: createToolEffect(async () => ({
+            __loomClaimCheck: 1,
+            ref: { __loomContent: forged.address },
+            size: 9,
+            retain: true,
+          })),
         },
       }),
     );
@@ -700,25 +936,30 @@ describe("bad input: non-JSON input and events from the caller", () => {
     ["a BigInt", () => ({ topic: "t", n: 1n })],
     ["a cycle", cycle],
     ["a function", () => ({ topic: "t", f: () => 1 })],
-  ])("app.start refuses an input holding %s with a typed error and journals nothing (memory and fs)", async (_what, input) => {
-    for (const kind of ["memory", "fs"] as const) {
-      const stores: ClosableStores = kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("input") });
-      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-      const error = await app.start(demoMachine, { executionId: "i", input: input() }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(isTyped(error), `${kind}: ${String(error)}`).toBe(true);
-      expect(String((error as Error).message), kind).toMatch(/input/);
-      expect(await stores.events.head("i"), kind).toBe(0);
-      await app.close();
-      await stores.close?.();
-    }
-  });
+  ])(
+    "app.start refuses an input holding %s with a typed error and journals nothing (memory and fs)",
+    async (_what, input) => {
+      for (const kind of ["memory", "fs"] as const) {
+        const stores: ClosableStores =
+          kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("input") });
+        const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+        const error = await app.start(demoMachine, { executionId: "i", input: input() }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isTyped(error), `${kind}: ${String(error)}`).toBe(true);
+        expect(String((error as Error).message), kind).toMatch(/input/);
+        expect(await stores.events.head("i"), kind).toBe(0);
+        await app.close();
+        await stores.close?.();
+      }
+    },
+  );
 
   it("refuses an event holding a BigInt with a typed error and keeps the execution running (memory and fs)", async () => {
     for (const kind of ["memory", "fs"] as const) {
-      const stores: ClosableStores = kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("event") });
+      const stores: ClosableStores =
+        kind === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("event") });
       const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
       const actor = await app.start(demoMachine, { executionId: "v", input: { topic: "owls" } });
       await actor.settled();
@@ -743,7 +984,8 @@ describe("bad input: non-JSON input and events from the caller", () => {
 // code before the issue (accepted and journaled, silently converted, or a raw TypeError / RangeError).
 
 describe("bad input: a typed error naming the value, and nothing written", () => {
-  const storesOf = async (kind: "memory" | "fs"): Promise<ClosableStores> => (kind === "memory" ? memoryStores() : fsStores({ dir: await tempDir("i13") }));
+  const storesOf = async (kind: "memory" | "fs"): Promise<ClosableStores> =>
+    kind === "memory" ? memoryStores() : fsStores({ dir: await tempDir("i13") });
   const rejection = <T>(promise: Promise<T>) =>
     promise.then(
       () => undefined,
@@ -765,43 +1007,61 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     ["with a lone low surrogate", "\udc00user"],
   ];
 
-  it.each(BAD_SUBJECTS)("app.start refuses subject %s with ConfigError start.subject and writes nothing (memory and fs)", async (shown, subject) => {
-    for (const kind of ["memory", "fs"] as const) {
-      const stores = await storesOf(kind);
-      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-      const error = await rejection(app.start(demoMachine, { executionId: "s", subject: subject as string, input: { topic: "t" } }));
-      expect(error, `${kind} ${shown}`).toBeInstanceOf(ConfigError);
-      expect(error, `${kind} ${shown}`).toMatchObject({ path: "start.subject" });
-      expect((error as Error).message, `${kind} ${shown}: the message names the value`).toContain(subject === "" ? '""' : String(JSON.stringify(subject)).slice(0, 20));
-      expect(await written(stores), `${kind} ${shown}: nothing written`).toBe(0);
+  it.each(BAD_SUBJECTS)(
+    "app.start refuses subject %s with ConfigError start.subject and writes nothing (memory and fs)",
+    async (shown, subject) => {
+      for (const kind of ["memory", "fs"] as const) {
+        const stores = await storesOf(kind);
+        const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+        const error = await rejection(
+          app.start(demoMachine, { executionId: "s", subject: subject as string, input: { topic: "t" } }),
+        );
+        expect(error, `${kind} ${shown}`).toBeInstanceOf(ConfigError);
+        expect(error, `${kind} ${shown}`).toMatchObject({ path: "start.subject" });
+        expect((error as Error).message, `${kind} ${shown}: the message names the value`).toContain(
+          subject === "" ? '""' : String(JSON.stringify(subject)).slice(0, 20),
+        );
+        expect(await written(stores), `${kind} ${shown}: nothing written`).toBe(0);
+        await app.close();
+        await stores.close?.();
+      }
+    },
+  );
+
+  it.each(BAD_SUBJECTS)(
+    "eraseSubject and exportSubject refuse subject %s with ConfigError naming the call, and write nothing",
+    async (shown, subject) => {
+      const stores = memoryStores();
+      const app = createApp(
+        defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }),
+      );
+      await app.start(demoMachine, { executionId: "kept", subject: "A", input: { topic: "t" } });
+      const erase = await rejection(eraseSubject(app, subject as string));
+      expect(erase, shown).toBeInstanceOf(ConfigError);
+      expect(erase, shown).toMatchObject({ path: "eraseSubject.subject" });
+      const exported = await rejection(exportSubject(app, subject as string));
+      expect(exported, shown).toBeInstanceOf(ConfigError);
+      expect(exported, shown).toMatchObject({ path: "exportSubject.subject" });
+      expect(
+        (await stores.events.listExecutions()).map((info) => info.executionId),
+        `${shown}: nothing but "kept" written`,
+      ).toEqual(["kept"]);
       await app.close();
-      await stores.close?.();
-    }
-  });
+    },
+  );
 
-  it.each(BAD_SUBJECTS)("eraseSubject and exportSubject refuse subject %s with ConfigError naming the call, and write nothing", async (shown, subject) => {
-    const stores = memoryStores();
-    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, compliance: { erase: true } }));
-    await app.start(demoMachine, { executionId: "kept", subject: "A", input: { topic: "t" } });
-    const erase = await rejection(eraseSubject(app, subject as string));
-    expect(erase, shown).toBeInstanceOf(ConfigError);
-    expect(erase, shown).toMatchObject({ path: "eraseSubject.subject" });
-    const exported = await rejection(exportSubject(app, subject as string));
-    expect(exported, shown).toBeInstanceOf(ConfigError);
-    expect(exported, shown).toMatchObject({ path: "exportSubject.subject" });
-    expect((await stores.events.listExecutions()).map((info) => info.executionId), `${shown}: nothing but "kept" written`).toEqual(["kept"]);
-    await app.close();
-  });
-
-  it.each(BAD_SUBJECTS)("invokeTransient refuses subject %s with ConfigError invokeTransient.subject and runs nothing", async (shown, subject) => {
-    const counted = countedDemoEffects();
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: counted.effects }));
-    const error = await rejection(app.invokeTransient("research", { topic: "t" }, { subject: subject as string }));
-    expect(error, shown).toBeInstanceOf(ConfigError);
-    expect(error, shown).toMatchObject({ path: "invokeTransient.subject" });
-    expect(counted.runs.size, `${shown}: the effect did not run`).toBe(0);
-    await app.close();
-  });
+  it.each(BAD_SUBJECTS)(
+    "invokeTransient refuses subject %s with ConfigError invokeTransient.subject and runs nothing",
+    async (shown, subject) => {
+      const counted = countedDemoEffects();
+      const app = createApp(defineConfig({ stores: memoryStores(), effects: counted.effects }));
+      const error = await rejection(app.invokeTransient("research", { topic: "t" }, { subject: subject as string }));
+      expect(error, shown).toBeInstanceOf(ConfigError);
+      expect(error, shown).toMatchObject({ path: "invokeTransient.subject" });
+      expect(counted.runs.size, `${shown}: the effect did not run`).toBe(0);
+      await app.close();
+    },
+  );
 
   it("accepts a subject of exactly 256 UTF-8 bytes, and exports and erases it", async () => {
     const subject = `${"é".repeat(127)}xx`;
@@ -823,7 +1083,17 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     ["an ArrayBuffer", () => new ArrayBuffer(4), /an ArrayBuffer/],
     ["a RegExp", () => /owls/g, /a RegExp/],
     ["an Error", () => new Error("lost message"), /an Error/],
-    ["a class instance keeping its data in private fields", () => new (class Celsius { #c = 21; get celsius() { return this.#c; } })(), /an instance of Celsius with no own fields/],
+    [
+      "a class instance keeping its data in private fields",
+      () =>
+        new (class Celsius {
+          #c = 21;
+          get celsius() {
+            return this.#c;
+          }
+        })(),
+      /an instance of Celsius with no own fields/,
+    ],
     ["a URLSearchParams", () => new URLSearchParams("q=owls"), /an instance of URLSearchParams with no own fields/],
     ["a DataView", () => new DataView(new ArrayBuffer(2)), /a DataView/],
     ["an invalid Date", () => new Date(Number.NaN), /an invalid Date/],
@@ -841,7 +1111,8 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     let at = 0;
     while (at < path.length && (match = SEGMENT.exec(path))) {
       const key = match[1] ?? (match[2] !== undefined ? Number(match[2]) : (JSON.parse(match[3]!) as string));
-      if (typeof node !== "object" || node === null || !Object.prototype.hasOwnProperty.call(node, key)) return { found: false };
+      if (typeof node !== "object" || node === null || !Object.prototype.hasOwnProperty.call(node, key))
+        return { found: false };
       node = Object.getOwnPropertyDescriptor(node, key)!.value;
       at = SEGMENT.lastIndex;
     }
@@ -861,7 +1132,12 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
       node = child;
       key = keys[step % keys.length]!;
     }
-    Object.defineProperty(node, key, { value: { kept: 1, poison: value }, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(node, key, {
+      value: { kept: 1, poison: value },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     return holder.json;
   }
 
@@ -872,7 +1148,16 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     ["DataView", () => new DataView(new ArrayBuffer(2))],
     ["RegExp", () => /x/],
     ["Error", () => new TypeError("t")],
-    ["class instance without own fields", () => new (class Owl { #name = "barn"; get name() { return this.#name; } })()],
+    [
+      "class instance without own fields",
+      () =>
+        new (class Owl {
+          #name = "barn";
+          get name() {
+            return this.#name;
+          }
+        })(),
+    ],
     ["URLSearchParams", () => new URLSearchParams("q=owls")],
     ["invalid Date", () => new Date(Number.NaN)],
     ["NaN", () => Number.NaN],
@@ -888,34 +1173,44 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     async () => {
       const tally = { refused: 0, kept: 0 };
       await fc.assert(
-        fc.asyncProperty(fc.jsonValue({ maxDepth: 4 }), fc.option(fc.constantFrom(...POISONS), { nil: undefined }), fc.array(fc.nat(), { maxLength: 5 }), async (json, poison, path) => {
-          const stores = memoryStores();
-          const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-          const planted = poison ? poison[1]() : undefined;
-          const value = poison ? plantAt(structuredClone(json), planted, path) : json;
-          const input = { topic: "t", value };
-          const label = `${poison?.[0] ?? "plain JSON"} at ${JSON.stringify(path)} in ${fc.stringify(json).slice(0, 200)}`;
-          const error = await rejection(app.start(demoMachine, { executionId: "p", input }));
-          if (poison) {
-            tally.refused++;
-            expect(error, label).toBeInstanceOf(ConfigError);
-            expect(error, label).toMatchObject({ path: "start.input" });
-            const printed = / at (input(?:\.[A-Za-z_$][\w$]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*)(?:;|\.$)/.exec((error as Error).message)?.[1];
-            expect(printed, `${label}: ${(error as Error).message}`).toBeDefined();
-            const reached = follow({ input }, printed!.replace(/^input/, ".input"));
-            expect(reached.found, `${label}: the path ${printed} leads nowhere`).toBe(true);
-            // The path names the planted value itself, or (a function or symbol) the property holding it.
-            const poisonOf = (node: unknown) => (node as { poison?: unknown } | null)?.poison;
-            expect(Object.is(reached.value, planted) || Object.is(poisonOf(reached.value), planted), `${label}: ${printed} is not the planted value`).toBe(true);
-            expect(await stores.events.head("p"), label).toBe(0);
-          } else {
-            tally.kept++;
-            expect(error, label).toBeUndefined();
-            const started = (await stores.events.read("p"))[0]!;
-            expect(JSON.stringify(started.input), label).toBe(JSON.stringify(JSON.parse(JSON.stringify(input))));
-          }
-          await app.close();
-        }),
+        fc.asyncProperty(
+          fc.jsonValue({ maxDepth: 4 }),
+          fc.option(fc.constantFrom(...POISONS), { nil: undefined }),
+          fc.array(fc.nat(), { maxLength: 5 }),
+          async (json, poison, path) => {
+            const stores = memoryStores();
+            const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+            const planted = poison ? poison[1]() : undefined;
+            const value = poison ? plantAt(structuredClone(json), planted, path) : json;
+            const input = { topic: "t", value };
+            const label = `${poison?.[0] ?? "plain JSON"} at ${JSON.stringify(path)} in ${fc.stringify(json).slice(0, 200)}`;
+            const error = await rejection(app.start(demoMachine, { executionId: "p", input }));
+            if (poison) {
+              tally.refused++;
+              expect(error, label).toBeInstanceOf(ConfigError);
+              expect(error, label).toMatchObject({ path: "start.input" });
+              const printed = / at (input(?:\.[A-Za-z_$][\w$]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*)(?:;|\.$)/.exec(
+                (error as Error).message,
+              )?.[1];
+              expect(printed, `${label}: ${(error as Error).message}`).toBeDefined();
+              const reached = follow({ input }, printed!.replace(/^input/, ".input"));
+              expect(reached.found, `${label}: the path ${printed} leads nowhere`).toBe(true);
+              // The path names the planted value itself, or (a function or symbol) the property holding it.
+              const poisonOf = (node: unknown) => (node as { poison?: unknown } | null)?.poison;
+              expect(
+                Object.is(reached.value, planted) || Object.is(poisonOf(reached.value), planted),
+                `${label}: ${printed} is not the planted value`,
+              ).toBe(true);
+              expect(await stores.events.head("p"), label).toBe(0);
+            } else {
+              tally.kept++;
+              expect(error, label).toBeUndefined();
+              const started = (await stores.events.read("p"))[0]!;
+              expect(JSON.stringify(started.input), label).toBe(JSON.stringify(JSON.parse(JSON.stringify(input))));
+            }
+            await app.close();
+          },
+        ),
         runs(300, 20_000),
       );
       console.info(`[campaign 7] generated start inputs: ${JSON.stringify(tally)}`);
@@ -925,45 +1220,60 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     timeout(60_000, 3_600_000),
   );
 
-  it.each(NOT_JSON)("app.start refuses an input holding %s with ConfigError naming its path, journals nothing (memory and fs)", async (_what, make, reason) => {
-    for (const kind of ["memory", "fs"] as const) {
-      const stores = await storesOf(kind);
+  it.each(NOT_JSON)(
+    "app.start refuses an input holding %s with ConfigError naming its path, journals nothing (memory and fs)",
+    async (_what, make, reason) => {
+      for (const kind of ["memory", "fs"] as const) {
+        const stores = await storesOf(kind);
+        const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
+        const error = await rejection(app.start(demoMachine, { executionId: "i", input: nested(make()) }));
+        expect(error, kind).toBeInstanceOf(ConfigError);
+        expect(error, kind).toMatchObject({ path: "start.input" });
+        expect((error as Error).message, kind).toMatch(reason);
+        expect((error as Error).message, kind).toContain("input.items[3].when");
+        expect(await written(stores), kind).toBe(0);
+        await app.close();
+        await stores.close?.();
+      }
+    },
+  );
+
+  it.each(NOT_JSON)(
+    "sendAsync refuses an event holding %s with ConfigError naming its path; nothing journaled, the run goes on",
+    async (_what, make, reason) => {
+      const stores = memoryStores();
       const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-      const error = await rejection(app.start(demoMachine, { executionId: "i", input: nested(make()) }));
-      expect(error, kind).toBeInstanceOf(ConfigError);
-      expect(error, kind).toMatchObject({ path: "start.input" });
-      expect((error as Error).message, kind).toMatch(reason);
-      expect((error as Error).message, kind).toContain("input.items[3].when");
-      expect(await written(stores), kind).toBe(0);
+      const actor = await app.start(demoMachine, { executionId: "v", input: { topic: "owls" } });
+      await actor.settled();
+      const head = await stores.events.head("v");
+      const error = await rejection(actor.sendAsync({ type: "APPROVE", payload: { at: [make()] } }));
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toMatchObject({ path: "send.event" });
+      expect((error as Error).message).toMatch(reason);
+      expect((error as Error).message).toContain("event.payload.at[0]");
+      expect(await stores.events.head("v")).toBe(head);
+      await actor.sendAsync({ type: "APPROVE" });
+      await actor.settled();
+      await expect(app.result("v")).resolves.toMatchObject({ approved: true });
       await app.close();
-      await stores.close?.();
-    }
-  });
+    },
+  );
 
-  it.each(NOT_JSON)("sendAsync refuses an event holding %s with ConfigError naming its path; nothing journaled, the run goes on", async (_what, make, reason) => {
-    const stores = memoryStores();
-    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-    const actor = await app.start(demoMachine, { executionId: "v", input: { topic: "owls" } });
-    await actor.settled();
-    const head = await stores.events.head("v");
-    const error = await rejection(actor.sendAsync({ type: "APPROVE", payload: { at: [make()] } }));
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toMatchObject({ path: "send.event" });
-    expect((error as Error).message).toMatch(reason);
-    expect((error as Error).message).toContain("event.payload.at[0]");
-    expect(await stores.events.head("v")).toBe(head);
-    await actor.sendAsync({ type: "APPROVE" });
-    await actor.settled();
-    await expect(app.result("v")).resolves.toMatchObject({ approved: true });
-    await app.close();
-  });
-
-  it.each(NOT_JSON.flatMap(([what, make, reason]) => (["plain", "claimCheck", "redact"] as const).map((variant) => [what, variant, make, reason] as const)))(
+  it.each(
+    NOT_JSON.flatMap(([what, make, reason]) =>
+      (["plain", "claimCheck", "redact"] as const).map((variant) => [what, variant, make, reason] as const),
+    ),
+  )(
     "fails a tool step returning %s with NonJsonOutputError naming the step and the path (%s app); nothing offloaded",
     async (_what, variant, make, reason) => {
       const run = await runAgent(() => ({ rows: [{ ok: 1 }, { when: make() }] }), { variant });
-      const failed = run.log.find((r) => r.stepId === TOOL_STEP && (r.type === STEP_FAILED || r.type === STEP_COMPLETED));
-      expect(failed).toMatchObject({ type: STEP_FAILED, error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP } });
+      const failed = run.log.find(
+        (r) => r.stepId === TOOL_STEP && (r.type === STEP_FAILED || r.type === STEP_COMPLETED),
+      );
+      expect(failed).toMatchObject({
+        type: STEP_FAILED,
+        error: { name: "NonJsonOutputError", code: "LOOM_NON_JSON_OUTPUT", stepId: TOOL_STEP },
+      });
       const message = (failed!.error as { message: string }).message;
       expect(message).toMatch(reason);
       expect(message).toContain("output.rows[1].when");
@@ -975,10 +1285,18 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
   );
 
   it("converts a value with toJSON by its toJSON (a Date to its ISO string, a Buffer to { type, data }), the same live and replayed", async () => {
-    const output = { when: new Date(Date.UTC(2026, 0, 2)), bytes: Buffer.from([1, 2]), custom: { toJSON: () => ({ kept: [1, 2] }) } };
+    const output = {
+      when: new Date(Date.UTC(2026, 0, 2)),
+      bytes: Buffer.from([1, 2]),
+      custom: { toJSON: () => ({ kept: [1, 2] }) },
+    };
     const run = await runAgent(() => output);
     const completed = run.log.find((r) => r.type === STEP_COMPLETED && r.stepId === TOOL_STEP)!;
-    expect(completed.output).toEqual({ when: "2026-01-02T00:00:00.000Z", bytes: { type: "Buffer", data: [1, 2] }, custom: { kept: [1, 2] } });
+    expect(completed.output).toEqual({
+      when: "2026-01-02T00:00:00.000Z",
+      bytes: { type: "Buffer", data: [1, 2] },
+      custom: { kept: [1, 2] },
+    });
     await expectDefinedState(run, "toJSON");
     await run.app.close();
   });
@@ -1003,10 +1321,24 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
   it("refuses a value whose toJSON throws, or returns a Map, naming the path", async () => {
     const stores = memoryStores();
     const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
-    const threw = await rejection(app.start(demoMachine, { executionId: "j", input: { topic: "t", x: { toJSON: () => { throw new Error("boom"); } } } }));
+    const threw = await rejection(
+      app.start(demoMachine, {
+        executionId: "j",
+        input: {
+          topic: "t",
+          x: {
+            toJSON: () => {
+              throw new Error("boom");
+            },
+          },
+        },
+      }),
+    );
     expect(threw).toBeInstanceOf(ConfigError);
     expect((threw as Error).message).toMatch(/a toJSON\(\) that threw "boom" at input\.x/);
-    const map = await rejection(app.start(demoMachine, { executionId: "j", input: { topic: "t", x: { toJSON: () => new Map() } } }));
+    const map = await rejection(
+      app.start(demoMachine, { executionId: "j", input: { topic: "t", x: { toJSON: () => new Map() } } }),
+    );
     expect((map as Error).message).toMatch(/a Map at input\.x/);
     expect(await written(stores)).toBe(0);
     await app.close();
@@ -1014,13 +1346,17 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
 
   it("names a key that is not an identifier in the path, quoted", async () => {
     const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
-    const error = await rejection(app.start(demoMachine, { executionId: "q", input: { topic: "t", "my key": { "0": NaN } } }));
+    const error = await rejection(
+      app.start(demoMachine, { executionId: "q", input: { topic: "t", "my key": { "0": NaN } } }),
+    );
     expect((error as Error).message).toContain('input["my key"]["0"]');
     await app.close();
   });
 
   it("keeps a JSON value exactly (key order, __proto__ as a plain key, -0 as 0, lone surrogates, sparse arrays as null)", async () => {
-    const input = JSON.parse('{"topic":"t","b":1,"a":{"__proto__":{"x":1},"2":"two","1":"one"},"s":"\\ud800","z":-0}') as Record<string, unknown>;
+    const input = JSON.parse(
+      '{"topic":"t","b":1,"a":{"__proto__":{"x":1},"2":"two","1":"one"},"s":"\\ud800","z":-0}',
+    ) as Record<string, unknown>;
     (input as { holes: unknown[] }).holes = [1, , 3]; // eslint-disable-line no-sparse-arrays
     const stores = memoryStores();
     const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects }));
@@ -1040,18 +1376,23 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     ["{ prompt: 5 }", { prompt: 5 }],
     ['{ messages: "hi" }', { messages: "hi" }],
     ["[]", []],
-  ])("app.start of an agentLoop$ refuses input %s with ConfigError start.input naming the loop; nothing written", async (shown, input) => {
-    const stores = memoryStores();
-    const warnings: Warning[] = [];
-    const app = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: (w) => warnings.push(w) } }));
-    const error = await rejection(app.start(LOOP, { executionId: "l", input }));
-    expect(error, shown).toBeInstanceOf(ConfigError);
-    expect(error, shown).toMatchObject({ path: "start.input" });
-    expect((error as Error).message, shown).toContain('agentLoop$ "bad"');
-    expect(await written(stores), shown).toBe(0);
-    expect(warnings, shown).toEqual([]);
-    await app.close();
-  });
+  ])(
+    "app.start of an agentLoop$ refuses input %s with ConfigError start.input naming the loop; nothing written",
+    async (shown, input) => {
+      const stores = memoryStores();
+      const warnings: Warning[] = [];
+      const app = createApp(
+        defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: (w) => warnings.push(w) } }),
+      );
+      const error = await rejection(app.start(LOOP, { executionId: "l", input }));
+      expect(error, shown).toBeInstanceOf(ConfigError);
+      expect(error, shown).toMatchObject({ path: "start.input" });
+      expect((error as Error).message, shown).toContain('agentLoop$ "bad"');
+      expect(await written(stores), shown).toBe(0);
+      expect(warnings, shown).toEqual([]);
+      await app.close();
+    },
+  );
 
   // A model reply that is not { text?: string, toolCalls?: { toolName: string, input }[] }.
   it.each<[string, unknown, string]>([
@@ -1062,39 +1403,70 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     ["text that is not a string", { text: 5 }, "text"],
     ["toolCalls that is not an array", { toolCalls: "search" }, "toolCalls"],
     ["toolCalls holding a number", { toolCalls: [1] }, "toolCalls[0]"],
-    ["a tool call without toolName", { toolCalls: [{ toolName: "tool", input: {} }, { input: {} }] }, "toolCalls[1].toolName"],
-  ])("a model replying %s fails the run with ModelReplyError naming the step and the field", async (shown, reply, field) => {
-    const stores = memoryStores();
-    const app = createApp(
-      defineConfig({ stores, effects: { model: createLlmEffect({ id: "odd", generate: async () => reply as never }), tool: createToolEffect(async () => "x") } }),
-    );
-    await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
-    const error = await rejection(app.result("m"));
-    expect(error, shown).toMatchObject({ error: { name: "ModelReplyError", code: "LOOM_MODEL_REPLY", stepId: "bad#turn:0:model", field } });
-    expect((error as Error).message, shown).toContain(`bad#turn:0:model`);
-    const failed = (await app.log("m")).find((r) => r.type === STEP_FAILED);
-    expect(failed, shown).toMatchObject({ stepId: "bad#turn:0:model", error: { name: "ModelReplyError", field } });
-    await app.close();
-  });
+    [
+      "a tool call without toolName",
+      { toolCalls: [{ toolName: "tool", input: {} }, { input: {} }] },
+      "toolCalls[1].toolName",
+    ],
+  ])(
+    "a model replying %s fails the run with ModelReplyError naming the step and the field",
+    async (shown, reply, field) => {
+      const stores = memoryStores();
+      const app = createApp(
+        defineConfig({
+          stores,
+          effects: {
+            model: createLlmEffect({ id: "odd", generate: async () => reply as never }),
+            tool: createToolEffect(async () => "x"),
+          },
+        }),
+      );
+      await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
+      const error = await rejection(app.result("m"));
+      expect(error, shown).toMatchObject({
+        error: { name: "ModelReplyError", code: "LOOM_MODEL_REPLY", stepId: "bad#turn:0:model", field },
+      });
+      expect((error as Error).message, shown).toContain(`bad#turn:0:model`);
+      const failed = (await app.log("m")).find((r) => r.type === STEP_FAILED);
+      expect(failed, shown).toMatchObject({ stepId: "bad#turn:0:model", error: { name: "ModelReplyError", field } });
+      await app.close();
+    },
+  );
 
   it.each<[string, Parameters<typeof scriptedModel>[0], RegExp]>([
     ["an undefined reply", [undefined as never], /reply 0 of the script is undefined/],
-    ["a script that ran out", [{ toolCalls: [{ toolName: "tool", input: {} }] }], /no reply scripted for call 1 \(the script has 1;/],
+    [
+      "a script that ran out",
+      [{ toolCalls: [{ toolName: "tool", input: {} }] }],
+      /no reply scripted for call 1 \(the script has 1;/,
+    ],
     ["a function returning undefined", () => undefined as never, /script\(request, 0\) returned undefined/],
-  ])("scriptedModel with %s fails with ModelReplyError naming the step, not a RangeError", async (_shown, script, message) => {
-    const app = createApp(defineConfig({ stores: memoryStores(), effects: { model: createLlmEffect(scriptedModel(script)), tool: createToolEffect(async () => "x") } }));
-    await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
-    const error = (await rejection(app.result("m"))) as { error: { name: string; message: string; stepId: string } };
-    expect(error.error.name).toBe("ModelReplyError");
-    expect(error.error.stepId).toMatch(/^bad#turn:\d:model$/);
-    expect(error.error.message).toMatch(message);
-    await app.close();
-  });
+  ])(
+    "scriptedModel with %s fails with ModelReplyError naming the step, not a RangeError",
+    async (_shown, script, message) => {
+      const app = createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects: { model: createLlmEffect(scriptedModel(script)), tool: createToolEffect(async () => "x") },
+        }),
+      );
+      await app.start(LOOP, { executionId: "m", input: { prompt: "go" } });
+      const error = (await rejection(app.result("m"))) as { error: { name: string; message: string; stepId: string } };
+      expect(error.error.name).toBe("ModelReplyError");
+      expect(error.error.stepId).toMatch(/^bad#turn:\d:model$/);
+      expect(error.error.message).toMatch(message);
+      await app.close();
+    },
+  );
 
   it("exports ModelReplyError from the public entry point", async () => {
     const index = await import("../../index.js");
     expect(index.ModelReplyError).toBe(ModelReplyError);
-    expect(new ModelReplyError("l#turn:0:model", "toolCalls", "not an array")).toMatchObject({ code: "LOOM_MODEL_REPLY", stepId: "l#turn:0:model", field: "toolCalls" });
+    expect(new ModelReplyError("l#turn:0:model", "toolCalls", "not an array")).toMatchObject({
+      code: "LOOM_MODEL_REPLY",
+      stepId: "l#turn:0:model",
+      field: "toolCalls",
+    });
   });
 
   it("a run whose input fails at once does not warn about state growth ('reached undefined bytes')", async () => {
@@ -1103,14 +1475,23 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     const config = { id: "grow", model: "model", tools: ["tool"], maxTurns: 3 };
     const pure = createAgentLoopMachine({ ...config, tools: [{ name: "tool" }] });
     const stores = memoryStores();
-    const writer = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: () => undefined } }));
+    const writer = createApp(
+      defineConfig({ stores, effects: agentEffects(() => "x"), observability: { onWarn: () => undefined } }),
+    );
     await writer.start(pure, { executionId: "g", input: null });
     await rejection(writer.result("g"));
     await writer.close();
     expect((await stores.events.read("g")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "error" });
     const warnings: Warning[] = [];
     const loop = agentLoop$(config);
-    const app = createApp(defineConfig({ stores, effects: agentEffects(() => "x"), logics: [loop], observability: { onWarn: (w) => warnings.push(w) } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: agentEffects(() => "x"),
+        logics: [loop],
+        observability: { onWarn: (w) => warnings.push(w) },
+      }),
+    );
     await app.resume("g");
     await rejection(app.result("g"));
     expect(warnings.map((w) => w.message).join("\n")).not.toContain("undefined bytes");
@@ -1122,7 +1503,13 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     for (const kind of ["memory", "fs"] as const) {
       const stores = await storesOf(kind);
       const warnings: Warning[] = [];
-      const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, observability: { onWarn: (w) => warnings.push(w) } }));
+      const app = createApp(
+        defineConfig({
+          stores,
+          effects: countedDemoEffects().effects,
+          observability: { onWarn: (w) => warnings.push(w) },
+        }),
+      );
       const actor = await app.start(demoMachine, { executionId: "c", input: { topic: "owls" } });
       await actor.settled();
       const head = await stores.events.head("c");
@@ -1133,7 +1520,10 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
       expect((error as Error).message, kind).toContain('"c"');
       expect(() => actor.send({ type: "APPROVE" }), `${kind}: send does not throw`).not.toThrow();
       await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(warnings.filter((w) => w.code === "LOOM_APP_CLOSED"), kind).toMatchObject([{ executionId: "c", eventType: "APPROVE" }]);
+      expect(
+        warnings.filter((w) => w.code === "LOOM_APP_CLOSED"),
+        kind,
+      ).toMatchObject([{ executionId: "c", eventType: "APPROVE" }]);
       expect(await stores.events.head("c"), `${kind}: nothing written`).toBe(head);
       await stores.close?.();
     }
@@ -1166,20 +1556,32 @@ describe("bad input: a typed error naming the value, and nothing written", () =>
     expect(error).toBeInstanceOf(AppClosedError);
     expect((error as Error).message).toContain('"REJECT"');
     await closed;
-    expect((await inner.events.read("q")).filter((r) => r.type === "loom.event.received").map((r) => (r.event as { type: string }).type)).not.toContain("REJECT");
+    expect(
+      (await inner.events.read("q"))
+        .filter((r) => r.type === "loom.event.received")
+        .map((r) => (r.event as { type: string }).type),
+    ).not.toContain("REJECT");
   });
 
   it("send of an event the journal refuses (not JSON) warns through onWarn instead of dropping it silently", async () => {
     const warnings: Warning[] = [];
     const stores = memoryStores();
-    const app = createApp(defineConfig({ stores, effects: countedDemoEffects().effects, observability: { onWarn: (w) => warnings.push(w) } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: countedDemoEffects().effects,
+        observability: { onWarn: (w) => warnings.push(w) },
+      }),
+    );
     const actor = await app.start(demoMachine, { executionId: "w", input: { topic: "owls" } });
     await actor.settled();
     const head = await stores.events.head("w");
     actor.send({ type: "APPROVE", at: new Map() });
     await actor.settled();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(warnings.filter((w) => w.code === "LOOM_SEND_FAILED")).toMatchObject([{ executionId: "w", eventType: "APPROVE", errorCode: "LOOM_CONFIG" }]);
+    expect(warnings.filter((w) => w.code === "LOOM_SEND_FAILED")).toMatchObject([
+      { executionId: "w", eventType: "APPROVE", errorCode: "LOOM_CONFIG" },
+    ]);
     expect(await stores.events.head("w")).toBe(head);
     await app.close();
   });

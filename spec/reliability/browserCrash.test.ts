@@ -45,11 +45,20 @@ type Kill = { point: KillPoint; what: ChromiumKill };
  */
 const TOOL_OUTPUT_KB = 1024;
 
-const run = (db: string): AgentRun => ({ db, executionId: EXECUTION, turns: TURNS, lock: true, toolOutputKb: TOOL_OUTPUT_KB });
+const run = (db: string): AgentRun => ({
+  db,
+  executionId: EXECUTION,
+  turns: TURNS,
+  lock: true,
+  toolOutputKb: TOOL_OUTPUT_KB,
+});
 const openPage = () => openHarnessPage(harness(), harness().context, noise);
-const journal = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.log(db, id), [db, EXECUTION] as const);
-const result = (page: Page, db: string) => page.evaluate(([db, id]) => window.loom.agent.result(db, id), [db, EXECUTION] as const);
-const completedSteps = (log: StoredRecord[]) => log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
+const journal = (page: Page, db: string) =>
+  page.evaluate(([db, id]) => window.loom.agent.log(db, id), [db, EXECUTION] as const);
+const result = (page: Page, db: string) =>
+  page.evaluate(([db, id]) => window.loom.agent.result(db, id), [db, EXECUTION] as const);
+const completedSteps = (log: StoredRecord[]) =>
+  log.filter((r) => r.type === STEP_COMPLETED).map((r) => r.stepId as string);
 
 /**
  * The CI kills first (the issue's points: parked in the first tool call, just after turn 1's model
@@ -63,13 +72,17 @@ function kills(): Kill[] {
     { label: "parked in the last turn's model call", park: model(TURNS - 1) },
     { label: "2 ms after turn 2's tool call went ahead", afterCall: tool(2), delayMs: 2 },
   ];
-  const steps = Array.from({ length: TURNS }, (_, turn) => (turn < TURNS - 1 ? [model(turn), tool(turn)] : [model(turn)])).flat();
+  const steps = Array.from({ length: TURNS }, (_, turn) =>
+    turn < TURNS - 1 ? [model(turn), tool(turn)] : [model(turn)],
+  ).flat();
   const every: KillPoint[] = [
     ...first,
     ...steps.map((step) => ({ label: `parked in ${step}`, park: step })),
     // Not the last step's: its append ends the run, and a kill after it leaves nothing to resume.
     ...steps.slice(0, -1).map((step) => ({ label: `the moment ${step}'s outcome was acknowledged`, afterAck: step })),
-    ...[0, 1, 2, 5, 10].flatMap((delayMs) => steps.map((step) => ({ label: `${delayMs} ms after ${step} went ahead`, afterCall: step, delayMs }))),
+    ...[0, 1, 2, 5, 10].flatMap((delayMs) =>
+      steps.map((step) => ({ label: `${delayMs} ms after ${step} went ahead`, afterCall: step, delayMs })),
+    ),
   ];
   const all: Kill[] = [
     ...first.map((point, i): Kill => ({ point, what: i % 2 === 0 ? "browser" : "all" })),
@@ -89,7 +102,10 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
 
       // The uninterrupted run, for the output and journal every killed run must reproduce.
       let page = await openPage();
-      expect(await page.evaluate((r) => window.loom.agent.start(r), run("reference"))).toEqual({ ok: true, value: null });
+      expect(await page.evaluate((r) => window.loom.agent.start(r), run("reference"))).toEqual({
+        ok: true,
+        value: null,
+      });
       const reference = await result(page, "reference");
       expect(reference).toMatchObject({ ok: true, value: { text: `Done after ${TURNS} turns.`, turns: TURNS } });
       const referenceLog = await journal(page, "reference");
@@ -121,7 +137,11 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
           if ("park" in point) return resolve();
           unsubscribe = reports.on((report: PageReport) => {
             if (killed || report.db !== db) return;
-            if ("afterAck" in point && report.kind === "ack" && report.records.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterAck)) {
+            if (
+              "afterAck" in point &&
+              report.kind === "ack" &&
+              report.records.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterAck)
+            ) {
               kill();
               resolve();
             }
@@ -132,7 +152,9 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
         });
         if ("park" in point) await page.evaluate((id) => window.loom.agent.hold([id]), point.park);
         // An unparked run may die before start() even answers: its answer is then lost with the page.
-        const started = page.evaluate((r) => window.loom.agent.start(r), run(db)).catch((error: unknown) => ({ ok: false as const, error: String(error) }));
+        const started = page
+          .evaluate((r) => window.loom.agent.start(r), run(db))
+          .catch((error: unknown) => ({ ok: false as const, error: String(error) }));
         if ("park" in point) {
           expect(await started, label).toEqual({ ok: true, value: null });
           await page.waitForFunction((id) => window.loom.agent.holding().includes(id), point.park, { timeout: 20_000 });
@@ -142,7 +164,10 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
           await started;
         }
         unsubscribe();
-        expect(killed!.map((p) => p.type), label).toContain("browser");
+        expect(
+          killed!.map((p) => p.type),
+          label,
+        ).toContain("browser");
         killedProcesses += killed!.length;
 
         // Relaunch on the same profile; the journal must hold every record acknowledged before the kill.
@@ -154,20 +179,25 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
         const survived = await journal(page, db);
         expect(acked.length, `${label}: some appends were acknowledged before the kill`).toBeGreaterThan(0);
         expect(contiguous(survived), label).toBe(true);
-        for (const record of acked) expect(survived[record.seq - 1], `${label}: acknowledged seq ${record.seq}`).toEqual(record);
+        for (const record of acked)
+          expect(survived[record.seq - 1], `${label}: acknowledged seq ${record.seq}`).toEqual(record);
         // Parked, nothing was in flight: what survived is exactly what was acknowledged.
         if ("park" in point) expect(survived, label).toEqual(acked);
-        if (!("afterCall" in point)) expect(survived.length, `${label}: the run was cut before its end`).toBeLessThan(referenceLog.length);
+        if (!("afterCall" in point))
+          expect(survived.length, `${label}: the run was cut before its end`).toBeLessThan(referenceLog.length);
         expect(withoutTime(survived), label).toEqual(withoutTime(referenceLog.slice(0, survived.length)));
         acknowledged += acked.length;
         // Committed, but the page's acknowledgement died with the browser: durable, and never seen acknowledged.
         if (survived.length > acked.length) unacknowledged++;
         if ("afterCall" in point) {
-          const outcome = (log: StoredRecord[]) => log.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterCall);
+          const outcome = (log: StoredRecord[]) =>
+            log.some((r) => r.type === STEP_COMPLETED && r.stepId === point.afterCall);
           raced[outcome(acked) ? "acknowledged" : outcome(survived) ? "committedUnacknowledged" : "beforeCommit"]++;
         }
         // The finished reference run, acknowledged long before, survives every kill too.
-        expect(withoutTime(await journal(page, "reference")), `${label}: the reference journal`).toEqual(withoutTime(referenceLog));
+        expect(withoutTime(await journal(page, "reference")), `${label}: the reference journal`).toEqual(
+          withoutTime(referenceLog),
+        );
 
         // Resume in the relaunched browser: it finishes as the uninterrupted run did.
         const replay = await page.evaluate((r) => window.loom.agent.resume(r), run(db));
@@ -178,7 +208,8 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
         expect(contiguous(final), label).toBe(true);
         expect(duplicateOutcomes(final), label).toEqual([]);
         expect(withoutTime(final), label).toEqual(withoutTime(referenceLog));
-        for (const record of survived) expect(final[record.seq - 1], `${label}: surviving seq ${record.seq}`).toEqual(record);
+        for (const record of survived)
+          expect(final[record.seq - 1], `${label}: surviving seq ${record.seq}`).toEqual(record);
 
         // Calls across both launches: a step whose outcome survived was not called again; a step called
         // before the kill without a surviving outcome (in flight) ran again, once; nothing else ran twice.
@@ -191,7 +222,8 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
           expect(n, `${label}: ${step}`).toBe(inFlight ? 2 : 1);
           if (inFlight) reran++;
         }
-        if ("afterCall" in point) expect(calls[point.afterCall], `${label}: the call the kill raced`).toBeGreaterThanOrEqual(1);
+        if ("afterCall" in point)
+          expect(calls[point.afterCall], `${label}: the call the kill raced`).toBeGreaterThanOrEqual(1);
         if ("park" in point) {
           expect(calls[point.park], `${label}: the parked call, in flight at the kill, ran again`).toBe(2);
           expect(replay.ok && replay.value.stepsToRun, label).toBe(1);
@@ -214,5 +246,8 @@ describe("browser crash: the browser process SIGKILLed mid-run, relaunched on th
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }

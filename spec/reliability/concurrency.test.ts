@@ -54,7 +54,9 @@ interface Finished {
 }
 
 async function runAgent(dir: string, side: string, extra: Record<string, unknown> = {}): Promise<Finished> {
-  const { stdout, code } = await runChild(await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, ...extra })]));
+  const { stdout, code } = await runChild(
+    await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, ...extra })]),
+  );
   const result = linesOf(stdout, "result")[0];
   const error = linesOf(stdout, "error")[0];
   return {
@@ -72,13 +74,22 @@ describe("two processes on one fs directory", () => {
     "fails a second writer fast while the holder lives; after its SIGKILL exactly one successor takes over and recovers",
     async () => {
       const baseDir = await tempDir("conc-base");
-      const baselineRun = await runChild(await spawnChild("agent.ts", [JSON.stringify({ dir: join(baseDir, "j"), side: join(baseDir, "s"), turns: TURNS })]));
-      const baseline = { result: JSON.parse(linesOf(baselineRun.stdout, "result")[0]!), log: JSON.parse(linesOf(baselineRun.stdout, "log")[0]!) as StoredRecord[] };
+      const baselineRun = await runChild(
+        await spawnChild("agent.ts", [
+          JSON.stringify({ dir: join(baseDir, "j"), side: join(baseDir, "s"), turns: TURNS }),
+        ]),
+      );
+      const baseline = {
+        result: JSON.parse(linesOf(baselineRun.stdout, "result")[0]!),
+        log: JSON.parse(linesOf(baselineRun.stdout, "log")[0]!) as StoredRecord[],
+      };
       const points = linesOf(baselineRun.stdout, "point");
       // Write points after the lock is taken (the first ones create the directory) and before the end.
       const afterOpen = points.findIndex((p) => p.includes("catalogue.ckpt")) + 1;
       const candidates = Array.from({ length: points.length - afterOpen - 4 }, (_, i) => afterOpen + 1 + i);
-      const positions = SOAK ? candidates : [candidates[0]!, candidates[Math.floor(candidates.length / 2)]!, candidates.at(-1)!];
+      const positions = SOAK
+        ? candidates
+        : [candidates[0]!, candidates[Math.floor(candidates.length / 2)]!, candidates.at(-1)!];
       const refusals = { inProcess: [] as number[], crossProcess: [] as number[] };
       let raced = 0;
 
@@ -86,7 +97,9 @@ describe("two processes on one fs directory", () => {
         const root = await tempDir(`conc-${k}`);
         const dir = join(root, "journal");
         const side = join(root, "side");
-        const holder = new LiveChild(await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, crashAt: k })]));
+        const holder = new LiveChild(
+          await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, crashAt: k })]),
+        );
         try {
           await holder.waitFor((out) => /^crash /m.test(out));
           const label = `holder blocked at write point ${linesOf(holder.stdout, "crash")[0]}`;
@@ -105,7 +118,9 @@ describe("two processes on one fs directory", () => {
             expect(ms, `${label}: in-process refusal ${attempt}`).toBeLessThan(REFUSAL_BOUND_MS);
           }
 
-          const probe = await runChild(await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, probe: true })]));
+          const probe = await runChild(
+            await spawnChild("agent.ts", [JSON.stringify({ dir, side, turns: TURNS, probe: true })]),
+          );
           const opened = JSON.parse(linesOf(probe.stdout, "open")[0]!) as { ok: boolean; code?: string; ms: number };
           expect(opened, label).toMatchObject({ ok: false, code: "LOOM_WRITER_LOCKED" });
           expect(opened.ms, `${label}: refusal in another process`).toBeLessThan(REFUSAL_BOUND_MS);
@@ -113,7 +128,9 @@ describe("two processes on one fs directory", () => {
 
           const intruder = await runAgent(dir, side);
           expect(intruder.error, `${label}: a second agent process`).toMatchObject({ code: "LOOM_WRITER_LOCKED" });
-          expect((await stat(log).catch(() => undefined))?.size, `${label}: the refused process wrote nothing`).toBe(sizeBefore);
+          expect((await stat(log).catch(() => undefined))?.size, `${label}: the refused process wrote nothing`).toBe(
+            sizeBefore,
+          );
         } finally {
           await holder.kill();
         }
@@ -137,9 +154,14 @@ describe("two processes on one fs directory", () => {
         expect(contiguous(final), label).toBe(true);
         expect(duplicateOutcomes(final), label).toEqual([]);
         expect(withoutTime(final), label).toEqual(withoutTime(baseline.log));
-        for (const record of acked) expect(JSON.stringify(final[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(JSON.stringify(record));
+        for (const record of acked)
+          expect(JSON.stringify(final[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(
+            JSON.stringify(record),
+          );
         const applied = await sideEffects(side);
-        const keys = final.filter((r) => r.type === STEP_COMPLETED && /:tool:/.test(r.stepId as string)).map((r) => `${EXECUTION_ID}/${r.stepId as string}`);
+        const keys = final
+          .filter((r) => r.type === STEP_COMPLETED && /:tool:/.test(r.stepId as string))
+          .map((r) => `${EXECUTION_ID}/${r.stepId as string}`);
         expect([...applied.keys()].sort(), label).toEqual(keys.sort());
         for (const [key, n] of applied) expect(n, `${label}: ${key}`).toBeLessThanOrEqual(2);
       }
@@ -181,7 +203,10 @@ describe("two Chromium pages on one origin", () => {
         const reference = await second.evaluate(async (r) => {
           const ref = { ...r, db: `${r.db}-reference` };
           await window.loom.agent.start(ref);
-          return { result: await window.loom.agent.result(ref.db, ref.executionId), log: await window.loom.agent.log(ref.db, ref.executionId) };
+          return {
+            result: await window.loom.agent.result(ref.db, ref.executionId),
+            log: await window.loom.agent.log(ref.db, ref.executionId),
+          };
         }, run(db));
         expect(reference.result).toMatchObject({ ok: true });
 
@@ -201,7 +226,10 @@ describe("two Chromium pages on one origin", () => {
         await second.waitForTimeout(100);
         expect(await second.evaluate((d) => window.loom.holdsWriter(d, "run"), db)).toBe(false);
         await holder.close();
-        expect(await second.evaluate((d) => window.loom.writerGranted(d, "run"), db)).toEqual({ ok: true, value: `loomwork:${db}:run` });
+        expect(await second.evaluate((d) => window.loom.writerGranted(d, "run"), db)).toEqual({
+          ok: true,
+          value: `loomwork:${db}:run`,
+        });
         await second.evaluate((d) => window.loom.releaseWriter(d, "run"), db);
         const resumed = await second.evaluate((r) => window.loom.agent.resume(r), run(db));
         expect(resumed).toMatchObject({ ok: true, value: { stepsToRun: 1 } });

@@ -48,10 +48,13 @@ interface Outcome {
 }
 
 async function go(run: Run, crashAt?: number): Promise<Outcome> {
-  const child = await spawnChild("agent.ts", [JSON.stringify({ dir: run.dir, side: run.side, turns: TURNS, ...(crashAt ? { crashAt } : {}) })]);
+  const child = await spawnChild("agent.ts", [
+    JSON.stringify({ dir: run.dir, side: run.side, turns: TURNS, ...(crashAt ? { crashAt } : {}) }),
+  ]);
   const { stdout, stderr, code } = await runChild(child, { killWhen: (line) => line.startsWith("crash ") });
   const crashedAt = linesOf(stdout, "crash")[0];
-  if (!crashedAt && code !== 0) throw new Error(`child exited ${code}: ${stdout.slice(-1_500)} ${stderr.slice(-1_500)}`);
+  if (!crashedAt && code !== 0)
+    throw new Error(`child exited ${code}: ${stdout.slice(-1_500)} ${stderr.slice(-1_500)}`);
   const result = linesOf(stdout, "result")[0];
   const log = linesOf(stdout, "log")[0];
   return {
@@ -69,10 +72,18 @@ async function freshRun(label: string): Promise<Run> {
 }
 
 const toolKeys = (log: StoredRecord[]) =>
-  log.filter((r) => r.type === STEP_COMPLETED && /:tool:/.test(r.stepId as string)).map((r) => `${EXECUTION_ID}/${r.stepId as string}`);
+  log
+    .filter((r) => r.type === STEP_COMPLETED && /:tool:/.test(r.stepId as string))
+    .map((r) => `${EXECUTION_ID}/${r.stepId as string}`);
 
 /** Every check of one crashed-and-resumed run; returns the keys whose side effect was applied twice. */
-async function check(label: string, baseline: Outcome, crashed: Outcome[], resumed: Outcome, run: Run): Promise<string[]> {
+async function check(
+  label: string,
+  baseline: Outcome,
+  crashed: Outcome[],
+  resumed: Outcome,
+  run: Run,
+): Promise<string[]> {
   expect(resumed.result, `${label}: output`).toEqual(baseline.result);
   const log = resumed.log!;
   expect(contiguous(log), `${label}: seqs contiguous`).toBe(true);
@@ -80,7 +91,10 @@ async function check(label: string, baseline: Outcome, crashed: Outcome[], resum
   expect(withoutTime(log), `${label}: journal`).toEqual(withoutTime(baseline.log!));
   for (const outcome of crashed) {
     for (const record of outcome.acked) {
-      expect(JSON.stringify(log[record.seq - 1]), `${label}: acknowledged seq ${record.seq} survives byte for byte`).toBe(JSON.stringify(record));
+      expect(
+        JSON.stringify(log[record.seq - 1]),
+        `${label}: acknowledged seq ${record.seq} survives byte for byte`,
+      ).toBe(JSON.stringify(record));
     }
   }
   const applied = await sideEffects(run.side);
@@ -108,7 +122,13 @@ describe("SIGKILL at every write point, resume in a new process", () => {
         const run = await freshRun(`k${k}`);
         const crashed = await go(run, k);
         const resumed = await go(run);
-        const twice = await check(`crash at write point ${k} (${crashed.crashedAt ?? "none"})`, baseline, [crashed], resumed, run);
+        const twice = await check(
+          `crash at write point ${k} (${crashed.crashedAt ?? "none"})`,
+          baseline,
+          [crashed],
+          resumed,
+          run,
+        );
         return { k, at: crashed.crashedAt, acked: crashed.acked.length, twice };
       });
       const crashedRuns = rows.filter((r) => r.at !== undefined);
@@ -131,13 +151,22 @@ describe("SIGKILL at every write point, resume in a new process", () => {
       const baseline = await go(base);
       const total = linesOf(baseline.stdout, "point").length;
       const random = prng(Number(process.env.LOOMWORK_SEED ?? 1));
-      const pairs = Array.from({ length: cases("DOUBLE_CRASHES", 6, 200) }, () => [1 + Math.floor(random() * total), 1 + Math.floor(random() * total)] as const);
+      const pairs = Array.from(
+        { length: cases("DOUBLE_CRASHES", 6, 200) },
+        () => [1 + Math.floor(random() * total), 1 + Math.floor(random() * total)] as const,
+      );
       const rows = await pool(pairs, PARALLEL, async ([k, j]) => {
         const run = await freshRun(`k${k}j${j}`);
         const first = await go(run, k);
         const second = await go(run, j);
         const resumed = await go(run);
-        await check(`crash at ${k} (${first.crashedAt}), then at ${j} of the resume (${second.crashedAt ?? "none"})`, baseline, [first, second], resumed, run);
+        await check(
+          `crash at ${k} (${first.crashedAt}), then at ${j} of the resume (${second.crashedAt ?? "none"})`,
+          baseline,
+          [first, second],
+          resumed,
+          run,
+        );
         return { k, j };
       });
       expect(rows).toHaveLength(pairs.length);

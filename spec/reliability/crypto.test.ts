@@ -44,7 +44,8 @@ function repeats(count: number, draw: (i: number) => Uint8Array): number {
   for (let k = 1; k < count; k++) if (sorted[k] === sorted[k - 1]) collided.add(sorted[k]!);
   // Only IVs whose first 48 bits collide (about one pair in 500 at 2^20) are compared whole.
   const groups = new Map<number, number[]>();
-  for (let i = 0; i < count && collided.size > 0; i++) if (collided.has(high[i]!)) groups.set(high[i]!, [...(groups.get(high[i]!) ?? []), i]);
+  for (let i = 0; i < count && collided.size > 0; i++)
+    if (collided.has(high[i]!)) groups.set(high[i]!, [...(groups.get(high[i]!) ?? []), i]);
   let repeated = 0;
   const ivAt = (i: number) => Buffer.from(all.subarray(i * IV_BYTES, (i + 1) * IV_BYTES)).toString("hex");
   for (const indices of groups.values()) repeated += indices.length - new Set(indices.map(ivAt)).size;
@@ -86,7 +87,9 @@ describe("record sealing", () => {
       const batch = 1_024;
       for (let from = 0; from < count; from += batch) {
         const done = await Promise.all(
-          Array.from({ length: Math.min(batch, count - from) }, (_, i) => sealRecord(record(from + i + 1), KEY, "exec").then((r) => r.sealed as string)),
+          Array.from({ length: Math.min(batch, count - from) }, (_, i) =>
+            sealRecord(record(from + i + 1), KEY, "exec").then((r) => r.sealed as string),
+          ),
         );
         for (let i = 0; i < done.length; i++) sealed[from + i] = done[i]!;
       }
@@ -100,21 +103,33 @@ describe("record sealing", () => {
     "refuses two records' ciphertexts swapped, a record moved to another seq or execution, or opened with another key",
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.jsonValue({ maxDepth: 2 }), fc.jsonValue({ maxDepth: 2 }), fc.integer({ min: 1, max: 1_000 }), async (a, b, seq) => {
-          const first = await sealRecord(record(seq, a), KEY, "exec");
-          const second = await sealRecord(record(seq + 1, b), KEY, "exec");
-          expect(await openRecord(first, KEY, "exec")).toEqual(JSON.parse(JSON.stringify(record(seq, a))));
-          const swapped = [
-            { ...first, sealed: second.sealed },
-            { ...second, sealed: first.sealed },
-          ];
-          for (const r of swapped) expect(await rejects(openRecord(r, KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
-          expect(await rejects(openRecord({ ...first, seq: seq + 1 }, KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
-          expect(await rejects(openRecord(first, KEY, "another-exec"))).toBeInstanceOf(RecordAuthenticationError);
-          expect(await rejects(openRecord(first, OTHER_KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
-          expect(await rejects(openRecord({ ...first, stepId: "agent#turn:0:tool:1" }, KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
-          expect(await rejects(openRecord({ ...first, refs: ["sha256:" + "0".repeat(64)] }, KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
-        }),
+        fc.asyncProperty(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.integer({ min: 1, max: 1_000 }),
+          async (a, b, seq) => {
+            const first = await sealRecord(record(seq, a), KEY, "exec");
+            const second = await sealRecord(record(seq + 1, b), KEY, "exec");
+            expect(await openRecord(first, KEY, "exec")).toEqual(JSON.parse(JSON.stringify(record(seq, a))));
+            const swapped = [
+              { ...first, sealed: second.sealed },
+              { ...second, sealed: first.sealed },
+            ];
+            for (const r of swapped)
+              expect(await rejects(openRecord(r, KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
+            expect(await rejects(openRecord({ ...first, seq: seq + 1 }, KEY, "exec"))).toBeInstanceOf(
+              RecordAuthenticationError,
+            );
+            expect(await rejects(openRecord(first, KEY, "another-exec"))).toBeInstanceOf(RecordAuthenticationError);
+            expect(await rejects(openRecord(first, OTHER_KEY, "exec"))).toBeInstanceOf(RecordAuthenticationError);
+            expect(await rejects(openRecord({ ...first, stepId: "agent#turn:0:tool:1" }, KEY, "exec"))).toBeInstanceOf(
+              RecordAuthenticationError,
+            );
+            expect(
+              await rejects(openRecord({ ...first, refs: ["sha256:" + "0".repeat(64)] }, KEY, "exec")),
+            ).toBeInstanceOf(RecordAuthenticationError);
+          },
+        ),
         runs(60, 5_000),
       );
     },
@@ -122,7 +137,9 @@ describe("record sealing", () => {
   );
 
   it("refuses a sealed record with any single bit flipped, in the IV, the ciphertext or the tag", async () => {
-    const sealed = await sealRecord(record(7, { text: "héllo ✓", n: [1, 2, 3] }), KEY, "exec", ["sha256:" + "a".repeat(64)]);
+    const sealed = await sealRecord(record(7, { text: "héllo ✓", n: [1, 2, 3] }), KEY, "exec", [
+      "sha256:" + "a".repeat(64),
+    ]);
     const bytes = fromBase64(sealed.sealed as string);
     let refused = 0;
     for (let bit = 0; bit < bytes.length * 8; bit++) {
@@ -166,26 +183,32 @@ describe("EncryptingContentStore", () => {
     "gives equal blobs of two subjects different addresses and ciphertexts, and never opens one with the other's key",
     async () => {
       await fc.assert(
-        fc.asyncProperty(fc.uint8Array({ maxLength: 2_048 }), fc.string({ minLength: 1, maxLength: 8 }), async (bytes, suffix) => {
-          const inner = new TamperableStore();
-          const store = new EncryptingContentStore(inner, new MemoryKeyStore());
-          const [a, b] = [`alice-${suffix}`, `bob-${suffix}`];
-          const addressA = await store.put(bytes, { subject: a });
-          const addressB = await store.put(bytes, { subject: b });
-          expect(addressA).not.toBe(addressB);
-          expect(Buffer.compare(Buffer.from(inner.blobs.get(addressA)!), Buffer.from(inner.blobs.get(addressB)!))).not.toBe(0);
-          expect(await store.put(bytes, { subject: a }), "one subject's equal blobs dedupe").toBe(addressA);
-          expect(Buffer.from((await store.get(addressA, { subject: a }))!)).toEqual(Buffer.from(bytes));
-          expect(await rejects(store.get(addressA, { subject: b }))).toBeInstanceOf(ContentAuthenticationError);
-          // Served under the other's address, or with one bit flipped: refused.
-          const blobA = inner.blobs.get(addressA)!;
-          inner.blobs.set(addressB, blobA);
-          expect(await rejects(store.get(addressB, { subject: b }))).toBeInstanceOf(ContentAuthenticationError);
-          const flipped = blobA.slice();
-          flipped[flipped.length - 1]! ^= 0x01;
-          inner.blobs.set(addressA, flipped);
-          expect(await rejects(store.get(addressA, { subject: a }))).toBeInstanceOf(ContentAuthenticationError);
-        }),
+        fc.asyncProperty(
+          fc.uint8Array({ maxLength: 2_048 }),
+          fc.string({ minLength: 1, maxLength: 8 }),
+          async (bytes, suffix) => {
+            const inner = new TamperableStore();
+            const store = new EncryptingContentStore(inner, new MemoryKeyStore());
+            const [a, b] = [`alice-${suffix}`, `bob-${suffix}`];
+            const addressA = await store.put(bytes, { subject: a });
+            const addressB = await store.put(bytes, { subject: b });
+            expect(addressA).not.toBe(addressB);
+            expect(
+              Buffer.compare(Buffer.from(inner.blobs.get(addressA)!), Buffer.from(inner.blobs.get(addressB)!)),
+            ).not.toBe(0);
+            expect(await store.put(bytes, { subject: a }), "one subject's equal blobs dedupe").toBe(addressA);
+            expect(Buffer.from((await store.get(addressA, { subject: a }))!)).toEqual(Buffer.from(bytes));
+            expect(await rejects(store.get(addressA, { subject: b }))).toBeInstanceOf(ContentAuthenticationError);
+            // Served under the other's address, or with one bit flipped: refused.
+            const blobA = inner.blobs.get(addressA)!;
+            inner.blobs.set(addressB, blobA);
+            expect(await rejects(store.get(addressB, { subject: b }))).toBeInstanceOf(ContentAuthenticationError);
+            const flipped = blobA.slice();
+            flipped[flipped.length - 1]! ^= 0x01;
+            inner.blobs.set(addressA, flipped);
+            expect(await rejects(store.get(addressA, { subject: a }))).toBeInstanceOf(ContentAuthenticationError);
+          },
+        ),
         runs(80, 5_000),
       );
     },
@@ -197,8 +220,13 @@ describe("a sealed journal end to end (security.crypto on fs)", () => {
   const CANARY = "CANARY-alice-42";
   const loop = agentLoop$({ id: "sealed", model: "model", tools: ["fetch"], maxTurns: 3, warnTranscriptBytes: false });
   const effects = {
-    model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "fetch", input: { who: "alice" } }] }, { text: `done for ${CANARY}` }])),
-    fetch: createToolEffect(async () => ({ secret: CANARY, rows: Array.from({ length: 60 }, (_, i) => `${CANARY} row ${i}`) })),
+    model: createLlmEffect(
+      scriptedModel([{ toolCalls: [{ toolName: "fetch", input: { who: "alice" } }] }, { text: `done for ${CANARY}` }]),
+    ),
+    fetch: createToolEffect(async () => ({
+      secret: CANARY,
+      rows: Array.from({ length: 60 }, (_, i) => `${CANARY} row ${i}`),
+    })),
   };
 
   it("writes no plaintext to disk, resumes what it sealed, and refuses a swapped record with a typed error", async () => {
@@ -227,7 +255,8 @@ describe("a sealed journal end to end (security.crypto on fs)", () => {
       }
     };
     await walk(dir);
-    for (const file of files) expect((await readFile(file)).includes(Buffer.from("CANARY")), `${file} holds plaintext`).toBe(false);
+    for (const file of files)
+      expect((await readFile(file)).includes(Buffer.from("CANARY")), `${file} holds plaintext`).toBe(false);
 
     const reopened = await fsStores({ dir });
     const fresh = createApp(
@@ -236,7 +265,9 @@ describe("a sealed journal end to end (security.crypto on fs)", () => {
         effects,
         logics: [loop],
         security: { crypto: { keys: reopened.keys } },
-        execution: { claimCheck: { store: new EncryptingContentStore(reopened.content, reopened.keys), toolIds: ["fetch"] } },
+        execution: {
+          claimCheck: { store: new EncryptingContentStore(reopened.content, reopened.keys), toolIds: ["fetch"] },
+        },
       }),
     );
     expect((await fresh.resume("s")).getSnapshot().status).toBe("done");
@@ -251,7 +282,9 @@ describe("a sealed journal end to end (security.crypto on fs)", () => {
     [tampered[i]!.sealed, tampered[j]!.sealed] = [raw[j]!.sealed, raw[i]!.sealed];
     const copy = { ...memoryStores(), keys: reopened.keys };
     await copy.events.append("s", 0, tampered);
-    const other = createApp(defineConfig({ stores: copy, effects, logics: [loop], security: { crypto: { keys: reopened.keys } } }));
+    const other = createApp(
+      defineConfig({ stores: copy, effects, logics: [loop], security: { crypto: { keys: reopened.keys } } }),
+    );
     const error = await rejects(other.resume("s"));
     expect(error).toBeInstanceOf(LoomworkError);
     expect(error).toBeInstanceOf(RecordAuthenticationError);

@@ -34,11 +34,15 @@ interface Setup {
 }
 
 async function child(dir: string, mode: "setup" | "erase", crashAt?: number) {
-  const { stdout, stderr, code } = await runChild(await spawnChild("lifecycle.ts", [JSON.stringify({ dir, mode, ...(crashAt ? { crashAt } : {}) })]), {
-    killWhen: (line) => line.startsWith("crash "),
-  });
+  const { stdout, stderr, code } = await runChild(
+    await spawnChild("lifecycle.ts", [JSON.stringify({ dir, mode, ...(crashAt ? { crashAt } : {}) })]),
+    {
+      killWhen: (line) => line.startsWith("crash "),
+    },
+  );
   const crashed = linesOf(stdout, "crash")[0];
-  if (!crashed && code !== 0) throw new Error(`lifecycle child (${mode}) exited ${code}: ${stdout.slice(-1_500)} ${stderr.slice(-1_500)}`);
+  if (!crashed && code !== 0)
+    throw new Error(`lifecycle child (${mode}) exited ${code}: ${stdout.slice(-1_500)} ${stderr.slice(-1_500)}`);
   return { stdout, crashed, steps: linesOf(stdout, "step"), points: linesOf(stdout, "point") };
 }
 
@@ -59,7 +63,8 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
   try {
     expect(await stores.keys.isDestroyed(SUBJECT_A), `${label}: A's key destroyed`).toBe(true);
     expect(await stores.keys.get(SUBJECT_A), label).toBeUndefined();
-    for (const address of [...setup.addresses.a1!, ...setup.addresses.a2!]) expect(await stores.content.has(address), `${label}: A's blob ${address}`).toBe(false);
+    for (const address of [...setup.addresses.a1!, ...setup.addresses.a2!])
+      expect(await stores.content.has(address), `${label}: A's blob ${address}`).toBe(false);
     for (const id of ["a1", "a2"]) {
       const error = await app.resume(id).then(
         () => undefined,
@@ -68,15 +73,19 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
       expect(error, `${label}: ${id} after the erasure`).toBeInstanceOf(LoomworkError);
       expect((error as LoomworkError).code, label).toBe("LOOM_SUBJECT_ERASED");
     }
-    const coordinators = (await stores.events.listExecutions()).filter((info) => info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX));
+    const coordinators = (await stores.events.listExecutions()).filter((info) =>
+      info.executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX),
+    );
     expect(coordinators.length, label).toBeGreaterThan(0);
     for (const info of coordinators) expect(info.status, `${label}: coordinator ${info.executionId}`).toBe("done");
 
     // B intact: blobs, export, result.
-    for (const address of setup.addresses.b1!) expect(await stores.content.has(address), `${label}: B's blob ${address}`).toBe(true);
+    for (const address of setup.addresses.b1!)
+      expect(await stores.content.has(address), `${label}: B's blob ${address}`).toBe(true);
     const exported = await exportSubject(app, SUBJECT_B);
     expect(exported.claimChecked.map((blob) => blob.address).sort(), label).toEqual([...setup.addresses.b1!].sort());
-    for (const blob of exported.claimChecked) expect(blob, `${label}: B's blob ${blob.address} resolves`).toHaveProperty("value");
+    for (const blob of exported.claimChecked)
+      expect(blob, `${label}: B's blob ${blob.address} resolves`).toHaveProperty("value");
     expect(JSON.stringify(exported), label).toContain(canaryOf(SUBJECT_B));
     expect(await app.result("b1"), label).toEqual(setup.outputs.b1);
 
@@ -88,7 +97,8 @@ async function checkErased(dir: string, setup: Setup, label: string): Promise<vo
     await stores.close();
   }
   const canary = Buffer.from(canaryOf(SUBJECT_A));
-  for (const file of await filesUnder(dir)) expect((await readFile(file)).includes(canary), `${label}: ${file} holds A's plaintext`).toBe(false);
+  for (const file of await filesUnder(dir))
+    expect((await readFile(file)).includes(canary), `${label}: ${file} holds A's plaintext`).toBe(false);
 }
 
 describe("erasure under crashes", () => {
@@ -104,7 +114,11 @@ describe("erasure under crashes", () => {
       const baselineDir = join(root, "baseline");
       await cp(template, baselineDir, { recursive: true });
       const baseline = await child(baselineDir, "erase");
-      expect(JSON.parse(linesOf(baseline.stdout, "erased")[0]!)).toMatchObject({ subject: SUBJECT_A, shredded: true, contentDeleted: { deleted: 3, retained: 0 } });
+      expect(JSON.parse(linesOf(baseline.stdout, "erased")[0]!)).toMatchObject({
+        subject: SUBJECT_A,
+        shredded: true,
+        contentDeleted: { deleted: 3, retained: 0 },
+      });
       await checkErased(baselineDir, setup, "uninterrupted");
       const total = baseline.points.length;
 
@@ -122,10 +136,14 @@ describe("erasure under crashes", () => {
       });
       const steps = new Set(rows.map((r) => r.step ?? "before the coordinator started"));
       // docs/reliability.md: crashes fell before the coordinator started and in every one of its states.
-      const states = ["planning", "journalingIntent", "shredding", "deletingContent", "journalingResult", "erased"].map((state) => `loom.transition ${state}`);
+      const states = ["planning", "journalingIntent", "shredding", "deletingContent", "journalingResult", "erased"].map(
+        (state) => `loom.transition ${state}`,
+      );
       expect([...steps].sort()).toEqual(["before the coordinator started", ...states].sort());
       expect(rows).toHaveLength(total + 1);
-      console.info(`[campaign 6] ${total} write points of one erasure, each SIGKILLed and retried in a new process; crashes fell in: ${[...steps].join(", ")}`);
+      console.info(
+        `[campaign 6] ${total} write points of one erasure, each SIGKILLed and retried in a new process; crashes fell in: ${[...steps].join(", ")}`,
+      );
       if (SOAK) console.info(`[campaign 6] soak: ${rows.length} runs`);
     },
     timeout(120_000, 1_800_000),
@@ -145,7 +163,11 @@ describe("erasure under crashes: found by the deterministic simulation (soak see
     const events: EventStore = Object.assign(Object.create(base.events) as EventStore, {
       async append(executionId: string, expectedSeq: number, records: StoredRecord[]) {
         await base.events.append(executionId, expectedSeq, records);
-        if (loseNextPlanAck && executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX) && records.some((r) => r.type === STEP_COMPLETED)) {
+        if (
+          loseNextPlanAck &&
+          executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX) &&
+          records.some((r) => r.type === STEP_COMPLETED)
+        ) {
           loseNextPlanAck = false;
           throw Object.assign(new Error("the plan landed, its acknowledgement was lost"), { code: "EIO" });
         }
@@ -163,12 +185,17 @@ describe("erasure under crashes: found by the deterministic simulation (soak see
           stores,
           logics: [loop],
           effects: {
-            model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "fetch", input: {} }] }, { text: "done" }])),
+            model: createLlmEffect(
+              scriptedModel([{ toolCalls: [{ toolName: "fetch", input: {} }] }, { text: "done" }]),
+            ),
             fetch: createToolEffect(async () => {
               fetches++;
               fetching();
               if (park) await new Promise(() => undefined); // the first process dies in here
-              return { secret: canaryOf("late"), rows: Array.from({ length: 40 }, (_, i) => `row ${i} of a result over the inline cap`) };
+              return {
+                secret: canaryOf("late"),
+                rows: Array.from({ length: 40 }, (_, i) => `row ${i} of a result over the inline cap`),
+              };
             }),
           },
           execution: { claimCheck: { store: new EncryptingContentStore(base.content, base.keys), toolIds: ["fetch"] } },
@@ -204,9 +231,21 @@ describe("erasure under crashes: found by the deterministic simulation (soak see
     expect(fetches, "x's tool did not run again").toBe(1);
 
     const erased = await eraseSubject(second, "S");
-    expect(erased).toMatchObject({ subject: "S", shredded: true, alreadyErased: false, coordinatorId: "loom.erase:S:1", executions: ["x"], contentDeleted: { deleted: 0, retained: 0 } });
+    expect(erased).toMatchObject({
+      subject: "S",
+      shredded: true,
+      alreadyErased: false,
+      coordinatorId: "loom.erase:S:1",
+      executions: ["x"],
+      contentDeleted: { deleted: 0, retained: 0 },
+    });
     expect(await base.keys.isDestroyed("S")).toBe(true);
-    expect(await second.resume("x").then(() => undefined, (error: unknown) => error)).toMatchObject({ code: "LOOM_SUBJECT_ERASED", executionId: "x" });
+    expect(
+      await second.resume("x").then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    ).toMatchObject({ code: "LOOM_SUBJECT_ERASED", executionId: "x" });
     expect(await base.events.head("x")).toBe(head);
     await second.close();
   });

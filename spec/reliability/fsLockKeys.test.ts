@@ -49,7 +49,8 @@ async function lockOf(dir: string): Promise<Record<string, unknown>> {
 async function refusal(work: Promise<unknown>): Promise<unknown> {
   return work.then(
     (value: unknown) => {
-      if (value && typeof (value as { close?: unknown }).close === "function") void (value as { close(): Promise<void> }).close();
+      if (value && typeof (value as { close?: unknown }).close === "function")
+        void (value as { close(): Promise<void> }).close();
       return undefined;
     },
     (error: unknown) => error,
@@ -61,7 +62,12 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
     const dir = await tempDir("lock-identity");
     const stores = await fsStores({ dir });
     const lock = await lockOf(dir);
-    expect(lock).toMatchObject({ pid: process.pid, hostname: hostname(), bootId: bootId(), processStart: `linux:${await startTicks(process.pid)}` });
+    expect(lock).toMatchObject({
+      pid: process.pid,
+      hostname: hostname(),
+      bootId: bootId(),
+      processStart: `linux:${await startTicks(process.pid)}`,
+    });
     await stores.close();
     expect(await pathExists(join(dir, LOCK))).toBe(false);
   });
@@ -72,7 +78,14 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
     try {
       await writeFile(
         join(dir, LOCK),
-        JSON.stringify({ pid: sleeper.pid, hostname: hostname(), token: "old", acquiredAt: "2026-01-01T00:00:00.000Z", bootId: bootId(), processStart: "linux:1" }),
+        JSON.stringify({
+          pid: sleeper.pid,
+          hostname: hostname(),
+          token: "old",
+          acquiredAt: "2026-01-01T00:00:00.000Z",
+          bootId: bootId(),
+          processStart: "linux:1",
+        }),
       );
       const stores = await fsStores({ dir });
       expect(await lockOf(dir)).toMatchObject({ pid: process.pid });
@@ -93,7 +106,17 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
     try {
       // The pid and even the start ticks match a live process, but the machine has rebooted since.
       const processStart = `linux:${await startTicks(sleeper.pid)}`;
-      await writeFile(join(dir, LOCK), JSON.stringify({ pid: sleeper.pid, hostname: hostname(), token: "old", acquiredAt: "", bootId: "0000-previous-boot", processStart }));
+      await writeFile(
+        join(dir, LOCK),
+        JSON.stringify({
+          pid: sleeper.pid,
+          hostname: hostname(),
+          token: "old",
+          acquiredAt: "",
+          bootId: "0000-previous-boot",
+          processStart,
+        }),
+      );
       const stores = await fsStores({ dir });
       expect(await lockOf(dir)).toMatchObject({ pid: process.pid, bootId: bootId() });
       await stores.close();
@@ -107,7 +130,17 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
     const sleeper = await unrelatedProcess();
     try {
       const processStart = `linux:${await startTicks(sleeper.pid)}`;
-      await writeFile(join(dir, LOCK), JSON.stringify({ pid: sleeper.pid, hostname: hostname(), token: "held", acquiredAt: "", bootId: bootId(), processStart }));
+      await writeFile(
+        join(dir, LOCK),
+        JSON.stringify({
+          pid: sleeper.pid,
+          hostname: hostname(),
+          token: "held",
+          acquiredAt: "",
+          bootId: bootId(),
+          processStart,
+        }),
+      );
       const error = await refusal(fsStores({ dir }));
       expect(error).toBeInstanceOf(WriterLockedError);
       expect(error).toMatchObject({ code: "LOOM_WRITER_LOCKED", resource: dir });
@@ -122,7 +155,11 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
     const holder = spawnChild("holder.ts", [dir, "3"]);
     try {
       await waitForOutput(holder, (out) => out.includes("ready\n"));
-      expect(await lockOf(dir)).toMatchObject({ pid: holder.pid, bootId: bootId(), processStart: `linux:${await startTicks(holder.pid!)}` });
+      expect(await lockOf(dir)).toMatchObject({
+        pid: holder.pid,
+        bootId: bootId(),
+        processStart: `linux:${await startTicks(holder.pid!)}`,
+      });
       const error = await refusal(fsStores({ dir }));
       expect(error).toBeInstanceOf(WriterLockedError);
       expect(String((error as Error).cause)).toContain(`pid ${holder.pid}`);
@@ -147,7 +184,10 @@ describe.runIf(process.platform === "linux")("the writer lock survives pid reuse
 
     const sleeper = await unrelatedProcess();
     try {
-      await writeFile(join(dir, LOCK), JSON.stringify({ pid: sleeper.pid, hostname: hostname(), token: "t", acquiredAt: "" }));
+      await writeFile(
+        join(dir, LOCK),
+        JSON.stringify({ pid: sleeper.pid, hostname: hostname(), token: "t", acquiredAt: "" }),
+      );
       const error = await refusal(fsStores({ dir }));
       expect(error).toBeInstanceOf(WriterLockedError);
       expect(String((error as Error).cause)).toContain(join(dir, LOCK));
@@ -165,7 +205,8 @@ const effects = () => ({
   model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "fetch", input: {} }] }, { text: "done" }])),
   fetch: createToolEffect(async () => ({ rows: ["secret row"] })),
 });
-const sealedApp = (stores: Stores) => createApp(defineConfig({ stores, effects: effects(), logics: [loop], security: { crypto: { keys: stores.keys } } }));
+const sealedApp = (stores: Stores) =>
+  createApp(defineConfig({ stores, effects: effects(), logics: [loop], security: { crypto: { keys: stores.keys } } }));
 
 /** One finished sealed execution "a1" of subject alice, and one of bob. */
 async function sealHistory(stores: Stores): Promise<unknown> {
@@ -197,7 +238,10 @@ describe("a key file deleted without an erasure", () => {
 
     const stores = await fsStores({ dir });
     const app = sealedApp(stores);
-    expectKeyMissing(await refusal(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "again" } })), keyFile);
+    expectKeyMissing(
+      await refusal(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "again" } })),
+      keyFile,
+    );
     expect(await stores.events.head("a2")).toBe(0);
     expect(await stores.events.getExecution("a2")).toBeUndefined();
     expect(await pathExists(keyFile)).toBe(false);
@@ -215,7 +259,10 @@ describe("a key file deleted without an erasure", () => {
 
     // It stays loud on every later open, and no key file appears.
     const again = await fsStores({ dir });
-    expectKeyMissing(await refusal(sealedApp(again).start(loop, { executionId: "a3", subject: "alice", input: { prompt: "x" } })), keyFile);
+    expectKeyMissing(
+      await refusal(sealedApp(again).start(loop, { executionId: "a3", subject: "alice", input: { prompt: "x" } })),
+      keyFile,
+    );
     expect(await pathExists(keyFile)).toBe(false);
     await again.close();
   });
@@ -241,10 +288,20 @@ describe("a key file deleted without an erasure", () => {
 
     await unlink(keyFile);
     stores = await fsStores({ dir });
-    app = createApp(defineConfig({ stores, effects: effects(), logics: [loop], security: { crypto: { keys: stores.keys } }, compliance: { erase: true } }));
+    app = createApp(
+      defineConfig({
+        stores,
+        effects: effects(),
+        logics: [loop],
+        security: { crypto: { keys: stores.keys } },
+        compliance: { erase: true },
+      }),
+    );
     await eraseSubject(app, "alice");
     expect(await stores.keys.isDestroyed("alice")).toBe(true);
-    await expect(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })).rejects.toBeInstanceOf(SubjectErasedError);
+    await expect(
+      app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } }),
+    ).rejects.toBeInstanceOf(SubjectErasedError);
     await app.close();
     await stores.close();
   });
@@ -255,12 +312,16 @@ describe("a key file deleted without an erasure", () => {
     await sealHistory(first);
     await first.close();
     // A directory written by an older loomwork has key files only.
-    for (const name of await readdir(join(dir, "keys"))) if (!name.endsWith(".key")) await unlink(join(dir, "keys", name));
+    for (const name of await readdir(join(dir, "keys")))
+      if (!name.endsWith(".key")) await unlink(join(dir, "keys", name));
     await (await fsStores({ dir })).close();
     const keyFile = join(dir, "keys", `${entryName("alice")}.key`);
     await unlink(keyFile);
     const stores = await fsStores({ dir });
-    expectKeyMissing(await refusal(sealedApp(stores).start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })), keyFile);
+    expectKeyMissing(
+      await refusal(sealedApp(stores).start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })),
+      keyFile,
+    );
     await stores.close();
   });
 
@@ -298,55 +359,64 @@ out("key " + Buffer.from(key).toString("hex"));
 await stores.close();
 `;
 const keyChild = (dir: string, crashAt?: number) =>
-  runChild(spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", KEY_CHILD, dir, ...(crashAt ? [String(crashAt)] : [])], { stdio: ["ignore", "pipe", "pipe"] }), {
-    killWhen: (line) => line.startsWith("crash "),
-  });
+  runChild(
+    spawn(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", KEY_CHILD, dir, ...(crashAt ? [String(crashAt)] : [])],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    ),
+    {
+      killWhen: (line) => line.startsWith("crash "),
+    },
+  );
 
 describe("SIGKILL at every write point of a key's creation", () => {
-  it(
-    "leaves a key with its record or no key at all: never a record without a key, never a key handed out and lost",
-    async () => {
-      const baselineDir = await tempDir("key-crash-baseline");
-      const baseline = await keyChild(baselineDir);
-      const lines = baseline.stdout.split("\n");
-      const opened = lines.indexOf("opened");
-      const handedOut = lines.findIndex((line) => line.startsWith("key "));
-      // The write points between the open and the key being handed out: the key file, then its record.
-      const points = lines.slice(opened + 1, handedOut).map((line) => Number(line.split(" ")[1]));
-      expect(points.length).toBeGreaterThanOrEqual(8);
-      expect(lines.slice(opened + 1, handedOut).filter((line) => line.includes(" rename "))).toEqual([
-        `point ${points[2]} rename keys/${entryName("alice")}.key`,
-        `point ${points[6]} rename keys/${entryName("alice")}.created`,
+  it("leaves a key with its record or no key at all: never a record without a key, never a key handed out and lost", async () => {
+    const baselineDir = await tempDir("key-crash-baseline");
+    const baseline = await keyChild(baselineDir);
+    const lines = baseline.stdout.split("\n");
+    const opened = lines.indexOf("opened");
+    const handedOut = lines.findIndex((line) => line.startsWith("key "));
+    // The write points between the open and the key being handed out: the key file, then its record.
+    const points = lines.slice(opened + 1, handedOut).map((line) => Number(line.split(" ")[1]));
+    expect(points.length).toBeGreaterThanOrEqual(8);
+    expect(lines.slice(opened + 1, handedOut).filter((line) => line.includes(" rename "))).toEqual([
+      `point ${points[2]} rename keys/${entryName("alice")}.key`,
+      `point ${points[6]} rename keys/${entryName("alice")}.created`,
+    ]);
+    const outcomes = await pool([...points, points.at(-1)! + 1], 2, async (crashAt) => {
+      const dir = await tempDir("key-crash");
+      const run = await keyChild(dir, crashAt);
+      expect(linesOf(run.stdout, "crash"), `crash at ${crashAt}`).toHaveLength(1);
+      const handed = linesOf(run.stdout, "key")[0];
+      const stores = await fsStores({ dir });
+      const key = await stores.keys.get("alice"); // never KeyMissingError: no key was lost
+      const files = (await readdir(join(dir, "keys"))).sort();
+      await stores.close();
+      if (handed !== undefined)
+        expect(key && Buffer.from(key).toString("hex"), `crash at ${crashAt}: the handed-out key`).toBe(handed);
+      if (key === undefined) {
+        expect(files, `crash at ${crashAt}`).toEqual([]);
+        return "no key";
+      }
+      expect(files, `crash at ${crashAt}: the open completes the record`).toEqual([
+        `${entryName("alice")}.created`,
+        `${entryName("alice")}.key`,
       ]);
-      const outcomes = await pool([...points, points.at(-1)! + 1], 2, async (crashAt) => {
-        const dir = await tempDir("key-crash");
-        const run = await keyChild(dir, crashAt);
-        expect(linesOf(run.stdout, "crash"), `crash at ${crashAt}`).toHaveLength(1);
-        const handed = linesOf(run.stdout, "key")[0];
-        const stores = await fsStores({ dir });
-        const key = await stores.keys.get("alice"); // never KeyMissingError: no key was lost
-        const files = (await readdir(join(dir, "keys"))).sort();
-        await stores.close();
-        if (handed !== undefined) expect(key && Buffer.from(key).toString("hex"), `crash at ${crashAt}: the handed-out key`).toBe(handed);
-        if (key === undefined) {
-          expect(files, `crash at ${crashAt}`).toEqual([]);
-          return "no key";
-        }
-        expect(files, `crash at ${crashAt}: the open completes the record`).toEqual([`${entryName("alice")}.created`, `${entryName("alice")}.key`]);
-        // From now on the key is guarded: deleting it is a typed refusal, not a fresh key.
-        await unlink(join(dir, "keys", `${entryName("alice")}.key`));
-        const after = await fsStores({ dir });
-        expect(await refusal(after.keys.getOrCreate("alice")), `crash at ${crashAt}`).toBeInstanceOf(KeyMissingError);
-        await after.close();
-        return "key and record";
-      });
-      const noKey = outcomes.filter((o) => o === "no key").length;
-      console.info(`[campaign 12] ${outcomes.length} SIGKILLs during a key's creation: ${noKey} left no key, ${outcomes.length - noKey} a key with its record; none a record without a key`);
-      expect(noKey).toBeGreaterThan(0);
-      expect(outcomes.length - noKey).toBeGreaterThan(0);
-    },
-    120_000,
-  );
+      // From now on the key is guarded: deleting it is a typed refusal, not a fresh key.
+      await unlink(join(dir, "keys", `${entryName("alice")}.key`));
+      const after = await fsStores({ dir });
+      expect(await refusal(after.keys.getOrCreate("alice")), `crash at ${crashAt}`).toBeInstanceOf(KeyMissingError);
+      await after.close();
+      return "key and record";
+    });
+    const noKey = outcomes.filter((o) => o === "no key").length;
+    console.info(
+      `[campaign 12] ${outcomes.length} SIGKILLs during a key's creation: ${noKey} left no key, ${outcomes.length - noKey} a key with its record; none a record without a key`,
+    );
+    expect(noKey).toBeGreaterThan(0);
+    expect(outcomes.length - noKey).toBeGreaterThan(0);
+  }, 120_000);
 });
 
 describe("a key row deleted from IndexedDB without an erasure", () => {
@@ -372,7 +442,10 @@ describe("a key row deleted from IndexedDB without an erasure", () => {
     const stores = await indexedDbStores({ name, indexedDB, IDBKeyRange, locks: null });
     const app = sealedApp(stores);
     const location = `IndexedDB "${name}", object store "keys", key "alice"`;
-    expectKeyMissing(await refusal(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })), location);
+    expectKeyMissing(
+      await refusal(app.start(loop, { executionId: "a2", subject: "alice", input: { prompt: "x" } })),
+      location,
+    );
     expect(await stores.events.head("a2")).toBe(0);
     expectKeyMissing(await refusal(app.result("a1")), location);
     expectKeyMissing(await refusal(stores.keys.get("alice")), location);

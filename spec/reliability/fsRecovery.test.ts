@@ -17,7 +17,15 @@ import { cli } from "../cli/support.js";
 import { started, step } from "../conformance/suite.js";
 import { ForwardingEventStore, withEvents } from "../support/harness.js";
 import { kill, spawnChild as spawnFsChild, waitForOutput } from "../fs/helpers.js";
-import { crashAgent, crashAgentEffects, EXECUTION_ID, removeTempDirs, runCrashAgent, tempDir, withoutTime } from "./support.js";
+import {
+  crashAgent,
+  crashAgentEffects,
+  EXECUTION_ID,
+  removeTempDirs,
+  runCrashAgent,
+  tempDir,
+  withoutTime,
+} from "./support.js";
 import { expandRecords } from "../../stores/recordFormat.js";
 
 afterAll(removeTempDirs);
@@ -38,7 +46,10 @@ interface Fixture {
  * The crash agent run to its end on fsStores. Options: archive the records through `archiveThrough`;
  * replace the snapshot by the runtime's own snapshot at `snapshotSeq` (an unfinished state).
  */
-async function agentJournal(label: string, options: { archiveThrough?: number; snapshotSeq?: number } = {}): Promise<Fixture> {
+async function agentJournal(
+  label: string,
+  options: { archiveThrough?: number; snapshotSeq?: number } = {},
+): Promise<Fixture> {
   const dir = await tempDir(label);
   const stores = await fsStores({ dir });
   const snapshots: StoredSnapshot[] = [];
@@ -53,7 +64,8 @@ async function agentJournal(label: string, options: { archiveThrough?: number; s
   await stores.close();
   if (options.snapshotSeq !== undefined) {
     const snapshot = snapshots.find((s) => s.seq === options.snapshotSeq);
-    if (!snapshot) throw new Error(`no snapshot at seq ${options.snapshotSeq}: ${snapshots.map((s) => s.seq).join(", ")}`);
+    if (!snapshot)
+      throw new Error(`no snapshot at seq ${options.snapshotSeq}: ${snapshots.map((s) => s.seq).join(", ")}`);
     await writeFile(pathsOf(dir).snapshot, encodeSnapshot(EXECUTION_ID, snapshot));
   }
   return { dir, result, log, snapshots };
@@ -69,7 +81,8 @@ async function copyOf(fixture: Fixture, label: string): Promise<string> {
 async function filesOf(dir: string): Promise<Map<string, string>> {
   const folder = pathsOf(dir).dir;
   const files = new Map<string, string>();
-  for (const name of await readdir(folder).catch(() => [] as string[])) files.set(name, (await readFile(join(folder, name))).toString("hex"));
+  for (const name of await readdir(folder).catch(() => [] as string[]))
+    files.set(name, (await readFile(join(folder, name))).toString("hex"));
   return files;
 }
 
@@ -132,21 +145,34 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
             // ADR 0008: the first open after the clean close trusts its checkpoint and finds the damage at the
             // execution's first use; a later open (the checkpoint keeps the damage), or one without the
             // checkpoint (every log recovered), lists it from the open on.
-            if (open > 1 || checkpoint === "deleted") expect(listed!.damaged, `${label}, open ${open}: listed as damaged`).toMatchObject({ file: log });
+            if (open > 1 || checkpoint === "deleted")
+              expect(listed!.damaged, `${label}, open ${open}: listed as damaged`).toMatchObject({ file: log });
             const error = await stores.events.read(EXECUTION_ID).catch((e: unknown) => e);
-            expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `${label}, open ${open}: damaged after the first read`).toMatchObject({ file: log });
+            expect(
+              (await stores.events.getExecution(EXECUTION_ID))?.damaged,
+              `${label}, open ${open}: damaged after the first read`,
+            ).toMatchObject({ file: log });
             expect(error, label).toBeInstanceOf(JournalCorruptionError);
             const corruption = error as JournalCorruptionError;
             expect(corruption.file, label).toBe(log);
             expect(corruption.offset, label).toBeTypeOf("number");
-            expect(corruption.survives, label).toMatchObject({ snapshotSeq: fixture.log.length, archives: [{ fromSeq: 1, toSeq: 6 }] });
+            expect(corruption.survives, label).toMatchObject({
+              snapshotSeq: fixture.log.length,
+              archives: [{ fromSeq: 1, toSeq: 6 }],
+            });
             expect(corruption.message, label).toContain(`a whole snapshot at seq ${fixture.log.length}`);
             expect(corruption.message, label).toContain("archive segments 1-6");
             const resumed = await resumeError(stores);
             expect(resumed, `${label}: resume refused`).toBeInstanceOf(JournalCorruptionError);
-            await expect(stores.events.append(EXECUTION_ID, fixture.log.length, [step(fixture.log.length + 1)]), label).rejects.toBeInstanceOf(JournalCorruptionError);
+            await expect(
+              stores.events.append(EXECUTION_ID, fixture.log.length, [step(fixture.log.length + 1)]),
+              label,
+            ).rejects.toBeInstanceOf(JournalCorruptionError);
             // The segment and the snapshot still read: they are what a restore starts from.
-            expect(expandRecords((await stores.events.readArchives(EXECUTION_ID)).flatMap((s) => s.records)), label).toEqual(fixture.log.slice(0, 6));
+            expect(
+              expandRecords((await stores.events.readArchives(EXECUTION_ID)).flatMap((s) => s.records)),
+              label,
+            ).toEqual(fixture.log.slice(0, 6));
           } finally {
             await stores.close();
           }
@@ -166,7 +192,12 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     expect(ls.code, ls.stderr).toBe(0);
     expect(ls.stdout).toMatch(new RegExp(`^${EXECUTION_ID} .*damaged`, "m"));
     const lsJson = await cli(["ls", "--dir", dir, "--json"]);
-    expect(JSON.parse(lsJson.stdout)).toEqual([expect.objectContaining({ executionId: EXECUTION_ID, damaged: expect.objectContaining({ kind: "missing", file: pathsOf(dir).log }) })]);
+    expect(JSON.parse(lsJson.stdout)).toEqual([
+      expect.objectContaining({
+        executionId: EXECUTION_ID,
+        damaged: expect.objectContaining({ kind: "missing", file: pathsOf(dir).log }),
+      }),
+    ]);
     const damagedOnly = await cli(["ls", "--dir", dir, "--status", "damaged"]);
     expect(damagedOnly.code, damagedOnly.stderr).toBe(0);
     expect(damagedOnly.stdout).toContain(EXECUTION_ID);
@@ -192,9 +223,16 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     for (let open = 1; open <= 4; open++) {
       const stores = await fsStores({ dir: fixture.dir });
       try {
-        await expect(stores.events.read(EXECUTION_ID), `open ${open}`).rejects.toMatchObject({ file: log, offset: last.offset, code: "LOOM_JOURNAL_CORRUPT" });
+        await expect(stores.events.read(EXECUTION_ID), `open ${open}`).rejects.toMatchObject({
+          file: log,
+          offset: last.offset,
+          code: "LOOM_JOURNAL_CORRUPT",
+        });
         expect(await resumeError(stores), `open ${open}`).toBeInstanceOf(JournalCorruptionError);
-        expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `open ${open}`).toMatchObject({ kind: "frame", offset: last.offset });
+        expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `open ${open}`).toMatchObject({
+          kind: "frame",
+          offset: last.offset,
+        });
       } finally {
         await stores.close();
       }
@@ -227,7 +265,10 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     for (let open = 1; open <= 2; open++) {
       const stores = await fsStores({ dir: fixture.dir });
       try {
-        expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `open ${open}`).toMatchObject({ kind: "frame", offset: last.offset });
+        expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `open ${open}`).toMatchObject({
+          kind: "frame",
+          offset: last.offset,
+        });
         expect(await stores.events.read("healthy")).toEqual([started(1)]);
       } finally {
         await stores.close();
@@ -248,7 +289,11 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
         const stores = await fsStores({ dir });
         try {
           // ADR 0008: after the clean close the first open finds the cut at the first read; the second at open.
-          if (open > 1) expect((await stores.events.getExecution(EXECUTION_ID))?.damaged, `cut at ${cut}, open ${open}: at open`).toMatchObject({ kind: "cut", file: log, offset: cut });
+          if (open > 1)
+            expect(
+              (await stores.events.getExecution(EXECUTION_ID))?.damaged,
+              `cut at ${cut}, open ${open}: at open`,
+            ).toMatchObject({ kind: "cut", file: log, offset: cut });
           const error = (await stores.events.read(EXECUTION_ID).catch((e: unknown) => e)) as JournalCorruptionError;
           expect(error).toBeInstanceOf(JournalCorruptionError);
           expect(error).toMatchObject({ kind: "cut", offset: cut });
@@ -343,7 +388,13 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
         return info && { ...info, head: 4 };
       }
     })(stores.events);
-    const app = createApp(defineConfig({ stores: withEvents(stores, truncated), effects: crashAgentEffects(TURNS, () => undefined), logics: [crashAgent(TURNS)] }));
+    const app = createApp(
+      defineConfig({
+        stores: withEvents(stores, truncated),
+        effects: crashAgentEffects(TURNS, () => undefined),
+        logics: [crashAgent(TURNS)],
+      }),
+    );
     try {
       const error = await app.resume(EXECUTION_ID).then(
         () => undefined,
@@ -384,7 +435,9 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     await rm(checkpointOf(dir));
     const reopened = await fsStores({ dir });
     try {
-      expect(await reopened.events.listExecutions()).toEqual([expect.objectContaining({ executionId: id, damaged: expect.objectContaining({ kind: "missing" }) })]);
+      expect(await reopened.events.listExecutions()).toEqual([
+        expect.objectContaining({ executionId: id, damaged: expect.objectContaining({ kind: "missing" }) }),
+      ]);
       expect((await reopened.events.readArchives(id)).flatMap((s) => s.records)).toEqual([started(1)]);
     } finally {
       await reopened.close();
@@ -426,9 +479,10 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
         await app.resume(EXECUTION_ID);
         expect(await app.result(EXECUTION_ID)).toEqual(fixture.result);
         expect(withoutTime(await app.log(EXECUTION_ID))).toEqual(withoutTime(fixture.log));
-        expect(warnings.filter((w) => w.code === "LOOM_SNAPSHOT_DAMAGED"), `archived through ${archiveThrough}`).toEqual([
-          expect.objectContaining({ executionId: EXECUTION_ID, file: snapshot }),
-        ]);
+        expect(
+          warnings.filter((w) => w.code === "LOOM_SNAPSHOT_DAMAGED"),
+          `archived through ${archiveThrough}`,
+        ).toEqual([expect.objectContaining({ executionId: EXECUTION_ID, file: snapshot })]);
         expect(app.stats).toBeDefined();
         await app.close();
       } finally {
@@ -479,7 +533,9 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     }
     // The cut bytes hold a readable frame: they are kept in recovered/, not deleted.
     const kept = await readdir(join(dir, "recovered"));
-    expect(kept).toEqual([expect.stringMatching(new RegExp(`^${ExecutionPaths.of(dir, "e").name}-[0-9a-f]+-${durable}$`))]);
+    expect(kept).toEqual([
+      expect.stringMatching(new RegExp(`^${ExecutionPaths.of(dir, "e").name}-[0-9a-f]+-${durable}$`)),
+    ]);
     const tail = await readFile(join(dir, "recovered", kept[0]!));
     expect(tail).toEqual(Buffer.concat([Buffer.alloc(lost.length), persisted]));
     expect(durable).toBeGreaterThan(0);
@@ -491,7 +547,10 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     const paths = ExecutionPaths.of(dir, "e");
     await mkdir(paths.dir, { recursive: true });
     const second = encodeJsonFrame([step(2)]);
-    const bytes = Buffer.concat([Buffer.alloc(encodeHeader("e", 0, null).length + encodeJsonFrame([started(1)]).length), second]);
+    const bytes = Buffer.concat([
+      Buffer.alloc(encodeHeader("e", 0, null).length + encodeJsonFrame([started(1)]).length),
+      second,
+    ]);
     await writeFile(paths.log, bytes);
     const stores = await fsStores({ dir });
     try {
@@ -517,7 +576,11 @@ describe("fs recovery: nothing acknowledged is ever deleted or silently cut", ()
     await writeFile(log, bytes);
     const reopened = await fsStores({ dir });
     try {
-      await expect(reopened.events.read("e")).rejects.toMatchObject({ file: log, offset: victim.offset, kind: "frame" });
+      await expect(reopened.events.read("e")).rejects.toMatchObject({
+        file: log,
+        offset: victim.offset,
+        kind: "frame",
+      });
     } finally {
       await reopened.close();
     }

@@ -16,7 +16,19 @@ import type { StoredRecord } from "../../stores/types.js";
 import { started, step } from "../conformance/suite.js";
 import { prng } from "../support/workload.js";
 import { SimDisk } from "./simDisk.js";
-import { cases, contiguous, crashAgent, crashAgentEffects, duplicateOutcomes, EXECUTION_ID, removeTempDirs, runCrashAgent, tempDir, timeout, withoutTime } from "./support.js";
+import {
+  cases,
+  contiguous,
+  crashAgent,
+  crashAgentEffects,
+  duplicateOutcomes,
+  EXECUTION_ID,
+  removeTempDirs,
+  runCrashAgent,
+  tempDir,
+  timeout,
+  withoutTime,
+} from "./support.js";
 
 afterAll(removeTempDirs);
 
@@ -77,7 +89,10 @@ describe("EIO at every disk operation", () => {
             // The failure hit a snapshot file (written beside the run's last appends, not in front of them),
             // or comes with the close: the run itself had ended, every record it wrote durable.
             expect(outcome, label).toMatchObject({ result: baseline.result });
-            const snapshotFile = (op: string) => op.includes(join(dir, "tmp")) || /rename .*[\\/]snapshot$/.test(op) || / fsyncDir .*[\\/]executions[\\/][^\\/]+$/.test(op);
+            const snapshotFile = (op: string) =>
+              op.includes(join(dir, "tmp")) ||
+              /rename .*[\\/]snapshot$/.test(op) ||
+              / fsyncDir .*[\\/]executions[\\/][^\\/]+$/.test(op);
             expect(disk.failed.every(snapshotFile), label).toBe(true);
           }
           if (disk.failed.length > 0) await expectStaysFailed(stores, label);
@@ -95,11 +110,16 @@ describe("EIO at every disk operation", () => {
         expect(contiguous(resumed.log), label).toBe(true);
         expect(duplicateOutcomes(resumed.log), label).toEqual([]);
         expect(withoutTime(resumed.log), label).toEqual(withoutTime(baseline.log));
-        for (const record of acked) expect(JSON.stringify(resumed.log[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(JSON.stringify(record));
+        for (const record of acked)
+          expect(JSON.stringify(resumed.log[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(
+            JSON.stringify(record),
+          );
       }
       // Every other failure fails the run: an append's write or fsync, the log's creation, the open.
       expect(failedRuns).toBeGreaterThan(total / 3);
-      console.info(`[campaign 3] ${total} disk operations, each failed once with EIO: ${failedRuns} runs failed with WriterFailedError, ${openFailures} opens failed; all recovered`);
+      console.info(
+        `[campaign 3] ${total} disk operations, each failed once with EIO: ${failedRuns} runs failed with WriterFailedError, ${openFailures} opens failed; all recovered`,
+      );
     },
     timeout(60_000, 600_000),
   );
@@ -125,7 +145,8 @@ describe("EIO at every disk operation", () => {
         const endedBeforeFailure = new Set<string>();
         app.on("append", ({ executionId, records }) => {
           acked.get(executionId)!.push(...records);
-          if (disk.failed.length === 0 && records.some((r) => r.type === EXECUTION_ENDED)) endedBeforeFailure.add(executionId);
+          if (disk.failed.length === 0 && records.some((r) => r.type === EXECUTION_ENDED))
+            endedBeforeFailure.add(executionId);
         });
         const outcomes = await Promise.allSettled(
           ids.map(async (id) => {
@@ -150,7 +171,9 @@ describe("EIO at every disk operation", () => {
         expect(failedHere, label).toBeGreaterThan(0);
         failedRuns += failedHere;
         finishedFirst += endedBeforeFailure.size;
-        await expect(app.start(loop, { executionId: "late", input: { prompt: "late" } }), label).rejects.toBeInstanceOf(WriterFailedError);
+        await expect(app.start(loop, { executionId: "late", input: { prompt: "late" } }), label).rejects.toBeInstanceOf(
+          WriterFailedError,
+        );
         await app.close();
         await stores.close();
         disk.crash();
@@ -159,12 +182,16 @@ describe("EIO at every disk operation", () => {
         const reopened = await fsStores({ dir, fsOps: noSync });
         const app2 = createApp(defineConfig({ stores: reopened, effects, logics: [loop] }));
         for (const id of ids) {
-          if ((await reopened.events.head(id)) === 0) await app2.start(loop, { executionId: id, input: { prompt: `topic ${id}` } });
+          if ((await reopened.events.head(id)) === 0)
+            await app2.start(loop, { executionId: id, input: { prompt: `topic ${id}` } });
           else await app2.resume(id);
           expect(await app2.result(id), `${label}: ${id}`).toMatchObject({ text: `Done after ${TURNS} turns.` });
           const log = await app2.log(id);
           expect(contiguous(log), `${label}: ${id}`).toBe(true);
-          for (const record of acked.get(id)!) expect(JSON.stringify(log[record.seq - 1]), `${label}: ${id} acknowledged seq ${record.seq}`).toBe(JSON.stringify(record));
+          for (const record of acked.get(id)!)
+            expect(JSON.stringify(log[record.seq - 1]), `${label}: ${id} acknowledged seq ${record.seq}`).toBe(
+              JSON.stringify(record),
+            );
         }
         await app2.close();
         await reopened.close();

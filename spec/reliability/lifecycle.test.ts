@@ -14,7 +14,15 @@ import { SubjectErasedError } from "../../stores/errors.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import type { ContentStore } from "../../stores/types.js";
 import { forgedEnvelope } from "../lifecycle/forgery.js";
-import { canaryOf, CrashingEvents, offloaded, rejection, runAgent, SimulatedCrash, world } from "../lifecycle/support.js";
+import {
+  canaryOf,
+  CrashingEvents,
+  offloaded,
+  rejection,
+  runAgent,
+  SimulatedCrash,
+  world,
+} from "../lifecycle/support.js";
 import { removeTempDirs, tempDir } from "./support.js";
 import { archive, eraseSubject, exportSubject } from "../../lifecycle.js";
 
@@ -39,7 +47,11 @@ describe("exportSubject resolves only the envelopes the claim-check wrote (ADR 0
   for (const { mode, crypto } of MODES) {
     it(`${mode}: a forged envelope nested in A's tainted tool output is listed as data; B's blob is never read`, async () => {
       const reads: string[] = [];
-      const w = world({ crypto, content: (stores) => spying(crypto ? new EncryptingContentStore(stores.content, stores.keys) : stores.content, reads) });
+      const w = world({
+        crypto,
+        content: (stores) =>
+          spying(crypto ? new EncryptingContentStore(stores.content, stores.keys) : stores.content, reads),
+      });
       const app = w.app();
       await runAgent(app, "b1", "B", ["fetch"]);
       const { fetch: bAddress } = await offloaded(app, "b1");
@@ -75,7 +87,9 @@ describe("after an erasure the subject is erased in both modes", () => {
       const before = JSON.stringify(await w.stores.events.listExecutions());
       const loop = agentLoop$({ id: "agent-fetch", model: "model", tools: ["fetch"], warnTranscriptBytes: false });
       for (const target of [app, w.app()]) {
-        const started = await rejection(target.start(loop, { executionId: "a2", subject: "A", input: { prompt: "again" } }));
+        const started = await rejection(
+          target.start(loop, { executionId: "a2", subject: "A", input: { prompt: "again" } }),
+        );
         expect(started, `${mode}: start after the erasure`).toBeInstanceOf(SubjectErasedError);
         expect((started as SubjectErasedError).subject).toBe("A");
         const resumed = await rejection(target.resume("a1"));
@@ -96,7 +110,10 @@ describe("after an erasure the subject is erased in both modes", () => {
       // The read models are not touched first: awaiting their hydration once hid that the outcome was kept
       // whenever the app had not created them (spec/lifecycle/inMemoryCopies.test.ts covers the read models).
       await eraseSubject(app, "A");
-      for (const [label, target] of [["same app", app], ["fresh app", w.app()]] as const) {
+      for (const [label, target] of [
+        ["same app", app],
+        ["fresh app", w.app()],
+      ] as const) {
         const error = await rejection(target.result("a1"));
         expect(error, `${mode}, ${label}`).toBeInstanceOf(SubjectErasedError);
         expect(JSON.stringify(error), label).not.toContain("done");
@@ -115,7 +132,9 @@ describe("a stopped, then archived, execution stays stopped (one fold for recove
       beforeAnswer: (ctx) => {
         calls++;
         reached();
-        return new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }));
+        return new Promise((_, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }),
+        );
       },
     });
     const app = w.app();
@@ -150,20 +169,30 @@ describe("the erasure-in-progress guard finds the coordinator of a subject whose
       // The erasure dies right after its intent is journaled (before the shred): the coordinator stays running.
       const dying = new CrashingEvents(w.stores.events, { prefix: "loom.erase:", at: 3, mode: "after" });
       expect(await rejection(eraseSubject(w.app({ events: dying }), SUBJECT))).toBeInstanceOf(SimulatedCrash);
-      const running = (await w.stores.events.listExecutions()).filter((i) => i.executionId.startsWith("loom.erase:") && i.status === "running");
+      const running = (await w.stores.events.listExecutions()).filter(
+        (i) => i.executionId.startsWith("loom.erase:") && i.status === "running",
+      );
       expect(running.map((i) => i.executionId)).toEqual([`loom.erase:${encodeURIComponent(SUBJECT)}:1`]);
 
       const fresh = w.app();
       const loop = agentLoop$({ id: "agent-fetch", model: "model", tools: ["fetch"], warnTranscriptBytes: false });
-      const started = await rejection(fresh.start(loop, { executionId: "u2", subject: SUBJECT, input: { prompt: "more" } }));
+      const started = await rejection(
+        fresh.start(loop, { executionId: "u2", subject: SUBJECT, input: { prompt: "more" } }),
+      );
       expect(started).toBeInstanceOf(ErasureInProgressError);
-      expect(started).toMatchObject({ code: "LOOM_ERASURE_IN_PROGRESS", subject: SUBJECT, coordinatorId: running[0]!.executionId });
+      expect(started).toMatchObject({
+        code: "LOOM_ERASURE_IN_PROGRESS",
+        subject: SUBJECT,
+        coordinatorId: running[0]!.executionId,
+      });
       const resumed = await rejection(fresh.resume("u1"));
       expect(resumed).toMatchObject({ code: "LOOM_ERASURE_IN_PROGRESS", subject: SUBJECT });
       expect(await w.stores.events.head("u2")).toBe(0);
 
       await eraseSubject(fresh, SUBJECT);
-      expect(await rejection(fresh.start(loop, { executionId: "u2", subject: SUBJECT, input: { prompt: "more" } }))).toBeInstanceOf(SubjectErasedError);
+      expect(
+        await rejection(fresh.start(loop, { executionId: "u2", subject: SUBJECT, input: { prompt: "more" } })),
+      ).toBeInstanceOf(SubjectErasedError);
       expect(await w.stores.events.head("u2")).toBe(0);
     });
   }
@@ -175,8 +204,17 @@ describe("loomwork run never deletes a directory it did not create", () => {
     new Promise<{ code: number; out: string }>((resolve) => {
       const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
       delete env.LOOMWORK_DIR;
-      execFile(process.execPath, ["--import", pathToFileURL(join(repo, "node_modules/tsx/dist/loader.mjs")).href, join(repo, "cli/main.ts"), ...args], { cwd, env, encoding: "utf8" }, (error, stdout, stderr) =>
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+      execFile(
+        process.execPath,
+        [
+          "--import",
+          pathToFileURL(join(repo, "node_modules/tsx/dist/loader.mjs")).href,
+          join(repo, "cli/main.ts"),
+          ...args,
+        ],
+        { cwd, env, encoding: "utf8" },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
       );
     });
 

@@ -16,7 +16,13 @@ export const SUBJECT_B = "subject-B";
 export const canaryOf = (subject: string) => `CANARY-${subject}-5e1f`;
 
 const TOOLS = ["fetch", "shared"];
-export const lifecycleLoop = agentLoop$({ id: "life", model: "model", tools: TOOLS, maxTurns: 3, warnTranscriptBytes: false });
+export const lifecycleLoop = agentLoop$({
+  id: "life",
+  model: "model",
+  tools: TOOLS,
+  maxTurns: 3,
+  warnTranscriptBytes: false,
+});
 
 /** The executions the setup runs: two of A, one of B (the one that must stay intact). */
 export const LIFECYCLE_EXECUTIONS = [
@@ -33,10 +39,16 @@ function effects(): Record<string, Effect> {
       id: "life",
       async generate(request, ctx) {
         const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
-        return turn === 0 ? { toolCalls: request.tools.map((tool) => ({ toolName: tool.name, input: {} })) } : { text: `done for ${ctx.subject}` };
+        return turn === 0
+          ? { toolCalls: request.tools.map((tool) => ({ toolName: tool.name, input: {} })) }
+          : { text: `done for ${ctx.subject}` };
       },
     }),
-    fetch: createToolEffect(async (_input: unknown, ctx) => ({ owner: ctx.subject, canary: canaryOf(String(ctx.subject)), rows: rows(`fetch ${ctx.executionId}`) })),
+    fetch: createToolEffect(async (_input: unknown, ctx) => ({
+      owner: ctx.subject,
+      canary: canaryOf(String(ctx.subject)),
+      rows: rows(`fetch ${ctx.executionId}`),
+    })),
     shared: createToolEffect(async () => ({ dataset: "public", rows: rows("shared") })),
   };
 }
@@ -47,7 +59,10 @@ export function lifecycleApp(stores: Stores): App {
       stores,
       effects: effects(),
       logics: [lifecycleLoop],
-      execution: { snapshotEvery: 4, claimCheck: { store: new EncryptingContentStore(stores.content, stores.keys), toolIds: TOOLS } },
+      execution: {
+        snapshotEvery: 4,
+        claimCheck: { store: new EncryptingContentStore(stores.content, stores.keys), toolIds: TOOLS },
+      },
       security: { crypto: { keys: stores.keys } },
       compliance: { erase: true },
     }),

@@ -51,14 +51,20 @@ async function load(adapter: string, open: () => Promise<Stores & { close(): Pro
   let releaseAll!: () => void;
   const allStarted = new Promise<void>((resolve) => (releaseAll = resolve));
   const effects = {
-    model: createLlmEffect(scriptedModel((_request, call) => (call === 0 ? { toolCalls: [{ toolName: "search", input: { q: "owls" } }] } : { text: "answer" }))),
+    model: createLlmEffect(
+      scriptedModel((_request, call) =>
+        call === 0 ? { toolCalls: [{ toolName: "search", input: { q: "owls" } }] } : { text: "answer" },
+      ),
+    ),
     // Every tool call waits until all executions have started: the 1,000 are in flight at once.
     search: createToolEffect(async (_input: unknown, ctx) => {
       await allStarted;
       return { hits: [`${ctx.executionId} hit`] };
     }),
   };
-  let app: ReturnType<typeof createApp> | undefined = createApp(defineConfig({ stores, effects, logics: [loop], execution: { snapshotEvery: false } }));
+  let app: ReturnType<typeof createApp> | undefined = createApp(
+    defineConfig({ stores, effects, logics: [loop], execution: { snapshotEvery: false } }),
+  );
   const ids = Array.from({ length: COUNT }, (_, i) => `load-${String(i).padStart(5, "0")}`);
   await Promise.all(
     ids.map(async (id) => {
@@ -78,7 +84,10 @@ async function load(adapter: string, open: () => Promise<Stores & { close(): Pro
     const log = await stores.events.read(id);
     records += log.length;
     expect(contiguous(log), id).toBe(true);
-    expect(log.filter((r) => r.type === STEP_COMPLETED), id).toHaveLength(3);
+    expect(
+      log.filter((r) => r.type === STEP_COMPLETED),
+      id,
+    ).toHaveLength(3);
     expect(log.at(-1)?.type, id).toBe(EXECUTION_ENDED);
   }
   clearInterval(sampler);

@@ -14,7 +14,16 @@ import type { StoredRecord } from "../../stores/types.js";
 import { started } from "../conformance/suite.js";
 import { prng } from "../support/workload.js";
 import { SimDisk, type CrashMode } from "./simDisk.js";
-import { cases, contiguous, duplicateOutcomes, removeTempDirs, runCrashAgent, tempDir, timeout, withoutTime } from "./support.js";
+import {
+  cases,
+  contiguous,
+  duplicateOutcomes,
+  removeTempDirs,
+  runCrashAgent,
+  tempDir,
+  timeout,
+  withoutTime,
+} from "./support.js";
 
 afterAll(removeTempDirs);
 
@@ -22,7 +31,7 @@ afterAll(removeTempDirs);
 const noSync: Partial<FsOps> = { fsync: async () => undefined, fsyncDir: async () => undefined };
 const EXECUTIONS = ["a", "b", "c"];
 const SUBJECTS = ["alice", "bob"];
-const TEXT = ["owl", "héllo ✓", "𝄞 clef", "lone \ud800 surrogate", "{\"not\":\"json\"}", "\u0000nul", "x".repeat(40)];
+const TEXT = ["owl", "héllo ✓", "𝄞 clef", "lone \ud800 surrogate", '{"not":"json"}', "\u0000nul", "x".repeat(40)];
 
 /** What the workload tried and what the store acknowledged, across crash cycles. */
 interface Model {
@@ -38,9 +47,19 @@ interface Model {
 
 function record(random: () => number, seq: number): StoredRecord {
   if (seq === 1) return started(1);
-  const text = Array.from({ length: 1 + Math.floor(random() * 6) }, () => TEXT[Math.floor(random() * TEXT.length)]).join(" ");
+  const text = Array.from(
+    { length: 1 + Math.floor(random() * 6) },
+    () => TEXT[Math.floor(random() * TEXT.length)],
+  ).join(" ");
   const pad = random() < 0.2 ? "p".repeat(Math.floor(random() * 3_000)) : "";
-  return { seq, at: 1_000 + seq, type: "loom.step.completed", stepId: `s#${seq}`, effectId: "tool", output: { text, pad, n: random() } };
+  return {
+    seq,
+    at: 1_000 + seq,
+    type: "loom.step.completed",
+    stepId: `s#${seq}`,
+    effectId: "tool",
+    output: { text, pad, n: random() },
+  };
 }
 
 /** Runs appends, snapshots, archives, blob puts and key creations on `stores` until the disk crashes. */
@@ -63,7 +82,9 @@ async function workload(stores: FsStores, disk: SimDisk, model: Model, seed: num
         head = end;
       }
       const outcomes = await Promise.allSettled(appends);
-      for (const o of outcomes) if (o.status === "fulfilled") model.acked.set(executionId, Math.max(model.acked.get(executionId) ?? 0, o.value));
+      for (const o of outcomes)
+        if (o.status === "fulfilled")
+          model.acked.set(executionId, Math.max(model.acked.get(executionId) ?? 0, o.value));
       if (outcomes.some((o) => o.status === "rejected")) return;
       const roll = random();
       if (roll < 0.15) {
@@ -106,27 +127,44 @@ async function verify(stores: FsStores, model: Model, label: string): Promise<vo
     const archived = (await stores.events.readArchives(executionId)).flatMap((s) => s.records);
     const records = [...archived, ...(await stores.events.read(executionId))];
     expect(contiguous(records), `${label}: ${executionId} seqs contiguous`).toBe(true);
-    expect(records.length, `${label}: ${executionId} keeps every acknowledged seq (acked ${acked})`).toBeGreaterThanOrEqual(acked);
-    for (const r of records) expect(JSON.stringify(r), `${label}: ${executionId} seq ${r.seq} is a whole record that was written`).toBe(attempted.get(r.seq));
+    expect(
+      records.length,
+      `${label}: ${executionId} keeps every acknowledged seq (acked ${acked})`,
+    ).toBeGreaterThanOrEqual(acked);
+    for (const r of records)
+      expect(JSON.stringify(r), `${label}: ${executionId} seq ${r.seq} is a whole record that was written`).toBe(
+        attempted.get(r.seq),
+      );
     const info = await stores.events.getExecution(executionId);
     expect(info?.head ?? 0, `${label}: ${executionId} catalogue head`).toBe(records.length);
     const snapshot = await stores.events.getSnapshot(executionId);
     if (snapshot) {
-      expect(model.snapshots.get(executionId)!.has(JSON.stringify(snapshot)), `${label}: ${executionId} snapshot is one that was put`).toBe(true);
+      expect(
+        model.snapshots.get(executionId)!.has(JSON.stringify(snapshot)),
+        `${label}: ${executionId} snapshot is one that was put`,
+      ).toBe(true);
       expect(snapshot.seq).toBeLessThanOrEqual(records.length);
     }
     for (const seq of [...attempted.keys()]) if (seq > records.length) attempted.delete(seq);
     model.acked.set(executionId, records.length);
   }
   for (const [address, hex] of model.blobs) {
-    expect(Buffer.from((await stores.content.get(address)) ?? []).toString("hex"), `${label}: acknowledged blob ${address}`).toBe(hex);
+    expect(
+      Buffer.from((await stores.content.get(address)) ?? []).toString("hex"),
+      `${label}: acknowledged blob ${address}`,
+    ).toBe(hex);
   }
-  for (const [subject, key] of model.keys) expect(Buffer.from((await stores.keys.get(subject)) ?? []).toString("hex"), `${label}: key of ${subject}`).toBe(key);
+  for (const [subject, key] of model.keys)
+    expect(Buffer.from((await stores.keys.get(subject)) ?? []).toString("hex"), `${label}: key of ${subject}`).toBe(
+      key,
+    );
 }
 
 /** On a refused log: every acknowledged record of it is whole in the frames before the damage. */
 async function expectAckedBefore(error: JournalCorruptionError, model: Model, label: string): Promise<void> {
-  const executionId = EXECUTIONS.find((id) => ExecutionPaths.of(dirname(dirname(dirname(error.file))), id).log === error.file);
+  const executionId = EXECUTIONS.find(
+    (id) => ExecutionPaths.of(dirname(dirname(dirname(error.file))), id).log === error.file,
+  );
   expect(executionId, `${label}: ${error.message}`).toBeDefined();
   const bytes = await readFile(error.file);
   const frames = scanFrames(bytes.subarray(0, error.offset)).frames.slice(1);
@@ -135,7 +173,10 @@ async function expectAckedBefore(error: JournalCorruptionError, model: Model, la
   const attempted = model.attempted.get(executionId!)!;
   const first = kept[0]?.seq ?? acked + 1;
   for (let seq = first; seq <= acked; seq++) {
-    expect(JSON.stringify(kept[seq - first]), `${label}: acknowledged seq ${seq} lies whole before the damage at ${error.offset}`).toBe(attempted.get(seq));
+    expect(
+      JSON.stringify(kept[seq - first]),
+      `${label}: acknowledged seq ${seq} lies whole before the damage at ${error.offset}`,
+    ).toBe(attempted.get(seq));
   }
 }
 
@@ -148,7 +189,11 @@ const newModel = (): Model => ({
 });
 
 /** One seed: crash cycles of the workload on the simulated disk, each followed by a check. */
-async function crashCycles(seed: number, modes: CrashMode[], cycles: number): Promise<{ corrupt?: JournalCorruptionError; label?: string; tails: number }> {
+async function crashCycles(
+  seed: number,
+  modes: CrashMode[],
+  cycles: number,
+): Promise<{ corrupt?: JournalCorruptionError; label?: string; tails: number }> {
   const random = prng(seed);
   const dir = await tempDir(`lost-${seed}`);
   const model = newModel();
@@ -262,10 +307,15 @@ describe("lost unsynced writes on a simulated disk", () => {
           expect(contiguous(resumed.log), label).toBe(true);
           expect(duplicateOutcomes(resumed.log), label).toEqual([]);
           expect(withoutTime(resumed.log), label).toEqual(withoutTime(baseline.log));
-          for (const record of acked) expect(JSON.stringify(resumed.log[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(JSON.stringify(record));
+          for (const record of acked)
+            expect(JSON.stringify(resumed.log[record.seq - 1]), `${label}: acknowledged seq ${record.seq}`).toBe(
+              JSON.stringify(record),
+            );
         }
       }
-      console.info(`[campaign 2] agent: ${total} disk operations x ${rounds} round(s), each crashed, imaged and resumed`);
+      console.info(
+        `[campaign 2] agent: ${total} disk operations x ${rounds} round(s), each crashed, imaged and resumed`,
+      );
     },
     timeout(60_000, 1_800_000),
   );

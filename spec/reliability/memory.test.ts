@@ -35,8 +35,10 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
       // Three children, each figure their median (as the bench's memory row): one child's heap moves by up
       // to some 200 kB between identical runs (GC timing), which over 150 executions is 1 kB each.
       const reports: MemoryReport[] = [];
-      for (let i = 0; i < CHILDREN; i++) reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
-      const median = (of: (r: MemoryReport) => number) => reports.map(of).sort((a, b) => a - b)[Math.floor(reports.length / 2)] ?? NaN;
+      for (let i = 0; i < CHILDREN; i++)
+        reports.push((await runChild("memory", args, MEMORY_CHILD_FLAGS)) as unknown as MemoryReport);
+      const median = (of: (r: MemoryReport) => number) =>
+        reports.map(of).sort((a, b) => a - b)[Math.floor(reports.length / 2)] ?? NaN;
       const figures = {
         executions: EXECUTIONS,
         turns: TURNS,
@@ -56,7 +58,8 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
       // app.result keeps working: the first run is long evicted from the cache, the last is in it; after
       // close both come from the journal.
       const expected = { text: `Done after ${TURNS} turns.`, turns: TURNS };
-      for (const r of reports) for (const result of [...r.openResults, ...r.closedResults]) expect(result).toMatchObject(expected);
+      for (const r of reports)
+        for (const result of [...r.openResults, ...r.closedResults]) expect(result).toMatchObject(expected);
     },
     timeout(120_000, 1_200_000),
   );
@@ -64,19 +67,29 @@ describe("memory: an app keeps no per-execution state once an outcome is settled
 
 describe("memory: execution.settledCache", () => {
   const loop = agentLoop$({ id: "settled", model: "model", tools: [], maxTurns: 1, warnTranscriptBytes: false });
-  const effects = { model: createLlmEffect(scriptedModel((request) => ({ text: `answer to ${JSON.stringify(request.messages.at(-1)?.content)}` }))) };
+  const effects = {
+    model: createLlmEffect(
+      scriptedModel((request) => ({ text: `answer to ${JSON.stringify(request.messages.at(-1)?.content)}` })),
+    ),
+  };
 
   it("refuses a settledCache that is not a non-negative integer, naming the option", () => {
     for (const settledCache of [-1, 1.5, Number.NaN, "8"]) {
-      expect(() => createApp(defineConfig({ stores: memoryStores(), effects, execution: { settledCache: settledCache as number } })), String(settledCache)).toThrow(
-        expect.objectContaining({ name: "ConfigError", path: "execution.settledCache" }) as Error,
-      );
+      expect(
+        () =>
+          createApp(
+            defineConfig({ stores: memoryStores(), effects, execution: { settledCache: settledCache as number } }),
+          ),
+        String(settledCache),
+      ).toThrow(expect.objectContaining({ name: "ConfigError", path: "execution.settledCache" }) as Error);
     }
   });
 
   it("answers app.result, stop and resume of ended executions past the cache (and with none) from the journal", async () => {
     for (const settledCache of [0, 2]) {
-      const app = createApp(defineConfig({ stores: memoryStores(), effects, logics: [loop], execution: { settledCache } }));
+      const app = createApp(
+        defineConfig({ stores: memoryStores(), effects, logics: [loop], execution: { settledCache } }),
+      );
       const ids = ["a", "b", "c", "d"];
       for (const id of ids) {
         await app.start(loop, { executionId: id, input: { prompt: id } });

@@ -66,7 +66,11 @@ export class SimDisk implements FsOps {
     }
     if (this.failOps.has(this.ops)) {
       this.failed.push(`${this.ops} ${op} ${path}`);
-      throw Object.assign(new Error(`EIO: i/o error, ${op} '${path}' (injected at operation ${this.ops})`), { code: "EIO", errno: -5, syscall: op });
+      throw Object.assign(new Error(`EIO: i/o error, ${op} '${path}' (injected at operation ${this.ops})`), {
+        code: "EIO",
+        errno: -5,
+        syscall: op,
+      });
     }
   }
 
@@ -110,7 +114,12 @@ export class SimDisk implements FsOps {
     }
   };
 
-  readonly write = async (handle: Parameters<FsOps["write"]>[0], bytes: Uint8Array, position: number, path: string): Promise<void> => {
+  readonly write = async (
+    handle: Parameters<FsOps["write"]>[0],
+    bytes: Uint8Array,
+    position: number,
+    path: string,
+  ): Promise<void> => {
     this.tick("write", path);
     let pending = this.pending.get(path);
     if (!pending) {
@@ -184,7 +193,12 @@ function applyWrite(image: Buffer, w: { position: number; bytes: Buffer }, lengt
   return out;
 }
 
-function crashImage(base: Buffer, writes: Pending["writes"], random: () => number, mode: CrashMode): { bytes: Buffer; what: string } {
+function crashImage(
+  base: Buffer,
+  writes: Pending["writes"],
+  random: () => number,
+  mode: CrashMode,
+): { bytes: Buffer; what: string } {
   const total = writes.reduce((n, w) => n + w.bytes.length, 0);
   const apply = applyWrite;
   if (mode === "drop" || total === 0) return { bytes: base, what: `dropped ${total} unsynced bytes` };
@@ -211,14 +225,21 @@ function crashImage(base: Buffer, writes: Pending["writes"], random: () => numbe
     image = apply(image, w, length);
     left -= length;
   }
-  if (mode === "prefix" || image.length === base.length) return { bytes: image, what: `kept ${cut} of ${total} unsynced bytes` };
+  if (mode === "prefix" || image.length === base.length)
+    return { bytes: image, what: `kept ${cut} of ${total} unsynced bytes` };
   // garble: the tail of what survived, from some byte past the base to its end, is garbage or zeros
   // (sectors allocated, their data never written); or the size grew over zeros past it.
   const from = base.length + Math.floor(random() * (image.length - base.length));
   const to = image.length;
   const kind = random();
-  const garbage = kind < 0.4 ? Buffer.alloc(to - from) : Buffer.from(Array.from({ length: to - from }, () => Math.floor(random() * 256)));
+  const garbage =
+    kind < 0.4
+      ? Buffer.alloc(to - from)
+      : Buffer.from(Array.from({ length: to - from }, () => Math.floor(random() * 256)));
   garbage.copy(image, from);
   if (kind > 0.8) image = Buffer.concat([image, Buffer.alloc(1 + Math.floor(random() * 512))]);
-  return { bytes: image, what: `kept ${cut} of ${total} unsynced bytes, garbled [${from}, ${to})${kind > 0.8 ? " and zero-extended" : ""}` };
+  return {
+    bytes: image,
+    what: `kept ${cut} of ${total} unsynced bytes, garbled [${from}, ${to})${kind > 0.8 ? " and zero-extended" : ""}`,
+  };
 }

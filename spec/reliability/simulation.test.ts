@@ -37,7 +37,9 @@ describe("deterministic simulation", () => {
         const result = await simulate({ seed });
         results.push(result);
         if (result.violations.length > 0) {
-          failures.push(`seed ${seed} (trace hash ${result.traceHash}; rerun: LOOMWORK_SEED=${seed} npx vitest run spec/reliability/simulation.test.ts):\n  ${result.violations.join("\n  ")}`);
+          failures.push(
+            `seed ${seed} (trace hash ${result.traceHash}; rerun: LOOMWORK_SEED=${seed} npx vitest run spec/reliability/simulation.test.ts):\n  ${result.violations.join("\n  ")}`,
+          );
         }
       }
       const sum = (f: (r: SimulationResult) => number) => results.reduce((n, r) => n + f(r), 0);
@@ -60,9 +62,19 @@ describe("deterministic simulation", () => {
       expect(failures, failures.join("\n")).toEqual([]);
       // The campaign injected what it claims: every kind of fault, crashes, erasures, sweeps, and sweeps
       // that only the in-flight offload tracking survives. (A single rerun seed need not draw every kind.)
-      expect(sum((r) => r.faultKinds.refuse + r.faultKinds["lost-ack"] + r.faultKinds.stall + r.faultKinds.read + r.faultKinds["stall-cited"])).toBe(injected.faults);
+      expect(
+        sum(
+          (r) =>
+            r.faultKinds.refuse +
+            r.faultKinds["lost-ack"] +
+            r.faultKinds.stall +
+            r.faultKinds.read +
+            r.faultKinds["stall-cited"],
+        ),
+      ).toBe(injected.faults);
       if (seeds.length > 1) {
-        for (const kind of ["records", ...FAULTS, "crashes", "erasures", "sweeps", "inflightSweeps"]) expect(injected[kind], `${kind} injected over ${seeds.length} seeds`).toBeGreaterThan(0);
+        for (const kind of ["records", ...FAULTS, "crashes", "erasures", "sweeps", "inflightSweeps"])
+          expect(injected[kind], `${kind} injected over ${seeds.length} seeds`).toBeGreaterThan(0);
       }
     },
     timeout(120_000, 7_200_000),
@@ -74,7 +86,9 @@ describe("deterministic simulation", () => {
       const seeds = seedList(cases("SIM_RERUNS", 8, 200));
       for (const seed of seeds) {
         const [first, second] = [await simulate({ seed }), await simulate({ seed })];
-        expect(second.traceHash, `seed ${seed}: ${first.trace.length} vs ${second.trace.length} trace events`).toBe(first.traceHash);
+        expect(second.traceHash, `seed ${seed}: ${first.trace.length} vs ${second.trace.length} trace events`).toBe(
+          first.traceHash,
+        );
       }
     },
     timeout(60_000, 3_600_000),
@@ -114,7 +128,9 @@ function gatedWorld() {
       logics: [loop],
       effects: {
         model: createLlmEffect(scriptedModel([{ toolCalls: [{ toolName: "search", input: {} }] }, { text: "done" }])),
-        search: createToolEffect(async () => ({ rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`) })),
+        search: createToolEffect(async () => ({
+          rows: Array.from({ length: 50 }, (_, i) => `row ${i} of a result over the inline cap`),
+        })),
       },
       execution: { claimCheck: { store: stores.content, toolIds: ["search"] } },
     });
@@ -146,7 +162,9 @@ describe("deterministic simulation: the regressions it found", () => {
     await sweep(second, { ttlMs: 0 });
     await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
+    const cited = (await events.read("g")).find(
+      (r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"),
+    );
     expect(cited, "the in-flight append landed").toBeDefined();
     expect(await second.resolveClaimCheck(cited!.output), "the blob the journal cites").not.toBeNull();
     await second.close();
@@ -169,11 +187,17 @@ describe("deterministic simulation: found by its sweeps while a citing append is
     expect(blobs, "the tool's output was offloaded; its citing append waits at the gate").toBe(1);
     // The citing append lands as soon as the sweep's scan has read the journals, before its reclaim.
     app.on("append", ({ executionId, records }) => {
-      if (executionId.startsWith("loom.sweep") && records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes("scan"))) events.release();
+      if (
+        executionId.startsWith("loom.sweep") &&
+        records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).includes("scan"))
+      )
+        events.release();
     });
     await sweep(app, { ttlMs: 0 });
     expect(await app.result("g")).toMatchObject({ text: "done" });
-    const cited = (await events.read("g")).find((r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"));
+    const cited = (await events.read("g")).find(
+      (r) => r.type === STEP_COMPLETED && String(r.stepId).includes(":tool:"),
+    );
     expect(cited, "the in-flight append landed").toBeDefined();
     expect(await app.resolveClaimCheck(cited!.output), "the blob the journal cites").not.toBeNull();
     await app.close();

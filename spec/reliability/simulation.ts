@@ -61,7 +61,8 @@ function viewOf<T extends object>(store: T, owner: Process): T {
   return new Proxy(store, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
-      if (typeof value !== "function" || property === "list") return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function" || property === "list")
+        return typeof value === "function" ? value.bind(target) : value;
       return (...args: unknown[]) => {
         if (owner.dead) return Promise.reject(new SimulatedStorageError(`${String(property)}: the process is dead`));
         return (value as (...a: unknown[]) => unknown).apply(target, args);
@@ -103,7 +104,9 @@ class FaultingEventStore implements EventStore {
       get: (target, property) =>
         property === "append"
           ? (executionId: string, expectedSeq: number, records: StoredRecord[]) =>
-              owner.dead ? Promise.reject(new SimulatedStorageError("append: the process is dead")) : this.appendFrom(owner, executionId, expectedSeq, records)
+              owner.dead
+                ? Promise.reject(new SimulatedStorageError("append: the process is dead"))
+                : this.appendFrom(owner, executionId, expectedSeq, records)
           : Reflect.get(target, property, target),
     });
   }
@@ -112,13 +115,23 @@ class FaultingEventStore implements EventStore {
     return this.appendFrom(new Process(), executionId, expectedSeq, records);
   }
 
-  private async appendFrom(owner: Process, executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
+  private async appendFrom(
+    owner: Process,
+    executionId: string,
+    expectedSeq: number,
+    records: StoredRecord[],
+  ): Promise<void> {
     this.calls++;
     // `stall-cited` waits in the queue for an append that cites a blob; the others apply to the next append
     // (a `read` to the next read), in the order they were armed.
     const cited = this.faults.indexOf("stall-cited");
     const next = this.nextFault();
-    const fault = cited >= 0 && records.some(citesContent) ? this.faults.splice(cited, 1)[0] : next >= 0 && this.faults[next] !== "read" ? this.faults.splice(next, 1)[0] : undefined;
+    const fault =
+      cited >= 0 && records.some(citesContent)
+        ? this.faults.splice(cited, 1)[0]
+        : next >= 0 && this.faults[next] !== "read"
+          ? this.faults.splice(next, 1)[0]
+          : undefined;
     if (fault) {
       this.injected++;
       this.kinds[fault]++;
@@ -128,7 +141,10 @@ class FaultingEventStore implements EventStore {
     if (fault === "stall" || fault === "stall-cited") {
       let cancel = () => undefined as void;
       if (fault === "stall-cited") this.heldCited++;
-      await Promise.race([new Promise<void>((resolve) => (cancel = this.clock.setTimer(resolve, 250))), owner.died()]).finally(() => {
+      await Promise.race([
+        new Promise<void>((resolve) => (cancel = this.clock.setTimer(resolve, 250))),
+        owner.died(),
+      ]).finally(() => {
         if (fault === "stall-cited") this.heldCited--;
       });
       cancel();
@@ -141,7 +157,8 @@ class FaultingEventStore implements EventStore {
       }
     }
     await this.inner.append(executionId, expectedSeq, records);
-    if (fault === "lost-ack") throw new SimulatedStorageError(`append to ${executionId} at ${expectedSeq} landed, its ack was lost`);
+    if (fault === "lost-ack")
+      throw new SimulatedStorageError(`append to ${executionId} at ${expectedSeq} landed, its ack was lost`);
   }
 
   /** The first armed fault that is not waiting for a citing append. */
@@ -165,7 +182,8 @@ class FaultingEventStore implements EventStore {
   head = (id: string) => this.inner.head(id);
   getExecution = (id: string) => this.inner.getExecution(id);
   listExecutions = () => this.inner.listExecutions();
-  putSnapshot = (id: string, snapshot: Parameters<EventStore["putSnapshot"]>[1]) => this.inner.putSnapshot(id, snapshot);
+  putSnapshot = (id: string, snapshot: Parameters<EventStore["putSnapshot"]>[1]) =>
+    this.inner.putSnapshot(id, snapshot);
   getSnapshot = (id: string) => this.inner.getSnapshot(id);
   archive = (id: string, through: number) => this.inner.archive(id, through);
   readArchives = (id: string) => this.inner.readArchives(id);
@@ -242,7 +260,10 @@ export function deterministicCrypto(seed: number): { pending(): number; restore(
   const subtle = new Proxy(real.subtle, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === "function" ? (...args: unknown[]) => ordered(String(property), () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)) : value;
+      return typeof value === "function"
+        ? (...args: unknown[]) =>
+            ordered(String(property), () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args))
+        : value;
     },
   });
   const fake = {
@@ -254,7 +275,10 @@ export function deterministicCrypto(seed: number): { pending(): number; restore(
       }
       return array;
     },
-    randomUUID: () => `00000000-0000-4000-8000-${Math.floor(random() * 2 ** 48).toString(16).padStart(12, "0")}`,
+    randomUUID: () =>
+      `00000000-0000-4000-8000-${Math.floor(random() * 2 ** 48)
+        .toString(16)
+        .padStart(12, "0")}`,
   };
   Object.defineProperty(globalThis, "crypto", { value: fake, configurable: true, enumerable: true, writable: true });
   (globalThis as { __simInflight?: unknown }).__simInflight = inflight;
@@ -295,7 +319,12 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
   const turnsOf = (id: string) => 2 + (Number(id.slice(1)) % 3);
   const agentReply = (turns: number) => (_request: unknown, call: number) =>
     call < turns - 1
-      ? { toolCalls: Array.from({ length: 1 + (call % 2) }, (_, j) => ({ toolName: "search", input: { q: `q${call}.${j}` } })) }
+      ? {
+          toolCalls: Array.from({ length: 1 + (call % 2) }, (_, j) => ({
+            toolName: "search",
+            input: { q: `q${call}.${j}` },
+          })),
+        }
       : { text: `answer after ${turns} turns` };
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimer(resolve, ms));
   // Every live run is counted per idempotency key, and must not start once its outcome is journaled.
@@ -322,7 +351,12 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       if (draw() < 0.2) throw new Error(`${name} failed (simulated, run ${n})`);
       applied.push(ctx.idempotencyKey);
       // Over the claim-check's 1 KiB inline cap: an agent's search results go to the content store.
-      return { name, input, run: n, rows: Array.from({ length: 30 }, (_, i) => `${ctx.idempotencyKey} row ${i}: ${"data ".repeat(8)}`) };
+      return {
+        name,
+        input,
+        run: n,
+        rows: Array.from({ length: 30 }, (_, i) => `${ctx.idempotencyKey} row ${i}: ${"data ".repeat(8)}`),
+      };
     });
   const model = (turns: number, owner: Process): Effect => {
     const llm = createLlmEffect(scriptedModel(agentReply(turns)));
@@ -331,14 +365,32 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
   const agents = new Map<number, AnyStateMachine>();
   const agentFor = (turns: number) => {
     let loop = agents.get(turns);
-    if (!loop) agents.set(turns, (loop = agentLoop$({ id: `sim-agent-${turns}`, model: `model${turns}`, tools: ["search"], maxTurns: turns, warnTranscriptBytes: false })));
+    if (!loop)
+      agents.set(
+        turns,
+        (loop = agentLoop$({
+          id: `sim-agent-${turns}`,
+          model: `model${turns}`,
+          tools: ["search"],
+          maxTurns: turns,
+          warnTranscriptBytes: false,
+        })),
+      );
     return loop;
   };
   const logics = [demoMachine, agentFor(2), agentFor(3), agentFor(4)];
   let proc = new Process();
   const makeApp = () => {
-    const stores: Stores = { events: faulting.forProcess(proc), content: viewOf(base.content, proc), keys: viewOf(base.keys, proc) };
-    const effects: Record<string, Effect> = { search: tool("search", proc), research: tool("research", proc), write: tool("write", proc) };
+    const stores: Stores = {
+      events: faulting.forProcess(proc),
+      content: viewOf(base.content, proc),
+      keys: viewOf(base.keys, proc),
+    };
+    const effects: Record<string, Effect> = {
+      search: tool("search", proc),
+      research: tool("research", proc),
+      write: tool("write", proc),
+    };
     for (const turns of [2, 3, 4]) effects[`model${turns}`] = model(turns, proc);
     return createApp(
       defineConfig({
@@ -346,7 +398,10 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
         effects,
         clock,
         logics,
-        execution: { snapshotEvery: 5, claimCheck: { store: new EncryptingContentStore(stores.content, stores.keys), toolIds: ["search"] } },
+        execution: {
+          snapshotEvery: 5,
+          claimCheck: { store: new EncryptingContentStore(stores.content, stores.keys), toolIds: ["search"] },
+        },
         security: { crypto: { keys: stores.keys } },
         compliance: { erase: true },
       }),
@@ -373,7 +428,9 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       // Real WebCrypto work may take a while on a busy thread pool: only turns without it count.
       if (cryptoPending() > 0) turns--;
       if (turns >= 5_000 || Date.now() - started > 10_000) {
-        throw new Error(`flush: no fixed point after ${turns} turns (crypto pending ${cryptoPending()}: ${JSON.stringify([...((globalThis as { __simInflight?: Map<number, string> }).__simInflight ?? new Map())])})`);
+        throw new Error(
+          `flush: no fixed point after ${turns} turns (crypto pending ${cryptoPending()}: ${JSON.stringify([...((globalThis as { __simInflight?: Map<number, string> }).__simInflight ?? new Map())])})`,
+        );
       }
       await new Promise((resolve) => setImmediate(resolve));
       const now = faulting.calls + runsTotal();
@@ -397,7 +454,13 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     if (await erased(id)) return;
     if (!(await exists(id))) {
       const input = isAgent(id) ? { prompt: `question ${id}` } : { topic: `topic ${id}` };
-      await attempt(`start ${id}`, () => world.app.start(isAgent(id) ? agentFor(turnsOf(id)) : demoMachine, { executionId: id, subject: subjects.get(id)!, input }));
+      await attempt(`start ${id}`, () =>
+        world.app.start(isAgent(id) ? agentFor(turnsOf(id)) : demoMachine, {
+          executionId: id,
+          subject: subjects.get(id)!,
+          input,
+        }),
+      );
       return;
     }
     const live = appInternals(world.app).execution(id);
@@ -495,7 +558,8 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     await flush();
     for (const id of ids) {
       const live = appInternals(world.app).execution(id);
-      if (live && !live.failure && !live.ended && live.state?.snapshot.value === "waiting") live.send({ type: "APPROVE" }).catch(() => undefined);
+      if (live && !live.failure && !live.ended && live.state?.snapshot.value === "waiting")
+        live.send({ type: "APPROVE" }).catch(() => undefined);
     }
     clock.advance(1_000);
     await flush();
@@ -507,7 +571,8 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
   // Invariants over the final journals.
   let records = 0;
   const journals: Record<string, StoredRecord[]> = {};
-  for (const info of await base.events.listExecutions()) journals[info.executionId] = await base.events.read(info.executionId);
+  for (const info of await base.events.listExecutions())
+    journals[info.executionId] = await base.events.read(info.executionId);
   const isErased = new Map(await Promise.all(ids.map(async (id) => [id, await erased(id)] as const)));
   for (const id of ids) {
     const log = journals[id] ?? [];
@@ -516,7 +581,9 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     for (const stepId of duplicateOutcomes(log)) violations.push(`${id}: step ${stepId} has two outcomes`);
     if (isErased.get(id)) {
       // Erasure complete: every blob the subject's records cite (readable `refs` of sealed records) is gone.
-      for (const r of log) for (const address of (r.refs as string[] | undefined) ?? []) if (await base.content.has(address)) violations.push(`${id}: erased subject's blob ${address} survived`);
+      for (const r of log)
+        for (const address of (r.refs as string[] | undefined) ?? [])
+          if (await base.content.has(address)) violations.push(`${id}: erased subject's blob ${address} survived`);
       continue;
     }
     if (log.length === 0) violations.push(`${id} never started`);
@@ -527,7 +594,8 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       if (r.type !== STEP_COMPLETED && r.type !== STEP_FAILED) continue;
       const key = `${id}/${r.stepId as string}`;
       if (!runs.has(key)) violations.push(`${key} has an outcome but never ran`);
-      if (r.type === STEP_COMPLETED && !String(r.effectId).startsWith("model") && !applied.includes(key)) violations.push(`${key} completed without its side effect`);
+      if (r.type === STEP_COMPLETED && !String(r.effectId).startsWith("model") && !applied.includes(key))
+        violations.push(`${key} completed without its side effect`);
     }
   }
   // A fresh app replays every journal without running a single effect, to the journaled end.
@@ -543,7 +611,8 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
       (error: unknown) => error as Error & { code?: string },
     );
     if (isErased.get(id)) {
-      if (journals[id] && (!(outcome instanceof Error) || outcome.code !== "LOOM_SUBJECT_ERASED")) violations.push(`${id}: resumed although its subject was erased`);
+      if (journals[id] && (!(outcome instanceof Error) || outcome.code !== "LOOM_SUBJECT_ERASED"))
+        violations.push(`${id}: resumed although its subject was erased`);
       continue;
     }
     if (outcome instanceof Error) {
@@ -552,23 +621,43 @@ async function run(options: SimulationOptions, cryptoPending: () => number): Pro
     }
     const status = outcome.getSnapshot().status;
     const last = journals[id]!.at(-1)!;
-    if (status !== (last.status === "done" ? "done" : "error")) violations.push(`${id}: replay ends ${status}, journal ${String(last.status)}`);
+    if (status !== (last.status === "done" ? "done" : "error"))
+      violations.push(`${id}: replay ends ${status}, journal ${String(last.status)}`);
     // Nothing cited is swept: every claim-checked output of a live subject still resolves.
     for (const r of await replayer.log(id)) {
       if (r.type !== STEP_COMPLETED || r.effectId !== "search") continue;
-      const value = await replayer.resolveClaimCheck(r.output, { subject: subjects.get(id)! }).catch((error: unknown) => error);
-      if (value === null || value instanceof Error) violations.push(`${id}: the blob of ${String(r.stepId)} is gone (${String(value)}) though the journal cites it`);
+      const value = await replayer
+        .resolveClaimCheck(r.output, { subject: subjects.get(id)! })
+        .catch((error: unknown) => error);
+      if (value === null || value instanceof Error)
+        violations.push(
+          `${id}: the blob of ${String(r.stepId)} is gone (${String(value)}) though the journal cites it`,
+        );
     }
   }
-  if ([...runs.values()].reduce((a, b) => a + b, 0) !== before) violations.push("replaying ended executions ran an effect");
+  if ([...runs.values()].reduce((a, b) => a + b, 0) !== before)
+    violations.push("replaying ended executions ran an effect");
   // Erasures and sweeps run as journaled executions of their own: every one of them ended.
   for (const [id, log] of Object.entries(journals)) {
     if (!id.startsWith("loom.")) continue;
     if (log.at(-1)?.type !== EXECUTION_ENDED) violations.push(`${id} (lifecycle) did not end`);
   }
-  if (eraseRequested && !(await base.keys.isDestroyed(ERASABLE))) violations.push(`${ERASABLE}: erasure requested, key not destroyed`);
+  if (eraseRequested && !(await base.keys.isDestroyed(ERASABLE)))
+    violations.push(`${ERASABLE}: erasure requested, key not destroyed`);
   await replayer.close();
 
   const traceHash = sha256(JSON.stringify({ trace, journals, applied }));
-  return { seed, traceHash, trace, violations, faults: faulting.injected, faultKinds: { ...faulting.kinds }, restarts, records, erasures, sweeps, inflightSweeps };
+  return {
+    seed,
+    traceHash,
+    trace,
+    violations,
+    faults: faulting.injected,
+    faultKinds: { ...faulting.kinds },
+    restarts,
+    records,
+    erasures,
+    sweeps,
+    inflightSweeps,
+  };
 }

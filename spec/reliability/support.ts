@@ -48,7 +48,10 @@ export function crashAgent(turns: number) {
  * The agent's effects. `sideEffect(key, line)` is the tool's external side effect; the child process
  * makes it a write point and appends it to the side file.
  */
-export function crashAgentEffects(turns: number, sideEffect: (key: string, turn: number) => Promise<void> | void): Record<string, Effect> {
+export function crashAgentEffects(
+  turns: number,
+  sideEffect: (key: string, turn: number) => Promise<void> | void,
+): Record<string, Effect> {
   return {
     model: createLlmEffect(scriptedModel(workloadReply(turns))),
     search: createToolEffect(async (_input: unknown, ctx) => {
@@ -65,16 +68,27 @@ export function crashAgentEffects(turns: number, sideEffect: (key: string, turn:
  */
 export async function runCrashAgent(
   stores: Stores,
-  options: { turns: number; acked?: StoredRecord[]; sideEffect?: (key: string, turn: number) => Promise<void> | void; app?: (app: App) => void },
+  options: {
+    turns: number;
+    acked?: StoredRecord[];
+    sideEffect?: (key: string, turn: number) => Promise<void> | void;
+    app?: (app: App) => void;
+  },
 ): Promise<{ result: unknown; log: StoredRecord[] }> {
   const loop = crashAgent(options.turns);
   const app = createApp(
-    defineConfig({ stores, effects: crashAgentEffects(options.turns, options.sideEffect ?? (() => undefined)), logics: [loop], execution: { snapshotEvery: 6 } }),
+    defineConfig({
+      stores,
+      effects: crashAgentEffects(options.turns, options.sideEffect ?? (() => undefined)),
+      logics: [loop],
+      execution: { snapshotEvery: 6 },
+    }),
   );
   options.app?.(app);
   app.on("append", ({ records }) => options.acked?.push(...records));
   try {
-    if ((await stores.events.head(EXECUTION_ID)) === 0) await app.start(loop, { executionId: EXECUTION_ID, input: { prompt: "research barn owls" } });
+    if ((await stores.events.head(EXECUTION_ID)) === 0)
+      await app.start(loop, { executionId: EXECUTION_ID, input: { prompt: "research barn owls" } });
     else await app.resume(EXECUTION_ID);
     const result = await app.result(EXECUTION_ID);
     return { result, log: await app.log(EXECUTION_ID) };
@@ -157,7 +171,10 @@ export interface ChildRun {
  * Reads the child's stdout line by line; when `killWhen(line)` holds, SIGKILLs it. Resolves once the
  * child is gone (exited, or killed and reaped).
  */
-export function runChild(child: ChildProcess, options: { killWhen?: (line: string) => boolean; timeoutMs?: number } = {}): Promise<ChildRun> {
+export function runChild(
+  child: ChildProcess,
+  options: { killWhen?: (line: string) => boolean; timeoutMs?: number } = {},
+): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
     let stdout = "";
     let stderr = "";
@@ -165,7 +182,11 @@ export function runChild(child: ChildProcess, options: { killWhen?: (line: strin
     let killed = false;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`child timed out after ${options.timeoutMs ?? 30_000} ms; stdout tail: ${stdout.slice(-2_000)} stderr: ${stderr.slice(-2_000)}`));
+      reject(
+        new Error(
+          `child timed out after ${options.timeoutMs ?? 30_000} ms; stdout tail: ${stdout.slice(-2_000)} stderr: ${stderr.slice(-2_000)}`,
+        ),
+      );
     }, options.timeoutMs ?? 30_000);
     // Decoded by the stream, so a character split across two chunks is not garbled.
     child.stdout!.setEncoding("utf8");
@@ -216,12 +237,25 @@ export class LiveChild {
   waitFor(test: (stdout: string) => boolean, timeoutMs = 30_000): Promise<void> {
     if (test(this.stdout)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`child: timed out; stdout tail: ${this.stdout.slice(-1_500)} stderr: ${this.stderr.slice(-1_500)}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `child: timed out; stdout tail: ${this.stdout.slice(-1_500)} stderr: ${this.stderr.slice(-1_500)}`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) });
       void this.exited.then((code) => {
         clearTimeout(timer);
         if (test(this.stdout)) resolve();
-        else reject(new Error(`child exited (${code}) first; stdout tail: ${this.stdout.slice(-1_500)} stderr: ${this.stderr.slice(-1_500)}`));
+        else
+          reject(
+            new Error(
+              `child exited (${code}) first; stdout tail: ${this.stdout.slice(-1_500)} stderr: ${this.stderr.slice(-1_500)}`,
+            ),
+          );
       });
     });
   }
@@ -242,7 +276,11 @@ export function linesOf(stdout: string, word: string): string[] {
 }
 
 /** Runs `work` over `items` with at most `limit` at a time, in item order of start. */
-export async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {

@@ -39,7 +39,11 @@ beforeAll(async () => {
   try {
     await buildStory(outDir);
     const server = await serveStatic(outDir);
-    launched = { outDir, server, browser: await launchChromium().catch(async (error: unknown) => (await server.close(), Promise.reject(error))) };
+    launched = {
+      outDir,
+      server,
+      browser: await launchChromium().catch(async (error: unknown) => (await server.close(), Promise.reject(error))),
+    };
   } catch (error) {
     await rm(outDir, { recursive: true, force: true });
     launched = error instanceof Error ? error : new Error(String(error));
@@ -65,7 +69,8 @@ async function openTab(context: BrowserContext): Promise<Page> {
 }
 
 const untilReady = (page: Page) => page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
-const listed = (page: Page, executionId: string, status: string) => page.locator(`#executions button[data-execution="${executionId}"][data-status="${status}"]`);
+const listed = (page: Page, executionId: string, status: string) =>
+  page.locator(`#executions button[data-execution="${executionId}"][data-status="${status}"]`);
 
 /** The answer the same agent gives uninterrupted, in Node on memory stores. */
 async function uninterruptedAnswer(): Promise<string> {
@@ -86,9 +91,14 @@ describe("story: browser-offline", () => {
     await context.setOffline(true);
     await expect.poll(() => tab.locator("#network").textContent()).toBe("offline");
     await tab.click("#run button[type=submit]");
-    const executionId = await tab.locator("#executions button[data-status=running]").first().getAttribute("data-execution", { timeout: 10_000 });
+    const executionId = await tab
+      .locator("#executions button[data-status=running]")
+      .first()
+      .getAttribute("data-execution", { timeout: 10_000 });
     expect(executionId).toMatch(/^run-/);
-    await tab.waitForFunction(() => document.querySelectorAll(".timeline [data-step]").length >= 2, undefined, { timeout: 10_000 });
+    await tab.waitForFunction(() => document.querySelectorAll(".timeline [data-step]").length >= 2, undefined, {
+      timeout: 10_000,
+    });
 
     // A second tab of the origin lists the execution, sees the first tab holds its Web Lock, and only watches.
     await context.setOffline(false);
@@ -96,7 +106,9 @@ describe("story: browser-offline", () => {
     await listed(watcher, executionId!, "running").getByText("running in another tab").waitFor({ timeout: 10_000 });
 
     // Reload the first tab mid-run.
-    const before = await tab.locator(".timeline [data-step]").evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.step!));
+    const before = await tab
+      .locator(".timeline [data-step]")
+      .evaluateAll((rows) => rows.map((row) => (row as HTMLElement).dataset.step!));
     expect(await listed(tab, executionId!, "running").count()).toBe(1);
     await tab.reload();
     await untilReady(tab);
@@ -111,9 +123,13 @@ describe("story: browser-offline", () => {
     expect(await tab.locator("[data-testid=reruns]").textContent()).toBe("Recorded calls repeated: 0.");
 
     // Steps recorded before the reload were served from the journal; the rest ran in this page load.
-    const sources = await tab.locator(".timeline [data-step]").evaluateAll((rows) =>
-      Object.fromEntries(rows.map((row) => [(row as HTMLElement).dataset.step!, (row as HTMLElement).dataset.source!])),
-    );
+    const sources = await tab
+      .locator(".timeline [data-step]")
+      .evaluateAll((rows) =>
+        Object.fromEntries(
+          rows.map((row) => [(row as HTMLElement).dataset.step!, (row as HTMLElement).dataset.source!]),
+        ),
+      );
     for (const step of before) expect(sources[step], step).toBe("replayed");
     const ranNow = Object.values(sources).filter((source) => source === "ran now").length;
     expect(ranNow).toBeGreaterThan(0);
@@ -124,7 +140,9 @@ describe("story: browser-offline", () => {
     const origin = new URL(server.url).origin;
     for (const request of requests) {
       expect(new URL(request.url()).origin, request.url()).toBe(origin);
-      expect(["document", "script", "stylesheet"], `${request.resourceType()} ${request.url()}`).toContain(request.resourceType());
+      expect(["document", "script", "stylesheet"], `${request.resourceType()} ${request.url()}`).toContain(
+        request.resourceType(),
+      );
     }
 
     await mkdir(join(SCREENSHOT, ".."), { recursive: true });
@@ -142,7 +160,10 @@ describe("story: browser-offline", () => {
     const approve = tab.locator("[data-testid=approval] button[data-approve]");
     await approve.waitFor({ timeout: 20_000 });
     expect(await tab.locator("[data-testid=approval]").textContent()).toContain("The agent asks to run save_note");
-    const executionId = await tab.locator("#executions button[data-status=running]").first().getAttribute("data-execution");
+    const executionId = await tab
+      .locator("#executions button[data-status=running]")
+      .first()
+      .getAttribute("data-execution");
 
     // Parked in awaitingApproval, journaled: a reload finds it waiting, with the same buttons.
     await context.setOffline(false); // the page itself is served over HTTP
@@ -153,7 +174,9 @@ describe("story: browser-offline", () => {
     await approve.click();
     await listed(tab, executionId!, "done").waitFor({ timeout: 15_000 });
     await tab.locator("[data-testid=answer]").waitFor();
-    expect(await tab.locator("[data-testid=answer]").textContent()).toMatch(/^From 3 field notes: .* Saved to your notebook\.$/);
+    expect(await tab.locator("[data-testid=answer]").textContent()).toMatch(
+      /^From 3 field notes: .* Saved to your notebook\.$/,
+    );
     expect(await tab.locator("[data-testid=approval]").count()).toBe(0);
     await context.close();
     expect(noise).toEqual([]);

@@ -17,7 +17,10 @@ describe("story: desktop-embed", () => {
 
   it("survives a graceful quit mid-run: the next launch resumes every unfinished execution", async () => {
     dir = await mkdtemp(join(tmpdir(), "loomwork-desktop-"));
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "stories/desktop-embed.ts", "--dir", dir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "stories/desktop-embed.ts", "--dir", dir], {
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     expect(stdout).toContain("[app] closed; 2 executions left unfinished in the journal: digest-inbox, digest-notes");
     expect(stdout).toContain("session 1 exited with code 0");
     expect(stdout).toContain("[app] 2 unfinished executions in the catalogue: digest-inbox, digest-notes; resuming");
@@ -31,7 +34,9 @@ describe("story: desktop-embed", () => {
     try {
       for (const info of await stores.events.listExecutions()) {
         expect(info.status).toBe("done");
-        const outcomes = (await stores.events.read(info.executionId)).filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => r.stepId);
+        const outcomes = (await stores.events.read(info.executionId))
+          .filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED)
+          .map((r) => r.stepId);
         expect(new Set(outcomes).size).toBe(outcomes.length);
       }
     } finally {

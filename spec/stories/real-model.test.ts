@@ -10,7 +10,10 @@ describe("story: real-model", () => {
   it("streams the research agent's answer through @ai-sdk/openai-compatible, and a resume calls the server 0 times", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
     delete env.LOOMWORK_BASE_URL;
-    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "stories/real-model.ts"], { encoding: "utf8", env });
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "stories/real-model.ts"], {
+      encoding: "utf8",
+      env,
+    });
     expect(stderr).toBe("");
     expect(stdout).toMatch(/through @ai-sdk\/openai-compatible \(LanguageModel v4\) at http:\/\/127\.0\.0\.1:\d+\/v1/);
     expect(stdout).toContain('tool    search({"query":"barn owl hunting in darkness"})');

@@ -17,7 +17,10 @@ describe("story: research-agent", () => {
 
   it("is killed with SIGKILL mid-run and resumed by a second process that re-runs no recorded turn", async () => {
     dir = await mkdtemp(join(tmpdir(), "loomwork-research-"));
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "stories/research-agent.ts", "--dir", dir], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "stories/research-agent.ts", "--dir", dir], {
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     expect(stdout).not.toContain("\u001b["); // no colour off a TTY
     expect(stdout).toMatch(/process 1 \(pid \d+\) starts execution (research-1)\b/);
     expect(stdout).toMatch(/✗ SIGKILL right after turn 2 was journaled \(seq \d+\)/);
@@ -37,7 +40,9 @@ describe("story: research-agent", () => {
     const stores = await fsStores({ dir });
     try {
       const records = await stores.events.read(executionId);
-      const outcomes = records.filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED).map((r) => r.stepId as string);
+      const outcomes = records
+        .filter((r) => r.type === STEP_COMPLETED || r.type === STEP_FAILED)
+        .map((r) => r.stepId as string);
       expect(new Set(outcomes).size).toBe(outcomes.length);
       expect(outcomes.filter((id) => id.endsWith(":model"))).toHaveLength(6);
       expect((await stores.events.getExecution(executionId))?.status).toBe("done");

@@ -19,13 +19,17 @@ describe("npm run story", () => {
   });
 
   it("refuses an unknown story with exit 2 and the list", async () => {
-    const failed = await run(process.execPath, ["--import", "tsx", "stories/run.ts", "browser-ofline"], { encoding: "utf8" }).catch((e: { code: number; stderr: string }) => e);
+    const failed = await run(process.execPath, ["--import", "tsx", "stories/run.ts", "browser-ofline"], {
+      encoding: "utf8",
+    }).catch((e: { code: number; stderr: string }) => e);
     expect(failed).toMatchObject({ code: 2 });
     expect((failed as { stderr: string }).stderr).toMatch(/stories: .*browser-offline/);
   });
 
   it("browser-offline builds the page, serves it on the port given, and stops on SIGTERM", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "stories/run.ts", "browser-offline", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "stories/run.ts", "browser-offline", "--port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
     let out = "";
     const url = await new Promise<string>((done, fail) => {

@@ -72,7 +72,10 @@ export function fsHarness(): AdapterHarness {
  * indexedDbStores on a fresh fake-indexeddb factory per test; reopening opens the same database name on
  * the same factory (a fresh tab). The test file imports "fake-indexeddb/auto" first.
  */
-export function indexedDbHarness(idb: { IDBFactory: new () => IDBFactory; IDBKeyRange: typeof IDBKeyRange }): AdapterHarness {
+export function indexedDbHarness(idb: {
+  IDBFactory: new () => IDBFactory;
+  IDBKeyRange: typeof IDBKeyRange;
+}): AdapterHarness {
   const factories = new WeakMap<Stores, IDBFactory>();
   const openOn = async (factory: IDBFactory) => {
     const stores = await indexedDbStores({ name: "suite", indexedDB: factory, IDBKeyRange: idb.IDBKeyRange });

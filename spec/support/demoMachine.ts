@@ -24,7 +24,10 @@ export const demoMachine = setup({
         src: "research",
         id: "research",
         input: ({ context }) => ({ topic: context.topic }),
-        onDone: { target: "waiting", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
+        onDone: {
+          target: "waiting",
+          actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }),
+        },
       },
     },
     waiting: {
@@ -36,7 +39,10 @@ export const demoMachine = setup({
         src: "write",
         id: "write",
         input: ({ context }) => ({ notes: context.notes }),
-        onDone: { target: "done", actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }) },
+        onDone: {
+          target: "done",
+          actions: assign({ notes: ({ context, event }) => [...context.notes, event.output] }),
+        },
         onError: { target: "done", actions: assign({ notes: ({ context }) => [...context.notes, "write failed"] }) },
       },
     },

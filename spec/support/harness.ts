@@ -75,7 +75,8 @@ export class DyingEventStore extends ForwardingEventStore {
     super(inner);
   }
   override async append(id: string, expected: number, records: StoredRecord[]) {
-    if ((records.at(-1)?.seq ?? 0) > this.crashAfterSeq) throw new SimulatedCrash(`crash after seq ${this.crashAfterSeq}`);
+    if ((records.at(-1)?.seq ?? 0) > this.crashAfterSeq)
+      throw new SimulatedCrash(`crash after seq ${this.crashAfterSeq}`);
     return this.inner.append(id, expected, records);
   }
   override async putSnapshot() {

@@ -71,28 +71,65 @@ export async function startOpenAiServer(
       return;
     }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;
     }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(Buffer.from(chunk));
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatBody;
-    const request: ServerRequest = { body, turn: body.messages.filter((m) => m.role === "assistant").length, n: requests.length, headers: req.headers };
+    const request: ServerRequest = {
+      body,
+      turn: body.messages.filter((m) => m.role === "assistant").length,
+      n: requests.length,
+      headers: req.headers,
+    };
     requests.push(request);
     const turn = script(request);
     if ("status" in turn) {
       res.writeHead(turn.status, { "content-type": "application/json", ...turn.headers });
-      res.end(JSON.stringify({ error: { message: turn.message ?? `scripted status ${turn.status}`, type: "scripted", code: String(turn.status) } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: turn.message ?? `scripted status ${turn.status}`,
+            type: "scripted",
+            code: String(turn.status),
+          },
+        }),
+      );
       return;
     }
     const id = `chatcmpl-${request.n}`;
-    const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_srv_${request.n}_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    const toolCalls = (turn.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_srv_${request.n}_${i}`,
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
+    }));
     const finish = toolCalls.length ? "tool_calls" : "stop";
-    const usage = { prompt_tokens: turn.usage?.prompt ?? 10, completion_tokens: turn.usage?.completion ?? 5, total_tokens: (turn.usage?.prompt ?? 10) + (turn.usage?.completion ?? 5) };
+    const usage = {
+      prompt_tokens: turn.usage?.prompt ?? 10,
+      completion_tokens: turn.usage?.completion ?? 5,
+      total_tokens: (turn.usage?.prompt ?? 10) + (turn.usage?.completion ?? 5),
+    };
     if (!body.stream) {
-      const message = { role: "assistant", content: turn.text ?? null, ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) };
+      const message = {
+        role: "assistant",
+        content: turn.text ?? null,
+        ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}),
+        ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      };
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id, object: "chat.completion", created: 1_700_000_000, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: "chat.completion",
+          created: 1_700_000_000,
+          model: body.model,
+          choices: [{ index: 0, message, finish_reason: finish }],
+          usage,
+        }),
+      );
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -103,11 +140,15 @@ export async function startOpenAiServer(
     });
     const deltas: Record<string, unknown>[] = [{ role: "assistant", content: "" }];
     const size = turn.chunkChars ?? 4;
-    for (let i = 0; i < (turn.reasoning ?? "").length; i += size) deltas.push({ reasoning_content: turn.reasoning!.slice(i, i + size) });
+    for (let i = 0; i < (turn.reasoning ?? "").length; i += size)
+      deltas.push({ reasoning_content: turn.reasoning!.slice(i, i + size) });
     for (let i = 0; i < (turn.text ?? "").length; i += size) deltas.push({ content: turn.text!.slice(i, i + size) });
     toolCalls.forEach((call, index) => {
-      deltas.push({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] });
-      for (let i = 0; i < call.function.arguments.length; i += size) deltas.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(i, i + size) } }] });
+      deltas.push({
+        tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }],
+      });
+      for (let i = 0; i < call.function.arguments.length; i += size)
+        deltas.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(i, i + size) } }] });
     });
     const send = (data: unknown) => {
       res.write(`data: ${JSON.stringify(data)}\n\n`);
@@ -119,12 +160,25 @@ export async function startOpenAiServer(
         onHeld?.();
         return; // held open until the client goes away or the server closes
       }
-      send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta, finish_reason: null }] });
+      send({
+        id,
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, delta, finish_reason: null }],
+      });
       await new Promise((r) => setImmediate(r));
     }
-    send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
+    send({
+      id,
+      object: "chat.completion.chunk",
+      created: 1_700_000_000,
+      model: body.model,
+      choices: [{ index: 0, delta: {}, finish_reason: finish }],
+    });
     const asked = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-    if (!options.usageOnlyWhenAsked || asked) send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [], usage });
+    if (!options.usageOnlyWhenAsked || asked)
+      send({ id, object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [], usage });
     res.write("data: [DONE]\n\n");
     res.end();
   });

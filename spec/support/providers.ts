@@ -14,8 +14,27 @@ export interface ProviderCase {
 
 /** Each major's provider: `@ai-sdk/openai-compatible` 1.x (v2), 2.x (v3), 3.x (v4), and `@ai-sdk/openai` 4.x (v4). */
 export const PROVIDERS: ProviderCase[] = [
-  { name: "@ai-sdk/openai-compatible 1.x", spec: "v2", model: (baseURL, o = {}) => compatible1({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model") },
-  { name: "@ai-sdk/openai-compatible 2.x", spec: "v3", model: (baseURL, o = {}) => compatible2({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model") },
-  { name: "@ai-sdk/openai-compatible 3.x", spec: "v4", model: (baseURL, o = {}) => compatible3({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model") },
-  { name: "@ai-sdk/openai 4.x", spec: "v4", model: (baseURL, o = {}) => createOpenAI({ baseURL, apiKey: "test-key", ...o }).chat("test-model") },
+  {
+    name: "@ai-sdk/openai-compatible 1.x",
+    spec: "v2",
+    model: (baseURL, o = {}) =>
+      compatible1({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model"),
+  },
+  {
+    name: "@ai-sdk/openai-compatible 2.x",
+    spec: "v3",
+    model: (baseURL, o = {}) =>
+      compatible2({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model"),
+  },
+  {
+    name: "@ai-sdk/openai-compatible 3.x",
+    spec: "v4",
+    model: (baseURL, o = {}) =>
+      compatible3({ name: "loopback", baseURL, includeUsage: true, ...o }).chatModel("test-model"),
+  },
+  {
+    name: "@ai-sdk/openai 4.x",
+    spec: "v4",
+    model: (baseURL, o = {}) => createOpenAI({ baseURL, apiKey: "test-key", ...o }).chat("test-model"),
+  },
 ];

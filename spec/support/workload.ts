@@ -26,7 +26,10 @@ export function toolOutput(seed: number, turn: number): { rows: { id: number; te
   const rows: { id: number; text: string }[] = [];
   let size = 12;
   while (size < target) {
-    const words = Array.from({ length: 8 + Math.floor(random() * 8) }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ");
+    const words = Array.from(
+      { length: 8 + Math.floor(random() * 8) },
+      () => WORDS[Math.floor(random() * WORDS.length)],
+    ).join(" ");
     rows.push({ id: rows.length, text: words });
     size += words.length + 20;
   }
@@ -37,7 +40,10 @@ export function toolOutput(seed: number, turn: number): { rows: { id: number; te
 export function workloadReply(turns: number) {
   return (_request: unknown, call: number): ModelReply =>
     call < turns - 1
-      ? { toolCalls: [{ toolName: "search", input: { q: `topic ${call}` } }], usage: { inputTokens: 100 + call, outputTokens: 20 } }
+      ? {
+          toolCalls: [{ toolName: "search", input: { q: `topic ${call}` } }],
+          usage: { inputTokens: 100 + call, outputTokens: 20 },
+        }
       : { text: `Done after ${turns} turns.`, usage: { inputTokens: 100, outputTokens: 10 } };
 }
 
@@ -47,7 +53,10 @@ export interface WorkloadCounters {
 }
 
 /** Effects for the workload, counting live calls. */
-export function workloadEffects(turns: number, seed = 42): { effects: Record<string, Effect>; counters: WorkloadCounters } {
+export function workloadEffects(
+  turns: number,
+  seed = 42,
+): { effects: Record<string, Effect>; counters: WorkloadCounters } {
   const counters: WorkloadCounters = { modelCalls: 0, toolCalls: 0 };
   const model = scriptedModel(workloadReply(turns));
   const llm = createLlmEffect(model);

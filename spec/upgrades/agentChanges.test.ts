@@ -39,7 +39,9 @@ function agentEffects(options: { hang?: boolean } = {}) {
         hanging();
         await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted"))));
       }
-      return made < calls ? { toolCalls: [{ toolName: "search", input: { q: `q${made}` } }] } : { text: `answer after ${made} calls` };
+      return made < calls
+        ? { toolCalls: [{ toolName: "search", input: { q: `q${made}` } }] }
+        : { text: `answer after ${made} calls` };
     },
   };
   const summarizer: Model = { id: "summarizer", generate: async () => ({ text: "summary" }) };
@@ -61,7 +63,11 @@ async function oldJournals(snapshotEvery: number | false): Promise<Stores> {
   const { effects, hung } = agentEffects({ hang: true });
   const agent = agentLoop$(BASE);
   const app = createApp(defineConfig({ stores, effects, execution: { snapshotEvery } }));
-  for (const [id, prompt] of [["answers-0", "tools:0"], ["answers-1", "tools:1"], ["limit", "tools:99"]] as const) {
+  for (const [id, prompt] of [
+    ["answers-0", "tools:0"],
+    ["answers-1", "tools:1"],
+    ["limit", "tools:99"],
+  ] as const) {
     await app.start(agent, { executionId: id, input: { prompt } });
     await app.result(id);
   }
@@ -79,7 +85,9 @@ async function judge(changed: AgentLoopConfig, options: { snapshotEvery?: number
   const agent = agentLoop$(changed);
   const app = createApp(defineConfig({ stores, effects, logics: [agent] }));
   const report = await checkReplay(app, agent);
-  const verdicts = Object.fromEntries(report.results.filter((r) => r.status !== "compatible").map((r) => [r.executionId, r.status]));
+  const verdicts = Object.fromEntries(
+    report.results.filter((r) => r.status !== "compatible").map((r) => [r.executionId, r.status]),
+  );
   const compatible = ["answers-0", "answers-1", "limit", "inflight"].filter((id) => !(id in verdicts));
   let inflight: unknown;
   if (!("inflight" in verdicts)) inflight = await app.resume("inflight").then(() => app.result("inflight"));
@@ -134,7 +142,10 @@ describe("agentLoop$ changes without a version or a patch", () => {
   it("a changed maxTurns: not safe; a journal that reached the old limit diverges (raised or lowered)", async () => {
     const raised = await judge({ ...BASE, maxTurns: 5 });
     expect(raised.verdicts).toEqual({ limit: "diverges" });
-    expect(raised.report.results.find((r) => r.executionId === "limit")).toMatchObject({ journal: { to: "done" }, produced: { to: "acting" } });
+    expect(raised.report.results.find((r) => r.executionId === "limit")).toMatchObject({
+      journal: { to: "done" },
+      produced: { to: "acting" },
+    });
     const lowered = await judge({ ...BASE, maxTurns: 2 });
     expect(lowered.verdicts).toMatchObject({ limit: "diverges" });
   });
@@ -151,13 +162,18 @@ describe("agentLoop$ changes with patchedValue(changeId, ifPatched, otherwise)",
     const app = createApp(defineConfig({ stores, effects }));
     await app.start(agentLoop$(changed), { executionId: "new-limit", input: { prompt: "tools:99" } });
     expect(await app.result("new-limit")).toMatchObject({ turns: 5 });
-    expect((await app.log("new-limit")).filter((r) => r.type === PATCH_MARKED)).toEqual([expect.objectContaining({ changeId: "more-turns" })]);
+    expect((await app.log("new-limit")).filter((r) => r.type === PATCH_MARKED)).toEqual([
+      expect.objectContaining({ changeId: "more-turns" }),
+    ]);
     expect((await checkReplay(app, agentLoop$(changed))).ok).toBe(true);
     await app.close();
   });
 
   it("compaction switched on for new runs only: every old journal replays, new runs compact", async () => {
-    const changed = { ...BASE, compaction: patchedValue("compact", { toolId: "summarize", afterBytes: 300 }, undefined) };
+    const changed = {
+      ...BASE,
+      compaction: patchedValue("compact", { toolId: "summarize", afterBytes: 300 }, undefined),
+    };
     const { stores, report } = await judge(changed);
     expect(report.ok).toBe(true);
 
@@ -165,7 +181,9 @@ describe("agentLoop$ changes with patchedValue(changeId, ifPatched, otherwise)",
     const app = createApp(defineConfig({ stores, effects }));
     await app.start(agentLoop$(changed), { executionId: "compacting", input: { prompt: "tools:2" } });
     await app.result("compacting");
-    expect((await app.log("compacting")).some((r) => r.type === "loom.step.completed" && r.stepId.endsWith(":compact"))).toBe(true);
+    expect(
+      (await app.log("compacting")).some((r) => r.type === "loom.step.completed" && r.stepId.endsWith(":compact")),
+    ).toBe(true);
     await app.close();
   });
 

@@ -31,9 +31,21 @@ export function goldenAgentEffects(runs: Map<string, number> = new Map()): Recor
   const count = (stepId: string) => runs.set(stepId, (runs.get(stepId) ?? 0) + 1);
   const model = createLlmEffect(
     scriptedModel([
-      { toolCalls: [{ toolName: "search", input: { q: "barn owl range" } }, { toolName: "lookup", input: { id: 404 } }], usage: { inputTokens: 42, outputTokens: 12 } },
-      { toolCalls: [{ toolName: "search", input: { q: "barn owl diet" } }], usage: { inputTokens: 120, outputTokens: 9 } },
-      { text: "Barn owls live on every continent but Antarctica and eat voles.", usage: { inputTokens: 180, outputTokens: 15 } },
+      {
+        toolCalls: [
+          { toolName: "search", input: { q: "barn owl range" } },
+          { toolName: "lookup", input: { id: 404 } },
+        ],
+        usage: { inputTokens: 42, outputTokens: 12 },
+      },
+      {
+        toolCalls: [{ toolName: "search", input: { q: "barn owl diet" } }],
+        usage: { inputTokens: 120, outputTokens: 9 },
+      },
+      {
+        text: "Barn owls live on every continent but Antarctica and eat voles.",
+        usage: { inputTokens: 180, outputTokens: 15 },
+      },
     ]),
   );
   return {
@@ -58,10 +70,20 @@ export interface GoldenJournal {
 /** Runs the golden agent once, on a fixed clock, and writes its journal to `path`. */
 export async function writeGoldenAgentJournal(path: string): Promise<GoldenJournal> {
   const stores = memoryStores();
-  const app = createApp(defineConfig({ stores, effects: goldenAgentEffects(), clock: simulatedClock(1_795_910_400_000) }));
-  await app.start(goldenAgent, { executionId: GOLDEN_AGENT_EXECUTION_ID, subject: "user-7", input: { prompt: "Where do barn owls live, and what do they eat?" } });
+  const app = createApp(
+    defineConfig({ stores, effects: goldenAgentEffects(), clock: simulatedClock(1_795_910_400_000) }),
+  );
+  await app.start(goldenAgent, {
+    executionId: GOLDEN_AGENT_EXECUTION_ID,
+    subject: "user-7",
+    input: { prompt: "Where do barn owls live, and what do they eat?" },
+  });
   await app.result(GOLDEN_AGENT_EXECUTION_ID);
-  const golden: GoldenJournal = { schema: EVENT_SCHEMA.version, executionId: GOLDEN_AGENT_EXECUTION_ID, records: await app.log(GOLDEN_AGENT_EXECUTION_ID) };
+  const golden: GoldenJournal = {
+    schema: EVENT_SCHEMA.version,
+    executionId: GOLDEN_AGENT_EXECUTION_ID,
+    records: await app.log(GOLDEN_AGENT_EXECUTION_ID),
+  };
   await writeFile(path, `${JSON.stringify(golden, null, 1)}\n`);
   await app.close();
   return golden;

@@ -19,19 +19,32 @@ export const GOLDEN_FLOW_FIXTURE = new URL("../fixtures/versioned-v2.journal.jso
 /** The logic the golden flow journal was written by. */
 export const goldenFlow = patchedFlow({ version: "2" });
 
-export async function writeGoldenFlowJournal(path: string | URL): Promise<{ schema: number; executionId: string; records: StoredRecord[] }> {
+export async function writeGoldenFlowJournal(
+  path: string | URL,
+): Promise<{ schema: number; executionId: string; records: StoredRecord[] }> {
   const stores = memoryStores();
-  const app = createApp(defineConfig({ stores, effects: countedEffects().effects, clock: simulatedClock(1_796_083_200_000) }));
-  const actor = await app.start(goldenFlow, { executionId: GOLDEN_FLOW_EXECUTION_ID, subject: "user-9", input: { name: "golden" } });
+  const app = createApp(
+    defineConfig({ stores, effects: countedEffects().effects, clock: simulatedClock(1_796_083_200_000) }),
+  );
+  const actor = await app.start(goldenFlow, {
+    executionId: GOLDEN_FLOW_EXECUTION_ID,
+    subject: "user-9",
+    input: { name: "golden" },
+  });
   await actor.settled();
   await actor.sendAsync({ type: "CONTINUE" });
   await actor.settled();
   await actor.sendAsync({ type: "CLOSE" });
   await app.result(GOLDEN_FLOW_EXECUTION_ID);
-  const golden = { schema: EVENT_SCHEMA.version, executionId: GOLDEN_FLOW_EXECUTION_ID, records: await app.log(GOLDEN_FLOW_EXECUTION_ID) };
+  const golden = {
+    schema: EVENT_SCHEMA.version,
+    executionId: GOLDEN_FLOW_EXECUTION_ID,
+    records: await app.log(GOLDEN_FLOW_EXECUTION_ID),
+  };
   await writeFile(path, `${JSON.stringify(golden, null, 1)}\n`);
   await app.close();
   return golden;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await writeGoldenFlowJournal(GOLDEN_FLOW_FIXTURE);
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1])
+  await writeGoldenFlowJournal(GOLDEN_FLOW_FIXTURE);

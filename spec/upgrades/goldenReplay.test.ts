@@ -27,7 +27,10 @@ afterAll(removeTempDirs);
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 /** The logic and counted effects each golden journal was recorded with, by logic id. */
-const LOGICS: Record<string, () => { logic: AnyStateMachine; effects: Record<string, Effect>; runs: Map<string, number> }> = {
+const LOGICS: Record<
+  string,
+  () => { logic: AnyStateMachine; effects: Record<string, Effect>; runs: Map<string, number> }
+> = {
   demo: () => {
     const { effects, runs } = countedDemoEffects();
     return { logic: demoMachine, effects, runs };
@@ -72,7 +75,15 @@ async function replay(stores: Stores, golden: GoldenJournal): Promise<void> {
 
 describe("golden journals of every released schema version replay unchanged on every adapter", () => {
   it("has a golden journal for the demo machine and for an agent", () => {
-    expect(goldens.map((g) => g.name).sort()).toEqual(expect.arrayContaining(["agent-v1.journal.json", "agent-v3.journal.json", "demo-v1.journal.json", "flow-v3.journal.json", "versioned-v2.journal.json"]));
+    expect(goldens.map((g) => g.name).sort()).toEqual(
+      expect.arrayContaining([
+        "agent-v1.journal.json",
+        "agent-v3.journal.json",
+        "demo-v1.journal.json",
+        "flow-v3.journal.json",
+        "versioned-v2.journal.json",
+      ]),
+    );
     for (const { name, journal } of goldens) {
       expect(journal.schema, name).toBeLessThanOrEqual(EVENT_SCHEMA.version);
       expect(journal.records[0], name).toMatchObject({ type: EXECUTION_STARTED, schema: journal.schema });
@@ -88,7 +99,10 @@ describe("golden journals of every released schema version replay unchanged on e
         const stores = await open();
         await stores.events.append(journal.executionId, 0, structuredClone(journal.records));
         await replay(stores, journal);
-        expect(await stores.events.getExecution(journal.executionId)).toMatchObject({ status: "done", head: journal.records.length });
+        expect(await stores.events.getExecution(journal.executionId)).toMatchObject({
+          status: "done",
+          head: journal.records.length,
+        });
         await stores.close?.();
       });
     }

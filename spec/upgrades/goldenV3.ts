@@ -30,8 +30,14 @@ async function write(path: URL, golden: Golden): Promise<Golden> {
 export async function writeGoldenAgentV3(path: URL = GOLDEN_AGENT_V3_FIXTURE): Promise<Golden> {
   const stores = memoryStores();
   const executionId = "golden-agent-v3";
-  const app = createApp(defineConfig({ stores, effects: goldenAgentEffects(), clock: simulatedClock(1_795_910_400_000) }));
-  await app.start(goldenAgent, { executionId, subject: "user-7", input: { prompt: "Where do barn owls live, and what do they eat?" } });
+  const app = createApp(
+    defineConfig({ stores, effects: goldenAgentEffects(), clock: simulatedClock(1_795_910_400_000) }),
+  );
+  await app.start(goldenAgent, {
+    executionId,
+    subject: "user-7",
+    input: { prompt: "Where do barn owls live, and what do they eat?" },
+  });
   await app.result(executionId);
   const golden = { schema: EVENT_SCHEMA.version, executionId, records: await stores.events.read(executionId) };
   await app.close();
@@ -42,7 +48,9 @@ export async function writeGoldenAgentV3(path: URL = GOLDEN_AGENT_V3_FIXTURE): P
 export async function writeGoldenFlowV3(path: URL = GOLDEN_FLOW_V3_FIXTURE): Promise<Golden> {
   const stores = memoryStores();
   const executionId = "golden-flow-v3";
-  const app = createApp(defineConfig({ stores, effects: countedEffects().effects, clock: simulatedClock(1_796_083_200_000) }));
+  const app = createApp(
+    defineConfig({ stores, effects: countedEffects().effects, clock: simulatedClock(1_796_083_200_000) }),
+  );
   const actor = await app.start(goldenFlow, { executionId, subject: "user-9", input: { name: "golden" } });
   await actor.settled();
   await actor.sendAsync({ type: "CONTINUE" });

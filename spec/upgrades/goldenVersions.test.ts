@@ -25,7 +25,9 @@ const v2 = JSON.parse(readFileSync(GOLDEN_FLOW_FIXTURE, "utf8")) as Golden;
 const demoV1 = JSON.parse(readFileSync(new URL("../fixtures/demo-v1.journal.json", import.meta.url), "utf8")) as Golden;
 const flowV3 = JSON.parse(readFileSync(GOLDEN_FLOW_V3_FIXTURE, "utf8")) as Golden;
 const agentV3 = JSON.parse(readFileSync(GOLDEN_AGENT_V3_FIXTURE, "utf8")) as Golden;
-const agentV1 = JSON.parse(readFileSync(new URL("../fixtures/agent-v1.journal.json", import.meta.url), "utf8")) as Golden;
+const agentV1 = JSON.parse(
+  readFileSync(new URL("../fixtures/agent-v1.journal.json", import.meta.url), "utf8"),
+) as Golden;
 
 async function load(stores: Stores, golden: Golden): Promise<void> {
   await stores.events.append(golden.executionId, 0, structuredClone(golden.records));
@@ -41,10 +43,17 @@ describe("golden journals and versions", () => {
 
   for (const adapter of ["memory", "fs"] as const) {
     it(`versioned-v2 replays on ${adapter} on its version among others, running nothing; refused without it`, async () => {
-      const stores: Stores & { close?(): Promise<void> } = adapter === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("golden") });
+      const stores: Stores & { close?(): Promise<void> } =
+        adapter === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("golden") });
       await load(stores, v2);
       const { effects, total } = countedEffects();
-      const app = createApp(defineConfig({ stores, effects, logics: [patchedFlow({ version: "1" }), goldenFlow, flow({ version: "3", shape: "review" })] }));
+      const app = createApp(
+        defineConfig({
+          stores,
+          effects,
+          logics: [patchedFlow({ version: "1" }), goldenFlow, flow({ version: "3", shape: "review" })],
+        }),
+      );
       const actor = await app.resume(v2.executionId);
       expect(total()).toBe(0);
       expect(actor.replay.recordsReplayed).toBe(v2.records.length);
@@ -85,7 +94,14 @@ describe("golden journals and versions", () => {
       }
     }
     // A step outcome whose child id is not its effect's names the child; the model's (child "model") names nothing.
-    expect(flowV3.records.filter((r) => r.type === TRANSITION).map((t) => t.actor)).toEqual([undefined, "prepare", undefined, "greet", "finish", undefined]);
+    expect(flowV3.records.filter((r) => r.type === TRANSITION).map((t) => t.actor)).toEqual([
+      undefined,
+      "prepare",
+      undefined,
+      "greet",
+      "finish",
+      undefined,
+    ]);
     const models = agentV3.records.filter((r) => r.type === STEP_COMPLETED && r.effectId === "model");
     expect(models).toHaveLength(3);
     for (const m of models) {
@@ -98,7 +114,13 @@ describe("golden journals and versions", () => {
     const stores = memoryStores();
     await load(stores, flowV3);
     await load(stores, agentV3);
-    const app = createApp(defineConfig({ stores, effects: { ...countedEffects().effects, ...goldenAgentEffects() }, logics: [goldenFlow, goldenAgent] }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: { ...countedEffects().effects, ...goldenAgentEffects() },
+        logics: [goldenFlow, goldenAgent],
+      }),
+    );
     // The same flow on the same clock, journaled by schema 2: only the start's schema differs.
     const [v2Start, ...v2Rest] = v2.records;
     expect(await app.log(flowV3.executionId)).toEqual([{ ...v2Start, schema: 3 }, ...v2Rest]);
@@ -108,18 +130,29 @@ describe("golden journals and versions", () => {
     expect(started).toEqual({ ...agentV1.records[0], machineHash: agentV3.records[0]!.machineHash, schema: 3 });
     expect(init).toEqual({ ...v1Init, inputDigest: agentV3.records[1]!.inputDigest });
     expect(rest).toEqual(v1Rest);
-    expect(await app.usage(agentV3.executionId)).toMatchObject({ modelCalls: 3, inputTokens: 42 + 120 + 180, outputTokens: 12 + 9 + 15 });
+    expect(await app.usage(agentV3.executionId)).toMatchObject({
+      modelCalls: 3,
+      inputTokens: 42 + 120 + 180,
+      outputTokens: 12 + 9 + 15,
+    });
     await app.close();
   });
 
   for (const adapter of ["memory", "fs"] as const) {
     it(`flow-v3 and agent-v3 replay on ${adapter} running nothing; a divergence reports the transition whole`, async () => {
-      const stores: Stores & { close?(): Promise<void> } = adapter === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("golden-v3") });
+      const stores: Stores & { close?(): Promise<void> } =
+        adapter === "memory" ? memoryStores() : await fsStores({ dir: await tempDir("golden-v3") });
       await load(stores, flowV3);
       await load(stores, agentV3);
       const flowEffects = countedEffects();
       const runs = new Map<string, number>();
-      const app = createApp(defineConfig({ stores, effects: { ...flowEffects.effects, ...goldenAgentEffects(runs) }, logics: [goldenFlow, goldenAgent] }));
+      const app = createApp(
+        defineConfig({
+          stores,
+          effects: { ...flowEffects.effects, ...goldenAgentEffects(runs) },
+          logics: [goldenFlow, goldenAgent],
+        }),
+      );
       for (const golden of [flowV3, agentV3]) {
         const actor = await app.resume(golden.executionId);
         expect(actor.replay.recordsReplayed).toBe(golden.records.length);
@@ -130,7 +163,12 @@ describe("golden journals and versions", () => {
       expect((await checkReplay(app, goldenAgent)).ok).toBe(true);
       // Without the patched guard, CONTINUE takes the old path: the journal's transition is reported with the `from` it derives.
       const report = await checkReplay(app, flow({ version: "2" }), { executionIds: [flowV3.executionId] });
-      expect(report.results[0]).toMatchObject({ status: "diverges", seq: 7, produced: { to: "finishing" }, journal: { type: TRANSITION, from: "waiting", to: "greeting", event: "CONTINUE" } });
+      expect(report.results[0]).toMatchObject({
+        status: "diverges",
+        seq: 7,
+        produced: { to: "finishing" },
+        journal: { type: TRANSITION, from: "waiting", to: "greeting", event: "CONTINUE" },
+      });
       await app.close();
       await stores.close?.();
     });

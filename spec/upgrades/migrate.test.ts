@@ -17,11 +17,21 @@ afterAll(removeTempDirs);
 const v1 = flow({ version: "1" });
 const v2 = flow({ version: "2", shape: "review" });
 
-async function parked(stores: Stores, executionId: string, options: { subject?: string; crypto?: boolean } = {}): Promise<void> {
+async function parked(
+  stores: Stores,
+  executionId: string,
+  options: { subject?: string; crypto?: boolean } = {},
+): Promise<void> {
   const { effects } = countedEffects();
   const security = options.crypto ? { security: { crypto: { keys: stores.keys } } } : {};
   const app = createApp(defineConfig({ stores, effects, ...security }));
-  await (await app.start(v1, { executionId, ...(options.subject ? { subject: options.subject } : {}), input: { name: executionId } })).settled();
+  await (
+    await app.start(v1, {
+      executionId,
+      ...(options.subject ? { subject: options.subject } : {}),
+      input: { name: executionId },
+    })
+  ).settled();
   await app.close();
 }
 
@@ -35,7 +45,12 @@ describe("migrate(app, executionId, to)", () => {
     stores = await fsStores({ dir });
     const counted = countedEffects();
     const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [v1, v2] }));
-    const result = await migrate(app, "m", v2, { migrate: ({ value, context, version }) => ({ value, context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] } }) });
+    const result = await migrate(app, "m", v2, {
+      migrate: ({ value, context, version }) => ({
+        value,
+        context: { trail: [...(context as { trail: string[] }).trail, `from ${version}`] },
+      }),
+    });
     expect(result).toEqual({ executionId: "m", fromVersion: "1", version: "2", seq: 5 });
     const log = await app.log("m");
     expect(log.at(-1)).toMatchObject({ seq: 5, type: EXECUTION_MIGRATED, fromVersion: "1", version: "2" });
@@ -110,7 +125,10 @@ describe("migrate(app, executionId, to)", () => {
     const { effects } = countedEffects();
     const app = createApp(defineConfig({ stores, effects, logics: [v1, v2] }));
     await app.resume("live");
-    await expect(migrate(app, "live", v2)).rejects.toMatchObject({ code: RUNTIME_ERROR_CODES.migrationRefused, executionId: "live" });
+    await expect(migrate(app, "live", v2)).rejects.toMatchObject({
+      code: RUNTIME_ERROR_CODES.migrationRefused,
+      executionId: "live",
+    });
     await app.close();
 
     const hanging = { work: { kind: "tool" as const, run: () => new Promise<never>(() => undefined) } };

@@ -58,7 +58,9 @@ describe("patched(changeId)", () => {
     old.send({ type: "CLOSE" });
     fresh.send({ type: "CLOSE" });
     expect(await app.result("old")).toEqual({ trail: ["old", "done:prepare", "old path", "done:finish"] });
-    expect(await app.result("new")).toMatchObject({ trail: ["new", "done:prepare", "new path", "done:greet", "done:finish"] });
+    expect(await app.result("new")).toMatchObject({
+      trail: ["new", "done:prepare", "new path", "done:greet", "done:finish"],
+    });
 
     const oldLog = await app.log("old");
     const newLog = await app.log("new");
@@ -74,7 +76,10 @@ describe("patched(changeId)", () => {
 
     // And once more after they ended: both replay, with and without their snapshots.
     stores = await fsStores({ dir });
-    const report = await checkReplay(createApp(defineConfig({ stores, effects: countedEffects().effects })), patchedFlow());
+    const report = await checkReplay(
+      createApp(defineConfig({ stores, effects: countedEffects().effects })),
+      patchedFlow(),
+    );
     expect(report).toMatchObject({ checked: 2, compatible: 2, ok: true });
     await stores.close();
   });
@@ -87,7 +92,10 @@ describe("patched(changeId)", () => {
         context: { seen: [] },
         on: {
           PING: guard
-            ? [{ guard, actions: assign({ seen: ({ context }) => [...context.seen, "new"] }) }, { actions: assign({ seen: ({ context }) => [...context.seen, "old"] }) }]
+            ? [
+                { guard, actions: assign({ seen: ({ context }) => [...context.seen, "new"] }) },
+                { actions: assign({ seen: ({ context }) => [...context.seen, "old"] }) },
+              ]
             : { actions: assign({ seen: ({ context }) => [...context.seen, "old"] }) },
         },
       });

@@ -34,13 +34,25 @@ describe("checkReplay(app, logic)", () => {
     await journals(stores, 3);
     const counted = countedEffects();
     const app = createApp(defineConfig({ stores, effects: counted.effects }));
-    expect(await checkReplay(app, flow())).toMatchObject({ logicId: "flow", checked: 6, compatible: 6, diverged: 0, ok: true });
+    expect(await checkReplay(app, flow())).toMatchObject({
+      logicId: "flow",
+      checked: 6,
+      compatible: 6,
+      diverged: 0,
+      ok: true,
+    });
     const report = await checkReplay(app, flow({ shape: "review" }));
     expect(report).toMatchObject({ checked: 6, compatible: 3, diverged: 3, unreadable: 0, ok: false });
     const diverged = report.results.filter((r) => r.status === "diverges");
     expect(diverged.map((r) => r.executionId).sort()).toEqual(["through-0", "through-1", "through-2"]);
-    expect(diverged[0]).toMatchObject({ seq: 6, journal: { type: "loom.transition", from: "waiting", to: "finishing" }, produced: { type: "loom.transition", from: "waiting", to: "reviewing" } });
-    expect(diverged[0]!.status === "diverges" && diverged[0]!.message).toMatch(/^diverges at seq 6: the journal has .*"to":"finishing".*, the logic produced .*"to":"reviewing"/);
+    expect(diverged[0]).toMatchObject({
+      seq: 6,
+      journal: { type: "loom.transition", from: "waiting", to: "finishing" },
+      produced: { type: "loom.transition", from: "waiting", to: "reviewing" },
+    });
+    expect(diverged[0]!.status === "diverges" && diverged[0]!.message).toMatch(
+      /^diverges at seq 6: the journal has .*"to":"finishing".*, the logic produced .*"to":"reviewing"/,
+    );
     expect(counted.total()).toBe(0);
     // Nothing was written: every log is as it was.
     for (const r of diverged) expect(await stores.events.head(r.executionId)).toBe(8);
@@ -52,7 +64,10 @@ describe("checkReplay(app, logic)", () => {
     await journals(stores, 2);
     const app = createApp(defineConfig({ stores, effects: countedEffects().effects }));
     const review = flow({ shape: "review" });
-    expect(await checkReplay(app, review, { executionIds: ["parked-1", "through-1"] })).toMatchObject({ checked: 2, diverged: 1 });
+    expect(await checkReplay(app, review, { executionIds: ["parked-1", "through-1"] })).toMatchObject({
+      checked: 2,
+      diverged: 1,
+    });
     expect(await checkReplay(app, review, { limit: 1 })).toMatchObject({ checked: 1 });
     const streamed: string[] = [];
     const progress: string[] = [];
@@ -102,11 +117,31 @@ describe("loomwork replay-check", () => {
     const good = await cli(["replay-check", "--logic", "spec/upgrades/cliLogics.ts#plain", "--dir", dir]);
     expect(good.code, good.stderr).toBe(0);
 
-    const json = await cli(["replay-check", "through-1", "parked-0", "--logic", "spec/upgrades/cliLogics.ts#review", "--dir", dir, "--json"]);
+    const json = await cli([
+      "replay-check",
+      "through-1",
+      "parked-0",
+      "--logic",
+      "spec/upgrades/cliLogics.ts#review",
+      "--dir",
+      dir,
+      "--json",
+    ]);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ logicId: "flow", checked: 2, diverged: 1, ok: false })]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ logicId: "flow", checked: 2, diverged: 1, ok: false }),
+    ]);
     // --limit: the first n in the store's order (parked-0, parked-1), both compatible.
-    const limited = await cli(["replay-check", "--logic", "spec/upgrades/cliLogics.ts#review", "--dir", dir, "--json", "--limit", "2"]);
+    const limited = await cli([
+      "replay-check",
+      "--logic",
+      "spec/upgrades/cliLogics.ts#review",
+      "--dir",
+      dir,
+      "--json",
+      "--limit",
+      "2",
+    ]);
     expect(limited.code).toBe(0);
     expect(JSON.parse(limited.stdout)).toEqual([expect.objectContaining({ checked: 2, ok: true })]);
 

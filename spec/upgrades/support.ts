@@ -25,7 +25,9 @@ export function countedEffects() {
  * review step between waiting and finish: a change that an execution parked in `waiting` cannot replay.
  * `version` as XState's own `createMachine({ version })`, or as `meta.version` with `versionIn: "meta"`.
  */
-export function flow(options: { version?: string; versionIn?: "config" | "meta"; shape?: "plain" | "review"; guard?: PatchGuard } = {}) {
+export function flow(
+  options: { version?: string; versionIn?: "config" | "meta"; shape?: "plain" | "review"; guard?: PatchGuard } = {},
+) {
   const { version, versionIn = "config", shape = "plain", guard } = options;
   const identity = version === undefined ? {} : versionIn === "meta" ? { meta: { version } } : { version };
   const afterWaiting = shape === "review" ? "reviewing" : "finishing";
@@ -39,26 +41,62 @@ export function flow(options: { version?: string; versionIn?: "config" | "meta";
     initial: "preparing",
     states: {
       preparing: {
-        invoke: { src: "work", id: "prepare", input: "prepare", onDone: { target: "waiting", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } },
+        invoke: {
+          src: "work",
+          id: "prepare",
+          input: "prepare",
+          onDone: {
+            target: "waiting",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
       },
       waiting: {
         on: {
           CONTINUE: guard
             ? [
-                { guard, target: "greeting", actions: assign({ trail: ({ context }) => [...context.trail, "new path"] }) },
+                {
+                  guard,
+                  target: "greeting",
+                  actions: assign({ trail: ({ context }) => [...context.trail, "new path"] }),
+                },
                 { target: afterWaiting, actions: assign({ trail: ({ context }) => [...context.trail, "old path"] }) },
               ]
             : afterWaiting,
         },
       },
       greeting: {
-        invoke: { src: "work", id: "greet", input: "greet", onDone: { target: "finishing", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } },
+        invoke: {
+          src: "work",
+          id: "greet",
+          input: "greet",
+          onDone: {
+            target: "finishing",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
       },
       reviewing: {
-        invoke: { src: "work", id: "review", input: "review", onDone: { target: "finishing", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } },
+        invoke: {
+          src: "work",
+          id: "review",
+          input: "review",
+          onDone: {
+            target: "finishing",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
       },
       finishing: {
-        invoke: { src: "work", id: "finish", input: "finish", onDone: { target: "closing", actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }) } },
+        invoke: {
+          src: "work",
+          id: "finish",
+          input: "finish",
+          onDone: {
+            target: "closing",
+            actions: assign({ trail: ({ context, event }) => [...context.trail, event.output] }),
+          },
+        },
       },
       closing: { on: { CLOSE: "done" } },
       done: { type: "final" },

@@ -42,11 +42,25 @@ describe("version identity", () => {
     await app.start(flow(), { executionId: "b", input: { name: "b" } });
     const [startedA] = await app.log("a");
     const [startedB] = await app.log("b");
-    expect(startedA).toMatchObject({ type: EXECUTION_STARTED, logicId: "flow", version: "2", machineHash: await machineHashOf(v2), schema: EVENT_SCHEMA.version });
+    expect(startedA).toMatchObject({
+      type: EXECUTION_STARTED,
+      logicId: "flow",
+      version: "2",
+      machineHash: await machineHashOf(v2),
+      schema: EVENT_SCHEMA.version,
+    });
     // A logic that declares no version journals none: its hash is its identity.
-    expect(startedB).toMatchObject({ type: EXECUTION_STARTED, logicId: "flow", machineHash: await machineHashOf(flow()) });
+    expect(startedB).toMatchObject({
+      type: EXECUTION_STARTED,
+      logicId: "flow",
+      machineHash: await machineHashOf(flow()),
+    });
     expect(startedB).not.toHaveProperty("version");
-    expect(await stores.events.getExecution("a")).toMatchObject({ logicId: "flow", version: "2", machineHash: await machineHashOf(v2) });
+    expect(await stores.events.getExecution("a")).toMatchObject({
+      logicId: "flow",
+      version: "2",
+      machineHash: await machineHashOf(v2),
+    });
     await app.close();
   });
 
@@ -106,11 +120,24 @@ describe("version identity", () => {
     const stores = await fsStores({ dir });
     const counted = countedEffects();
     const inspected: InspectionEvent[] = [];
-    const app = createApp(defineConfig({ stores, effects: counted.effects, logics: [v2, flow({ version: "3" })], observability: { inspect: (e) => inspected.push(e) } }));
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: counted.effects,
+        logics: [v2, flow({ version: "3" })],
+        observability: { inspect: (e) => inspected.push(e) },
+      }),
+    );
     const refused = await app.resume("run-old").catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(UnknownLogicVersionError);
     expect(refused).toBeInstanceOf(LoomworkError);
-    expect(refused).toMatchObject({ code: RUNTIME_ERROR_CODES.unknownLogicVersion, executionId: "run-old", logicId: "flow", version: "1", available: ["2", "3"] });
+    expect(refused).toMatchObject({
+      code: RUNTIME_ERROR_CODES.unknownLogicVersion,
+      executionId: "run-old",
+      logicId: "flow",
+      version: "1",
+      available: ["2", "3"],
+    });
     expect((refused as Error).message).toContain('Execution "run-old" started on version "1" of logic "flow"');
     expect((refused as Error).message).toContain('"2", "3"');
     // Nothing was replayed, nothing ran, nothing was written.
@@ -119,7 +146,10 @@ describe("version identity", () => {
     expect(await stores.events.head("run-old")).toBe((await app.log("run-old")).length);
     expect((await app.log("run-old")).at(-1)).toMatchObject({ type: "loom.transition", to: "waiting" });
     // Passing the wrong version by hand is refused the same way.
-    await expect(app.resume("run-old", v2)).rejects.toMatchObject({ code: RUNTIME_ERROR_CODES.unknownLogicVersion, available: ["2"] });
+    await expect(app.resume("run-old", v2)).rejects.toMatchObject({
+      code: RUNTIME_ERROR_CODES.unknownLogicVersion,
+      available: ["2"],
+    });
     // And the right one resumes it.
     const actor = await app.resume("run-old", v1);
     expect(actor.getSnapshot().value).toBe("waiting");
@@ -160,11 +190,19 @@ describe("version identity", () => {
 
   it("refuses two different definitions of one logic id and version in logics, at createApp", () => {
     const { effects } = countedEffects();
-    expect(() => createApp(defineConfig({ stores: memoryStores(), effects, logics: [flow({ version: "1" }), flow({ version: "1", shape: "review" })] }))).toThrow(
-      /two definitions of logic "flow" declare version "1"/,
-    );
+    expect(() =>
+      createApp(
+        defineConfig({
+          stores: memoryStores(),
+          effects,
+          logics: [flow({ version: "1" }), flow({ version: "1", shape: "review" })],
+        }),
+      ),
+    ).toThrow(/two definitions of logic "flow" declare version "1"/);
     // The same object twice, or two undeclared definitions, are fine.
-    expect(() => createApp(defineConfig({ stores: memoryStores(), effects, logics: [v1, v1, flow(), flow({ shape: "review" })] }))).not.toThrow();
+    expect(() =>
+      createApp(defineConfig({ stores: memoryStores(), effects, logics: [v1, v1, flow(), flow({ shape: "review" })] })),
+    ).not.toThrow();
   });
 
   it("a start by logic id runs its newest version, and refuses an id no logic has", async () => {
@@ -182,13 +220,17 @@ describe("version identity", () => {
   it("keeps the version readable for the catalogue when the execution's records are sealed", async () => {
     const stores = memoryStores();
     const { effects } = countedEffects();
-    const app = createApp(defineConfig({ stores, effects, logics: [v1, v2], security: { crypto: { keys: stores.keys } } }));
+    const app = createApp(
+      defineConfig({ stores, effects, logics: [v1, v2], security: { crypto: { keys: stores.keys } } }),
+    );
     await (await app.start(v1, { executionId: "s", subject: "user-1", input: { name: "s" } })).settled();
     await app.close();
     const [raw] = await stores.events.read("s");
     expect(raw).toMatchObject({ logicId: "flow", version: "1" });
     expect(raw).not.toHaveProperty("input"); // the payload is sealed
-    const next = createApp(defineConfig({ stores, effects, logics: [v1, v2], security: { crypto: { keys: stores.keys } } }));
+    const next = createApp(
+      defineConfig({ stores, effects, logics: [v1, v2], security: { crypto: { keys: stores.keys } } }),
+    );
     expect((await next.resume("s")).getSnapshot().value).toBe("waiting");
     await next.close();
   });

@@ -28,11 +28,14 @@ describe("the XState conformance corpus", () => {
       // The reference run (plain XState) reached every condition its entry waits on: the corpus itself is right.
       expect(r.verdict.kind, `${r.name}: ${verdictDetail(r.verdict)}`).not.toBe("invalid");
       // Nothing escaped the classification: a throw of loomwork's run is reported at a step, never as "the run".
-      if (r.verdict.kind === "differs") expect(r.verdict.aspect, `${r.name}: ${verdictDetail(r.verdict)}`).not.toBe("thrown");
+      if (r.verdict.kind === "differs")
+        expect(r.verdict.aspect, `${r.name}: ${verdictDetail(r.verdict)}`).not.toBe("thrown");
     }
     const t = totals(results);
     expect(t.same + t["refused at start"] + t.differs + t["differs after resume"]).toBe(CORPUS.length);
-    console.log(`XState conformance over ${CORPUS.length} machines: ${t.same} same, ${t["refused at start"]} refused at start, ${t.differs} differ, ${t["differs after resume"]} differ after a resume`);
+    console.log(
+      `XState conformance over ${CORPUS.length} machines: ${t.same} same, ${t["refused at start"]} refused at start, ${t.differs} differ, ${t["differs after resume"]} differ after a resume`,
+    );
   });
 });
 
@@ -88,7 +91,14 @@ describe("the harness", () => {
   });
 
   it("judges a reference run that never reaches its condition invalid, not a finding", async () => {
-    const r = await runMachine({ name: "never", source: "examples/counter/src/counterMachine.ts", machine: counterMachine, steps: [{ send: { type: "increment" }, until: () => false, untilText: "never" }], changes: [], features: ["assign"] });
+    const r = await runMachine({
+      name: "never",
+      source: "examples/counter/src/counterMachine.ts",
+      machine: counterMachine,
+      steps: [{ send: { type: "increment" }, until: () => false, untilText: "never" }],
+      changes: [],
+      features: ["assign"],
+    });
     expect(r.verdict.kind).toBe("invalid");
   });
 });

@@ -99,6 +99,8 @@ export const harnessTimers = {
 export const CORPUS_COMMIT = "b1811bf77bc2d1a74367328cec7907aa185b70df";
 
 /** A promise actor's creator as loomwork runs it: the same function, registered as a task effect under the actor's name. */
-export function promiseEffect<I, O>(creator: (args: { input: I; signal: AbortSignal }) => PromiseLike<O>): Effect<I, O> {
+export function promiseEffect<I, O>(
+  creator: (args: { input: I; signal: AbortSignal }) => PromiseLike<O>,
+): Effect<I, O> {
   return createTaskEffect(async (input: I, ctx) => creator({ input, signal: ctx.signal }));
 }

@@ -67,7 +67,10 @@ class ControlledClock {
   }
 
   /** XState's side (`createActor(machine, { clock })`). */
-  forXState(owner: object): { setTimeout: (fn: (...args: any[]) => void, ms: number) => number; clearTimeout: (id: any) => void } {
+  forXState(owner: object): {
+    setTimeout: (fn: (...args: any[]) => void, ms: number) => number;
+    clearTimeout: (id: any) => void;
+  } {
     return { setTimeout: (fn, ms) => this.arm(owner, fn, ms), clearTimeout: (id) => void this.timers.delete(id) };
   }
 
@@ -79,7 +82,9 @@ class ControlledClock {
   async advance(ms: number, fire: (owner: object, fn: () => void) => Promise<void>): Promise<void> {
     const until = this.now + ms;
     while (true) {
-      const next = [...this.timers.entries()].filter(([, t]) => t.due <= until).sort((a, b) => a[1].due - b[1].due || a[1].order - b[1].order)[0];
+      const next = [...this.timers.entries()]
+        .filter(([, t]) => t.due <= until)
+        .sort((a, b) => a[1].due - b[1].due || a[1].order - b[1].order)[0];
       if (!next) break;
       this.timers.delete(next[0]);
       this.now = Math.max(this.now, next[1].due);
@@ -132,7 +137,9 @@ export function plain(value: unknown, seen = new WeakSet<object>()): unknown {
 }
 
 function isActorRef(value: object): value is { id: string } {
-  return "sessionId" in value && "send" in value && typeof (value as { send: unknown }).send === "function" && "id" in value;
+  return (
+    "sessionId" in value && "send" in value && typeof (value as { send: unknown }).send === "function" && "id" in value
+  );
 }
 
 interface Trace {
@@ -173,9 +180,13 @@ function errorMessage(error: unknown): string {
   return JSON.stringify(plain(error));
 }
 
-function firstDifference(x: Observation, l: Observation): { aspect: string; xstate: unknown; loomwork: unknown } | undefined {
+function firstDifference(
+  x: Observation,
+  l: Observation,
+): { aspect: string; xstate: unknown; loomwork: unknown } | undefined {
   for (const aspect of ASPECTS) {
-    if (JSON.stringify(x[aspect]) !== JSON.stringify(l[aspect])) return { aspect, xstate: x[aspect], loomwork: l[aspect] };
+    if (JSON.stringify(x[aspect]) !== JSON.stringify(l[aspect]))
+      return { aspect, xstate: x[aspect], loomwork: l[aspect] };
   }
   return undefined;
 }
@@ -203,7 +214,13 @@ function captureAmbient(): () => void {
 // ---- waiting ----
 
 /** Resolves true once `holds(snapshot)`, false if the guard timeout passes first or the actor stops being active without it. */
-function waitUntil(actor: { getSnapshot(): AnyMachineSnapshot; subscribe(o: { next: (s: AnyMachineSnapshot) => void; error?: (e: unknown) => void }): { unsubscribe(): void } }, holds: (s: AnyMachineSnapshot) => boolean): Promise<boolean> {
+function waitUntil(
+  actor: {
+    getSnapshot(): AnyMachineSnapshot;
+    subscribe(o: { next: (s: AnyMachineSnapshot) => void; error?: (e: unknown) => void }): { unsubscribe(): void };
+  },
+  holds: (s: AnyMachineSnapshot) => boolean,
+): Promise<boolean> {
   if (holds(actor.getSnapshot())) return Promise.resolve(true);
   return new Promise((resolve) => {
     let done = false;
@@ -247,7 +264,13 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
   harnessTimers.clock = clock.forApp({}); // an actor's own timers (callback actors), on the same clock
   const stores = memoryStores();
   const executionId = `xconf-${entry.name}`;
-  const result = (verdict: Verdict): MachineResult => ({ name: entry.name, source: entry.source, verdict, comparisons, warnings });
+  const result = (verdict: Verdict): MachineResult => ({
+    name: entry.name,
+    source: entry.source,
+    verdict,
+    comparisons,
+    warnings,
+  });
   let xActor: AnyActorRef | undefined;
   const xOwner = {};
   let loom: Loom | undefined;
@@ -280,21 +303,27 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
       sink = undefined;
     }
   };
-  const settleX = () => onX(async () => {
-    await turn();
-    await turn();
-  });
-  const settleL = () => onL(async () => {
-    if (loom) await loom.actor.settled();
-    await turn();
-  });
+  const settleX = () =>
+    onX(async () => {
+      await turn();
+      await turn();
+    });
+  const settleL = () =>
+    onL(async () => {
+      if (loom) await loom.actor.settled();
+      await turn();
+    });
 
   try {
     // The reference run starts first: if plain XState cannot run the entry, the entry is wrong.
     try {
       xActor = await onX(() => {
         // XState's default logger is console.log as it was when xstate loaded: route log() through the console read now.
-        const actor = createActor(entry.machine, { ...(entry.input === undefined ? {} : { input: entry.input }), clock: clock.forXState(xOwner), logger: (...args: unknown[]) => console.log(...args) });
+        const actor = createActor(entry.machine, {
+          ...(entry.input === undefined ? {} : { input: entry.input }),
+          clock: clock.forXState(xOwner),
+          logger: (...args: unknown[]) => console.log(...args),
+        });
         actor.on("*", (e: unknown) => void xTrace.emitted.push(plain(e)));
         actor.subscribe({ error: () => undefined });
         actor.start();
@@ -308,7 +337,9 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     const lOwner = {};
     try {
       const app = newApp(lOwner, false);
-      const actor = await onL(() => app.start(entry.machine, { executionId, ...(entry.input === undefined ? {} : { input: entry.input }) }));
+      const actor = await onL(() =>
+        app.start(entry.machine, { executionId, ...(entry.input === undefined ? {} : { input: entry.input }) }),
+      );
       subscribeEmitted(actor, lTrace);
       loom = { app, actor, owner: lOwner };
     } catch (error) {
@@ -316,15 +347,30 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     }
     await settleL();
 
-    const compare = async (at: string, until: ((s: AnyMachineSnapshot) => boolean) | undefined, untilText: string | undefined, resumed: boolean): Promise<Verdict | undefined> => {
+    const compare = async (
+      at: string,
+      until: ((s: AnyMachineSnapshot) => boolean) | undefined,
+      untilText: string | undefined,
+      resumed: boolean,
+    ): Promise<Verdict | undefined> => {
       if (until) {
         const xOk = await onX(() => waitUntil(xActor!, until));
-        if (!xOk) return { kind: "invalid", reason: `${at}: plain XState never reached ${untilText ?? "the wait's condition"} (state ${JSON.stringify(plain(xActor!.getSnapshot().value))})` };
+        if (!xOk)
+          return {
+            kind: "invalid",
+            reason: `${at}: plain XState never reached ${untilText ?? "the wait's condition"} (state ${JSON.stringify(plain(xActor!.getSnapshot().value))})`,
+          };
         const lOk = await onL(() => waitUntil(loom!.actor, until));
         await settleL();
         if (!lOk) {
           const s = loom!.actor.getSnapshot();
-          return { kind: resumed ? "differs after resume" : "differs", at, aspect: `wait for ${untilText ?? "the wait's condition"}`, xstate: "reached", loomwork: `not reached: ${s.status}, state ${JSON.stringify(plain(s.value))}` };
+          return {
+            kind: resumed ? "differs after resume" : "differs",
+            at,
+            aspect: `wait for ${untilText ?? "the wait's condition"}`,
+            xstate: "reached",
+            loomwork: `not reached: ${s.status}, state ${JSON.stringify(plain(s.value))}`,
+          };
         }
       }
       comparisons++;
@@ -345,7 +391,13 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
         try {
           await onL(() => loom!.actor.sendAsync(event));
         } catch (error) {
-          return { kind: resumed ? "differs after resume" : "differs", at, aspect: "send", xstate: "accepted", loomwork: `refused: ${describe(error)}` };
+          return {
+            kind: resumed ? "differs after resume" : "differs",
+            at,
+            aspect: "send",
+            xstate: "accepted",
+            loomwork: `refused: ${describe(error)}`,
+          };
         }
         await settleL();
       }
@@ -385,7 +437,13 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     } catch (error) {
       loom = undefined;
       await app.close();
-      return result({ kind: "differs after resume", at: "the resume", aspect: "resume", xstate: "(runs on)", loomwork: `app.resume threw ${describe(error)}` });
+      return result({
+        kind: "differs after resume",
+        at: "the resume",
+        aspect: "resume",
+        xstate: "(runs on)",
+        loomwork: `app.resume threw ${describe(error)}`,
+      });
     }
     await settleL();
     verdict = await compare(`the resume after step ${resumeAfter}`, undefined, undefined, true);
@@ -397,7 +455,13 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
     return result({ kind: "same" });
   } catch (error) {
     // Anything not classified above is still a classification: where loomwork (or the harness) threw.
-    return result({ kind: "differs", at: "the run", aspect: "thrown", xstate: "(no error)", loomwork: describe(error) });
+    return result({
+      kind: "differs",
+      at: "the run",
+      aspect: "thrown",
+      xstate: "(no error)",
+      loomwork: describe(error),
+    });
   } finally {
     xActor?.stop();
     await loom?.app.close().catch(() => undefined);
@@ -431,7 +495,10 @@ function describe(error: unknown): string {
 }
 
 /** Runs every machine of a corpus in turn (sequentially: the console is routed per runtime). */
-export async function runCorpus(corpus: readonly CorpusMachine[], onResult?: (r: MachineResult) => void): Promise<MachineResult[]> {
+export async function runCorpus(
+  corpus: readonly CorpusMachine[],
+  onResult?: (r: MachineResult) => void,
+): Promise<MachineResult[]> {
   const results: MachineResult[] = [];
   for (const entry of corpus) {
     const r = await runMachine(entry);
@@ -442,7 +509,13 @@ export async function runCorpus(corpus: readonly CorpusMachine[], onResult?: (r:
 }
 
 export type VerdictKind = Verdict["kind"];
-export const VERDICT_KINDS: readonly VerdictKind[] = ["same", "refused at start", "differs", "differs after resume", "invalid"];
+export const VERDICT_KINDS: readonly VerdictKind[] = [
+  "same",
+  "refused at start",
+  "differs",
+  "differs after resume",
+  "invalid",
+];
 
 /** Totals per verdict kind. */
 export function totals(results: readonly MachineResult[]): Record<VerdictKind, number> {
@@ -470,4 +543,3 @@ function short(value: unknown, max = 160): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   return text === undefined ? "undefined" : text.length > max ? `${text.slice(0, max)}…` : text;
 }
-

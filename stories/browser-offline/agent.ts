@@ -1,7 +1,16 @@
 // The story's agent: an agentLoop$ on a scripted model with two tools over a small built-in corpus.
 // Nothing here touches the network; the model and tools take a little time (the page's `pace`) so
 // there is a run in flight to reload.
-import { agentLoop$, createLlmEffect, createToolEffect, scriptedModel, type Effect, type EffectContext, type Message, type ModelReply } from "../../index.js";
+import {
+  agentLoop$,
+  createLlmEffect,
+  createToolEffect,
+  scriptedModel,
+  type Effect,
+  type EffectContext,
+  type Message,
+  type ModelReply,
+} from "../../index.js";
 
 export const LOOP_ID = "field-notes";
 export const DEFAULT_PROMPT = "How do barn owls hunt in the dark?";
@@ -13,13 +22,41 @@ interface Note {
 }
 
 const CORPUS: Note[] = [
-  { id: "n1", title: "Hearing in the dark", text: "A barn owl locates prey by sound alone: its ears sit at different heights, so it hears a vole's rustle in two dimensions and strikes within a degree in complete darkness." },
-  { id: "n2", title: "The facial disc", text: "The heart-shaped facial disc works like a dish aerial, funnelling sound to the ears; the owl reshapes it with small muscles to focus on a noise." },
-  { id: "n3", title: "Silent flight", text: "Comb-like serrations on the leading edge of the wing and a velvety down break up turbulence, so the owl's approach makes almost no sound a vole could hear." },
-  { id: "n4", title: "Hunting from a perch", text: "Barn owls hunt low over rough grassland at dusk and at night, quartering the field or waiting on a fence post, then dropping talons first." },
-  { id: "n5", title: "Prey and pellets", text: "Field voles are the staple prey; an owl swallows them whole and coughs up a pellet of fur and bones, which tells ecologists exactly what it ate." },
-  { id: "n6", title: "Nest sites", text: "Barn owls do not build nests: they lay in hollow trees, barn lofts and nest boxes, often returning to the same site for years." },
-  { id: "n7", title: "Vision at night", text: "The eyes are large and rich in rods, good in dim light, yet a barn owl still relies on hearing when there is no light at all." },
+  {
+    id: "n1",
+    title: "Hearing in the dark",
+    text: "A barn owl locates prey by sound alone: its ears sit at different heights, so it hears a vole's rustle in two dimensions and strikes within a degree in complete darkness.",
+  },
+  {
+    id: "n2",
+    title: "The facial disc",
+    text: "The heart-shaped facial disc works like a dish aerial, funnelling sound to the ears; the owl reshapes it with small muscles to focus on a noise.",
+  },
+  {
+    id: "n3",
+    title: "Silent flight",
+    text: "Comb-like serrations on the leading edge of the wing and a velvety down break up turbulence, so the owl's approach makes almost no sound a vole could hear.",
+  },
+  {
+    id: "n4",
+    title: "Hunting from a perch",
+    text: "Barn owls hunt low over rough grassland at dusk and at night, quartering the field or waiting on a fence post, then dropping talons first.",
+  },
+  {
+    id: "n5",
+    title: "Prey and pellets",
+    text: "Field voles are the staple prey; an owl swallows them whole and coughs up a pellet of fur and bones, which tells ecologists exactly what it ate.",
+  },
+  {
+    id: "n6",
+    title: "Nest sites",
+    text: "Barn owls do not build nests: they lay in hollow trees, barn lofts and nest boxes, often returning to the same site for years.",
+  },
+  {
+    id: "n7",
+    title: "Vision at night",
+    text: "The eyes are large and rich in rods, good in dim light, yet a barn owl still relies on hearing when there is no light at all.",
+  },
 ];
 
 const tokens = (text: string) => text.toLowerCase().match(/[a-z]+/g) ?? [];
@@ -31,7 +68,10 @@ const matches = (a: string, b: string) => Math.min(a.length, b.length) >= 3 && (
 /** The three notes sharing most words with the query. */
 export function searchNotes(q: string): { id: string; title: string }[] {
   const words = tokens(q).filter((w) => !STOP.has(w));
-  return CORPUS.map((note) => ({ note, score: tokens(`${note.title} ${note.text}`).filter((t) => words.some((w) => matches(t, w))).length }))
+  return CORPUS.map((note) => ({
+    note,
+    score: tokens(`${note.title} ${note.text}`).filter((t) => words.some((w) => matches(t, w))).length,
+  }))
     .filter((scored) => scored.score > 0)
     .sort((a, b) => b.score - a.score || a.note.id.localeCompare(b.note.id))
     .slice(0, 3)
@@ -57,24 +97,48 @@ export function researchScript(request: { messages: Message[] }, call: number): 
   const prompt = String(request.messages.find((m) => m.role === "user")?.content ?? DEFAULT_PROMPT);
   const searches = results(request.messages, "search") as { id: string; title: string }[][];
   const read = (results(request.messages, "read_note") as Note[]).map((n) => n.id);
-  const unread = (hits: { id: string }[] | undefined) => (hits ?? []).map((h) => h.id).filter((id) => !read.includes(id));
+  const unread = (hits: { id: string }[] | undefined) =>
+    (hits ?? []).map((h) => h.id).filter((id) => !read.includes(id));
   const usage = { inputTokens: 120 + 40 * call, outputTokens: 24 };
   switch (call) {
     case 0:
       return { text: "Searching my notes first.", toolCalls: [{ toolName: "search", input: { q: prompt } }], usage };
     case 1:
-      return { text: "Reading the two best matches.", toolCalls: unread(searches[0]).slice(0, 2).map((id) => ({ toolName: "read_note", input: { id } })), usage };
+      return {
+        text: "Reading the two best matches.",
+        toolCalls: unread(searches[0])
+          .slice(0, 2)
+          .map((id) => ({ toolName: "read_note", input: { id } })),
+        usage,
+      };
     case 2:
-      return { text: "And what it hunts.", toolCalls: [{ toolName: "search", input: { q: "prey voles field" } }], usage };
+      return {
+        text: "And what it hunts.",
+        toolCalls: [{ toolName: "search", input: { q: "prey voles field" } }],
+        usage,
+      };
     case 3:
-      return { text: "One more note.", toolCalls: unread(searches[1]).slice(0, 1).map((id) => ({ toolName: "read_note", input: { id } })), usage };
+      return {
+        text: "One more note.",
+        toolCalls: unread(searches[1])
+          .slice(0, 1)
+          .map((id) => ({ toolName: "read_note", input: { id } })),
+        usage,
+      };
     default: {
-      const notes = (results(request.messages, "read_note") as Note[]).map((n) => `${n.text.split(/[:;,.]/)[0]} (${n.title.toLowerCase()})`);
+      const notes = (results(request.messages, "read_note") as Note[]).map(
+        (n) => `${n.text.split(/[:;,.]/)[0]} (${n.title.toLowerCase()})`,
+      );
       const answer = `From ${notes.length} field notes: ${notes.join("; ")}.`;
       // "... and save it": saving the answer is a tool that needs the user's approval (needsApproval).
       if (!/\bsave\b/i.test(prompt)) return { text: answer, usage };
       const [saved] = results(request.messages, "save_note");
-      if (saved === undefined) return { text: "Saving the answer needs your approval.", toolCalls: [{ toolName: "save_note", input: { title: prompt, text: answer } }], usage };
+      if (saved === undefined)
+        return {
+          text: "Saving the answer needs your approval.",
+          toolCalls: [{ toolName: "save_note", input: { title: prompt, text: answer } }],
+          usage,
+        };
       const denied = typeof saved === "object" && saved !== null && "error" in saved;
       return { text: `${answer} ${denied ? "Not saved: you denied it." : "Saved to your notebook."}`, usage };
     }

@@ -2,7 +2,17 @@
 // page mid-run: on load the unfinished execution is resumed from the journal (under its Web Lock, so a
 // second tab watches instead of racing), and no recorded model or tool call runs again. The list of
 // executions is a live Dexie query of the catalogue; the timeline is the execution's journal.
-import { createApp, defineConfig, STEP_COMPLETED, TOOL_APPROVAL_EVENT, WriterLockedError, type EffectContext, type ExecutionInfo, type JournaledActor, type JournalRecord } from "../../index.js";
+import {
+  createApp,
+  defineConfig,
+  STEP_COMPLETED,
+  TOOL_APPROVAL_EVENT,
+  WriterLockedError,
+  type EffectContext,
+  type ExecutionInfo,
+  type JournaledActor,
+  type JournalRecord,
+} from "../../index.js";
 import { indexedDbStores, watchExecutions, type IndexedDbStores } from "../../adapters/indexeddb/index.js";
 import { DEFAULT_PROMPT, LOOP_ID, researchEffects, researchLoop } from "./agent.js";
 import { el, renderDetail, renderExecutions, type LocalFacts } from "./view.js";
@@ -43,7 +53,14 @@ function countCall(ctx: EffectContext): void {
 }
 
 const stores: IndexedDbStores = await indexedDbStores({ name: DATABASE });
-const app = createApp(defineConfig({ stores, effects: researchEffects(pace, countCall), logics: [researchLoop], execution: { snapshotEvery: 16 } }));
+const app = createApp(
+  defineConfig({
+    stores,
+    effects: researchEffects(pace, countCall),
+    logics: [researchLoop],
+    execution: { snapshotEvery: 16 },
+  }),
+);
 const models = createReadModels(app);
 
 /**
@@ -64,7 +81,9 @@ async function asWriter(executionId: string, work: () => Promise<unknown>): Prom
 
 /** On load: resume every unfinished run of this page's agent from the journal. */
 async function resumeUnfinished(): Promise<void> {
-  const unfinished = (await stores.events.listExecutions()).filter((info) => info.status === "running" && info.logicId === LOOP_ID);
+  const unfinished = (await stores.events.listExecutions()).filter(
+    (info) => info.status === "running" && info.logicId === LOOP_ID,
+  );
   for (const { executionId } of unfinished) {
     await asWriter(executionId, async () => {
       const log = await app.log(executionId);
@@ -80,7 +99,9 @@ async function resumeUnfinished(): Promise<void> {
 async function startRun(prompt: string): Promise<void> {
   const executionId = `run-${Date.now().toString(36)}`;
   selected = executionId;
-  await asWriter(executionId, async () => actors.set(executionId, await app.start(researchLoop, { executionId, input: { prompt } })));
+  await asWriter(executionId, async () =>
+    actors.set(executionId, await app.start(researchLoop, { executionId, input: { prompt } })),
+  );
 }
 
 /** Redraws the list, then the selected execution's timeline from its journal (newest read wins). */
@@ -103,7 +124,8 @@ function renderApprovals(info: ExecutionInfo | undefined): void {
   const actor = info && actors.get(info.executionId);
   const pending = (info && models.execution(info.executionId)?.pendingApprovals) ?? [];
   if (!actor || pending.length === 0) return;
-  const decide = (toolCallId: string, approved: boolean) => () => void actor.sendAsync({ type: TOOL_APPROVAL_EVENT, toolCallId, approved }).catch(fail);
+  const decide = (toolCallId: string, approved: boolean) => () =>
+    void actor.sendAsync({ type: TOOL_APPROVAL_EVENT, toolCallId, approved }).catch(fail);
   ui.detail.prepend(
     el(
       "div",
@@ -111,7 +133,11 @@ function renderApprovals(info: ExecutionInfo | undefined): void {
       ...pending.flatMap((a) => [
         el("p", {}, `The agent asks to run ${a.toolName}: ${JSON.stringify(a.input).slice(0, 160)}`),
         el("button", { type: "button", "data-approve": a.toolCallId, onclick: decide(a.toolCallId, true) }, "Approve"),
-        el("button", { type: "button", class: "quiet", "data-deny": a.toolCallId, onclick: decide(a.toolCallId, false) }, "Deny"),
+        el(
+          "button",
+          { type: "button", class: "quiet", "data-deny": a.toolCallId, onclick: decide(a.toolCallId, false) },
+          "Deny",
+        ),
       ]),
     ),
   );
@@ -123,7 +149,9 @@ function showNetwork(): void {
 }
 
 function fail(error: unknown): void {
-  ui.detail.prepend(el("p", { class: "banner error" }, error instanceof Error ? `${error.name}: ${error.message}` : String(error)));
+  ui.detail.prepend(
+    el("p", { class: "banner error" }, error instanceof Error ? `${error.name}: ${error.message}` : String(error)),
+  );
 }
 
 ui.prompt.value = DEFAULT_PROMPT;

@@ -46,7 +46,13 @@ export function serveStatic(root: string, port = 0): Promise<StaticServer> {
       return;
     }
     readFile(file).then(
-      (body) => response.writeHead(200, { "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-store" }).end(body),
+      (body) =>
+        response
+          .writeHead(200, {
+            "content-type": CONTENT_TYPES[extname(file)] ?? "application/octet-stream",
+            "cache-control": "no-store",
+          })
+          .end(body),
       () => response.writeHead(404, { "content-type": "text/plain" }).end("not found"),
     );
   });
@@ -79,8 +85,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   console.log("loomwork story: browser-offline (building with Vite...)");
   const outDir = await buildStory();
   const { url } = await serveStatic(outDir, port).catch((error: NodeJS.ErrnoException) => {
-    console.error(error.code === "EADDRINUSE" ? `serve: port ${port} is in use; pass --port <n> (0 picks a free one).` : String(error));
+    console.error(
+      error.code === "EADDRINUSE"
+        ? `serve: port ${port} is in use; pass --port <n> (0 picks a free one).`
+        : String(error),
+    );
     process.exit(1);
   });
-  console.log(`Serving ${outDir}\nOpen ${url} (Ctrl-C to stop). Run the agent, reload mid-run, and watch it resume from IndexedDB.`);
+  console.log(
+    `Serving ${outDir}\nOpen ${url} (Ctrl-C to stop). Run the agent, reload mid-run, and watch it resume from IndexedDB.`,
+  );
 }

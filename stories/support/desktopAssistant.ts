@@ -1,6 +1,15 @@
 // The desktop story's agent: digests a local folder (list it, read every file, answer). Its model is
 // scriptedModel with computed replies: each reply is derived from the request, as a real model's would be.
-import { agentLoop$, createLlmEffect, createToolEffect, scriptedModel, type Effect, type Message, type ModelReply, type ModelRequest } from "../../index.js";
+import {
+  agentLoop$,
+  createLlmEffect,
+  createToolEffect,
+  scriptedModel,
+  type Effect,
+  type Message,
+  type ModelReply,
+  type ModelRequest,
+} from "../../index.js";
 import { latency } from "./researchAgent.js";
 
 /** The user's files, as the app would read them from disk. */

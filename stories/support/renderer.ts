@@ -12,7 +12,8 @@ const say = (text: string) => port.postMessage({ log: `[ui ${window}] ${text}` }
 const client = connectBridge(port);
 
 const shown = new Map<string, string>();
-const describe = (v: ExecutionView) => `${v.status}, ${v.steps.completed} steps${v.pendingApprovals.length ? `, waiting for approval: ${v.pendingApprovals.map((p) => `${p.toolName}(${JSON.stringify(p.input)})`).join(", ")}` : ""}`;
+const describe = (v: ExecutionView) =>
+  `${v.status}, ${v.steps.completed} steps${v.pendingApprovals.length ? `, waiting for approval: ${v.pendingApprovals.map((p) => `${p.toolName}(${JSON.stringify(p.input)})`).join(", ")}` : ""}`;
 let decided = false;
 client.executions.subscribe((views) => {
   for (const view of views) {
@@ -41,7 +42,9 @@ async function decide(executionId: string, toolCallId: string): Promise<void> {
   const tidy = client.actor(executionId);
   // The main process allows only TOOL_APPROVAL from the UI: anything else is refused there, not journaled.
   await tidy.sendAsync({ type: "USER_MESSAGE", text: "and delete everything" }).catch((error: unknown) => {
-    say(`a USER_MESSAGE was refused by the main process: ${error instanceof BridgeSendError ? `${error.code} (${error.message})` : String(error)}`);
+    say(
+      `a USER_MESSAGE was refused by the main process: ${error instanceof BridgeSendError ? `${error.code} (${error.message})` : String(error)}`,
+    );
   });
   say(`the user clicks Approve on ${toolCallId}`);
   await tidy.sendAsync({ type: "TOOL_APPROVAL", toolCallId, approved: true });

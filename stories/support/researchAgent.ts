@@ -1,7 +1,15 @@
 // The research agent of the stories: agentLoop$ with three tools on the scripted offline model.
 // Deterministic: the same run prints the same answer on every machine, with no network and no keys.
 // Exported so the CLI can replay its journals exactly (`loomwork stats --logic stories/support/researchAgent.ts`).
-import { agentLoop$, createLlmEffect, createToolEffect, scriptedModel, tainted, type Effect, type ModelReply } from "../../index.js";
+import {
+  agentLoop$,
+  createLlmEffect,
+  createToolEffect,
+  scriptedModel,
+  tainted,
+  type Effect,
+  type ModelReply,
+} from "../../index.js";
 
 export const RESEARCH_QUESTION = "How do barn owls catch prey in complete darkness?";
 
@@ -84,7 +92,11 @@ const [KONISHI, DISC, EARS] = PAGES as [Page, Page, Page, ...Page[]];
 
 /** One reply per turn: search, read two pages, note and search again, read, note, answer. */
 export const RESEARCH_SCRIPT: ModelReply[] = [
-  { text: "Let me search for experiments on owl hunting in the dark.", toolCalls: [{ toolName: "search", input: { query: "barn owls hunting prey in total darkness" } }], usage: { inputTokens: 212, outputTokens: 31 } },
+  {
+    text: "Let me search for experiments on owl hunting in the dark.",
+    toolCalls: [{ toolName: "search", input: { query: "barn owls hunting prey in total darkness" } }],
+    usage: { inputTokens: 212, outputTokens: 31 },
+  },
   {
     text: "Two results look primary; reading both.",
     toolCalls: [
@@ -96,15 +108,34 @@ export const RESEARCH_SCRIPT: ModelReply[] = [
   {
     text: "Noting the findings, then checking how elevation is resolved.",
     toolCalls: [
-      { toolName: "takeNotes", input: { notes: ["Owls strike within 1 degree in total darkness, by hearing alone [1].", "The facial disc funnels sound to the ears like a parabolic dish [2]."] } },
+      {
+        toolName: "takeNotes",
+        input: {
+          notes: [
+            "Owls strike within 1 degree in total darkness, by hearing alone [1].",
+            "The facial disc funnels sound to the ears like a parabolic dish [2].",
+          ],
+        },
+      },
       { toolName: "search", input: { query: "asymmetric ears vertical sound localisation" } },
     ],
     usage: { inputTokens: 1_406, outputTokens: 58 },
   },
-  { text: "Reading the page on ear asymmetry.", toolCalls: [{ toolName: "fetchPage", input: { url: EARS.url } }], usage: { inputTokens: 1_652, outputTokens: 27 } },
+  {
+    text: "Reading the page on ear asymmetry.",
+    toolCalls: [{ toolName: "fetchPage", input: { url: EARS.url } }],
+    usage: { inputTokens: 1_652, outputTokens: 27 },
+  },
   {
     text: "One more note.",
-    toolCalls: [{ toolName: "takeNotes", input: { notes: ["Asymmetric ears: level difference gives elevation, time difference (~30 µs) gives azimuth [3]."] } }],
+    toolCalls: [
+      {
+        toolName: "takeNotes",
+        input: {
+          notes: ["Asymmetric ears: level difference gives elevation, time difference (~30 µs) gives azimuth [3]."],
+        },
+      },
+    ],
     usage: { inputTokens: 2_085, outputTokens: 36 },
   },
   {
@@ -133,7 +164,9 @@ export function researchEffects(options: { modelMs?: number; toolMs?: number } =
   const llm = createLlmEffect(scriptedModel(RESEARCH_SCRIPT));
   return {
     model: { ...llm, run: async (request, ctx) => (await latency(modelMs, ctx.signal), llm.run(request, ctx)) },
-    search: createToolEffect(async ({ query }: { query: string }, ctx) => (await latency(toolMs, ctx.signal), search(query))),
+    search: createToolEffect(
+      async ({ query }: { query: string }, ctx) => (await latency(toolMs, ctx.signal), search(query)),
+    ),
     // Web content is untrusted: tainted, so the loop fences it before the model sees it and records the origin.
     fetchPage: createToolEffect(async ({ url }: { url: string }, ctx) => {
       await latency(toolMs, ctx.signal);
@@ -149,7 +182,9 @@ export function researchEffects(options: { modelMs?: number; toolMs?: number } =
 
 /** A one-line account of a tool call or model reply, for progress lines. */
 export function describeStep(effectId: string, output: unknown): string {
-  const value = (output as { __loomTainted?: string; value?: unknown })?.__loomTainted ? (output as { value: unknown }).value : output;
+  const value = (output as { __loomTainted?: string; value?: unknown })?.__loomTainted
+    ? (output as { value: unknown }).value
+    : output;
   if (effectId === "model") {
     const reply = value as ModelReply;
     const calls = (reply.toolCalls ?? []).map((c) => `${c.toolName}(${brief(c.input)})`);
@@ -157,7 +192,8 @@ export function describeStep(effectId: string, output: unknown): string {
   }
   if (effectId === "search") return `${(value as unknown[]).length} results`;
   if (effectId === "fetchPage") return `“${(value as { title?: string }).title ?? "?"}” (tainted: web)`;
-  if (effectId === "takeNotes") return `kept ${(value as { saved: number }).saved} note${(value as { saved: number }).saved === 1 ? "" : "s"}`;
+  if (effectId === "takeNotes")
+    return `kept ${(value as { saved: number }).saved} note${(value as { saved: number }).saved === 1 ? "" : "s"}`;
   return brief(value);
 }
 

@@ -36,9 +36,13 @@ export async function ownedStoryDir(dir: string, story: string): Promise<string>
   });
   if (entries.length > 0 && !entries.includes(STORY_MARKER)) throw new StoryDirectoryError(path, story);
   // Only what a story made is removed: the directory holds its marker.
-  for (const entry of entries) if (entry !== STORY_MARKER) await rm(join(path, entry), { recursive: true, force: true });
+  for (const entry of entries)
+    if (entry !== STORY_MARKER) await rm(join(path, entry), { recursive: true, force: true });
   await mkdir(path, { recursive: true, mode: 0o700 }); // a journal's directory: its user's alone, as fsStores makes its own
-  await writeFile(join(path, STORY_MARKER), `Created by the loomwork story "${story}"; a story may empty this directory when it runs again.\n`);
+  await writeFile(
+    join(path, STORY_MARKER),
+    `Created by the loomwork story "${story}"; a story may empty this directory when it runs again.\n`,
+  );
   return path;
 }
 

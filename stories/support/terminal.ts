@@ -6,7 +6,10 @@ type Paint = (text: string | number) => string;
 
 export function colours(stream: { isTTY?: boolean } = process.stdout) {
   const env = process.env;
-  const on = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false" ? true : !("NO_COLOR" in env) && stream.isTTY === true;
+  const on =
+    env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false"
+      ? true
+      : !("NO_COLOR" in env) && stream.isTTY === true;
   const sgr =
     (open: number, close: number): Paint =>
     (text) =>

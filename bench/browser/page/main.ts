@@ -15,7 +15,8 @@ import type { StoredRecord, Stores } from "../../../stores/types.js";
 import { workloadEffects } from "../../../spec/support/workload.js";
 
 const EXECUTION_ID = "bench";
-const loop = (turns: number) => agentLoop$({ id: "harness", model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false });
+const loop = (turns: number) =>
+  agentLoop$({ id: "harness", model: "model", tools: ["search"], maxTurns: turns, warnTranscriptBytes: false });
 
 /** One write transaction the IndexedDB stores committed: what it stored, as structured-clone values. */
 type Write = { kind: "append" | "snapshot" | "blob"; values: unknown[] };
@@ -74,7 +75,8 @@ function timeCalls(stores: Stores): Record<string, { n: number; ms: number }> {
     let proto = Object.getPrototypeOf(store) as object | null;
     const names = new Set<string>();
     while (proto && proto !== Object.prototype) {
-      for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto))) if (typeof descriptor.value === "function") names.add(name);
+      for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto)))
+        if (typeof descriptor.value === "function") names.add(name);
       proto = Object.getPrototypeOf(proto) as object | null;
     }
     for (const name of names) {
@@ -140,7 +142,14 @@ const bench = {
     for (let i = 0; i < executions; i++) {
       const id = `run-${String(i).padStart(6, "0")}`;
       const records = [
-        { seq: 1, at: 1_000 + i, type: EXECUTION_STARTED, subject: `user-${i % 97}`, machineId: "bench", input: { prompt: "research" } },
+        {
+          seq: 1,
+          at: 1_000 + i,
+          type: EXECUTION_STARTED,
+          subject: `user-${i % 97}`,
+          machineId: "bench",
+          input: { prompt: "research" },
+        },
         { seq: 2, at: 2_000 + i, type: STEP_COMPLETED, stepId: "s", output: "done" },
       ] as unknown as StoredRecord[];
       for (const record of records) tx.objectStore("records").put(record, [id, record.seq]);
@@ -171,7 +180,11 @@ const bench = {
   },
 
   /** Runs the agent for `turns` on memory or on IndexedDB database `db`; returns ms and the writes' shape. */
-  async run(store: "memory" | "indexeddb", turns: number, db: string): Promise<{ ms: number; writes: number; appends: number; values: number; bytes: number }> {
+  async run(
+    store: "memory" | "indexeddb",
+    turns: number,
+    db: string,
+  ): Promise<{ ms: number; writes: number; appends: number; values: number; bytes: number }> {
     const stores = store === "memory" ? memoryStores() : await indexedDbStores({ name: db });
     const writes = store === "memory" ? [] : logWrites(stores);
     const app = createApp(defineConfig({ stores, effects: effects(turns).effects }));
@@ -183,7 +196,12 @@ const bench = {
     if ("close" in stores) await stores.close();
     lastWrites = writes;
     const values = writes.reduce((n, w) => n + w.values.length, 0);
-    const bytes = writes.reduce((n, w) => n + w.values.reduce<number>((m, v) => m + (v instanceof Uint8Array ? v.byteLength : JSON.stringify(v).length), 0), 0);
+    const bytes = writes.reduce(
+      (n, w) =>
+        n +
+        w.values.reduce<number>((m, v) => m + (v instanceof Uint8Array ? v.byteLength : JSON.stringify(v).length), 0),
+      0,
+    );
     return { ms, writes: writes.length, appends: writes.filter((w) => w.kind === "append").length, values, bytes };
   },
 
@@ -219,7 +237,16 @@ const bench = {
   async resume(
     turns: number,
     db: string,
-  ): Promise<{ ms: number; openMs: number; readMs: number; reads: { fromSeq: number }[]; snapshotSeq: number | undefined; records: number; calls: Record<string, { n: number; ms: number }>; beforeReadsMs: number }> {
+  ): Promise<{
+    ms: number;
+    openMs: number;
+    readMs: number;
+    reads: { fromSeq: number }[];
+    snapshotSeq: number | undefined;
+    records: number;
+    calls: Record<string, { n: number; ms: number }>;
+    beforeReadsMs: number;
+  }> {
     const t0 = performance.now();
     const stores = await indexedDbStores({ name: db });
     const openMs = performance.now() - t0;
@@ -261,20 +288,30 @@ const bench = {
   },
 
   /** In a freshly loaded page: the raw read of what resume read (the snapshot and the same key ranges), on IndexedDB directly. */
-  async rawRead(db: string, ranges: { fromSeq: number }[], withSnapshot: boolean): Promise<{ ms: number; records: number }> {
+  async rawRead(
+    db: string,
+    ranges: { fromSeq: number }[],
+    withSnapshot: boolean,
+  ): Promise<{ ms: number; records: number }> {
     const t0 = performance.now();
     const database = await request(indexedDB.open(db));
     const tx = database.transaction(["records", "snapshots", "executions"], "readonly");
     const pending: Promise<unknown>[] = [request(tx.objectStore("executions").get(EXECUTION_ID))];
     if (withSnapshot) pending.push(request(tx.objectStore("snapshots").get(EXECUTION_ID)));
-    for (const { fromSeq } of ranges) pending.push(request(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, fromSeq], [EXECUTION_ID, Infinity]))));
+    for (const { fromSeq } of ranges)
+      pending.push(
+        request(tx.objectStore("records").getAll(IDBKeyRange.bound([EXECUTION_ID, fromSeq], [EXECUTION_ID, Infinity]))),
+      );
     const results = await Promise.all(pending);
     // A snapshot row of schema version 2 holds the state as JSON text: a read of it is done once it is
     // parsed, as a structured value is once deserialised (a version 1 row is that value already).
     decodeSnapshotRow(withSnapshot ? results[1] : undefined);
     const ms = performance.now() - t0;
     database.close();
-    return { ms, records: results.slice(withSnapshot ? 2 : 1).reduce<number>((n, r) => n + (r as unknown[]).length, 0) };
+    return {
+      ms,
+      records: results.slice(withSnapshot ? 2 : 1).reduce<number>((n, r) => n + (r as unknown[]).length, 0),
+    };
   },
 };
 

@@ -15,7 +15,12 @@ import { fsStores } from "../../../adapters/fs/index.js";
 import { PROVIDERS } from "../../support/providers.js";
 import { createReadModels } from "../../../readModels.js";
 
-const options = JSON.parse(process.argv[2]!) as { dir: string; baseURL: string; mode: "start" | "approve"; toolCallId?: string };
+const options = JSON.parse(process.argv[2]!) as {
+  dir: string;
+  baseURL: string;
+  mode: "start" | "approve";
+  toolCallId?: string;
+};
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
 const app = createApp(
@@ -23,7 +28,10 @@ const app = createApp(
     stores: await fsStores({ dir: options.dir }),
     effects: {
       model: createLlmEffect(fromAiSdk(PROVIDERS[1]!.model(options.baseURL))),
-      sendEmail: createToolEffect(async ({ to }) => (out(`tool sendEmail ${to}`), { sent: to }), { inputSchema: z.object({ to: z.string() }), needsApproval: true }),
+      sendEmail: createToolEffect(async ({ to }) => (out(`tool sendEmail ${to}`), { sent: to }), {
+        inputSchema: z.object({ to: z.string() }),
+        needsApproval: true,
+      }),
     },
   }),
 );
@@ -46,7 +54,9 @@ if (options.mode === "start") {
   const actor = await app.resume("mail-1", loop);
   const models = createReadModels(app);
   await models.ready;
-  out(`resumed ${JSON.stringify({ state: actor.getSnapshot().value, pending: models.execution("mail-1")!.pendingApprovals })}`);
+  out(
+    `resumed ${JSON.stringify({ state: actor.getSnapshot().value, pending: models.execution("mail-1")!.pendingApprovals })}`,
+  );
   await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: options.toolCallId, approved: true });
   out(`result ${JSON.stringify(await app.result("mail-1"))}`);
   await app.close();

@@ -5,7 +5,19 @@
 // harness does), reported to the test process before the call runs, with every record the app saw
 // acknowledged, so the counts and acknowledgements outlive a SIGKILL of the browser itself (localStorage
 // is written to disk lazily and would not). A model or tool step can be held open until released.
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, expandRecords, scriptedModel, type App, type Effect, type StoredRecord, type ReplayReport } from "../../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  expandRecords,
+  scriptedModel,
+  type App,
+  type Effect,
+  type StoredRecord,
+  type ReplayReport,
+} from "../../../index.js";
 import type { IndexedDbStores, WriterLease } from "../../../adapters/indexeddb/index.js";
 import { toolOutput, workloadReply } from "../../support/workload.js";
 
@@ -37,7 +49,11 @@ declare global {
   }
 }
 
-type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } }>;
+type Settle = <T>(
+  work: Promise<T> | (() => Promise<T>),
+) => Promise<
+  { ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } }
+>;
 
 const LOOP_ID = "agent";
 const held = new Set<string>();
@@ -101,7 +117,9 @@ function effectsFor(db: string, turns: number, toolOutputKb = 0): Record<string,
       await countCall(db, ctx.stepId);
       await gate(ctx.stepId);
       const turn = Number(/turn:(\d+):tool/.exec(ctx.stepId)?.[1]);
-      return toolOutputKb > 0 ? { ...toolOutput(42, turn), padding: padding(turn + 1, toolOutputKb) } : toolOutput(42, turn);
+      return toolOutputKb > 0
+        ? { ...toolOutput(42, turn), padding: padding(turn + 1, toolOutputKb) }
+        : toolOutput(42, turn);
     }),
   };
 }
@@ -114,9 +132,20 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
     if (!app) {
       const { acquireWriter, ...fenceOnly } = await storesOf(run.db);
       const stores = run.lock ? { ...fenceOnly, acquireWriter } : fenceOnly;
-      app = createApp(defineConfig({ stores, effects: effectsFor(run.db, run.turns, run.toolOutputKb), logics: [loopOf(run.turns)], execution: { snapshotEvery: 8 } }));
+      app = createApp(
+        defineConfig({
+          stores,
+          effects: effectsFor(run.db, run.turns, run.toolOutputKb),
+          logics: [loopOf(run.turns)],
+          execution: { snapshotEvery: 8 },
+        }),
+      );
       // Not awaited: an acknowledgement the browser's death cuts off before it reaches the test was never seen.
-      app.on("append", ({ executionId, records }) => void window.loomReport?.({ kind: "ack", db: run.db, executionId, records }).catch(() => undefined));
+      app.on(
+        "append",
+        ({ executionId, records }) =>
+          void window.loomReport?.({ kind: "ack", db: run.db, executionId, records }).catch(() => undefined),
+      );
       apps.set(key, app);
     }
     return app;
@@ -187,7 +216,9 @@ export function createAgentDriver(storesOf: (db: string) => Promise<IndexedDbSto
     /** The run's output once it ends (or its error). */
     result(db: string, executionId: string) {
       const outcome = outcomes.get(`${db}/${executionId}`);
-      return settle(outcome ?? Promise.reject(new Error(`no run of "${executionId}" was started or resumed in this page`)));
+      return settle(
+        outcome ?? Promise.reject(new Error(`no run of "${executionId}" was started or resumed in this page`)),
+      );
     },
 
     /** Live model and tool calls per step id on database `db`, across reloads. */

@@ -18,7 +18,8 @@ import * as schema from "../../../stores/schema.js";
 import type { ExecutionInfo } from "../../../stores/types.js";
 
 /** An outcome that survives serialisation: errors become their name, code, reason and message. */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } };
+export type Outcome<T> =
+  { ok: true; value: T } | { ok: false; error: { name: string; code?: string; reason?: string; message: string } };
 
 const opened = new Map<string, Promise<IndexedDbStores>>();
 const leases = new Map<string, WriterLease>();
@@ -30,7 +31,10 @@ async function settle<T>(work: Promise<T> | (() => Promise<T>)): Promise<Outcome
     return { ok: true, value: await (typeof work === "function" ? work() : work) };
   } catch (error) {
     const e = error as { name?: string; code?: string; reason?: string; message?: string };
-    return { ok: false, error: { name: e.name ?? "Error", code: e.code, reason: e.reason, message: e.message ?? String(error) } };
+    return {
+      ok: false,
+      error: { name: e.name ?? "Error", code: e.code, reason: e.reason, message: e.message ?? String(error) },
+    };
   }
 }
 

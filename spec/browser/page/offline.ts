@@ -25,7 +25,9 @@ export interface OfflineReport {
   streamed: string[];
 }
 
-type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; message: string } }>;
+type Settle = <T>(
+  work: Promise<T> | (() => Promise<T>),
+) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; message: string } }>;
 
 export const OFFLINE_LOOP = agentLoop$({ id: "offline", model: "model", tools: [] });
 
@@ -38,7 +40,9 @@ export function createOfflineDriver(storesOf: (name: string) => Promise<IndexedD
         defineConfig({
           stores: await storesOf(run.db),
           logics: [OFFLINE_LOOP],
-          effects: { model: createLlmEffect(fromAiSdk(provider.chatModel("test-model")), { retry: { backoffMs: 10 } }) },
+          effects: {
+            model: createLlmEffect(fromAiSdk(provider.chatModel("test-model")), { retry: { backoffMs: 10 } }),
+          },
           ...(run.timeoutMs === undefined ? {} : { capabilities: { timeoutMs: { model: run.timeoutMs } } }),
         }),
       );
@@ -52,8 +56,15 @@ export function createOfflineDriver(storesOf: (name: string) => Promise<IndexedD
         const outcome = await settle(() => app.result(run.executionId));
         const stream = await streamed;
         const log = await app.log(run.executionId);
-        const failures = log.flatMap((r) => (r.type === "loom.step.failed" ? [{ stepId: r.stepId, name: r.error.name, message: r.error.message }] : []));
-        return { outcome, types: log.map((r) => r.type), failures, streamed: stream.ok ? parts.map((p) => p.type) : [`stream failed: ${stream.error.message}`] };
+        const failures = log.flatMap((r) =>
+          r.type === "loom.step.failed" ? [{ stepId: r.stepId, name: r.error.name, message: r.error.message }] : [],
+        );
+        return {
+          outcome,
+          types: log.map((r) => r.type),
+          failures,
+          streamed: stream.ok ? parts.map((p) => p.type) : [`stream failed: ${stream.error.message}`],
+        };
       } finally {
         await app.close();
       }

@@ -3,7 +3,17 @@
 // stream parts collected as they arrive, and approve / deny buttons for its pending approvals.
 import { createOpenAICompatible } from "ai-sdk-openai-compatible-v3";
 import { z } from "zod";
-import { agentLoop$, createApp, createLlmEffect, createToolEffect, defineConfig, fromAiSdk, type App, type JournaledActor, type StreamPart } from "../../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  fromAiSdk,
+  type App,
+  type JournaledActor,
+  type StreamPart,
+} from "../../../index.js";
 import type { IndexedDbStores } from "../../../adapters/indexeddb/index.js";
 import { createReadModels } from "../../../readModels.js";
 
@@ -14,7 +24,9 @@ export interface RealModelRun {
   executionId: string;
 }
 
-type Settle = <T>(work: Promise<T> | (() => Promise<T>)) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; message: string } }>;
+type Settle = <T>(
+  work: Promise<T> | (() => Promise<T>),
+) => Promise<{ ok: true; value: T } | { ok: false; error: { name: string; message: string } }>;
 
 export const REAL_LOOP = agentLoop$({ id: "browser", model: "model", tools: ["search", "sendEmail"] });
 
@@ -34,8 +46,13 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
           logics: [REAL_LOOP],
           effects: {
             model: createLlmEffect(fromAiSdk(provider.chatModel("test-model"))),
-            search: createToolEffect(async ({ q }) => (toolRuns.push("search"), { hits: [`${q}: by sound`] }), { inputSchema: z.object({ q: z.string() }) }),
-            sendEmail: createToolEffect(async ({ to }) => (toolRuns.push("sendEmail"), { sent: to }), { inputSchema: z.object({ to: z.string() }), needsApproval: true }),
+            search: createToolEffect(async ({ q }) => (toolRuns.push("search"), { hits: [`${q}: by sound`] }), {
+              inputSchema: z.object({ q: z.string() }),
+            }),
+            sendEmail: createToolEffect(async ({ to }) => (toolRuns.push("sendEmail"), { sent: to }), {
+              inputSchema: z.object({ to: z.string() }),
+              needsApproval: true,
+            }),
           },
         }),
       );
@@ -59,7 +76,13 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
     start: (run: RealModelRun) =>
       settle(async () => {
         const app = await appOf(run);
-        actors.set(run.executionId, await app.start(REAL_LOOP, { executionId: run.executionId, input: { prompt: "How do barn owls hunt? Then email Ada." } }));
+        actors.set(
+          run.executionId,
+          await app.start(REAL_LOOP, {
+            executionId: run.executionId,
+            input: { prompt: "How do barn owls hunt? Then email Ada." },
+          }),
+        );
         follow(app, run.executionId); // once it exists (an id with no execution is refused); what streamed before waits for the read
         return null;
       }),
@@ -92,7 +115,13 @@ export function createRealModelDriver(storesOf: (name: string) => Promise<Indexe
             const button = document.createElement("button");
             button.textContent = approved ? "Approve" : "Deny";
             button.dataset[approved ? "approve" : "deny"] = approval.toolCallId;
-            button.addEventListener("click", () => void actors.get(run.executionId)?.sendAsync({ type: "TOOL_APPROVAL", toolCallId: approval.toolCallId, approved }));
+            button.addEventListener(
+              "click",
+              () =>
+                void actors
+                  .get(run.executionId)
+                  ?.sendAsync({ type: "TOOL_APPROVAL", toolCallId: approval.toolCallId, approved }),
+            );
             item.append(button);
           }
           list.append(item);

@@ -3,7 +3,12 @@
 // (which survives the reload) under the page load that ran it.
 import { agentLoop$, createLlmEffect, createToolEffect, scriptedModel, type Effect } from "../../../index.js";
 
-export const digest = agentLoop$({ id: "digest", model: "model", tools: ["search", "read"], warnTranscriptBytes: false });
+export const digest = agentLoop$({
+  id: "digest",
+  model: "model",
+  tools: ["search", "read"],
+  warnTranscriptBytes: false,
+});
 
 const pause = (ms: number) => new Promise((settle) => setTimeout(settle, ms));
 
@@ -12,13 +17,26 @@ export function digestEffects(ran: (stepId: string) => void, ms = 400): Record<s
   const llm = createLlmEffect(
     scriptedModel([
       { toolCalls: [{ toolName: "search", input: { q: "barn owls" } }] },
-      { toolCalls: [{ toolName: "read", input: { page: 1 } }, { toolName: "read", input: { page: 2 } }] },
+      {
+        toolCalls: [
+          { toolName: "read", input: { page: 1 } },
+          { toolName: "read", input: { page: 2 } },
+        ],
+      },
       { text: "Barn owls hunt by ear: they strike prey in total darkness." },
     ]),
   );
   return {
     model: { ...llm, run: async (request, ctx) => (ran(ctx.stepId), await pause(ms), llm.run(request, ctx)) },
-    search: createToolEffect(async ({ q }: { q: string }, ctx) => (ran(ctx.stepId), await pause(ms), [`${q}: page 1`, `${q}: page 2`])),
-    read: createToolEffect(async ({ page }: { page: number }, ctx) => (ran(ctx.stepId), await pause(ms), `page ${page}: owls locate prey by sound`)),
+    search: createToolEffect(
+      async ({ q }: { q: string }, ctx) => (ran(ctx.stepId), await pause(ms), [`${q}: page 1`, `${q}: page 2`]),
+    ),
+    read: createToolEffect(
+      async ({ page }: { page: number }, ctx) => (
+        ran(ctx.stepId),
+        await pause(ms),
+        `page ${page}: owls locate prey by sound`
+      ),
+    ),
   };
 }

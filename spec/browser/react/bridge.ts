@@ -8,11 +8,13 @@ import { useExecution } from "../../../adapters/react/index.js";
 
 const worker = new Worker(new URL("./owner.ts", import.meta.url), { type: "module" });
 // The owner says when its bridge listens (its stores open first): a message sent before would be lost.
-await new Promise<void>((ready) => worker.addEventListener("message", function once(event: MessageEvent<{ ready?: boolean }>) {
-  if (!event.data?.ready) return;
-  worker.removeEventListener("message", once);
-  ready();
-}));
+await new Promise<void>((ready) =>
+  worker.addEventListener("message", function once(event: MessageEvent<{ ready?: boolean }>) {
+    if (!event.data?.ready) return;
+    worker.removeEventListener("message", once);
+    ready();
+  }),
+);
 const client: BridgeClient = connectBridge(worker);
 const remote: RemoteActor = client.actor("digest-1");
 
@@ -31,7 +33,25 @@ function Chat() {
     "main",
     null,
     h("p", { id: "status" }, snapshot ? `${snapshot.status} · ${String(snapshot.value)}` : "connecting"),
-    h("ul", { id: "pending" }, pending.map((p) => h("li", { key: p.toolCallId }, `${p.toolName} ${JSON.stringify(p.input)}`, h("button", { id: "approve", onClick: () => void send({ type: "TOOL_APPROVAL", toolCallId: p.toolCallId, approved: true }) }, "Approve")))),
+    h(
+      "ul",
+      { id: "pending" },
+      pending.map((p) =>
+        h(
+          "li",
+          { key: p.toolCallId },
+          `${p.toolName} ${JSON.stringify(p.input)}`,
+          h(
+            "button",
+            {
+              id: "approve",
+              onClick: () => void send({ type: "TOOL_APPROVAL", toolCallId: p.toolCallId, approved: true }),
+            },
+            "Approve",
+          ),
+        ),
+      ),
+    ),
     h("button", { id: "other", onClick: () => void send({ type: "USER_MESSAGE", text: "hi" }) }, "Send a message"),
     h("p", { id: "note" }, note),
     output?.text ? h("p", { id: "output" }, output.text) : null,

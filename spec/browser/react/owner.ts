@@ -8,9 +8,16 @@ import { digest, digestEffects } from "./agent.js";
 import { createReadModels } from "../../../readModels.js";
 
 const stores = await indexedDbStores({ name: "bridge-owner" });
-const effects = { ...digestEffects(() => undefined, 150), read: createToolEffect(async ({ page }: { page: number }) => `page ${page}`, { needsApproval: ({ page }) => page === 2 }) };
+const effects = {
+  ...digestEffects(() => undefined, 150),
+  read: createToolEffect(async ({ page }: { page: number }) => `page ${page}`, {
+    needsApproval: ({ page }) => page === 2,
+  }),
+};
 const app = createApp(defineConfig({ stores, effects, logics: [digest] }));
-const bridge = serveBridge(createReadModels(app), self as unknown as Worker, { allowSend: (_id, event) => event.type === "TOOL_APPROVAL" });
+const bridge = serveBridge(createReadModels(app), self as unknown as Worker, {
+  allowSend: (_id, event) => event.type === "TOOL_APPROVAL",
+});
 bridge.expose(await app.start(digest, { executionId: "digest-1", input: { prompt: "How do barn owls hunt?" } }));
 // A module worker's messages that arrive before its listener exists are lost: the page connects once told.
 self.postMessage({ ready: true });

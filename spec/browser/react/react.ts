@@ -13,7 +13,8 @@ import { createReadModels, type ReadModels } from "../../../readModels.js";
 const load = Number(localStorage.getItem("load") ?? 0) + 1;
 localStorage.setItem("load", String(load));
 const ranKey = `ran:${load}`;
-const ran = (stepId: string) => localStorage.setItem(ranKey, JSON.stringify([...JSON.parse(localStorage.getItem(ranKey) ?? "[]"), stepId]));
+const ran = (stepId: string) =>
+  localStorage.setItem(ranKey, JSON.stringify([...JSON.parse(localStorage.getItem(ranKey) ?? "[]"), stepId]));
 
 const stores = await indexedDbStores({ name: "react-reload" });
 const app = createApp(defineConfig({ stores, effects: digestEffects(ran), logics: [digest] }));
@@ -44,7 +45,18 @@ function Run({ actor }: { actor: JournaledActor }) {
 
 function Runs({ models }: { models: ReadModels }) {
   const executions = useExecutions(models);
-  return h("section", null, h("strong", null, "useExecutions(models)"), h("ul", { id: "executions" }, executions.map((e) => h("li", { key: e.executionId }, `${e.executionId}: ${e.status}, ${e.steps.completed} steps completed`))));
+  return h(
+    "section",
+    null,
+    h("strong", null, "useExecutions(models)"),
+    h(
+      "ul",
+      { id: "executions" },
+      executions.map((e) =>
+        h("li", { key: e.executionId }, `${e.executionId}: ${e.status}, ${e.steps.completed} steps completed`),
+      ),
+    ),
+  );
 }
 
 function Loads({ actor }: { actor: JournaledActor }) {
@@ -58,15 +70,29 @@ function Loads({ actor }: { actor: JournaledActor }) {
       "ul",
       null,
       loads.map((n) => {
-        const replay = JSON.parse(localStorage.getItem(`replay:${n}`) ?? "null") as { recordsReplayed: number; stepsServedFromLog: number } | null;
+        const replay = JSON.parse(localStorage.getItem(`replay:${n}`) ?? "null") as {
+          recordsReplayed: number;
+          stepsServedFromLog: number;
+        } | null;
         const calls = (JSON.parse(localStorage.getItem(`ran:${n}`) ?? "[]") as string[]).length;
-        return h("li", { key: n }, `load ${n}: ${replay ? `resumed from IndexedDB, ${replay.recordsReplayed} records replayed, ${replay.stepsServedFromLog} steps served from the journal; ` : ""}${calls} model/tool calls run`);
+        return h(
+          "li",
+          { key: n },
+          `load ${n}: ${replay ? `resumed from IndexedDB, ${replay.recordsReplayed} records replayed, ${replay.stepsServedFromLog} steps served from the journal; ` : ""}${calls} model/tool calls run`,
+        );
       }),
     ),
   );
 }
 
 createRoot(document.getElementById("root")!).render(
-  h(StrictMode, null, h("h1", null, "loomwork/react · an agent in a tab, reloaded mid-run"), h(Run, { actor: actor as JournaledActor }), h(Runs, { models: createReadModels(app) }), h(Loads, { actor: actor as JournaledActor })),
+  h(
+    StrictMode,
+    null,
+    h("h1", null, "loomwork/react · an agent in a tab, reloaded mid-run"),
+    h(Run, { actor: actor as JournaledActor }),
+    h(Runs, { models: createReadModels(app) }),
+    h(Loads, { actor: actor as JournaledActor }),
+  ),
 );
 (window as unknown as { loomLoad: number }).loomLoad = load;

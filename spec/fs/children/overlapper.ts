@@ -15,6 +15,8 @@ for (let seq = 2; ; seq++) {
   if (seq % 3 === 0) {
     const at = seq;
     // A state large enough that its write takes a while.
-    void stores.events.putSnapshot("o", { seq: at, at: 0, state: { through: at, pad: "s".repeat(20_000 + (at % 7) * 3_000) } }).then(() => process.stdout.write(`snap ${at}\n`));
+    void stores.events
+      .putSnapshot("o", { seq: at, at: 0, state: { through: at, pad: "s".repeat(20_000 + (at % 7) * 3_000) } })
+      .then(() => process.stdout.write(`snap ${at}\n`));
   }
 }

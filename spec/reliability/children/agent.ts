@@ -64,7 +64,8 @@ try {
     }),
   );
   app.on("append", ({ records }) => out(`ack ${JSON.stringify(records)}`));
-  if ((await stores.events.head(EXECUTION_ID)) === 0) await app.start(loop, { executionId: EXECUTION_ID, input: { prompt: "research barn owls" } });
+  if ((await stores.events.head(EXECUTION_ID)) === 0)
+    await app.start(loop, { executionId: EXECUTION_ID, input: { prompt: "research barn owls" } });
   else await app.resume(EXECUTION_ID);
   const result = await app.result(EXECUTION_ID);
   out(`result ${JSON.stringify(result)}`);

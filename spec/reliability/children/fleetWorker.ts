@@ -12,7 +12,9 @@ import { createWorker, postgresStores } from "../../../adapters/postgres/index.j
 import { STEP_COMPLETED } from "../../../stores/schema.js";
 import { fleetAgent, fleetEffects, tickingMachine } from "../../postgres/fleet.js";
 
-const { url, schema, name, leaseMs, delayMs, concurrency, freezeAfterModelOf, simulated } = JSON.parse(process.argv[2]!) as {
+const { url, schema, name, leaseMs, delayMs, concurrency, freezeAfterModelOf, simulated } = JSON.parse(
+  process.argv[2]!,
+) as {
   url: string;
   schema: string;
   name: string;
@@ -29,7 +31,10 @@ const print = (line: string) => void writeSync(1, `${line}\n`);
 const stores = await postgresStores({ url, schema, pollMs: 100, max: 6 });
 const effects = fleetEffects(async (call, kind) => {
   if (kind !== "tool") return;
-  await stores.db.query(`INSERT INTO "${schema}".side_effects (idempotency_key, execution_id, step_id, worker) VALUES ($1, $2, $3, $4)`, [call.idempotencyKey, call.executionId, call.stepId, name]);
+  await stores.db.query(
+    `INSERT INTO "${schema}".side_effects (idempotency_key, execution_id, step_id, worker) VALUES ($1, $2, $3, $4)`,
+    [call.idempotencyKey, call.executionId, call.stepId, name],
+  );
 }, delayMs);
 const worker = await createWorker({
   stores,
@@ -57,7 +62,12 @@ if (clock) {
 let froze = false;
 worker.app.on("append", ({ executionId, records }) => {
   print(`append ${executionId} ${records.at(-1)!.seq}`);
-  if (froze || executionId !== freezeAfterModelOf || !records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).endsWith(":model"))) return;
+  if (
+    froze ||
+    executionId !== freezeAfterModelOf ||
+    !records.some((r) => r.type === STEP_COMPLETED && String(r.stepId).endsWith(":model"))
+  )
+    return;
   froze = true;
   print(`frozen ${executionId}`);
   process.kill(process.pid, "SIGSTOP");

@@ -30,7 +30,8 @@ try {
     out(`setup ${JSON.stringify({ outputs, addresses })}`);
   } else {
     app.on("append", ({ executionId, records }) => {
-      if (executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX)) for (const r of records) out(`step ${r.type}${r.type === "loom.transition" ? ` ${String(r.to)}` : ""}`);
+      if (executionId.startsWith(ERASE_COORDINATOR_ID_PREFIX))
+        for (const r of records) out(`step ${r.type}${r.type === "loom.transition" ? ` ${String(r.to)}` : ""}`);
     });
     out(`erased ${JSON.stringify(await eraseSubject(app, SUBJECT_A))}`);
   }

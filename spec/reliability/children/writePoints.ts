@@ -24,7 +24,10 @@ export function writePoints(dir: string, crashAt: number | undefined, out: (line
   const fsOps: FsOps = {
     fsync: async (handle, path) => (await writePoint("fsync", path), nodeFsOps.fsync(handle, path)),
     fsyncDir: async (path) => (await writePoint("fsyncDir", path), nodeFsOps.fsyncDir(path)),
-    write: async (handle, bytes, position, path) => (await writePoint("write", path), nodeFsOps.write(handle, bytes, position, path)),
+    write: async (handle, bytes, position, path) => (
+      await writePoint("write", path),
+      nodeFsOps.write(handle, bytes, position, path)
+    ),
     rename: async (from, to) => (await writePoint("rename", to), nodeFsOps.rename(from, to)),
   };
   return { writePoint, fsOps };

@@ -6,7 +6,22 @@
 // test's `logger: consoleSpy` option is left out (XState's default logger is console.log, which the harness reads);
 // an inline `fromPromise` is registered for loomwork under the name the test gives it; the test's sleeps are moves
 // of the harness's clock.
-import { cancel, createMachine, emit, forwardTo, fromCallback, fromPromise, log, raise, sendParent, sendTo, setup, spawnChild, type ActorRef, type Snapshot } from "xstate";
+import {
+  cancel,
+  createMachine,
+  emit,
+  forwardTo,
+  fromCallback,
+  fromPromise,
+  log,
+  raise,
+  sendParent,
+  sendTo,
+  setup,
+  spawnChild,
+  type ActorRef,
+  type Snapshot,
+} from "xstate";
 import { promiseEffect, type CorpusMachine } from "../corpusTypes.js";
 
 // emit.test.ts 'dynamically emits events that can be listened to on actorRef.on(…)'
@@ -15,155 +30,155 @@ export const dynamicEmit = createMachine({
   on: {
     someEvent: {
       actions: emit(({ context }) => ({
-        type: 'emitted',
-        count: context.count
-      }))
-    }
-  }
+        type: "emitted",
+        count: context.count,
+      })),
+    },
+  },
 });
 
 // emit.test.ts 'wildcard listeners should be able to receive all emitted events'
 export const wildcardEmit = setup({
   types: {
-    events: {} as { type: 'event' },
-    emitted: {} as { type: 'emitted' } | { type: 'anotherEmitted' }
-  }
+    events: {} as { type: "event" },
+    emitted: {} as { type: "emitted" } | { type: "anotherEmitted" },
+  },
 }).createMachine({
   on: {
     event: {
-      actions: emit({ type: 'emitted' })
-    }
-  }
+      actions: emit({ type: "emitted" }),
+    },
+  },
 });
 
 // history.test.ts 'should go to the most recently visited state (explicit shallow history type)'
 export const shallowHistory = createMachine({
-  initial: 'on',
+  initial: "on",
   states: {
     on: {
-      initial: 'first',
+      initial: "first",
       states: {
         first: {
-          on: { SWITCH: 'second' }
+          on: { SWITCH: "second" },
         },
         second: {},
         hist: {
-          type: 'history',
-          history: 'shallow'
-        }
+          type: "history",
+          history: "shallow",
+        },
       },
       on: {
-        POWER: 'off'
-      }
+        POWER: "off",
+      },
     },
     off: {
-      on: { POWER: 'on.hist' }
-    }
-  }
+      on: { POWER: "on.hist" },
+    },
+  },
 });
 
 // history.test.ts 'should go to the most recently visited state by a transient transition'
 export const transientHistory = createMachine({
-  initial: 'idle',
+  initial: "idle",
   states: {
     idle: {
-      id: 'idle',
-      initial: 'absent',
+      id: "idle",
+      initial: "absent",
       states: {
         absent: {
           on: {
-            DEPLOY: '#deploy'
-          }
+            DEPLOY: "#deploy",
+          },
         },
         present: {
           on: {
-            DEPLOY: '#deploy',
-            DESTROY: '#destroy'
-          }
+            DEPLOY: "#deploy",
+            DESTROY: "#destroy",
+          },
         },
         hist: {
-          type: 'history'
-        }
-      }
+          type: "history",
+        },
+      },
     },
     working: {
-      initial: 'deploying',
+      initial: "deploying",
       states: {
         deploying: {
-          id: 'deploy',
+          id: "deploy",
           on: {
-            SUCCESS: 'done',
-            FAILURE: '#idle.hist'
-          }
+            SUCCESS: "done",
+            FAILURE: "#idle.hist",
+          },
         },
         destroying: {
-          id: 'destroy',
+          id: "destroy",
           on: {
-            SUCCESS: 'done',
-            FAILURE: '#idle.hist'
-          }
+            SUCCESS: "done",
+            FAILURE: "#idle.hist",
+          },
         },
         done: {
-          always: '#idle.present'
-        }
-      }
-    }
-  }
+          always: "#idle.present",
+        },
+      },
+    },
+  },
 });
 
 // tags.test.ts 'supports tags in compound states'
 export const compoundTags = createMachine({
-  initial: 'red',
+  initial: "red",
   states: {
     green: {
-      tags: ['go']
+      tags: ["go"],
     },
     yellow: {},
     red: {
-      tags: ['stop'],
-      initial: 'walk',
+      tags: ["stop"],
+      initial: "walk",
       states: {
         walk: {
-          tags: ['crosswalkLight']
+          tags: ["crosswalkLight"],
         },
         wait: {
-          tags: ['crosswalkLight']
-        }
-      }
-    }
-  }
+          tags: ["crosswalkLight"],
+        },
+      },
+    },
+  },
 });
 
 // tags.test.ts 'supports tags in parallel states'
 export const parallelTags = createMachine({
-  type: 'parallel',
+  type: "parallel",
   states: {
     foo: {
-      initial: 'active',
+      initial: "active",
       states: {
         active: {
-          tags: 'yes'
+          tags: "yes",
         },
         inactive: {
-          tags: 'no'
-        }
-      }
+          tags: "no",
+        },
+      },
     },
     bar: {
-      initial: 'active',
+      initial: "active",
       states: {
         active: {
-          tags: 'yes',
+          tags: "yes",
           on: {
-            DEACTIVATE: 'inactive'
-          }
+            DEACTIVATE: "inactive",
+          },
         },
         inactive: {
-          tags: 'no'
-        }
-      }
-    }
-  }
+          tags: "no",
+        },
+      },
+    },
+  },
 });
 
 // spawnChild.test.ts 'can spawn from named actor'
@@ -172,224 +187,264 @@ const fetchNum = fromPromise(fetchNumCreator);
 export const spawnNamed = createMachine({
   types: {
     actors: {} as {
-      src: 'fetchNum';
+      src: "fetchNum";
       logic: typeof fetchNum;
-    }
+    },
   },
-  entry: spawnChild('fetchNum', { id: 'child', input: 21 })
+  entry: spawnChild("fetchNum", { id: "child", input: 21 }),
 }).provide({
-  actors: { fetchNum }
+  actors: { fetchNum },
 });
 
 // actions.test.ts forwardTo() 'should forward an event to a service'
 const forwardChild = createMachine({
   types: {} as {
     events: {
-      type: 'EVENT';
+      type: "EVENT";
       value: number;
     };
   },
-  id: 'child',
-  initial: 'active',
+  id: "child",
+  initial: "active",
   states: {
     active: {
       on: {
         EVENT: {
-          actions: sendParent({ type: 'SUCCESS' }),
-          guard: ({ event }) => event.value === 42
-        }
-      }
-    }
-  }
+          actions: sendParent({ type: "SUCCESS" }),
+          guard: ({ event }) => event.value === 42,
+        },
+      },
+    },
+  },
 });
 export const forwardParent = createMachine({
   types: {} as {
     events:
       | {
-          type: 'EVENT';
+          type: "EVENT";
           value: number;
         }
       | {
-          type: 'SUCCESS';
+          type: "SUCCESS";
         };
   },
-  id: 'parent',
-  initial: 'first',
+  id: "parent",
+  initial: "first",
   states: {
     first: {
-      invoke: { src: forwardChild, id: 'myChild' },
+      invoke: { src: forwardChild, id: "myChild" },
       on: {
         EVENT: {
-          actions: forwardTo('myChild')
+          actions: forwardTo("myChild"),
         },
-        SUCCESS: 'last'
-      }
+        SUCCESS: "last",
+      },
     },
     last: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // actions.test.ts log() 'should log a string', 'should log an expression'
 export const logString = createMachine({
-  entry: log('some string', 'string label')
+  entry: log("some string", "string label"),
 });
 export const logExpression = createMachine({
   context: {
-    count: 42
+    count: 42,
   },
-  entry: log(({ context }) => `expr ${context.count}`, 'expr label')
+  entry: log(({ context }) => `expr ${context.count}`, "expr label"),
 });
 
 // actions.test.ts raise 'should be able to send a delayed event to itself'
 export const delayedRaiseToItself = createMachine({
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
       entry: raise(
-        { type: 'EVENT' },
+        { type: "EVENT" },
         {
-          delay: 1
-        }
+          delay: 1,
+        },
       ),
       on: {
-        TO_B: 'b'
-      }
+        TO_B: "b",
+      },
     },
     b: {
       on: {
-        EVENT: 'c'
-      }
+        EVENT: "c",
+      },
     },
     c: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // actions.test.ts raise 'should be able to raise an event and respond to it in the same state'
 export const raiseSameState = createMachine({
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
-      entry: raise({ type: 'TO_B' }),
+      entry: raise({ type: "TO_B" }),
       on: {
-        TO_B: 'b'
-      }
+        TO_B: "b",
+      },
     },
     b: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // actions.test.ts raise 'should be able to raise a delayed event and respond to it in the same state'
 export const delayedRaiseSameState = createMachine({
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
       entry: raise(
-        { type: 'TO_B' },
+        { type: "TO_B" },
         {
-          delay: 100
-        }
+          delay: 100,
+        },
       ),
       on: {
-        TO_B: 'b'
-      }
+        TO_B: "b",
+      },
     },
     b: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // actions.test.ts cancel 'should be possible to cancel a raised delayed event'
 export const cancelRaised = createMachine({
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
       on: {
         NEXT: {
-          actions: raise({ type: 'RAISED' }, { delay: 1, id: 'myId' })
+          actions: raise({ type: "RAISED" }, { delay: 1, id: "myId" }),
         },
-        RAISED: 'b',
+        RAISED: "b",
         CANCEL: {
-          actions: cancel('myId')
-        }
-      }
+          actions: cancel("myId"),
+        },
+      },
     },
-    b: {}
-  }
+    b: {},
+  },
 });
 
 // system.test.ts 'should register an invoked actor'
 export const systemRegisterInvoked = createMachine({
-  id: 'parent',
-  initial: 'a',
+  id: "parent",
+  initial: "a",
   states: {
     a: {
       invoke: [
         {
           src: fromCallback(({ receive }) => {
             receive((event) => {
-              console.log('receiver got', event.type);
+              console.log("receiver got", event.type);
             });
           }),
-          systemId: 'receiver'
+          systemId: "receiver",
         },
         {
           src: createMachine({
-            id: 'childmachine',
+            id: "childmachine",
             entry: ({ system }) => {
-              const receiver = system?.get('receiver') as ActorRef<Snapshot<unknown>, { type: 'HELLO' }> | undefined;
+              const receiver = system?.get("receiver") as ActorRef<Snapshot<unknown>, { type: "HELLO" }> | undefined;
 
               if (receiver) {
-                receiver.send({ type: 'HELLO' });
+                receiver.send({ type: "HELLO" });
               }
-            }
-          })
-        }
-      ]
-    }
-  }
+            },
+          }),
+        },
+      ],
+    },
+  },
 });
 
 // system.test.ts 'should be accessible in sendTo actions'
 export const systemInSendTo = createMachine({
   invoke: {
     src: createMachine({}),
-    systemId: 'test'
+    systemId: "test",
   },
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
       entry: sendTo(
         ({ system }) => {
-          console.log('system.get(test) defined:', system.get('test') !== undefined);
-          return system.get('test');
+          console.log("system.get(test) defined:", system.get("test") !== undefined);
+          return system.get("test");
         },
-        { type: 'FOO' }
-      )
-    }
-  }
+        { type: "FOO" },
+      ),
+    },
+  },
 });
 
 export const corpus: CorpusMachine[] = [
-  { name: "emit/dynamic", source: "packages/core/test/emit.test.ts", machine: dynamicEmit, steps: [{ send: { type: "someEvent" } }], changes: ["the test awaits `actor.on('emitted')`; the harness listens on '*'"], features: ["emit"] },
-  { name: "emit/wildcard", source: "packages/core/test/emit.test.ts", machine: wildcardEmit, steps: [{ send: { type: "event" } }, { send: { type: "event" } }], changes: ["the test sends `event` once; the entry sends it twice"], features: ["emit"] },
-  { name: "history/shallow", source: "packages/core/test/history.test.ts", machine: shallowHistory, steps: [{ send: { type: "SWITCH" } }, { send: { type: "POWER" } }, { send: { type: "POWER" } }], changes: [], features: ["history", "states"] },
+  {
+    name: "emit/dynamic",
+    source: "packages/core/test/emit.test.ts",
+    machine: dynamicEmit,
+    steps: [{ send: { type: "someEvent" } }],
+    changes: ["the test awaits `actor.on('emitted')`; the harness listens on '*'"],
+    features: ["emit"],
+  },
+  {
+    name: "emit/wildcard",
+    source: "packages/core/test/emit.test.ts",
+    machine: wildcardEmit,
+    steps: [{ send: { type: "event" } }, { send: { type: "event" } }],
+    changes: ["the test sends `event` once; the entry sends it twice"],
+    features: ["emit"],
+  },
+  {
+    name: "history/shallow",
+    source: "packages/core/test/history.test.ts",
+    machine: shallowHistory,
+    steps: [{ send: { type: "SWITCH" } }, { send: { type: "POWER" } }, { send: { type: "POWER" } }],
+    changes: [],
+    features: ["history", "states"],
+  },
   {
     name: "history/transient",
     source: "packages/core/test/history.test.ts",
     machine: transientHistory,
-    steps: [{ send: { type: "DEPLOY" } }, { send: { type: "SUCCESS" } }, { send: { type: "DESTROY" } }, { send: { type: "FAILURE" } }],
+    steps: [
+      { send: { type: "DEPLOY" } },
+      { send: { type: "SUCCESS" } },
+      { send: { type: "DESTROY" } },
+      { send: { type: "FAILURE" } },
+    ],
     changes: [],
     features: ["history", "states"],
   },
-  { name: "tags/compound", source: "packages/core/test/tags.test.ts", machine: compoundTags, steps: [], changes: [], features: ["tags"] },
-  { name: "tags/parallel", source: "packages/core/test/tags.test.ts", machine: parallelTags, steps: [{ send: { type: "DEACTIVATE" } }], changes: [], features: ["tags", "parallel"] },
+  {
+    name: "tags/compound",
+    source: "packages/core/test/tags.test.ts",
+    machine: compoundTags,
+    steps: [],
+    changes: [],
+    features: ["tags"],
+  },
+  {
+    name: "tags/parallel",
+    source: "packages/core/test/tags.test.ts",
+    machine: parallelTags,
+    steps: [{ send: { type: "DEACTIVATE" } }],
+    changes: [],
+    features: ["tags", "parallel"],
+  },
   {
     name: "spawnChild/named-promise",
     source: "packages/core/test/spawnChild.test.ts",
@@ -399,20 +454,82 @@ export const corpus: CorpusMachine[] = [
     changes: ["fetchNum (the test's named promise actor) registered for loomwork under its name"],
     features: ["spawnChild", "invoke promise"],
   },
-  { name: "forwardTo/service", source: "packages/core/test/actions.test.ts", machine: forwardParent, steps: [{ send: { type: "EVENT", value: 42 } }], changes: [], features: ["forwardTo", "sendParent", "invoke machine", "guards", "final"] },
-  { name: "log/string", source: "packages/core/test/actions.test.ts", machine: logString, steps: [], changes: ["the test's `logger: consoleSpy` left out: XState's default logger (console.log) is what the harness reads"], features: ["log"] },
-  { name: "log/expression", source: "packages/core/test/actions.test.ts", machine: logExpression, steps: [], changes: ["the test's `logger: consoleSpy` left out: XState's default logger (console.log) is what the harness reads"], features: ["log"] },
-  { name: "raise/delayed-to-itself", source: "packages/core/test/actions.test.ts", machine: delayedRaiseToItself, steps: [{ send: { type: "TO_B" } }, { advance: 1 }], changes: ["the test waits for completion; the entry moves the clock 1 ms"], features: ["delayed raise", "final"] },
-  { name: "raise/same-state", source: "packages/core/test/actions.test.ts", machine: raiseSameState, steps: [], changes: [], features: ["raise", "final"] },
-  { name: "raise/delayed-same-state", source: "packages/core/test/actions.test.ts", machine: delayedRaiseSameState, steps: [{ advance: 50 }, { advance: 50 }], changes: ["the test's `await sleep(50)` twice: the clock moved 50 ms twice"], features: ["delayed raise", "final"] },
-  { name: "cancel/raised-delayed", source: "packages/core/test/actions.test.ts", machine: cancelRaised, steps: [{ send: { type: "NEXT" } }, { send: { type: "CANCEL" } }, { advance: 10 }], changes: ["the test's `await sleep(10)`: the clock moved 10 ms"], features: ["delayed raise", "states"] },
+  {
+    name: "forwardTo/service",
+    source: "packages/core/test/actions.test.ts",
+    machine: forwardParent,
+    steps: [{ send: { type: "EVENT", value: 42 } }],
+    changes: [],
+    features: ["forwardTo", "sendParent", "invoke machine", "guards", "final"],
+  },
+  {
+    name: "log/string",
+    source: "packages/core/test/actions.test.ts",
+    machine: logString,
+    steps: [],
+    changes: [
+      "the test's `logger: consoleSpy` left out: XState's default logger (console.log) is what the harness reads",
+    ],
+    features: ["log"],
+  },
+  {
+    name: "log/expression",
+    source: "packages/core/test/actions.test.ts",
+    machine: logExpression,
+    steps: [],
+    changes: [
+      "the test's `logger: consoleSpy` left out: XState's default logger (console.log) is what the harness reads",
+    ],
+    features: ["log"],
+  },
+  {
+    name: "raise/delayed-to-itself",
+    source: "packages/core/test/actions.test.ts",
+    machine: delayedRaiseToItself,
+    steps: [{ send: { type: "TO_B" } }, { advance: 1 }],
+    changes: ["the test waits for completion; the entry moves the clock 1 ms"],
+    features: ["delayed raise", "final"],
+  },
+  {
+    name: "raise/same-state",
+    source: "packages/core/test/actions.test.ts",
+    machine: raiseSameState,
+    steps: [],
+    changes: [],
+    features: ["raise", "final"],
+  },
+  {
+    name: "raise/delayed-same-state",
+    source: "packages/core/test/actions.test.ts",
+    machine: delayedRaiseSameState,
+    steps: [{ advance: 50 }, { advance: 50 }],
+    changes: ["the test's `await sleep(50)` twice: the clock moved 50 ms twice"],
+    features: ["delayed raise", "final"],
+  },
+  {
+    name: "cancel/raised-delayed",
+    source: "packages/core/test/actions.test.ts",
+    machine: cancelRaised,
+    steps: [{ send: { type: "NEXT" } }, { send: { type: "CANCEL" } }, { advance: 10 }],
+    changes: ["the test's `await sleep(10)`: the clock moved 10 ms"],
+    features: ["delayed raise", "states"],
+  },
   {
     name: "system/register-invoked",
     source: "packages/core/test/system.test.ts",
     machine: systemRegisterInvoked,
     steps: [],
-    changes: ["the callback's `expect(event.type).toBe('HELLO'); resolve()` became a console.log of the event type; the `MySystem` type cast is inline"],
+    changes: [
+      "the callback's `expect(event.type).toBe('HELLO'); resolve()` became a console.log of the event type; the `MySystem` type cast is inline",
+    ],
     features: ["systemId", "system.get", "callback", "invoke machine"],
   },
-  { name: "system/sendTo-system-get", source: "packages/core/test/system.test.ts", machine: systemInSendTo, steps: [], changes: ["the `expect(system.get('test')).toBeDefined()` became a console.log of whether it is defined"], features: ["systemId", "system.get", "sendTo", "invoke machine"] },
+  {
+    name: "system/sendTo-system-get",
+    source: "packages/core/test/system.test.ts",
+    machine: systemInSendTo,
+    steps: [],
+    changes: ["the `expect(system.get('test')).toBeDefined()` became a console.log of whether it is defined"],
+    features: ["systemId", "system.get", "sendTo", "invoke machine"],
+  },
 ];

@@ -5,11 +5,21 @@
 // `createPromise` is the test's `Promise` variant (`new Promise(executor)`); rxjs's `interval(10)` is a
 // hand-written observable on the harness's clock (`harnessTimers`), since rxjs is not a dependency here;
 // the test's `expect(...)` and its promise became the entry's `until` conditions.
-import { assign, createMachine, fromCallback, fromObservable, fromPromise, sendParent, sendTo, type Subscribable } from "xstate";
+import {
+  assign,
+  createMachine,
+  fromCallback,
+  fromObservable,
+  fromPromise,
+  sendParent,
+  sendTo,
+  type Subscribable,
+} from "xstate";
 import { harnessTimers, promiseEffect, type CorpusMachine } from "../corpusTypes.js";
 
 const done = (s: { status: string }) => s.status === "done";
-const createPromise = <T>(executor: (resolve: (value: T) => void, reject: (reason?: unknown) => void) => void) => new Promise<T>(executor);
+const createPromise = <T>(executor: (resolve: (value: T) => void, reject: (reason?: unknown) => void) => void) =>
+  new Promise<T>(executor);
 
 /** rxjs's `interval(ms)` (and `.pipe(take(n))`), by hand, on the harness's clock. */
 function interval(ms: number, take = Infinity): Subscribable<number> {
@@ -34,131 +44,127 @@ function interval(ms: number, take = Infinity): Subscribable<number> {
 // 'child can immediately respond to the parent with multiple events'
 const childMachine = createMachine({
   types: {} as {
-    events: { type: 'FORWARD_DEC' };
+    events: { type: "FORWARD_DEC" };
   },
-  id: 'child',
-  initial: 'init',
+  id: "child",
+  initial: "init",
   states: {
     init: {
       on: {
         FORWARD_DEC: {
-          actions: [
-            sendParent({ type: 'DEC' }),
-            sendParent({ type: 'DEC' }),
-            sendParent({ type: 'DEC' })
-          ]
-        }
-      }
-    }
-  }
+          actions: [sendParent({ type: "DEC" }), sendParent({ type: "DEC" }), sendParent({ type: "DEC" })],
+        },
+      },
+    },
+  },
 });
 export const someParentMachine = createMachine(
   {
-    id: 'parent',
+    id: "parent",
     types: {} as {
       context: { count: number };
       actors: {
-        src: 'child';
-        id: 'someService';
+        src: "child";
+        id: "someService";
         logic: typeof childMachine;
       };
     },
     context: { count: 0 },
-    initial: 'start',
+    initial: "start",
     states: {
       start: {
         invoke: {
-          src: 'child',
-          id: 'someService'
+          src: "child",
+          id: "someService",
         },
         always: {
-          target: 'stop',
-          guard: ({ context }) => context.count === -3
+          target: "stop",
+          guard: ({ context }) => context.count === -3,
         },
         on: {
           DEC: {
-            actions: assign({ count: ({ context }) => context.count - 1 })
+            actions: assign({ count: ({ context }) => context.count - 1 }),
           },
           FORWARD_DEC: {
-            actions: sendTo('someService', { type: 'FORWARD_DEC' })
-          }
-        }
+            actions: sendTo("someService", { type: "FORWARD_DEC" }),
+          },
+        },
       },
       stop: {
-        type: 'final'
-      }
-    }
+        type: "final",
+      },
+    },
   },
   {
     actors: {
-      child: childMachine
-    }
-  }
+      child: childMachine,
+    },
+  },
 );
 
 // describe('parent to child')
 const subMachine = createMachine({
-  id: 'child',
-  initial: 'one',
+  id: "child",
+  initial: "one",
   states: {
     one: {
-      on: { NEXT: 'two' }
+      on: { NEXT: "two" },
     },
     two: {
-      entry: sendParent({ type: 'NEXT' })
-    }
-  }
+      entry: sendParent({ type: "NEXT" }),
+    },
+  },
 });
 // 'should communicate with the child machine (invoke on machine)'
 export const invokeOnMachine = createMachine({
-  id: 'parent',
-  initial: 'one',
+  id: "parent",
+  initial: "one",
   invoke: {
-    id: 'foo-child',
-    src: subMachine
+    id: "foo-child",
+    src: subMachine,
   },
   states: {
     one: {
-      entry: sendTo('foo-child', { type: 'NEXT' }),
-      on: { NEXT: 'two' }
+      entry: sendTo("foo-child", { type: "NEXT" }),
+      on: { NEXT: "two" },
     },
     two: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 // 'should transition correctly if child invocation causes it to directly go to final state'
 const doneSubMachine = createMachine({
-  id: 'child',
-  initial: 'one',
+  id: "child",
+  initial: "one",
   states: {
     one: {
-      on: { NEXT: 'two' }
+      on: { NEXT: "two" },
     },
     two: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 export const childGoesFinal = createMachine({
-  id: 'parent',
-  initial: 'one',
+  id: "parent",
+  initial: "one",
   states: {
     one: {
       invoke: {
-        id: 'foo-child',
+        id: "foo-child",
         src: doneSubMachine,
-        onDone: 'two'
+        onDone: "two",
       },
-      entry: sendTo('foo-child', { type: 'NEXT' })
+      entry: sendTo("foo-child", { type: "NEXT" }),
     },
     two: {
-      on: { NEXT: 'three' }
+      on: { NEXT: "three" },
     },
     three: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // describe('with promises'): invokePromiseMachine, 'should be invoked with a promise factory and reject with ErrorExecution'
@@ -173,40 +179,36 @@ const invokePromise = ({ input }: { input: any }) =>
 export const invokePromiseMachine = createMachine(
   {
     types: {} as { context: { id: number; succeed: boolean } },
-    id: 'invokePromise',
-    initial: 'pending',
-    context: ({
-      input
-    }: {
-      input: { id?: number; succeed?: boolean };
-    }) => ({
+    id: "invokePromise",
+    initial: "pending",
+    context: ({ input }: { input: { id?: number; succeed?: boolean } }) => ({
       id: 42,
       succeed: true,
-      ...input
+      ...input,
     }),
     states: {
       pending: {
         invoke: {
-          src: 'invokePromise',
+          src: "invokePromise",
           input: ({ context }: any) => context,
           onDone: {
-            target: 'success',
+            target: "success",
             guard: ({ context, event }) => {
               return event.output === context.id;
-            }
+            },
           },
-          onError: 'failure'
-        }
+          onError: "failure",
+        },
       },
       success: {
-        type: 'final'
+        type: "final",
       },
       failure: {
-        type: 'final'
-      }
-    }
+        type: "final",
+      },
+    },
   },
-  { actors: { invokePromise: fromPromise(invokePromise) } }
+  { actors: { invokePromise: fromPromise(invokePromise) } },
 );
 
 // 'should assign the resolved data when invoked with a promise factory'
@@ -214,87 +216,87 @@ const resolveCount = () => createPromise<{ count: number }>((resolve) => resolve
 export const promiseMachine = createMachine(
   {
     types: {} as { context: { count: number } },
-    id: 'promise',
+    id: "promise",
     context: { count: 0 },
-    initial: 'pending',
+    initial: "pending",
     states: {
       pending: {
         invoke: {
-          src: 'resolveCount',
+          src: "resolveCount",
           onDone: {
-            target: 'success',
+            target: "success",
             actions: assign({
-              count: ({ event }) => event.output.count
-            })
-          }
-        }
+              count: ({ event }) => event.output.count,
+            }),
+          },
+        },
       },
       success: {
-        type: 'final'
-      }
-    }
+        type: "final",
+      },
+    },
   },
-  { actors: { resolveCount: fromPromise(resolveCount) } }
+  { actors: { resolveCount: fromPromise(resolveCount) } },
 );
 
 // describe('with callbacks'): 'should transition correctly if callback function sends an event'
 export const callbackMachine = createMachine(
   {
-    id: 'callback',
-    initial: 'pending',
+    id: "callback",
+    initial: "pending",
     context: { foo: true },
     states: {
       pending: {
-        on: { BEGIN: 'first' }
+        on: { BEGIN: "first" },
       },
       first: {
         invoke: {
-          src: 'someCallback'
+          src: "someCallback",
         },
-        on: { CALLBACK: 'intermediate' }
+        on: { CALLBACK: "intermediate" },
       },
       intermediate: {
-        on: { NEXT: 'last' }
+        on: { NEXT: "last" },
       },
       last: {
-        type: 'final'
-      }
-    }
+        type: "final",
+      },
+    },
   },
   {
     actors: {
       someCallback: fromCallback(({ sendBack }) => {
-        sendBack({ type: 'CALLBACK' });
-      })
-    }
-  }
+        sendBack({ type: "CALLBACK" });
+      }),
+    },
+  },
 );
 
 // 'callback should be able to receive messages from parent'
 export const pingPongMachine = createMachine({
-  id: 'ping-pong',
-  initial: 'active',
+  id: "ping-pong",
+  initial: "active",
   states: {
     active: {
       invoke: {
-        id: 'child',
+        id: "child",
         src: fromCallback(({ sendBack, receive }) => {
           receive((e) => {
-            if (e.type === 'PING') {
-              sendBack({ type: 'PONG' });
+            if (e.type === "PING") {
+              sendBack({ type: "PONG" });
             }
           });
-        })
+        }),
       },
-      entry: sendTo('child', { type: 'PING' }),
+      entry: sendTo("child", { type: "PING" }),
       on: {
-        PONG: 'done'
-      }
+        PONG: "done",
+      },
     },
     done: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // describe('with observables'): 'should work with a finite observable'
@@ -302,15 +304,15 @@ interface Ctx {
   count: number | undefined;
 }
 interface Events {
-  type: 'COUNT';
+  type: "COUNT";
   value: number;
 }
 export const obsMachine = createMachine({
   types: {} as { context: Ctx; events: Events },
-  id: 'obs',
-  initial: 'counting',
+  id: "obs",
+  initial: "counting",
   context: {
-    count: undefined
+    count: undefined,
   },
   states: {
     counting: {
@@ -318,55 +320,55 @@ export const obsMachine = createMachine({
         src: fromObservable(() => interval(10, 5)),
         onSnapshot: {
           actions: assign({
-            count: ({ event }) => event.snapshot.context
-          })
+            count: ({ event }) => event.snapshot.context,
+          }),
         },
         onDone: {
-          target: 'counted',
-          guard: ({ context }) => context.count === 4
-        }
-      }
+          target: "counted",
+          guard: ({ context }) => context.count === 4,
+        },
+      },
     },
     counted: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // describe('with machines'): 'should emit onSnapshot'
 const snapshotChild = createMachine({
-  initial: 'a',
+  initial: "a",
   states: {
     a: {
       after: {
-        10: 'b'
-      }
+        10: "b",
+      },
     },
-    b: {}
-  }
+    b: {},
+  },
 });
 export const onSnapshotMachine = createMachine(
   {
     types: {} as {
-      actors: { src: 'childMachine'; logic: typeof snapshotChild };
+      actors: { src: "childMachine"; logic: typeof snapshotChild };
       context: { seen?: string };
     },
     invoke: {
-      src: 'childMachine',
+      src: "childMachine",
       onSnapshot: {
         actions: ({ event }) => {
-          if (event.snapshot.value === 'b') {
-            console.log('child reached b');
+          if (event.snapshot.value === "b") {
+            console.log("child reached b");
           }
-        }
-      }
-    }
+        },
+      },
+    },
   },
   {
     actors: {
-      childMachine: snapshotChild
-    }
-  }
+      childMachine: snapshotChild,
+    },
+  },
 );
 
 const source = "packages/core/test/invoke.test.ts";
@@ -416,7 +418,9 @@ export const corpus: CorpusMachine[] = [
     startUntilText: "done",
     steps: [],
     effects: { invokePromise: promiseEffect(invokePromise) },
-    changes: ["the same machine with input { id: 7 } (the test's succeeding variant); the inline fromPromise moved to `actors` as invokePromise and registered under that name"],
+    changes: [
+      "the same machine with input { id: 7 } (the test's succeeding variant); the inline fromPromise moved to `actors` as invokePromise and registered under that name",
+    ],
     features: ["invoke promise", "input", "guards", "final"],
   },
   {
@@ -459,7 +463,9 @@ export const corpus: CorpusMachine[] = [
     source,
     machine: onSnapshotMachine,
     steps: [{ advance: 10 }],
-    changes: ["the test resolves its promise in the onSnapshot action; the action logs instead (a side effect the harness observes)"],
+    changes: [
+      "the test resolves its promise in the onSnapshot action; the action logs instead (a side effect the harness observes)",
+    ],
     features: ["invoke machine", "onSnapshot", "after", "actions"],
   },
 ];

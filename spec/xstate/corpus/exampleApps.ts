@@ -11,40 +11,40 @@ import { harnessTimers, promiseEffect, type CorpusMachine } from "../corpusTypes
 
 // examples/toggle/src/toggleMachine.ts
 export const toggleMachine = createMachine({
-  id: 'toggle',
-  initial: 'inactive',
+  id: "toggle",
+  initial: "inactive",
   states: {
     inactive: {
       on: {
-        toggle: 'active'
-      }
+        toggle: "active",
+      },
     },
     active: {
       on: {
-        toggle: 'inactive'
-      }
-    }
-  }
+        toggle: "inactive",
+      },
+    },
+  },
 });
 
 // examples/counter/src/counterMachine.ts
 export const counterMachine = createMachine({
-  id: 'counter',
+  id: "counter",
   context: {
-    count: 0
+    count: 0,
   },
   on: {
     increment: {
       actions: assign({
-        count: ({ context }) => context.count + 1
-      })
+        count: ({ context }) => context.count + 1,
+      }),
     },
     decrement: {
       actions: assign({
-        count: ({ context }) => context.count - 1
-      })
-    }
-  }
+        count: ({ context }) => context.count - 1,
+      }),
+    },
+  },
 });
 
 // examples/7guis-temperature-react/src/temperatureMachine.ts
@@ -55,11 +55,11 @@ interface TemperatureContext {
 
 type TemperatureEvent =
   | {
-      type: 'CELSIUS';
+      type: "CELSIUS";
       value: string;
     }
   | {
-      type: 'FAHRENHEIT';
+      type: "FAHRENHEIT";
       value: string;
     };
 
@@ -73,18 +73,16 @@ export const temperatureMachine = createMachine({
     CELSIUS: {
       actions: assign({
         tempC: ({ event }) => event.value,
-        tempF: ({ event }) =>
-          event.value.length ? +event.value * (9 / 5) + 32 : ''
-      })
+        tempF: ({ event }) => (event.value.length ? +event.value * (9 / 5) + 32 : ""),
+      }),
     },
     FAHRENHEIT: {
       actions: assign({
-        tempC: ({ event }) =>
-          event.value.length ? (+event.value - 32) * (5 / 9) : '',
-        tempF: ({ event }) => event.value
-      })
-    }
-  }
+        tempC: ({ event }) => (event.value.length ? (+event.value - 32) * (5 / 9) : ""),
+        tempF: ({ event }) => event.value,
+      }),
+    },
+  },
 });
 
 // examples/stopwatch/src/stopwatchMachine.ts
@@ -92,45 +90,45 @@ export const stopwatchMachine = setup({
   actors: {
     ticks: fromCallback(({ sendBack }) => {
       const interval = harnessTimers.setInterval(() => {
-        sendBack({ type: 'TICK' });
+        sendBack({ type: "TICK" });
       }, 10);
       return () => interval();
-    })
-  }
+    }),
+  },
 }).createMachine({
-  id: 'stopwatch',
-  initial: 'stopped',
+  id: "stopwatch",
+  initial: "stopped",
   context: {
-    elapsed: 0
+    elapsed: 0,
   },
   states: {
     stopped: {
       on: {
-        start: 'running'
-      }
+        start: "running",
+      },
     },
     running: {
       invoke: {
-        src: 'ticks'
+        src: "ticks",
       },
       on: {
         TICK: {
           actions: assign({
-            elapsed: ({ context }) => context.elapsed + 1
-          })
+            elapsed: ({ context }) => context.elapsed + 1,
+          }),
         },
-        stop: 'stopped'
-      }
-    }
+        stop: "stopped",
+      },
+    },
   },
   on: {
     reset: {
       actions: assign({
-        elapsed: 0
+        elapsed: 0,
       }),
-      target: '.stopped'
-    }
-  }
+      target: ".stopped",
+    },
+  },
 });
 
 // examples/friends-list-react/src/friendMachine.ts
@@ -145,68 +143,68 @@ export const friendMachine = setup({
     },
     events: {} as
       | {
-          type: 'SET_NAME';
+          type: "SET_NAME";
           value: string;
         }
       | {
-          type: 'SAVE';
+          type: "SAVE";
         }
       | {
-          type: 'EDIT';
+          type: "EDIT";
         }
       | {
-          type: 'CANCEL';
+          type: "CANCEL";
         },
     input: {} as {
       name: string;
     },
-    tags: {} as 'read' | 'form' | 'saving'
+    tags: {} as "read" | "form" | "saving",
   },
   actors: {
-    saveUser: fromPromise(saveUser)
-  }
+    saveUser: fromPromise(saveUser),
+  },
 }).createMachine({
-  id: 'friend',
-  initial: 'reading',
+  id: "friend",
+  initial: "reading",
   context: ({ input }) => ({
     prevName: input.name,
-    name: input.name
+    name: input.name,
   }),
   states: {
     reading: {
-      tags: 'read',
+      tags: "read",
       on: {
-        EDIT: 'editing'
-      }
+        EDIT: "editing",
+      },
     },
     editing: {
-      tags: 'form',
+      tags: "form",
       on: {
         SET_NAME: {
-          actions: assign({ name: ({ event }) => event.value })
+          actions: assign({ name: ({ event }) => event.value }),
         },
         SAVE: {
-          target: 'saving'
-        }
-      }
+          target: "saving",
+        },
+      },
     },
     saving: {
-      tags: ['form', 'saving'],
+      tags: ["form", "saving"],
       invoke: {
-        src: 'saveUser',
+        src: "saveUser",
         onDone: {
-          target: 'reading',
-          actions: assign({ prevName: ({ context }) => context.name })
-        }
-      }
-    }
+          target: "reading",
+          actions: assign({ prevName: ({ context }) => context.name }),
+        },
+      },
+    },
   },
   on: {
     CANCEL: {
       actions: assign({ name: ({ context }) => context.prevName }),
-      target: '.reading'
-    }
-  }
+      target: ".reading",
+    },
+  },
 });
 
 // examples/friends-list-react/src/friendsMachine.ts
@@ -220,30 +218,30 @@ export const friendsMachine = createMachine({
     };
     events:
       | {
-          type: 'FRIENDS.ADD';
+          type: "FRIENDS.ADD";
           name: string;
         }
       | {
-          type: 'NEW_FRIEND.CHANGE';
+          type: "NEW_FRIEND.CHANGE";
           name: string;
         }
       | {
-          type: 'FRIEND.REMOVE';
+          type: "FRIEND.REMOVE";
           index: number;
         };
   },
-  id: 'friends',
+  id: "friends",
   context: {
-    newFriendName: '',
-    friends: []
+    newFriendName: "",
+    friends: [],
   },
   on: {
-    'NEW_FRIEND.CHANGE': {
+    "NEW_FRIEND.CHANGE": {
       actions: assign({
-        newFriendName: ({ event }) => event.name
-      })
+        newFriendName: ({ event }) => event.name,
+      }),
     },
-    'FRIENDS.ADD': {
+    "FRIENDS.ADD": {
       guard: ({ event }) => event.name.trim().length > 0,
       actions: assign({
         friends: ({ context, spawn }) =>
@@ -251,35 +249,46 @@ export const friendsMachine = createMachine({
             spawn(friendMachine, {
               id: `friend-${makeId()}`,
               input: {
-                name: context.newFriendName
-              }
-            })
+                name: context.newFriendName,
+              },
+            }),
           ),
-        newFriendName: ''
-      })
+        newFriendName: "",
+      }),
     },
-    'FRIEND.REMOVE': {
+    "FRIEND.REMOVE": {
       actions: [
         // Stop the friend actor to unsubscribe
         // @ts-expect-error this repo's tsconfig sets noUncheckedIndexedAccess, the example's does not (a type-only line)
         stopChild(({ context, event }) => context.friends[event.index]),
         // Remove the friend from the list by index
         assign({
-          friends: ({ context, event }) =>
-            context.friends.filter((_, index) => index !== event.index)
-        })
-      ]
-    }
-  }
+          friends: ({ context, event }) => context.friends.filter((_, index) => index !== event.index),
+        }),
+      ],
+    },
+  },
 });
 
 export const corpus: CorpusMachine[] = [
-  { name: "toggle", source: "examples/toggle/src/toggleMachine.ts", machine: toggleMachine, steps: [{ send: { type: "toggle" } }, { send: { type: "toggle" } }, { send: { type: "toggle" } }], changes: [], features: ["states"] },
+  {
+    name: "toggle",
+    source: "examples/toggle/src/toggleMachine.ts",
+    machine: toggleMachine,
+    steps: [{ send: { type: "toggle" } }, { send: { type: "toggle" } }, { send: { type: "toggle" } }],
+    changes: [],
+    features: ["states"],
+  },
   {
     name: "counter",
     source: "examples/counter/src/counterMachine.ts",
     machine: counterMachine,
-    steps: [{ send: { type: "increment" } }, { send: { type: "increment" } }, { send: { type: "decrement" } }, { send: { type: "increment" } }],
+    steps: [
+      { send: { type: "increment" } },
+      { send: { type: "increment" } },
+      { send: { type: "decrement" } },
+      { send: { type: "increment" } },
+    ],
     changes: [],
     features: ["assign"],
   },
@@ -287,7 +296,11 @@ export const corpus: CorpusMachine[] = [
     name: "7guis-temperature",
     source: "examples/7guis-temperature-react/src/temperatureMachine.ts",
     machine: temperatureMachine,
-    steps: [{ send: { type: "CELSIUS", value: "100" } }, { send: { type: "FAHRENHEIT", value: "32" } }, { send: { type: "CELSIUS", value: "" } }],
+    steps: [
+      { send: { type: "CELSIUS", value: "100" } },
+      { send: { type: "FAHRENHEIT", value: "32" } },
+      { send: { type: "CELSIUS", value: "" } },
+    ],
     changes: [],
     features: ["assign"],
   },
@@ -295,7 +308,13 @@ export const corpus: CorpusMachine[] = [
     name: "stopwatch",
     source: "examples/stopwatch/src/stopwatchMachine.ts",
     machine: stopwatchMachine,
-    steps: [{ send: { type: "start" } }, { advance: 30 }, { advance: 20 }, { send: { type: "stop" } }, { send: { type: "reset" } }],
+    steps: [
+      { send: { type: "start" } },
+      { advance: 30 },
+      { advance: 20 },
+      { send: { type: "stop" } },
+      { send: { type: "reset" } },
+    ],
     changes: ["the ticks callback's setInterval runs on the harness's clock (harnessTimers.setInterval)"],
     features: ["callback", "assign"],
   },
@@ -311,7 +330,9 @@ export const corpus: CorpusMachine[] = [
       { send: { type: "FRIEND.REMOVE", index: 0 } },
     ],
     effects: { saveUser: promiseEffect(saveUser) },
-    changes: ["friendMachine's saveUser sleep removed and saveUser registered for loomwork under its name; makeId's Math.random is seeded per runtime by the harness"],
+    changes: [
+      "friendMachine's saveUser sleep removed and saveUser registered for loomwork under its name; makeId's Math.random is seeded per runtime by the harness",
+    ],
     features: ["spawn in assign", "stop", "assign", "guards", "tags"],
   },
 ];

@@ -7,4 +7,10 @@ import { corpus as coreInvoke } from "./coreInvoke.js";
 import { corpus as coreActions } from "./coreActions.js";
 import { corpus as exampleApps } from "./exampleApps.js";
 
-export const CORPUS: readonly CorpusMachine[] = [...workflowBasics, ...workflowEvents, ...coreInvoke, ...coreActions, ...exampleApps];
+export const CORPUS: readonly CorpusMachine[] = [
+  ...workflowBasics,
+  ...workflowEvents,
+  ...coreInvoke,
+  ...coreActions,
+  ...exampleApps,
+];

@@ -13,22 +13,22 @@ const done = (s: { status: string }) => s.status === "done";
 
 // examples/workflow-hello/main.ts
 export const helloworld = createMachine({
-  id: 'helloworld',
-  initial: 'Hello State',
+  id: "helloworld",
+  initial: "Hello State",
   states: {
-    'Hello State': {
-      type: 'final',
+    "Hello State": {
+      type: "final",
       output: {
-        result: 'Hello World!'
-      }
-    }
-  }
+        result: "Hello World!",
+      },
+    },
+  },
 });
 
 // examples/workflow-greeting/main.ts
 const greetingFunction = async ({ input }: { input: { name: string } }) => {
   return {
-    greeting: `Hello, ${input.name}!`
+    greeting: `Hello, ${input.name}!`,
   };
 };
 export const greeting = setup({
@@ -40,180 +40,180 @@ export const greeting = setup({
       person: {
         name: string;
       };
-    }
+    },
   },
   actors: {
-    greetingFunction: fromPromise(greetingFunction)
-  }
-}).createMachine({
-  id: 'greeting',
-  context: {
-    greeting: undefined
+    greetingFunction: fromPromise(greetingFunction),
   },
-  initial: 'Greet',
+}).createMachine({
+  id: "greeting",
+  context: {
+    greeting: undefined,
+  },
+  initial: "Greet",
   states: {
     Greet: {
       invoke: {
-        src: 'greetingFunction',
+        src: "greetingFunction",
         input: ({ event }) => ({
-          name: event.input.person.name
+          name: event.input.person.name,
         }),
         onDone: {
-          target: 'Greeted',
+          target: "Greeted",
           actions: assign({
-            greeting: ({ event }) => event.output.greeting
-          })
-        }
-      }
+            greeting: ({ event }) => event.output.greeting,
+          }),
+        },
+      },
     },
     Greeted: {
-      type: 'final',
+      type: "final",
       output: ({ context }) => ({
-        greeting: context.greeting
-      })
-    }
-  }
+        greeting: context.greeting,
+      }),
+    },
+  },
 });
 
 // examples/workflow-event-greeting/main.ts
 export const eventGreeting = setup({
   types: {
-    events: {} as { type: 'greet'; greet: { name: string } }
+    events: {} as { type: "greet"; greet: { name: string } },
   },
   actors: {
-    greetingFunction: fromPromise(greetingFunction)
-  }
+    greetingFunction: fromPromise(greetingFunction),
+  },
 }).createMachine({
-  id: 'event-greeting',
+  id: "event-greeting",
 
-  initial: 'Waiting',
+  initial: "Waiting",
   states: {
     Waiting: {
       on: {
-        greet: 'Greet'
-      }
+        greet: "Greet",
+      },
     },
     Greet: {
       invoke: {
-        src: 'greetingFunction',
+        src: "greetingFunction",
         input: ({ event }) => ({
-          name: event.greet.name
+          name: event.greet.name,
         }),
         onDone: {
-          target: 'Greeted',
+          target: "Greeted",
           actions: assign({
-            greeting: ({ event }) => event.output.greeting
-          })
-        }
-      }
+            greeting: ({ event }) => event.output.greeting,
+          }),
+        },
+      },
     },
     Greeted: {
-      type: 'final',
+      type: "final",
       output: ({ context }) => ({
-        greeting: context.greeting
-      })
-    }
-  }
+        greeting: context.greeting,
+      }),
+    },
+  },
 });
 
 // examples/workflow-async-function/main.ts
 const sendEmail = async ({ input }: { input: { customer: string } }) => {
-  console.log('Sending email to', input.customer);
-  console.log('Email sent to', input.customer);
+  console.log("Sending email to", input.customer);
+  console.log("Email sent to", input.customer);
 };
 export const asyncFunction = setup({
   types: {
     input: {} as {
       customer: string;
-    }
+    },
   },
   actors: {
-    sendEmail: fromPromise(sendEmail)
-  }
+    sendEmail: fromPromise(sendEmail),
+  },
 }).createMachine({
-  id: 'async-function-invocation',
-  initial: 'Send email',
+  id: "async-function-invocation",
+  initial: "Send email",
   context: ({ input }) => ({
-    customer: input.customer
+    customer: input.customer,
   }),
   states: {
-    'Send email': {
+    "Send email": {
       invoke: {
-        src: 'sendEmail',
+        src: "sendEmail",
         input: ({ context }) => ({
-          customer: context.customer
+          customer: context.customer,
         }),
-        onDone: 'Email sent'
-      }
+        onDone: "Email sent",
+      },
     },
-    'Email sent': {
-      type: 'final'
-    }
-  }
+    "Email sent": {
+      type: "final",
+    },
+  },
 });
 
 // examples/workflow-parallel/main.ts
 const shortDelay = async () => {
-  console.log('Resolved shortDelay');
+  console.log("Resolved shortDelay");
 };
 const longDelay = async () => {
-  console.log('Resolved longDelay');
+  console.log("Resolved longDelay");
 };
 export const parallelExecution = setup({
   actors: {
     shortDelay: fromPromise(shortDelay),
-    longDelay: fromPromise(longDelay)
-  }
+    longDelay: fromPromise(longDelay),
+  },
 }).createMachine({
-  id: 'parallel-execution',
-  initial: 'ParallelExec',
+  id: "parallel-execution",
+  initial: "ParallelExec",
   states: {
     ParallelExec: {
-      type: 'parallel',
+      type: "parallel",
       states: {
         ShortDelayBranch: {
-          initial: 'active',
+          initial: "active",
           states: {
             active: {
               invoke: {
-                src: 'shortDelay',
-                onDone: 'done'
-              }
+                src: "shortDelay",
+                onDone: "done",
+              },
             },
             done: {
-              type: 'final'
-            }
-          }
+              type: "final",
+            },
+          },
         },
         LongDelayBranch: {
-          initial: 'active',
+          initial: "active",
           states: {
             active: {
               invoke: {
-                src: 'longDelay',
-                onDone: 'done'
-              }
+                src: "longDelay",
+                onDone: "done",
+              },
             },
             done: {
-              type: 'final'
-            }
-          }
-        }
+              type: "final",
+            },
+          },
+        },
       },
-      onDone: 'Success'
+      onDone: "Success",
     },
     Success: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // examples/workflow-filling-water/main.ts
 export const fillGlassOfWater = createMachine({
-  id: 'fillglassofwater',
+  id: "fillglassofwater",
   types: {} as {
     events: {
-      type: 'WaterAddedEvent';
+      type: "WaterAddedEvent";
     };
     context: {
       counts: {
@@ -226,21 +226,21 @@ export const fillGlassOfWater = createMachine({
       max: number;
     };
   },
-  initial: 'CheckIfFull',
+  initial: "CheckIfFull",
   context: ({ input }) => ({
-    counts: input
+    counts: input,
   }),
   states: {
     CheckIfFull: {
       always: [
         {
-          target: 'AddWater',
-          guard: ({ context }) => context.counts.current < context.counts.max
+          target: "AddWater",
+          guard: ({ context }) => context.counts.current < context.counts.max,
         },
         {
-          target: 'GlassFull'
-        }
-      ]
+          target: "GlassFull",
+        },
+      ],
     },
     AddWater: {
       after: {
@@ -248,22 +248,22 @@ export const fillGlassOfWater = createMachine({
           actions: assign({
             counts: ({ context }) => ({
               ...context.counts,
-              current: context.counts.current + 1
-            })
+              current: context.counts.current + 1,
+            }),
           }),
-          target: 'CheckIfFull'
-        }
-      }
+          target: "CheckIfFull",
+        },
+      },
     },
     GlassFull: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 
 // examples/workflow-math-problem/main.ts
 const batchMathFunction = async ({
-  input
+  input,
 }: {
   input: {
     problems: string[];
@@ -271,58 +271,66 @@ const batchMathFunction = async ({
 }) => {
   return await Promise.all(
     input.problems.map(async (problem) => {
-      console.log('solving', problem);
+      console.log("solving", problem);
       return {
         problem,
-        result: `Solved ${problem}`
+        result: `Solved ${problem}`,
       };
-    })
+    }),
   );
 };
 export const mathProblem = setup({
   types: {
     context: {} as {
       results: string[] | undefined;
-    }
+    },
   },
   actors: {
-    batchMathFunction: fromPromise(batchMathFunction)
-  }
+    batchMathFunction: fromPromise(batchMathFunction),
+  },
 }).createMachine({
-  id: 'math-problem',
-  initial: 'Solve',
+  id: "math-problem",
+  initial: "Solve",
   context: {
-    results: undefined
+    results: undefined,
   },
   states: {
     Solve: {
       invoke: {
-        src: 'batchMathFunction',
+        src: "batchMathFunction",
         input: ({ event }) => ({
-          problems: event.input.expressions
+          problems: event.input.expressions,
         }),
         onDone: {
-          target: 'Solved',
+          target: "Solved",
           actions: assign({
-            results: ({ event }) => event.output.map((r) => r.result)
-          })
-        }
-      }
+            results: ({ event }) => event.output.map((r) => r.result),
+          }),
+        },
+      },
     },
     Solved: {
-      type: 'final',
+      type: "final",
       output: ({ context }) => ({
-        results: context.results
-      })
-    }
-  }
+        results: context.results,
+      }),
+    },
+  },
 });
 
 const sleepRemoved = "the promise body's setTimeout sleep removed (the harness waits on the state instead)";
-const registered = (names: string) => `${names} registered for loomwork as a task effect under ${names.includes(",") ? "their names" : "its name"}`;
+const registered = (names: string) =>
+  `${names} registered for loomwork as a task effect under ${names.includes(",") ? "their names" : "its name"}`;
 
 export const corpus: CorpusMachine[] = [
-  { name: "workflow-hello", source: "examples/workflow-hello/main.ts", machine: helloworld, steps: [], changes: [], features: ["states", "final", "output"] },
+  {
+    name: "workflow-hello",
+    source: "examples/workflow-hello/main.ts",
+    machine: helloworld,
+    steps: [],
+    changes: [],
+    features: ["states", "final", "output"],
+  },
   {
     name: "workflow-greeting",
     source: "examples/workflow-greeting/main.ts",
@@ -353,7 +361,9 @@ export const corpus: CorpusMachine[] = [
     startUntilText: "done",
     steps: [],
     effects: { sendEmail: promiseEffect(sendEmail) },
-    changes: [`the promise body's setTimeout removed: its two console.log calls run in a row; ${registered("sendEmail")}`],
+    changes: [
+      `the promise body's setTimeout removed: its two console.log calls run in a row; ${registered("sendEmail")}`,
+    ],
     features: ["invoke promise", "input", "final"],
   },
   {

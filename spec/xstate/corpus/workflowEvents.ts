@@ -13,7 +13,7 @@ const done = (s: { status: string }) => s.status === "done";
 // examples/workflow-monitor-patient/main.ts
 export const patientVitalsWorkflow = createMachine(
   {
-    id: 'patientVitalsWorkflow',
+    id: "patientVitalsWorkflow",
     types: {
       input: {} as {
         patientId: string;
@@ -23,264 +23,260 @@ export const patientVitalsWorkflow = createMachine(
       },
       events: {} as
         | {
-            type: 'org.monitor.highBodyTemp';
-            source: 'monitoringSource';
+            type: "org.monitor.highBodyTemp";
+            source: "monitoringSource";
             id: string;
             time: string;
             patientId: string;
             data: { value: string };
           }
         | {
-            type: 'org.monitor.highBloodPressure';
-            source: 'monitoringSource';
+            type: "org.monitor.highBloodPressure";
+            source: "monitoringSource";
             id: string;
             time: string;
             patientId: string;
             data: { value: string };
           }
         | {
-            type: 'org.monitor.highRespirationRate';
-            source: 'monitoringSource';
+            type: "org.monitor.highRespirationRate";
+            source: "monitoringSource";
             id: string;
             time: string;
             patientId: string;
             data: { value: string };
-          }
+          },
     },
     context: ({ input }) => ({
-      patientId: input.patientId
+      patientId: input.patientId,
     }),
-    initial: 'MonitorVitals',
+    initial: "MonitorVitals",
     states: {
       MonitorVitals: {
         on: {
-          'org.monitor.highBodyTemp': {
-            actions: 'sendTylenolOrder'
+          "org.monitor.highBodyTemp": {
+            actions: "sendTylenolOrder",
           },
-          'org.monitor.highBloodPressure': {
-            actions: 'callNurse'
+          "org.monitor.highBloodPressure": {
+            actions: "callNurse",
           },
-          'org.monitor.highRespirationRate': {
-            actions: 'callPulmonologist'
-          }
-        }
-      }
-    }
+          "org.monitor.highRespirationRate": {
+            actions: "callPulmonologist",
+          },
+        },
+      },
+    },
   },
   {
     actions: {
       sendTylenolOrder: ({ context }) => {
-        console.log(
-          'Executing sendTylenolOrder for patient:',
-          context.patientId
-        );
+        console.log("Executing sendTylenolOrder for patient:", context.patientId);
       },
       callNurse: ({ context }) => {
-        console.log('Executing callNurse for patient:', context.patientId);
+        console.log("Executing callNurse for patient:", context.patientId);
       },
       callPulmonologist: ({ context }) => {
-        console.log(
-          'Executing callPulmonologist for patient:',
-          context.patientId
-        );
-      }
-    }
-  }
+        console.log("Executing callPulmonologist for patient:", context.patientId);
+      },
+    },
+  },
 );
-const vital = (type: 'org.monitor.highBodyTemp' | 'org.monitor.highBloodPressure' | 'org.monitor.highRespirationRate') => ({
+const vital = (
+  type: "org.monitor.highBodyTemp" | "org.monitor.highBloodPressure" | "org.monitor.highRespirationRate",
+) => ({
   type,
-  source: 'monitoringSource',
-  id: 'event1',
-  time: '2026-01-01T00:00:00.000Z',
-  patientId: 'patient1',
-  data: { value: 'value1' }
+  source: "monitoringSource",
+  id: "event1",
+  time: "2026-01-01T00:00:00.000Z",
+  patientId: "patient1",
+  data: { value: "value1" },
 });
 
 // examples/workflow-purchase-order-deadline/main.ts
 const cancelOrder = async () => {
-  console.log('Starting CancelOrder');
-  console.log('Completed CancelOrder');
+  console.log("Starting CancelOrder");
+  console.log("Completed CancelOrder");
 };
 export const order = createMachine(
   {
-    id: 'order',
+    id: "order",
     types: {} as {
       events:
         | {
-            type: 'OrderCreatedEvent';
+            type: "OrderCreatedEvent";
           }
         | {
-            type: 'OrderConfirmedEvent';
+            type: "OrderConfirmedEvent";
           }
         | {
-            type: 'ShipmentSentEvent';
+            type: "ShipmentSentEvent";
           }
         | {
-            type: 'OrderFinishedEvent';
+            type: "OrderFinishedEvent";
           };
     },
-    initial: 'StartNewOrder',
+    initial: "StartNewOrder",
     after: {
-      PT30D: { target: '.CancelOrder' }
+      PT30D: { target: ".CancelOrder" },
     },
     states: {
       StartNewOrder: {
         on: {
           OrderCreatedEvent: {
-            actions: ['logNewOrderCreated'],
-            target: 'WaitForOrderConfirmation'
-          }
-        }
+            actions: ["logNewOrderCreated"],
+            target: "WaitForOrderConfirmation",
+          },
+        },
       },
       WaitForOrderConfirmation: {
         on: {
           OrderConfirmedEvent: {
-            actions: ['logOrderConfirmed'],
-            target: 'WaitOrderShipped'
-          }
-        }
+            actions: ["logOrderConfirmed"],
+            target: "WaitOrderShipped",
+          },
+        },
       },
       WaitOrderShipped: {
         on: {
           ShipmentSentEvent: {
-            actions: ['logOrderShipped'],
-            target: 'OrderFinished'
-          }
-        }
+            actions: ["logOrderShipped"],
+            target: "OrderFinished",
+          },
+        },
       },
       OrderFinished: {
-        type: 'final',
-        entry: ['logOrderFinished']
+        type: "final",
+        entry: ["logOrderFinished"],
       },
       CancelOrder: {
         invoke: {
-          src: 'CancelOrder',
+          src: "CancelOrder",
           onDone: {
-            target: 'OrderCancelled'
-          }
-        }
+            target: "OrderCancelled",
+          },
+        },
       },
       OrderCancelled: {
-        type: 'final',
-        entry: ['logOrderCancelled']
-      }
-    }
+        type: "final",
+        entry: ["logOrderCancelled"],
+      },
+    },
   },
   {
     delays: {
       // 15 seconds instead of 30 days
-      PT30D: 15 * 1000
+      PT30D: 15 * 1000,
     },
     actions: {
       logNewOrderCreated: () => {
-        console.log('logNewOrderCreated');
+        console.log("logNewOrderCreated");
       },
       logOrderConfirmed: () => {
-        console.log('logOrderConfirmed');
+        console.log("logOrderConfirmed");
       },
       logOrderShipped: () => {
-        console.log('logOrderShipped');
+        console.log("logOrderShipped");
       },
       logOrderFinished: () => {
-        console.log('logOrderFinished');
+        console.log("logOrderFinished");
       },
       logOrderCancelled: () => {
-        console.log('logOrderCancelled');
-      }
+        console.log("logOrderCancelled");
+      },
     },
     actors: {
-      CancelOrder: fromPromise(cancelOrder)
-    }
-  }
+      CancelOrder: fromPromise(cancelOrder),
+    },
+  },
 );
 
 // examples/workflow-check-inbox/main.ts
 interface Message {
   subject: string;
-  priority: 'high' | 'low';
+  priority: "high" | "low";
 }
 const checkInboxFunction = async () => {
   return [
     {
-      subject: 'Hello',
-      priority: 'high'
+      subject: "Hello",
+      priority: "high",
     },
     {
-      subject: 'Hi',
-      priority: 'low'
-    }
+      subject: "Hi",
+      priority: "low",
+    },
   ] satisfies Message[];
 };
 const sendTextsFunction = async ({ input }: { input: { messages: Message[] } }) => {
   await Promise.all(
     input.messages.map(async (message) => {
-      console.log('sending text', message.subject);
-      console.log('text sent', message.subject);
-    })
+      console.log("sending text", message.subject);
+      console.log("text sent", message.subject);
+    }),
   );
   return {
-    status: 'success'
+    status: "success",
   };
 };
 export const checkInbox = setup({
   types: {
     context: {} as {
       messages: Message[];
-    }
+    },
   },
   actors: {
     schedule: fromCallback<any, { interval: number }>(({ input, sendBack }) => {
       const cancel = harnessTimers.setInterval(() => {
-        sendBack({ type: 'reminder' });
+        sendBack({ type: "reminder" });
       }, input.interval);
       return () => {
         cancel();
       };
     }),
     checkInboxFunction: fromPromise(checkInboxFunction),
-    sendTextsFunction: fromPromise(sendTextsFunction)
-  }
+    sendTextsFunction: fromPromise(sendTextsFunction),
+  },
 }).createMachine({
-  id: 'checkInbox',
-  initial: 'Idle',
+  id: "checkInbox",
+  initial: "Idle",
   context: {
-    messages: []
+    messages: [],
   },
   invoke: {
-    src: 'schedule',
+    src: "schedule",
     input: {
-      interval: 2000
-    }
+      interval: 2000,
+    },
   },
   states: {
     Idle: {
       on: {
-        reminder: 'CheckInbox'
-      }
+        reminder: "CheckInbox",
+      },
     },
     CheckInbox: {
       invoke: {
-        src: 'checkInboxFunction',
+        src: "checkInboxFunction",
         onDone: {
-          target: 'SendTextForHighPriority',
+          target: "SendTextForHighPriority",
           actions: assign({
-            messages: ({ event }) => event.output
-          })
-        }
-      }
+            messages: ({ event }) => event.output,
+          }),
+        },
+      },
     },
     SendTextForHighPriority: {
       invoke: {
-        src: 'sendTextsFunction',
+        src: "sendTextsFunction",
         input: ({ context }) => ({
-          messages: context.messages
+          messages: context.messages,
         }),
         onDone: {
-          target: 'Idle'
-        }
-      }
-    }
-  }
+          target: "Idle",
+        },
+      },
+    },
+  },
 });
 
 // examples/workflow-car-vitals/main.ts
@@ -291,116 +287,111 @@ const vital100 = (name: string) => async () => {
 };
 const vitalsWorkflow = createMachine(
   {
-    id: 'vitalscheck',
+    id: "vitalscheck",
     context: {
       tirePressure: null,
       oilPressure: null,
       coolantLevel: null,
-      battery: null
+      battery: null,
     },
-    initial: 'CheckVitals',
+    initial: "CheckVitals",
     states: {
       CheckVitals: {
         invoke: [
           {
-            src: 'checkTirePressure',
+            src: "checkTirePressure",
             onDone: {
               actions: assign({
-                tirePressure: ({ event }) => event.output
-              })
-            }
+                tirePressure: ({ event }) => event.output,
+              }),
+            },
           },
           {
-            src: 'checkOilPressure',
+            src: "checkOilPressure",
             onDone: {
               actions: assign({
-                oilPressure: ({ event }) => event.output
-              })
-            }
+                oilPressure: ({ event }) => event.output,
+              }),
+            },
           },
           {
-            src: 'checkCoolantLevel',
+            src: "checkCoolantLevel",
             onDone: {
               actions: assign({
-                coolantLevel: ({ event }) => event.output
-              })
-            }
+                coolantLevel: ({ event }) => event.output,
+              }),
+            },
           },
           {
-            src: 'checkBattery',
+            src: "checkBattery",
             onDone: {
               actions: assign({
-                battery: ({ event }) => event.output
-              })
-            }
-          }
+                battery: ({ event }) => event.output,
+              }),
+            },
+          },
         ],
         always: {
           guard: ({ context }) => {
-            return !!(
-              context.tirePressure &&
-              context.oilPressure &&
-              context.coolantLevel &&
-              context.battery
-            );
+            return !!(context.tirePressure && context.oilPressure && context.coolantLevel && context.battery);
           },
-          target: 'VitalsChecked'
-        }
+          target: "VitalsChecked",
+        },
       },
       VitalsChecked: {
-        type: 'final',
-        output: ({ context }) => context
-      }
-    }
+        type: "final",
+        output: ({ context }) => context,
+      },
+    },
   },
   {
     actors: {
-      checkTirePressure: fromPromise(vital100('checkTirePressure')),
-      checkOilPressure: fromPromise(vital100('checkOilPressure')),
-      checkCoolantLevel: fromPromise(vital100('checkCoolantLevel')),
-      checkBattery: fromPromise(vital100('checkBattery'))
-    }
-  }
+      checkTirePressure: fromPromise(vital100("checkTirePressure")),
+      checkOilPressure: fromPromise(vital100("checkOilPressure")),
+      checkCoolantLevel: fromPromise(vital100("checkCoolantLevel")),
+      checkBattery: fromPromise(vital100("checkBattery")),
+    },
+  },
 );
 export const checkCarVitals = createMachine(
   {
-    id: 'checkcarvitals',
-    initial: 'WhenCarIsOn',
+    id: "checkcarvitals",
+    initial: "WhenCarIsOn",
     states: {
       WhenCarIsOn: {
         on: {
-          CarTurnedOnEvent: 'DoCarVitalChecks'
-        }
+          CarTurnedOnEvent: "DoCarVitalChecks",
+        },
       },
       DoCarVitalChecks: {
         invoke: {
-          src: 'vitalscheck',
+          src: "vitalscheck",
           onDone: {
             actions: ({ event }) => {
-              console.log('Done with vitals check', event.output);
+              console.log("Done with vitals check", event.output);
             },
-            target: 'CheckContinueVitalChecks'
-          }
-        }
+            target: "CheckContinueVitalChecks",
+          },
+        },
       },
       CheckContinueVitalChecks: {
         after: {
-          1000: 'DoCarVitalChecks'
-        }
-      }
+          1000: "DoCarVitalChecks",
+        },
+      },
     },
     on: {
       CarTurnedOffEvent: {
-        actions: log('Car turned off'),
-        target: '.WhenCarIsOn'
-      }
-    }
+        actions: log("Car turned off"),
+        target: ".WhenCarIsOn",
+      },
+    },
   },
   {
     actors: {
-      vitalscheck: vitalsWorkflow
-    }
-  }
+      vitalscheck: vitalsWorkflow,
+    },
+  },
 );
 
 // examples/workflow-event-based/main.ts
@@ -410,53 +401,53 @@ const visaWorkflow = (name: string) => async () => {
 };
 export const eventBasedSwitch = setup({
   delays: {
-    visaDecisionTimeout: 1000
+    visaDecisionTimeout: 1000,
   },
   actors: {
-    handleApprovedVisaWorkflowID: fromPromise(visaWorkflow('handleApprovedVisaWorkflowID')),
-    handleRejectedVisaWorkflowID: fromPromise(visaWorkflow('handleRejectedVisaWorkflowID')),
-    handleNoVisaDecisionWorkflowId: fromPromise(visaWorkflow('handleNoVisaDecisionWorkflowId'))
-  }
+    handleApprovedVisaWorkflowID: fromPromise(visaWorkflow("handleApprovedVisaWorkflowID")),
+    handleRejectedVisaWorkflowID: fromPromise(visaWorkflow("handleRejectedVisaWorkflowID")),
+    handleNoVisaDecisionWorkflowId: fromPromise(visaWorkflow("handleNoVisaDecisionWorkflowId")),
+  },
 }).createMachine({
-  id: 'eventbasedswitchstate',
-  initial: 'CheckVisaStatus',
+  id: "eventbasedswitchstate",
+  initial: "CheckVisaStatus",
   states: {
     CheckVisaStatus: {
       on: {
-        visaApprovedEvent: 'HandleApprovedVisa',
-        visaRejectedEvent: 'HandleRejectedVisa'
+        visaApprovedEvent: "HandleApprovedVisa",
+        visaRejectedEvent: "HandleRejectedVisa",
       },
       after: {
-        visaDecisionTimeout: 'HandleNoVisaDecision'
-      }
+        visaDecisionTimeout: "HandleNoVisaDecision",
+      },
     },
     HandleApprovedVisa: {
       invoke: {
-        src: 'handleApprovedVisaWorkflowID',
-        onDone: 'End'
-      }
+        src: "handleApprovedVisaWorkflowID",
+        onDone: "End",
+      },
     },
     HandleRejectedVisa: {
       invoke: {
-        src: 'handleRejectedVisaWorkflowID',
-        onDone: 'End'
-      }
+        src: "handleRejectedVisaWorkflowID",
+        onDone: "End",
+      },
     },
     HandleNoVisaDecision: {
       invoke: {
-        src: 'handleNoVisaDecisionWorkflowId',
-        onDone: 'End'
-      }
+        src: "handleNoVisaDecisionWorkflowId",
+        onDone: "End",
+      },
     },
     End: {
-      type: 'final'
-    }
-  }
+      type: "final",
+    },
+  },
 });
 const visaEffects = {
-  handleApprovedVisaWorkflowID: promiseEffect(visaWorkflow('handleApprovedVisaWorkflowID')),
-  handleRejectedVisaWorkflowID: promiseEffect(visaWorkflow('handleRejectedVisaWorkflowID')),
-  handleNoVisaDecisionWorkflowId: promiseEffect(visaWorkflow('handleNoVisaDecisionWorkflowId')),
+  handleApprovedVisaWorkflowID: promiseEffect(visaWorkflow("handleApprovedVisaWorkflowID")),
+  handleRejectedVisaWorkflowID: promiseEffect(visaWorkflow("handleRejectedVisaWorkflowID")),
+  handleNoVisaDecisionWorkflowId: promiseEffect(visaWorkflow("handleNoVisaDecisionWorkflowId")),
 };
 
 export const corpus: CorpusMachine[] = [
@@ -465,8 +456,15 @@ export const corpus: CorpusMachine[] = [
     source: "examples/workflow-monitor-patient/main.ts",
     machine: patientVitalsWorkflow,
     input: { patientId: "patient1" },
-    steps: [{ send: vital("org.monitor.highBodyTemp") }, { send: vital("org.monitor.highBloodPressure") }, { send: vital("org.monitor.highRespirationRate") }, { send: vital("org.monitor.highBodyTemp") }],
-    changes: ["the example sends one of the three events at random every 3 s with `time: new Date().toISOString()`: the entry sends each in turn, then the first again, with a fixed time"],
+    steps: [
+      { send: vital("org.monitor.highBodyTemp") },
+      { send: vital("org.monitor.highBloodPressure") },
+      { send: vital("org.monitor.highRespirationRate") },
+      { send: vital("org.monitor.highBodyTemp") },
+    ],
+    changes: [
+      "the example sends one of the three events at random every 3 s with `time: new Date().toISOString()`: the entry sends each in turn, then the first again, with a fixed time",
+    ],
     features: ["actions", "input"],
   },
   {
@@ -481,7 +479,9 @@ export const corpus: CorpusMachine[] = [
       { send: { type: "ShipmentSentEvent" } },
     ],
     effects: { CancelOrder: promiseEffect(cancelOrder) },
-    changes: ["the cockatiel retry policy (unused by the machine) left out; CancelOrder's `await delay(1000)` removed; CancelOrder registered for loomwork under its name"],
+    changes: [
+      "the cockatiel retry policy (unused by the machine) left out; CancelOrder's `await delay(1000)` removed; CancelOrder registered for loomwork under its name",
+    ],
     features: ["after", "actions", "invoke promise", "final"],
   },
   {
@@ -489,11 +489,20 @@ export const corpus: CorpusMachine[] = [
     source: "examples/workflow-check-inbox/main.ts",
     machine: checkInbox,
     steps: [
-      { advance: 2_000, until: (s) => s.matches("Idle") && (s.context as { messages: unknown[] }).messages.length === 2, untilText: "Idle with two messages" },
+      {
+        advance: 2_000,
+        until: (s) => s.matches("Idle") && (s.context as { messages: unknown[] }).messages.length === 2,
+        untilText: "Idle with two messages",
+      },
       { advance: 2_000, until: (s) => s.matches("Idle"), untilText: "Idle again" },
     ],
-    effects: { checkInboxFunction: promiseEffect(checkInboxFunction), sendTextsFunction: promiseEffect(sendTextsFunction) },
-    changes: ["the schedule callback's setInterval runs on the harness's clock (harnessTimers.setInterval); the promise bodies' `await delay(ms)` removed; the two promise actors registered for loomwork under their names"],
+    effects: {
+      checkInboxFunction: promiseEffect(checkInboxFunction),
+      sendTextsFunction: promiseEffect(sendTextsFunction),
+    },
+    changes: [
+      "the schedule callback's setInterval runs on the harness's clock (harnessTimers.setInterval); the promise bodies' `await delay(ms)` removed; the two promise actors registered for loomwork under their names",
+    ],
     features: ["callback", "invoke promise", "assign"],
   },
   {
@@ -502,11 +511,17 @@ export const corpus: CorpusMachine[] = [
     machine: checkCarVitals,
     steps: [
       { advance: 1_000 },
-      { send: { type: "CarTurnedOnEvent" }, until: (s) => s.matches("CheckContinueVitalChecks"), untilText: "CheckContinueVitalChecks" },
+      {
+        send: { type: "CarTurnedOnEvent" },
+        until: (s) => s.matches("CheckContinueVitalChecks"),
+        untilText: "CheckContinueVitalChecks",
+      },
       { advance: 6_000 },
       { send: { type: "CarTurnedOffEvent" } },
     ],
-    changes: ["the child machine's promise bodies' `await delay(ms)` (random failure with probability 0) removed; the child machine is invoked by name as in the example, nothing registered for loomwork (a child machine is not a promise actor)"],
+    changes: [
+      "the child machine's promise bodies' `await delay(ms)` (random failure with probability 0) removed; the child machine is invoked by name as in the example, nothing registered for loomwork (a child machine is not a promise actor)",
+    ],
     features: ["invoke machine", "invoke promise", "onDone", "after", "actions", "log", "assign", "final"],
   },
   {
@@ -515,7 +530,9 @@ export const corpus: CorpusMachine[] = [
     machine: eventBasedSwitch,
     steps: [{ send: { type: "visaApprovedEvent" }, until: done, untilText: "done" }],
     effects: visaEffects,
-    changes: ["the promise bodies' 1 s setTimeout removed; the three promise actors registered for loomwork under their names"],
+    changes: [
+      "the promise bodies' 1 s setTimeout removed; the three promise actors registered for loomwork under their names",
+    ],
     features: ["after", "invoke promise", "final"],
   },
   {
@@ -524,7 +541,9 @@ export const corpus: CorpusMachine[] = [
     machine: eventBasedSwitch,
     steps: [{ advance: 1_000, until: done, untilText: "done (the visa decision timeout)" }],
     effects: visaEffects,
-    changes: ["the same machine with no event sent: its `visaDecisionTimeout` fires (the example's other path); the promise bodies' 1 s setTimeout removed; promise actors registered under their names"],
+    changes: [
+      "the same machine with no event sent: its `visaDecisionTimeout` fires (the example's other path); the promise bodies' 1 s setTimeout removed; promise actors registered under their names",
+    ],
     features: ["after", "invoke promise", "final"],
   },
 ];
