@@ -13,7 +13,9 @@ const SOURCE_FOLDERS = ["actors", "machines", "stores", "adapters", "cli"];
 /** Repository-relative, "/"-separated paths of every source file (`.ts`, not `.d.ts`). */
 function sourceFiles(): string[] {
   // The package's entries at the root: the main one and the role entries (docs/adr/0011-entry-points-by-role.md).
-  const files: string[] = ["index.ts", "lifecycle.ts", "upgrades.ts", "readModels.ts"].filter((entry) => existsSync(join(ROOT, entry)));
+  const files: string[] = ["index.ts", "lifecycle.ts", "upgrades.ts", "readModels.ts"].filter((entry) =>
+    existsSync(join(ROOT, entry)),
+  );
   const walk = (folder: string): void => {
     for (const name of readdirSync(join(ROOT, folder)).sort()) {
       const path = posix.join(folder, name);
@@ -33,12 +35,19 @@ function moduleState(path: string): string[] {
   const found: string[] = [];
   for (const statement of source.statements) {
     if (ts.isVariableStatement(statement)) {
-      const mutable = (statement.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const)) !== ts.NodeFlags.Const;
+      const mutable =
+        (statement.declarationList.flags & (ts.NodeFlags.Let | ts.NodeFlags.Const)) !== ts.NodeFlags.Const;
       for (const declaration of statement.declarationList.declarations) {
         const name = declaration.name.getText(source);
         const init = declaration.initializer;
-        if (mutable) found.push(`${path}: ${ts.NodeFlags.Let & statement.declarationList.flags ? "let" : "var"} ${name}`);
-        else if (init && ts.isNewExpression(init) && /^(Map|Set|WeakMap|WeakSet|Array)$/.test(init.expression.getText(source))) found.push(`${path}: const ${name} = new ${init.expression.getText(source)}`);
+        if (mutable)
+          found.push(`${path}: ${ts.NodeFlags.Let & statement.declarationList.flags ? "let" : "var"} ${name}`);
+        else if (
+          init &&
+          ts.isNewExpression(init) &&
+          /^(Map|Set|WeakMap|WeakSet|Array)$/.test(init.expression.getText(source))
+        )
+          found.push(`${path}: const ${name} = new ${init.expression.getText(source)}`);
       }
     } else if (ts.isExpressionStatement(statement)) {
       found.push(`${path}: ${statement.getText(source).slice(0, 60)}`);
@@ -121,6 +130,11 @@ function cycles(graph: Graph): string[][] {
   return found.sort((a, b) => a[0]!.localeCompare(b[0]!));
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
 /** Lines as an editor counts them (a final newline does not start a line). */
 const lineCount = (source: string): number => source.replace(/\n$/, "").split("\n").length;
 
@@ -151,7 +165,11 @@ function dynamicImports(path: string, source = read(path)): { specifier: string;
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const argument = node.arguments[0];
       const literal = argument !== undefined && ts.isStringLiteralLike(argument);
-      found.push({ specifier: literal ? argument.text : (argument?.getText(file) ?? ""), literal, line: file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1 });
+      found.push({
+        specifier: literal ? argument.text : (argument?.getText(file) ?? ""),
+        literal,
+        line: file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1,
+      });
     }
     ts.forEachChild(node, visit);
   };
@@ -160,7 +178,10 @@ function dynamicImports(path: string, source = read(path)): { specifier: string;
 }
 
 const files = sourceFiles();
-const inFolder = (folder: string) => (path: string): boolean => path.startsWith(`${folder}/`);
+const inFolder =
+  (folder: string) =>
+  (path: string): boolean =>
+    path.startsWith(`${folder}/`);
 
 describe("architecture", () => {
   it("finds the source tree", () => {
@@ -168,16 +189,26 @@ describe("architecture", () => {
     expect(files).toContain("actors/app.ts");
     expect(files).toContain("machines/agentLoop.ts");
     expect(files.length).toBeGreaterThan(50);
-    expect(specifiers('import type { A } from "./a.js";\nexport {\n  b,\n} from "../b.js";\nimport "./c.js";')).toEqual([
-      "./a.js",
-      "../b.js",
-      "./c.js",
-    ]);
-    expect(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["d"]], ["e", ["a"]]]))).toEqual([
-      ["a", "b", "c"],
-      ["d"],
-    ]);
-    expect(dynamicImports("t.ts", 'type B = typeof import("./b.js");\nconst a = await import("./a.js");\nawait import(name);')).toEqual([
+    expect(specifiers('import type { A } from "./a.js";\nexport {\n  b,\n} from "../b.js";\nimport "./c.js";')).toEqual(
+      ["./a.js", "../b.js", "./c.js"],
+    );
+    expect(
+      cycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["d"]],
+          ["e", ["a"]],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"], ["d"]]);
+    expect(
+      dynamicImports(
+        "t.ts",
+        'type B = typeof import("./b.js");\nconst a = await import("./a.js");\nawait import(name);',
+      ),
+    ).toEqual([
       { specifier: "./a.js", literal: true, line: 2 },
       { specifier: "name", literal: false, line: 3 },
     ]);
@@ -188,10 +219,16 @@ describe("architecture", () => {
     // commands' code from disk. A specifier that is not a string literal could name anything: counted too.
     const own = (d: { specifier: string; literal: boolean }) => !d.literal || d.specifier.startsWith(".");
     const found = (folder: (path: string) => boolean) =>
-      files.filter(folder).flatMap((file) => dynamicImports(file).filter(own).map((d) => `${file}:${d.line} import(${d.specifier})`));
+      files.filter(folder).flatMap((file) =>
+        dynamicImports(file)
+          .filter(own)
+          .map((d) => `${file}:${d.line} import(${d.specifier})`),
+      );
     const runtime = found((path) => !inFolder("cli")(path));
     const cli = found(inFolder("cli"));
-    console.log(`run-time import() of the runtime's own code: ${runtime.length} in the runtime (bound: 0), ${cli.length} in cli/ (Node, from disk)`);
+    console.log(
+      `run-time import() of the runtime's own code: ${runtime.length} in the runtime (bound: 0), ${cli.length} in cli/ (Node, from disk)`,
+    );
     for (const d of runtime) console.log(`  ${d}`);
     expect(runtime).toEqual([]);
   });
@@ -205,15 +242,45 @@ describe("architecture", () => {
     expect(found, `import cycles:\n${found.map((c) => `  ${c.join(" <-> ")}`).join("\n")}`).toEqual([]);
   });
 
-  it("keeps every file in actors/ and machines/ at or under 300 lines", () => {
-    const sizes = files
-      .filter((f) => inFolder("actors")(f) || inFolder("machines")(f))
-      .map((path) => ({ path, lines: lineCount(read(path)) }));
-    const over = sizes.filter((s) => s.lines > 300).sort((a, b) => b.lines - a.lines);
-    const largest = sizes.reduce((a, b) => (b.lines > a.lines ? b : a));
-    console.log(`files over 300 lines in actors/ and machines/: ${over.length} (largest ${largest.path}, ${largest.lines})`);
-    for (const s of over) console.log(`  ${s.path}: ${s.lines}`);
-    expect(over.map((s) => `${s.path}: ${s.lines}`)).toEqual([]);
+  it("has no import cycles when the run-time import() edges (cli/ loading its commands) are counted too", () => {
+    const graph = importGraph(files);
+    let dynamic = 0;
+    for (const file of files) {
+      for (const { specifier, literal } of dynamicImports(file)) {
+        const target = literal ? resolve(file, specifier) : undefined;
+        if (target === undefined) continue;
+        dynamic += 1;
+        graph.set(file, [...new Set([...(graph.get(file) ?? []), target])].sort());
+      }
+    }
+    const found = cycles(graph);
+    console.log(`import cycles, static and dynamic edges: ${found.length} (${dynamic} dynamic edges)`);
+    for (const cycle of found) console.log(`  cycle of ${cycle.length}: ${cycle.join(", ")}`);
+    expect(dynamic).toBeGreaterThan(0);
+    expect(found, `import cycles:\n${found.map((c) => `  ${c.join(" <-> ")}`).join("\n")}`).toEqual([]);
+  });
+
+  // File size is a figure, not a cap (STYLE.md habit 2): the formatter decides the layout, files are cut where
+  // their concept ends, and this prints the sizes as formatted so a growing file is seen in every run.
+  it("prints the size of every source file as the formatter lays it out (a figure, not a cap)", () => {
+    const sizes = files.map((path) => ({ path, lines: lineCount(read(path)) })).sort((a, b) => b.lines - a.lines);
+    const folders = new Map<string, { files: number; lines: number }>();
+    for (const { path, lines } of sizes) {
+      const folder = path.includes("/") ? path.slice(0, path.indexOf("/")) : ".";
+      const sum = folders.get(folder) ?? { files: 0, lines: 0 };
+      folders.set(folder, { files: sum.files + 1, lines: sum.lines + lines });
+    }
+    const total = sizes.reduce((sum, s) => sum + s.lines, 0);
+    console.log(`source files: ${sizes.length}, ${total} lines (formatted by Prettier, npm run format)`);
+    for (const [folder, sum] of [...folders].sort((a, b) => b[1].lines - a[1].lines)) {
+      console.log(
+        `  ${folder}/: ${sum.files} files, ${sum.lines} lines, median ${median(sizes.filter((s) => (s.path.includes("/") ? s.path.slice(0, s.path.indexOf("/")) : ".") === folder).map((s) => s.lines))}`,
+      );
+    }
+    console.log("largest files:");
+    for (const s of sizes.slice(0, 12)) console.log(`  ${s.path}: ${s.lines}`);
+    expect(sizes.every((s) => s.lines > 0)).toBe(true);
+    expect(total).toBeGreaterThan(0);
   });
 
   it("has fewer than 15 `as` casts in actors/", () => {
@@ -253,7 +320,9 @@ describe("architecture", () => {
 
   it("lets stores/ import nothing above it (actors/, machines/, adapters/, cli/, index.ts)", () => {
     const graph = importGraph(files.filter(inFolder("stores")));
-    const wrong = [...graph].flatMap(([file, deps]) => deps.filter((d) => !inFolder("stores")(d)).map((d) => `${file} imports ${d}`));
+    const wrong = [...graph].flatMap(([file, deps]) =>
+      deps.filter((d) => !inFolder("stores")(d)).map((d) => `${file} imports ${d}`),
+    );
     console.log(`stores/ imports from above: ${wrong.length}`);
     expect(wrong).toEqual([]);
   });
