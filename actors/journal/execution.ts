@@ -335,14 +335,12 @@ export class Execution {
     this.snapshotSeq = this.head;
     const snapshot = { seq: this.head, at: this.host.clock.now(), state: this.persistedState() };
     // A snapshot is a cache of the log: a failed write costs a longer replay, never data.
-    return this.host.journal
-      .putSnapshot(this.executionId, snapshot, this.subject)
-      .catch((error) =>
-        this.host.warn({
-          code: WARNING_CODES.snapshot,
-          message: error instanceof Error ? error.message : String(error),
-        }),
-      );
+    return this.host.journal.putSnapshot(this.executionId, snapshot, this.subject).catch((error) =>
+      this.host.warn({
+        code: WARNING_CODES.snapshot,
+        message: error instanceof Error ? error.message : String(error),
+      }),
+    );
   }
 
   private wakeSettled(): void {
