@@ -189,7 +189,11 @@ export class App {
 
   /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */
   resumeUnfinished(options?: ResumeUnfinishedOptions): Promise<ResumeUnfinishedResult> {
-    return resumeUnfinished(this, options);
+    return resumeUnfinished(
+      () => this.stores.events.listExecutions(),
+      (id) => this.resume(id),
+      options,
+    );
   }
 
   /** Resolves with the execution's output when it ends; rejects if it failed or was stopped. */

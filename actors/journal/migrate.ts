@@ -2,13 +2,11 @@
 // another (docs/upgrades.md, "Migrating"). Its state is folded on the old version, mapped by the author's
 // `migrate` function to a state of the new one, and journaled as EXECUTION_MIGRATED; from then on the
 // execution resumes on the new version from that state (a replay starts at the migration, as at a snapshot).
+import type { AppHost } from "../appHost.js";
 import type { AnyStateMachine, StateValue } from "xstate";
 import { EXECUTION_MIGRATED } from "../../stores/schema.js";
-import type { ExecutionInfo, Stores } from "../../stores/types.js";
-import type { Clock } from "../clock.js";
+import type { Stores } from "../../stores/types.js";
 import { MigrationRefusedError } from "../errors.js";
-import type { Execution } from "./execution.js";
-import type { Journal } from "./journal.js";
 import { persistState } from "./planner.js";
 import { declaredVersionOf, machineHashOf } from "./versions.js";
 
@@ -38,17 +36,9 @@ export interface MigrateResult {
   seq: number;
 }
 
-/** What a migration uses of the app (AppHost satisfies it). */
-export interface MigrationHost {
-  readonly journal: Journal;
-  readonly clock: Clock;
-  rebuild(executionId: string): Promise<{ execution: Execution; info: ExecutionInfo }>;
-  readonly logics: { checkEffects(logic: AnyStateMachine): void; register(logic: AnyStateMachine): void };
-}
-
 /** Journals the migration of `executionId` to `to`; see MigrateOptions. `running`: it runs in this app now. */
 export async function migrateExecution(
-  host: MigrationHost,
+  host: AppHost,
   stores: Stores,
   running: boolean,
   executionId: string,

@@ -2,11 +2,11 @@
 // and the replay fold, no effect, no timer, no write), to gate a deploy on whether the executions in
 // flight would resume on it. One execution's log is in memory at a time; each result goes to `onResult`
 // as it is known, so a caller streaming them keeps memory bounded by one log.
+import type { AppHost } from "../appHost.js";
 import type { AnyStateMachine } from "xstate";
 import { LoomworkError } from "../../stores/errors.js";
 import type { ExecutionInfo } from "../../stores/types.js";
 import { ConfigError, NonDeterminismError } from "../errors.js";
-import type { Journal } from "./journal.js";
 import { foldRecords } from "./replay.js";
 
 /** Options of `checkReplay(app, logic, options)`. */
@@ -51,15 +51,9 @@ export interface ReplayCheckReport {
   results: ReplayCheckResult[];
 }
 
-/** What the check reads: the journal (records opened where the app holds the key) and the effects the app registers. */
-export interface ReplayCheckHost {
-  readonly journal: Journal;
-  readonly effectIds: ReadonlySet<string>;
-}
-
 /** Replays the selected executions' journals against `logic`; see ReplayCheckOptions. */
 export async function replayAgainst(
-  host: ReplayCheckHost,
+  host: AppHost,
   logic: AnyStateMachine,
   options: ReplayCheckOptions = {},
 ): Promise<ReplayCheckReport> {
@@ -95,11 +89,7 @@ export async function replayAgainst(
   return report;
 }
 
-async function checkOne(
-  host: ReplayCheckHost,
-  logic: AnyStateMachine,
-  executionId: string,
-): Promise<ReplayCheckResult> {
+async function checkOne(host: AppHost, logic: AnyStateMachine, executionId: string): Promise<ReplayCheckResult> {
   let info: ExecutionInfo | undefined;
   try {
     info = await host.journal.events.getExecution(executionId);

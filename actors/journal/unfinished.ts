@@ -1,7 +1,7 @@
 // app.resumeUnfinished(): what a desktop app or a tab does at boot. Every execution the catalogue lists
 // as running is resumed (recorded steps served from the log, the in-flight ones run again), a few at a
 // time; one that cannot be resumed (damaged, its logic unknown, its subject erased) is reported, not thrown.
-import type { EventStore, ExecutionInfo } from "../../stores/types.js";
+import type { ExecutionInfo } from "../../stores/types.js";
 import { ConfigError } from "../errors.js";
 import type { JournaledActor } from "./actor.js";
 
@@ -19,14 +19,9 @@ export interface ResumeUnfinishedResult {
   failed: { executionId: string; error: unknown }[];
 }
 
-/** What resuming at boot needs of the app: its catalogue and its resume. */
-export interface ResumeSource {
-  readonly stores: { readonly events: Pick<EventStore, "listExecutions"> };
-  resume(executionId: string): Promise<JournaledActor>;
-}
-
 export async function resumeUnfinished(
-  app: ResumeSource,
+  list: () => Promise<ExecutionInfo[]>,
+  resume: (executionId: string) => Promise<JournaledActor>,
   options: ResumeUnfinishedOptions = {},
 ): Promise<ResumeUnfinishedResult> {
   const concurrency = options.concurrency ?? 8;
@@ -35,16 +30,14 @@ export async function resumeUnfinished(
   if (options.filter !== undefined && typeof options.filter !== "function")
     throw new ConfigError("resumeUnfinished.filter", "must be a function of the execution's catalogue entry.");
   const filter = options.filter ?? (() => true);
-  const unfinished = (await app.stores.events.listExecutions()).filter(
-    (info) => info.status === "running" && filter(info),
-  );
+  const unfinished = (await list()).filter((info) => info.status === "running" && filter(info));
   const resumed: JournaledActor[] = [];
   const failed: ResumeUnfinishedResult["failed"] = [];
   let next = 0;
   const worker = async () => {
     while (next < unfinished.length) {
       const { executionId } = unfinished[next++]!;
-      await app.resume(executionId).then(
+      await resume(executionId).then(
         (actor) => resumed.push(actor),
         (error: unknown) => failed.push({ executionId, error }),
       );
