@@ -88,6 +88,8 @@ export const RUNTIME_ERROR_CODES = {
   aiSdkReply: "LOOM_AI_SDK_REPLY",
   /** `ToolInputError`: a tool's input failed its schema; the model receives it as the tool's error result. */
   toolInput: "LOOM_TOOL_INPUT",
+  /** `McpConnectionError`: an MCP server could not be reached, or its connection dropped during a call (loomwork/mcp). */
+  mcpConnection: "LOOM_MCP_CONNECTION",
   /** `ModelCallError`: a provider call failed, after the retries a retryable error gets. */
   modelCall: "LOOM_MODEL_CALL",
   /** `EffectStoppedError`: a step stopped before it ran (the kill switch, a stopped execution). */

@@ -76,6 +76,8 @@ describe("the packed package", () => {
       "dist/adapters/fs/index.js",
       "dist/adapters/indexeddb/index.js",
       "dist/cli/main.js",
+      "dist/mcp.js",
+      "dist/mcp.d.ts",
       "index.ts",
       "actors/app.ts",
     ]) {

@@ -1,5 +1,8 @@
 // Effects: the only I/O a journaled machine has. Registered by name in defineConfig({ effects }).
+import { tainted } from "../../machines/helpers/taint.js";
+import { isObject } from "../../stores/shapes.js";
 import type { Clock } from "../clock.js";
+import { isMcpCallToolResult, mcpToolOutput } from "./mcpResult.js";
 import type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./standardSchema.js";
 import { resolveToolSchema, ToolInputError, type JsonSchema, type ResolvedToolSchema } from "./toolSchema.js";
 
@@ -148,18 +151,35 @@ function fromAiSdkTool(tool: AiSdkTool<unknown, unknown>): Effect {
       ? undefined
       : resolveToolSchema(tool.inputSchema, "createToolEffect(tool).inputSchema");
   const approval = tool.needsApproval;
+  const origin = mcpOriginOf(tool);
   return {
     kind: "tool",
-    run: async (input, ctx) =>
-      lastOf(
+    run: async (input, ctx) => {
+      const output = await lastOf(
         execute.call(tool, await validated(schema, input, ctx), {
           toolCallId: ctx.stepId,
           messages: [],
           abortSignal: ctx.signal,
         }),
-      ),
+      );
+      if (origin === undefined) return output;
+      return isMcpCallToolResult(output) ? mcpToolOutput(output, origin) : tainted(output, origin);
+    },
     ...described(descriptionOf(tool), schema, approvalOf(tool, approval)),
   };
+}
+
+/**
+ * The taint origin of an AI SDK tool that declares itself an MCP server's, or undefined. The rule: a tool
+ * whose `metadata.clientName` is a string (what `@ai-sdk/mcp` puts on every tool it builds) is
+ * `mcp:<clientName>`; one that has its own `_meta` property (the MCP protocol's metadata field, which
+ * `@ai-sdk/mcp` copies onto every tool, even empty) is `mcp`. The AI SDK has no other mark of a tool's origin.
+ */
+export function mcpOriginOf(tool: object): string | undefined {
+  const metadata: unknown = Reflect.get(tool, "metadata");
+  const client = isObject(metadata) ? metadata.clientName : undefined;
+  if (typeof client === "string" && client !== "") return `mcp:${client}`;
+  return Object.hasOwn(tool, "_meta") ? "mcp" : undefined;
 }
 
 function descriptionOf(tool: AiSdkTool<unknown, unknown>): string | undefined {

@@ -1,6 +1,7 @@
 // A tool's input schema: a Standard Schema (zod 4, valibot, arktype), an AI SDK schema (`jsonSchema()`,
 // `zodSchema()`) or a plain JSON Schema, resolved once into the JSON Schema the model receives and the
 // validation the input meets before the tool runs.
+import { Validator, type SchemaDraft } from "@cfworker/json-schema";
 import { LoomworkError } from "../../stores/errors.js";
 import { isObject } from "../../stores/shapes.js";
 import { RUNTIME_ERROR_CODES } from "../constants.js";
@@ -80,10 +81,11 @@ export function resolveToolSchema(schema: unknown, path: string): ResolvedToolSc
 }
 
 function jsonSchemaTool(jsonSchema: JsonSchema): ResolvedToolSchema {
+  const check = jsonSchemaValidator(jsonSchema);
   return {
     jsonSchema,
     async validate(input) {
-      const problems = checkJsonSchema(jsonSchema, input, "input");
+      const problems = check(input);
       return problems.length ? { problems } : { value: input };
     },
   };
@@ -100,59 +102,57 @@ function issueText(issue: StandardSchemaIssue): string {
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
-const TYPE_OF: Record<string, (v: unknown) => boolean> = {
-  string: (v) => typeof v === "string",
-  number: (v) => typeof v === "number" && Number.isFinite(v),
-  integer: (v) => Number.isInteger(v),
-  boolean: (v) => typeof v === "boolean",
-  null: (v) => v === null,
-  array: Array.isArray,
-  object: isObject,
-};
+/** The drafts `@cfworker/json-schema` knows, by the `$schema` URI that names them. */
+const DRAFTS: ReadonlyArray<[RegExp, SchemaDraft]> = [
+  [/draft-04/, "4"],
+  [/draft-0[67]/, "7"],
+  [/2019-09/, "2019-09"],
+];
+
+// Keywords whose own error only says that a subschema failed: the subschema's error says what is wrong.
+const WRAPPERS = new Set([
+  "properties",
+  "patternProperties",
+  "additionalProperties",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "$ref",
+  "$dynamicRef",
+  "$recursiveRef",
+  "allOf",
+  "dependentSchemas",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "then",
+  "else",
+]);
 
 /**
- * The subset of JSON Schema a plain schema is checked with (the model receives it whole): `type`, `enum`,
- * `const`, `properties`, `required`, `additionalProperties: false`, `items`, `minLength`, `maxLength`,
- * `minimum`, `maximum`. Other keywords are not checked.
+ * A plain JSON Schema's check, by `@cfworker/json-schema` (every keyword of drafts 4, 7, 2019-09 and 2020-12,
+ * `format` included; no `eval`, so it runs under a strict CSP). The draft is the one `$schema` names, else
+ * 2020-12 (the MCP default). Returns the problems found, one per failed keyword, each with its path.
  */
-export function checkJsonSchema(schema: unknown, value: unknown, at: string): string[] {
-  if (!isObject(schema)) return [];
-  const types =
-    typeof schema.type === "string"
-      ? [schema.type]
-      : Array.isArray(schema.type)
-        ? schema.type.filter((t): t is string => typeof t === "string")
-        : [];
-  if (types.length && !types.some((t) => TYPE_OF[t]?.(value) ?? true))
-    return [
-      `${at}: expected ${types.join(" or ")}, got ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}`,
-    ];
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value)))
-    return [`${at}: expected one of ${JSON.stringify(schema.enum)}`];
-  if ("const" in schema && JSON.stringify(schema.const) !== JSON.stringify(value))
-    return [`${at}: expected ${JSON.stringify(schema.const)}`];
-  const problems: string[] = [];
-  if (typeof value === "string") {
-    if (typeof schema.minLength === "number" && value.length < schema.minLength)
-      problems.push(`${at}: shorter than ${schema.minLength}`);
-    if (typeof schema.maxLength === "number" && value.length > schema.maxLength)
-      problems.push(`${at}: longer than ${schema.maxLength}`);
-  }
-  if (typeof value === "number") {
-    if (typeof schema.minimum === "number" && value < schema.minimum) problems.push(`${at}: below ${schema.minimum}`);
-    if (typeof schema.maximum === "number" && value > schema.maximum) problems.push(`${at}: above ${schema.maximum}`);
-  }
-  if (Array.isArray(value) && isObject(schema.items))
-    value.forEach((item, i) => problems.push(...checkJsonSchema(schema.items, item, `${at}[${i}]`)));
-  if (isObject(value)) {
-    const properties = isObject(schema.properties) ? schema.properties : {};
-    for (const key of Array.isArray(schema.required) ? schema.required : []) {
-      if (typeof key === "string" && !(key in value)) problems.push(`${at}.${key}: required`);
-    }
-    for (const [key, v] of Object.entries(value)) {
-      if (key in properties) problems.push(...checkJsonSchema(properties[key], v, `${at}.${key}`));
-      else if (schema.additionalProperties === false) problems.push(`${at}.${key}: not allowed`);
-    }
-  }
-  return problems;
+export function jsonSchemaValidator(schema: JsonSchema): (value: unknown) => string[] {
+  const uri = typeof schema.$schema === "string" ? schema.$schema : "";
+  const draft = DRAFTS.find(([pattern]) => pattern.test(uri))?.[1] ?? "2020-12";
+  const validator = new Validator(schema, draft, false);
+  return (value) => {
+    const result = validator.validate(value);
+    if (result.valid) return [];
+    const units = result.errors.filter((unit) => !WRAPPERS.has(unit.keyword));
+    return (units.length ? units : result.errors).map(
+      (unit) => `${pathOf(unit.instanceLocation)}: ${unit.keyword === "false" ? "not allowed" : unit.error}`,
+    );
+  };
+}
+
+// "#/tags/2" -> "input.tags[2]" (a JSON Pointer as the path the model reads).
+function pathOf(pointer: string): string {
+  return pointer
+    .replace(/^#/, "")
+    .split("/")
+    .slice(1)
+    .map((segment) => decodeURIComponent(segment).replaceAll("~1", "/").replaceAll("~0", "~"))
+    .reduce((path, key) => (/^\d+$/.test(key) ? `${path}[${key}]` : `${path}.${key}`), "input");
 }
