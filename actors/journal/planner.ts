@@ -15,6 +15,7 @@ import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
 import { Counters } from "./counters.js";
+import { isLiveAction, type CollectedAction } from "./liveActions.js";
 import { persistMachine, restoreMachine } from "./machineSnapshot.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
@@ -64,6 +65,8 @@ export interface Macrostep {
   stopped: string[];
   armed: string[];
   cancelled: string[];
+  /** Custom actions, log() and emit(), in order: run by a live execution once the macrostep is durable, never by replay. */
+  actions: CollectedAction[];
 }
 
 /** The state value as journaled in TRANSITION records: "a" or "a.b", or the leaf paths of parallel regions joined by ",". */
@@ -93,7 +96,7 @@ export function planMacrostep(
       };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
-  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
+  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [], actions: [] };
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
 
@@ -104,7 +107,7 @@ export function planMacrostep(
     if (Object.keys(patches.decisions).length > 0) state.patches = patches.decisions;
   };
   let next: AnyMachineSnapshot;
-  let actions: { type: string; params?: unknown }[] = [];
+  let actions: CollectedAction[] = [];
   try {
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
@@ -124,6 +127,10 @@ export function planMacrostep(
   }
 
   for (const action of actions) {
+    if (isLiveAction(action)) {
+      step.actions.push(action);
+      continue;
+    }
     const params = (action.params ?? {}) as Record<string, any>;
     switch (action.type) {
       case "xstate.spawnChild": {

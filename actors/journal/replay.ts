@@ -40,6 +40,8 @@ interface Cursor {
   records: readonly StoredRecord[];
   index: number;
   onMacrostep: ((step: Macrostep) => void) | undefined;
+  /** The state before the last macrostep folded (none before the start's): an action's error end goes back to it. */
+  before?: RuntimeState | undefined;
 }
 
 /** A handler's verdict: how many records it consumed (the record it was given, and what followed it). */
@@ -80,6 +82,7 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
     if (JSON.stringify(expected) !== JSON.stringify(actual))
       throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
   }
+  cursor.before = position.state;
   position.state = step.state;
   position.seq = step.records.at(-1)!.seq;
   cursor.onMacrostep?.(step);
@@ -109,11 +112,15 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
     cursor.position.seq = record.seq;
     return 1;
   },
-  // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
+  // app.stop journals a stopped end on its own, between macrosteps; so does an action that threw once its macrostep
+  // was durable (an error end, with the state before that macrostep, as XState's actor keeps it); a done end belongs
+  // to a macrostep.
   [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
-    if (record.status !== "stopped" || !state || record.seq !== seq + 1) return outOfPlace(cursor, record);
-    cursor.position.state = { ...state, status: "stopped", error: record.error, pending: {}, timers: {} };
+    if (record.status === "done" || !state || state.status !== "running" || record.seq !== seq + 1)
+      return outOfPlace(cursor, record);
+    const base = record.status === "error" ? (cursor.before ?? state) : state;
+    cursor.position.state = { ...base, status: record.status, error: record.error, pending: {}, timers: {} };
     cursor.position.seq = record.seq;
     return 1;
   },
