@@ -169,7 +169,7 @@ export function planMacrostep(
       }
       case "xstate.raise": {
         if (params.delay === undefined) break;
-        const timerId = String(params.id ?? params.event?.type);
+        const timerId = params.id === undefined ? nextTimerId(state, String(params.event?.type)) : String(params.id);
         state.timers[timerId] = { dueAt: input.at + Number(params.delay), event: params.event };
         step.armed.push(timerId);
         push({ type: schema.TIMER_SET, timerId, dueAt: input.at + Number(params.delay), event: params.event });
@@ -213,6 +213,35 @@ export function planMacrostep(
     push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
   return step;
+}
+
+/**
+ * The id of a delayed event sent without one: `<event type>#<n>`, n counting such timers of that type (XState draws
+ * a random id; this one a replay derives again), so two of one type are two timers. Counted in the counters under a
+ * `loom.timer:` key, which no child id a machine names collides with in practice (the `loom.` prefix is the runtime's).
+ */
+function nextTimerId(state: RuntimeState, type: string): string {
+  const key = `loom.timer:${type}`;
+  const n = state.counters.get(key) + 1;
+  state.counters = state.counters.with(key, n);
+  return `${type}#${n}`;
+}
+
+/**
+ * A TIMER_SET journaled before timers without ids were counted (`legacy`, keyed by its event type) where the
+ * planner now derives `planned`: the macrostep keeps the logged id, so the log's EVENT_RECEIVED that fires it (and a
+ * resume that re-arms it) name the same timer. True when it adopted it.
+ */
+export function adoptLegacyTimerId(step: Macrostep, planned: JournalRecord, legacy: StoredRecord): boolean {
+  if (planned.type !== schema.TIMER_SET || legacy.type !== schema.TIMER_SET) return false;
+  const old = legacy.timerId;
+  if (typeof old !== "string" || planned.event.type !== old || !planned.timerId.startsWith(`${old}#`)) return false;
+  const timer = step.state.timers[planned.timerId];
+  delete step.state.timers[planned.timerId];
+  if (timer) step.state.timers[old] = timer;
+  step.armed = step.armed.map((id) => (id === planned.timerId ? old : id));
+  planned.timerId = old;
+  return true;
 }
 
 function isSerialized(value: unknown): value is SerializedError {

@@ -18,6 +18,7 @@ import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
 import { loggedMarkers } from "./patches.js";
 import {
+  adoptLegacyTimerId,
   plannedFacts,
   planMacrostep,
   restoreState,
@@ -69,6 +70,7 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
   for (let k = 1; k < step.records.length; k++) {
     const logged = records[index + k];
     const planned = step.records[k]!;
+    if (logged) adoptLegacyTimerId(step, planned, logged);
     const expected = logged ? plannedFacts(logged) : "no record";
     // The due time is the clock's (journaled, not derived); the start input's digest is checked only where the log has one;
     // so is a transition's `from`, absent where the stored form's reader starts after what derives it (stores/recordFormat.ts).
