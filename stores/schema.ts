@@ -51,10 +51,10 @@ export type RecordBase = {
   at: number;
 };
 
-/** An error as journaled: plain JSON (structurally `SerializedError` of actors/errors.ts). */
+/** An error as journaled: plain JSON (structurally `SerializedError` of actors/errors.ts; a thrown plain object's JSON may lack a name and message). */
 export interface RecordedError {
-  name: string;
-  message: string;
+  name?: string;
+  message?: string;
   code?: string;
   [fact: string]: unknown;
 }
