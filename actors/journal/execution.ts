@@ -19,6 +19,7 @@ import {
   restoreState,
   type Macrostep,
   type PendingStep,
+  type PlanContext,
   type RuntimeState,
 } from "./planner.js";
 import { JournaledActor } from "./actor.js";
@@ -81,13 +82,18 @@ export class Execution {
   private actor: JournaledActor | undefined;
   private listeners: EmittedListeners | undefined; // actor.on's, made at first use
   private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
-  private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
+  private readonly plan: PlanContext;
 
   constructor(
     private readonly host: ExecutionHost,
     private readonly options: ExecutionOptions,
   ) {
-    this.plan = { machine: options.machine, executionId: options.executionId, effectIds: host.effectIds };
+    this.plan = {
+      machine: options.machine,
+      executionId: options.executionId,
+      effectIds: host.effectIds,
+      ...(host.checkDeterminism ? { checkDeterminism: true } : {}),
+    };
   }
 
   private get observers(): ExecutionObservers {

@@ -52,6 +52,8 @@ export interface PlanContext {
   machine: AnyStateMachine;
   executionId: string;
   effectIds: ReadonlySet<string>;
+  /** Journal a digest of the context in each TRANSITION (`execution.checkDeterminism`). */
+  checkDeterminism?: boolean;
 }
 
 export interface Macrostep {
@@ -194,6 +196,7 @@ export function planMacrostep(
     event: event.type,
     // The first transition vouches for the start input: a replay of an edited input diverges loudly.
     ...(previous ? {} : { inputDigest: digestOf(input.input ?? null) }),
+    ...(ctx.checkDeterminism ? { contextDigest: contextDigestOf(next) } : {}),
   });
   state.snapshot = next;
   if (next.status === "done") {
@@ -325,11 +328,24 @@ export function plannedFacts(record: StoredRecord): unknown {
         to: record.to,
         event: record.event,
         ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }),
+        ...(record.contextDigest === undefined ? {} : { contextDigest: record.contextDigest }),
       };
     case schema.EXECUTION_ENDED:
       return { type: record.type, status: record.status };
     default:
       return { type: record.type };
+  }
+}
+
+/**
+ * The digest of a snapshot's context (ADR 0012 D8): of its JSON text (actor refs as XState's `toJSON` writes
+ * them, their id); a context JSON cannot hold digests as "unjsonable", so it never fails a macrostep.
+ */
+export function contextDigestOf(snapshot: AnyMachineSnapshot): string {
+  try {
+    return digestOf(snapshot.context ?? null);
+  } catch {
+    return "unjsonable";
   }
 }
 

@@ -19,6 +19,7 @@ import { NonDeterminismError } from "../errors.js";
 import { loggedMarkers } from "./patches.js";
 import {
   adoptLegacyTimerId,
+  contextDigestOf,
   plannedFacts,
   planMacrostep,
   restoreState,
@@ -79,6 +80,11 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
       dueAt: "dueAt" in planned ? (logged ? logged.dueAt : planned.dueAt) : undefined,
       inputDigest:
         logged?.inputDigest === undefined ? undefined : "inputDigest" in planned ? planned.inputDigest : undefined,
+      // A logged context digest is checked by every replay, whatever the replaying app's checkDeterminism says.
+      contextDigest:
+        logged?.contextDigest === undefined || planned.type !== schema.TRANSITION
+          ? undefined
+          : contextDigestOf(step.state.snapshot),
       ...(logged?.type === schema.TRANSITION && logged.from === undefined ? { from: undefined } : {}),
     });
     if (JSON.stringify(expected) !== JSON.stringify(actual))
