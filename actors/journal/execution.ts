@@ -12,7 +12,7 @@ import {
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, MacrostepInput, RecordBody } from "../../stores/types.js";
 import { WARNING_CODES } from "../constants.js";
-import { AppClosedError, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
+import { AppClosedError, errorText, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
 import {
   planMacrostep,
   persistState,
@@ -252,7 +252,7 @@ export class Execution {
       // The macrostep ended the execution already, and its end is journaled: the throw is reported, not journaled twice.
       this.host.warn({
         code: WARNING_CODES.actionFailed,
-        message: `${error.name}: ${error.message}`,
+        message: errorText(error),
         executionId: this.executionId,
       });
       return this.apply(step, []);
@@ -329,20 +329,15 @@ export class Execution {
     }
     // XState delivers emitted events deferred: after the snapshot is set, before its observers see it.
     if (this.listeners)
-      for (const event of emitted) this.listeners.deliver(event, (error) => this.listenerFailed(event, error));
+      for (const event of emitted)
+        this.listeners.deliver(event, (error) =>
+          this.host.warn({ code: WARNING_CODES.listenerFailed, message: String(error), executionId: this.executionId }),
+        );
     this.observers.macrostep(step);
     this.observers.notify(this.getSnapshot(), this.ended);
     this.maybeSnapshot();
     if (this.ended) this.host.ended(this);
     this.wakeSettled();
-  }
-
-  private listenerFailed(event: AnyEventObject, error: unknown): void {
-    this.host.warn({
-      code: WARNING_CODES.listenerFailed,
-      message: `an actor.on(${JSON.stringify(event.type)}) listener of execution "${this.executionId}" threw: ${error instanceof Error ? error.message : String(error)}`,
-      executionId: this.executionId,
-    });
   }
 
   private runEffect(pending: PendingStep): void {

@@ -50,12 +50,12 @@ export class EmittedListeners {
   private readonly byType = new Map<string, Set<Handler>>();
 
   on(type: string, handler: Handler): { unsubscribe(): void } {
-    let set = this.byType.get(type);
-    if (!set) this.byType.set(type, (set = new Set()));
-    // A wrapper per subscription: the same handler subscribed twice is called twice and unsubscribed once each.
+    const set = this.byType.get(type) ?? new Set();
+    this.byType.set(type, set);
+    // A wrapper per subscription (as XState's): the same handler subscribed twice is called twice, unsubscribed once each.
     const wrapped: Handler = (event) => handler(event);
     set.add(wrapped);
-    return { unsubscribe: () => void set.delete(wrapped) };
+    return { unsubscribe: () => set.delete(wrapped) };
   }
 
   /** Calls the listeners of `event.type`, then the wildcard ones; a throwing listener is handed to `failed`. */
