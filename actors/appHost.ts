@@ -55,6 +55,7 @@ export class AppHost implements ExecutionHost {
   readonly effects: EffectRuntime;
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
+  readonly checkDeterminism: boolean;
   /** The logics it knows and the checks of a start (./logics.ts). */
   readonly logics: AppLogics;
   private isClosed = false;
@@ -84,6 +85,7 @@ export class AppHost implements ExecutionHost {
     this.logics = new AppLogics(config, this.journal, (id) => owner.requireMaintenance(id));
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
+    this.checkDeterminism = config.execution?.checkDeterminism === true;
   }
 
   closed(): boolean {

@@ -39,6 +39,14 @@ export interface ExecutionOptions {
    * @defaultValue DEFAULT_SETTLED_CACHE (256)
    */
   settledCache?: number;
+  /**
+   * ADR 0012 D8: journal a digest of the context in every TRANSITION, so a replay that derives another context
+   * (a machine reading `Math.random` or `Date.now` in `assign` or a guard) fails with `NonDeterminismError` at
+   * that seq instead of diverging silently. A log with digests is checked by every replay, whatever this option
+   * says where it is replayed. Costs one JSON text of the context per macrostep (docs/actors.md).
+   * @defaultValue false
+   */
+  checkDeterminism?: boolean;
 }
 
 /** `execution.settledCache` by default: ended executions whose outcome `app.result` answers from memory. */
@@ -110,7 +118,7 @@ const GROUP_NAMES = [
   "capabilities",
 ] as const satisfies readonly (keyof LoomConfig)[];
 const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
-  execution: ["effectMiddleware", "snapshotEvery", "snapshotOnClose", "claimCheck", "settledCache"],
+  execution: ["effectMiddleware", "snapshotEvery", "snapshotOnClose", "claimCheck", "settledCache", "checkDeterminism"],
   security: ["crypto", "redact"],
   compliance: ["erase"],
   observability: ["onWarn", "inspect"],

@@ -144,8 +144,10 @@ export const WARNING_CODES = {
   snapshot: "LOOM_SNAPSHOT",
   /** A snapshot subscriber threw. */
   subscriber: "LOOM_SUBSCRIBER",
-  /** An `app.on` listener threw. */
+  /** An `app.on` listener, or an `actor.on` listener of emitted events, threw. */
   listenerFailed: "LOOM_LISTENER_FAILED",
+  /** A custom action of a macrostep that had already ended the execution threw (its end was journaled first). */
+  actionFailed: "LOOM_ACTION_FAILED",
   /** The inspector threw. */
   inspectFailed: "LOOM_INSPECT_FAILED",
   /** A model reply carried no usage while `capabilities.quotas.maxTokens` is set: it metered 0 tokens (once per app). */

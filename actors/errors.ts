@@ -193,7 +193,7 @@ export class ExecutionFailedError extends LoomworkError {
   readonly executionId: string;
   readonly error: SerializedError;
   constructor(executionId: string, error: SerializedError) {
-    super(RUNTIME_ERROR_CODES.executionFailed, `Execution "${executionId}" failed: ${error.name}: ${error.message}`);
+    super(RUNTIME_ERROR_CODES.executionFailed, `Execution "${executionId}" failed: ${errorText(error)}`);
     this.executionId = executionId;
     this.error = error;
   }
@@ -253,27 +253,62 @@ export class ModelReplyError extends LoomworkError {
   }
 }
 
-/** A journaled error: what STEP_FAILED and EXECUTION_ENDED records carry, and what machines receive. */
+/**
+ * A journaled error: what STEP_FAILED and EXECUTION_ENDED records carry, and what machines receive. An Error's has
+ * its name and message; a thrown plain object's is that object's JSON (as XState delivers it), which may have neither.
+ */
 export interface SerializedError {
-  name: string;
-  message: string;
+  name?: string;
+  message?: string;
   code?: string;
   [fact: string]: unknown;
 }
 
-/** Turns any thrown value into the plain, JSON-safe form that is journaled and replayed. */
+/**
+ * Turns any thrown value into the plain, JSON-safe form that is journaled and replayed: an Error as its name,
+ * message, string code and own enumerable JSON fields; a plain object (a rejection with `{ code: 42 }`) as its
+ * JSON fields, nothing added; anything else (a string, a number, an object JSON cannot hold) as an Error's name and
+ * message holding its text.
+ */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const out: SerializedError = { name: error.name, message: error.message };
     const code = "code" in error ? error.code : undefined;
     if (typeof code === "string") out.code = code;
     for (const [key, value] of Object.entries(error)) {
-      if (key === "code" || key === "cause" || key === "stack") continue;
-      if (value === null || ["string", "number", "boolean"].includes(typeof value)) out[key] = value;
+      if (key === "code" || key === "cause" || key === "stack" || key === "name" || key === "message") continue;
+      const json = jsonCopy(value);
+      if (json !== undefined) out[key] = json;
     }
     return out;
   }
+  if (typeof error === "object" && error !== null && !Array.isArray(error)) {
+    const json = jsonCopy(error);
+    if (isRecord(json)) return json;
+  }
   return { name: "Error", message: typeof error === "string" ? error : safeString(error) };
+}
+
+/** An error's "name: message", or its JSON where it has neither (a thrown plain object). */
+export function errorText(error: SerializedError): string {
+  if (error.name === undefined && error.message === undefined) return safeString(error);
+  return `${error.name ?? "Error"}: ${error.message ?? ""}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+// A value's JSON copy (what a journal keeps of it); undefined when JSON cannot hold it (a cycle, a BigInt, a function).
+function jsonCopy(value: unknown): unknown {
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined) return undefined;
+    const parsed: unknown = JSON.parse(text);
+    return parsed;
+  } catch {
+    return undefined;
+  }
 }
 
 function safeString(value: unknown): string {

@@ -30,6 +30,7 @@ import { measureBrowserCatalogue } from "./browserCatalogue.js";
 import { measureOpenList } from "./openList.js";
 import { measureCompression } from "./compression.js";
 import { measureXStateConformance } from "./xstateConformance.js";
+import { measureDeterminism } from "./determinism.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -49,6 +50,7 @@ export const MEASUREMENTS = [
   { id: "openList", run: measureOpenList },
   { id: "compression", run: measureCompression },
   { id: "xstateConformance", run: measureXStateConformance },
+  { id: "determinism", run: measureDeterminism },
 ] as const;
 
 export interface BenchRun {

@@ -51,10 +51,10 @@ export type RecordBase = {
   at: number;
 };
 
-/** An error as journaled: plain JSON (structurally `SerializedError` of actors/errors.ts). */
+/** An error as journaled: plain JSON (structurally `SerializedError` of actors/errors.ts; a thrown plain object's JSON may lack a name and message). */
 export interface RecordedError {
-  name: string;
-  message: string;
+  name?: string;
+  message?: string;
   code?: string;
   [fact: string]: unknown;
 }
@@ -135,6 +135,8 @@ export type TransitionRecord = RecordBase & {
   event: string;
   /** The first transition's digest of the start input (absent in logs from before it was journaled). */
   inputDigest?: string;
+  /** A digest of the context after the transition, with `execution.checkDeterminism` (ADR 0012 D8); absent without it. */
+  contextDigest?: string;
 };
 
 /** The execution's end: done (with its output), error, or stopped. */
@@ -289,7 +291,7 @@ export const EVENT_SCHEMA = {
     [STEP_COMPLETED]: ["stepId", "effectId", "output?", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
     [TIMER_SET]: ["timerId", "dueAt", "event"],
-    [TRANSITION]: ["from", "to", "event", "inputDigest?"],
+    [TRANSITION]: ["from", "to", "event", "inputDigest?", "contextDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
     [PATCH_MARKED]: ["changeId"],
     [EXECUTION_MIGRATED]: ["fromVersion?", "version?", "machineHash", "state"],

@@ -28,6 +28,8 @@ export interface ActorSource<TLogic extends AnyStateMachine = AnyStateMachine> {
    */
   send(event: EventObject, admit?: (snapshot: SnapshotFrom<TLogic>) => void): Promise<void>;
   whenSettled(): Promise<void>;
+  /** Listens to emitted events (an execution); absent: the source emits none. */
+  on?(type: string, handler: (event: AnyEventObject) => void): Subscription;
 }
 
 /**
@@ -117,6 +119,15 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     // Whether the call waits is decided in the execution's turn: two decisions sent at once see each other.
     const decision = checkApprovalShape(plain, this.id);
     return this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
+  }
+
+  /**
+   * Listens to the events the machine's `emit()` emits, as XState's `actor.on(type | "*", handler)`: those of
+   * live transitions, once each macrostep is durable. Replayed transitions (a resume) emit nothing again, and
+   * a listener subscribed after `app.start` returned misses what the initial state emitted.
+   */
+  on(type: string, handler: (event: AnyEventObject) => void): Subscription {
+    return this.execution.on?.(type, handler) ?? { unsubscribe: () => undefined };
   }
 
   /** What the resume that produced this actor replayed (zeros for a fresh start). */

@@ -1,6 +1,6 @@
 // One journaled execution: runs a machine through the pure planner, appends each macrostep before
 // acting on it, runs effects and timers, and rebuilds itself from the journal on resume.
-import type { AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine, EventObject, Observer, Subscription } from "xstate";
 import {
   EVENT_RECEIVED,
   EVENT_SCHEMA,
@@ -12,19 +12,21 @@ import {
 import { foldRecords } from "./replay.js";
 import type { JournalRecord, MacrostepInput, RecordBody } from "../../stores/types.js";
 import { WARNING_CODES } from "../constants.js";
-import { AppClosedError, NonDeterminismError, type SerializedError } from "../errors.js";
+import { AppClosedError, errorText, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
 import {
   planMacrostep,
   persistState,
   restoreState,
   type Macrostep,
   type PendingStep,
+  type PlanContext,
   type RuntimeState,
 } from "./planner.js";
 import { JournaledActor } from "./actor.js";
 import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, UnstampedRecord } from "./host.js";
 import { ExecutionObservers, snapshotOf } from "./observers.js";
 import { runStepToRecord } from "./stepOutcome.js";
+import { EmittedListeners, runLiveActions } from "./liveActions.js";
 
 export type { ReplayReport } from "./host.js";
 
@@ -78,14 +80,20 @@ export class Execution {
     return this.options.identity;
   }
   private actor: JournaledActor | undefined;
+  private listeners: EmittedListeners | undefined; // actor.on's, made at first use
   private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
-  private readonly plan: { machine: AnyStateMachine; executionId: string; effectIds: ReadonlySet<string> };
+  private readonly plan: PlanContext;
 
   constructor(
     private readonly host: ExecutionHost,
     private readonly options: ExecutionOptions,
   ) {
-    this.plan = { machine: options.machine, executionId: options.executionId, effectIds: host.effectIds };
+    this.plan = {
+      machine: options.machine,
+      executionId: options.executionId,
+      effectIds: host.effectIds,
+      ...(host.checkDeterminism ? { checkDeterminism: true } : {}),
+    };
   }
 
   private get observers(): ExecutionObservers {
@@ -186,6 +194,11 @@ export class Execution {
     return this.observers.subscribe(observer);
   }
 
+  /** Listens to the events emit() emits in live transitions (XState's `actor.on`); replayed transitions emit nothing. */
+  on(type: string, handler: (event: AnyEventObject) => void): Subscription {
+    return (this.listeners ??= new EmittedListeners()).on(type, handler);
+  }
+
   /** Resolves once nothing is queued and no effect is running (or the execution ended); armed timers do not count. */
   whenSettled(): Promise<void> {
     return this.mailbox.then(() => {
@@ -219,8 +232,41 @@ export class Execution {
       const input: MacrostepInput = { seq: this.head + 1, at: this.host.clock.now(), ...partial };
       const step = planMacrostep(this.plan, this.state, input);
       await this.write(step.records);
-      this.apply(step);
+      // Durable: its custom actions and log()s run now, once (replay never runs them); a throw ends the execution.
+      let emitted: AnyEventObject[];
+      try {
+        emitted = runLiveActions(step.actions);
+      } catch (thrown) {
+        return this.failInAction(step, thrown);
+      }
+      this.apply(step, emitted);
     }, whenClosed);
+  }
+
+  // An action of a durable macrostep threw: as XState's actor, the execution ends in error with the snapshot it
+  // had before that transition (the initial one when it was the start's), and nothing the macrostep started runs.
+  // Journaled as an EXECUTION_ENDED of its own after the macrostep (replay.ts folds it alike).
+  private async failInAction(step: Macrostep, thrown: unknown): Promise<void> {
+    const error = serializeError(thrown);
+    if (step.state.status !== "running") {
+      // The macrostep ended the execution already, and its end is journaled: the throw is reported, not journaled twice.
+      this.host.warn({
+        code: WARNING_CODES.actionFailed,
+        message: errorText(error),
+        executionId: this.executionId,
+      });
+      return this.apply(step, []);
+    }
+    const before = this.state ?? step.state;
+    await this.write([
+      { seq: this.head + 1, at: this.host.clock.now(), type: EXECUTION_ENDED, status: "error", error },
+    ]);
+    this.state = { ...before, status: "error", error, pending: {}, timers: {} };
+    this.halt();
+    this.observers.macrostep(step);
+    this.observers.notify(this.getSnapshot(), this.ended);
+    this.host.ended(this);
+    this.wakeSettled();
   }
 
   // Internal work (outcomes, timers) found after close is dropped: a resume re-runs it from the journal.
@@ -266,7 +312,7 @@ export class Execution {
     this.host.bus.emit("append", { executionId: this.executionId, records });
   }
 
-  private apply(step: Macrostep): void {
+  private apply(step: Macrostep, emitted: readonly AnyEventObject[]): void {
     this.state = step.state;
     for (const childId of step.stopped) {
       this.running.get(childId)?.abort(new Error(`step ${childId} was stopped: its state was left`));
@@ -281,6 +327,12 @@ export class Execution {
       for (const pending of step.started) this.runEffect(pending);
       for (const timerId of step.armed) this.armTimer(timerId);
     }
+    // XState delivers emitted events deferred: after the snapshot is set, before its observers see it.
+    if (this.listeners)
+      for (const event of emitted)
+        this.listeners.deliver(event, (error) =>
+          this.host.warn({ code: WARNING_CODES.listenerFailed, message: String(error), executionId: this.executionId }),
+        );
     this.observers.macrostep(step);
     this.observers.notify(this.getSnapshot(), this.ended);
     this.maybeSnapshot();

@@ -62,6 +62,8 @@ export interface ExecutionHost {
   readonly bus: RuntimeBus;
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
+  /** `execution.checkDeterminism`: each TRANSITION journals a digest of the context (absent: false). */
+  readonly checkDeterminism?: boolean;
   /** True once the host is closed: queued work is dropped, a queued send is refused. */
   closed(): boolean;
   /** Runs one step live (the effect chain, or the runtime's internal step runner). */

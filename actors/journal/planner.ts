@@ -15,6 +15,7 @@ import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
 import { Counters } from "./counters.js";
+import { isLiveAction, type CollectedAction } from "./liveActions.js";
 import { persistMachine, restoreMachine } from "./machineSnapshot.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
@@ -51,6 +52,8 @@ export interface PlanContext {
   machine: AnyStateMachine;
   executionId: string;
   effectIds: ReadonlySet<string>;
+  /** Journal a digest of the context in each TRANSITION (`execution.checkDeterminism`). */
+  checkDeterminism?: boolean;
 }
 
 export interface Macrostep {
@@ -64,6 +67,8 @@ export interface Macrostep {
   stopped: string[];
   armed: string[];
   cancelled: string[];
+  /** Custom actions, log() and emit(), in order: run by a live execution once the macrostep is durable, never by replay. */
+  actions: CollectedAction[];
 }
 
 /** The state value as journaled in TRANSITION records: "a" or "a.b", or the leaf paths of parallel regions joined by ",". */
@@ -93,7 +98,7 @@ export function planMacrostep(
       };
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
-  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [] };
+  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [], actions: [] };
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
 
@@ -104,7 +109,7 @@ export function planMacrostep(
     if (Object.keys(patches.decisions).length > 0) state.patches = patches.decisions;
   };
   let next: AnyMachineSnapshot;
-  let actions: { type: string; params?: unknown }[] = [];
+  let actions: CollectedAction[] = [];
   try {
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
@@ -124,6 +129,10 @@ export function planMacrostep(
   }
 
   for (const action of actions) {
+    if (isLiveAction(action)) {
+      step.actions.push(action);
+      continue;
+    }
     const params = (action.params ?? {}) as Record<string, any>;
     switch (action.type) {
       case "xstate.spawnChild": {
@@ -162,7 +171,7 @@ export function planMacrostep(
       }
       case "xstate.raise": {
         if (params.delay === undefined) break;
-        const timerId = String(params.id ?? params.event?.type);
+        const timerId = params.id === undefined ? nextTimerId(state, String(params.event?.type)) : String(params.id);
         state.timers[timerId] = { dueAt: input.at + Number(params.delay), event: params.event };
         step.armed.push(timerId);
         push({ type: schema.TIMER_SET, timerId, dueAt: input.at + Number(params.delay), event: params.event });
@@ -187,6 +196,7 @@ export function planMacrostep(
     event: event.type,
     // The first transition vouches for the start input: a replay of an edited input diverges loudly.
     ...(previous ? {} : { inputDigest: digestOf(input.input ?? null) }),
+    ...(ctx.checkDeterminism ? { contextDigest: contextDigestOf(next) } : {}),
   });
   state.snapshot = next;
   if (next.status === "done") {
@@ -206,6 +216,35 @@ export function planMacrostep(
     push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
   return step;
+}
+
+/**
+ * The id of a delayed event sent without one: `<event type>#<n>`, n counting such timers of that type (XState draws
+ * a random id; this one a replay derives again), so two of one type are two timers. Counted in the counters under a
+ * `loom.timer:` key, which no child id a machine names collides with in practice (the `loom.` prefix is the runtime's).
+ */
+function nextTimerId(state: RuntimeState, type: string): string {
+  const key = `loom.timer:${type}`;
+  const n = state.counters.get(key) + 1;
+  state.counters = state.counters.with(key, n);
+  return `${type}#${n}`;
+}
+
+/**
+ * A TIMER_SET journaled before timers without ids were counted (`legacy`, keyed by its event type) where the
+ * planner now derives `planned`: the macrostep keeps the logged id, so the log's EVENT_RECEIVED that fires it (and a
+ * resume that re-arms it) name the same timer. True when it adopted it.
+ */
+export function adoptLegacyTimerId(step: Macrostep, planned: JournalRecord, legacy: StoredRecord): boolean {
+  if (planned.type !== schema.TIMER_SET || legacy.type !== schema.TIMER_SET) return false;
+  const old = legacy.timerId;
+  if (typeof old !== "string" || planned.event.type !== old || !planned.timerId.startsWith(`${old}#`)) return false;
+  const timer = step.state.timers[planned.timerId];
+  delete step.state.timers[planned.timerId];
+  if (timer) step.state.timers[old] = timer;
+  step.armed = step.armed.map((id) => (id === planned.timerId ? old : id));
+  planned.timerId = old;
+  return true;
 }
 
 function isSerialized(value: unknown): value is SerializedError {
@@ -289,11 +328,24 @@ export function plannedFacts(record: StoredRecord): unknown {
         to: record.to,
         event: record.event,
         ...(record.inputDigest === undefined ? {} : { inputDigest: record.inputDigest }),
+        ...(record.contextDigest === undefined ? {} : { contextDigest: record.contextDigest }),
       };
     case schema.EXECUTION_ENDED:
       return { type: record.type, status: record.status };
     default:
       return { type: record.type };
+  }
+}
+
+/**
+ * The digest of a snapshot's context (ADR 0012 D8): of its JSON text (actor refs as XState's `toJSON` writes
+ * them, their id); a context JSON cannot hold digests as "unjsonable", so it never fails a macrostep.
+ */
+export function contextDigestOf(snapshot: AnyMachineSnapshot): string {
+  try {
+    return digestOf(snapshot.context ?? null);
+  } catch {
+    return "unjsonable";
   }
 }
 

@@ -18,6 +18,8 @@ import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
 import { loggedMarkers } from "./patches.js";
 import {
+  adoptLegacyTimerId,
+  contextDigestOf,
   plannedFacts,
   planMacrostep,
   restoreState,
@@ -40,6 +42,8 @@ interface Cursor {
   records: readonly StoredRecord[];
   index: number;
   onMacrostep: ((step: Macrostep) => void) | undefined;
+  /** The state before the last macrostep folded (none before the start's): an action's error end goes back to it. */
+  before?: RuntimeState | undefined;
 }
 
 /** A handler's verdict: how many records it consumed (the record it was given, and what followed it). */
@@ -67,6 +71,7 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
   for (let k = 1; k < step.records.length; k++) {
     const logged = records[index + k];
     const planned = step.records[k]!;
+    if (logged) adoptLegacyTimerId(step, planned, logged);
     const expected = logged ? plannedFacts(logged) : "no record";
     // The due time is the clock's (journaled, not derived); the start input's digest is checked only where the log has one;
     // so is a transition's `from`, absent where the stored form's reader starts after what derives it (stores/recordFormat.ts).
@@ -75,11 +80,17 @@ function replayMacrostep(cursor: Cursor, input: MacrostepInput): Consumed {
       dueAt: "dueAt" in planned ? (logged ? logged.dueAt : planned.dueAt) : undefined,
       inputDigest:
         logged?.inputDigest === undefined ? undefined : "inputDigest" in planned ? planned.inputDigest : undefined,
+      // A logged context digest is checked by every replay, whatever the replaying app's checkDeterminism says.
+      contextDigest:
+        logged?.contextDigest === undefined || planned.type !== schema.TRANSITION
+          ? undefined
+          : contextDigestOf(step.state.snapshot),
       ...(logged?.type === schema.TRANSITION && logged.from === undefined ? { from: undefined } : {}),
     });
     if (JSON.stringify(expected) !== JSON.stringify(actual))
       throw new NonDeterminismError(ctx.executionId, planned.seq, "record", expected, actual);
   }
+  cursor.before = position.state;
   position.state = step.state;
   position.seq = step.records.at(-1)!.seq;
   cursor.onMacrostep?.(step);
@@ -109,11 +120,15 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
     cursor.position.seq = record.seq;
     return 1;
   },
-  // app.stop journals a stopped end on its own, between macrosteps; any other end belongs to a macrostep.
+  // app.stop journals a stopped end on its own, between macrosteps; so does an action that threw once its macrostep
+  // was durable (an error end, with the state before that macrostep, as XState's actor keeps it); a done end belongs
+  // to a macrostep.
   [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
-    if (record.status !== "stopped" || !state || record.seq !== seq + 1) return outOfPlace(cursor, record);
-    cursor.position.state = { ...state, status: "stopped", error: record.error, pending: {}, timers: {} };
+    if (record.status === "done" || !state || state.status !== "running" || record.seq !== seq + 1)
+      return outOfPlace(cursor, record);
+    const base = record.status === "error" ? (cursor.before ?? state) : state;
+    cursor.position.state = { ...base, status: record.status, error: record.error, pending: {}, timers: {} };
     cursor.position.seq = record.seq;
     return 1;
   },

@@ -81,6 +81,27 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
     await w.app.result("l");
     return w;
   },
+  [WARNING_CODES.actionFailed]: async () => {
+    // An action of the macrostep that ended the execution throws: its end is journaled already, the throw is reported.
+    const w = watched({ effects: {} });
+    const ends = setup({}).createMachine({
+      id: "ends",
+      initial: "idle",
+      states: {
+        idle: { on: { GO: "done" } },
+        done: {
+          type: "final",
+          entry: () => {
+            throw new Error("action bug");
+          },
+        },
+      },
+    });
+    const actor = await w.app.start(ends, { executionId: "a" });
+    await actor.sendAsync({ type: "GO" });
+    await w.app.result("a");
+    return w;
+  },
   [WARNING_CODES.inspectFailed]: async () => {
     let thrown = false;
     const w = watched({

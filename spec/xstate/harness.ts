@@ -2,7 +2,8 @@
 // loomwork (createApp over memoryStores, app.start, actor.sendAsync) with the same events, on one clock the
 // harness moves, and compares after each step what a user of XState observes: status (and error), state value,
 // context, output, tags, the side effects of actions (what they print on the console) and emitted events.
-// `Math.random` is seeded per runtime (the same sequence on each), so a machine that draws ids compares too.
+// `Math.random` is seeded per runtime (the same sequence on each), so a machine that draws ids compares too; the
+// apps run with `execution.checkDeterminism`, so a resume that draws other ids fails loudly (NonDeterminismError).
 // Then it closes the app, resumes the execution in a fresh app over the same stores, compares again, and
 // continues with the remaining events. It never sleeps: it waits on conditions, bounded by a guard timeout.
 import { createActor, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
@@ -283,7 +284,7 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
         effects: entry.effects ?? {},
         ...(resuming ? { logics: [entry.machine] } : {}),
         clock: clock.forApp(owner),
-        execution: { snapshotEvery: false },
+        execution: { snapshotEvery: false, checkDeterminism: true },
         observability: { onWarn: (w) => void warnings.push(w.code) },
       }),
     );

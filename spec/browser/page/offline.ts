@@ -57,7 +57,9 @@ export function createOfflineDriver(storesOf: (name: string) => Promise<IndexedD
         const stream = await streamed;
         const log = await app.log(run.executionId);
         const failures = log.flatMap((r) =>
-          r.type === "loom.step.failed" ? [{ stepId: r.stepId, name: r.error.name, message: r.error.message }] : [],
+          r.type === "loom.step.failed"
+            ? [{ stepId: r.stepId, name: r.error.name ?? "", message: r.error.message ?? "" }]
+            : [],
         );
         return {
           outcome,
