@@ -5,7 +5,7 @@ import { isJournalRecord } from "../../stores/schema.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError } from "../errors.js";
 import { isSealed, readRecords } from "../journal.js";
-import { operate, parseEvent, report } from "../operate.js";
+import { operate, parseEvent, report, requireRunning } from "../operate.js";
 
 const LOGIC = {
   logic: {
@@ -63,6 +63,8 @@ async function requirePending(ctx: Context, executionId: string, toolCallId: str
 function decision(approved: boolean) {
   return async (ctx: Context) => {
     const [executionId, toolCallId] = ctx.positionals as [string, string];
+    // An ended execution is refused as `send` refuses it (1, LOOM_CLI_ENDED), before looking for the call.
+    await requireRunning(ctx, executionId);
     await requirePending(ctx, executionId, toolCallId);
     const reason = typeof ctx.values.reason === "string" ? ctx.values.reason : undefined;
     const event = { type: TOOL_APPROVAL_EVENT, toolCallId, approved, ...(reason === undefined ? {} : { reason }) };

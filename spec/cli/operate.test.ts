@@ -142,6 +142,18 @@ describe("through the running app's control socket", () => {
     expect(refused.code, refused.stderr).toBe(0);
     expect(refused.stdout).toContain(`denied ${no.toolCallId} in ops-no`);
     expect(await app.result("ops-no")).toMatchObject({ text: expect.stringContaining("not on production hosts") });
+    // Both ended: a late decision is refused as send refuses one (1, LOOM_CLI_ENDED), not "not found".
+    for (const [verb, id, call] of [
+      ["approve", "ops-yes", yes.toolCallId],
+      ["deny", "ops-no", no.toolCallId],
+    ] as const) {
+      const late = await cli([verb, id, call, "--dir", dir, "--json"]);
+      expect(late.code, late.stderr).toBe(1);
+      expect(JSON.parse(late.stderr).error).toMatchObject({
+        code: "LOOM_CLI_ENDED",
+        message: `execution "${id}" already ended (done)`,
+      });
+    }
   });
 
   it("stop ends the execution as stopped, journaled by the app", async () => {
