@@ -18,8 +18,11 @@ export interface CommandSpec {
   options: Record<string, OptionSpec>;
   /** Paragraphs after the options. */
   details?: string[];
-  /** The command writes the journal: it takes the writer lock. The others open it read-only, beside a running app. */
-  writes?: boolean;
+  /**
+   * The command writes the journal: it takes the writer lock. The others open it read-only, beside a running app.
+   * A function decides from the parsed options (`erase --dry-run` writes nothing).
+   */
+  writes?: boolean | ((values: Parsed["values"]) => boolean);
   examples: string[];
 }
 

@@ -43,8 +43,12 @@ export function command(name: string, summary: string, declared: CommandDeclarat
   }));
   const spec: CommandSpec = { name, summary, args, options: declared.options ?? {}, examples: declared.examples };
   if (declared.details) spec.details = declared.details;
-  if (declared.writes) spec.writes = true;
+  if (declared.writes) spec.writes = declared.writes;
   return { spec, run };
+}
+
+function writes(spec: CommandSpec, values: Parsed["values"]): boolean {
+  return typeof spec.writes === "function" ? spec.writes(values) : spec.writes === true;
 }
 
 export function createContext(spec: CommandSpec, parsed: Parsed): Context & { close(): Promise<void> } {
@@ -66,7 +70,7 @@ export function createContext(spec: CommandSpec, parsed: Parsed): Context & { cl
     out: (line = "") => void (process.stdout.destroyed || process.stdout.write(`${terminalLine(line, c.on)}\n`)),
     err: (line = "") => void process.stderr.write(`${terminalLine(line, e.on)}\n`),
     printJson: (value) => void (process.stdout.destroyed || process.stdout.write(`${jsonText(value, 2)}\n`)),
-    journal: () => (opened ??= openJournal(dir, { readOnly: spec.writes !== true })),
+    journal: () => (opened ??= openJournal(dir, { readOnly: !writes(spec, parsed.values) })),
     async close() {
       const stores = await opened?.catch(() => undefined);
       await stores?.close();

@@ -61,8 +61,8 @@ function overview(): string {
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
     "loomwork --version prints the installed version.",
-    "ls, log, follow, stats and inspect open the journal read-only, so they work while an app writes it; sweep, erase and",
-    "export take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
+    "ls, log, follow, stats, inspect, export and erase --dry-run open the journal read-only, so they work while an app writes it;",
+    "sweep and erase take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
     "resume go through the app that holds the journal (its control socket, serveControl), else journal the command with --logic.",
     "",
     "Exit codes: 0 ok, 1 runtime failure, 2 usage error, 3 not found, 4 corrupt journal, 5 journal locked.",
@@ -94,7 +94,7 @@ function failureOf(error: unknown, dir: string): Failure {
       exitCode: EXIT.locked,
       code: error.code,
       message: `the journal ${dir} is locked by another process${holder ? ` (pid ${holder[1]} on ${holder[2]}, since ${holder[3]})` : ""}`,
-      hint: "sweep, erase and export take the directory's writer lock, so they cannot run while an app has the journal open. Close that app's stores (app quit) and run it again; ls, log, stats and inspect work beside it.",
+      hint: "sweep and erase take the directory's writer lock, so they cannot run while an app has the journal open. Close that app's stores (app quit) and run it again; ls, log, stats, inspect, export and erase --dry-run work beside it.",
     };
   }
   if (error instanceof JournalCorruptionError) {

@@ -1,5 +1,6 @@
 // loomwork sweep | erase <subject> | export <subject>: maintenance through loomwork/lifecycle's functions of
-// an app (sweep, eraseSubject, exportSubject). The CLI opens the journal as the only writer.
+// an app (sweep, eraseSubject, exportSubject). sweep and erase open the journal as the only writer; export and
+// erase --dry-run write nothing and read it beside a running app.
 import { stat, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { App } from "../../index.js";
@@ -96,7 +97,7 @@ export const erase = command(
   "erase",
   "Erase a subject's data (eraseSubject(app, subject)): destroy its key, delete its content, journal the result.",
   {
-    writes: true,
+    writes: (values) => values["dry-run"] !== true,
     args: { "<subject>": "the data subject, as given to app.start(..., { subject })" },
     options: {
       "dry-run": {
@@ -112,6 +113,7 @@ export const erase = command(
     details: [
       "Crypto-shredding: the subject's key is destroyed, so every sealed record and blob of theirs becomes unreadable. A crash part-way is finished by running the command again.",
       "Erasure cannot be undone. On a terminal the command asks you to type the subject; off a terminal (a script) it needs --yes. --dry-run shows what would go.",
+      "erase takes the journal's writer lock (exit 5 beside a running app); --dry-run writes nothing and works beside it.",
     ],
     examples: ["loomwork erase user-42 --dry-run", "loomwork erase user-42", "loomwork erase user-42 --yes --json"],
   },
@@ -132,7 +134,6 @@ export const exportSubject = command(
   "export",
   "Export a subject's data (exportSubject(app, subject)), content resolved: GDPR Art. 15 / 20.",
   {
-    writes: true,
     args: { "<subject>": "the data subject" },
     options: {
       output: {
@@ -142,7 +143,10 @@ export const exportSubject = command(
         description: "write the export to this file (default: stdout)",
       },
     },
-    details: ["The export is JSON; with -o the file is written and a one-line summary printed."],
+    details: [
+      "The export is JSON; with -o the file is written and a one-line summary printed.",
+      "Read-only: it takes no lock, so it works beside the app that writes the journal.",
+    ],
     examples: ["loomwork export user-42 -o user-42.json", "loomwork export user-42 | jq ."],
   },
   async (ctx) => {
@@ -171,7 +175,7 @@ async function assertFolderOf(file: string): Promise<void> {
   if (!found.isDirectory()) throw new UsageError(`${folder} is not a folder`, "Pass -o a file in an existing folder.");
 }
 
-// What erase would touch, from the catalogue and the key store: nothing is opened for writing but the lock.
+// What erase would touch, from the catalogue and the key store, opened read-only (no lock).
 async function eraseDryRun(ctx: Context): Promise<void> {
   const subject = ctx.positionals[0]!;
   const stores = await ctx.journal();

@@ -106,8 +106,15 @@ describe("a journal another process has open", () => {
       expect(stderr).toContain(
         `loomwork sweep: the journal ${journal.dir} is locked by another process (pid ${process.pid} on `,
       );
-      expect(stderr).toContain("ls, log, stats and inspect work beside it");
-      const json = await cli(["export", "user-42", "--dir", journal.dir, "--json"]);
+      expect(stderr).toContain("ls, log, stats, inspect, export and erase --dry-run work beside it");
+      // export and erase --dry-run write nothing: they read beside the writer too.
+      const exported = await cli(["export", "user-42", "--dir", journal.dir]);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(JSON.parse(exported.stdout)).toMatchObject({ subject: "user-42" });
+      const dry = await cli(["erase", "user-42", "--dry-run", "--dir", journal.dir, "--json"]);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, subject: "user-42" });
+      const json = await cli(["erase", "user-42", "--yes", "--dir", journal.dir, "--json"]);
       expect(json.code).toBe(5);
       expect(JSON.parse(json.stderr).error).toMatchObject({ exitCode: 5, code: "LOOM_WRITER_LOCKED" });
     } finally {
