@@ -133,6 +133,15 @@ async function holderAlive(holder: LockContent): Promise<boolean> {
   return true;
 }
 
+/**
+ * Whether a live process holds the writer lock of `dir`, read without taking it (the CLI beside an app).
+ * As for a takeover: no lock or an unreadable one is no holder; a holder that cannot be checked counts as live.
+ */
+export async function lockHeld(dir: string): Promise<boolean> {
+  const holder = await readLock(join(dir, LOCK_FILE));
+  return holder !== undefined && holder !== "missing" && (await holderAlive(holder));
+}
+
 function describe(holder: LockContent, path: string): string {
   const held = `held by pid ${holder.pid} on ${holder.hostname} since ${holder.acquiredAt}`;
   if (holder.hostname !== hostname()) {

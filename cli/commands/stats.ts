@@ -7,6 +7,7 @@ import { JournalCorruptionError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";
 import type { FsStores } from "../../adapters/fs/index.js";
+import { lockHeld } from "../../adapters/fs/lock.js";
 import { command } from "../context.js";
 import { EXIT } from "../errors.js";
 import { executionDiskBytes, jsonBytes, readStoredRecords, requireExecution } from "../journal.js";
@@ -73,7 +74,7 @@ export const stats = command(
         "written, no effect runs) and the state is measured at the head, exactly as app.stats does.",
       `Warnings: ${STATS_WARNINGS.journalCorrupt} (a damaged file; exit code 4), ${STATS_WARNINGS.agentStateGrowth} (state over 256 KiB: add compaction), ` +
         `${STATS_WARNINGS.largeStepOutput} (a step output over 16 KiB: consider execution.claimCheck for that tool), ${STATS_WARNINGS.longReplay} ` +
-        `(over 512 records since the last snapshot), ${STATS_WARNINGS.unfinished} (running, waiting for an app to resume it), ${STATS_WARNINGS.logicMissing} ` +
+        `(over 512 records since the last snapshot), ${STATS_WARNINGS.unfinished} (running, and no process holds the journal: waiting for an app to resume it), ${STATS_WARNINGS.logicMissing} ` +
         "(--logic has no machine with the execution's logic id).",
     ],
     examples: [
@@ -94,8 +95,10 @@ export const stats = command(
     const rows: Row[] = [];
     const warnings: StatsWarning[] = [];
     const bar = progress("measuring", infos.length, { atLeast: 20 });
+    // A running execution is "unfinished" only when no process holds the journal (an app that does may be running it).
+    const held = await lockHeld(ctx.dir);
     for (const [i, info] of infos.entries()) {
-      rows.push(await measure(ctx.dir, stores, info, logics, warnings));
+      rows.push(await measure(ctx.dir, stores, info, logics, warnings, held));
       bar.tick(i + 1);
     }
     bar.end();
@@ -183,6 +186,7 @@ async function measure(
   info: ExecutionInfo,
   logics: AnyStateMachine[],
   warnings: StatsWarning[],
+  held: boolean,
 ): Promise<Row> {
   const id = info.executionId;
   const base = {
@@ -260,7 +264,7 @@ async function measure(
         { records: sinceSnapshot },
       );
     }
-    if (info.status === "running")
+    if (info.status === "running" && !held)
       warn(
         STATS_WARNINGS.unfinished,
         "running but no process is writing this journal: it continues when an app calls app.resume(id).",

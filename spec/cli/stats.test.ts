@@ -3,6 +3,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fsStores } from "../../adapters/fs/index.js";
 import { cli, makeJournal, type Journal } from "./support.js";
 
 let journal: Journal;
@@ -22,6 +23,18 @@ describe("loomwork stats", () => {
       /LOOM_LARGE_STEP_OUTPUT bulk-export: 1 output of effect "dumpRows" over 16\.0 KiB .* consider execution\.claimCheck/,
     );
     expect(stdout).toMatch(/LOOM_UNFINISHED research-unfinished: running but no process is writing this journal/);
+  });
+
+  it("does not say no process writes the journal while an app holds its writer lock", async () => {
+    const stores = await fsStores({ dir: journal.dir });
+    try {
+      const { code, stdout, stderr } = await cli(["stats", "--dir", journal.dir]);
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^research-unfinished +running /m);
+      expect(stdout).not.toContain("LOOM_UNFINISHED");
+    } finally {
+      await stores.close();
+    }
   });
 
   it("measures the folded state at the head by replaying in memory with --logic, as app.stats does", async () => {
