@@ -84,12 +84,21 @@ interface ReplyLike {
   usage?: { inputTokens?: unknown; outputTokens?: unknown };
 }
 
-/** A model reply as `"text" → tool(input), tool(input) · 212+31 tokens`, or undefined for anything else. */
+/** What the short form shows of a reply; a model's reply may carry only these and the keys below beside them. */
+const SHOWN_KEYS = ["text", "toolCalls", "usage"];
+/** ModelReply's other keys (fromAiSdk fills them): kept in the journal and --json, out of the short form. */
+const UNSHOWN_KEYS = ["finishReason", "reasoning", "providerMetadata"];
+
+/**
+ * A model reply as `"text" → tool(input), tool(input) · 212+31 tokens`, or undefined for anything else:
+ * an object with text, toolCalls or usage and no key a ModelReply does not have.
+ */
 export function replyText(value: unknown, width: number, full: boolean): string | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const reply = value as ReplyLike;
   const keys = Object.keys(reply);
-  if (!keys.length || keys.some((k) => !["text", "toolCalls", "usage"].includes(k))) return undefined;
+  if (!keys.some((k) => SHOWN_KEYS.includes(k))) return undefined;
+  if (keys.some((k) => !SHOWN_KEYS.includes(k) && !UNSHOWN_KEYS.includes(k))) return undefined;
   const parts: string[] = [];
   const calls = Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
   // The tool calls say most about a turn: the text gets a third of the line when there are calls.

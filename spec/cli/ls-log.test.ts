@@ -7,7 +7,15 @@ import { createMachine } from "xstate";
 import { fsStores } from "../../adapters/fs/index.js";
 import { expandRecords } from "../../stores/recordFormat.js";
 import type { StoredRecord } from "../../stores/types.js";
-import { createApp, defineConfig, simulatedClock } from "../../index.js";
+import {
+  agentLoop$,
+  createApp,
+  createLlmEffect,
+  createToolEffect,
+  defineConfig,
+  simulatedClock,
+  type Model,
+} from "../../index.js";
 import { ANSI, cli, makeJournal, type Journal } from "./support.js";
 
 let journal: Journal;
@@ -136,6 +144,49 @@ describe("loomwork log", () => {
     expect(full.stdout).toContain(
       "⧉ ref sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 (18.0 KiB)",
     );
+  });
+
+  it("prints an AI SDK reply (fromAiSdk's extra keys) in the short form, the extra keys left out", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-aisdk-"));
+    try {
+      const stores = await fsStores({ dir });
+      // What fromAiSdk journals: finishReason, reasoning and providerMetadata beside text, toolCalls and usage.
+      let turn = 0;
+      const model: Model = {
+        id: "openai:gpt",
+        async generate() {
+          const extra = { finishReason: "stop", reasoning: "hmm", providerMetadata: { openai: { responseId: "r1" } } };
+          return turn++ === 0
+            ? {
+                toolCalls: [{ toolCallId: "call_1", toolName: "search", input: { q: "owls" } }],
+                usage: { inputTokens: 212, outputTokens: 31 },
+                ...extra,
+              }
+            : { text: "Owls hunt by ear.", usage: { inputTokens: 300, outputTokens: 9 }, ...extra };
+        },
+      };
+      const app = createApp(
+        defineConfig({
+          stores,
+          effects: { model: createLlmEffect(model), search: createToolEffect(async () => ({ hits: 1 })) },
+        }),
+      );
+      await app.start(agentLoop$({ id: "ai", model: "model", tools: ["search"] }), {
+        executionId: "ai-1",
+        input: { prompt: "owls?" },
+      });
+      await app.result("ai-1");
+      await app.close();
+      await stores.close();
+      const { code, stdout } = await cli(["log", "ai-1", "--dir", dir]);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/✓ turn:0:model +model +→ search\(\{"q":"owls"\}\) · 212\+31 tokens$/m);
+      expect(stdout).toMatch(/✓ turn:1:model +model +"Owls hunt by ear\." · 300\+9 tokens$/m);
+      expect(stdout).not.toContain("finishReason");
+      expect(stdout).not.toContain("providerMetadata");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("marks an unfinished execution", async () => {
