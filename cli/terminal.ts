@@ -74,17 +74,42 @@ export function jsonText(value: unknown, space?: number): string {
   return (JSON.stringify(value, null, space) ?? "null").replace(/[\u007f-\u009f]/g, escapeControl);
 }
 
-export const visibleLength = (text: string): number => [...text.replace(ANSI, "")].length;
+// East Asian Wide and Fullwidth (UAX #11) outside the emoji: Hangul Jamo, CJK radicals to symbols (but U+303F),
+// kana, CJK ideographs, Yi, Hangul syllables, compatibility ideographs, vertical and small forms, fullwidth
+// forms and signs, and the supplementary ideographic planes.
+const WIDE =
+  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+// Shown as an emoji (two cells): emoji presentation by default, or asked for with VS16 (U+FE0F), or a flag.
+const EMOJI = /\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f|\p{Regional_Indicator}{2}/u;
+// Takes no cell of its own: combining marks, format characters (ZWJ, ZWSP), variation selectors.
+const ZERO = /^[\p{Mn}\p{Me}\p{Cf}\ufe00-\ufe0f]+$/u;
+const ASCII = /^[\x20-\x7e]*$/;
+let graphemes: Intl.Segmenter | undefined;
 
-/** Rows as aligned columns; the last column is never padded. `right` lists right-aligned column indexes. */
+/** The terminal cells `text` takes (colour sequences take none): two for East Asian wide characters and emoji, none for combining marks. */
+export function displayWidth(text: string): number {
+  const plain = text.replace(ANSI, "");
+  if (ASCII.test(plain)) return plain.length;
+  let width = 0;
+  for (const { segment } of (graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })).segment(plain))
+    width +=
+      EMOJI.test(segment) || WIDE.test(String.fromCodePoint(segment.codePointAt(0)!)) ? 2 : ZERO.test(segment) ? 0 : 1;
+  return width;
+}
+
+/** `text` padded with spaces to `width` cells (as padEnd, counting cells). */
+export const padEndTo = (text: string, width: number): string =>
+  text + " ".repeat(Math.max(0, width - displayWidth(text)));
+
+/** Rows as aligned columns, widths in terminal cells (displayWidth); the last column is never padded. `right` lists right-aligned column indexes. */
 export function table(rows: string[][], right: number[] = []): string[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))));
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell))));
   return rows.map((row) =>
     row
       .map((cell, i) => {
         if (i === row.length - 1 && !right.includes(i)) return cell;
-        const pad = " ".repeat(widths[i]! - visibleLength(cell));
+        const pad = " ".repeat(widths[i]! - displayWidth(cell));
         return right.includes(i) ? pad + cell : cell + pad;
       })
       .join("  ")

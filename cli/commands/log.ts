@@ -8,7 +8,17 @@ import { command, type Context } from "../context.js";
 import { isSealed, readRecords, readStoredRecords, requireExecution } from "../journal.js";
 import { expandRecords } from "../../stores/recordFormat.js";
 import { replyText, valueText } from "../render.js";
-import { bytes, gap, jsonText, printable, progress, timestamp, type Palette } from "../terminal.js";
+import {
+  bytes,
+  displayWidth,
+  gap,
+  jsonText,
+  padEndTo,
+  printable,
+  progress,
+  timestamp,
+  type Palette,
+} from "../terminal.js";
 
 export const log = command(
   "log",
@@ -58,9 +68,12 @@ export const log = command(
     const prefix = `${info.logicId ?? ""}#`;
     const stepWidth = Math.max(
       0,
-      ...records.map((r) => (typeof r.stepId === "string" ? r.stepId.replace(prefix, "").length : 0)),
+      ...records.map((r) => (typeof r.stepId === "string" ? displayWidth(r.stepId.replace(prefix, "")) : 0)),
     );
-    const effectWidth = Math.max(0, ...records.map((r) => (typeof r.effectId === "string" ? r.effectId.length : 0)));
+    const effectWidth = Math.max(
+      0,
+      ...records.map((r) => (typeof r.effectId === "string" ? displayWidth(r.effectId) : 0)),
+    );
     records.forEach((record, i) => {
       bar.tick(i + 1);
       const time = isInput(record) ? gap(record.at - started) : "";
@@ -112,14 +125,14 @@ export function line(
         : `${c.cyan("● event")}    ${c.bold(String(type))}${rest}`;
     }
     case schema.STEP_COMPLETED: {
-      const head = `${c.green("✓")} ${step(r.stepId).padEnd(o.stepWidth)} ${c.blue(String(r.effectId).padEnd(o.effectWidth))}`;
+      const head = `${c.green("✓")} ${padEndTo(step(r.stepId), o.stepWidth)} ${c.blue(padEndTo(String(r.effectId), o.effectWidth))}`;
       const shown = replyText(r.output, width - 30, full) ?? valueText(r.output, width - 30, full);
       return `${head}  ${r.output === undefined ? c.dim("(no output)") : shown}`;
     }
     case schema.STEP_FAILED: {
       const error = (r.error ?? {}) as { name?: string; message?: string };
       const where = r.stoppedAt ? c.dim(` (stopped at ${String(r.stoppedAt)})`) : "";
-      return `${c.red("✗")} ${step(r.stepId).padEnd(o.stepWidth)} ${c.blue(String(r.effectId).padEnd(o.effectWidth))}  ${c.red(`${error.name ?? "Error"}: ${error.message ?? ""}`)}${where}`;
+      return `${c.red("✗")} ${padEndTo(step(r.stepId), o.stepWidth)} ${c.blue(padEndTo(String(r.effectId), o.effectWidth))}  ${c.red(`${error.name ?? "Error"}: ${error.message ?? ""}`)}${where}`;
     }
     case schema.TIMER_SET:
       return c.dim(
