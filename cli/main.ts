@@ -15,7 +15,7 @@ import { log } from "./commands/log.js";
 import { ls } from "./commands/ls.js";
 import { erase, exportSubject, sweep } from "./commands/maintenance.js";
 import { approve, deny, resume, send, stop } from "./commands/operate.js";
-import { run } from "./commands/run.js";
+import { helpCommands, run } from "./commands/run.js";
 import { stats } from "./commands/stats.js";
 import { replayCheck } from "./commands/replayCheck.js";
 import { createContext, type Command } from "./context.js";
@@ -57,7 +57,7 @@ function overview(): string {
     "Usage: loomwork <command> [arguments] [options]",
     "",
     "Commands:",
-    ...Object.values(COMMANDS).map(({ spec }) => `  ${spec.name.padEnd(width)}  ${spec.summary}`),
+    ...helpCommands(Object.values(COMMANDS)).map(({ spec }) => `  ${spec.name.padEnd(width)}  ${spec.summary}`),
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
     "loomwork --version prints the installed version.",

@@ -22,6 +22,14 @@ export function listStories(dir = storiesDir()): string[] {
     .sort();
 }
 
+/**
+ * The commands the main help lists, in order: `run` heads them where stories are found (a checkout of the
+ * repository); where none are (the npm package ships none) it is left out, as it could only say so.
+ */
+export function helpCommands<T extends { spec: { name: string } }>(commands: T[], stories = listStories()): T[] {
+  return stories.length ? commands : commands.filter((c) => c.spec.name !== "run");
+}
+
 export const run = command(
   "run",
   "Run a story from stories/ (a runnable end-to-end scenario) with its journal in --dir.",

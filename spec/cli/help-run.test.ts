@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { listStories, helpCommands } from "../../cli/commands/run.js";
 import { cli } from "./support.js";
 
 const COMMANDS = [
@@ -31,6 +32,13 @@ describe("loomwork --help", () => {
     expect(code).toBe(0);
     for (const name of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     expect(stdout).toContain(EXIT_CODES);
+  });
+
+  it("heads the list with run only where stories are present (a checkout; the package ships none)", () => {
+    const commands = COMMANDS.map((name) => ({ spec: { name } }));
+    expect(listStories().length).toBeGreaterThan(0);
+    expect(helpCommands(commands).map((c) => c.spec.name)).toEqual(COMMANDS);
+    expect(helpCommands(commands, []).map((c) => c.spec.name)).toEqual(COMMANDS.filter((n) => n !== "run"));
   });
 
   it("prints the package's version with --version (and -v)", async () => {
