@@ -50,6 +50,15 @@ function readTrimmed(path: string): string | undefined {
   }
 }
 
+/** Linux: process `pid` is dead and not reaped yet (state Z, or X while being reaped, in /proc/<pid>/stat). */
+function zombie(pid: number): boolean {
+  if (process.platform !== "linux") return false;
+  const stat = readTrimmed(`/proc/${pid}/stat`);
+  // Field 3 (state) follows the parenthesized comm, which may hold spaces or parentheses.
+  const state = stat?.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
+}
+
 /** The start time of process `pid` as an opaque string, or undefined when it cannot be read here. */
 async function processStartOf(pid: number): Promise<string | undefined> {
   if (process.platform === "linux") {
@@ -125,6 +134,8 @@ async function holderAlive(holder: LockContent): Promise<boolean> {
   } catch (error) {
     return !hasCode(error, "ESRCH");
   }
+  // kill(pid, 0) succeeds on a zombie: a process that died (a SIGKILL) and that its parent has not reaped yet.
+  if (zombie(holder.pid)) return false;
   // The pid is alive: is it still the holder, or a later process given the same pid?
   const now = await identityOf(holder.pid);
   if (holder.bootId !== undefined && now.bootId !== undefined && holder.bootId !== now.bootId) return false;
