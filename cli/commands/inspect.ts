@@ -76,7 +76,7 @@ export const inspect = command(
       ws: {
         type: "string",
         value: "<url>",
-        description: "the inspector server's WebSocket, e.g. ws://localhost:8080 (required)",
+        description: "the inspector server's WebSocket, e.g. ws://127.0.0.1:8080 (required)",
       },
       logic: {
         type: "string",
@@ -105,13 +105,13 @@ export const inspect = command(
         "execution id, as on the live path; with --logic the steps the snapshots list are announced as child actors " +
         "(session loom:<executionId>/<childId>, parent the execution) and end with their outcome.",
       "--seq <n> plays the execution as it was at seq n: the inspector shows that state, and a later run with a larger n replays further.",
-      "An inspector server: node -e \"import('@statelyai/inspect/server').then((m) => m.createInspectorServer())\" " +
-        "(ws://localhost:8080, opens the Stately inspector in a browser).",
+      "An inspector server: node -e \"import('loomwork/inspector').then((m) => m.createInspectorServer({ open: true }))\" " +
+        "(ws://127.0.0.1:8080, on 127.0.0.1 only; opens the Stately inspector in a browser).",
     ],
     examples: [
-      "loomwork inspect research-1 --ws ws://localhost:8080",
-      "loomwork inspect research-1 --ws ws://localhost:8080 --seq 12",
-      "loomwork inspect research-1 --ws ws://localhost:8080 --logic stories/support/researchAgent.ts --pace",
+      "loomwork inspect research-1 --ws ws://127.0.0.1:8080",
+      "loomwork inspect research-1 --ws ws://127.0.0.1:8080 --seq 12",
+      "loomwork inspect research-1 --ws ws://127.0.0.1:8080 --logic stories/support/researchAgent.ts --pace",
     ],
   },
   async (ctx) => {
@@ -119,7 +119,7 @@ export const inspect = command(
     if (typeof url !== "string")
       throw new UsageError(
         "--ws <url> is required",
-        "Point it at an inspector server, e.g. --ws ws://localhost:8080 (see `loomwork inspect --help`).",
+        "Point it at an inspector server, e.g. --ws ws://127.0.0.1:8080 (see `loomwork inspect --help`).",
       );
     if (!/^wss?:\/\//.test(url)) throw new UsageError(`--ws must be a ws:// or wss:// URL; got "${url}"`);
     const timeoutMs = Number(ctx.values["timeout-ms"] ?? 5000);
@@ -263,6 +263,6 @@ async function delivered(adapter: WebSocketAdapterLike, timeoutMs: number, url: 
   throw new CliError(
     `could not deliver to the inspector at ${url} within ${timeoutMs} ms`,
     EXIT.failure,
-    "Is an inspector server listening there? Start one: node -e \"import('@statelyai/inspect/server').then((m) => m.createInspectorServer())\"",
+    "Is an inspector server listening there? Start one: node -e \"import('loomwork/inspector').then((m) => m.createInspectorServer({ open: true }))\"",
   );
 }
