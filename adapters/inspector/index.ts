@@ -126,6 +126,11 @@ function openInBrowser(url: string): void {
   else execFile(os === "darwin" ? "open" : "xdg-open", [url], () => {});
 }
 
+// The `url` option as an HTML attribute value: a quote or an angle bracket in it cannot end the attribute or the tag.
+function htmlAttribute(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
 function viewerPage(inspectorUrl: string): string {
   return `<!DOCTYPE html>
 <html>
@@ -134,7 +139,7 @@ function viewerPage(inspectorUrl: string): string {
   <style>* { margin: 0; padding: 0; } html, body { height: 100%; } iframe { width: 100%; height: 100%; border: none; }</style>
 </head>
 <body>
-  <iframe id="inspector" src=${JSON.stringify(inspectorUrl)}></iframe>
+  <iframe id="inspector" src="${htmlAttribute(inspectorUrl)}"></iframe>
   <script>
     const iframe = document.getElementById("inspector");
     const buffer = [];

@@ -134,3 +134,14 @@ describe("createInspectorServer: opening a browser", () => {
     expect(spawned[0]!.args).toContain(server.pageUrl);
   });
 });
+
+describe("createInspectorServer: the viewer page", () => {
+  it("writes the url option into the page as an attribute value: a quote or a tag in it stays text", async () => {
+    const server = await start({ url: 'https://example.test/inspect?a=1&b="x"><script>alert(1)</script>' });
+    const page = await (await fetch(server.pageUrl)).text();
+    expect(page).not.toContain("<script>alert(1)</script>");
+    expect(page).toContain(
+      'src="https://example.test/inspect?a=1&amp;b=&quot;x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"',
+    );
+  });
+});
