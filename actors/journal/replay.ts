@@ -14,6 +14,7 @@ import {
   type StoredRecord,
 } from "../../stores/schema.js";
 import * as schema from "../../stores/schema.js";
+import { isObject } from "../../stores/shapes.js";
 import { isControlRecord } from "../constants.js";
 import { NonDeterminismError } from "../errors.js";
 import { loggedMarkers } from "./patches.js";
@@ -125,7 +126,10 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
   // to a macrostep.
   [schema.EXECUTION_ENDED]: (cursor, record) => {
     const { state, seq } = cursor.position;
-    if (record.status === "done" || !state || state.status !== "running" || record.seq !== seq + 1)
+    // Only a stopped end or an error end with its error stands on its own: anything else (a done end, a status the
+    // schema does not know, a record retyped by a damaged or tampered log) is out of place, never folded.
+    const standalone = record.status === "stopped" || (record.status === "error" && isObject(record.error));
+    if (!standalone || !state || state.status !== "running" || record.seq !== seq + 1)
       return outOfPlace(cursor, record);
     const base = record.status === "error" ? (cursor.before ?? state) : state;
     cursor.position.state = { ...base, status: record.status, error: record.error, pending: {}, timers: {} };

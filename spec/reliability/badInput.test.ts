@@ -543,6 +543,21 @@ describe("bad input: tampered logs", () => {
     expect((verdict as { error: { seq?: number } }).error.seq).toBe(received.seq);
   });
 
+  // Found by this campaign (seed 1128719876): once an error end could stand on its own (an action that threw after
+  // its macrostep), replay folded any lone EXECUTION_ENDED but a done one, so a record retyped to it without a
+  // status left the execution neither running nor ended: resumed, it never answered.
+  it("refuses a lone EXECUTION_ENDED whose status is neither stopped nor error with its error, naming its seq", async () => {
+    const { agent } = await referenceRuns();
+    const records = agent.log.map((r) => structuredClone(r));
+    const index = records.findIndex((r) => r.type === "loom.step.completed");
+    const retyped = records[index]!;
+    retyped.type = "loom.execution.ended";
+    const verdict = await replayTampered("agent", records.slice(0, index + 1));
+    expect(verdict.kind).toBe("refused");
+    expect(isTyped((verdict as { error: unknown }).error), String((verdict as { error: unknown }).error)).toBe(true);
+    expect((verdict as { error: { seq?: number } }).error.seq).toBe(retyped.seq);
+  });
+
   it(
     "resumes a malformed or reordered log with a typed error, or to the untampered answer, never a silent wrong one",
     async () => {
