@@ -12,6 +12,7 @@ import type { Clock } from "../../actors/clock.js";
 import { defineConfig } from "../../actors/config.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { memoryStores } from "../../stores/memory.js";
+import { prng } from "../support/workload.js";
 import { harnessTimers, type CorpusMachine, type Step } from "./corpusTypes.js";
 
 export type Verdict =
@@ -150,18 +151,6 @@ interface Trace {
   random: () => number;
 }
 
-/** A small seeded generator (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function observe(snapshot: AnyMachineSnapshot, trace: Trace): Observation {
   const error = snapshot.status === "error" ? errorMessage(snapshot.error) : undefined;
   return {
@@ -259,8 +248,8 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
   const restore = captureAmbient();
   const warnings: string[] = [];
   let comparisons = 0;
-  const xTrace: Trace = { actions: [], emitted: [], random: seeded(33) };
-  const lTrace: Trace = { actions: [], emitted: [], random: seeded(33) };
+  const xTrace: Trace = { actions: [], emitted: [], random: prng(33) };
+  const lTrace: Trace = { actions: [], emitted: [], random: prng(33) };
   const clock = new ControlledClock();
   harnessTimers.clock = clock.forApp({}); // an actor's own timers (callback actors), on the same clock
   const stores = memoryStores();
