@@ -15,12 +15,22 @@ import {
   type AnyStateMachine,
   type EventFromLogic,
   type ExecutableActionsFrom,
+  type Snapshot,
   type SnapshotFrom,
 } from "xstate";
 
 type Step = [AnyMachineSnapshot, ExecutableActionsFrom<AnyStateMachine>[]];
 
 const inertSelves = new WeakMap<AnyStateMachine, AnyActorRef>();
+const INERT_SNAPSHOT: Snapshot<unknown> = Object.freeze({
+  status: "active",
+  output: undefined,
+  error: undefined,
+  value: {},
+  context: {},
+  children: {},
+  historyValue: {},
+});
 
 /**
  * Offers `actor` (never started, made for `logic` by a restore) as the logic's inert self, so the first
@@ -32,16 +42,21 @@ export function offerInertSelf(logic: AnyStateMachine, actor: AnyActorRef): void
   if (!inertSelves.has(logic)) inertSelves.set(logic, actor);
 }
 
-function scopeFor(logic: AnyStateMachine, actions: unknown[]): AnyActorScope {
+function scopeFor(logic: AnyStateMachine, actions: unknown[], parent?: AnyActorRef): AnyActorScope {
   let self = inertSelves.get(logic);
   if (!self) {
-    self = createActor(logic);
+    // Restored from a bare snapshot of the root, not started: createActor(logic) would compute the logic's initial
+    // snapshot, resolving its entry actions, so a resolver with a side effect (a sendTo target function that logs)
+    // would run once more than on XState.
+    self = createActor(logic, { snapshot: INERT_SNAPSHOT });
     inertSelves.set(logic, self);
   }
   // A fresh system per call, as XState's createInertActorScope gives: children spawned while resolving
   // the transition register there, and are dropped with it.
   const system = createEmptyActor().system;
   self.system = system;
+  // The parent sendParent resolves to (a child execution's stand-in: actors/journal/children.ts); none for a root.
+  self._parent = parent;
   return {
     self,
     id: "",
@@ -60,10 +75,16 @@ export function pureTransition<T extends AnyStateMachine>(
   logic: T,
   snapshot: SnapshotFrom<T>,
   event: EventFromLogic<T>,
+  parent?: AnyActorRef,
 ): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
-export function pureTransition(logic: AnyStateMachine, snapshot: AnyMachineSnapshot, event: AnyEventObject): Step {
+export function pureTransition(
+  logic: AnyStateMachine,
+  snapshot: AnyMachineSnapshot,
+  event: AnyEventObject,
+  parent?: AnyActorRef,
+): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.transition(snapshot, event, scopeFor(logic, actions));
+  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent));
   return [next, actions];
 }
 
@@ -71,10 +92,11 @@ export function pureTransition(logic: AnyStateMachine, snapshot: AnyMachineSnaps
 export function pureInitialTransition<T extends AnyStateMachine>(
   logic: T,
   input: unknown,
+  parent?: AnyActorRef,
 ): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
-export function pureInitialTransition(logic: AnyStateMachine, input: unknown): Step {
+export function pureInitialTransition(logic: AnyStateMachine, input: unknown, parent?: AnyActorRef): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.getInitialSnapshot(scopeFor(logic, actions), input);
+  const next = logic.getInitialSnapshot(scopeFor(logic, actions, parent), input);
   return [next, actions];
 }
 
