@@ -26,6 +26,8 @@ import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
+import { ExecutionTree } from "./journal/tree.js";
+import type { ParentLink } from "./journal/children.js";
 
 export type { AppInternals } from "./appHost.js";
 export type { StartOptions } from "./logics.js";
@@ -71,6 +73,7 @@ export class App {
   private readonly lifecycle: LifecycleHost;
   private readonly running: RunningExecutions;
   private readonly streams: StreamHub;
+  private readonly tree: ExecutionTree;
   private readonly forgetListeners = new Set<(executionIds: readonly string[]) => void>();
   private maintained: MaintenanceRole | undefined;
 
@@ -92,6 +95,20 @@ export class App {
       requireMaintenance: (id) => {
         if (!this.maintained) throw new LifecycleNotLoadedError(id);
       },
+      runChild: (call) => this.tree.runChild(call),
+      deliver: (message, from) => this.tree.deliver(message, from),
+      stopChild: (id, reason) => this.tree.stopChild(id, reason),
+      childSettled: (id) => this.tree.settled(id),
+    });
+    this.tree = new ExecutionTree({
+      events: config.stores.events,
+      running: (id) => this.running.get(id),
+      logicOf: (id) => this.host.logics.logicOf(id),
+      start: (logic, options, links) => this.startChecked(logic, options, links),
+      resume: (id, logic) => this.resume(id, logic),
+      result: (id) => this.result(id),
+      stop: (id, reason) => this.stop(id, reason),
+      closed: () => this.host.closed(),
     });
     this.streams = new StreamHub(this.host.bus, {
       readLog: (id) => this.log(id),
@@ -148,6 +165,15 @@ export class App {
   async start(logicOrId: AnyStateMachine | string, options: StartOptions): Promise<JournaledActor> {
     this.assertOpen("start an execution");
     const logic = typeof logicOrId === "string" ? this.host.logics.startLogic(logicOrId) : logicOrId; // a machine: no await
+    return this.startChecked(logic, options);
+  }
+
+  // A start (a child's names its parent and root): checked, then journaled once per id.
+  private async startChecked(
+    logic: AnyStateMachine,
+    options: StartOptions,
+    links?: { parent: ParentLink; root: string },
+  ): Promise<JournaledActor> {
     const input = this.host.logics.checkStart(logic, options);
     if (options.subject !== undefined) await assertSubjectOpen(this.lifecycle, options.subject);
     this.host.logics.register(logic);
@@ -155,7 +181,7 @@ export class App {
     return this.running.startOnce(executionId, async () => {
       if ((await this.stores.events.head(executionId)) > 0) throw new DuplicateExecutionError(executionId);
       const execution = await this.host.create(logic, executionId, options.subject);
-      await this.running.admit(execution, () => execution.start(input));
+      await this.running.admit(execution, () => execution.start(input, links));
       return execution.ref;
     });
   }
@@ -183,6 +209,7 @@ export class App {
       if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
       await this.running.admit(execution, () => execution.recover(), { fresh: true });
       if (execution.ended) this.host.ended(execution);
+      else await this.tree.stopOrphan(execution);
       return execution.ref;
     });
   }

@@ -22,6 +22,7 @@ import { AppLogics } from "./logics.js";
 import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect } from "./lifecycle/host.js";
+import { CHILD_EFFECT_ID, type TreeMessage } from "./journal/children.js";
 
 /**
  * What the runtime's own tests and benchmarks reach inside an app for, through `appInternals(app)`
@@ -41,6 +42,14 @@ export interface AppHostOwner {
   readLog(executionId: string): Promise<JournalRecord[]>;
   /** Runs one of the runtime's internal steps (actors/lifecycle/maintenance.ts), outside the effect chain. */
   runInternalStep(call: StepCall): Promise<unknown>;
+  /** Runs a child execution's step (ADR 0012): starts or resumes the child, resolves with its output. */
+  runChild(call: StepCall): Promise<unknown>;
+  /** Journals a message of a tree in its receiver's log (ExecutionHost.deliver). */
+  deliver(message: TreeMessage, from: string): Promise<void>;
+  /** Whether a child execution is settled and still running (ExecutionHost.childSettled). */
+  childSettled(executionId: string): Promise<boolean>;
+  /** Stops a child execution (ExecutionHost.stopChild). */
+  stopChild(executionId: string, reason: string): Promise<void>;
   /** Throws LifecycleNotLoadedError naming `id` unless loomwork/lifecycle registered the runtime's own machines (`registerInternal`): before one of their executions is rebuilt or started by id. */
   requireMaintenance(id: string): void;
 }
@@ -99,7 +108,21 @@ export class AppHost implements ExecutionHost {
 
   // Internal effects (actors/lifecycle/internalEffects.ts) bypass the effect chain; everything else runs through it.
   runStep(call: StepCall): Promise<unknown> {
-    return isInternalEffect(call.pending.effectId) ? this.owner.runInternalStep(call) : this.effects.run(call);
+    const { effectId } = call.pending;
+    if (effectId === CHILD_EFFECT_ID) return this.owner.runChild(call);
+    return isInternalEffect(effectId) ? this.owner.runInternalStep(call) : this.effects.run(call);
+  }
+
+  deliver(message: TreeMessage, from: string): Promise<void> {
+    return this.owner.deliver(message, from);
+  }
+
+  stopChild(executionId: string, reason: string): Promise<void> {
+    return this.owner.stopChild(executionId, reason);
+  }
+
+  childSettled(executionId: string): Promise<boolean> {
+    return this.owner.childSettled(executionId);
   }
 
   ended(execution: HostedExecution): void {

@@ -70,15 +70,23 @@ export class ReservedEventError extends ConfigError {
 /** The machine names an effect the app's `effects` does not register. */
 export class UnknownEffectError extends LoomworkError {
   static override readonly name: string = "UnknownEffectError";
+  /** The first source missing (`missing[0]`). */
   readonly effectId: string;
+  /** Every source the machine invokes that is neither a registered effect nor a machine. */
+  readonly missing: string[];
   readonly logicId: string;
-  constructor(logicId: string, effectId: string, known: string[]) {
+  constructor(logicId: string, effectId: string | string[], known: string[]) {
+    const missing = typeof effectId === "string" ? [effectId] : effectId;
+    const names = missing.map((m) => `"${m}"`).join(", ");
     super(
       RUNTIME_ERROR_CODES.unknownEffect,
-      `Machine "${logicId}" invokes effect "${effectId}" but the config's effects do not register it ` +
-        `(registered: ${known.length ? known.join(", ") : "none"}). Add effects: { "${effectId}": createToolEffect(...) } to defineConfig.`,
+      `Machine "${logicId}" invokes ${names}, which ${missing.length > 1 ? "are" : "is"} neither an effect the config registers ` +
+        `(registered: ${known.length ? known.join(", ") : "none"}) nor a state machine. Register a promise actor as an effect ` +
+        `(effects: { "${missing[0]}": createToolEffect(...) }); a state machine (in setup({ actors }), inline, or in logics) ` +
+        `runs as a child execution; callback and observable actors are not supported yet (docs/actors.md).`,
     );
-    this.effectId = effectId;
+    this.effectId = missing[0]!;
+    this.missing = missing;
     this.logicId = logicId;
   }
 }

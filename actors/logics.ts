@@ -10,6 +10,7 @@ import { ConfigError, UnknownEffectError } from "./errors.js";
 import type { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
+import { childMachinesOf, isMachineLogic, referencedLogic } from "./journal/children.js";
 import { LogicVersions, type StartedLogic } from "./journal/versions.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalLogic } from "./lifecycle/host.js";
 import { declarationOf } from "./logicDeclaration.js";
@@ -39,7 +40,7 @@ export class AppLogics {
     for (const logic of config.logics ?? []) {
       // A logic the app may resume must find its effects: refused here, at boot, not at the resume.
       const known = Object.keys(config.effects);
-      const missing = effectSourcesOf(logic).filter((src) => !known.includes(src) && !isInternalEffect(src));
+      const missing = missingSources(logic, known).filter((src) => !isInternalEffect(src));
       if (missing.length)
         throw new ConfigError(
           "effects",
@@ -47,10 +48,13 @@ export class AppLogics {
         );
     }
     this.versions.registerAll(config.logics ?? []);
+    for (const logic of config.logics ?? []) this.versions.registerAll(childMachinesOf(logic));
   }
 
+  /** Holds `logic`, and the machines it may start as child executions (a resume finds them by logic id). */
   register(logic: AnyStateMachine): void {
     this.versions.register(logic);
+    for (const child of childMachinesOf(logic)) this.versions.register(child);
   }
 
   /** The runtime's own machines (sweep, erase coordinator): registered by the first lifecycle function called on the app (loomwork/lifecycle), so it resumes or starts them by id. */
@@ -117,8 +121,8 @@ export class AppLogics {
     if (!runsHere || this.effectsChecked.has(logic)) return;
     const internal = this.internalMachines.has(logic) ? INTERNAL_EFFECT_IDS : [];
     const known = [...Object.keys(this.config.effects), ...internal]; // only the runtime's own machines may invoke its internal effects
-    for (const src of effectSourcesOf(logic))
-      if (!known.includes(src)) throw new UnknownEffectError(logic.id, src, known);
+    const missing = missingSources(logic, known);
+    if (missing.length > 0) throw new UnknownEffectError(logic.id, missing, known);
     this.effectsChecked.add(logic);
   }
 
@@ -164,4 +168,22 @@ export class AppLogics {
       ...(typeof first.version === "string" ? { version: first.version } : {}),
     };
   }
+}
+
+/**
+ * The sources `logic` invokes that are neither a registered effect nor a state machine (a child execution), in it and
+ * in every machine it may start, each named as the user wrote it (an inline actor by the state that invokes it): an
+ * effect's name is the app's, whichever machine of the tree invokes it.
+ */
+function missingSources(logic: AnyStateMachine, known: readonly string[]): string[] {
+  const missing: string[] = [];
+  for (const machine of [logic, ...childMachinesOf(logic)]) {
+    for (const src of effectSourcesOf(machine)) {
+      if (known.includes(src) || isMachineLogic(referencedLogic(machine, src))) continue;
+      const inline = /^xstate\.invoke\.(\d+)\.(.*)$/.exec(src);
+      const name = inline ? `the inline actor invoked in state "${inline[2]}"` : src;
+      if (!missing.includes(name)) missing.push(name);
+    }
+  }
+  return missing;
 }

@@ -53,7 +53,7 @@ describe("start and resume refuse bad input", () => {
     const error = await app.start(machine, { executionId: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnknownEffectError);
     expect((error as Error).message).toMatch(
-      /invokes effect "translate".*registered: research, write.*effects: \{ "translate"/,
+      /invokes "translate".*registered: research, write.*effects: \{ "translate"/,
     );
     expect(await app.stores.events.head("x")).toBe(0);
   });

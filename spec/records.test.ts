@@ -60,6 +60,7 @@ describe("journal records", () => {
       "loom.step.completed": one,
       "loom.step.failed": one,
       "loom.timer.set": one,
+      "loom.messages.delivered": one,
       "loom.transition": one,
       "loom.execution.ended": one,
       "loom.patch.marked": one,

@@ -23,6 +23,8 @@ export const EXECUTION_ENDED = "loom.execution.ended";
 export const PATCH_MARKED = "loom.patch.marked";
 /** Record type: the execution moved to another version of its logic, with the state it continues from. */
 export const EXECUTION_MIGRATED = "loom.execution.migrated";
+/** Control record: the messages of this execution's outbox that reached their receivers' journals (ADR 0012 D4). Since schema 4. */
+export const MESSAGES_DELIVERED = "loom.messages.delivered";
 /** Control record: an erasure's plan, journaled before the shred. */
 export const ERASURE_CONTENT_DELETE_INTENDED = "loom.erasure.content-delete-intended";
 /** Control record: what an erasure deleted and retained, naming its intent. */
@@ -82,6 +84,10 @@ export type ExecutionStartedRecord = RecordBase & {
   input: unknown;
   /** `EVENT_SCHEMA.version` the log was written with. */
   schema: number;
+  /** A child execution's parent: its execution, the child id it was invoked or spawned under, its step. Since schema 4. */
+  parent?: { executionId: string; childId: string; stepId: string };
+  /** A child execution's root: the execution at the top of its tree. Since schema 4. */
+  root?: string;
 };
 
 /** An external event (or a fired timer's event), journaled before the machine sees it. */
@@ -90,6 +96,8 @@ export type EventReceivedRecord = RecordBase & {
   event: RecordedEvent;
   /** Set when the event is a journaled timer firing: the timer it disarms. */
   timerId?: string;
+  /** Set when the event is a message from another execution of the tree (sendTo, sendParent): its sender and id. Since schema 4. */
+  from?: { executionId: string; messageId: string };
 };
 
 /** An effect step's output, keyed by its deterministic step id. */
@@ -194,6 +202,12 @@ export type ErasureContentDeletedRecord = RecordBase & {
   retained: number;
 };
 
+/** Control record: messages of the outbox that reached their receivers' journals (folded out of the outbox by replay). */
+export type MessagesDeliveredRecord = RecordBase & {
+  type: typeof MESSAGES_DELIVERED;
+  messageIds: string[];
+};
+
 /** Every record type and its record: the one list a new record type is added to. */
 interface RecordsByType {
   [EXECUTION_STARTED]: ExecutionStartedRecord;
@@ -207,6 +221,7 @@ interface RecordsByType {
   [EXECUTION_MIGRATED]: ExecutionMigratedRecord;
   [ERASURE_CONTENT_DELETE_INTENDED]: ErasureContentDeleteIntendedRecord;
   [ERASURE_CONTENT_DELETED]: ErasureContentDeletedRecord;
+  [MESSAGES_DELIVERED]: MessagesDeliveredRecord;
 }
 
 /** A record type: one of the constants above. */
@@ -283,11 +298,13 @@ function schemaTypes<const T extends SchemaTypes>(
 // derives it, without `event` (an `actor` child id instead where only that differs), and a model step's STEP_COMPLETED
 // without the `usage` its output already holds (stores/recordFormat.ts). These types are the read form every reader
 // gets back; records of versions 1 and 2 are stored in it and read unchanged.
+// Version 4 (ADR 0012) added child executions: EXECUTION_STARTED's optional `parent` and `root`, EVENT_RECEIVED's
+// optional `from`, and the control record MESSAGES_DELIVERED; a log of versions 1 to 3 has none and replays unchanged.
 export const EVENT_SCHEMA = {
-  version: 3,
+  version: 4,
   types: schemaTypes({
-    [EXECUTION_STARTED]: ["logicId", "machineHash", "version?", "subject?", "input", "schema"],
-    [EVENT_RECEIVED]: ["event", "timerId?"],
+    [EXECUTION_STARTED]: ["logicId", "machineHash", "version?", "subject?", "input", "schema", "parent?", "root?"],
+    [EVENT_RECEIVED]: ["event", "timerId?", "from?"],
     [STEP_COMPLETED]: ["stepId", "effectId", "output?", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
     [TIMER_SET]: ["timerId", "dueAt", "event"],
@@ -297,6 +314,7 @@ export const EVENT_SCHEMA = {
     [EXECUTION_MIGRATED]: ["fromVersion?", "version?", "machineHash", "state"],
     [ERASURE_CONTENT_DELETE_INTENDED]: ["subject", "addresses", "touchCutoff"],
     [ERASURE_CONTENT_DELETED]: ["subject", "intentSeq", "deleted", "retained"],
+    [MESSAGES_DELIVERED]: ["messageIds"],
   }),
 } as const;
 

@@ -27,6 +27,8 @@ import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, Unstampe
 import { ExecutionObservers, snapshotOf } from "./observers.js";
 import { runStepToRecord } from "./stepOutcome.js";
 import { EmittedListeners, runLiveActions } from "./liveActions.js";
+import { childSpecOf, isDelivered, type ParentLink, type TreeMessage } from "./children.js";
+import { MESSAGES_DELIVERED } from "../../stores/schema.js";
 
 export type { ReplayReport } from "./host.js";
 
@@ -72,6 +74,9 @@ export class Execution {
   private readonly running = new Map<string, AbortController>();
   // Effects started and not yet journaled (or dropped): a step counts until its outcome is applied.
   private inflight = 0;
+  private wakes = 0; // wakeSettled calls so far
+  // The in-flight steps that are child executions (child id to execution id): the tree is settled once they are.
+  private readonly childRuns = new Map<string, string>();
   private halted = false;
   private readonly timerCancels = new Map<string, () => void>();
   private readonly settledWaiters: { resolve: () => void }[] = [];
@@ -83,6 +88,9 @@ export class Execution {
   private listeners: EmittedListeners | undefined; // actor.on's, made at first use
   private watchers: ExecutionObservers | undefined; // made at first use, as the actor: a start's first step begins before either is needed
   private readonly plan: PlanContext;
+  // Messages of the tree leave one at a time, in order (ADR 0012 D4); a failed delivery holds the rest until a recovery.
+  private outgoing: Promise<void> = Promise.resolve();
+  private deliveryFailed = false;
 
   constructor(
     private readonly host: ExecutionHost,
@@ -109,8 +117,8 @@ export class Execution {
     return this.state?.status !== undefined && this.state.status !== "running";
   }
 
-  /** Journals EXECUTION_STARTED with the initial macrostep and starts what it asks for. */
-  async start(input: unknown): Promise<void> {
+  /** Journals EXECUTION_STARTED with the initial macrostep and starts what it asks for; a child names its parent and root. */
+  async start(input: unknown, links?: { parent: ParentLink; root: string }): Promise<void> {
     await this.enqueue({
       type: EXECUTION_STARTED,
       logicId: this.machine.id,
@@ -118,7 +126,30 @@ export class Execution {
       ...(this.subject === undefined ? {} : { subject: this.subject }),
       input: input ?? null,
       schema: EVENT_SCHEMA.version,
+      ...(links ? { parent: links.parent, root: links.root } : {}),
     });
+  }
+
+  /** The root of this execution's tree: its own id for a root. */
+  get root(): string {
+    return this.state?.parent?.root ?? this.executionId;
+  }
+
+  /**
+   * Journals a message from another execution of the tree (ADR 0012 D4) as an external event, write-ahead, and
+   * delivers it; a duplicate (at or below the last message journaled from its sender) is dropped unwritten, as is a
+   * message to an ended execution (XState drops an event sent to a stopped actor).
+   */
+  receive(event: EventObject, from: { executionId: string; messageId: string }): Promise<void> {
+    return this.enqueueRaw(async () => {
+      if (this.ended || isDelivered(this.state.inbox?.[from.executionId], from.messageId)) return;
+      await this.macrostep({ type: EVENT_RECEIVED, event, from });
+    });
+  }
+
+  /** Resolves once every message planned so far left (journaled by its receiver, or dropped). */
+  whenDelivered(): Promise<void> {
+    return this.outgoing;
   }
 
   /**
@@ -160,9 +191,14 @@ export class Execution {
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (!observe) return;
     this.observers.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
-    if (this.ended) return;
-    for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
-    for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
+    if (!this.ended) {
+      for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
+      for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
+    }
+    // What the last macrosteps planned for the tree and may not have done before the crash: the receivers and the
+    // children drop what they have already (ADR 0012 D3). After the steps: a child they start exists to receive.
+    if (this.state.outbox?.length) this.sendMessages(this.state.outbox);
+    if (this.state.stoppedChildren?.length) this.stopChildren(this.state.stoppedChildren, "its parent stopped it");
   }
 
   /** Journals an external event (plain JSON: its actor, `ref`, checked it), then delivers it; a throw of `admit`, in its turn, refuses it unwritten. */
@@ -179,10 +215,13 @@ export class Execution {
       const at = this.host.clock.now();
       const error: SerializedError = { name: "ExecutionStoppedError", message: reason };
       await this.write([{ seq: this.head + 1, at, type: EXECUTION_ENDED, status: "stopped", error }]);
+      const children = childExecutions(this.state.pending);
       this.state = { ...this.state, status: "stopped", error, pending: {}, timers: {} };
       this.halt();
       this.observers.notify(this.getSnapshot(), this.ended);
       this.host.ended(this);
+      // Its children stop with it, depth first, before this stop resolves (a child that recovers finds it ended).
+      await Promise.all(children.map((id) => this.host.stopChild(id, reason).catch(() => undefined)));
     });
   }
 
@@ -201,8 +240,16 @@ export class Execution {
 
   /** Resolves once nothing is queued and no effect is running (or the execution ended); armed timers do not count. */
   whenSettled(): Promise<void> {
-    return this.mailbox.then(() => {
+    return this.mailbox.then(async () => {
       if (this.ended || this.failure || this.halted || this.inflight === 0) return;
+      // Only child executions run: settled when each of them is, still running (one that ended owes this one its outcome).
+      if (this.childRuns.size === this.inflight) {
+        const wakes = this.wakes;
+        const children = [...this.childRuns.values()];
+        const idle = await Promise.all(children.map((id) => this.host.childSettled(id)));
+        if (this.wakes !== wakes) return this.whenSettled(); // a step settled meanwhile (its wake is spent): look again
+        if (idle.every(Boolean)) return;
+      }
       return new Promise<void>((resolve) => this.settledWaiters.push({ resolve })).then(() => this.whenSettled());
     });
   }
@@ -229,18 +276,71 @@ export class Execution {
     return this.enqueueRaw(async () => {
       admit?.(this.getSnapshot());
       if (this.ended && partial.type !== EXECUTION_STARTED) return;
-      const input: MacrostepInput = { seq: this.head + 1, at: this.host.clock.now(), ...partial };
-      const step = planMacrostep(this.plan, this.state, input);
-      await this.write(step.records);
-      // Durable: its custom actions and log()s run now, once (replay never runs them); a throw ends the execution.
-      let emitted: AnyEventObject[];
-      try {
-        emitted = runLiveActions(step.actions);
-      } catch (thrown) {
-        return this.failInAction(step, thrown);
-      }
-      this.apply(step, emitted);
+      await this.macrostep(partial);
     }, whenClosed);
+  }
+
+  // One macrostep, in the execution's turn: planned, journaled, then acted on.
+  private async macrostep(partial: RecordBody<MacrostepInput["type"]>): Promise<void> {
+    const input: MacrostepInput = { seq: this.head + 1, at: this.host.clock.now(), ...partial };
+    const step = planMacrostep(this.plan, this.state, input);
+    await this.write(step.records);
+    // Durable: its custom actions and log()s run now, once (replay never runs them); a throw ends the execution.
+    let emitted: AnyEventObject[];
+    try {
+      emitted = runLiveActions(step.actions);
+    } catch (thrown) {
+      return this.failInAction(step, thrown);
+    }
+    this.apply(step, emitted);
+  }
+
+  // Sends messages of the tree in order after their macrostep is durable; the delivered ones are acknowledged in this
+  // log (MESSAGES_DELIVERED), so a recovery re-sends only the others. A failure holds every later message back.
+  private sendMessages(messages: readonly TreeMessage[]): void {
+    if (messages.length === 0) return;
+    this.outgoing = this.outgoing.then(async () => {
+      const delivered: string[] = [];
+      for (const message of messages) {
+        if (this.deliveryFailed) break;
+        try {
+          await this.host.deliver(message, this.executionId);
+          delivered.push(message.messageId);
+        } catch (error) {
+          this.deliveryFailed = true;
+          if (!this.host.closed())
+            this.host.warn({
+              code: WARNING_CODES.messageUndelivered,
+              message: `message ${message.messageId} to "${message.to}" was not delivered (a resume re-sends it): ${errorText(serializeError(error))}`,
+              executionId: this.executionId,
+            });
+        }
+      }
+      if (delivered.length > 0) await this.acknowledge(delivered).catch(() => undefined);
+    });
+  }
+
+  // An ended execution's writer is released: its acknowledgements are not journaled (a recovery re-sends, deduplicated).
+  private acknowledge(messageIds: string[]): Promise<void> {
+    return this.enqueueRaw(async () => {
+      if (this.ended || this.failure) return;
+      await this.write([{ seq: this.head + 1, at: this.host.clock.now(), type: MESSAGES_DELIVERED, messageIds }]);
+      const done = new Set(messageIds);
+      const outbox = this.state.outbox?.filter((message) => !done.has(message.messageId));
+      const next: RuntimeState = { ...this.state };
+      if (outbox?.length) next.outbox = outbox;
+      else delete next.outbox;
+      this.state = next;
+    });
+  }
+
+  // The child executions a macrostep stopped: stopped, journaled in their logs, before this execution's next turn.
+  private stopChildren(executionIds: readonly string[], reason: string): void {
+    void this.enqueueRaw(() =>
+      Promise.all(executionIds.map((id) => this.host.stopChild(id, reason).catch(() => undefined))).then(
+        () => undefined,
+      ),
+    ).catch(() => undefined);
   }
 
   // An action of a durable macrostep threw: as XState's actor, the execution ends in error with the snapshot it
@@ -327,6 +427,10 @@ export class Execution {
       for (const pending of step.started) this.runEffect(pending);
       for (const timerId of step.armed) this.armTimer(timerId);
     }
+    // After the steps it started (a child it spawned and sends to exists to receive), even from a final macrostep.
+    this.sendMessages(step.messages);
+    if (step.stoppedChildren.length > 0)
+      this.stopChildren(step.stoppedChildren, "its parent left the state that ran it");
     // XState delivers emitted events deferred: after the snapshot is set, before its observers see it.
     if (this.listeners)
       for (const event of emitted)
@@ -344,6 +448,8 @@ export class Execution {
     const controller = new AbortController();
     this.running.set(pending.childId, controller);
     this.inflight++;
+    const child = childSpecOf(pending);
+    if (child) this.childRuns.set(pending.childId, child.executionId);
     const { executionId, subject, machine: logic } = this;
     const call: StepCall = {
       executionId,
@@ -364,6 +470,7 @@ export class Execution {
       .catch(() => undefined)
       .finally(() => {
         this.inflight--;
+        if (child && this.childRuns.get(pending.childId) === child.executionId) this.childRuns.delete(pending.childId);
         this.wakeSettled();
       });
   }
@@ -396,6 +503,12 @@ export class Execution {
   }
 
   private wakeSettled(): void {
+    this.wakes++;
     for (const waiter of this.settledWaiters.splice(0)) waiter.resolve();
   }
+}
+
+/** The child executions among pending steps (their ids). */
+function childExecutions(pending: Record<string, PendingStep>): string[] {
+  return Object.values(pending).flatMap((step) => childSpecOf(step)?.executionId ?? []);
 }

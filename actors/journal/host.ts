@@ -7,6 +7,7 @@ import type { Clock } from "../clock.js";
 import type { SerializedError } from "../errors.js";
 import type { Journal } from "./journal.js";
 import type { PendingStep } from "./planner.js";
+import type { TreeMessage } from "./children.js";
 
 /** A record as a step or macrostep asks for it: the execution gives it its `seq` and `at`. */
 export type UnstampedRecord = RecordBody;
@@ -78,4 +79,13 @@ export interface ExecutionHost {
   inspect(...events: InspectionEvent[]): void;
   /** True when `observability.inspect` is set: without it an execution builds no inspection events at all. */
   readonly inspecting: boolean;
+  /**
+   * Journals a message of the tree (ADR 0012 D4) in its receiver's log, write-ahead; resolves once journaled there,
+   * or dropped (the receiver ended, or is unknown); rejects when it could not be delivered now (a recovery re-sends it).
+   */
+  deliver(message: TreeMessage, from: string): Promise<void>;
+  /** Resolves once the child execution is settled (ExecutionHost's whenSettled): true while it still runs, false once it ended or is unknown. */
+  childSettled(executionId: string): Promise<boolean>;
+  /** Stops a child execution, journaled in its log (and its own children with it); a no-op once it ended. */
+  stopChild(executionId: string, reason: string): Promise<void>;
 }

@@ -11,7 +11,9 @@ export function persistMachine(
   machine: AnyStateMachine,
   snapshot: AnyMachineSnapshot,
 ): { machine: unknown; plainContext?: true } {
-  const persisted = machine.getPersistedSnapshot(snapshot);
+  // Children are the runtime's (pending steps, child executions), never persisted by XState: an inline child
+  // (spawnChild(logic)) would make XState refuse the whole snapshot.
+  const persisted = machine.getPersistedSnapshot({ ...snapshot, children: {} });
   // XState copies the context where it replaces an actor ref with its marker: the same object means none.
   const plainContext = "context" in persisted && persisted.context === snapshot.context;
   return { machine: { ...persisted, children: {} }, ...(plainContext ? { plainContext: true as const } : {}) };

@@ -17,6 +17,17 @@ import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../
 import { Counters } from "./counters.js";
 import { isLiveAction, type CollectedAction } from "./liveActions.js";
 import { persistMachine, restoreMachine } from "./machineSnapshot.js";
+import {
+  CHILD_EFFECT_ID,
+  childExecutionId,
+  childSpecOf,
+  isMachineLogic,
+  parentRef,
+  restoredChildRef,
+  type ChildSpec,
+  type ParentLink,
+  type TreeMessage,
+} from "./children.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
 export interface PendingStep {
@@ -46,6 +57,14 @@ export interface RuntimeState {
   error?: SerializedError;
   /** The patches decided so far (actors/journal/patches.ts); absent until one is asked. */
   patches?: PatchDecisions;
+  /** A child execution's parent (from its EXECUTION_STARTED); absent for a root. */
+  parent?: ParentLink;
+  /** Messages to other executions of the tree not yet acknowledged (MESSAGES_DELIVERED folds them out). */
+  outbox?: TreeMessage[];
+  /** Per sender execution, the id of the last message journaled from it (a duplicate is dropped unwritten). */
+  inbox?: Record<string, string>;
+  /** The child executions the last macrostep stopped: a recovery stops them again (a no-op once they ended). */
+  stoppedChildren?: string[];
 }
 
 export interface PlanContext {
@@ -69,6 +88,10 @@ export interface Macrostep {
   cancelled: string[];
   /** Custom actions, log() and emit(), in order: run by a live execution once the macrostep is durable, never by replay. */
   actions: CollectedAction[];
+  /** Messages to other executions of the tree, in the order XState planned them: sent once the macrostep is durable. */
+  messages: TreeMessage[];
+  /** Child executions (ids) this macrostep stopped: stopped, journaled in their logs, once it is durable. */
+  stoppedChildren: string[];
 }
 
 /** The state value as journaled in TRANSITION records: "a" or "a.b", or the leaf paths of parallel regions joined by ",". */
@@ -96,9 +119,33 @@ export function planMacrostep(
         counters: Counters.empty,
         status: "running",
       };
+  if (input.type === schema.EXECUTION_STARTED && isParentLink(input.parent))
+    state.parent = typeof input.root === "string" ? { ...input.parent, root: input.root } : input.parent;
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
-  const step: Macrostep = { state, records, event, started: [], stopped: [], armed: [], cancelled: [], actions: [] };
+  const step: Macrostep = {
+    state,
+    records,
+    event,
+    started: [],
+    stopped: [],
+    armed: [],
+    cancelled: [],
+    actions: [],
+    messages: [],
+    stoppedChildren: [],
+  };
+  // Each child step stopped is a child execution to stop; the last macrostep's are kept for a recovery to repeat.
+  const stop = (childId: string) => {
+    const spec = state.pending[childId] && childSpecOf(state.pending[childId]);
+    if (spec) step.stoppedChildren.push(spec.executionId);
+    step.stopped.push(childId);
+  };
+  const keepStops = () => {
+    if (step.stoppedChildren.length > 0) state.stoppedChildren = step.stoppedChildren;
+    else delete state.stoppedChildren;
+  };
+  const parent = state.parent ? parentRef() : undefined;
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
 
@@ -113,7 +160,9 @@ export function planMacrostep(
   try {
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
-      return previous ? pureTransition(machine, previous.snapshot, event) : pureInitialTransition(machine, input.input);
+      return previous
+        ? pureTransition(machine, previous.snapshot, event, parent)
+        : pureInitialTransition(machine, input.input, parent);
     });
     markPatches();
   } catch (thrown) {
@@ -121,13 +170,15 @@ export function planMacrostep(
     const error = isSerialized(thrown) ? thrown : serializeError(thrown);
     state.status = "error";
     state.error = error;
-    for (const childId of Object.keys(state.pending)) step.stopped.push(childId);
+    for (const childId of Object.keys(state.pending)) stop(childId);
     state.pending = {};
     state.timers = {};
+    keepStops();
     push({ type: schema.EXECUTION_ENDED, status: "error", error });
     return step;
   }
 
+  const sends: Record<string, any>[] = [];
   for (const action of actions) {
     if (isLiveAction(action)) {
       step.actions.push(action);
@@ -137,7 +188,11 @@ export function planMacrostep(
     switch (action.type) {
       case "xstate.spawnChild": {
         const src = params.src;
-        if (typeof src !== "string" || !ctx.effectIds.has(src)) break;
+        if (typeof src !== "string" || !ctx.effectIds.has(src)) {
+          const logic: unknown = params.actorRef?.logic;
+          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, String(params.id), src, logic, params.input);
+          break;
+        }
         const childId = String(params.id);
         const occurrence = state.counters.get(childId) + 1;
         // One entry per child id ever spawned: a new version per spawn, the previous state's left as it was.
@@ -164,11 +219,15 @@ export function planMacrostep(
       case "xstate.stopChild": {
         const childId = typeof params.actorRef === "string" ? params.actorRef : params.actorRef?.id;
         if (childId && state.pending[childId]) {
+          stop(childId);
           delete state.pending[childId];
-          step.stopped.push(childId);
         }
         break;
       }
+      case "xstate.sendTo":
+        // XState defers its sends to the end of the macrostep: a child spawned after the send in it receives it.
+        sends.push(params);
+        break;
       case "xstate.raise": {
         if (params.delay === undefined) break;
         const timerId = params.id === undefined ? nextTimerId(state, String(params.event?.type)) : String(params.id);
@@ -188,6 +247,18 @@ export function planMacrostep(
     }
   }
 
+  for (const params of sends) {
+    const to = messageTarget(state, params.to);
+    // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
+    if (to === undefined || params.delay !== undefined || !isEventObject(params.event)) continue;
+    const message: TreeMessage = {
+      to,
+      event: params.event,
+      messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}`,
+    };
+    step.messages.push(message);
+    state.outbox = [...(state.outbox ?? []), message];
+  }
   dropFinishedChildren(next, state.pending, ctx.effectIds);
   push({
     type: schema.TRANSITION,
@@ -202,7 +273,7 @@ export function planMacrostep(
   if (next.status === "done") {
     state.status = "done";
     state.output = next.output;
-    step.stopped.push(...Object.keys(state.pending));
+    for (const childId of Object.keys(state.pending)) stop(childId);
     state.pending = {};
     state.timers = {};
     push({
@@ -215,7 +286,60 @@ export function planMacrostep(
     state.error = serializeError(next.error);
     push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
+  keepStops();
   return step;
+}
+
+/**
+ * A machine spawned or invoked: a child execution, planned as a step of the parent (effect id `loom.child`) whose
+ * outcome is the child's output or error. Its id is derived from the parent's and the child id's occurrences.
+ */
+function spawnMachine(
+  ctx: PlanContext,
+  state: RuntimeState,
+  step: Macrostep,
+  childId: string,
+  src: unknown,
+  logic: AnyStateMachine,
+  input: unknown,
+): void {
+  const occurrence = state.counters.get(childId) + 1;
+  state.counters = state.counters.with(childId, occurrence);
+  const spec: ChildSpec = {
+    executionId: childExecutionId(ctx.executionId, childId, occurrence),
+    logicId: logic.id,
+    ...(typeof src === "string" ? { src } : {}),
+    input: input ?? null,
+  };
+  const pending: PendingStep = {
+    childId,
+    stepId: `${ctx.machine.id}#${childId}:${occurrence}`,
+    effectId: CHILD_EFFECT_ID,
+    input: spec,
+  };
+  state.pending[childId] = pending;
+  step.started.push(pending);
+}
+
+/** The execution a sendTo's resolved target stands for: the parent (its stand-in), or a running child execution. */
+function messageTarget(state: RuntimeState, to: unknown): string | undefined {
+  if (to === undefined || to === null) return undefined;
+  if (to === parentRef()) return state.parent?.executionId;
+  // A string: the id of a child spawned later in the macrostep (XState's deferred actor ids).
+  const id = typeof to === "string" ? to : typeof to === "object" && "id" in to ? to.id : undefined;
+  const pending = typeof id === "string" ? state.pending[id] : undefined;
+  return pending && childSpecOf(pending)?.executionId;
+}
+
+function isParentLink(value: unknown): value is ParentLink {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "executionId" in value &&
+    typeof value.executionId === "string" &&
+    "childId" in value &&
+    typeof value.childId === "string"
+  );
 }
 
 /**
@@ -274,6 +398,9 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
         );
       }
       if (typeof input.timerId === "string") delete state.timers[input.timerId];
+      const from: unknown = input.from;
+      if (typeof from === "object" && from !== null && "executionId" in from && "messageId" in from)
+        state.inbox = { ...state.inbox, [String(from.executionId)]: String(from.messageId) };
       return event;
     }
     case schema.STEP_COMPLETED:
@@ -367,14 +494,29 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
     ...(state.output === undefined ? {} : { output: state.output }),
     ...(state.error ? { error: state.error } : {}),
     ...(state.patches ? { patches: state.patches } : {}),
+    ...(state.parent ? { parent: state.parent } : {}),
+    ...(state.outbox?.length ? { outbox: state.outbox } : {}),
+    ...(state.inbox ? { inbox: state.inbox } : {}),
+    ...(state.stoppedChildren ? { stoppedChildren: state.stoppedChildren } : {}),
   };
 }
 
 /** Rebuilds a runtime state from `persistState` output without starting anything. */
 export function restoreState(machine: AnyStateMachine, persisted: unknown): RuntimeState {
   const p = persisted as Omit<RuntimeState, "snapshot"> & { machine: unknown; plainContext?: unknown };
+  const snapshot = restoreMachine(machine, p.machine, p.plainContext);
+  // A persisted snapshot holds no children: each running child execution gets a ref back, so the machine's
+  // sendTo(childId) and the stop of its invoking state resolve as they did before the snapshot.
+  for (const pending of Object.values(p.pending ?? {})) {
+    const spec = childSpecOf(pending);
+    if (!spec || snapshot.children[pending.childId]) continue;
+    snapshot.children = {
+      ...snapshot.children,
+      [pending.childId]: restoredChildRef(pending.childId, spec.src ?? spec.logicId),
+    };
+  }
   return {
-    snapshot: restoreMachine(machine, p.machine, p.plainContext),
+    snapshot,
     pending: p.pending ?? {},
     timers: p.timers ?? {},
     counters: Counters.from(p.counters),
@@ -382,5 +524,9 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
     ...(p.output === undefined ? {} : { output: p.output }),
     ...(p.error ? { error: p.error } : {}),
     ...(p.patches ? { patches: p.patches } : {}),
+    ...(p.parent ? { parent: p.parent } : {}),
+    ...(p.outbox?.length ? { outbox: p.outbox } : {}),
+    ...(p.inbox ? { inbox: p.inbox } : {}),
+    ...(p.stoppedChildren ? { stoppedChildren: p.stoppedChildren } : {}),
   };
 }

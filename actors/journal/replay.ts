@@ -138,6 +138,20 @@ const AT_MACROSTEP_START: RecordHandlers<Cursor, Consumed> = {
   },
   [schema.ERASURE_CONTENT_DELETE_INTENDED]: skipControl,
   [schema.ERASURE_CONTENT_DELETED]: skipControl,
+  // Messages the outbox delivered (ADR 0012 D4): folded out of it, so a recovery re-sends only the others.
+  [schema.MESSAGES_DELIVERED]: (cursor, record) => {
+    const { state } = cursor.position;
+    if (!state || record.seq !== cursor.position.seq + 1 || !Array.isArray(record.messageIds))
+      return outOfPlace(cursor, record);
+    const delivered = new Set(record.messageIds);
+    const outbox = state.outbox?.filter((message) => !delivered.has(message.messageId));
+    const next: RuntimeState = { ...state };
+    if (outbox?.length) next.outbox = outbox;
+    else delete next.outbox;
+    cursor.position.state = next;
+    cursor.position.seq = record.seq;
+    return 1;
+  },
 };
 
 /**

@@ -189,6 +189,6 @@ describe("agentLoop$", () => {
         executionId: "a",
         input: { prompt: "x" },
       }),
-    ).rejects.toThrow(/invokes effect "search"/);
+    ).rejects.toThrow(/invokes "search"/);
   });
 });

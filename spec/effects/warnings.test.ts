@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { setup } from "xstate";
+import { sendParent, setup } from "xstate";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp, type App } from "../../actors/app.js";
@@ -16,8 +16,8 @@ import { WARNING_CODES } from "../../actors/constants.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
 import { scriptedModel } from "../../adapters/scripted/index.js";
 import { memoryStores } from "../../stores/memory.js";
-import type { Stores } from "../../stores/types.js";
-import { until } from "../support/harness.js";
+import type { Stores, StoredRecord } from "../../stores/types.js";
+import { ForwardingEventStore, until, withEvents } from "../support/harness.js";
 import { oneStep } from "./helpers.js";
 
 afterEach(() => vi.restoreAllMocks());
@@ -100,6 +100,22 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
     const actor = await w.app.start(ends, { executionId: "a" });
     await actor.sendAsync({ type: "GO" });
     await w.app.result("a");
+    return w;
+  },
+  [WARNING_CODES.messageUndelivered]: async () => {
+    // The parent's journal refuses the message its child sends it: the child reports it (a resume re-sends it).
+    const stores = memoryStores();
+    const refusing = new (class extends ForwardingEventStore {
+      override append(id: string, expected: number, records: StoredRecord[]) {
+        if (records.some((r) => r.from !== undefined)) return Promise.reject(new Error("disk full"));
+        return this.inner.append(id, expected, records);
+      }
+    })(stores.events);
+    const w = watched({ effects: {}, stores: withEvents(stores, refusing) });
+    const child = setup({}).createMachine({ id: "child", entry: sendParent({ type: "HI" }) });
+    const parent = setup({ actors: { child } }).createMachine({ id: "parent", invoke: { id: "c", src: "child" } });
+    await w.app.start(parent, { executionId: "m" });
+    await until(() => w.heard.some((x) => x.code === WARNING_CODES.messageUndelivered));
     return w;
   },
   [WARNING_CODES.inspectFailed]: async () => {

@@ -519,7 +519,14 @@ export const corpus: CorpusMachine[] = [
       { advance: 6_000 },
       { send: { type: "CarTurnedOffEvent" } },
     ],
+    effects: {
+      checkTirePressure: promiseEffect(vital100("checkTirePressure")),
+      checkOilPressure: promiseEffect(vital100("checkOilPressure")),
+      checkCoolantLevel: promiseEffect(vital100("checkCoolantLevel")),
+      checkBattery: promiseEffect(vital100("checkBattery")),
+    },
     changes: [
+      "the child machine's promise actors registered for loomwork under their names",
       "the child machine's promise bodies' `await delay(ms)` (random failure with probability 0) removed; the child machine is invoked by name as in the example, nothing registered for loomwork (a child machine is not a promise actor)",
     ],
     features: ["invoke machine", "invoke promise", "onDone", "after", "actions", "log", "assign", "final"],

@@ -1,0 +1,146 @@
+// Child executions and the messages of a tree (ADR 0012): the pure facts the planner and the runtime share.
+// A machine a parent invokes or spawns is a step of the parent (effect id `loom.child`) and an execution of its own,
+// whose id is derived from the parent's; a message between executions of a tree carries an id its sender's log
+// determines, so a receiver drops a duplicate and a recovering sender re-sends what was not acknowledged.
+import { createEmptyActor, type AnyActorRef, type AnyStateMachine, type EventObject } from "xstate";
+import { RUNTIME_ID_PREFIX } from "../../machines/helpers/constants.js";
+
+/** The effect id of a child execution's step in its parent's log (STEP_COMPLETED / STEP_FAILED name it). */
+export const CHILD_EFFECT_ID = `${RUNTIME_ID_PREFIX}child`;
+
+/** What a parent's pending child step holds (persisted with it): enough to start, resume or stop the child. */
+export interface ChildSpec {
+  /** The child execution's id: `<parent id>/<child id>`, `#n` for the n-th occurrence of that child id (n >= 2). */
+  executionId: string;
+  /** The child machine's id (its logic id in the app). */
+  logicId: string;
+  /** The source name the parent's machine invokes it by (`setup({ actors })` key, or XState's inline name). */
+  src?: string;
+  /** The child's input, as the parent's transition resolved it. */
+  input: unknown;
+}
+
+/** The child spec of a pending step that is a child execution (effect id `loom.child`); undefined for any other step. */
+export function childSpecOf(step: { effectId: string; input: unknown }): ChildSpec | undefined {
+  if (step.effectId !== CHILD_EFFECT_ID) return undefined;
+  const spec = step.input;
+  return typeof spec === "object" &&
+    spec !== null &&
+    "executionId" in spec &&
+    typeof spec.executionId === "string" &&
+    "logicId" in spec &&
+    typeof spec.logicId === "string" &&
+    "input" in spec &&
+    (!("src" in spec) || typeof spec.src === "string")
+    ? {
+        executionId: spec.executionId,
+        logicId: spec.logicId,
+        input: spec.input,
+        ...("src" in spec && typeof spec.src === "string" ? { src: spec.src } : {}),
+      }
+    : undefined;
+}
+
+/** A child execution's link to its parent (journaled in its EXECUTION_STARTED, kept in its runtime state). */
+export interface ParentLink {
+  executionId: string;
+  childId: string;
+  stepId: string;
+  /** The root of the tree (EXECUTION_STARTED's `root`, kept here in the runtime state). */
+  root?: string;
+}
+
+/** A message from one execution of a tree to another, planned by the sender's macrostep (its outbox). */
+export interface TreeMessage {
+  to: string;
+  event: EventObject;
+  /** `<sender id>@<seq of the macrostep's input record>:<index in the macrostep>`. */
+  messageId: string;
+}
+
+/** The id of a child execution: `<parent>/<childId>`, with `#n` from the second occurrence on. */
+export function childExecutionId(parentId: string, childId: string, occurrence: number): string {
+  return occurrence > 1 ? `${parentId}/${childId}#${occurrence}` : `${parentId}/${childId}`;
+}
+
+/** True for an XState state machine (a logic with states), as opposed to promise, callback or observable logic. */
+export function isMachineLogic(logic: unknown): logic is AnyStateMachine {
+  return (
+    typeof logic === "object" &&
+    logic !== null &&
+    "root" in logic &&
+    "transition" in logic &&
+    typeof logic.transition === "function" &&
+    "getInitialSnapshot" in logic
+  );
+}
+
+/**
+ * The logic a machine names by `src`, as XState resolves it: a key of `setup({ actors })`, or the generated name of an
+ * inline actor (`xstate.invoke.<i>.<state node id>`), read off the state node's config.
+ */
+export function referencedLogic(machine: AnyStateMachine, src: string): unknown {
+  const match = /^xstate\.invoke\.(\d+)\.(.*)$/.exec(src);
+  if (!match) return machine.implementations?.actors?.[src];
+  try {
+    const invoke: unknown = machine.getStateNodeById(match[2]!).config.invoke;
+    const config: unknown = Array.isArray(invoke) ? invoke[Number(match[1])] : invoke;
+    return typeof config === "object" && config !== null && "src" in config ? config.src : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every machine `machine` may start as a child (named in setup's actors or inline in an invoke), recursively, itself excluded. */
+export function childMachinesOf(
+  machine: AnyStateMachine,
+  seen = new Set<AnyStateMachine>([machine]),
+): AnyStateMachine[] {
+  const found: AnyStateMachine[] = [];
+  const add = (logic: unknown) => {
+    if (!isMachineLogic(logic) || seen.has(logic)) return;
+    seen.add(logic);
+    found.push(logic, ...childMachinesOf(logic, seen));
+  };
+  for (const logic of Object.values(machine.implementations?.actors ?? {})) add(logic);
+  const walk = (node: AnyStateMachine["root"]) => {
+    for (const invoke of node.invoke ?? [])
+      if (typeof invoke.src === "string") add(referencedLogic(machine, invoke.src));
+    for (const child of Object.values(node.states ?? {})) walk(child);
+  };
+  walk(machine.root);
+  return found;
+}
+
+// The stand-in a child's pure transitions get as their parent (actorScope.self._parent): sendParent resolves to it,
+// and the planner turns a send to it into a message to the parent execution. A root has none, so sendParent there
+// throws as XState's does.
+const parentStandIn: AnyActorRef = createEmptyActor();
+
+/** The parent stand-in of pure transitions (see above). */
+export function parentRef(): AnyActorRef {
+  return parentStandIn;
+}
+
+/**
+ * A child ref for a snapshot restored from a persisted state (which holds no children): what XState's transition
+ * needs to resolve `sendTo(childId)` and the stop of the invoking state. Never started; sends nothing.
+ */
+export function restoredChildRef(childId: string, src: string): AnyActorRef {
+  const ref = createEmptyActor();
+  Object.assign(ref, { id: childId, src });
+  return ref;
+}
+
+/** True when message `messageId` from its sender is at or below `mark` (the last one the receiver journaled from it). */
+export function isDelivered(mark: string | undefined, messageId: string): boolean {
+  if (mark === undefined) return false;
+  const [seqA, indexA] = position(mark);
+  const [seqB, indexB] = position(messageId);
+  return seqB < seqA || (seqB === seqA && indexB <= indexA);
+}
+
+function position(messageId: string): [number, number] {
+  const match = /@(\d+):(\d+)$/.exec(messageId);
+  return match ? [Number(match[1]), Number(match[2])] : [Number.NaN, Number.NaN];
+}

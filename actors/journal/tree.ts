@@ -1,0 +1,142 @@
+// The runtime side of child executions (ADR 0012 D3, D6): what an app does at each crossing of a tree. A child step
+// starts or resumes the child execution (idempotent by its derived id) and resolves with its output; a message is
+// journaled in its receiver's log; a stop reaches a child wherever it stands. Every crossing is repaired by a
+// recovery: the parent's re-runs its child steps (a child that ended answers from its log), re-sends its outbox and
+// repeats its last stops; a child whose parent ended stops itself when it is resumed.
+import type { AnyStateMachine } from "xstate";
+import type { EventStore } from "../../stores/types.js";
+import { ConfigError, DuplicateExecutionError } from "../errors.js";
+import type { StartOptions } from "../logics.js";
+import {
+  childSpecOf,
+  isMachineLogic,
+  referencedLogic,
+  type ChildSpec,
+  type ParentLink,
+  type TreeMessage,
+} from "./children.js";
+import type { Execution } from "./execution.js";
+import type { StepCall } from "./host.js";
+
+/** What the tree needs of its app. */
+export interface TreePort {
+  readonly events: EventStore;
+  /** The live execution of `executionId` in this app, if any. */
+  running(executionId: string): Execution | undefined;
+  /** The app's newest held definition of a logic id. */
+  logicOf(logicId: string): AnyStateMachine | undefined;
+  start(logic: AnyStateMachine, options: StartOptions, links: { parent: ParentLink; root: string }): Promise<unknown>;
+  resume(executionId: string, logic?: AnyStateMachine): Promise<unknown>;
+  result(executionId: string): Promise<unknown>;
+  stop(executionId: string, reason: string): Promise<void>;
+  closed(): boolean;
+}
+
+export class ExecutionTree {
+  // Child executions being started or resumed by a step of their parent: a message or a stop for one waits for it.
+  private readonly openings = new Map<string, Promise<Execution | undefined>>();
+
+  constructor(private readonly app: TreePort) {}
+
+  /** A child step: starts (or resumes, or reads the end of) the child execution, and resolves with its output. */
+  runChild(call: StepCall): Promise<unknown> {
+    const spec = childSpecOf(call.pending);
+    if (!spec) return Promise.reject(new TypeError(`step ${call.pending.stepId} is not a child execution's`));
+    const id = spec.executionId;
+    const opening = this.open(call, spec);
+    this.openings.set(id, opening);
+    const forget = () => {
+      if (this.openings.get(id) === opening) this.openings.delete(id);
+    };
+    opening.then(forget, forget);
+    return opening.then(async (child) => {
+      try {
+        return await this.app.result(id);
+      } finally {
+        // What the child sent before it ended reaches the parent before its outcome does, as on XState.
+        await child?.whenDelivered();
+      }
+    });
+  }
+
+  /** Journals `message` in its receiver's log (dropped when the receiver ended or is unknown). */
+  async deliver(message: TreeMessage, from: string): Promise<void> {
+    const receiver = await this.live(message.to);
+    await receiver?.receive(message.event, { executionId: from, messageId: message.messageId });
+  }
+
+  /** Stops a child execution, journaled in its log; a no-op once it ended or when nothing is known of it. */
+  async stopChild(executionId: string, reason: string): Promise<void> {
+    const child = await this.live(executionId);
+    if (child) await this.app.stop(executionId, reason);
+  }
+
+  /** Resolves once the child execution is settled: true while it still runs here, false once it ended (or is not here). */
+  async settled(executionId: string): Promise<boolean> {
+    await this.openings.get(executionId)?.catch(() => undefined);
+    const child = this.app.running(executionId);
+    if (!child || child.ended) return false;
+    await child.whenSettled();
+    return !child.ended && !child.failure;
+  }
+
+  /** After a resume: a child whose parent ended is not wanted any more (its parent's end came before its stop). */
+  async stopOrphan(execution: Execution): Promise<void> {
+    const parent = execution.state.parent;
+    if (!parent || execution.ended) return;
+    const info = await this.app.events.getExecution(parent.executionId);
+    if (info && info.status !== "running") await this.app.stop(execution.executionId, "its parent ended");
+  }
+
+  // The running execution of `executionId`, resumed here when the journal says it runs; undefined once it ended.
+  private async live(executionId: string): Promise<Execution | undefined> {
+    await this.openings.get(executionId)?.catch(() => undefined);
+    const here = this.app.running(executionId);
+    if (here) return here.ended ? undefined : here;
+    if (this.app.closed()) return undefined;
+    const info = await this.app.events.getExecution(executionId);
+    if (!info || info.status !== "running") return undefined;
+    await this.app.resume(executionId);
+    const resumed = this.app.running(executionId);
+    return resumed && !resumed.ended ? resumed : undefined;
+  }
+
+  private async open(call: StepCall, spec: ChildSpec): Promise<Execution | undefined> {
+    const id = spec.executionId;
+    const logic = this.childLogic(call, spec);
+    if ((await this.app.events.head(id)) > 0) {
+      await this.app.resume(id, logic);
+      return this.app.running(id);
+    }
+    const parent = this.app.running(call.executionId);
+    const links = {
+      parent: { executionId: call.executionId, childId: call.pending.childId, stepId: call.pending.stepId },
+      root: parent?.root ?? call.executionId,
+    };
+    const options: StartOptions = {
+      executionId: id,
+      input: spec.input,
+      ...(call.subject === undefined ? {} : { subject: call.subject }),
+    };
+    try {
+      await this.app.start(logic, options, links);
+    } catch (error) {
+      // Started meanwhile (a resume of the whole store found its log): it is the same child.
+      if (!(error instanceof DuplicateExecutionError)) throw error;
+      await this.app.resume(id, logic);
+    }
+    return this.app.running(id);
+  }
+
+  // The child's machine: as the parent's machine names it, else the app's logic of that id.
+  private childLogic(call: StepCall, spec: ChildSpec): AnyStateMachine {
+    const named = spec.src === undefined ? undefined : referencedLogic(call.logic, spec.src);
+    const logic = isMachineLogic(named) ? named : this.app.logicOf(spec.logicId);
+    if (!logic)
+      throw new ConfigError(
+        "logics",
+        `child execution "${spec.executionId}" runs logic "${spec.logicId}", which this app does not know: list it in defineConfig({ logics: [...] }).`,
+      );
+    return logic;
+  }
+}

@@ -1,0 +1,218 @@
+// Child executions (issue 33, ADR 0012): a machine that invokes or spawns another machine runs it as a child
+// execution, with its own journal and a derived id; its output reaches the parent as a journaled outcome, messages
+// between them (sendTo, sendParent) are journaled write-ahead in the receiver, and leaving the invoking state stops it.
+import { describe, expect, it } from "vitest";
+import {
+  assign,
+  createActor,
+  createMachine,
+  fromPromise,
+  sendParent,
+  sendTo,
+  setup,
+  type AnyStateMachine,
+} from "xstate";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { UnknownEffectError } from "../../actors/errors.js";
+import { memoryStores } from "../../stores/memory.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+
+/** A child that doubles its input through an effect, tells its parent, waits for a PING, answers PONG, and ends. */
+const worker = setup({
+  types: { input: {} as { n: number }, context: {} as { n: number; doubled?: number } },
+  actors: { double: fromPromise(async ({ input }: { input: number }) => input * 2) },
+}).createMachine({
+  id: "worker",
+  context: ({ input }) => ({ n: input.n }),
+  initial: "doubling",
+  states: {
+    doubling: {
+      invoke: {
+        src: "double",
+        input: ({ context }) => context.n,
+        onDone: {
+          target: "waiting",
+          actions: [
+            assign({ doubled: ({ event }) => event.output as number }),
+            sendParent(({ event }) => ({ type: "PROGRESS", doubled: event.output })),
+          ],
+        },
+      },
+    },
+    waiting: { on: { PING: { target: "done", actions: sendParent({ type: "PONG" }) } } },
+    done: { type: "final" },
+  },
+  output: ({ context }) => ({ doubled: context.doubled }),
+});
+
+const parent = setup({
+  types: { context: {} as { seen: string[]; result?: unknown } },
+  actors: { worker },
+}).createMachine({
+  id: "parent",
+  context: { seen: [] },
+  initial: "running",
+  states: {
+    running: {
+      invoke: {
+        id: "w",
+        src: "worker",
+        input: { n: 21 },
+        onDone: { target: "finished", actions: assign({ result: ({ event }) => event.output }) },
+        onError: { target: "failed" },
+      },
+      on: {
+        PROGRESS: {
+          actions: [assign({ seen: ({ context }) => [...context.seen, "progress"] }), sendTo("w", { type: "PING" })],
+        },
+        PONG: { actions: assign({ seen: ({ context }) => [...context.seen, "pong"] }) },
+        CANCEL: { target: "cancelled" },
+      },
+    },
+    finished: { type: "final" },
+    failed: { type: "final" },
+    cancelled: { type: "final" },
+  },
+  output: ({ context }) => ({ seen: context.seen, result: context.result }),
+});
+
+function countingEffects() {
+  const runs: string[] = [];
+  return {
+    runs,
+    effects: {
+      double: createToolEffect(async (n: number, ctx) => {
+        runs.push(ctx.stepId);
+        return n * 2;
+      }),
+    },
+  };
+}
+
+async function onXState(machine: AnyStateMachine): Promise<unknown> {
+  const actor = createActor(machine).start();
+  await new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve() }));
+  return actor.getSnapshot().output;
+}
+
+describe("child executions", () => {
+  it("run a child machine as an execution of its own, with messages both ways, as on XState", async () => {
+    const expected = await onXState(parent);
+    expect(expected).toEqual({ seen: ["progress", "pong"], result: { doubled: 42 } });
+
+    const stores = memoryStores();
+    const { effects, runs } = countingEffects();
+    const app = createApp(defineConfig({ stores, effects }));
+    await app.start(parent, { executionId: "p1" });
+    expect(await app.result("p1")).toEqual(expected);
+    expect(runs).toEqual(["worker#0.worker.doubling:1"]);
+
+    const child = await app.log("p1/w");
+    expect(child[0]).toMatchObject({
+      type: EXECUTION_STARTED,
+      logicId: "worker",
+      input: { n: 21 },
+      parent: { executionId: "p1", childId: "w" },
+      root: "p1",
+    });
+    expect(child.at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "done", output: { doubled: 42 } });
+    // The parent's message arrived journaled, write-ahead, naming its sender and its id.
+    const ping = child.find((r) => r.type === EVENT_RECEIVED);
+    expect(ping).toMatchObject({ event: { type: "PING" }, from: { executionId: "p1" } });
+    // The child's output reached the parent as a journaled outcome of its step.
+    const log = await app.log("p1");
+    expect(log.find((r) => r.type === STEP_COMPLETED)).toMatchObject({
+      effectId: "loom.child",
+      output: { doubled: 42 },
+    });
+    expect(
+      log.filter((r) => r.type === EVENT_RECEIVED).map((r) => (r.type === EVENT_RECEIVED ? r.event.type : "")),
+    ).toEqual(["PROGRESS", "PONG"]);
+    await app.close();
+
+    // A fresh app resumes the ended tree from the logs: the same output, nothing run.
+    const again = createApp(defineConfig({ stores, effects }));
+    expect(await again.result("p1")).toEqual(expected);
+    expect(runs).toHaveLength(1);
+    await again.close();
+  });
+
+  it("stops the child, journaled in its log, when the parent leaves the invoking state", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const stores = memoryStores();
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: { double: createToolEffect(async (n: number) => (await gate, n * 2)) },
+      }),
+    );
+    const actor = await app.start(parent, { executionId: "p2" });
+    await until(async () => (await stores.events.head("p2/w")) > 0);
+    await actor.sendAsync({ type: "CANCEL" });
+    expect(await app.result("p2")).toEqual({ seen: [] });
+    await until(async () => (await app.log("p2/w")).at(-1)?.type === EXECUTION_ENDED);
+    expect((await app.log("p2/w")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "stopped" });
+    release();
+    await app.close();
+  });
+
+  it("stops the whole tree with app.stop(root)", async () => {
+    const stores = memoryStores();
+    const app = createApp(
+      defineConfig({ stores, effects: { double: createToolEffect(() => new Promise<number>(() => undefined)) } }),
+    );
+    await app.start(parent, { executionId: "p3" });
+    await until(async () => (await stores.events.head("p3/w")) > 0);
+    await app.stop("p3");
+    await until(async () => (await app.log("p3/w")).at(-1)?.type === EXECUTION_ENDED);
+    expect((await app.log("p3/w")).at(-1)).toMatchObject({ type: EXECUTION_ENDED, status: "stopped" });
+    await app.close();
+  });
+
+  it("resumes a tree left mid-child by a closed app: the child's recorded step is not run again", async () => {
+    const stores = memoryStores();
+    let block = true;
+    const runs: string[] = [];
+    const effects = {
+      double: createToolEffect(async (n: number, ctx) => {
+        runs.push(ctx.stepId);
+        if (block) await new Promise(() => undefined);
+        return n * 2;
+      }),
+    };
+    const first = createApp(defineConfig({ stores, effects }));
+    await first.start(parent, { executionId: "p4" });
+    await until(() => runs.length === 1);
+    await first.close();
+    block = false;
+    const second = createApp(defineConfig({ stores, effects, logics: [parent] }));
+    const report = await second.resumeUnfinished();
+    expect(report.failed).toEqual([]);
+    expect(await second.result("p4")).toEqual({ seen: ["progress", "pong"], result: { doubled: 42 } });
+    expect(runs).toEqual(["worker#0.worker.doubling:1", "worker#0.worker.doubling:1"]);
+    await second.close();
+  });
+
+  it("refuses at start a source that is neither an effect nor a machine, naming every missing one", async () => {
+    const machine = createMachine({
+      id: "m",
+      initial: "a",
+      states: { a: { invoke: [{ src: "nope" }, { src: "neither" }] } },
+    });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));
+    const refused = app.start(machine, { executionId: "x" });
+    await expect(refused).rejects.toThrow(UnknownEffectError);
+    await expect(refused).rejects.toThrow(/"nope".*"neither"/);
+  });
+});
+
+async function until(predicate: () => boolean | Promise<boolean>): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > 10_000) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
