@@ -1,6 +1,12 @@
 // The macrostep planner: a pure function from (runtime state, input record) to the next state and the
 // records to journal. Live runs and replays share it, so what replay checks is exactly what was written.
-import { type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from "xstate";
+import {
+  type AnyActorRef,
+  type AnyEventObject,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+} from "xstate";
 import { isStepInput, LOOM_STEP } from "../../machines/helpers/effectActor.js";
 import { taskKindOf, type TaskKind } from "../../machines/helpers/invokeAs.js";
 import { fnv1a32 } from "../../stores/bytes.js";
@@ -179,6 +185,7 @@ export function planMacrostep(
   }
 
   const sends: Record<string, any>[] = [];
+  const spawned = new Set<string>();
   for (const action of actions) {
     if (isLiveAction(action)) {
       step.actions.push(action);
@@ -188,32 +195,14 @@ export function planMacrostep(
     switch (action.type) {
       case "xstate.spawnChild": {
         const src = params.src;
-        if (typeof src !== "string" || !ctx.effectIds.has(src)) {
-          const logic: unknown = params.actorRef?.logic;
-          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, String(params.id), src, logic, params.input);
-          break;
-        }
         const childId = String(params.id);
-        const occurrence = state.counters.get(childId) + 1;
-        // One entry per child id ever spawned: a new version per spawn, the previous state's left as it was.
-        state.counters = state.counters.with(childId, occurrence);
-        const given: unknown = params.input;
-        const named = isStepInput(given);
-        const stepId = `${machine.id}#${named ? given[LOOM_STEP] : `${childId}:${occurrence}`}`;
-        const taskKind = taskKindOf(given);
-        // The input is read through, never copied here: a step built lazily (lazyStepInput) is built only
-        // when it runs or is persisted, so a replay serving it from the log never builds it.
-        const pending: PendingStep = {
-          childId,
-          stepId,
-          effectId: src,
-          ...(taskKind ? { taskKind } : {}),
-          get input() {
-            return named ? given.input : given;
-          },
-        };
-        state.pending[childId] = pending;
-        step.started.push(pending);
+        spawned.add(childId);
+        if (typeof src === "string" && ctx.effectIds.has(src))
+          spawnEffect(ctx, state, step, childId, src, params.input);
+        else {
+          const logic: unknown = params.actorRef?.logic;
+          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, src, logic, params.input);
+        }
         break;
       }
       case "xstate.stopChild": {
@@ -247,6 +236,21 @@ export function planMacrostep(
     }
   }
 
+  // spawn() inside assign: XState starts what it spawns there itself (a deferred start a pure transition drops) and
+  // plans no spawnChild action, so the children the transition added beyond the actions' are planned here.
+  const before: Record<string, unknown> = previous?.snapshot.children ?? {};
+  const children: Record<string, AnyActorRef | undefined> = next.children;
+  for (const [childId, ref] of Object.entries(children)) {
+    if (!ref || childId in before || spawned.has(childId) || state.pending[childId]) continue;
+    const options: unknown = "options" in ref ? ref.options : undefined;
+    const input = typeof options === "object" && options !== null && "input" in options ? options.input : undefined;
+    if (typeof ref.src === "string" && ctx.effectIds.has(ref.src))
+      spawnEffect(ctx, state, step, childId, ref.src, input);
+    else {
+      const logic: unknown = "logic" in ref ? ref.logic : undefined;
+      if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, ref.src, logic, input);
+    }
+  }
   for (const params of sends) {
     const to = messageTarget(state, params.to);
     // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
@@ -288,6 +292,36 @@ export function planMacrostep(
   }
   keepStops();
   return step;
+}
+
+/** An effect spawned or invoked: a pending step, its id derived from the child id's occurrences (or the step's name). */
+function spawnEffect(
+  ctx: PlanContext,
+  state: RuntimeState,
+  step: Macrostep,
+  childId: string,
+  src: string,
+  given: unknown,
+): void {
+  const occurrence = state.counters.get(childId) + 1;
+  // One entry per child id ever spawned: a new version per spawn, the previous state's left as it was.
+  state.counters = state.counters.with(childId, occurrence);
+  const named = isStepInput(given);
+  const stepId = `${ctx.machine.id}#${named ? given[LOOM_STEP] : `${childId}:${occurrence}`}`;
+  const taskKind = taskKindOf(given);
+  // The input is read through, never copied here: a step built lazily (lazyStepInput) is built only
+  // when it runs or is persisted, so a replay serving it from the log never builds it.
+  const pending: PendingStep = {
+    childId,
+    stepId,
+    effectId: src,
+    ...(taskKind ? { taskKind } : {}),
+    get input() {
+      return named ? given.input : given;
+    },
+  };
+  state.pending[childId] = pending;
+  step.started.push(pending);
 }
 
 /**

@@ -216,3 +216,82 @@ async function until(predicate: () => boolean | Promise<boolean>): Promise<void>
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
+
+describe("spawn() inside assign", () => {
+  it("starts the spawned machine as a child execution, and its effects as steps, as on XState", async () => {
+    const counter = setup({}).createMachine({
+      id: "counter",
+      context: { n: 0 },
+      on: { INC: { actions: [assign({ n: ({ context }) => context.n + 1 }), sendParent({ type: "COUNTED" })] } },
+    });
+    const holder = setup({
+      types: { context: {} as { ref?: unknown; seen: number; doubled?: number } },
+      actors: { counter, double: fromPromise(async ({ input }: { input: number }) => input * 2) },
+    }).createMachine({
+      id: "holder",
+      context: { seen: 0 },
+      initial: "on",
+      entry: assign({ ref: ({ spawn }) => spawn("counter", { id: "c" }) }),
+      states: {
+        on: {
+          on: {
+            POKE: { actions: sendTo("c", { type: "INC" }) },
+            COUNTED: { actions: assign({ seen: ({ context }) => context.seen + 1 }) },
+            DOUBLE: { actions: assign({ ref: ({ spawn }) => spawn("double", { id: "d", input: 21 }) }) },
+            "xstate.done.actor.d": { actions: assign({ doubled: ({ event }) => event.output as number }) },
+          },
+        },
+      },
+    });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countingEffects().effects }));
+    const actor = await app.start(holder, { executionId: "h" });
+    await actor.sendAsync({ type: "POKE" });
+    await actor.sendAsync({ type: "DOUBLE" });
+    await until(() => actor.getSnapshot().context.seen === 1 && actor.getSnapshot().context.doubled === 42);
+    expect((await app.log("h/c"))[0]).toMatchObject({ type: EXECUTION_STARTED, parent: { executionId: "h" } });
+    await app.close();
+  });
+});
+
+describe("trees", () => {
+  it("spawns 100 children in one macrostep and joins them, three deep", async () => {
+    const leaf = setup({}).createMachine({
+      id: "leaf",
+      initial: "a",
+      states: { a: { always: "b" }, b: { type: "final" } },
+      output: () => 1,
+    });
+    const mid = setup({ actors: { leaf } }).createMachine({
+      id: "mid",
+      initial: "run",
+      states: { run: { invoke: { id: "l", src: "leaf", onDone: "done" } }, done: { type: "final" } },
+      output: () => 1,
+    });
+    const ids = Array.from({ length: 100 }, (_, i) => `m${i}`);
+    const top = setup({ actors: { mid }, types: { context: {} as { done: number } } }).createMachine({
+      id: "top",
+      context: { done: 0 },
+      initial: "fan",
+      states: {
+        fan: {
+          invoke: ids.map((id) => ({
+            id,
+            src: "mid" as const,
+            onDone: { actions: assign({ done: ({ context }: { context: { done: number } }) => context.done + 1 }) },
+          })),
+          always: { guard: ({ context }) => context.done === ids.length, target: "joined" },
+        },
+        joined: { type: "final" },
+      },
+      output: ({ context }) => context.done,
+    });
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: {} }));
+    await app.start(top, { executionId: "top" });
+    expect(await app.result("top")).toBe(100);
+    const all = await stores.events.listExecutions();
+    expect(all).toHaveLength(1 + 100 + 100);
+    expect((await app.log("top/m42/l"))[0]).toMatchObject({ parent: { executionId: "top/m42" }, root: "top" });
+    await app.close();
+  });
+});
