@@ -81,9 +81,9 @@ export class UnknownEffectError extends LoomworkError {
     super(
       RUNTIME_ERROR_CODES.unknownEffect,
       `Machine "${logicId}" invokes ${names}, which ${missing.length > 1 ? "are" : "is"} neither an effect the config registers ` +
-        `(registered: ${known.length ? known.join(", ") : "none"}) nor a state machine. Register a promise actor as an effect ` +
+        `(registered: ${known.length ? known.join(", ") : "none"}) nor a state machine nor a callback or observable actor. Register a promise actor as an effect ` +
         `(effects: { "${missing[0]}": createToolEffect(...) }); a state machine (in setup({ actors }), inline, or in logics) ` +
-        `runs as a child execution; callback and observable actors are not supported yet (docs/actors.md).`,
+        `runs as a child execution, and callback and observable actors run live (docs/actors.md).`,
     );
     this.effectId = missing[0]!;
     this.missing = missing;

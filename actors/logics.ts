@@ -10,7 +10,7 @@ import { ConfigError, UnknownEffectError } from "./errors.js";
 import type { Journal } from "./journal/journal.js";
 import { plainJson } from "./journal/json.js";
 import { effectSourcesOf } from "./journal/machineInfo.js";
-import { childMachinesOf, isMachineLogic, referencedLogic } from "./journal/children.js";
+import { childMachinesOf, isMachineLogic, isSourceLogic, referencedLogic } from "./journal/children.js";
 import { LogicVersions, type StartedLogic } from "./journal/versions.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect, isInternalLogic } from "./lifecycle/host.js";
 import { declarationOf } from "./logicDeclaration.js";
@@ -179,7 +179,10 @@ function missingSources(logic: AnyStateMachine, known: readonly string[]): strin
   const missing: string[] = [];
   for (const machine of [logic, ...childMachinesOf(logic)]) {
     for (const src of effectSourcesOf(machine)) {
-      if (known.includes(src) || isMachineLogic(referencedLogic(machine, src))) continue;
+      const logic = referencedLogic(machine, src);
+      // A promise actor must be a registered effect (journaled); a machine is a child execution; callback and
+      // observable actors run live (sources).
+      if (known.includes(src) || isMachineLogic(logic) || isSourceLogic(logic)) continue;
       const inline = /^xstate\.invoke\.(\d+)\.(.*)$/.exec(src);
       const name = inline ? `the inline actor invoked in state "${inline[2]}"` : src;
       if (!missing.includes(name)) missing.push(name);

@@ -96,8 +96,11 @@ export type EventReceivedRecord = RecordBase & {
   event: RecordedEvent;
   /** Set when the event is a journaled timer firing: the timer it disarms. */
   timerId?: string;
-  /** Set when the event is a message from another execution of the tree (sendTo, sendParent): its sender and id. Since schema 4. */
-  from?: { executionId: string; messageId: string };
+  /**
+   * Set when the event is a message from another execution of the tree (sendTo, sendParent): its sender and id; or
+   * from a live source of this execution (a callback or observable actor): its child id. Since schema 4.
+   */
+  from?: { executionId: string; messageId: string } | { source: string };
 };
 
 /** An effect step's output, keyed by its deterministic step id. */

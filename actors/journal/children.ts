@@ -144,3 +144,43 @@ function position(messageId: string): [number, number] {
   const match = /@(\d+):(\d+)$/.exec(messageId);
   return match ? [Number(match[1]), Number(match[2])] : [Number.NaN, Number.NaN];
 }
+
+/** A live source a parent's machine started (a callback or observable actor): how to start it again after a resume. */
+export interface SourceSpec {
+  /** The source name the parent's machine invokes it by (absent: spawned by its logic object, not restartable). */
+  src?: string;
+  input: unknown;
+  /** The invoke's onSnapshot: the source's snapshots reach the parent as events. */
+  syncSnapshot?: boolean;
+}
+
+/**
+ * True for promise logic (fromPromise): its transition finishes it on XState's resolve event. Told apart from callback
+ * and observable logic by asking that pure transition, which runs nothing.
+ */
+export function isPromiseLogic(logic: unknown): boolean {
+  if (typeof logic !== "object" || logic === null || !("transition" in logic) || typeof logic.transition !== "function")
+    return false;
+  try {
+    const next: unknown = logic.transition(
+      { status: "active", output: undefined, error: undefined, input: undefined },
+      { type: "xstate.promise.resolve", data: 1 },
+      {},
+    );
+    return typeof next === "object" && next !== null && "status" in next && next.status === "done";
+  } catch {
+    return false;
+  }
+}
+
+/** True for logic the runtime runs as a live source: any actor logic that is neither a machine nor promise logic. */
+export function isSourceLogic(logic: unknown): boolean {
+  return (
+    typeof logic === "object" &&
+    logic !== null &&
+    "transition" in logic &&
+    typeof logic.transition === "function" &&
+    !isMachineLogic(logic) &&
+    !isPromiseLogic(logic)
+  );
+}

@@ -27,7 +27,9 @@ import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, Unstampe
 import { ExecutionObservers, snapshotOf } from "./observers.js";
 import { runStepToRecord } from "./stepOutcome.js";
 import { EmittedListeners, runLiveActions } from "./liveActions.js";
-import { childSpecOf, isDelivered, type ParentLink, type TreeMessage } from "./children.js";
+import { childSpecOf, isDelivered, referencedLogic, type ParentLink, type TreeMessage } from "./children.js";
+import { LiveSources } from "./sources.js";
+import { isEventObject } from "../../stores/shapes.js";
 import { MESSAGES_DELIVERED } from "../../stores/schema.js";
 
 export type { ReplayReport } from "./host.js";
@@ -91,6 +93,7 @@ export class Execution {
   // Messages of the tree leave one at a time, in order (ADR 0012 D4); a failed delivery holds the rest until a recovery.
   private outgoing: Promise<void> = Promise.resolve();
   private deliveryFailed = false;
+  private liveSources: LiveSources | undefined; // callback and observable actors running here, made at first use
 
   constructor(
     private readonly host: ExecutionHost,
@@ -147,6 +150,32 @@ export class Execution {
     });
   }
 
+  private get sources(): LiveSources {
+    return (this.liveSources ??= new LiveSources((childId, event) => void this.fromSource(childId, event)));
+  }
+
+  // What a live source sent (sendBack, its done, error or snapshot): journaled as this execution's event, write-ahead.
+  private fromSource(childId: string, event: AnyEventObject): Promise<void> {
+    return this.enqueueRaw(async () => {
+      if (this.ended || !this.state.sources?.[childId]) return;
+      let recorded: unknown;
+      try {
+        recorded = JSON.parse(JSON.stringify(event));
+        if (!isEventObject(recorded)) throw new TypeError("not an event object");
+      } catch (error) {
+        this.host.warn({
+          code: WARNING_CODES.messageUndelivered,
+          message: `event "${event.type}" of live source "${childId}" is not JSON and was not journaled: ${String(error)}`,
+          executionId: this.executionId,
+        });
+        return;
+      }
+      if (!isEventObject(recorded)) return;
+      await this.macrostep({ type: EVENT_RECEIVED, event: recorded, from: { source: childId } });
+      if (!this.state.sources?.[childId]) this.liveSources?.stop(childId);
+    }).catch(() => undefined);
+  }
+
   /** Resolves once every message planned so far left (journaled by its receiver, or dropped). */
   whenDelivered(): Promise<void> {
     return this.outgoing;
@@ -194,6 +223,11 @@ export class Execution {
     if (!this.ended) {
       for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
       for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
+      // Live sources start again (at least once, like an effect that had started); one spawned by its logic object cannot.
+      for (const [childId, spec] of Object.entries(this.state.sources ?? {})) {
+        const logic = spec.src === undefined ? undefined : referencedLogic(this.machine, spec.src);
+        if (logic) this.sources.start(childId, logic, spec.input, spec.syncSnapshot === true);
+      }
     }
     // What the last macrosteps planned for the tree and may not have done before the crash: the receivers and the
     // children drop what they have already (ADR 0012 D3). After the steps: a child they start exists to receive.
@@ -261,6 +295,7 @@ export class Execution {
     this.running.clear();
     for (const cancel of this.timerCancels.values()) cancel();
     this.timerCancels.clear();
+    this.liveSources?.stopAll();
     this.wakeSettled();
   }
 
@@ -427,6 +462,11 @@ export class Execution {
       for (const pending of step.started) this.runEffect(pending);
       for (const timerId of step.armed) this.armTimer(timerId);
     }
+    for (const childId of step.sourcesStopped) this.liveSources?.stop(childId);
+    if (!this.ended)
+      for (const { childId, logic, spec } of step.sourcesStarted)
+        this.sources.start(childId, logic, spec.input, spec.syncSnapshot === true);
+    for (const { childId, event } of step.sourceSends) this.liveSources?.send(childId, event);
     // After the steps it started (a child it spawned and sends to exists to receive), even from a final macrostep.
     this.sendMessages(step.messages);
     if (step.stoppedChildren.length > 0)

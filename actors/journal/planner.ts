@@ -28,10 +28,12 @@ import {
   childExecutionId,
   childSpecOf,
   isMachineLogic,
+  isSourceLogic,
   parentRef,
   restoredChildRef,
   type ChildSpec,
   type ParentLink,
+  type SourceSpec,
   type TreeMessage,
 } from "./children.js";
 
@@ -43,6 +45,8 @@ export interface PendingStep {
   input: unknown;
   /** The role the machine invoked the effect in (`invokeAs`); absent means the registered effect's kind. */
   taskKind?: TaskKind;
+  /** A child execution's machine as the parent's transition resolved it (not enumerable: never persisted). */
+  readonly logic?: unknown;
 }
 
 /** A delayed event due at `dueAt` (from the record that armed it, so replay re-arms the same time). */
@@ -71,6 +75,8 @@ export interface RuntimeState {
   inbox?: Record<string, string>;
   /** The child executions the last macrostep stopped: a recovery stops them again (a no-op once they ended). */
   stoppedChildren?: string[];
+  /** Live sources (callback and observable actors) running, by child id: a resume starts them again. */
+  sources?: Record<string, SourceSpec>;
 }
 
 export interface PlanContext {
@@ -98,6 +104,12 @@ export interface Macrostep {
   messages: TreeMessage[];
   /** Child executions (ids) this macrostep stopped: stopped, journaled in their logs, once it is durable. */
   stoppedChildren: string[];
+  /** Live sources to start once the macrostep is durable, with their logic. */
+  sourcesStarted: { childId: string; logic: unknown; spec: SourceSpec }[];
+  /** Live sources to stop (their state was left, or the execution ended). */
+  sourcesStopped: string[];
+  /** What the machine sent its live sources, delivered live in order. */
+  sourceSends: { childId: string; event: EventObject }[];
 }
 
 /** The state value as journaled in TRANSITION records: "a" or "a.b", or the leaf paths of parallel regions joined by ",". */
@@ -140,6 +152,13 @@ export function planMacrostep(
     actions: [],
     messages: [],
     stoppedChildren: [],
+    sourcesStarted: [],
+    sourcesStopped: [],
+    sourceSends: [],
+  };
+  const stopSources = () => {
+    step.sourcesStopped.push(...Object.keys(state.sources ?? {}));
+    delete state.sources;
   };
   // Each child step stopped is a child execution to stop; the last macrostep's are kept for a recovery to repeat.
   const stop = (childId: string) => {
@@ -179,6 +198,7 @@ export function planMacrostep(
     for (const childId of Object.keys(state.pending)) stop(childId);
     state.pending = {};
     state.timers = {};
+    stopSources();
     keepStops();
     push({ type: schema.EXECUTION_ENDED, status: "error", error });
     return step;
@@ -202,6 +222,15 @@ export function planMacrostep(
         else {
           const logic: unknown = params.actorRef?.logic;
           if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, src, logic, params.input);
+          else if (isSourceLogic(logic)) {
+            const spec: SourceSpec = {
+              ...(typeof src === "string" ? { src } : {}),
+              input: params.input ?? null,
+              ...(params.syncSnapshot ? { syncSnapshot: true } : {}),
+            };
+            state.sources = { ...state.sources, [childId]: spec };
+            step.sourcesStarted.push({ childId, logic, spec });
+          }
         }
         break;
       }
@@ -210,6 +239,10 @@ export function planMacrostep(
         if (childId && state.pending[childId]) {
           stop(childId);
           delete state.pending[childId];
+        } else if (childId && state.sources?.[childId]) {
+          const { [childId]: _stopped, ...rest } = state.sources;
+          state.sources = rest;
+          step.sourcesStopped.push(childId);
         }
         break;
       }
@@ -249,9 +282,19 @@ export function planMacrostep(
     else {
       const logic: unknown = "logic" in ref ? ref.logic : undefined;
       if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, ref.src, logic, input);
+      else if (isSourceLogic(logic)) {
+        const spec: SourceSpec = { ...(typeof ref.src === "string" ? { src: ref.src } : {}), input: input ?? null };
+        state.sources = { ...state.sources, [childId]: spec };
+        step.sourcesStarted.push({ childId, logic, spec });
+      }
     }
   }
   for (const params of sends) {
+    const sourceId = sourceTarget(state, params.to);
+    if (sourceId !== undefined && isEventObject(params.event) && params.delay === undefined) {
+      step.sourceSends.push({ childId: sourceId, event: params.event });
+      continue;
+    }
     const to = messageTarget(state, params.to);
     // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
     if (to === undefined || params.delay !== undefined || !isEventObject(params.event)) continue;
@@ -280,6 +323,7 @@ export function planMacrostep(
     for (const childId of Object.keys(state.pending)) stop(childId);
     state.pending = {};
     state.timers = {};
+    stopSources();
     push({
       type: schema.EXECUTION_ENDED,
       status: "done",
@@ -288,6 +332,7 @@ export function planMacrostep(
   } else if (next.status === "error") {
     state.status = "error";
     state.error = serializeError(next.error);
+    stopSources();
     push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
   keepStops();
@@ -351,6 +396,8 @@ function spawnMachine(
     effectId: CHILD_EFFECT_ID,
     input: spec,
   };
+  // The live run starts the very machine spawned (a spawn by logic object has no name to find it by again).
+  Object.defineProperty(pending, "logic", { value: logic, enumerable: false });
   state.pending[childId] = pending;
   step.started.push(pending);
 }
@@ -363,6 +410,12 @@ function messageTarget(state: RuntimeState, to: unknown): string | undefined {
   const id = typeof to === "string" ? to : typeof to === "object" && "id" in to ? to.id : undefined;
   const pending = typeof id === "string" ? state.pending[id] : undefined;
   return pending && childSpecOf(pending)?.executionId;
+}
+
+/** The live source a sendTo's resolved target stands for (its child id), if any. */
+function sourceTarget(state: RuntimeState, to: unknown): string | undefined {
+  const id = typeof to === "string" ? to : typeof to === "object" && to !== null && "id" in to ? to.id : undefined;
+  return typeof id === "string" && state.sources?.[id] ? id : undefined;
 }
 
 function isParentLink(value: unknown): value is ParentLink {
@@ -435,6 +488,14 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
       const from: unknown = input.from;
       if (typeof from === "object" && from !== null && "executionId" in from && "messageId" in from)
         state.inbox = { ...state.inbox, [String(from.executionId)]: String(from.messageId) };
+      // A live source's done or error event: it finished, and is not started again by a resume.
+      if (typeof from === "object" && from !== null && "source" in from && typeof from.source === "string") {
+        const id = from.source;
+        if (state.sources?.[id] && /^xstate\.(done|error)\.actor\./.test(event.type)) {
+          const { [id]: _finished, ...rest } = state.sources;
+          state.sources = rest;
+        }
+      }
       return event;
     }
     case schema.STEP_COMPLETED:
@@ -532,6 +593,7 @@ export function persistState(machine: AnyStateMachine, state: RuntimeState): unk
     ...(state.outbox?.length ? { outbox: state.outbox } : {}),
     ...(state.inbox ? { inbox: state.inbox } : {}),
     ...(state.stoppedChildren ? { stoppedChildren: state.stoppedChildren } : {}),
+    ...(state.sources && Object.keys(state.sources).length ? { sources: state.sources } : {}),
   };
 }
 
@@ -549,6 +611,10 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
       [pending.childId]: restoredChildRef(pending.childId, spec.src ?? spec.logicId),
     };
   }
+  for (const [childId, source] of Object.entries(p.sources ?? {})) {
+    if (snapshot.children[childId]) continue;
+    snapshot.children = { ...snapshot.children, [childId]: restoredChildRef(childId, source.src ?? childId) };
+  }
   return {
     snapshot,
     pending: p.pending ?? {},
@@ -562,5 +628,6 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
     ...(p.outbox?.length ? { outbox: p.outbox } : {}),
     ...(p.inbox ? { inbox: p.inbox } : {}),
     ...(p.stoppedChildren ? { stoppedChildren: p.stoppedChildren } : {}),
+    ...(p.sources ? { sources: p.sources } : {}),
   };
 }

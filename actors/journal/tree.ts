@@ -130,7 +130,7 @@ export class ExecutionTree {
 
   // The child's machine: as the parent's machine names it, else the app's logic of that id.
   private childLogic(call: StepCall, spec: ChildSpec): AnyStateMachine {
-    const named = spec.src === undefined ? undefined : referencedLogic(call.logic, spec.src);
+    const named = spec.src === undefined ? call.pending.logic : referencedLogic(call.logic, spec.src);
     const logic = isMachineLogic(named) ? named : this.app.logicOf(spec.logicId);
     if (!logic)
       throw new ConfigError(

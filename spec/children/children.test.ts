@@ -3,14 +3,15 @@
 // between them (sendTo, sendParent) are journaled write-ahead in the receiver, and leaving the invoking state stops it.
 import { describe, expect, it } from "vitest";
 import {
+  type AnyStateMachine,
   assign,
   createActor,
   createMachine,
+  fromCallback,
   fromPromise,
   sendParent,
   sendTo,
   setup,
-  type AnyStateMachine,
 } from "xstate";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
@@ -293,5 +294,57 @@ describe("trees", () => {
     expect(all).toHaveLength(1 + 100 + 100);
     expect((await app.log("top/m42/l"))[0]).toMatchObject({ parent: { executionId: "top/m42" }, root: "top" });
     await app.close();
+  });
+});
+
+describe("callback actors", () => {
+  const pinger = (starts: { n: number }) =>
+    setup({
+      types: { context: {} as { pongs: number } },
+      actors: {
+        echo: fromCallback(({ sendBack, receive }) => {
+          starts.n++;
+          receive((event) => {
+            if (event.type === "PING") sendBack({ type: "PONG" });
+          });
+        }),
+      },
+    }).createMachine({
+      id: "pinger",
+      context: { pongs: 0 },
+      initial: "on",
+      states: {
+        on: {
+          invoke: { id: "echo", src: "echo" },
+          on: {
+            PING: { actions: sendTo("echo", { type: "PING" }) },
+            PONG: { actions: assign({ pongs: ({ context }) => context.pongs + 1 }) },
+            OFF: "off",
+          },
+        },
+        off: {},
+      },
+    });
+
+  it("run live: what they send back is journaled as the parent's event; a resume starts them again", async () => {
+    const starts = { n: 0 };
+    const machine = pinger(starts);
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: {} }));
+    const actor = await app.start(machine, { executionId: "cb" });
+    await actor.sendAsync({ type: "PING" });
+    await until(() => actor.getSnapshot().context.pongs === 1);
+    const pong = (await app.log("cb")).find((r) => r.type === EVENT_RECEIVED && r.event.type === "PONG");
+    expect(pong).toMatchObject({ from: { source: "echo" } });
+    await app.close();
+
+    const again = createApp(defineConfig({ stores, effects: {} }));
+    const resumed = await again.resume("cb", machine);
+    expect(starts.n).toBe(2);
+    await resumed.sendAsync({ type: "PING" });
+    await until(() => resumed.getSnapshot().context.pongs === 2);
+    // Leaving the state stops it: a PING after that reaches nothing.
+    await resumed.sendAsync({ type: "OFF" });
+    await again.close();
   });
 });
