@@ -1,7 +1,8 @@
-// The agent, claim-check, sweep and erasure suites, each parameterised over an adapter: every adapter's
+// The agent, claim-check, sweep, erasure and children suites, each parameterised over an adapter: every adapter's
 // test file in this directory calls describeAdapterSuites with its harness, after describeStoresConformance.
 import type { AdapterHarness } from "../support/adapterHarness.js";
 import { describeAgentSuite } from "./agentSuite.js";
+import { describeChildrenSuite } from "./childrenSuite.js";
 import { describeClaimCheckSuite } from "./claimCheckSuite.js";
 import { describeErasureSuite } from "./erasureSuite.js";
 import { describeSweepSuite } from "./sweepSuite.js";
@@ -11,4 +12,5 @@ export function describeAdapterSuites(name: string, harness: AdapterHarness): vo
   describeClaimCheckSuite(name, harness);
   describeSweepSuite(name, harness);
   describeErasureSuite(name, harness);
+  describeChildrenSuite(name, harness);
 }

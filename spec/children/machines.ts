@@ -1,0 +1,61 @@
+// The machines the children tests share: a parent that invokes a worker machine, with messages both ways.
+import { assign, fromPromise, sendParent, sendTo, setup } from "xstate";
+
+/** A child that doubles its input through an effect, tells its parent, waits for a PING, answers PONG, and ends. */
+export const worker = setup({
+  types: { input: {} as { n: number }, context: {} as { n: number; doubled?: number } },
+  actors: { double: fromPromise(async ({ input }: { input: number }) => input * 2) },
+}).createMachine({
+  id: "worker",
+  context: ({ input }) => ({ n: input.n }),
+  initial: "doubling",
+  states: {
+    doubling: {
+      invoke: {
+        src: "double",
+        input: ({ context }) => context.n,
+        onDone: {
+          target: "waiting",
+          actions: [
+            assign({ doubled: ({ event }) => event.output as number }),
+            sendParent(({ event }) => ({ type: "PROGRESS", doubled: event.output })),
+          ],
+        },
+      },
+    },
+    waiting: { on: { PING: { target: "done", actions: sendParent({ type: "PONG" }) } } },
+    done: { type: "final" },
+  },
+  output: ({ context }) => ({ doubled: context.doubled }),
+});
+
+export const parent = setup({
+  types: { context: {} as { seen: string[]; result?: unknown } },
+  actors: { worker },
+}).createMachine({
+  id: "parent",
+  context: { seen: [] },
+  initial: "running",
+  states: {
+    running: {
+      invoke: {
+        id: "w",
+        src: "worker",
+        input: { n: 21 },
+        onDone: { target: "finished", actions: assign({ result: ({ event }) => event.output }) },
+        onError: { target: "failed" },
+      },
+      on: {
+        PROGRESS: {
+          actions: [assign({ seen: ({ context }) => [...context.seen, "progress"] }), sendTo("w", { type: "PING" })],
+        },
+        PONG: { actions: assign({ seen: ({ context }) => [...context.seen, "pong"] }) },
+        CANCEL: { target: "cancelled" },
+      },
+    },
+    finished: { type: "final" },
+    failed: { type: "final" },
+    cancelled: { type: "final" },
+  },
+  output: ({ context }) => ({ seen: context.seen, result: context.result }),
+});
