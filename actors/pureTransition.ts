@@ -42,7 +42,12 @@ export function offerInertSelf(logic: AnyStateMachine, actor: AnyActorRef): void
   if (!inertSelves.has(logic)) inertSelves.set(logic, actor);
 }
 
-function scopeFor(logic: AnyStateMachine, actions: unknown[], parent?: AnyActorRef): AnyActorScope {
+function scopeFor(
+  logic: AnyStateMachine,
+  actions: unknown[],
+  parent?: AnyActorRef,
+  children?: Record<string, AnyActorRef | undefined>,
+): AnyActorScope {
   let self = inertSelves.get(logic);
   if (!self) {
     // Restored from a bare snapshot of the root, not started: createActor(logic) would compute the logic's initial
@@ -57,6 +62,13 @@ function scopeFor(logic: AnyStateMachine, actions: unknown[], parent?: AnyActorR
   self.system = system;
   // The parent sendParent resolves to (a child execution's stand-in: actors/journal/children.ts); none for a root.
   self._parent = parent;
+  // The running children that have a systemId are registered in it again, so system.get finds them in a later
+  // macrostep as on XState (whose system lives as long as the actor).
+  const register: unknown = Reflect.get(system, "_set");
+  for (const child of Object.values(children ?? {})) {
+    const systemId: unknown = child && "systemId" in child ? child.systemId : undefined;
+    if (typeof systemId === "string" && typeof register === "function") register.call(system, systemId, child);
+  }
   return {
     self,
     id: "",
@@ -84,7 +96,7 @@ export function pureTransition(
   parent?: AnyActorRef,
 ): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent));
+  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent, snapshot.children));
   return [next, actions];
 }
 

@@ -18,6 +18,8 @@ export interface ChildSpec {
   src?: string;
   /** The child's input, as the parent's transition resolved it. */
   input: unknown;
+  /** The invoke's or spawn's `systemId`, registered again for `system.get` after a restore. */
+  systemId?: string;
 }
 
 /** The child spec of a pending step that is a child execution (effect id `loom.child`); undefined for any other step. */
@@ -37,6 +39,7 @@ export function childSpecOf(step: { effectId: string; input: unknown }): ChildSp
         logicId: spec.logicId,
         input: spec.input,
         ...("src" in spec && typeof spec.src === "string" ? { src: spec.src } : {}),
+        ...("systemId" in spec && typeof spec.systemId === "string" ? { systemId: spec.systemId } : {}),
       }
     : undefined;
 }
@@ -126,9 +129,9 @@ export function parentRef(): AnyActorRef {
  * A child ref for a snapshot restored from a persisted state (which holds no children): what XState's transition
  * needs to resolve `sendTo(childId)` and the stop of the invoking state. Never started; sends nothing.
  */
-export function restoredChildRef(childId: string, src: string): AnyActorRef {
+export function restoredChildRef(childId: string, src: string, systemId?: string): AnyActorRef {
   const ref = createEmptyActor();
-  Object.assign(ref, { id: childId, src });
+  Object.assign(ref, { id: childId, src, systemId });
   return ref;
 }
 
@@ -152,6 +155,8 @@ export interface SourceSpec {
   input: unknown;
   /** The invoke's onSnapshot: the source's snapshots reach the parent as events. */
   syncSnapshot?: boolean;
+  /** The invoke's or spawn's `systemId`. */
+  systemId?: string;
 }
 
 /**

@@ -221,12 +221,14 @@ export function planMacrostep(
           spawnEffect(ctx, state, step, childId, src, params.input);
         else {
           const logic: unknown = params.actorRef?.logic;
-          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, src, logic, params.input);
+          const systemId = typeof params.systemId === "string" ? params.systemId : undefined;
+          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, src, logic, params.input, systemId);
           else if (isSourceLogic(logic)) {
             const spec: SourceSpec = {
               ...(typeof src === "string" ? { src } : {}),
               input: params.input ?? null,
               ...(params.syncSnapshot ? { syncSnapshot: true } : {}),
+              ...(systemId === undefined ? {} : { systemId }),
             };
             state.sources = { ...state.sources, [childId]: spec };
             step.sourcesStarted.push({ childId, logic, spec });
@@ -281,7 +283,18 @@ export function planMacrostep(
       spawnEffect(ctx, state, step, childId, ref.src, input);
     else {
       const logic: unknown = "logic" in ref ? ref.logic : undefined;
-      if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, ref.src, logic, input);
+      const systemId: unknown = "systemId" in ref ? ref.systemId : undefined;
+      if (isMachineLogic(logic))
+        spawnMachine(
+          ctx,
+          state,
+          step,
+          childId,
+          ref.src,
+          logic,
+          input,
+          typeof systemId === "string" ? systemId : undefined,
+        );
       else if (isSourceLogic(logic)) {
         const spec: SourceSpec = { ...(typeof ref.src === "string" ? { src: ref.src } : {}), input: input ?? null };
         state.sources = { ...state.sources, [childId]: spec };
@@ -381,6 +394,7 @@ function spawnMachine(
   src: unknown,
   logic: AnyStateMachine,
   input: unknown,
+  systemId?: string,
 ): void {
   const occurrence = state.counters.get(childId) + 1;
   state.counters = state.counters.with(childId, occurrence);
@@ -389,6 +403,7 @@ function spawnMachine(
     logicId: logic.id,
     ...(typeof src === "string" ? { src } : {}),
     input: input ?? null,
+    ...(systemId === undefined ? {} : { systemId }),
   };
   const pending: PendingStep = {
     childId,
@@ -608,12 +623,15 @@ export function restoreState(machine: AnyStateMachine, persisted: unknown): Runt
     if (!spec || snapshot.children[pending.childId]) continue;
     snapshot.children = {
       ...snapshot.children,
-      [pending.childId]: restoredChildRef(pending.childId, spec.src ?? spec.logicId),
+      [pending.childId]: restoredChildRef(pending.childId, spec.src ?? spec.logicId, spec.systemId),
     };
   }
   for (const [childId, source] of Object.entries(p.sources ?? {})) {
     if (snapshot.children[childId]) continue;
-    snapshot.children = { ...snapshot.children, [childId]: restoredChildRef(childId, source.src ?? childId) };
+    snapshot.children = {
+      ...snapshot.children,
+      [childId]: restoredChildRef(childId, source.src ?? childId, source.systemId),
+    };
   }
   return {
     snapshot,

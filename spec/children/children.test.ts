@@ -290,3 +290,35 @@ describe("callback actors", () => {
     await again.close();
   });
 });
+
+describe("systemId", () => {
+  it("system.get finds a running child by its systemId in a later macrostep, after a resume from a snapshot too", async () => {
+    const echo = setup({}).createMachine({
+      id: "echo",
+      on: { PING: { actions: sendParent({ type: "PONG" }) } },
+    });
+    const caller = setup({ actors: { echo }, types: { context: {} as { pongs: number } } }).createMachine({
+      id: "caller",
+      context: { pongs: 0 },
+      invoke: { id: "e", src: "echo", systemId: "echoer" },
+      on: {
+        CALL: { actions: sendTo(({ system }) => system.get("echoer"), { type: "PING" }) },
+        PONG: { actions: assign({ pongs: ({ context }) => context.pongs + 1 }) },
+      },
+    });
+    const stores = memoryStores();
+    const config = { stores, effects: {}, execution: { snapshotEvery: 1 as const } };
+    const app = createApp(defineConfig(config));
+    const actor = await app.start(caller, { executionId: "s" });
+    await actor.sendAsync({ type: "CALL" });
+    await until(() => actor.getSnapshot().context.pongs === 1);
+    await app.close();
+    expect((await stores.events.getSnapshot("s"))?.seq).toBeGreaterThan(1);
+    const again = createApp(defineConfig(config));
+    const resumed = await again.resume("s", caller);
+    expect(resumed.replay.fromSnapshotSeq).toBeGreaterThan(1);
+    await resumed.sendAsync({ type: "CALL" });
+    await until(() => resumed.getSnapshot().context.pongs === 2);
+    await again.close();
+  });
+});
