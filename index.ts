@@ -28,6 +28,7 @@ export type {
   EffectContext,
   EffectKind,
   EffectMiddleware,
+  ToolModelOutputOptions,
   ToolOptions,
 } from "./actors/effects/effect.js";
 export { ToolInputError } from "./actors/effects/toolSchema.js";
@@ -44,6 +45,7 @@ export type {
   ReplyToolCall,
   ToolCall,
   ToolChoice,
+  ToolModelOutput,
   ToolSpec,
   Usage,
 } from "./actors/agents/model.js";

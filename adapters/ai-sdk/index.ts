@@ -22,6 +22,7 @@ export type {
   AiSdkPromptMessage,
   AiSdkSpecificationVersion,
   AiSdkStreamResult,
+  AiSdkTextPart,
   AiSdkToolResultOutput,
 } from "./types.js";
 

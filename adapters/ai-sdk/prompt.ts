@@ -3,7 +3,13 @@
 import type { Message, ModelCallOptions, ModelRequest, ToolChoice } from "../../machines/helpers/messages.js";
 import { contentText } from "../../machines/helpers/taint.js";
 import { isErrorResult } from "../../machines/helpers/transcript.js";
-import type { AiSdkCallOptions, AiSdkJsonValue, AiSdkPromptMessage, AiSdkToolResultOutput } from "./types.js";
+import type {
+  AiSdkCallOptions,
+  AiSdkJsonValue,
+  AiSdkPromptMessage,
+  AiSdkTextPart,
+  AiSdkToolResultOutput,
+} from "./types.js";
 
 /** The JSON Schema a tool without one is declared with: an object, anything in it. */
 export const ANY_OBJECT_SCHEMA = { type: "object" } as const;
@@ -79,6 +85,22 @@ function toPrompt(message: Message): AiSdkPromptMessage {
 // A tool's result as the model reads it: text or JSON, and an error (the tool threw, refused its input, or
 // does not exist) as the AI SDK's error forms, so the model knows to correct its call.
 function toolOutputOf(message: Message): AiSdkToolResultOutput {
+  // The tool's projection (toModelOutput), already fenced where the result was tainted.
+  const projected = message.modelOutput;
+  if (projected) {
+    switch (projected.type) {
+      case "text":
+      case "error-text":
+        return { type: projected.type, value: projected.value };
+      case "json":
+      case "error-json":
+        return { type: projected.type, value: jsonOf(projected.value) };
+      case "content":
+        // The parts are in the tool's own AI SDK version's forms (media parts differ between versions, so
+        // the structural type names only text): passed through as the tool's toModelOutput gave them.
+        return { type: "content", value: projected.value.map(jsonRecordOf) as unknown as AiSdkTextPart[] };
+    }
+  }
   const content = message.content;
   if (isErrorResult(content)) {
     const error = content.error;

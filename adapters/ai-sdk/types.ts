@@ -14,7 +14,18 @@ export type AiSdkToolResultOutput =
   | { type: "text"; value: string }
   | { type: "json"; value: AiSdkJsonValue }
   | { type: "error-text"; value: string }
-  | { type: "error-json"; value: AiSdkJsonValue };
+  | { type: "error-json"; value: AiSdkJsonValue }
+  /**
+   * A tool's projection (`toModelOutput`) into parts. Typed as the one part every version knows; the media
+   * parts a tool gives (v2's `media`, v3 and v4's `image-data`, `file-data`, ...) are passed as the tool gave them.
+   */
+  | { type: "content"; value: AiSdkTextPart[] };
+
+/** A text part of a tool result's content. */
+export interface AiSdkTextPart {
+  type: "text";
+  text: string;
+}
 
 /** A prompt message as every supported version spells it (the parts loomwork sends). */
 export type AiSdkPromptMessage =

@@ -9,6 +9,18 @@ export interface ToolCall {
   needsApproval?: boolean;
 }
 
+/**
+ * What the model reads of a tool's result when the tool projects it (`toModelOutput`): the AI SDK's tool
+ * result output forms. `content` holds parts such as `{ type: "text", text }` and
+ * `{ type: "image-data", data, mediaType }`, as the AI SDK spells them.
+ */
+export type ToolModelOutput =
+  | { type: "text"; value: string }
+  | { type: "json"; value: unknown }
+  | { type: "error-text"; value: string }
+  | { type: "error-json"; value: unknown }
+  | { type: "content"; value: ({ type: string } & Record<string, unknown>)[] };
+
 /** One message of a transcript, as the loop keeps it and providers receive it. */
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
@@ -16,6 +28,11 @@ export interface Message {
   toolCalls?: ToolCall[];
   toolCallId?: string;
   toolName?: string;
+  /**
+   * A tool message's projection for the model, in the AI SDK's forms, when its tool declares
+   * `toModelOutput`: set on the model's request only (never journaled), with `content` its plain reading.
+   */
+  modelOutput?: ToolModelOutput;
 }
 
 /** A tool as a model request names it: the runtime adds the registered tool's description and JSON Schema. */
