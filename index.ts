@@ -42,6 +42,7 @@ export type {
   ModelCallOptions,
   ModelReply,
   ModelRequest,
+  ReplyPart,
   ReplyToolCall,
   ToolCall,
   ToolChoice,

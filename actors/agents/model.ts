@@ -1,5 +1,5 @@
 // The one small interface every model provider implements, and the llm effect built on it.
-import type { Message, ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
+import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
 import type { Effect, EffectContext } from "../effects/effect.js";
 import { ModelReplyError } from "../errors.js";
 import { deltaSinkOf, DELTA_TYPES } from "./deltas.js";
@@ -11,6 +11,7 @@ export type {
   ModelCallOptions,
   ModelReply,
   ModelRequest,
+  ReplyPart,
   ReplyToolCall,
   ToolCall,
   ToolChoice,
@@ -55,8 +56,16 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
       const withTools: ModelRequest = Array.isArray(request?.tools)
         ? { ...request, tools: withToolSpecs(request.tools, ctx) }
         : request;
-      const full: ModelRequest = Array.isArray(withTools?.messages)
-        ? { ...withTools, messages: await projectedResults(withTools.messages, ctx) }
+      const messages = withTools?.messages;
+      const full: ModelRequest = Array.isArray(messages)
+        ? {
+            ...withTools,
+            messages: await Promise.all(
+              messages.map(
+                (m) => (m.role === "tool" && ctx.effectOf?.(m.toolName!)?.projectResult?.(m, messages)) || m,
+              ),
+            ),
+          }
         : withTools;
       const emit = deltaSinkOf(ctx);
       const { value: given, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
@@ -77,18 +86,6 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
       };
     },
   };
-}
-
-// Each tool result whose tool projects it (`projectResult`, from toModelOutput) as the model reads it.
-async function projectedResults(messages: Message[], ctx: EffectContext): Promise<Message[]> {
-  const projectorOf = (m: Message) => {
-    const effect = m.role === "tool" && m.toolName !== undefined ? ctx.effectOf?.(m.toolName) : undefined;
-    return typeof effect?.projectResult === "function" ? effect.projectResult : undefined;
-  };
-  if (!messages.some(projectorOf)) return messages;
-  const inputs = new Map<string, unknown>();
-  for (const m of messages) for (const call of m.toolCalls ?? []) inputs.set(call.id, call.input);
-  return Promise.all(messages.map((m) => projectorOf(m)?.(m, inputs.get(m.toolCallId ?? "")) ?? m));
 }
 
 /**

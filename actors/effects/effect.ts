@@ -68,10 +68,10 @@ export interface Effect<I = any, O = any> {
   needsApproval?: boolean | ((input: unknown, ctx: EffectContext) => boolean | Promise<boolean>);
   /**
    * How the model reads a result of this tool: the tool message of a model request (fenced where tainted)
-   * and the call's input in, the message the model reads out. `createToolEffect` builds it from
+   * and the request's messages in (the call's input is read there), the message the model reads out. `createToolEffect` builds it from
    * `toModelOutput`; the journal keeps the result. Never journaled: computed for each request.
    */
-  projectResult?: (message: Message, input: unknown) => Promise<Message>;
+  projectResult?: (message: Message, messages: readonly Message[]) => Promise<Message>;
 }
 
 /**
@@ -199,8 +199,8 @@ function projected(project: unknown, self: unknown): Pick<Effect, "projectResult
       "createToolEffect: toModelOutput must be a function ({ toolCallId, input, output }) => output.",
     );
   return {
-    projectResult: (message, input) =>
-      projectedMessage(message, input, (options) => Reflect.apply(project, self, [options])),
+    projectResult: (message, messages) =>
+      projectedMessage(message, messages, (options) => Reflect.apply(project, self, [options])),
   };
 }
 

@@ -24,7 +24,7 @@ export interface ToolModelOutputOptions<I = unknown, O = unknown> {
  */
 export async function projectedMessage(
   message: Message,
-  input: unknown,
+  messages: readonly Message[],
   project: (options: ToolModelOutputOptions) => unknown,
 ): Promise<Message> {
   const journaled = journaledMessageOf(message);
@@ -33,7 +33,9 @@ export async function projectedMessage(
   if (isErrorResult(raw) || isEnvelope(raw)) return message;
   // The tool's own value: the taint marker the runtime put around it is not the tool's.
   const output = isTainted(raw) ? raw.value : raw;
-  const projection = normalized(await project({ toolCallId: message.toolCallId ?? "", input, output }));
+  const toolCallId = message.toolCallId ?? "";
+  const input = messages.flatMap((m) => m.toolCalls ?? []).find((call) => call.id === toolCallId)?.input;
+  const projection = normalized(await project({ toolCallId, input, output }));
   // Fails closed: a projection of anything tainted is fenced under the output's origins, whatever it kept.
   const origins = taintOrigins(raw);
   const modelOutput = origins.length ? fencedOutput(projection, origins.join(",")) : projection;

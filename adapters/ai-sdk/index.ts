@@ -20,6 +20,7 @@ export type {
   AiSdkLanguageModel,
   AiSdkPart,
   AiSdkPromptMessage,
+  AiSdkProviderOptions,
   AiSdkSpecificationVersion,
   AiSdkStreamResult,
   AiSdkTextPart,

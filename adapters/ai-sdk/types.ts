@@ -34,13 +34,24 @@ export type AiSdkPromptMessage =
   | {
       role: "assistant";
       content: (
-        { type: "text"; text: string } | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown }
+        | { type: "text"; text: string; providerOptions?: AiSdkProviderOptions }
+        | { type: "reasoning"; text: string; providerOptions?: AiSdkProviderOptions }
+        | {
+            type: "tool-call";
+            toolCallId: string;
+            toolName: string;
+            input: unknown;
+            providerOptions?: AiSdkProviderOptions;
+          }
       )[];
     }
   | {
       role: "tool";
       content: { type: "tool-result"; toolCallId: string; toolName: string; output: AiSdkToolResultOutput }[];
     };
+
+/** Provider options of a call or a part, by provider name (the AI SDK's `SharedV2ProviderOptions` and later). */
+export type AiSdkProviderOptions = Record<string, Record<string, AiSdkJsonValue>>;
 
 /** A function tool as the model receives it. */
 export interface AiSdkFunctionTool {
