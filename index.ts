@@ -28,6 +28,7 @@ export type {
   EffectContext,
   EffectKind,
   EffectMiddleware,
+  ModelInfo,
   ToolModelOutputOptions,
   ToolOptions,
 } from "./actors/effects/effect.js";

@@ -54,9 +54,21 @@ export interface ModelDelta {
   input?: unknown;
 }
 
+/** The model an llm effect calls, as telemetry names it. */
+export interface ModelInfo {
+  /** A name for logs and metering, e.g. "scripted" or "openai.responses:gpt-5-mini". */
+  readonly id: string;
+  /** The provider, as the AI SDK names it (`openai.responses`, `anthropic.messages`), when known. */
+  readonly provider?: string;
+  /** The model the requests ask for (`gpt-5-mini`), when known. */
+  readonly modelId?: string;
+}
+
 /** A registered effect. */
 export interface Effect<I = any, O = any> {
   kind: EffectKind;
+  /** An llm effect's model (`createLlmEffect` sets it): spans are named after it. */
+  model?: ModelInfo;
   run(input: I, ctx: EffectContext): Promise<O>;
   /** The result carries media parts the loop renders; never offloaded by the claim-check (ADR 0140 D9). */
   returnsMedia?: boolean;

@@ -24,6 +24,8 @@ export interface ReplyParts {
   finishReason?: unknown;
   usage?: unknown;
   providerMetadata?: unknown;
+  /** The response's metadata: its `id` and `modelId` are kept. */
+  response?: unknown;
 }
 
 /** A generated result's content read into reply parts. */
@@ -67,6 +69,7 @@ export function toolCallOf(part: AiSdkPart): ReplyToolCall | undefined {
 export function replyOf(parts: ReplyParts): ModelReply {
   const usage = usageOf(parts.usage);
   const finishReason = finishReasonOf(parts.finishReason);
+  const response = responseOf(parts.response);
   const metadata =
     isObject(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0
       ? parts.providerMetadata
@@ -78,9 +81,18 @@ export function replyOf(parts: ReplyParts): ModelReply {
     ...(finishReason ? { finishReason } : {}),
     ...(parts.reasoning ? { reasoning: parts.reasoning } : {}),
     ...(metadata ? { providerMetadata: metadata } : {}),
+    ...(response ? { response } : {}),
     // The parts are kept only when the provider said something of one: that is what it needs back.
     ...(parts.parts.some((p) => p.providerMetadata) ? { parts: parts.parts } : {}),
   };
+}
+
+// The response's id and the model that answered: what telemetry reports (gen_ai.response.*).
+function responseOf(value: unknown): ModelReply["response"] {
+  if (!isObject(value)) return undefined;
+  const id = typeof value.id === "string" && value.id !== "" ? value.id : undefined;
+  const modelId = typeof value.modelId === "string" && value.modelId !== "" ? value.modelId : undefined;
+  return id || modelId ? { ...(id ? { id } : {}), ...(modelId ? { modelId } : {}) } : undefined;
 }
 
 // v2: a string; v3 and v4: { unified, raw }.

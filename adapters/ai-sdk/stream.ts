@@ -2,6 +2,7 @@
 // parts assembled into the same reply a doGenerate would give.
 import { DELTA_TYPES, type ModelDelta } from "../../actors/agents/deltas.js";
 import type { ReplyPart } from "../../machines/helpers/messages.js";
+import { isObject } from "../../stores/shapes.js";
 import { metadataOf, stringField, toolCallOf, type ReplyParts } from "./reply.js";
 import type { AiSdkPart } from "./types.js";
 
@@ -83,6 +84,9 @@ export async function consumeStream(
           });
           break;
         }
+        case "response-metadata":
+          parts.response = { ...(isObject(parts.response) ? parts.response : {}), ...part };
+          break;
         case "finish":
           parts.finishReason = Reflect.get(part, "finishReason");
           parts.usage = Reflect.get(part, "usage");

@@ -91,6 +91,8 @@ export interface AiSdkGenerateResult {
   finishReason?: unknown;
   usage?: unknown;
   providerMetadata?: unknown;
+  /** The response's id and model id (and timestamp, headers, body), in any supported version's shape. */
+  response?: unknown;
 }
 
 /** What `doStream` resolves: a stream of parts. */

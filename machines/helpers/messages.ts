@@ -145,6 +145,8 @@ export interface ModelReply {
   reasoning?: string;
   /** The provider's metadata of the reply, as it gave it (JSON). */
   providerMetadata?: Record<string, unknown>;
+  /** The provider's response: its id and the model that answered (which may name a snapshot of the one asked). */
+  response?: { id?: string; modelId?: string };
   /**
    * The reply's parts in order, each with the provider's metadata, when the provider gave any: journaled
    * with the reply and sent back on the next turn (the reasoning items of OpenAI's Responses API by id or
