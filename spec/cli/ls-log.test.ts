@@ -161,7 +161,7 @@ describe("loomwork log", () => {
             reasoning: "hmm",
             providerMetadata: { openai: { responseId: "r1" } },
             response: { id: "resp_1", modelId: "gpt-5-mini-2025-08-07" },
-            parts: [{ type: "reasoning", text: "hmm", providerMetadata: { openai: { itemId: "rs_1" } } }],
+            parts: [{ type: "reasoning" as const, text: "hmm", providerMetadata: { openai: { itemId: "rs_1" } } }],
           };
           return turn++ === 0
             ? {
