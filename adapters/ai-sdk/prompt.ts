@@ -89,7 +89,7 @@ function plainPartsOf(message: Message, text: string): AssistantPart[] {
 
 // The reply's parts in their order, each with the provider's metadata as its providerOptions (as streamText
 // builds the next step's assistant message): reasoning items and item ids go back to the provider. A call
-// the parts do not name, and text they do not hold, are sent as without parts.
+// the parts do not name, and text when no part is text, are sent as without parts.
 function partsOf(message: Message, text: string): AssistantPart[] {
   const calls = new Map((message.toolCalls ?? []).map((c) => [c.id, c]));
   const out: AssistantPart[] = [];
@@ -97,8 +97,10 @@ function partsOf(message: Message, text: string): AssistantPart[] {
   for (const part of message.parts ?? []) {
     const options = part.providerMetadata ? { providerOptions: providerOptionsOf(part.providerMetadata) } : {};
     if (part.type === "reasoning") out.push({ type: "reasoning", text: part.text ?? "", ...options });
-    else if (part.type === "text" && part.text) {
-      out.push({ type: "text", text: part.text, ...options });
+    else if (part.type === "text") {
+      // A reply's only text part is journaled without its text: it is the message's.
+      const partText = part.text ?? (textSent ? "" : text);
+      if (partText) out.push({ type: "text", text: partText, ...options });
       textSent = true;
     } else if (part.type === "tool-call" && part.toolCallId !== undefined) {
       const call = calls.get(part.toolCallId);

@@ -83,8 +83,16 @@ export function replyOf(parts: ReplyParts): ModelReply {
     ...(metadata ? { providerMetadata: metadata } : {}),
     ...(response ? { response } : {}),
     // The parts are kept only when the provider said something of one: that is what it needs back.
-    ...(parts.parts.some((p) => p.providerMetadata) ? { parts: parts.parts } : {}),
+    ...(parts.parts.some((p) => p.providerMetadata) ? { parts: withoutRepeatedText(parts.parts) } : {}),
   };
+}
+
+// A reply's only text part holds the reply's `text`: it is journaled once, there (the prompt reads it back).
+function withoutRepeatedText(parts: ReplyPart[]): ReplyPart[] {
+  if (parts.filter((p) => p.type === "text").length !== 1) return parts;
+  return parts.map(({ text, ...part }) =>
+    part.type === "text" ? part : { ...part, ...(text === undefined ? {} : { text }) },
+  );
 }
 
 // The response's id and the model that answered: what telemetry reports (gen_ai.response.*).

@@ -123,7 +123,7 @@ export interface ToolApprovalEvent {
  */
 export interface ReplyPart {
   type: "reasoning" | "text" | "tool-call";
-  /** A reasoning or text part's text. */
+  /** A reasoning or text part's text; absent on a reply's only text part, whose text is the reply's `text`. */
   text?: string;
   /** A tool-call part's id: the provider's, as in `toolCalls`. */
   toolCallId?: string;

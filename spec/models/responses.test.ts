@@ -24,6 +24,7 @@ afterEach(async () => {
 const TURNS: ResponsesTurn[] = [
   {
     reasoning: { summary: "The user wants owls; search first.", encrypted: "gAAAA-encrypted-0" },
+    text: "Searching first.",
     toolCalls: [{ callId: "call_owls", name: "search", arguments: '{"q":"owls"}' }],
     usage: { input: 20, output: 30, reasoning: 24 },
   },
@@ -65,13 +66,27 @@ for (const stream of [true, false]) {
       const actor = await second.resume("owl", loop);
       actor.send({ type: "TOOL_APPROVAL", toolCallId: "call_owls", approved: true });
       expect(await second.result("owl")).toMatchObject({ text: "Barn owls hunt by sound.", turns: 2 });
+      // The journal keeps the turn's items in order with their ids; the text once (the reply's `text`).
+      const turn0 = (await second.log("owl")).find((r) => r.type === STEP_COMPLETED && r.stepId === "owl#turn:0:model");
+      const reply = (turn0 && "output" in turn0 ? turn0.output : undefined) as { text?: string; parts?: unknown[] };
+      expect(reply.text).toBe("Searching first.");
+      expect(reply.parts).toEqual([
+        expect.objectContaining({
+          type: "reasoning",
+          providerMetadata: { openai: expect.objectContaining({ itemId: "rs_0" }) },
+        }),
+        { type: "text", providerMetadata: { openai: expect.objectContaining({ itemId: "msg_0" }) } },
+        expect.objectContaining({ type: "tool-call", toolCallId: "call_owls" }),
+      ]);
       await second.close();
       expect(ran).toEqual(["owls"]);
 
       expect(server.requests).toHaveLength(2);
       const input = server.requests[1]!.input;
-      // OpenAI keeps the items (store: true, its default): the reasoning item is sent as a reference, before its call.
+      // OpenAI keeps the items (store: true, its default): the reasoning and message items are sent as references,
+      // before the call.
       expect(input).toContainEqual({ type: "item_reference", id: "rs_0" });
+      expect(input).toContainEqual({ type: "item_reference", id: "msg_0" });
       const reasoningAt = input.findIndex((i) => i.id === "rs_0");
       const callAt = input.findIndex((i) => i.type === "function_call" && i.call_id === "call_owls");
       const outputAt = input.findIndex((i) => i.type === "function_call_output");
@@ -107,6 +122,7 @@ for (const stream of [true, false]) {
         encrypted_content: "gAAAA-encrypted-0",
         summary: [{ type: "summary_text", text: "The user wants owls; search first." }],
       });
+      expect(input).toContainEqual(expect.objectContaining({ role: "assistant", content: "Searching first." }));
       expect(input).toContainEqual(
         expect.objectContaining({ type: "function_call", call_id: "call_owls", name: "search" }),
       );
