@@ -28,6 +28,8 @@ export type {
   EffectContext,
   EffectKind,
   EffectMiddleware,
+  ModelInfo,
+  ToolModelOutputOptions,
   ToolOptions,
 } from "./actors/effects/effect.js";
 export { ToolInputError } from "./actors/effects/toolSchema.js";
@@ -41,9 +43,11 @@ export type {
   ModelCallOptions,
   ModelReply,
   ModelRequest,
+  ReplyPart,
   ReplyToolCall,
   ToolCall,
   ToolChoice,
+  ToolModelOutput,
   ToolSpec,
   Usage,
 } from "./actors/agents/model.js";

@@ -87,7 +87,7 @@ interface ReplyLike {
 /** What the short form shows of a reply; a model's reply may carry only these and the keys below beside them. */
 const SHOWN_KEYS = ["text", "toolCalls", "usage"];
 /** ModelReply's other keys (fromAiSdk fills them): kept in the journal and --json, out of the short form. */
-const UNSHOWN_KEYS = ["finishReason", "reasoning", "providerMetadata"];
+const UNSHOWN_KEYS = ["finishReason", "reasoning", "providerMetadata", "response", "parts"];
 
 /**
  * A model reply as `"text" → tool(input), tool(input) · 212+31 tokens`, or undefined for anything else:

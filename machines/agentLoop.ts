@@ -254,6 +254,8 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
                   role: "assistant",
                   content: reply.text,
                   ...(calls.length ? { toolCalls: calls } : {}),
+                  // What the provider needs back on the next turn (reasoning items, item ids); absent for most.
+                  ...(reply.parts ? { parts: reply.parts } : {}),
                 };
                 return {
                   messages: [...context.messages, message],

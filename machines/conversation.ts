@@ -73,7 +73,12 @@ export function createConversationMachine(config: ConversationMachineConfig) {
           onDone: {
             target: "budgeting",
             actions: assign(({ context, event }) => {
-              const message: Message = { role: "assistant", content: replyOf(event.output).text };
+              const reply = replyOf(event.output);
+              const message: Message = {
+                role: "assistant",
+                content: reply.text,
+                ...(reply.parts ? { parts: reply.parts } : {}),
+              };
               return { messages: [...context.messages, message], bytes: context.bytes + messageBytes(message) };
             }),
           },

@@ -1,6 +1,6 @@
 // The one small interface every model provider implements, and the llm effect built on it.
 import type { ModelReply, ModelRequest } from "../../machines/helpers/messages.js";
-import type { Effect, EffectContext } from "../effects/effect.js";
+import type { Effect, EffectContext, ModelInfo } from "../effects/effect.js";
 import { ModelReplyError } from "../errors.js";
 import { deltaSinkOf, DELTA_TYPES } from "./deltas.js";
 import { checkModelRetry, withModelRetry, type ModelRetryOptions } from "./modelRetry.js";
@@ -11,9 +11,11 @@ export type {
   ModelCallOptions,
   ModelReply,
   ModelRequest,
+  ReplyPart,
   ReplyToolCall,
   ToolCall,
   ToolChoice,
+  ToolModelOutput,
   ToolSpec,
   Usage,
 } from "../../machines/helpers/messages.js";
@@ -30,9 +32,7 @@ export interface LlmEffectOptions {
 }
 
 /** A model provider: scripted, the AI SDK adapter, or your own. */
-export interface Model {
-  /** A name for logs and metering, e.g. "scripted" or "openai:gpt-4o". */
-  readonly id: string;
+export interface Model extends ModelInfo {
   generate(request: ModelRequest, ctx: EffectContext): Promise<ModelReply>;
 }
 
@@ -48,11 +48,24 @@ export function createLlmEffect(model: Model, options: LlmEffectOptions = {}): E
   if (retry !== false) checkModelRetry(retry, "createLlmEffect.retry");
   return {
     kind: "llm",
+    model,
     run: async (request, ctx) => {
       // The registered tools' descriptions and JSON Schemas join the request here: it is never journaled.
-      const full: ModelRequest = Array.isArray(request?.tools)
+      // So do the tools' projections of their results (toModelOutput), from the journaled outputs.
+      const withTools: ModelRequest = Array.isArray(request?.tools)
         ? { ...request, tools: withToolSpecs(request.tools, ctx) }
         : request;
+      const messages = withTools?.messages;
+      const full: ModelRequest = Array.isArray(messages)
+        ? {
+            ...withTools,
+            messages: await Promise.all(
+              messages.map(
+                (m) => (m.role === "tool" && ctx.effectOf?.(m.toolName!)?.projectResult?.(m, messages)) || m,
+              ),
+            ),
+          }
+        : withTools;
       const emit = deltaSinkOf(ctx);
       const { value: given, attempts } = await withModelRetry(retry, ctx, async (attempt) => {
         if (attempt > 1) emit?.({ type: DELTA_TYPES.retry });

@@ -3,6 +3,10 @@ import { tainted } from "../../machines/helpers/taint.js";
 import { isObject } from "../../stores/shapes.js";
 import type { Clock } from "../clock.js";
 import { isMcpCallToolResult, mcpToolOutput } from "./mcpResult.js";
+import type { Message, ToolModelOutput } from "../../machines/helpers/messages.js";
+import { projectedMessage, type ToolModelOutputOptions } from "./modelOutput.js";
+
+export type { ToolModelOutputOptions } from "./modelOutput.js";
 import type { InferSchemaInput, InferSchemaOutput, StandardSchemaV1 } from "./standardSchema.js";
 import { resolveToolSchema, ToolInputError, type JsonSchema, type ResolvedToolSchema } from "./toolSchema.js";
 
@@ -50,9 +54,21 @@ export interface ModelDelta {
   input?: unknown;
 }
 
+/** The model an llm effect calls, as telemetry names it. */
+export interface ModelInfo {
+  /** A name for logs and metering, e.g. "scripted" or "openai.responses:gpt-5-mini". */
+  readonly id: string;
+  /** The provider, as the AI SDK names it (`openai.responses`, `anthropic.messages`), when known. */
+  readonly provider?: string;
+  /** The model the requests ask for (`gpt-5-mini`), when known. */
+  readonly modelId?: string;
+}
+
 /** A registered effect. */
 export interface Effect<I = any, O = any> {
   kind: EffectKind;
+  /** An llm effect's model (`createLlmEffect` sets it): spans are named after it. */
+  model?: ModelInfo;
   run(input: I, ctx: EffectContext): Promise<O>;
   /** The result carries media parts the loop renders; never offloaded by the claim-check (ADR 0140 D9). */
   returnsMedia?: boolean;
@@ -62,6 +78,12 @@ export interface Effect<I = any, O = any> {
   inputSchema?: JsonSchema;
   /** Whether a call needs a human's approval before it runs (see docs/agents.md, "Approval"). */
   needsApproval?: boolean | ((input: unknown, ctx: EffectContext) => boolean | Promise<boolean>);
+  /**
+   * How the model reads a result of this tool: the tool message of a model request (fenced where tainted)
+   * and the request's messages in (the call's input is read there), the message the model reads out. `createToolEffect` builds it from
+   * `toModelOutput`; the journal keeps the result. Never journaled: computed for each request.
+   */
+  projectResult?: (message: Message, messages: readonly Message[]) => Promise<Message>;
 }
 
 /**
@@ -74,7 +96,7 @@ export type Next = (input: unknown, ctx?: EffectContext) => Promise<unknown>;
 export type EffectMiddleware = (ctx: EffectContext, input: unknown, next: Next) => Promise<unknown>;
 
 /** Options of `createToolEffect`. */
-export interface ToolOptions<I = unknown> {
+export interface ToolOptions<I = unknown, O = unknown> {
   /** What the tool does, for the model. */
   description?: string;
   /**
@@ -88,6 +110,15 @@ export interface ToolOptions<I = unknown> {
   needsApproval?: boolean | ((input: I, ctx: EffectContext) => boolean | Promise<boolean>);
   /** The result carries media parts the loop renders; never offloaded by the claim-check. */
   returnsMedia?: boolean;
+  /**
+   * What the model reads of a result, as the AI SDK's `tool({ toModelOutput })`: the journal keeps the
+   * result, and each model request carries this projection of it instead (`{ type: "text", value }`,
+   * `{ type: "json", value }` or `{ type: "content", value: parts }`), computed again from the journal
+   * after a resume, so it must be a pure function of its arguments. An error result is not projected; a
+   * tainted result's projection is fenced as the result would be.
+   * @defaultValue the result as it is (text, or JSON)
+   */
+  toModelOutput?: (options: ToolModelOutputOptions<I, O>) => ToolModelOutput | PromiseLike<ToolModelOutput>;
 }
 
 /**
@@ -100,6 +131,8 @@ export interface AiSdkTool<I = any, O = unknown> {
   description?: unknown;
   inputSchema?: unknown;
   needsApproval?: unknown;
+  /** ai 6 and 7's `toModelOutput({ toolCallId, input, output })`; honoured as `ToolOptions.toModelOutput` is. */
+  toModelOutput?: unknown;
   execute?(
     input: I,
     options: { toolCallId: string; messages: unknown[]; abortSignal?: AbortSignal },
@@ -116,16 +149,16 @@ export interface AiSdkTool<I = any, O = unknown> {
  */
 export function createToolEffect<S extends StandardSchemaV1, O>(
   fn: (input: InferSchemaOutput<S>, ctx: EffectContext) => Promise<O> | O,
-  options: ToolOptions<InferSchemaOutput<S>> & { inputSchema: S },
+  options: ToolOptions<InferSchemaOutput<S>, NoInfer<O>> & { inputSchema: S },
 ): Effect<InferSchemaInput<S>, O>;
 export function createToolEffect<I, O>(
   fn: (input: I, ctx: EffectContext) => Promise<O> | O,
-  options?: ToolOptions<I>,
+  options?: ToolOptions<I, NoInfer<O>>,
 ): Effect<I, O>;
 export function createToolEffect<I, O>(tool: AiSdkTool<I, O>): Effect<I, O>;
 export function createToolEffect(
   fnOrTool: ((input: unknown, ctx: EffectContext) => unknown) | AiSdkTool<unknown, unknown>,
-  options: ToolOptions = {},
+  options: ToolOptions<any, any> = {},
 ): Effect {
   if (typeof fnOrTool !== "function") return fromAiSdkTool(fnOrTool);
   const schema =
@@ -137,6 +170,7 @@ export function createToolEffect(
     run: async (input, ctx) => fnOrTool(await validated(schema, input, ctx), ctx),
     ...(options.returnsMedia ? { returnsMedia: true } : {}),
     ...described(options.description, schema, options.needsApproval),
+    ...projected(options.toModelOutput, undefined),
   };
 }
 
@@ -166,6 +200,19 @@ function fromAiSdkTool(tool: AiSdkTool<unknown, unknown>): Effect {
       return isMcpCallToolResult(output) ? mcpToolOutput(output, origin) : tainted(output, origin);
     },
     ...described(descriptionOf(tool), schema, approvalOf(tool, approval)),
+    ...projected(tool.toModelOutput, tool),
+  };
+}
+
+function projected(project: unknown, self: unknown): Pick<Effect, "projectResult"> {
+  if (project === undefined) return {};
+  if (typeof project !== "function")
+    throw new TypeError(
+      "createToolEffect: toModelOutput must be a function ({ toolCallId, input, output }) => output.",
+    );
+  return {
+    projectResult: (message, messages) =>
+      projectedMessage(message, messages, (options) => Reflect.apply(project, self, [options])),
   };
 }
 

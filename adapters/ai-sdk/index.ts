@@ -20,8 +20,10 @@ export type {
   AiSdkLanguageModel,
   AiSdkPart,
   AiSdkPromptMessage,
+  AiSdkProviderOptions,
   AiSdkSpecificationVersion,
   AiSdkStreamResult,
+  AiSdkTextPart,
   AiSdkToolResultOutput,
 } from "./types.js";
 
@@ -60,6 +62,8 @@ export function fromAiSdk(languageModel: AiSdkLanguageModel, options: FromAiSdkO
   const defaults = options.callOptions ?? {};
   return {
     id: `${languageModel.provider}:${languageModel.modelId}`,
+    provider: languageModel.provider,
+    modelId: languageModel.modelId,
     async generate(request: ModelRequest, ctx: EffectContext): Promise<ModelReply> {
       const call = callOptionsOf(request, defaults, ctx.signal);
       if (!streaming) {
@@ -69,6 +73,7 @@ export function fromAiSdk(languageModel: AiSdkLanguageModel, options: FromAiSdkO
           finishReason: result.finishReason,
           usage: result.usage,
           providerMetadata: result.providerMetadata,
+          response: result.response,
         });
       }
       const { stream } = await languageModel.doStream(call);

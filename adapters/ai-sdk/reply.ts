@@ -1,7 +1,7 @@
 // An AI SDK reply (v2, v3 or v4 shapes) read into a ModelReply: text, reasoning, the tool calls with the
 // provider's ids, finish reason, usage and provider metadata. Every field is narrowed, none cast.
 import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
-import type { ModelReply, ReplyToolCall, Usage } from "../../machines/helpers/messages.js";
+import type { ModelReply, ReplyPart, ReplyToolCall, Usage } from "../../machines/helpers/messages.js";
 import { LoomworkTypeError } from "../../stores/errors.js";
 import { isObject } from "../../stores/shapes.js";
 import type { AiSdkPart } from "./types.js";
@@ -19,23 +19,42 @@ export interface ReplyParts {
   text: string;
   reasoning: string;
   toolCalls: ReplyToolCall[];
+  /** The reasoning, text and tool-call parts in order, each with the provider's metadata. */
+  parts: ReplyPart[];
   finishReason?: unknown;
   usage?: unknown;
   providerMetadata?: unknown;
+  /** The response's metadata: its `id` and `modelId` are kept. */
+  response?: unknown;
 }
 
 /** A generated result's content read into reply parts. */
 export function partsOfContent(content: readonly AiSdkPart[]): ReplyParts {
-  const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [] };
+  const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [], parts: [] };
   for (const part of content) {
-    if (part.type === "text") parts.text += stringField(part, "text");
-    else if (part.type === "reasoning") parts.reasoning += stringField(part, "text");
-    else if (part.type === "tool-call") {
+    const providerMetadata = metadataOf(part);
+    if (part.type === "text") {
+      const text = stringField(part, "text");
+      parts.text += text;
+      parts.parts.push({ type: "text", text, ...providerMetadata });
+    } else if (part.type === "reasoning") {
+      const text = stringField(part, "text");
+      parts.reasoning += text;
+      parts.parts.push({ type: "reasoning", text, ...providerMetadata });
+    } else if (part.type === "tool-call") {
       const call = toolCallOf(part);
-      if (call) parts.toolCalls.push(call);
+      if (!call) continue;
+      parts.toolCalls.push(call);
+      parts.parts.push({ type: "tool-call", ...(call.id ? { toolCallId: call.id } : {}), ...providerMetadata });
     }
   }
   return parts;
+}
+
+/** A part's provider metadata, as a field to spread: none when absent or empty. */
+export function metadataOf(part: object): { providerMetadata?: Record<string, unknown> } {
+  const metadata: unknown = Reflect.get(part, "providerMetadata");
+  return isObject(metadata) && Object.keys(metadata).length > 0 ? { providerMetadata: metadata } : {};
 }
 
 /** A `tool-call` part as a reply's tool call; none for a call the provider executed itself. */
@@ -50,6 +69,7 @@ export function toolCallOf(part: AiSdkPart): ReplyToolCall | undefined {
 export function replyOf(parts: ReplyParts): ModelReply {
   const usage = usageOf(parts.usage);
   const finishReason = finishReasonOf(parts.finishReason);
+  const response = responseOf(parts.response);
   const metadata =
     isObject(parts.providerMetadata) && Object.keys(parts.providerMetadata).length > 0
       ? parts.providerMetadata
@@ -61,7 +81,26 @@ export function replyOf(parts: ReplyParts): ModelReply {
     ...(finishReason ? { finishReason } : {}),
     ...(parts.reasoning ? { reasoning: parts.reasoning } : {}),
     ...(metadata ? { providerMetadata: metadata } : {}),
+    ...(response ? { response } : {}),
+    // The parts are kept only when the provider said something of one: that is what it needs back.
+    ...(parts.parts.some((p) => p.providerMetadata) ? { parts: withoutRepeatedText(parts.parts) } : {}),
   };
+}
+
+// A reply's only text part holds the reply's `text`: it is journaled once, there (the prompt reads it back).
+function withoutRepeatedText(parts: ReplyPart[]): ReplyPart[] {
+  if (parts.filter((p) => p.type === "text").length !== 1) return parts;
+  return parts.map(({ text, ...part }) =>
+    part.type === "text" ? part : { ...part, ...(text === undefined ? {} : { text }) },
+  );
+}
+
+// The response's id and the model that answered: what telemetry reports (gen_ai.response.*).
+function responseOf(value: unknown): ModelReply["response"] {
+  if (!isObject(value)) return undefined;
+  const id = typeof value.id === "string" && value.id !== "" ? value.id : undefined;
+  const modelId = typeof value.modelId === "string" && value.modelId !== "" ? value.modelId : undefined;
+  return id || modelId ? { ...(id ? { id } : {}), ...(modelId ? { modelId } : {}) } : undefined;
 }
 
 // v2: a string; v3 and v4: { unified, raw }.

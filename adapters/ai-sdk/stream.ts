@@ -1,7 +1,9 @@
 // A doStream result consumed: each delta handed to the step's sink as it arrives (never journaled), the
 // parts assembled into the same reply a doGenerate would give.
 import { DELTA_TYPES, type ModelDelta } from "../../actors/agents/deltas.js";
-import { stringField, toolCallOf, type ReplyParts } from "./reply.js";
+import type { ReplyPart } from "../../machines/helpers/messages.js";
+import { isObject } from "../../stores/shapes.js";
+import { metadataOf, stringField, toolCallOf, type ReplyParts } from "./reply.js";
 import type { AiSdkPart } from "./types.js";
 
 /** Reads the stream to its end; an `error` part rejects with the provider's error. */
@@ -10,8 +12,22 @@ export async function consumeStream(
   emit: ((delta: ModelDelta) => void) | undefined,
   signal: AbortSignal,
 ): Promise<ReplyParts> {
-  const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [] };
+  const parts: ReplyParts = { text: "", reasoning: "", toolCalls: [], parts: [] };
   const toolNames = new Map<string, string>();
+  // The open text and reasoning parts by the stream's part id; metadata: the latest a chunk gave, as streamText keeps it.
+  const open = new Map<string, ReplyPart>();
+  const openPart = (type: "text" | "reasoning", part: AiSdkPart) => {
+    const id = `${type}:${stringField(part, "id")}`;
+    let reply = open.get(id);
+    if (!reply) {
+      reply = { type, text: "" };
+      open.set(id, reply);
+      parts.parts.push(reply);
+    }
+    const { providerMetadata } = metadataOf(part);
+    if (providerMetadata) reply.providerMetadata = providerMetadata;
+    return { reply, close: () => open.delete(id) };
+  };
   const reader = stream.getReader();
   const onAbort = () => void reader.cancel(signal.reason).catch(() => undefined);
   signal.addEventListener("abort", onAbort, { once: true });
@@ -21,15 +37,25 @@ export async function consumeStream(
       if (done) break;
       if (signal.aborted) throw signal.reason;
       switch (part.type) {
+        case "text-start":
+        case "reasoning-start":
+          openPart(part.type === "text-start" ? "text" : "reasoning", part);
+          break;
+        case "text-end":
+        case "reasoning-end":
+          openPart(part.type === "text-end" ? "text" : "reasoning", part).close();
+          break;
         case "text-delta": {
           const delta = deltaOf(part);
           parts.text += delta;
+          openPart("text", part).reply.text += delta;
           if (delta) emit?.({ type: DELTA_TYPES.textDelta, delta });
           break;
         }
         case "reasoning-delta": {
           const delta = deltaOf(part);
           parts.reasoning += delta;
+          openPart("reasoning", part).reply.text += delta;
           if (delta) emit?.({ type: DELTA_TYPES.reasoningDelta, delta });
           break;
         }
@@ -49,6 +75,7 @@ export async function consumeStream(
           const call = toolCallOf(part);
           if (!call) break;
           parts.toolCalls.push(call);
+          parts.parts.push({ type: "tool-call", ...(call.id ? { toolCallId: call.id } : {}), ...metadataOf(part) });
           emit?.({
             type: DELTA_TYPES.toolCall,
             ...(call.id ? { id: call.id } : {}),
@@ -57,6 +84,9 @@ export async function consumeStream(
           });
           break;
         }
+        case "response-metadata":
+          parts.response = { ...(isObject(parts.response) ? parts.response : {}), ...part };
+          break;
         case "finish":
           parts.finishReason = Reflect.get(part, "finishReason");
           parts.usage = Reflect.get(part, "usage");

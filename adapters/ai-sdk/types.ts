@@ -14,7 +14,18 @@ export type AiSdkToolResultOutput =
   | { type: "text"; value: string }
   | { type: "json"; value: AiSdkJsonValue }
   | { type: "error-text"; value: string }
-  | { type: "error-json"; value: AiSdkJsonValue };
+  | { type: "error-json"; value: AiSdkJsonValue }
+  /**
+   * A tool's projection (`toModelOutput`) into parts. Typed as the one part every version knows; the media
+   * parts a tool gives (v2's `media`, v3 and v4's `image-data`, `file-data`, ...) are passed as the tool gave them.
+   */
+  | { type: "content"; value: AiSdkTextPart[] };
+
+/** A text part of a tool result's content. */
+export interface AiSdkTextPart {
+  type: "text";
+  text: string;
+}
 
 /** A prompt message as every supported version spells it (the parts loomwork sends). */
 export type AiSdkPromptMessage =
@@ -23,13 +34,24 @@ export type AiSdkPromptMessage =
   | {
       role: "assistant";
       content: (
-        { type: "text"; text: string } | { type: "tool-call"; toolCallId: string; toolName: string; input: unknown }
+        | { type: "text"; text: string; providerOptions?: AiSdkProviderOptions }
+        | { type: "reasoning"; text: string; providerOptions?: AiSdkProviderOptions }
+        | {
+            type: "tool-call";
+            toolCallId: string;
+            toolName: string;
+            input: unknown;
+            providerOptions?: AiSdkProviderOptions;
+          }
       )[];
     }
   | {
       role: "tool";
       content: { type: "tool-result"; toolCallId: string; toolName: string; output: AiSdkToolResultOutput }[];
     };
+
+/** Provider options of a call or a part, by provider name (the AI SDK's `SharedV2ProviderOptions` and later). */
+export type AiSdkProviderOptions = Record<string, Record<string, AiSdkJsonValue>>;
 
 /** A function tool as the model receives it. */
 export interface AiSdkFunctionTool {
@@ -69,6 +91,8 @@ export interface AiSdkGenerateResult {
   finishReason?: unknown;
   usage?: unknown;
   providerMetadata?: unknown;
+  /** The response's id and model id (and timestamp, headers, body), in any supported version's shape. */
+  response?: unknown;
 }
 
 /** What `doStream` resolves: a stream of parts. */

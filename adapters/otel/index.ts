@@ -12,6 +12,8 @@ import {
   type Tracer,
 } from "@opentelemetry/api";
 import type { App } from "../../actors/app.js";
+import type { ModelInfo } from "../../actors/effects/effect.js";
+import type { Usage } from "../../machines/helpers/messages.js";
 import type { RuntimeEvents } from "../../actors/bus.js";
 import type { JournalRecord } from "../../stores/types.js";
 import {
@@ -33,6 +35,15 @@ export interface InstrumentOptions {
    * @defaultValue false
    */
   payloads?: boolean;
+  /**
+   * Record prompts and outputs in the GenAI semantic conventions' opt-in attributes (what their
+   * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` turns on): an agent's prompt
+   * (`gen_ai.input.messages` on `invoke_agent`), each model reply (`gen_ai.output.messages` on `chat`), each
+   * tool call's arguments and result (`gen_ai.tool.call.arguments` / `.result` on `execute_tool`), as JSON
+   * cut to 2,000 characters. Off by default: the conventions call this content sensitive.
+   * @defaultValue false
+   */
+  captureMessageContent?: boolean;
 }
 
 /** What `instrumentApp` returns: `dispose()` stops tracing and ends the spans still open. */
@@ -42,13 +53,32 @@ export interface Instrumentation {
 
 const MAX_PAYLOAD = 2_000;
 
+// A model step's step id: `<loop>#turn:<i>:model` (the agent loop's spelling, machines/helpers/agentIds.ts).
+const MODEL_STEP = /^(.*)#turn:(\d+):model$/;
+
+interface OpenExecution {
+  span: Span;
+  context: Context;
+  executionId: string;
+  logicId?: string;
+  prompt?: string;
+  agent: boolean;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A model turn's tool calls as the agent loop names them: by the tool step each runs as. */
+type CallsByStep = Map<string, { id: string; toolName: string; input: unknown }>;
+
 /**
- * Traces an app with OpenTelemetry. Each execution run in this app is a span (`loomwork.execution`),
- * joined to the caller's trace (the context active when `app.start` or `app.resume` journaled its first
- * record), with a child span per macrostep (`loomwork.macrostep`) and per step run live through the effect
- * chain (`loomwork.step`). A model step carries the GenAI semantic-convention attributes: the model,
- * input and output tokens, and the finish reason. Steps served from the journal on a resume make no span:
- * nothing ran.
+ * Traces an app with OpenTelemetry, after the GenAI semantic conventions. Each execution run in this app is
+ * a span, joined to the caller's trace (the context active when `app.start` or `app.resume` journaled its
+ * first record): `invoke_agent <name>` for an agent (an execution that calls a model), with its summed
+ * usage, else `loomwork.execution <logic id>`. Its children: a span per macrostep (`loomwork.macrostep`),
+ * per model call (`chat <model>`: provider, request and response model, response id, usage, finish
+ * reasons), per tool call (`execute_tool <name>`: the tool's name and call id) and per other step
+ * (`loomwork.step`), each run live through the effect chain. Steps served from the journal on a resume
+ * make no span: nothing ran.
  *
  * @example
  * import { instrumentApp } from "loomwork/otel";
@@ -59,28 +89,81 @@ const MAX_PAYLOAD = 2_000;
 export function instrumentApp(app: Pick<App, "on" | "config">, options: InstrumentOptions = {}): Instrumentation {
   const tracer = options.tracer ?? trace.getTracer("loomwork");
   const payloads = options.payloads === true;
-  const executions = new Map<string, { span: Span; context: Context }>();
-  const isModel = (effectId: string) => app.config.effects[effectId]?.kind === "llm";
+  const content = options.captureMessageContent === true;
+  const executions = new Map<string, OpenExecution>();
+  // Per execution, the tool calls of its model turns, by the tool step each runs as.
+  const calls = new Map<string, CallsByStep>();
+  const effectOf = (effectId: string) => app.config.effects[effectId];
 
   const executionOf = (executionId: string, first: JournalRecord | undefined) => {
     let open = executions.get(executionId);
     if (!open) {
       const attributes: Attributes = { "loomwork.execution.id": executionId };
-      if (first?.type === EXECUTION_STARTED) {
-        if (first.logicId !== undefined) attributes["loomwork.logic.id"] = first.logicId;
-        if (payloads && first.subject !== undefined) attributes["loomwork.subject"] = first.subject;
-        if (payloads && first.input !== undefined) attributes["loomwork.input"] = json(first.input);
+      const started = first?.type === EXECUTION_STARTED ? first : undefined;
+      if (started) {
+        if (started.logicId !== undefined) attributes["loomwork.logic.id"] = started.logicId;
+        if (payloads && started.subject !== undefined) attributes["loomwork.subject"] = started.subject;
+        if (payloads && started.input !== undefined) attributes["loomwork.input"] = json(started.input);
       } else {
         attributes["loomwork.execution.resumed"] = true;
       }
-      const span = tracer.startSpan(`loomwork.execution ${String(attributes["loomwork.logic.id"] ?? executionId)}`, {
+      const span = tracer.startSpan(`loomwork.execution ${started?.logicId ?? executionId}`, {
         kind: SpanKind.INTERNAL,
         attributes,
       });
-      open = { span, context: trace.setSpan(context.active(), span) };
+      const prompt = started && isObject(started.input) ? started.input.prompt : undefined;
+      open = {
+        span,
+        context: trace.setSpan(context.active(), span),
+        executionId,
+        ...(started?.logicId === undefined ? {} : { logicId: started.logicId }),
+        ...(typeof prompt === "string" ? { prompt } : {}),
+        agent: false,
+        inputTokens: 0,
+        outputTokens: 0,
+      };
       executions.set(executionId, open);
     }
     return open;
+  };
+
+  // An execution that calls a model is an agent's invocation: `invoke_agent <name>`, named after its logic
+  // (or, resumed here without its first record, after the machine its model steps belong to).
+  const asAgent = (open: OpenExecution, stepId: string) => {
+    if (open.agent) return;
+    open.agent = true;
+    const name = open.logicId ?? MODEL_STEP.exec(stepId)?.[1];
+    open.span.updateName(name ? `invoke_agent ${name}` : "invoke_agent");
+    open.span.setAttributes({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.conversation.id": open.executionId,
+      ...(name ? { "gen_ai.agent.name": name } : {}),
+    });
+    if (content && open.prompt !== undefined)
+      open.span.setAttribute(
+        "gen_ai.input.messages",
+        json([{ role: "user", parts: [{ type: "text", content: open.prompt }] }]),
+      );
+  };
+
+  // A model turn's tool calls, with the ids the agent loop gives them (the provider's when unique in the
+  // turn, else `call_<turn>_<j>`), keyed by the tool step each runs as.
+  const rememberCalls = (executionId: string, stepId: string, reply: unknown) => {
+    const turn = MODEL_STEP.exec(stepId);
+    if (!turn || !isObject(reply) || !Array.isArray(reply.toolCalls)) return;
+    const given: unknown[] = reply.toolCalls;
+    const ids = given.map((c) => (isObject(c) && typeof c.id === "string" && c.id !== "" ? c.id : undefined));
+    let byStep = calls.get(executionId);
+    if (!byStep) calls.set(executionId, (byStep = new Map()));
+    given.forEach((call, j) => {
+      if (!isObject(call)) return;
+      const id = ids[j] !== undefined && ids.indexOf(ids[j]) === j ? ids[j] : `call_${turn[2]}_${j}`;
+      byStep.set(`${turn[1]}#turn:${turn[2]}:tool:${j}`, {
+        id,
+        toolName: typeof call.toolName === "string" ? call.toolName : "",
+        input: call.input,
+      });
+    });
   };
 
   const offAppend = app.on("append", ({ executionId, records }) => {
@@ -102,7 +185,9 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       const key = `${executionId} ${first.stepId}`;
       const ran = ranSteps.get(key);
       ranSteps.delete(key);
-      if (ran) endStep(ran, first.type === STEP_COMPLETED ? first.output : undefined);
+      const output = first.type === STEP_COMPLETED ? first.output : undefined;
+      if (ran) endStep(ran, output);
+      if (ran && effectOf(ran.effectId)?.kind === "llm") rememberCalls(executionId, first.stepId, output);
     }
     // The macrostep ran from its input's time to the durable append of its records (now).
     tracer.startSpan("loomwork.macrostep", { attributes, startTime: first.at }, parent.context).end();
@@ -115,10 +200,8 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
     ranSteps.set(`${event.executionId} ${event.stepId}`, { ...event, end: Date.now() }),
   );
 
-  const endStep = (
-    { executionId, stepId, effectId, ok, durationMs, usage, stoppedAt, outcome, end }: RanStep,
-    reply: unknown,
-  ) => {
+  const endStep = (ran: RanStep, output: unknown) => {
+    const { executionId, stepId, effectId, ok, durationMs, stoppedAt, outcome, end } = ran;
     const parent = executionOf(executionId, undefined);
     const attributes: Attributes = {
       "loomwork.execution.id": executionId,
@@ -128,25 +211,27 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
     };
     if (outcome !== undefined) attributes["loomwork.step.outcome"] = outcome;
     if (stoppedAt !== undefined) attributes["loomwork.step.stopped_at"] = stoppedAt;
-    const model = isModel(effectId);
-    if (model) {
-      attributes["gen_ai.operation.name"] = "chat";
-      if (usage) {
-        attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
-        attributes["gen_ai.usage.output_tokens"] = usage.outputTokens;
-      }
+    if (payloads && output !== undefined) attributes["loomwork.step.output"] = json(output);
+    const effect = effectOf(effectId);
+    let name = `loomwork.step ${effectId}`;
+    let kind = SpanKind.INTERNAL;
+    if (effect?.kind === "llm") {
+      asAgent(parent, stepId);
+      name = chatAttributes(attributes, ran, effect.model, output, parent, content);
+      kind = SpanKind.CLIENT;
+    } else if (effect?.kind === "tool") {
+      const call = calls.get(executionId)?.get(stepId);
+      calls.get(executionId)?.delete(stepId);
+      name = `execute_tool ${effectId}`;
+      attributes["gen_ai.operation.name"] = "execute_tool";
+      attributes["gen_ai.tool.name"] = effectId;
+      attributes["gen_ai.tool.type"] = "function";
+      if (effect.description) attributes["gen_ai.tool.description"] = effect.description;
+      if (call) attributes["gen_ai.tool.call.id"] = call.id;
+      if (content && call) attributes["gen_ai.tool.call.arguments"] = json(call.input);
+      if (content && output !== undefined) attributes["gen_ai.tool.call.result"] = json(output);
     }
-    if (model && isObject(reply)) {
-      const modelId = reply.modelId ?? (isObject(reply.response) ? reply.response.modelId : undefined);
-      if (typeof modelId === "string") attributes["gen_ai.response.model"] = modelId;
-      if (typeof reply.finishReason === "string") attributes["gen_ai.response.finish_reasons"] = [reply.finishReason];
-    }
-    if (payloads && reply !== undefined) attributes["loomwork.step.output"] = json(reply);
-    const span = tracer.startSpan(
-      model ? `chat ${effectId}` : `loomwork.step ${effectId}`,
-      { kind: model ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, startTime: end - durationMs },
-      parent.context,
-    );
+    const span = tracer.startSpan(name, { kind, attributes, startTime: end - durationMs }, parent.context);
     if (!ok)
       span.setStatus({
         code: SpanStatusCode.ERROR,
@@ -165,12 +250,11 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
 
   const offEnded = app.on("ended", ({ executionId, status }) => {
     flushSteps(executionId);
+    calls.delete(executionId);
     const open = executions.get(executionId);
     if (!open) return;
     executions.delete(executionId);
-    open.span.setAttribute("loomwork.execution.status", status);
-    if (status === "error") open.span.setStatus({ code: SpanStatusCode.ERROR, message: "the execution failed" });
-    open.span.end();
+    endExecution(open, status);
   });
 
   return {
@@ -179,9 +263,77 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       offStep();
       offEnded();
       flushSteps();
-      for (const { span } of executions.values()) span.end();
+      calls.clear();
+      for (const open of executions.values()) endExecution(open, undefined);
       executions.clear();
     },
+  };
+}
+
+function endExecution(open: OpenExecution, status: string | undefined): void {
+  if (open.agent) {
+    open.span.setAttribute("gen_ai.usage.input_tokens", open.inputTokens);
+    open.span.setAttribute("gen_ai.usage.output_tokens", open.outputTokens);
+  }
+  if (status !== undefined) open.span.setAttribute("loomwork.execution.status", status);
+  if (status === "error") open.span.setStatus({ code: SpanStatusCode.ERROR, message: "the execution failed" });
+  open.span.end();
+}
+
+// A model call's GenAI attributes (into `attributes`), its usage added to the execution's; returns the span name.
+function chatAttributes(
+  attributes: Attributes,
+  ran: { stepId: string; usage?: Usage },
+  model: ModelInfo | undefined,
+  reply: unknown,
+  execution: OpenExecution,
+  content: boolean,
+): string {
+  const requestModel = model?.modelId ?? model?.id;
+  attributes["gen_ai.operation.name"] = "chat";
+  attributes["gen_ai.provider.name"] = providerNameOf(model);
+  if (requestModel) attributes["gen_ai.request.model"] = requestModel;
+  if (ran.usage) {
+    attributes["gen_ai.usage.input_tokens"] = ran.usage.inputTokens;
+    attributes["gen_ai.usage.output_tokens"] = ran.usage.outputTokens;
+    execution.inputTokens += ran.usage.inputTokens;
+    execution.outputTokens += ran.usage.outputTokens;
+  }
+  if (isObject(reply)) {
+    const response = isObject(reply.response) ? reply.response : {};
+    if (typeof response.modelId === "string") attributes["gen_ai.response.model"] = response.modelId;
+    if (typeof response.id === "string") attributes["gen_ai.response.id"] = response.id;
+    if (typeof reply.finishReason === "string") attributes["gen_ai.response.finish_reasons"] = [reply.finishReason];
+    if (content)
+      attributes["gen_ai.output.messages"] = json([outputMessageOf(reply, MODEL_STEP.exec(ran.stepId)?.[2])]);
+  }
+  return requestModel ? `chat ${requestModel}` : "chat";
+}
+
+// The conventions' provider name: the AI SDK's provider id before its first dot (`openai.responses` is
+// `openai`), else the model id's prefix before a colon, else the model id (`scripted`).
+function providerNameOf(model: ModelInfo | undefined): string {
+  if (model?.provider) return model.provider.split(".")[0]!;
+  return model?.id.split(":")[0] || "unknown";
+}
+
+// A reply as the conventions' output message: text and tool-call parts (with the ids the agent loop gives
+// the calls of turn `turn`), and the finish reason.
+function outputMessageOf(reply: Record<string, unknown>, turn: string | undefined): Record<string, unknown> {
+  const parts: unknown[] = [];
+  if (typeof reply.text === "string" && reply.text !== "") parts.push({ type: "text", content: reply.text });
+  const toolCalls: unknown[] = Array.isArray(reply.toolCalls) ? reply.toolCalls : [];
+  const ids = toolCalls.map((c) => (isObject(c) ? c.id : undefined));
+  toolCalls.forEach((call, j) => {
+    if (!isObject(call)) return;
+    const own = typeof call.id === "string" && call.id !== "" && ids.indexOf(call.id) === j ? call.id : undefined;
+    const id = own ?? (turn === undefined ? undefined : `call_${turn}_${j}`);
+    parts.push({ type: "tool_call", ...(id ? { id } : {}), name: call.toolName, arguments: call.input });
+  });
+  return {
+    role: "assistant",
+    parts,
+    ...(typeof reply.finishReason === "string" ? { finish_reason: reply.finishReason } : {}),
   };
 }
 

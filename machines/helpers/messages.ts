@@ -9,6 +9,18 @@ export interface ToolCall {
   needsApproval?: boolean;
 }
 
+/**
+ * What the model reads of a tool's result when the tool projects it (`toModelOutput`): the AI SDK's tool
+ * result output forms. `content` holds parts such as `{ type: "text", text }` and
+ * `{ type: "image-data", data, mediaType }`, as the AI SDK spells them.
+ */
+export type ToolModelOutput =
+  | { type: "text"; value: string }
+  | { type: "json"; value: unknown }
+  | { type: "error-text"; value: string }
+  | { type: "error-json"; value: unknown }
+  | { type: "content"; value: ({ type: string } & Record<string, unknown>)[] };
+
 /** One message of a transcript, as the loop keeps it and providers receive it. */
 export interface Message {
   role: "system" | "user" | "assistant" | "tool";
@@ -16,6 +28,16 @@ export interface Message {
   toolCalls?: ToolCall[];
   toolCallId?: string;
   toolName?: string;
+  /**
+   * An assistant message's parts with what the provider said of each (the reply's `parts`), sent back to the
+   * provider on the next turn: OpenAI Responses' reasoning items and item ids, Anthropic's thinking signatures.
+   */
+  parts?: ReplyPart[];
+  /**
+   * A tool message's projection for the model, in the AI SDK's forms, when its tool declares
+   * `toModelOutput`: set on the model's request only (never journaled), with `content` its plain reading.
+   */
+  modelOutput?: ToolModelOutput;
 }
 
 /** A tool as a model request names it: the runtime adds the registered tool's description and JSON Schema. */
@@ -95,6 +117,20 @@ export interface ToolApprovalEvent {
   reason?: string;
 }
 
+/**
+ * One part of a model's reply, in the reply's order, with the provider's metadata of it (the AI SDK's
+ * `providerMetadata`, sent back as the part's `providerOptions`, as `streamText` does across steps).
+ */
+export interface ReplyPart {
+  type: "reasoning" | "text" | "tool-call";
+  /** A reasoning or text part's text; absent on a reply's only text part, whose text is the reply's `text`. */
+  text?: string;
+  /** A tool-call part's id: the provider's, as in `toolCalls`. */
+  toolCallId?: string;
+  /** What the provider said of the part (`{ openai: { itemId, reasoningEncryptedContent } }`), as it gave it (JSON). */
+  providerMetadata?: Record<string, unknown>;
+}
+
 /** What a model provider returns: text, tool calls, usage, and what the provider said of the reply. */
 export interface ModelReply {
   text?: string;
@@ -102,8 +138,19 @@ export interface ModelReply {
   usage?: Usage;
   /** Why the model stopped (`stop`, `length`, `tool-calls`, `content-filter`, ...). */
   finishReason?: string;
-  /** The model's reasoning text, when the provider returns it. Journaled with the reply; not sent back to the model. */
+  /**
+   * The model's reasoning text, when the provider returns it. Journaled with the reply; sent back to the
+   * model only as a part of `parts` (when the provider gave metadata that it needs it back).
+   */
   reasoning?: string;
   /** The provider's metadata of the reply, as it gave it (JSON). */
   providerMetadata?: Record<string, unknown>;
+  /** The provider's response: its id and the model that answered (which may name a snapshot of the one asked). */
+  response?: { id?: string; modelId?: string };
+  /**
+   * The reply's parts in order, each with the provider's metadata, when the provider gave any: journaled
+   * with the reply and sent back on the next turn (the reasoning items of OpenAI's Responses API by id or
+   * encrypted content, Anthropic's thinking signatures), which reasoning models need to continue.
+   */
+  parts?: ReplyPart[];
 }

@@ -107,9 +107,27 @@ function unfence(value: unknown): unknown {
   return value;
 }
 
+// A fenced message keeps its journaled original under this key, not enumerable (so neither JSON nor a spread
+// copies it): the llm effect projects a tool's own output (toModelOutput) and fences the projection, and the
+// fenced text cannot be read back.
+const JOURNALED_KEY = "loom.journaled";
+
 /** The messages as the model receives them: every tainted part fenced. */
 export function fencedMessages(messages: Message[]): Message[] {
-  return messages.map((m) => (containsTaint(m.content) ? { ...m, content: fence(m.content) } : m));
+  return messages.map((m) => {
+    if (!containsTaint(m.content)) return m;
+    return Object.defineProperty({ ...m, content: fence(m.content) }, JOURNALED_KEY, { value: m });
+  });
+}
+
+/** The transcript message a message of a model request was fenced from (itself when nothing was fenced). */
+export function journaledMessageOf(message: Message): Message {
+  const original: unknown = Object.getOwnPropertyDescriptor(message, JOURNALED_KEY)?.value;
+  return isMessage(original) ? original : message;
+}
+
+function isMessage(value: unknown): value is Message {
+  return typeof value === "object" && value !== null && "role" in value && "content" in value;
 }
 
 /** Marker appended by summarizerText when it stopped at its bound. */

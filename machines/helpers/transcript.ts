@@ -1,7 +1,7 @@
 // The transcript arithmetic the agent machines share (agentLoop and conversation): byte counts, the
 // compaction split, the summary message and the claim-check refusal of a model turn. Pure.
 import { CLAIM_CHECK_KEY } from "./constants.js";
-import type { Message } from "./messages.js";
+import type { Message, ReplyPart } from "./messages.js";
 import { isTainted, taintOrigins, tainted } from "./taint.js";
 
 /** Origin of a summary that folded tainted content: it stays tainted (ADR 0137 D2). */
@@ -66,8 +66,10 @@ export function compacted(messages: Message[], summary: unknown): Message[] {
 export function replyOf(output: unknown): {
   text: string;
   toolCalls: { id?: string; toolName: string; input: unknown; needsApproval?: boolean }[];
+  parts?: ReplyPart[];
 } {
   if (typeof output !== "object" || output === null) return { text: "", toolCalls: [] };
+  const parts = "parts" in output && Array.isArray(output.parts) ? output.parts.filter(isReplyPart) : [];
   const text = "text" in output && typeof output.text === "string" ? output.text : "";
   const calls: unknown[] = "toolCalls" in output && Array.isArray(output.toolCalls) ? output.toolCalls : [];
   const toolCalls = calls.map((call) => ({
@@ -83,7 +85,12 @@ export function replyOf(output: unknown): {
       ? { needsApproval: true }
       : {}),
   }));
-  return { text, toolCalls };
+  return { text, toolCalls, ...(parts.length ? { parts } : {}) };
+}
+
+// A provider's adapter reads each part's fields defensively: here only its being an object is checked.
+function isReplyPart(part: unknown): part is ReplyPart {
+  return typeof part === "object" && part !== null;
 }
 
 /** The text a failed tool call is answered with: its error's `message`, or the error itself as a string. */

@@ -150,12 +150,19 @@ describe("loomwork log", () => {
     const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-aisdk-"));
     try {
       const stores = await fsStores({ dir });
-      // What fromAiSdk journals: finishReason, reasoning and providerMetadata beside text, toolCalls and usage.
+      // What fromAiSdk journals: finishReason, reasoning, providerMetadata, the response's id and model, and the
+      // parts with the provider's metadata (OpenAI Responses' reasoning items) beside text, toolCalls and usage.
       let turn = 0;
       const model: Model = {
         id: "openai:gpt",
         async generate() {
-          const extra = { finishReason: "stop", reasoning: "hmm", providerMetadata: { openai: { responseId: "r1" } } };
+          const extra = {
+            finishReason: "stop",
+            reasoning: "hmm",
+            providerMetadata: { openai: { responseId: "r1" } },
+            response: { id: "resp_1", modelId: "gpt-5-mini-2025-08-07" },
+            parts: [{ type: "reasoning" as const, text: "hmm", providerMetadata: { openai: { itemId: "rs_1" } } }],
+          };
           return turn++ === 0
             ? {
                 toolCalls: [{ toolCallId: "call_1", toolName: "search", input: { q: "owls" } }],
@@ -184,6 +191,7 @@ describe("loomwork log", () => {
       expect(stdout).toMatch(/✓ turn:1:model +model +"Owls hunt by ear\." · 300\+9 tokens$/m);
       expect(stdout).not.toContain("finishReason");
       expect(stdout).not.toContain("providerMetadata");
+      expect(stdout).not.toContain("rs_1");
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

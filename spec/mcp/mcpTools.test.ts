@@ -246,7 +246,12 @@ describe("@ai-sdk/mcp tools passed to createToolEffect", () => {
       );
       expect(output.sawTaintFrom).toEqual(["mcp:owls"]);
       const [search, broken] = toolMessages(requests[1]!);
-      expect(search!.content).toMatch(/^<untrusted-data origin="mcp:owls">/);
+      // @ai-sdk/mcp's own toModelOutput (content parts) is honoured, each text part fenced.
+      const parts = search!.content as { type: string; text: string }[];
+      expect(parts.length).toBeGreaterThan(0);
+      for (const part of parts) {
+        expect(part).toEqual({ type: "text", text: expect.stringMatching(/^<untrusted-data origin="mcp:owls">/) });
+      }
       expect((broken!.content as { error: string }).error).toMatch(/^<untrusted-data origin="mcp:owls">/);
     } finally {
       await client.close();

@@ -28,13 +28,14 @@ export const researchAgent = agentLoop$({
   maxTurns: 10,
 });
 
-interface Page {
+export interface Page {
   url: string;
   title: string;
   text: string;
 }
 
-const PAGES: Page[] = [
+/** The pages the offline web of the stories holds. */
+export const PAGES: Page[] = [
   {
     url: "https://owls.example.org/konishi-1973",
     title: "Konishi (1973): barn owls strike prey in total darkness",
