@@ -73,26 +73,14 @@ export function checkUIMessageStreamOptions(options: unknown): asserts options i
       "toUIMessageStream.options",
       `an object { originalMessages?, onError? }; got ${shown(options)}.`,
     );
-  const messages = "originalMessages" in options ? options.originalMessages : undefined;
-  if (messages !== undefined && !Array.isArray(messages))
+  const given: { originalMessages?: unknown; onError?: unknown } = options;
+  const { originalMessages, onError } = given;
+  // A message that is not { id, role, parts } is read as none: only the last assistant message's parts are read.
+  if (originalMessages !== undefined && !Array.isArray(originalMessages))
     throw new ConfigError(
       "toUIMessageStream.originalMessages",
-      `the request's UI messages (an array); got ${shown(messages)}.`,
+      `an array of UI messages; got ${shown(originalMessages)}.`,
     );
-  for (const [i, message] of (messages ?? []).entries()) {
-    const ok =
-      typeof message === "object" &&
-      message !== null &&
-      typeof message.id === "string" &&
-      typeof message.role === "string" &&
-      Array.isArray(message.parts);
-    if (!ok)
-      throw new ConfigError(
-        `toUIMessageStream.originalMessages[${i}]`,
-        `a UI message { id: string, role: string, parts: [...] }; got ${shown(message)}.`,
-      );
-  }
-  const onError = "onError" in options ? options.onError : undefined;
   if (onError !== undefined && typeof onError !== "function")
     throw new ConfigError("toUIMessageStream.onError", `a function (error) => string; got ${shown(onError)}.`);
 }
@@ -282,9 +270,9 @@ function continuationOf(messages: readonly UIMessageLike[] | undefined): {
   messageId?: string;
   approvals: Set<string>;
 } {
-  const last = messages?.at(-1);
-  if (!last || last.role !== "assistant") return { approvals: new Set() };
+  const last: Partial<UIMessageLike> | undefined = messages?.at(-1);
   const approvals = new Set<string>();
+  if (last?.role !== "assistant" || typeof last.id !== "string" || !Array.isArray(last.parts)) return { approvals };
   for (const part of last.parts) {
     if (typeof part !== "object" || part === null) continue;
     if ("state" in part && part.state === "approval-responded" && "toolCallId" in part)

@@ -173,7 +173,7 @@ describe("approvals through the protocol's parts", () => {
     expect(await invalidChunks([...asked.chunks, ...continued.chunks, ...rebuilt.chunks])).toEqual([]);
   });
 
-  it("refuses a malformed answer with the runtime's own check, and takes none from a message that is not the last assistant message", () => {
+  it("refuses a malformed answer with the runtime's own check, takes none from a message that is not the last assistant message, and refuses bad stream options", () => {
     const asked: UIMessage = {
       id: "m1",
       role: "assistant",
@@ -191,5 +191,13 @@ describe("approvals through the protocol's parts", () => {
     expect(() => convertToToolApprovalEvents("nope" as unknown as UIMessage[])).toThrow(/messages/);
     expect(convertToToolApprovalEvents([asked, USER])).toEqual([]);
     expect(convertToToolApprovalEvents([])).toEqual([]);
+    // The stream's options come from a request's body too: refused at the call, naming the option.
+    const { app } = agent([]);
+    expect(() => app.stream("a2").toUIMessageStream({ originalMessages: "all" } as never)).toThrow(
+      /toUIMessageStream\.originalMessages/,
+    );
+    expect(() => app.stream("a2").toUIMessageStream({ onError: "quiet" } as never)).toThrow(
+      /toUIMessageStream\.onError/,
+    );
   });
 });
