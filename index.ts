@@ -62,6 +62,8 @@ export type {
   UIMessageStreamOptions,
 } from "./actors/agents/uiMessageStream.js";
 export { convertToToolApprovalEvents } from "./actors/agents/uiApprovals.js";
+export { AgentChatTransport } from "./actors/agents/uiChatTransport.js";
+export type { AgentChatRequest, AgentChatTransportOptions } from "./actors/agents/uiChatTransport.js";
 export { TOOL_APPROVAL_EVENT } from "./actors/agents/approvals.js";
 export type { PendingApproval } from "./actors/agents/approvals.js";
 export type { ToolApprovalEvent } from "./machines/helpers/messages.js";
