@@ -185,6 +185,9 @@ export class StreamBuffer {
   private control(record: JournalRecord): void {
     if (record.type === this.types.executionEnded) {
       this.ended = true;
+      // The turn's calls that never had an outcome (the last allowed turn's, a stopped run's): no part is left
+      // waiting for one. The model read nothing for them: this is for the UI only.
+      this.unanswered(`no result: the execution ended (${record.status}) before this call had one`, true);
       const stepId = this.parts.at(-1)?.stepId ?? "";
       if (record.status === "error") this.add(stepId, { type: this.types.error, error: record.error?.message ?? "" });
       if (record.status === "stopped")
@@ -222,17 +225,18 @@ export class StreamBuffer {
   }
 
   // The turn's calls that have no outcome in the stream once the loop moved on or parked: the loop answered
-  // them without a step, as it answers a tool the model made up (machines/agentLoop.ts startTools).
-  private unanswered(): void {
+  // them without a step, as it answers a tool the model made up (machines/agentLoop.ts startTools). At the
+  // end (`ended`), every call without an outcome, with `error` as its text.
+  private unanswered(error?: string, ended = false): void {
     const turn = this.turn;
     if (!turn) return;
     for (const call of turn.calls) {
-      if (turn.answered.has(call.id) || call.needsApproval) continue;
+      if (turn.answered.has(call.id) || (call.needsApproval && !ended)) continue;
       turn.answered.add(call.id);
       this.add(call.stepId, {
         type: this.types.toolResult,
         id: call.id,
-        output: { error: `unknown tool "${call.toolName}"` },
+        output: { error: error ?? `unknown tool "${call.toolName}"` },
         isError: true,
       });
     }

@@ -149,10 +149,13 @@ export function toUIMessageStream(
 
   // Every call of the turn has its outcome or waits for a human, and one does.
   function parked(): boolean {
-    if (turn.asked.size === 0) return false;
-    for (const id of turn.calls)
-      if (!turn.done.has(id) && !(turn.asked.has(id) && !turn.answered.has(id))) return false;
-    return [...turn.asked].some((id) => !turn.answered.has(id));
+    const waiting = (id: string) => turn.asked.has(id) && !turn.answered.has(id) && !turn.done.has(id);
+    let any = false;
+    for (const id of turn.calls) {
+      if (waiting(id)) any = true;
+      else if (!turn.done.has(id)) return false;
+    }
+    return any;
   }
 
   function newTurn(): void {

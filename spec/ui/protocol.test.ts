@@ -112,6 +112,65 @@ describe("toUIMessageStream, read by ai 7's readUIMessageStream", () => {
     expect(chunks).toContainEqual({ type: "tool-output-denied", toolCallId: "c_rm" });
     expect(await invalidChunks([...first.chunks, ...chunks])).toEqual([]);
   });
+  it("ends a call the run never answered output-error when it ends: the last allowed turn's calls, a stopped run's", async () => {
+    const { app } = agent([
+      {
+        toolCalls: [
+          { id: "c_rm", name: "rm", input: { path: "/etc/hosts" } },
+          { id: "c_search", name: "search", input: { q: "owls" } },
+        ],
+      },
+    ]);
+    const last = agentLoop$({ id: "ops", model: "model", tools: ["search", "rm"], maxTurns: 1 });
+    await app.start(last, { executionId: "m1", input: { prompt: "x" } });
+    await app.result("m1");
+    const { message, chunks } = await readMessage(app.stream("m1").toUIMessageStream());
+    expect(message.parts.filter((p) => p.type.startsWith("tool-")).map((p) => ("state" in p ? p.state : ""))).toEqual([
+      "output-error",
+      "output-error",
+    ]);
+    expect(message.parts[1]).toMatchObject({
+      errorText: "no result: the execution ended (done) before this call had one",
+    });
+    expect(chunks.at(-1)).toEqual({ type: "finish" });
+    expect(await invalidChunks(chunks)).toEqual([]);
+
+    // Stopped while a tool ran: its part ends output-error too, after the abort.
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const stopped = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(fromAiSdk(mockModel([{ toolCalls: [{ id: "c_slow", name: "slow", input: {} }] }]))),
+          slow: createToolEffect(
+            (_input: unknown, ctx) =>
+              new Promise((_, reject) => {
+                started();
+                ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
+              }),
+          ),
+        },
+      }),
+    );
+    apps.push(stopped);
+    await stopped.start(agentLoop$({ id: "s", model: "model", tools: ["slow"] }), {
+      executionId: "s1",
+      input: { prompt: "x" },
+    });
+    await running;
+    const read = readMessage(stopped.stream("s1").toUIMessageStream());
+    await stopped.stop("s1", "the user pressed stop");
+    const after = await read;
+    expect(after.message.parts.find((p) => p.type === "tool-slow")).toMatchObject({
+      state: "output-error",
+      errorText: "no result: the execution ended (stopped) before this call had one",
+    });
+    expect(after.chunks.filter((c) => c.type === "abort")).toEqual([
+      { type: "abort", reason: "the user pressed stop" },
+    ]);
+    expect(await invalidChunks(after.chunks)).toEqual([]);
+  });
 });
 
 describe("approvals through the protocol's parts", () => {
