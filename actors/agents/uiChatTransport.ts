@@ -32,10 +32,15 @@ export interface AgentChatTransportOptions {
 
 /** What `useChat` hands `sendMessages` (the AI SDK's ChatTransport), as far as this transport reads it. */
 export interface AgentChatRequest {
+  /** `submit-message` (a user message, or the answers to approvals); `regenerate-message` is refused. */
   trigger: "submit-message" | "regenerate-message";
+  /** The chat's id (`useChat({ id })`): with the messages, names the execution (`executionIdOf`). */
   chatId: string;
+  /** The message to regenerate or continue, if any (not read). */
   messageId: string | undefined;
+  /** The chat's messages: the last user message starts the agent; an assistant message's answers decide its calls. */
   messages: UIMessageLike[];
+  /** Aborted by `stop()`: ends the response (the execution runs on). */
   abortSignal: AbortSignal | undefined;
 }
 

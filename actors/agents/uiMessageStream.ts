@@ -42,8 +42,11 @@ export type UIMessageChunk =
 
 /** A UI message as far as loomwork reads one (the AI SDK's `UIMessage` is one): an id, a role, parts. */
 export interface UIMessageLike {
+  /** The message's id: a continued message keeps it. */
   id: string;
+  /** `user`, `assistant` or `system`. */
   role: string;
+  /** Its parts: a tool part `approval-responded` holds an answer to an approval. */
   parts: readonly unknown[];
 }
 
@@ -127,19 +130,19 @@ export function toUIMessageStream(
           return;
         }
         const chunks = chunksOf(part);
-        if (!sending) {
-          if (parked() && [...continued.approvals].every((id) => everAsked.has(id))) sending = true;
-          continue;
-        }
-        for (const chunk of chunks) controller.enqueue(chunk);
-        // Parked for a human, with nothing more to read: this response ends here, as streamText's does.
+        const wasSending = sending;
+        if (sending) for (const chunk of chunks) controller.enqueue(chunk);
+        // The park the message's answers were asked at: what follows continues the message.
+        else if (parked() && [...continued.approvals].every((id) => everAsked.has(id))) sending = true;
+        // Parked for a human, with nothing more to read: this response ends here, as streamText's does (and a
+        // continuation that reached no park its message answers ends too, rather than wait for the run's end).
         if (parked() && part.index + 1 >= buffered()) {
           controller.enqueue({ type: "finish", finishReason: "tool-calls" });
           controller.close();
           await iterator.return?.();
           return;
         }
-        if (chunks.length > 0) return;
+        if (wasSending && chunks.length > 0) return;
       }
     },
     async cancel() {

@@ -232,6 +232,33 @@ describe("approvals through the protocol's parts", () => {
     expect(await invalidChunks([...asked.chunks, ...continued.chunks, ...rebuilt.chunks])).toEqual([]);
   });
 
+  it("ends a continuation whose message answers no park of the run, rather than wait for the run's end", async () => {
+    const { app, loop } = agent(TURNS);
+    await app.start(loop, { executionId: "a3", input: { prompt: "Clean up." } });
+    const asked = await readMessage(app.stream("a3").toUIMessageStream());
+    const forged: UIMessage = {
+      ...asked.message,
+      parts: [
+        ...asked.message.parts,
+        {
+          type: "tool-rm",
+          toolCallId: "c_never",
+          state: "approval-responded",
+          input: {},
+          approval: { id: "c_never", approved: true },
+        },
+      ],
+    };
+    const continued = await readMessage(
+      app.stream("a3").toUIMessageStream({ originalMessages: [USER, forged] }),
+      forged,
+    );
+    expect(continued.chunks).toEqual([
+      { type: "start", messageId: forged.id },
+      { type: "finish", finishReason: "tool-calls" },
+    ]);
+  });
+
   it("refuses a malformed answer with the runtime's own check, takes none from a message that is not the last assistant message, and refuses bad stream options", () => {
     const asked: UIMessage = {
       id: "m1",
