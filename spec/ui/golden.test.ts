@@ -195,6 +195,16 @@ describe("loomwork's UI message equals streamText's for the same model output", 
     ]);
   });
 
+  it("a call whose input streams (tool-input-start, -delta) before the call", async () => {
+    const turns: Turn[] = [
+      { text: "Searching.", toolCalls: [{ id: "c_s", name: "search", input: { q: "barn owls" } }], streamInput: true },
+      { text: "They hunt by sound." },
+    ];
+    const ours = await loom(turns);
+    await expectSameMessage(ours, await aiSdk(turns));
+    expect(ours.chunks.map((c) => c.type)).toEqual(expect.arrayContaining(["tool-input-start", "tool-input-delta"]));
+  });
+
   it("a tool that throws: output-error with the error the model read", async () => {
     const turns: Turn[] = [
       { toolCalls: [{ id: "c_arch", name: "archive", input: { q: "owls" } }] },

@@ -10,6 +10,8 @@ export interface Turn {
   text?: string;
   toolCalls?: { id: string; name: string; input: unknown }[];
   failAfterText?: string;
+  /** Stream each call's input as it is written (`tool-input-start`, `-delta`, `-end`) before the call. */
+  streamInput?: boolean;
 }
 
 const USAGE = {
@@ -43,8 +45,16 @@ export function streamPartsOf(turn: Turn): unknown[] {
     parts.push({ type: "text-delta", id: "t", delta: turn.text.slice(half) });
     parts.push({ type: "text-end", id: "t" });
   }
-  for (const call of turn.toolCalls ?? [])
-    parts.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input: JSON.stringify(call.input) });
+  for (const call of turn.toolCalls ?? []) {
+    const input = JSON.stringify(call.input);
+    if (turn.streamInput) {
+      parts.push({ type: "tool-input-start", id: call.id, toolName: call.name });
+      for (const piece of [input.slice(0, 5), input.slice(5)])
+        parts.push({ type: "tool-input-delta", id: call.id, delta: piece });
+      parts.push({ type: "tool-input-end", id: call.id });
+    }
+    parts.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input });
+  }
   const unified = turn.toolCalls?.length ? "tool-calls" : "stop";
   parts.push({ type: "finish", finishReason: { unified, raw: unified }, usage: USAGE });
   return parts;
