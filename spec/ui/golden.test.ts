@@ -11,7 +11,10 @@
 // error the model read); a tainted result's origin (in `resultProviderMetadata.loomwork`, which streamText
 // has no notion of); a retried attempt's partial text, which loomwork voids with `reset-step` and ai 7.0's
 // streamText keeps (its stream retry sends no reset-step): the golden for a retry is streamText's message
-// without the failed attempt.
+// without the failed attempt. Not compared: a step with several text blocks, or reasoning after text, which
+// loomwork joins into one text and one reasoning part (its journaled reply holds one of each; docs/agents.md).
+// loomwork's message is also read as a reloaded page reads it, by another app over the same stores (rebuilt
+// from the journal), and must be the same.
 import {
   convertToModelMessages,
   jsonSchema,
