@@ -80,6 +80,20 @@ describe("useChat over AgentChatTransport in Chromium", () => {
       "rm /tmp/cache",
       "rm /home/me/old",
     ]);
+    // Every chunk useChat read passed ai 7's chunk schema, in the page.
+    const chunks = await page.evaluate(
+      () => (window as unknown as { chunks: { types: string[]; refused: string[] } }).chunks,
+    );
+    expect(chunks.refused).toEqual([]);
+    expect(chunks.types).toEqual(
+      expect.arrayContaining([
+        "start",
+        "tool-approval-request",
+        "tool-approval-response",
+        "tool-output-denied",
+        "finish",
+      ]),
+    );
     expect(problems).toEqual([]);
 
     const shot = process.env.LOOMWORK_UPDATE_SCREENSHOTS

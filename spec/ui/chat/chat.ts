@@ -3,7 +3,12 @@
 // tainted search whose origin the page shows. The same component as the docs' (written there in JSX);
 // what the tools ran is kept on `window.ran` for the test.
 import { useChat } from "@ai-sdk/react";
-import { getToolName, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses } from "ai-v7";
+import {
+  getToolName,
+  isToolUIPart,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  uiMessageChunkSchema,
+} from "ai-v7";
 import { createElement as h, Fragment, StrictMode, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { indexedDbStores } from "../../../adapters/indexeddb/index.js";
@@ -16,10 +21,13 @@ import {
   defineConfig,
   scriptedModel,
   tainted,
+  type UIMessageChunk,
 } from "../../../index.js";
 
 const ran: string[] = [];
-(window as unknown as { ran: string[] }).ran = ran;
+// Every chunk useChat reads, checked against ai 7's own chunk schema in the page: the types, and those refused.
+const chunks = { types: [] as string[], refused: [] as string[] };
+Object.assign(window, { ran, chunks });
 
 const agent = agentLoop$({ id: "cleaner", model: "model", tools: ["search", "rm"] });
 const app = createApp(
@@ -49,7 +57,23 @@ const app = createApp(
     },
   }),
 );
-const transport = new AgentChatTransport({ app, agent });
+// The docs' transport, with each chunk it hands useChat checked on its way.
+class CheckedTransport extends AgentChatTransport {
+  override async sendMessages(request: Parameters<AgentChatTransport["sendMessages"]>[0]) {
+    const schema = uiMessageChunkSchema();
+    return (await super.sendMessages(request)).pipeThrough(
+      new TransformStream<UIMessageChunk, UIMessageChunk>({
+        async transform(chunk, out) {
+          chunks.types.push(chunk.type);
+          const checked = await schema.validate!(chunk);
+          if (!checked.success) chunks.refused.push(`${JSON.stringify(chunk)}: ${String(checked.error)}`);
+          out.enqueue(chunk);
+        },
+      }),
+    );
+  }
+}
+const transport = new CheckedTransport({ app, agent });
 
 function Chat() {
   const { messages, sendMessage, addToolApprovalResponse, status } = useChat({
