@@ -113,6 +113,7 @@ export function toUIMessageStream(
   // Continuing a message: nothing is sent until the park its approvals were asked at.
   let sending = continued.approvals.size === 0;
   let step = "";
+  let stepDone = false; // the model step's finish-step was read: the loop parks only after it
   let ending: UIMessageFinishReason | undefined;
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
@@ -150,8 +151,9 @@ export function toUIMessageStream(
     },
   });
 
-  // Every call of the turn has its outcome or waits for a human, and one does.
+  // The model step has ended, every call of its turn has its outcome or waits for a human, and one does.
   function parked(): boolean {
+    if (!stepDone) return false;
     const waiting = (id: string) => turn.asked.has(id) && !turn.answered.has(id) && !turn.done.has(id);
     let any = false;
     for (const id of turn.calls) {
@@ -189,9 +191,11 @@ export function toUIMessageStream(
     switch (part.type) {
       case "start-step":
         step = part.stepId;
+        stepDone = false;
         newTurn();
         return [{ type: "start-step" }];
       case "finish-step":
+        stepDone = true;
         return [...closeBlocks(), { type: "finish-step" }];
       case "retry":
         // The attempt's parts are void (the protocol's reset-step removes the step's parts); the next attempt
