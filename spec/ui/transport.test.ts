@@ -88,6 +88,51 @@ describe("AgentChatTransport with the AI SDK's Chat", () => {
     expect(await app.result("chat-1")).toMatchObject({ text: "Removed /tmp/cache and /home/me/old; kept your notes." });
   });
 
+  it("takes two rounds of approvals in one message: each response ends at its park, each answer continues it", async () => {
+    const removed: string[] = [];
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          model: createLlmEffect(
+            scriptedModel([
+              { text: "First.", toolCalls: [{ id: "c_1", toolName: "rm", input: { path: "/a" } }] },
+              { text: "Second.", toolCalls: [{ id: "c_2", toolName: "rm", input: { path: "/b" } }] },
+              { text: "Both done." },
+            ]),
+          ),
+          rm: createToolEffect(async ({ path }: { path: string }) => (removed.push(path), { removed: path }), {
+            needsApproval: true,
+          }),
+        },
+      }),
+    );
+    apps.push(app);
+    const chat = new Chat({
+      id: "two",
+      transport: new AgentChatTransport({ app, agent: agentLoop$({ id: "twice", model: "model", tools: ["rm"] }) }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+    await chat.sendMessage({ text: "Remove /a, then /b." });
+    await chat.addToolApprovalResponse({ id: "c_1", approved: true });
+    await until(() => chat.status === "ready" && JSON.stringify(chat.messages).includes("approval-requested"));
+    await chat.addToolApprovalResponse({ id: "c_2", approved: true });
+    await until(() => chat.status === "ready" && chat.messages.at(-1)!.parts.at(-1)?.type === "text");
+    expect(chat.error).toBeUndefined();
+    expect(removed).toEqual(["/a", "/b"]);
+    expect(chat.messages).toHaveLength(2);
+    expect(chat.messages[1]!.parts.map((p) => ("state" in p && p.type !== "text" ? p.state : p.type))).toEqual([
+      "step-start",
+      "text",
+      "output-available",
+      "step-start",
+      "text",
+      "output-available",
+      "step-start",
+      "text",
+    ]);
+  });
+
   it("refuses regenerate, and bad options at construction", async () => {
     const { app, agent } = chatApp();
     const transport = new AgentChatTransport({ app, agent });
