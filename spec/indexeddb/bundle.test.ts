@@ -9,7 +9,7 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * entries were cut out (67,008 B, ADR 0011), rounded up to the next 1,000 B; raised by 1,000 B by issue 33's
  * custom actions, emit, rejections, timers and checkDeterminism (63,906 B before them, 64,739 B after: the
  * start path runs actions live and replays their logs, so none of it can leave it); raised by 2,000 B by issue
- * 35's UI message stream to the AI SDK 7 protocol (64,765 B before it, 66,079 B after: reset-step, approval
+ * 35's UI message stream to the AI SDK 7 protocol (64,765 B before it, 66,149 B after: reset-step, approval
  * parts, denied and unknown calls, taint metadata, the park that ends a response; `app.stream` is built by the
  * App, so its UI stream is on the start path). The goal is BUNDLE_GOAL_GZIP.
  */
