@@ -58,7 +58,16 @@ export { DELTA_TYPES } from "./actors/agents/deltas.js";
 export type { ModelDelta } from "./actors/agents/deltas.js";
 export { STREAM_PART_TYPES } from "./actors/agents/streams.js";
 export type { ExecutionStream, StreamOptions, StreamPart } from "./actors/agents/streams.js";
-export type { UIMessageChunk } from "./actors/agents/uiMessageStream.js";
+export type {
+  LoomworkProviderMetadata,
+  UIMessageChunk,
+  UIMessageFinishReason,
+  UIMessageLike,
+  UIMessageStreamOptions,
+} from "./actors/agents/uiMessageStream.js";
+export { convertToToolApprovalEvents } from "./actors/agents/uiApprovals.js";
+export { AgentChatTransport } from "./actors/agents/uiChatTransport.js";
+export type { AgentChatRequest, AgentChatTransportOptions } from "./actors/agents/uiChatTransport.js";
 export { TOOL_APPROVAL_EVENT } from "./actors/agents/approvals.js";
 export type { PendingApproval } from "./actors/agents/approvals.js";
 export type { ToolApprovalEvent } from "./machines/helpers/messages.js";

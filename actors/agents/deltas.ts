@@ -22,6 +22,12 @@ export interface StreamPart extends ModelDelta {
   /** A `tool-result`'s output (an error result: `{ error }` and `isError`). */
   output?: unknown;
   isError?: boolean;
+  /** A `tool-approval-response`'s decision. */
+  approved?: boolean;
+  /** A `tool-approval-response`'s reason, when the decision gave one; an `abort`'s reason. */
+  reason?: string;
+  /** An `error`'s message: why the execution ended in error. */
+  error?: string;
 }
 
 /** The delta sink the runtime gave `ctx` (`ctx.emitDelta`), or none outside a runtime. */

@@ -14,15 +14,19 @@ import {
   type StreamItem,
   type StreamOptions,
 } from "./streamBuffer.js";
-import type { UIMessageChunk } from "./uiMessageStream.js";
+import { checkUIMessageStreamOptions, type UIMessageChunk, type UIMessageStreamOptions } from "./uiMessageStream.js";
 
 export type { StreamPart } from "./deltas.js";
 export { STREAM_PART_TYPES, type StreamItem, type StreamOptions } from "./streamBuffer.js";
 
 /** What `app.stream` returns: an async iterable of parts, and the same as an AI SDK UI message stream. */
 export interface ExecutionStream extends AsyncIterable<StreamPart> {
-  /** A `ReadableStream` of the AI SDK UI message stream protocol (for `useChat` through a transport). */
-  toUIMessageStream(): ReadableStream<UIMessageChunk>;
+  /**
+   * A `ReadableStream` of the AI SDK UI message stream protocol (for `useChat`, through a route's
+   * `createUIMessageStreamResponse`, or a transport): one response, which ends when the execution ends or
+   * parks for a human's approval; `options.originalMessages` continues the message a request answers.
+   */
+  toUIMessageStream(options?: UIMessageStreamOptions): ReadableStream<UIMessageChunk>;
 }
 
 /** Tapes kept with nobody live behind them (ended here, or not run here), so a late reconnect still finds its indices. */
@@ -135,9 +139,12 @@ export class StreamHub {
     const check = () => (known ??= this.check(executionId));
     const attach = () => this.attach(executionId);
     const detach = (tape: Tape) => this.detach(executionId, tape);
+    // The buffer an iteration reads, once attached: how many parts it holds is how a UI stream knows it has read them all.
+    let read: StreamBuffer | undefined;
     async function* iterate(): AsyncGenerator<StreamPart> {
       await check();
       const { tape, buffer } = attach();
+      read = buffer;
       try {
         yield* parts(buffer, options);
       } finally {
@@ -146,7 +153,10 @@ export class StreamHub {
     }
     return {
       [Symbol.asyncIterator]: () => iterate(),
-      toUIMessageStream: () => lazyStream(() => check().then(() => toUIMessageStream(iterate()))),
+      toUIMessageStream: (ui = {}) => {
+        checkUIMessageStreamOptions(ui);
+        return lazyStream(() => check().then(() => toUIMessageStream(iterate(), ui, () => read?.parts.length ?? 0)));
+      },
     };
   }
 

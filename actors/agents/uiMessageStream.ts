@@ -1,44 +1,171 @@
-// An execution's stream parts as the AI SDK UI message stream protocol (the chunks `useChat` reads through
-// a transport): one assistant message, a step per model step, text and reasoning blocks, tool parts.
+// An execution's stream parts as the AI SDK UI message stream protocol (ai 5 and later; checked against ai 7's
+// `uiMessageChunkSchema` and `readUIMessageStream`): one assistant message, a step per model step, text and
+// reasoning blocks, tool parts through their states (input, approval, output, error, denied). One stream is one
+// response: it ends at the execution's end, or where the agent loop parks for a human, as streamText's stream
+// ends when a call needs approval; the response to the answers continues the same message (`originalMessages`).
+import { isTainted, taintOrigins } from "../../machines/helpers/taint.js";
+import { shown } from "../../stores/shapes.js";
+import { ConfigError } from "../errors.js";
 import type { StreamPart } from "./deltas.js";
+
+/** The finish reasons this stream gives (the AI SDK's `FinishReason`). */
+export type UIMessageFinishReason = "stop" | "tool-calls" | "error";
+
+/** Where a tool output's taint origins go: `providerMetadata.loomwork.taintedFrom` (the UI part's `resultProviderMetadata`). */
+// A type, not an interface: the AI SDK's ProviderMetadata is an index signature, which only a type alias meets.
+export type LoomworkProviderMetadata = { loomwork: { taintedFrom: string[] } };
 
 /** A chunk of the AI SDK UI message stream protocol (ai 5 and later), as loomwork emits them. */
 export type UIMessageChunk =
   | { type: "start"; messageId?: string }
   | { type: "start-step" }
   | { type: "finish-step" }
+  | { type: "reset-step" }
   | { type: "text-start" | "text-end" | "reasoning-start" | "reasoning-end"; id: string }
   | { type: "text-delta" | "reasoning-delta"; id: string; delta: string }
   | { type: "tool-input-start"; toolCallId: string; toolName: string }
   | { type: "tool-input-delta"; toolCallId: string; inputTextDelta: string }
   | { type: "tool-input-available"; toolCallId: string; toolName: string; input: unknown }
-  | { type: "tool-output-available"; toolCallId: string; output: unknown }
-  | { type: "tool-output-error"; toolCallId: string; errorText: string }
-  | { type: "finish" };
+  | { type: "tool-approval-request"; approvalId: string; toolCallId: string }
+  | { type: "tool-approval-response"; approvalId: string; approved: boolean; reason?: string }
+  | {
+      type: "tool-output-available";
+      toolCallId: string;
+      output: unknown;
+      providerMetadata?: LoomworkProviderMetadata;
+    }
+  | { type: "tool-output-error"; toolCallId: string; errorText: string; providerMetadata?: LoomworkProviderMetadata }
+  | { type: "tool-output-denied"; toolCallId: string }
+  | { type: "error"; errorText: string }
+  | { type: "abort"; reason?: string }
+  | { type: "finish"; finishReason?: UIMessageFinishReason };
 
-/** Converts an iterable of stream parts into a UI message stream; cancelling it ends the iteration. */
-export function toUIMessageStream(parts: AsyncIterable<StreamPart>): ReadableStream<UIMessageChunk> {
+/** A UI message as far as loomwork reads one (the AI SDK's `UIMessage` is one): an id, a role, parts. */
+export interface UIMessageLike {
+  /** The message's id: a continued message keeps it. */
+  id: string;
+  /** `user`, `assistant` or `system`. */
+  role: string;
+  /** Its parts: a tool part `approval-responded` holds an answer to an approval. */
+  parts: readonly unknown[];
+}
+
+/** Options of `app.stream(id).toUIMessageStream(options)`, named as the AI SDK's `toUIMessageStream` names them. */
+export interface UIMessageStreamOptions {
+  /**
+   * The messages of the request this stream answers (what `useChat` posts). When the last one is an assistant
+   * message whose tool parts hold answered approvals (`approval-responded`, as `addToolApprovalResponse` leaves
+   * them), the stream continues that message: its `start` names the message's id and it sends only what came
+   * after the park those approvals were asked at. Send the answers first (`convertToToolApprovalEvents`).
+   */
+  originalMessages?: readonly UIMessageLike[];
+  /**
+   * The `errorText` of the `error` chunk sent when the execution ends in error (its error's message is the
+   * argument's `message`). Tool errors are not passed here: their text is what the model read.
+   * @defaultValue () => "An error occurred." (the AI SDK's default: a server's error messages stay on the server)
+   */
+  onError?: (error: Error) => string;
+}
+
+const MASKED = "An error occurred.";
+
+/** Refuses options that are not UIMessageStreamOptions with ConfigError naming the option: they often come from a request's body. */
+export function checkUIMessageStreamOptions(options: unknown): asserts options is UIMessageStreamOptions {
+  if (typeof options !== "object" || options === null)
+    throw new ConfigError(
+      "toUIMessageStream.options",
+      `an object { originalMessages?, onError? }; got ${shown(options)}.`,
+    );
+  const given: { originalMessages?: unknown; onError?: unknown } = options;
+  const { originalMessages, onError } = given;
+  // A message that is not { id, role, parts } is read as none: only the last assistant message's parts are read.
+  if (originalMessages !== undefined && !Array.isArray(originalMessages))
+    throw new ConfigError(
+      "toUIMessageStream.originalMessages",
+      `an array of UI messages; got ${shown(originalMessages)}.`,
+    );
+  if (onError !== undefined && typeof onError !== "function")
+    throw new ConfigError("toUIMessageStream.onError", `a function (error) => string; got ${shown(onError)}.`);
+}
+
+/**
+ * Converts an iterable of stream parts into a UI message stream; cancelling it ends the iteration.
+ * `buffered` says how many parts the iteration holds now: the stream ends at a park only once it has read them all.
+ */
+export function toUIMessageStream(
+  parts: AsyncIterable<StreamPart>,
+  options: UIMessageStreamOptions,
+  buffered: () => number,
+): ReadableStream<UIMessageChunk> {
   const iterator = parts[Symbol.asyncIterator]();
+  const onError = options.onError ?? (() => MASKED);
+  const continued = continuationOf(options.originalMessages);
   const open = new Map<string, string>(); // block kind -> id, within the current step
   const started = new Set<string>(); // tool calls whose input started
+  // The current turn's tool calls: asked for approval (and not yet answered), with an outcome.
+  const turn = {
+    calls: new Set<string>(),
+    asked: new Set<string>(),
+    answered: new Set<string>(),
+    done: new Set<string>(),
+  };
+  const everAsked = new Set<string>();
+  // Continuing a message: nothing is sent until the park its approvals were asked at.
+  let sending = continued.approvals.size === 0;
   let step = "";
+  let stepDone = false; // the model step's finish-step was read: the loop parks only after it
+  let ending: UIMessageFinishReason | undefined;
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
-      controller.enqueue({ type: "start" });
+      controller.enqueue({
+        type: "start",
+        ...(continued.messageId === undefined ? {} : { messageId: continued.messageId }),
+      });
     },
     async pull(controller) {
-      const { done, value: part } = await iterator.next();
-      if (done) {
-        controller.enqueue({ type: "finish" });
-        controller.close();
-        return;
+      for (;;) {
+        const { done, value: part } = await iterator.next();
+        if (done) {
+          controller.enqueue({ type: "finish", ...(ending ? { finishReason: ending } : {}) });
+          controller.close();
+          return;
+        }
+        const chunks = chunksOf(part);
+        const wasSending = sending;
+        if (sending) for (const chunk of chunks) controller.enqueue(chunk);
+        // The park the message's answers were asked at: what follows continues the message.
+        else if (parked() && [...continued.approvals].every((id) => everAsked.has(id))) sending = true;
+        // Parked for a human, with nothing more to read: this response ends here, as streamText's does (and a
+        // continuation that reached no park its message answers ends too, rather than wait for the run's end).
+        if (parked() && part.index + 1 >= buffered()) {
+          controller.enqueue({ type: "finish", finishReason: "tool-calls" });
+          controller.close();
+          await iterator.return?.();
+          return;
+        }
+        if (wasSending && chunks.length > 0) return;
       }
-      for (const chunk of chunksOf(part)) controller.enqueue(chunk);
     },
     async cancel() {
       await iterator.return?.();
     },
   });
+
+  // The model step has ended, every call of its turn has its outcome or waits for a human, and one does.
+  function parked(): boolean {
+    if (!stepDone) return false;
+    const waiting = (id: string) => turn.asked.has(id) && !turn.answered.has(id) && !turn.done.has(id);
+    let any = false;
+    for (const id of turn.calls) {
+      if (waiting(id)) any = true;
+      else if (!turn.done.has(id)) return false;
+    }
+    return any;
+  }
+
+  function newTurn(): void {
+    for (const set of Object.values(turn)) set.clear();
+  }
 
   function closeBlocks(): UIMessageChunk[] {
     const out: UIMessageChunk[] = [];
@@ -60,46 +187,106 @@ export function toUIMessageStream(parts: AsyncIterable<StreamPart>): ReadableStr
   }
 
   function chunksOf(part: StreamPart): UIMessageChunk[] {
+    const toolCallId = part.id ?? "";
     switch (part.type) {
       case "start-step":
         step = part.stepId;
+        stepDone = false;
+        newTurn();
         return [{ type: "start-step" }];
       case "finish-step":
+        stepDone = true;
         return [...closeBlocks(), { type: "finish-step" }];
       case "retry":
-        // The attempt's blocks are void; the next attempt opens its own.
-        return closeBlocks();
+        // The attempt's parts are void (the protocol's reset-step removes the step's parts); the next attempt
+        // sends its own. Its open blocks end first: the parser refuses an end for a part it no longer has.
+        started.clear();
+        newTurn();
+        return [...closeBlocks(), { type: "reset-step" }];
       case "text-delta":
         return block("text", part.delta ?? "");
       case "reasoning-delta":
         return block("reasoning", part.delta ?? "");
       case "tool-input-start":
-        started.add(part.id ?? "");
-        return [{ type: "tool-input-start", toolCallId: part.id ?? "", toolName: part.toolName ?? "" }];
+        started.add(toolCallId);
+        return [{ type: "tool-input-start", toolCallId, toolName: part.toolName ?? "" }];
       case "tool-input-delta":
-        return started.has(part.id ?? "")
-          ? [{ type: "tool-input-delta", toolCallId: part.id ?? "", inputTextDelta: part.delta ?? "" }]
+        return started.has(toolCallId)
+          ? [{ type: "tool-input-delta", toolCallId, inputTextDelta: part.delta ?? "" }]
           : [];
       case "tool-call":
+        turn.calls.add(toolCallId);
+        return [{ type: "tool-input-available", toolCallId, toolName: part.toolName ?? "", input: part.input ?? {} }];
+      case "tool-approval-request":
+        turn.asked.add(toolCallId);
+        everAsked.add(toolCallId);
+        // The call's id is the approval's: what useChat answers names the call a TOOL_APPROVAL decides.
+        return [{ type: "tool-approval-request", approvalId: toolCallId, toolCallId }];
+      case "tool-approval-response":
+        turn.answered.add(toolCallId);
         return [
           {
-            type: "tool-input-available",
-            toolCallId: part.id ?? "",
-            toolName: part.toolName ?? "",
-            input: part.input ?? {},
+            type: "tool-approval-response",
+            approvalId: toolCallId,
+            approved: part.approved === true,
+            ...(part.reason === undefined ? {} : { reason: part.reason }),
           },
         ];
-      case "tool-result": {
+      case "tool-output-denied":
+        turn.done.add(toolCallId);
+        return [{ type: "tool-output-denied", toolCallId }];
+      case "tool-result":
         if (!part.id) return [];
-        if (!part.isError) return [{ type: "tool-output-available", toolCallId: part.id, output: part.output ?? null }];
-        const error =
-          typeof part.output === "object" && part.output !== null && "error" in part.output
-            ? part.output.error
-            : part.output;
-        return [{ type: "tool-output-error", toolCallId: part.id, errorText: String(error) }];
-      }
+        turn.done.add(toolCallId);
+        return [toolOutput(toolCallId, part.output, part.isError === true)];
+      case "error":
+        ending = "error";
+        return [...closeBlocks(), { type: "error", errorText: onError(new Error(part.error ?? "")) }];
+      case "abort":
+        return [...closeBlocks(), { type: "abort", ...(part.reason ? { reason: part.reason } : {}) }];
       default:
         return [];
     }
   }
+}
+
+// A tool's journaled result as the UI shows it: the value, every taint marker in it replaced by what it marks,
+// and the origins in the part's result provider metadata; an error result's text is what the model read.
+function toolOutput(toolCallId: string, output: unknown, isError: boolean): UIMessageChunk {
+  const origins = taintOrigins(output);
+  const metadata = origins.length > 0 ? { providerMetadata: { loomwork: { taintedFrom: origins } } } : {};
+  const value = untainted(output ?? null);
+  if (!isError) return { type: "tool-output-available", toolCallId, output: value, ...metadata };
+  const error = typeof value === "object" && value !== null && "error" in value ? value.error : value;
+  return {
+    type: "tool-output-error",
+    toolCallId,
+    errorText: typeof error === "string" ? error : (JSON.stringify(error) ?? String(error)),
+    ...metadata,
+  };
+}
+
+/** `value` with every taint marker (`{ __loomTainted, value }`) replaced by the value it marks. */
+export function untainted(value: unknown): unknown {
+  if (isTainted(value)) return untainted(value.value);
+  if (Array.isArray(value)) return value.map(untainted);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, untainted(inner)]));
+}
+
+// What a request's messages say about the response: the assistant message it continues, and the calls whose
+// approvals that message answers (the parts useChat's addToolApprovalResponse left `approval-responded`).
+function continuationOf(messages: readonly UIMessageLike[] | undefined): {
+  messageId?: string;
+  approvals: Set<string>;
+} {
+  const last: Partial<UIMessageLike> | undefined = messages?.at(-1);
+  const approvals = new Set<string>();
+  if (last?.role !== "assistant" || typeof last.id !== "string" || !Array.isArray(last.parts)) return { approvals };
+  for (const part of last.parts) {
+    if (typeof part !== "object" || part === null) continue;
+    if ("state" in part && part.state === "approval-responded" && "toolCallId" in part)
+      approvals.add(String(part.toolCallId));
+  }
+  return { messageId: last.id, approvals };
 }

@@ -32,9 +32,13 @@ const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)\s*(.*)$/;
 const TS_LANGS: Record<string, "ts" | "tsx"> = { ts: "ts", typescript: "ts", tsx: "tsx" };
 /**
  * Packages the docs name that this checkout installs under another name: `@ai-sdk/openai-compatible` is
- * installed once per major (ai 5, 6, 7) as `ai-sdk-openai-compatible-v1/v2/v3`; the docs mean the newest.
+ * installed once per major (ai 5, 6, 7) as `ai-sdk-openai-compatible-v1/v2/v3`, and `ai` 7 as `ai-v7` (`ai`
+ * is 5.x here); the docs mean the newest.
  */
-export const INSTALLED_AS: Record<string, string> = { "@ai-sdk/openai-compatible": "ai-sdk-openai-compatible-v3" };
+export const INSTALLED_AS: Record<string, string> = {
+  "@ai-sdk/openai-compatible": "ai-sdk-openai-compatible-v3",
+  ai: "ai-v7",
+};
 const CHECK_ONLY_IMPORTS = ["loomwork/postgres", "loomwork/indexeddb", "loomwork/react", "electron"];
 
 /** The fenced TypeScript blocks of one Markdown text, in order. */

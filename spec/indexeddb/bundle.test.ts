@@ -8,12 +8,15 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * The minimal app's esbuild start chunk, gzipped, may not grow past this: the size measured when the role
  * entries were cut out (67,008 B, ADR 0011), rounded up to the next 1,000 B; raised by 1,000 B by issue 33's
  * custom actions, emit, rejections, timers and checkDeterminism (63,906 B before them, 64,739 B after: the
- * start path runs actions live and replays their logs, so none of it can leave it); raised by 4,000 B by issue 33's
+ * start path runs actions live and replays their logs, so none of it can leave it); raised by 6,000 B by issue 33's
  * child executions and live sources (the planner's children, messages and sources, the execution's outbox and the
  * app's tree: 64,739 B before, 68,674 B after; any machine may invoke a machine or a callback actor, so the kernel is
- * on every start path). The goal is BUNDLE_GOAL_GZIP.
+ * on every start path) and issue 35's UI message stream to the AI SDK 7 protocol (64,765 B before it, 66,149 B after:
+ * reset-step, approval parts, denied and unknown calls, taint metadata, the park that ends a response; `app.stream`
+ * is built by the App, so its UI stream is on the start path), and its toModelOutput projection (+170 B); both
+ * together 70,318 B. The goal is BUNDLE_GOAL_GZIP.
  */
-const START_BUDGET_GZIP = 69_000;
+const START_BUDGET_GZIP = 71_000;
 
 const MINIMAL_APP = new URL("../../bench/bundle/minimalApp.ts", import.meta.url).pathname;
 

@@ -1,7 +1,7 @@
 // Streaming through the real providers: deltas in order whose concatenation is the journaled reply, none
 // in the log; a reconnect from index k; a stream opened after a reload shows the recorded turns and the
 // in-flight one from its start; app.stop aborts the model's stream; the AI SDK UI message stream protocol.
-import { readUIMessageStream, type UIMessage } from "ai";
+import { readUIMessageStream, type UIMessage } from "ai-v7";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
