@@ -95,6 +95,7 @@ export {
   ExecutionFailedError,
   ExecutionStoppedError,
   NonJsonOutputError,
+  ChildLimitError,
   AppClosedError,
   ModelReplyError,
   UnknownLogicVersionError,

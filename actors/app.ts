@@ -5,7 +5,7 @@ import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals } from "./appHost.js";
 import type { StartOptions } from "./logics.js";
 import type { RuntimeEvents, Warning } from "./bus.js";
-import { checkSubject, validateConfig, type LoomConfig } from "./config.js";
+import { checkSubject, DEFAULT_CHILDREN_LIMITS, validateConfig, type LoomConfig } from "./config.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
@@ -109,6 +109,7 @@ export class App {
       result: (id) => this.result(id),
       stop: (id, reason) => this.stop(id, reason),
       closed: () => this.host.closed(),
+      maxDepth: config.execution?.children?.maxDepth ?? DEFAULT_CHILDREN_LIMITS.maxDepth,
     });
     this.streams = new StreamHub(this.host.bus, {
       readLog: (id) => this.log(id),

@@ -65,6 +65,7 @@ export class AppHost implements ExecutionHost {
   readonly effectIds: ReadonlySet<string>;
   readonly snapshotEvery: number | false;
   readonly checkDeterminism: boolean;
+  readonly maxFanOut: number | undefined;
   /** The logics it knows and the checks of a start (./logics.ts). */
   readonly logics: AppLogics;
   private isClosed = false;
@@ -95,6 +96,7 @@ export class AppHost implements ExecutionHost {
     this.effectIds = new Set([...Object.keys(config.effects), ...INTERNAL_EFFECT_IDS]);
     this.snapshotEvery = config.execution?.snapshotEvery ?? 64;
     this.checkDeterminism = config.execution?.checkDeterminism === true;
+    this.maxFanOut = config.execution?.children?.maxFanOut;
   }
 
   closed(): boolean {

@@ -47,7 +47,27 @@ export interface ExecutionOptions {
    * @defaultValue false
    */
   checkDeterminism?: boolean;
+  /** ADR 0012 D10: the limits of a tree of child executions. */
+  children?: ChildrenLimits;
 }
+
+/** `execution.children`: how deep a tree of child executions may grow, and how many children one macrostep may start. */
+export interface ChildrenLimits {
+  /**
+   * How many levels of children below its root a tree may have (a root's child is level 1); a deeper child is not
+   * started and its parent's step fails with `ChildLimitError`.
+   * @defaultValue 16
+   */
+  maxDepth?: number;
+  /**
+   * How many child machines one macrostep may start; more ends the execution in error with `ChildLimitError`.
+   * @defaultValue 1000
+   */
+  maxFanOut?: number;
+}
+
+/** `execution.children` by default: 16 levels, 1,000 children per macrostep. */
+export const DEFAULT_CHILDREN_LIMITS = { maxDepth: 16, maxFanOut: 1_000 } as const;
 
 /** `execution.settledCache` by default: ended executions whose outcome `app.result` answers from memory. */
 export const DEFAULT_SETTLED_CACHE = 256;
@@ -118,7 +138,15 @@ const GROUP_NAMES = [
   "capabilities",
 ] as const satisfies readonly (keyof LoomConfig)[];
 const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
-  execution: ["effectMiddleware", "snapshotEvery", "snapshotOnClose", "claimCheck", "settledCache", "checkDeterminism"],
+  execution: [
+    "effectMiddleware",
+    "snapshotEvery",
+    "snapshotOnClose",
+    "claimCheck",
+    "settledCache",
+    "checkDeterminism",
+    "children",
+  ],
   security: ["crypto", "redact"],
   compliance: ["erase"],
   observability: ["onWarn", "inspect"],
@@ -236,6 +264,15 @@ export function validateConfig(config: LoomConfig): void {
       "execution.settledCache",
       `a non-negative integer number of ended executions whose outcome app.result keeps in memory; got ${String(settledCache)}.`,
     );
+  }
+  const children: unknown = config.execution?.children;
+  if (children !== undefined) {
+    const limits = typeof children === "object" && children !== null ? children : undefined;
+    for (const key of ["maxDepth", "maxFanOut"] as const) {
+      const value: unknown = limits && key in limits ? Reflect.get(limits, key) : undefined;
+      if (!limits || (value !== undefined && !(Number.isInteger(value) && Number(value) >= 1)))
+        throw new ConfigError(`execution.children.${key}`, `a positive integer; got ${String(value ?? children)}.`);
+    }
   }
   const middleware = config.execution?.effectMiddleware;
   if (middleware !== undefined && (!Array.isArray(middleware) || middleware.some((m) => typeof m !== "function"))) {

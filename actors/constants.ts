@@ -80,6 +80,8 @@ export const RUNTIME_ERROR_CODES = {
   executionStopped: "LOOM_EXECUTION_STOPPED",
   /** `NonJsonOutputError`: an effect returned a value with no JSON form. */
   nonJsonOutput: "LOOM_NON_JSON_OUTPUT",
+  /** `ChildLimitError`: a child execution past `execution.children`'s depth, or a macrostep starting more children than its fan-out. */
+  childLimit: "LOOM_CHILD_LIMIT",
   /** `AppClosedError`: the app was closed. */
   appClosed: "LOOM_APP_CLOSED",
   /** `ModelReplyError`: a provider's reply is not a ModelReply. */

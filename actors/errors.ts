@@ -230,6 +230,31 @@ export class NonJsonOutputError extends LoomworkError {
   }
 }
 
+/**
+ * A tree grew past `execution.children` (ADR 0012 D10): a child deeper than `maxDepth` (the child is not started; its
+ * parent's step fails with this error), or a macrostep starting more child machines than `maxFanOut` (the execution
+ * ends in error, as with any throw of its transition).
+ */
+export class ChildLimitError extends LoomworkError {
+  static override readonly name: string = "ChildLimitError";
+  readonly executionId: string;
+  readonly limit: "maxDepth" | "maxFanOut";
+  readonly value: number;
+  readonly max: number;
+  constructor(executionId: string, limit: "maxDepth" | "maxFanOut", value: number, max: number) {
+    super(
+      RUNTIME_ERROR_CODES.childLimit,
+      limit === "maxDepth"
+        ? `Child execution "${executionId}" would be ${value} levels deep, past execution.children.maxDepth (${max}): a tree this deep is usually a machine invoking itself; raise the limit if it is meant.`
+        : `Execution "${executionId}" started ${value} child machines in one macrostep, past execution.children.maxFanOut (${max}); raise the limit if it is meant.`,
+    );
+    this.executionId = executionId;
+    this.limit = limit;
+    this.value = value;
+    this.max = max;
+  }
+}
+
 /** The app was closed; no more work is accepted. */
 export class AppClosedError extends LoomworkError {
   static override readonly name: string = "AppClosedError";

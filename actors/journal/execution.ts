@@ -104,6 +104,7 @@ export class Execution {
       executionId: options.executionId,
       effectIds: host.effectIds,
       ...(host.checkDeterminism ? { checkDeterminism: true } : {}),
+      ...(host.maxFanOut === undefined ? {} : { maxFanOut: host.maxFanOut }),
     };
   }
 

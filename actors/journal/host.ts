@@ -65,6 +65,8 @@ export interface ExecutionHost {
   readonly snapshotEvery: number | false;
   /** `execution.checkDeterminism`: each TRANSITION journals a digest of the context (absent: false). */
   readonly checkDeterminism?: boolean;
+  /** `execution.children.maxFanOut` (absent: the default). */
+  readonly maxFanOut?: number;
   /** True once the host is closed: queued work is dropped, a queued send is refused. */
   closed(): boolean;
   /** Runs one step live (the effect chain, or the runtime's internal step runner). */

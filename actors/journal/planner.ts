@@ -16,7 +16,8 @@ import { isEventObject } from "../../stores/shapes.js";
 import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, StoredRecord } from "../../stores/types.js";
 
 export type { ExecutionStatus };
-import { NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
+import { ChildLimitError, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
+import { DEFAULT_CHILDREN_LIMITS } from "../config.js";
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
 import { dropFinishedChildren, pureInitialTransition, pureTransition } from "../pureTransition.js";
@@ -85,6 +86,8 @@ export interface PlanContext {
   effectIds: ReadonlySet<string>;
   /** Journal a digest of the context in each TRANSITION (`execution.checkDeterminism`). */
   checkDeterminism?: boolean;
+  /** `execution.children.maxFanOut`: child machines one macrostep may start (absent: the default). */
+  maxFanOut?: number;
 }
 
 export interface Macrostep {
@@ -189,6 +192,7 @@ export function planMacrostep(
         ? pureTransition(machine, previous.snapshot, event, parent)
         : pureInitialTransition(machine, input.input, parent);
     });
+    checkFanOut(ctx, actions);
     markPatches();
   } catch (thrown) {
     markPatches();
@@ -425,6 +429,18 @@ function messageTarget(state: RuntimeState, to: unknown): string | undefined {
   const id = typeof to === "string" ? to : typeof to === "object" && "id" in to ? to.id : undefined;
   const pending = typeof id === "string" ? state.pending[id] : undefined;
   return pending && childSpecOf(pending)?.executionId;
+}
+
+// ADR 0012 D10: a macrostep starting more child machines than the fan-out allows throws, ending the execution in error.
+function checkFanOut(ctx: PlanContext, actions: readonly CollectedAction[]): void {
+  const max = ctx.maxFanOut ?? DEFAULT_CHILDREN_LIMITS.maxFanOut;
+  let count = 0;
+  for (const action of actions) {
+    if (action.type !== "xstate.spawnChild" || typeof action.params !== "object" || action.params === null) continue;
+    const ref: unknown = "actorRef" in action.params ? action.params.actorRef : undefined;
+    if (typeof ref === "object" && ref !== null && "logic" in ref && isMachineLogic(ref.logic)) count++;
+  }
+  if (count > max) throw new ChildLimitError(ctx.executionId, "maxFanOut", count, max);
 }
 
 /** The live source a sendTo's resolved target stands for (its child id), if any. */

@@ -5,7 +5,7 @@
 // repeats its last stops; a child whose parent ended stops itself when it is resumed.
 import type { AnyStateMachine } from "xstate";
 import type { EventStore } from "../../stores/types.js";
-import { ConfigError, DuplicateExecutionError } from "../errors.js";
+import { ChildLimitError, ConfigError, DuplicateExecutionError } from "../errors.js";
 import type { StartOptions } from "../logics.js";
 import {
   childSpecOf,
@@ -30,6 +30,8 @@ export interface TreePort {
   result(executionId: string): Promise<unknown>;
   stop(executionId: string, reason: string): Promise<void>;
   closed(): boolean;
+  /** `execution.children.maxDepth`. */
+  readonly maxDepth: number;
 }
 
 export class ExecutionTree {
@@ -113,6 +115,9 @@ export class ExecutionTree {
       parent: { executionId: call.executionId, childId: call.pending.childId, stepId: call.pending.stepId },
       root: parent?.root ?? call.executionId,
     };
+    // Levels below the root, read off the derived id (`<root>/<child>/<grandchild>`): past the limit, not started.
+    const depth = id.slice(links.root.length + 1).split("/").length;
+    if (depth > this.app.maxDepth) throw new ChildLimitError(id, "maxDepth", depth, this.app.maxDepth);
     const options: StartOptions = {
       executionId: id,
       input: spec.input,

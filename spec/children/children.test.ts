@@ -322,3 +322,52 @@ describe("systemId", () => {
     await again.close();
   });
 });
+
+describe("limits (execution.children)", () => {
+  // A machine invoking itself: each level's child is the same machine.
+  const selfInvoking = createMachine({
+    id: "nested",
+    initial: "go",
+    states: {
+      go: { invoke: { id: "n", src: "nested", onDone: "done", onError: "failed" } },
+      done: { type: "final" },
+      failed: { type: "final" },
+    },
+  });
+  (selfInvoking.implementations.actors as Record<string, unknown>).nested = selfInvoking;
+
+  it("refuses a child deeper than maxDepth: its parent's step fails with ChildLimitError, nothing started", async () => {
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: {}, execution: { children: { maxDepth: 3 } } }));
+    await app.start(selfInvoking, { executionId: "d" });
+    await until(async () => (await stores.events.listExecutions()).every((e) => e.status !== "running"));
+    const ids = (await stores.events.listExecutions()).map((e) => e.executionId).sort();
+    expect(ids).toEqual(["d", "d/n", "d/n/n", "d/n/n/n"]);
+    const deepest = await app.log("d/n/n/n");
+    const failed = deepest.find((r) => r.type === "loom.step.failed");
+    expect(failed).toMatchObject({ error: { name: "ChildLimitError", code: "LOOM_CHILD_LIMIT" } });
+    await app.close();
+  });
+
+  it("ends in error a macrostep starting more child machines than maxFanOut", async () => {
+    const leaf = setup({}).createMachine({ id: "leaf" });
+    const wide = setup({ actors: { leaf } }).createMachine({
+      id: "wide",
+      invoke: [1, 2, 3].map((i) => ({ id: `l${i}`, src: "leaf" as const })),
+    });
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: {}, execution: { children: { maxFanOut: 2 } } }));
+    await app.start(wide, { executionId: "w" });
+    await expect(app.result("w")).rejects.toThrow(
+      /3 child machines in one macrostep, past execution.children.maxFanOut \(2\)/,
+    );
+    expect((await stores.events.listExecutions()).map((e) => e.executionId)).toEqual(["w"]);
+    await app.close();
+  });
+
+  it("refuses a bad limit at createApp, naming it", () => {
+    expect(() =>
+      createApp(defineConfig({ stores: memoryStores(), effects: {}, execution: { children: { maxDepth: 0 } } })),
+    ).toThrow(/execution.children.maxDepth/);
+  });
+});
