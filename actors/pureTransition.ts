@@ -69,6 +69,17 @@ function scopeFor(
     const systemId: unknown = child && "systemId" in child ? child.systemId : undefined;
     if (typeof systemId === "string" && typeof register === "function") register.call(system, systemId, child);
   }
+  // XState unregisters a stopped child's systemId when it executes the stop, at once (a re-entered state spawns the
+  // next one with the same systemId in the same macrostep); a pure transition executes nothing, so it is done here.
+  const unregister: unknown = Reflect.get(system, "_unregister");
+  const stopped = (action: unknown) => {
+    if (typeof action !== "object" || action === null || !("type" in action) || action.type !== "xstate.stopChild")
+      return;
+    const params: unknown = "params" in action ? action.params : undefined;
+    const ref: unknown =
+      typeof params === "object" && params !== null && "actorRef" in params ? params.actorRef : params;
+    if (typeof ref === "object" && ref !== null && typeof unregister === "function") unregister.call(system, ref);
+  };
   return {
     self,
     id: "",
@@ -78,7 +89,10 @@ function scopeFor(
     emit: () => undefined,
     stopChild: () => undefined,
     system,
-    actionExecutor: (action) => void actions.push(action),
+    actionExecutor: (action) => {
+      stopped(action);
+      actions.push(action);
+    },
   };
 }
 
@@ -88,15 +102,18 @@ export function pureTransition<T extends AnyStateMachine>(
   snapshot: SnapshotFrom<T>,
   event: EventFromLogic<T>,
   parent?: AnyActorRef,
+  running?: Record<string, AnyActorRef | undefined>,
 ): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
+/** `running`: the children still running (their systemIds registered for system.get); absent: none. */
 export function pureTransition(
   logic: AnyStateMachine,
   snapshot: AnyMachineSnapshot,
   event: AnyEventObject,
   parent?: AnyActorRef,
+  running?: Record<string, AnyActorRef | undefined>,
 ): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent, snapshot.children));
+  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent, running));
   return [next, actions];
 }
 

@@ -31,6 +31,7 @@ import { measureOpenList } from "./openList.js";
 import { measureCompression } from "./compression.js";
 import { measureXStateConformance } from "./xstateConformance.js";
 import { measureDeterminism } from "./determinism.js";
+import { measureChildren } from "./children.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -51,6 +52,7 @@ export const MEASUREMENTS = [
   { id: "compression", run: measureCompression },
   { id: "xstateConformance", run: measureXStateConformance },
   { id: "determinism", run: measureDeterminism },
+  { id: "children", run: measureChildren },
 ] as const;
 
 export interface BenchRun {

@@ -189,7 +189,7 @@ export function planMacrostep(
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
       return previous
-        ? pureTransition(machine, previous.snapshot, event, parent)
+        ? pureTransition(machine, previous.snapshot, event, parent, runningChildren(previous))
         : pureInitialTransition(machine, input.input, parent);
     });
     checkFanOut(ctx, actions);
@@ -429,6 +429,16 @@ function messageTarget(state: RuntimeState, to: unknown): string | undefined {
   const id = typeof to === "string" ? to : typeof to === "object" && "id" in to ? to.id : undefined;
   const pending = typeof id === "string" ? state.pending[id] : undefined;
   return pending && childSpecOf(pending)?.executionId;
+}
+
+// The children of a snapshot that still run under the runtime (a pending step, a live source): those XState's system
+// would still hold, so their systemIds are registered for system.get.
+function runningChildren(state: RuntimeState): Record<string, AnyActorRef | undefined> | undefined {
+  let running: Record<string, AnyActorRef | undefined> | undefined;
+  const children: Record<string, AnyActorRef | undefined> = state.snapshot.children;
+  for (const [id, ref] of Object.entries(children))
+    if (state.pending[id] || state.sources?.[id]) (running ??= {})[id] = ref;
+  return running;
 }
 
 // ADR 0012 D10: a macrostep starting more child machines than the fan-out allows throws, ending the execution in error.

@@ -1,0 +1,211 @@
+// Child executions (issue 33, ADR 0012): what a child machine costs against the same effect done by the parent
+// itself (time, interleaved, and journal bytes, exact), what a child costs at a fan-out of 10, 100 and 1,000 children
+// started in one macrostep and joined, and a resume of a tree left mid-run against the read floor of its logs.
+import { assign, setup, type AnyStateMachine } from "xstate";
+import { createApp } from "../actors/app.js";
+import { defineConfig } from "../actors/config.js";
+import { createToolEffect } from "../actors/effects/effect.js";
+import { effectActor } from "../machines/helpers/effectActor.js";
+import type { Stores } from "../stores/types.js";
+import { interleave, medianSample, ratioOf, span, type Sample } from "./measure.js";
+import type { BenchOptions } from "./options.js";
+import { bytes, ratios, type Section } from "./report.js";
+import { openStores, reopenStores, type StoreKind } from "./stores.js";
+
+const effects = { work: createToolEffect(async (n: number) => n + 1) };
+
+const worker = setup({ actors: { work: effectActor<number, number>() } }).createMachine({
+  id: "worker",
+  initial: "working",
+  states: { working: { invoke: { id: "w", src: "work", input: 1, onDone: "done" } }, done: { type: "final" } },
+  output: () => 1,
+});
+
+/** The parent invokes the worker machine, which does the effect. */
+const viaChild = setup({ actors: { worker } }).createMachine({
+  id: "viaChild",
+  initial: "running",
+  states: { running: { invoke: { id: "c", src: "worker", onDone: "done" } }, done: { type: "final" } },
+});
+
+/** The parent does the effect itself. */
+const inline = setup({ actors: { work: effectActor<number, number>() } }).createMachine({
+  id: "inline",
+  initial: "running",
+  states: { running: { invoke: { id: "w", src: "work", input: 1, onDone: "done" } }, done: { type: "final" } },
+});
+
+/** `n` workers started in one macrostep, joined. */
+function fanOut(n: number) {
+  const ids = Array.from({ length: n }, (_, i) => `c${i}`);
+  return setup({ actors: { worker }, types: { context: {} as { done: number } } }).createMachine({
+    id: `fan${n}`,
+    context: { done: 0 },
+    initial: "fan",
+    states: {
+      fan: {
+        invoke: ids.map((id) => ({
+          id,
+          src: "worker" as const,
+          onDone: { actions: assign({ done: ({ context }: { context: { done: number } }) => context.done + 1 }) },
+        })),
+        always: { guard: ({ context }) => context.done === n, target: "joined" },
+      },
+      joined: { type: "final" },
+    },
+  });
+}
+
+/** A tree of `n` children each waiting for an event: what a resume rebuilds. */
+function waitingTree(n: number) {
+  const waiter = setup({}).createMachine({
+    id: "waiter",
+    initial: "waiting",
+    states: { waiting: { on: { GO: "done" } }, done: { type: "final" } },
+  });
+  return setup({ actors: { waiter } }).createMachine({
+    id: `tree${n}`,
+    invoke: Array.from({ length: n }, (_, i) => ({ id: `w${i}`, src: "waiter" as const })),
+  });
+}
+
+async function run(kind: StoreKind, logic: AnyStateMachine): Promise<Sample & { bytes: number }> {
+  const opened = await openStores(kind);
+  try {
+    const app = createApp(defineConfig({ stores: opened.stores, effects }));
+    const end = span();
+    await app.start(logic, { executionId: "r" });
+    await app.result("r");
+    const sample = end();
+    let total = 0;
+    for (const info of await opened.stores.events.listExecutions())
+      total += (await app.stats(info.executionId)).logBytes;
+    await app.close();
+    return { ...sample, bytes: total };
+  } finally {
+    await opened.close();
+  }
+}
+
+async function logBytes(stores: Stores): Promise<number> {
+  let total = 0;
+  for (const info of await stores.events.listExecutions())
+    total += JSON.stringify(await stores.events.read(info.executionId)).length;
+  return total;
+}
+
+async function resumeTree(n: number, reps: number): Promise<{ resume: Sample; floor: Sample; executions: number }> {
+  const tree = waitingTree(n);
+  const opened = await openStores("fs");
+  try {
+    const first = createApp(defineConfig({ stores: opened.stores, effects }));
+    const actor = await first.start(tree, { executionId: "t" });
+    await actor.settled();
+    await first.close();
+    await opened.close();
+    const resumes: Sample[] = [];
+    const floors: Sample[] = [];
+    let executions = 0;
+    for (let i = 0; i < reps; i++) {
+      const reopened = await reopenStores(opened);
+      const endFloor = span();
+      await logBytes(reopened.stores);
+      floors.push(endFloor());
+      const app = createApp(defineConfig({ stores: reopened.stores, effects, logics: [tree] }));
+      const end = span();
+      const report = await app.resumeUnfinished();
+      await Promise.all(report.resumed.map((a) => a.settled()));
+      resumes.push(end());
+      executions = report.resumed.length;
+      await app.close();
+      await reopened.close();
+    }
+    return { resume: medianSample(resumes), floor: medianSample(floors), executions };
+  } finally {
+    await opened.close().catch(() => undefined);
+  }
+}
+
+export async function measureChildren(options: BenchOptions): Promise<Section> {
+  const reps = options.inProcessReps;
+  const rows: string[][] = [];
+  const raw: Record<string, unknown> = {};
+  for (const kind of ["memory", "fs"] as const) {
+    const sizes = { child: 0, inline: 0 };
+    const samples = await interleave(
+      {
+        child: async () => {
+          const s = await run(kind, viaChild);
+          sizes.child = s.bytes;
+          return s;
+        },
+        inline: async () => {
+          const s = await run(kind, inline);
+          sizes.inline = s.bytes;
+          return s;
+        },
+      },
+      { reps, warmup: options.warmup },
+    );
+    const r = ratioOf(samples.child!, samples.inline!);
+    rows.push([kind, ratios(r), bytes(sizes.child), bytes(sizes.inline)]);
+    raw[kind] = { samples, sizes };
+  }
+  const fanRows: string[][] = [];
+  const perChild: Record<number, Sample> = {};
+  const fanReps = Math.max(1, Math.min(reps, 5));
+  for (const n of [10, 100, 1000]) {
+    const samples: Sample[] = [];
+    for (let i = 0; i < fanReps; i++) samples.push(await run("fs", fanOut(n)));
+    const m = medianSample(samples);
+    perChild[n] = { wall: m.wall / n, cpu: m.cpu / n };
+  }
+  for (const n of [10, 100, 1000])
+    fanRows.push([
+      String(n),
+      ratios({ wall: perChild[n]!.wall / perChild[10]!.wall, cpu: perChild[n]!.cpu / perChild[10]!.cpu }),
+    ]);
+  const at1000 = perChild[1000]!.wall / perChild[10]!.wall;
+  const tree = await resumeTree(100, fanReps);
+  const child = raw.memory as { samples: Record<string, Sample[]> };
+  const childRatio = ratioOf(child.samples.child!, child.samples.inline!).wall;
+  return {
+    id: "children",
+    title: "Child executions: a child machine against the effect inline, fan-out, and a tree's resume",
+    method: [
+      `A parent invoking a child machine that does one effect, against the parent doing that effect itself: ${reps} repetitions interleaved, medians (wall; CPU), and the bytes of every log of the run (\`app.stats(id).logBytes\`, summed: exact).`,
+      `Fan-out on \`fsStores\`: 10, 100 and 1,000 children started in one macrostep, each doing one effect, joined by the parent; the time per child as a ratio of that at 10 (${fanReps} runs each, medians).`,
+      `Resume: a tree of a root and 100 children waiting for an event on \`fsStores\`, the app closed, then a fresh app's \`resumeUnfinished()\` until every execution settled, against the read floor (reading every log of the tree and parsing it) on the same reopened directory (${fanReps} runs, medians).`,
+    ],
+    tables: [
+      { head: ["stores", "child / inline (median wall; CPU)", "journal bytes, child", "journal bytes, inline"], rows },
+      { head: ["children in one macrostep", "time per child / at 10 (wall; CPU)"], rows: fanRows },
+      {
+        head: ["tree (fs)", "executions resumed", "resume / read floor (wall; CPU)"],
+        rows: [
+          [
+            "root + 100 children",
+            String(tree.executions),
+            ratios({ wall: tree.resume.wall / tree.floor.wall, cpu: tree.resume.cpu / tree.floor.cpu }),
+          ],
+        ],
+      },
+    ],
+    goals: [
+      {
+        goal: "a child machine doing one effect at most 2x the effect done inline (memory)",
+        met: childRatio <= 2,
+        detail: `${childRatio.toFixed(2)}x`,
+      },
+      {
+        goal: "per-child cost at 1,000 children within 1.5x of that at 10 (fs)",
+        met: at1000 <= 1.5,
+        detail: `${at1000.toFixed(2)}x`,
+      },
+    ],
+    notes: [
+      "A child costs one more log (its start, its transitions, its end) and, in the parent, one outcome record; PostgreSQL's fan-out is not measured here (it needs the bench's server: the fleet measurement).",
+    ],
+    raw: { ...raw, perChild, tree },
+  };
+}
