@@ -6,6 +6,7 @@ import { AppHost, type AppInternals } from "./appHost.js";
 import type { StartOptions } from "./logics.js";
 import type { RuntimeEvents, Warning } from "./bus.js";
 import { checkSubject, DEFAULT_CHILDREN_LIMITS, validateConfig, type LoomConfig } from "./config.js";
+import { WARNING_CODES } from "./constants.js";
 import type { ExecutionUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
@@ -303,6 +304,17 @@ export class App {
     this.streams.close();
     // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
     await this.running.close();
+    // Then what the effects hold (an MCP server's connection): each distinct close once.
+    const closes = new Set(
+      Object.values(this.config.effects).flatMap((effect) => (effect.close ? [effect.close] : [])),
+    );
+    for (const close of closes) {
+      try {
+        await close();
+      } catch (error) {
+        this.host.warn({ code: WARNING_CODES.effectClose, message: String(error) });
+      }
+    }
   }
 
   /** Retention: deletes the execution's whole history (log, segments, snapshot, catalogue entry); refuses one running here. The blobs only it cited become reclaimable. */

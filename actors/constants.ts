@@ -152,6 +152,8 @@ export const WARNING_CODES = {
   actionFailed: "LOOM_ACTION_FAILED",
   /** The inspector threw. */
   inspectFailed: "LOOM_INSPECT_FAILED",
+  /** An effect's `close` threw when the app closed (the app closed anyway). */
+  effectClose: "LOOM_EFFECT_CLOSE",
   /** A message between executions of a tree could not be delivered now (its receiver's journal refused it, or the app closed): a resume of the sender re-sends it. */
   messageUndelivered: "LOOM_MESSAGE_UNDELIVERED",
   /** A model reply carried no usage while `capabilities.quotas.maxTokens` is set: it metered 0 tokens (once per app). */

@@ -84,6 +84,12 @@ export interface Effect<I = any, O = any> {
    * `toModelOutput`; the journal keeps the result. Never journaled: computed for each request.
    */
   projectResult?: (message: Message, messages: readonly Message[]) => Promise<Message>;
+  /**
+   * Releases what the effect holds (a connection, a process) when the app that registers it closes: `app.close()`
+   * calls each distinct `close` of its effects once, after its executions stopped; a throw is the warning
+   * `LOOM_EFFECT_CLOSE`. `mcpTools`' effects share one, which ends the server's connection.
+   */
+  close?: () => Promise<void> | void;
 }
 
 /**

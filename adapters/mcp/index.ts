@@ -61,7 +61,7 @@ export interface McpTools {
   names: string[];
   /** The tool list in use (plain JSON): keep it and pass it back as `options.tools` to pin it. */
   list: McpToolList;
-  /** Closes the connection (a stdio server's process ends). Call it when the app closes: `await app.close(); await owls.close();`. */
+  /** Closes the connection (a stdio server's process ends). The app that registers the effects calls it when it closes (`Effect.close`); call it yourself when no app does. */
   close(): Promise<void>;
 }
 
@@ -91,14 +91,16 @@ export async function mcpTools(server: McpServer, options: McpToolsOptions = {})
     throw error;
   }
   const origin = options.trusted === true ? undefined : `mcp:${server.name}`;
+  // One close for every effect of the server: the app closing calls it once (Effect.close).
+  const close = () => connection.close();
   const effects: Record<string, Effect> = {};
   for (const tool of list.tools) {
     const name = effectNameOf(server.name, tool.name);
     if (name in effects)
       throw new ConfigError("mcpTools", `two tools of "${server.name}" are both named "${name}" once sanitized.`);
-    effects[name] = toolEffect(connection, server.name, tool, origin, options.callTimeoutMs);
+    effects[name] = { ...toolEffect(connection, server.name, tool, origin, options.callTimeoutMs), close };
   }
-  return { effects, names: Object.keys(effects), list, close: () => connection.close() };
+  return { effects, names: Object.keys(effects), list, close };
 }
 
 /** The effect name of a server's tool: `<server>_<tool>`, any character a provider refuses in a tool name as `_`. */

@@ -118,6 +118,12 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
     await until(() => w.heard.some((x) => x.code === WARNING_CODES.messageUndelivered));
     return w;
   },
+  [WARNING_CODES.effectClose]: async () => {
+    const closing = { ...search, close: () => Promise.reject(new Error("would not end")) };
+    const w = watched({ effects: { closing } });
+    await w.app.close();
+    return w;
+  },
   [WARNING_CODES.inspectFailed]: async () => {
     let thrown = false;
     const w = watched({

@@ -153,6 +153,16 @@ describe("mcpTools over stdio", () => {
     expect(output.text).toBe("done");
   });
 
+  it("closes with the app that registers its effects: app.close() ends the connection once", async () => {
+    const owls = await mcpTools(stdio());
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: { ...owls.effects } }));
+    expect(await owls.effects.owls_search!.run({ q: "barn" }, context("owls_search"))).toBeDefined();
+    await app.close();
+    await expect(owls.effects.owls_search!.run({ q: "x" }, context("owls_search"))).rejects.toBeInstanceOf(
+      McpConnectionError,
+    );
+  });
+
   it("close() ends the connection; a later call refuses with McpConnectionError", async () => {
     const owls = await mcpTools(stdio());
     await owls.close();
