@@ -4,7 +4,6 @@
 // SIGKILLed at several points (a picker's call in flight; between the pickers; the packer's call in flight), and
 // resumed each time by a third process: it prints the tree, what the resume served from the logs and what it ran.
 // Offline, no keys.
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { assign, fromCallback, sendParent, sendTo, setup } from "xstate";
 import { createApp, createToolEffect, defineConfig, effectActor, EVENT_RECEIVED } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
+import { runStoryChild } from "./support/childProcess.js";
 
 const picker = setup({
   types: {} as { context: { item: string }; input: { item: string }; output: { item: string } },
@@ -196,39 +196,22 @@ async function until(predicate: () => Promise<boolean>): Promise<void> {
 }
 
 // Runs the tree in a second process and SIGKILLs it at the first line matching `at`; resolves with the calls it started.
-function runUntilKilled(file: string, journal: string, at: RegExp): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", file, "--run", journal], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const calls: string[] = [];
-    let buffered = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      buffered += chunk;
-      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
-        const l = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (l.startsWith("call ")) calls.push(l.slice(5));
-        if (at.test(l)) child.kill("SIGKILL");
-      }
-    });
-    child.on("error", reject);
-    child.on("exit", (_code, signal) =>
-      signal === "SIGKILL" ? resolve(calls) : reject(new Error(`the run ended before ${String(at)}`)),
-    );
+async function runUntilKilled(file: string, journal: string, at: RegExp): Promise<string[]> {
+  const calls: string[] = [];
+  const child = runStoryChild(file, ["--run", journal], {
+    onLine: (l) => {
+      if (l.startsWith("call ")) calls.push(l.slice(5));
+      if (at.test(l)) child.proc.kill("SIGKILL");
+    },
   });
+  const { signal } = await child.exited;
+  if (signal !== "SIGKILL") throw new Error(`the run ended before ${String(at)}`);
+  return calls;
 }
 
-function runToEnd(file: string, journal: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", file, "--resume", journal], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-    child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0 ? resolve(out.trim().split("\n")) : reject(new Error(`resume exited ${code}`)),
-    );
-  });
+async function runToEnd(file: string, journal: string): Promise<string[]> {
+  const lines: string[] = [];
+  const { code } = await runStoryChild(file, ["--resume", journal], { onLine: (l) => void lines.push(l) }).exited;
+  if (code !== 0) throw new Error(`resume exited ${code}`);
+  return lines.filter((l) => l.trim());
 }

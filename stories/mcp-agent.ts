@@ -8,7 +8,6 @@
 //   story made it; a given --dir is written to, never emptied)
 //
 // The same file is the child: `--child <dir> start|resume <executionId>`.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
@@ -30,7 +29,8 @@ import { fsStores } from "../adapters/fs/index.js";
 import { mcpTools, type McpToolList } from "../mcp.js";
 import { latency, PAGES, RESEARCH_QUESTION } from "./support/researchAgent.js";
 import { defaultStoryDir } from "./support/storyDir.js";
-import { CHILD_TAG, colours, tell } from "./support/terminal.js";
+import { nextFreeId, runStoryChild } from "./support/childProcess.js";
+import { colours, tell } from "./support/terminal.js";
 
 /** The first process is killed once this many turns are journaled, with the next turn's model call in flight. */
 const KILL_AFTER_TURN = 2;
@@ -163,37 +163,11 @@ interface Request {
 }
 
 function runChild(dir: string, mode: string, executionId: string, onMessage: (m: Message, pid: number) => void) {
-  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--child", dir, mode, executionId], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let buffered = "";
-  proc.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    buffered += chunk;
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.startsWith(CHILD_TAG)) onMessage(JSON.parse(line.slice(CHILD_TAG.length)) as Message, proc.pid!);
-      else if (line.trim()) process.stdout.write(`${line}\n`);
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    proc.on("exit", (code, signal) => done({ code, signal })),
-  );
-  return { proc, exited };
+  return runStoryChild<Message>(thisFile, ["--child", dir, mode, executionId], { cwd: root, onMessage });
 }
 
-async function nextId(dir: string): Promise<string> {
-  const stores = await fsStores({ dir });
-  try {
-    const taken = new Set((await stores.events.listExecutions()).map((e) => e.executionId));
-    let n = 1;
-    while (taken.has(`mcp-research-${n}`)) n++;
-    return `mcp-research-${n}`;
-  } finally {
-    await stores.close();
-  }
+function nextId(dir: string): Promise<string> {
+  return nextFreeId(dir, "mcp-research-");
 }
 
 async function requestsOf(file: string): Promise<Request[]> {

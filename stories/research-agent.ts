@@ -6,7 +6,6 @@
 //   the story made it, else a fresh temporary directory; a given --dir is written to, never emptied)
 //
 // The same file is the child: `--child <dir> start|resume <executionId>`.
-import { spawn } from "node:child_process";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -22,7 +21,8 @@ import {
 import { fsStores } from "../adapters/fs/index.js";
 import { describeStep, RESEARCH_QUESTION, researchAgent, researchEffects } from "./support/researchAgent.js";
 import { defaultStoryDir } from "./support/storyDir.js";
-import { bytes, bytesOnDisk, CHILD_TAG, colours, ms, tell } from "./support/terminal.js";
+import { nextFreeId, runStoryChild } from "./support/childProcess.js";
+import { bytes, bytesOnDisk, colours, ms, tell } from "./support/terminal.js";
 
 /** The first process is killed as soon as this many turns are journaled. */
 const KILL_AFTER_TURN = 2;
@@ -123,44 +123,13 @@ function wrap(text: string, width: number): string[] {
   });
 }
 
-function runChild(
-  dir: string,
-  mode: "start" | "resume",
-  executionId: string,
-  onMessage: (m: Message, pid: number) => void,
-) {
-  const proc = spawn(process.execPath, ["--import", "tsx", thisFile, "--child", dir, mode, executionId], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let buffered = "";
-  proc.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    buffered += chunk;
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      if (line.startsWith(CHILD_TAG)) onMessage(JSON.parse(line.slice(CHILD_TAG.length)) as Message, proc.pid!);
-      else if (line.trim()) process.stdout.write(`${line}\n`);
-    }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    proc.on("exit", (code, signal) => done({ code, signal })),
-  );
-  return { proc, exited };
+function runChild(dir: string, mode: string, executionId: string, onMessage: (m: Message, pid: number) => void) {
+  return runStoryChild<Message>(thisFile, ["--child", dir, mode, executionId], { cwd: root, onMessage });
 }
 
 /** research-1 in a new directory, then research-2, ...: the ids the docs' CLI examples name. */
-async function nextResearchId(dir: string): Promise<string> {
-  const stores = await fsStores({ dir });
-  try {
-    const taken = new Set((await stores.events.listExecutions()).map((e) => e.executionId));
-    let n = 1;
-    while (taken.has(`research-${n}`)) n++;
-    return `research-${n}`;
-  } finally {
-    await stores.close();
-  }
+function nextResearchId(dir: string): Promise<string> {
+  return nextFreeId(dir, "research-");
 }
 
 async function parent(): Promise<void> {
