@@ -5,48 +5,28 @@
 // reload is saved (to docs/img/react-reload.png with LOOMWORK_UPDATE_SCREENSHOTS=1).
 // Bridge: the owner runs in a dedicated Worker, the page is the UI: it renders the remote actor and the
 // owner's execution list, is refused an event allowSend does not allow, and approves a tool call.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveStatic, type StaticServer } from "../../stories/browser-offline/serve.js";
-import { launchChromium } from "./chromium.js";
+import { servePages, type ServedPages } from "./pages.js";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const CHECKOUT = join(ROOT, "..", "..");
-let out: string;
-let server: StaticServer;
+let pages: ServedPages;
 let browser: Browser;
+let server: { url: string };
 
 beforeAll(async () => {
-  out = await mkdtemp(join(tmpdir(), "loomwork-react-page-"));
-  await build({
-    root: join(ROOT, "react"),
-    configFile: false,
-    logLevel: "silent",
-    build: {
-      outDir: out,
-      emptyOutDir: true,
-      target: "es2022",
-      reportCompressedSize: false,
-      rollupOptions: {
-        input: { react: join(ROOT, "react", "react.html"), bridge: join(ROOT, "react", "bridge.html") },
-      },
-    },
-    worker: { format: "es" },
+  pages = await servePages(join(ROOT, "react"), {
+    react: join(ROOT, "react", "react.html"),
+    bridge: join(ROOT, "react", "bridge.html"),
   });
-  server = await serveStatic(out, 0);
-  browser = await launchChromium();
+  ({ browser } = pages);
+  server = { url: pages.url };
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await rm(out, { recursive: true, force: true });
-});
+afterAll(() => pages?.close());
 
 /** A page whose console errors, React warnings and uncaught errors are collected. */
 async function open(path: string): Promise<{ page: Page; problems: string[] }> {
@@ -107,7 +87,7 @@ describe("loomwork/react in Chromium", () => {
 
     const shot = process.env.LOOMWORK_UPDATE_SCREENSHOTS
       ? join(CHECKOUT, "docs", "img", "react-reload.png")
-      : join(out, "react-reload.png");
+      : join(pages.dir, "react-reload.png");
     expect((await page.screenshot({ path: shot, fullPage: true })).byteLength).toBeGreaterThan(1000);
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 // A small OpenAI-compatible HTTP server on 127.0.0.1 for the provider tests: chat completions, plain and
 // SSE-streamed, with text, reasoning, tool calls and usage, and scripted error statuses. The real AI SDK
 // provider packages talk to it over the loopback; every request body is kept for assertions.
+import { postedJson } from "./http.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -70,15 +71,9 @@ export async function startOpenAiServer(
       res.writeHead(204).end();
       return;
     }
-    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
-      res
-        .writeHead(404, { "content-type": "application/json" })
-        .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(Buffer.from(chunk));
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatBody;
+    const posted = await postedJson(req, res, "/chat/completions");
+    if (posted === undefined) return;
+    const body = posted as ChatBody;
     const request: ServerRequest = {
       body,
       turn: body.messages.filter((m) => m.role === "assistant").length,

@@ -2,6 +2,7 @@
 // completions server (openaiServer.ts): output items (reasoning with an id and encrypted content, a message,
 // function calls), plain and SSE-streamed, as @ai-sdk/openai's `openai(id)` reads them. Every request
 // body is kept for assertions.
+import { postedJson } from "./http.js";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -44,15 +45,9 @@ export async function startResponsesServer(
   const requests: ResponsesBody[] = [];
   const open = new Set<ServerResponse>();
   const server: Server = createServer(async (req, res) => {
-    if (req.method !== "POST" || !req.url?.endsWith("/responses")) {
-      res
-        .writeHead(404, { "content-type": "application/json" })
-        .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(Buffer.from(chunk));
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ResponsesBody;
+    const posted = await postedJson(req, res, "/responses");
+    if (posted === undefined) return;
+    const body = posted as ResponsesBody;
     const n = requests.length;
     requests.push(body);
     const turn = script(body, n);

@@ -5,45 +5,25 @@
 // approved call runs, the denied one ends output-denied, and the same message ends with the answer. The
 // tainted search shows its origin. Screenshots are saved, parked and at the end (to docs/img/react-chat-ask.png
 // and docs/img/react-chat.png with LOOMWORK_UPDATE_SCREENSHOTS=1).
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveStatic, type StaticServer } from "../../stories/browser-offline/serve.js";
-import { launchChromium } from "../browser/chromium.js";
+import { servePages, type ServedPages } from "../browser/pages.js";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 const CHECKOUT = join(ROOT, "..", "..");
-let out: string;
-let server: StaticServer;
+let pages: ServedPages;
 let browser: Browser;
+let server: { url: string };
 
 beforeAll(async () => {
-  out = await mkdtemp(join(tmpdir(), "loomwork-chat-page-"));
-  await build({
-    root: join(ROOT, "chat"),
-    configFile: false,
-    logLevel: "silent",
-    build: {
-      outDir: out,
-      emptyOutDir: true,
-      target: "es2022",
-      reportCompressedSize: false,
-      rollupOptions: { input: { chat: join(ROOT, "chat", "chat.html") } },
-    },
-  });
-  server = await serveStatic(out, 0);
-  browser = await launchChromium();
+  pages = await servePages(join(ROOT, "chat"), { chat: join(ROOT, "chat", "chat.html") });
+  ({ browser } = pages);
+  server = { url: pages.url };
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await rm(out, { recursive: true, force: true });
-});
+afterAll(() => pages?.close());
 
 describe("useChat over AgentChatTransport in Chromium", () => {
   it("asks, takes an approval and a denial through the AI SDK's approval parts, and finishes the message", async () => {
@@ -63,7 +43,7 @@ describe("useChat over AgentChatTransport in Chromium", () => {
     expect(await page.textContent("#c_search .taint")).toBe("untrusted: from mcp:files");
     const asked = process.env.LOOMWORK_UPDATE_SCREENSHOTS
       ? join(CHECKOUT, "docs", "img", "react-chat-ask.png")
-      : join(out, "react-chat-ask.png");
+      : join(pages.dir, "react-chat-ask.png");
     expect((await page.screenshot({ path: asked, fullPage: true })).byteLength).toBeGreaterThan(1000);
 
     await page.click("#c_notes .deny");
@@ -98,7 +78,7 @@ describe("useChat over AgentChatTransport in Chromium", () => {
 
     const shot = process.env.LOOMWORK_UPDATE_SCREENSHOTS
       ? join(CHECKOUT, "docs", "img", "react-chat.png")
-      : join(out, "react-chat.png");
+      : join(pages.dir, "react-chat.png");
     expect((await page.screenshot({ path: shot, fullPage: true })).byteLength).toBeGreaterThan(1000);
     await context.close();
   }, 120_000);
