@@ -229,3 +229,38 @@ describe("loomwork log", () => {
     ).not.toMatch(ANSI);
   });
 });
+
+describe("loomwork ls --tree", () => {
+  it("lists a tree's child executions under their parents, indented, verified from their start records", async () => {
+    const { parent } = await import("../children/machines.js");
+    const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-tree-"));
+    try {
+      const stores = await fsStores({ dir });
+      const app = createApp(
+        defineConfig({ stores, effects: { double: createToolEffect(async (n: number) => n * 2) } }),
+      );
+      await app.start(parent, { executionId: "p1" });
+      await app.result("p1");
+      // A root whose id merely looks like a child's: not placed under p1.
+      await app.start(createMachine({ id: "lone" }), { executionId: "p1/not-a-child" });
+      await app.close();
+      await stores.close();
+      const { code, stdout } = await cli(["ls", "--dir", dir, "--tree"]);
+      expect(code).toBe(0);
+      const ids = stdout
+        .split("\n")
+        .slice(1)
+        .filter((l) => /^\S|^ +└/.test(l) && !/execution/.test(l))
+        .map((l) => l.split(/ {2,}/)[0]!.trimEnd());
+      expect(ids).toEqual(["p1", " └ p1/w", "p1/not-a-child"]);
+      const json = JSON.parse((await cli(["ls", "--dir", dir, "--tree", "--json"])).stdout);
+      expect(json.find((e: { executionId: string }) => e.executionId === "p1/w")).toMatchObject({
+        parentId: "p1",
+        depth: 1,
+      });
+      expect(json.find((e: { executionId: string }) => e.executionId === "p1/not-a-child").parentId).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
