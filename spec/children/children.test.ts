@@ -371,3 +371,26 @@ describe("limits (execution.children)", () => {
     ).toThrow(/execution.children.maxDepth/);
   });
 });
+
+describe("a subject's tree", () => {
+  it("is exported and erased whole: a child inherits its parent's subject", async () => {
+    const { eraseSubject, exportSubject } = await import("../../lifecycle.js");
+    const stores = memoryStores();
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: countingEffects().effects,
+        security: { crypto: { keys: stores.keys } },
+        compliance: { erase: true },
+      }),
+    );
+    await app.start(parent, { executionId: "s1", subject: "ada" });
+    await app.result("s1");
+    expect((await stores.events.getExecution("s1/w"))?.subject).toBe("ada");
+    const exported = await exportSubject(app, "ada");
+    expect(exported.executions.map((e) => e.executionId).sort()).toEqual(["s1", "s1/w"]);
+    await eraseSubject(app, "ada");
+    await expect(app.log("s1/w")).rejects.toThrow(/erased/i);
+    await app.close();
+  });
+});
