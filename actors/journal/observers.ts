@@ -5,6 +5,7 @@ import type { AnyMachineSnapshot, InspectionEvent, Observer, Subscription } from
 import { WARNING_CODES } from "../constants.js";
 import type { ExecutionHost, MacrostepObserver } from "./host.js";
 import { ChildTracker, childIdsOf } from "./inspectChildren.js";
+import { childSpecOf } from "./children.js";
 import type { Macrostep, RuntimeState } from "./planner.js";
 
 /** The snapshot callers see: the machine's, with the status and error of an execution that failed or was stopped. */
@@ -27,8 +28,10 @@ const endedSnapshots = new WeakMap<RuntimeState, AnyMachineSnapshot>();
 export interface Observed {
   readonly executionId: string;
   readonly sessionId: string;
-  readonly ref: unknown;
+  readonly ref: object;
   readonly warned: Set<string>;
+  /** A child execution's parent and root (its runtime state's link); absent for a root. */
+  readonly state?: { readonly parent?: { executionId: string; root?: string } | undefined } | undefined;
 }
 
 export class ExecutionObservers {
@@ -38,6 +41,7 @@ export class ExecutionObservers {
   private announced = false;
   // Made with the first macrostep an inspector watches: an app without one builds no tracker per execution.
   private children: ChildTracker | undefined;
+  private childExecutions: Set<string> | undefined; // child ids that ran as child executions
 
   constructor(
     private readonly host: Pick<ExecutionHost, "inspect" | "inspecting" | "warn">,
@@ -70,7 +74,11 @@ export class ExecutionObservers {
   announce(): void {
     if (this.announced || !this.host.inspecting) return;
     this.announced = true;
-    this.inspect({ type: "@xstate.actor", actorRef: this.execution.ref });
+    const actorRef = this.execution.ref;
+    // A child execution is announced as the child it is: its parent's session, as XState's child actors name theirs.
+    const parent = this.execution.state?.parent;
+    if (parent) Object.assign(actorRef, { _parent: { id: parent.executionId, sessionId: `loom:${parent.executionId}` } });
+    this.inspect({ type: "@xstate.actor", actorRef });
   }
 
   /**
@@ -88,9 +96,12 @@ export class ExecutionObservers {
     const actorRef = this.execution.ref;
     this.announce();
     const { snapshot } = step.state;
+    // Child executions announce themselves (their own actor, with this one as parent): only other children get a stand-in.
+    for (const [id, pending] of Object.entries(step.state.pending))
+      if (childSpecOf(pending)) (this.childExecutions ??= new Set()).add(id);
     const changes = (this.children ??= new ChildTracker(this.execution.sessionId)).step(
       step.event,
-      childIdsOf(snapshot),
+      childIdsOf(snapshot).filter((id) => !this.childExecutions?.has(id)),
     );
     const child = (id: string, sessionId: string, status: string) => ({
       id,
@@ -112,7 +123,7 @@ export class ExecutionObservers {
   }
 
   private inspect(...events: Record<string, unknown>[]): void {
-    const rootId = this.execution.sessionId;
+    const rootId = `loom:${this.execution.state?.parent?.root ?? this.execution.executionId}`;
     // One cast: the actorRef handed to an inspector is the JournaledActor, which is not typed as an XState ActorRef.
     this.host.inspect(...events.map((event) => ({ ...event, rootId }) as InspectionEvent));
   }

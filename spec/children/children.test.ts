@@ -394,3 +394,27 @@ describe("a subject's tree", () => {
     await app.close();
   });
 });
+
+describe("the inspector", () => {
+  it("is told of a child execution once, as the child of its parent, in its root's system", async () => {
+    const events: {
+      type: string;
+      rootId?: string;
+      actorRef: { sessionId: string; _parent?: { sessionId: string } };
+    }[] = [];
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: countingEffects().effects,
+        observability: { inspect: (e) => void events.push(e as never) },
+      }),
+    );
+    await app.start(parent, { executionId: "i1" });
+    await app.result("i1");
+    const actors = events.filter((e) => e.type === "@xstate.actor");
+    expect(actors.map((e) => e.actorRef.sessionId)).toEqual(["loom:i1", "loom:i1/w", "loom:i1/w/0.worker.doubling"]);
+    expect(actors[1]!.actorRef._parent?.sessionId).toBe("loom:i1");
+    expect(new Set(events.map((e) => e.rootId))).toEqual(new Set(["loom:i1"]));
+    await app.close();
+  });
+});
