@@ -126,6 +126,12 @@ export class ExecutionTree {
     try {
       await this.app.start(logic, options, links);
     } catch (error) {
+      // A fleet worker's appends are fenced by the leases it claimed: a child it starts has none (ADR 0012 D9 is not built).
+      if (isLeaseRefusal(error))
+        throw new ConfigError(
+          "execution.children",
+          `child execution "${id}" cannot start on a fleet worker: a worker journals only the executions it claimed, and children on the fleet (ADR 0012 D9) are not built yet. Run the tree in an app (app.start), or invoke the child's work as effects.`,
+        );
       // Started meanwhile (a resume of the whole store found its log): it is the same child.
       if (!(error instanceof DuplicateExecutionError)) throw error;
       await this.app.resume(id, logic);
@@ -144,4 +150,10 @@ export class ExecutionTree {
       );
     return logic;
   }
+}
+
+// The PostgreSQL worker's refusal of an append it holds no lease for (adapters/postgres: LOOM_PG_LEASE_LOST), read by
+// its code: the runtime does not import the adapter.
+function isLeaseRefusal(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "code" in error && error.code === "LOOM_PG_LEASE_LOST";
 }
