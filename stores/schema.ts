@@ -85,7 +85,7 @@ export type ExecutionStartedRecord = RecordBase & {
   /** `EVENT_SCHEMA.version` the log was written with. */
   schema: number;
   /** A child execution's parent: its execution, the child id it was invoked or spawned under, its step. Since schema 4. */
-  parent?: { executionId: string; childId: string; stepId: string };
+  parent?: { executionId: string; childId: string; stepId: string; syncSnapshot?: boolean };
   /** A child execution's root: the execution at the top of its tree. Since schema 4. */
   root?: string;
 };

@@ -20,6 +20,8 @@ export interface ChildSpec {
   input: unknown;
   /** The invoke's or spawn's `systemId`, registered again for `system.get` after a restore. */
   systemId?: string;
+  /** The invoke has `onSnapshot`: the child sends its parent each snapshot (`xstate.snapshot.<child id>`). */
+  syncSnapshot?: boolean;
 }
 
 /** The child spec of a pending step that is a child execution (effect id `loom.child`); undefined for any other step. */
@@ -40,6 +42,7 @@ export function childSpecOf(step: { effectId: string; input: unknown }): ChildSp
         input: spec.input,
         ...("src" in spec && typeof spec.src === "string" ? { src: spec.src } : {}),
         ...("systemId" in spec && typeof spec.systemId === "string" ? { systemId: spec.systemId } : {}),
+        ...("syncSnapshot" in spec && spec.syncSnapshot === true ? { syncSnapshot: true } : {}),
       }
     : undefined;
 }
@@ -51,6 +54,8 @@ export interface ParentLink {
   stepId: string;
   /** The root of the tree (EXECUTION_STARTED's `root`, kept here in the runtime state). */
   root?: string;
+  /** The parent's invoke has `onSnapshot`: each snapshot of the child is a message to it. */
+  syncSnapshot?: boolean;
 }
 
 /** A message from one execution of a tree to another, planned by the sender's macrostep (its outbox). */

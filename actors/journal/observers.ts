@@ -77,7 +77,8 @@ export class ExecutionObservers {
     const actorRef = this.execution.ref;
     // A child execution is announced as the child it is: its parent's session, as XState's child actors name theirs.
     const parent = this.execution.state?.parent;
-    if (parent) Object.assign(actorRef, { _parent: { id: parent.executionId, sessionId: `loom:${parent.executionId}` } });
+    if (parent)
+      Object.assign(actorRef, { _parent: { id: parent.executionId, sessionId: `loom:${parent.executionId}` } });
     this.inspect({ type: "@xstate.actor", actorRef });
   }
 

@@ -226,12 +226,15 @@ export function planMacrostep(
         else {
           const logic: unknown = params.actorRef?.logic;
           const systemId = typeof params.systemId === "string" ? params.systemId : undefined;
-          if (isMachineLogic(logic)) spawnMachine(ctx, state, step, childId, src, logic, params.input, systemId);
+          // onSnapshot: XState passes it to the child actor it resolved (its _syncSnapshot), not in the action's params.
+          const syncSnapshot = params.actorRef?._syncSnapshot === true;
+          if (isMachineLogic(logic))
+            spawnMachine(ctx, state, step, childId, src, logic, params.input, systemId, syncSnapshot);
           else if (isSourceLogic(logic)) {
             const spec: SourceSpec = {
               ...(typeof src === "string" ? { src } : {}),
               input: params.input ?? null,
-              ...(params.syncSnapshot ? { syncSnapshot: true } : {}),
+              ...(syncSnapshot ? { syncSnapshot: true } : {}),
               ...(systemId === undefined ? {} : { systemId }),
             };
             state.sources = { ...state.sources, [childId]: spec };
@@ -323,6 +326,20 @@ export function planMacrostep(
     step.messages.push(message);
     state.outbox = [...(state.outbox ?? []), message];
   }
+  // onSnapshot: a child whose parent asked for its snapshots sends each active one, as XState's syncSnapshot relays it.
+  if (state.parent?.syncSnapshot && next.status === "active") {
+    const event: AnyEventObject = {
+      type: `xstate.snapshot.${state.parent.childId}`,
+      snapshot: { status: next.status, value: next.value, context: next.context },
+    };
+    const message: TreeMessage = {
+      to: state.parent.executionId,
+      event,
+      messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}`,
+    };
+    step.messages.push(message);
+    state.outbox = [...(state.outbox ?? []), message];
+  }
   dropFinishedChildren(next, state.pending, ctx.effectIds);
   push({
     type: schema.TRANSITION,
@@ -399,6 +416,7 @@ function spawnMachine(
   logic: AnyStateMachine,
   input: unknown,
   systemId?: string,
+  syncSnapshot?: boolean,
 ): void {
   const occurrence = state.counters.get(childId) + 1;
   state.counters = state.counters.with(childId, occurrence);
@@ -408,6 +426,7 @@ function spawnMachine(
     ...(typeof src === "string" ? { src } : {}),
     input: input ?? null,
     ...(systemId === undefined ? {} : { systemId }),
+    ...(syncSnapshot ? { syncSnapshot: true } : {}),
   };
   const pending: PendingStep = {
     childId,

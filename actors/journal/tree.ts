@@ -112,7 +112,12 @@ export class ExecutionTree {
     }
     const parent = this.app.running(call.executionId);
     const links = {
-      parent: { executionId: call.executionId, childId: call.pending.childId, stepId: call.pending.stepId },
+      parent: {
+        executionId: call.executionId,
+        childId: call.pending.childId,
+        stepId: call.pending.stepId,
+        ...(spec.syncSnapshot ? { syncSnapshot: true } : {}),
+      },
       root: parent?.root ?? call.executionId,
     };
     // Levels below the root, read off the derived id (`<root>/<child>/<grandchild>`): past the limit, not started.

@@ -418,3 +418,38 @@ describe("the inspector", () => {
     await app.close();
   });
 });
+
+describe("onSnapshot", () => {
+  it("delivers each active snapshot of a child execution to its parent, journaled as xstate.snapshot.<id>", async () => {
+    const stepper = setup({}).createMachine({
+      id: "stepper",
+      initial: "a",
+      states: { a: { on: { NEXT: "b" } }, b: { on: { NEXT: "c" } }, c: {} },
+    });
+    const watcher = setup({ actors: { stepper }, types: { context: {} as { seen: string[] } } }).createMachine({
+      id: "watcher",
+      context: { seen: [] },
+      invoke: {
+        id: "s",
+        src: "stepper",
+        onSnapshot: {
+          actions: assign({ seen: ({ context, event }) => [...context.seen, String(event.snapshot.value)] }),
+        },
+      },
+      on: { POKE: { actions: sendTo("s", { type: "NEXT" }) } },
+    });
+    const x = createActor(watcher).start();
+    x.send({ type: "POKE" });
+    x.send({ type: "POKE" });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));
+    const actor = await app.start(watcher, { executionId: "ws" });
+    await actor.settled();
+    await actor.sendAsync({ type: "POKE" });
+    await actor.settled();
+    await actor.sendAsync({ type: "POKE" });
+    await until(() => actor.getSnapshot().context.seen.length === 3);
+    expect(actor.getSnapshot().context.seen).toEqual(x.getSnapshot().context.seen);
+    expect(actor.getSnapshot().context.seen).toEqual(["a", "b", "c"]);
+    await app.close();
+  });
+});
