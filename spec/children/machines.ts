@@ -1,4 +1,6 @@
-// The machines the children tests share: a parent that invokes a worker machine, with messages both ways.
+// The machines the children tests share: a parent that invokes a worker machine, with messages both ways. The golden
+// journals of schema 4 (spec/upgrades/goldenV4.ts) replay these very machines: an edit that changes what they do
+// breaks that replay, as it would a user's journals.
 import { assign, fromPromise, sendParent, sendTo, setup } from "xstate";
 
 /** A child that doubles its input through an effect, tells its parent, waits for a PING, answers PONG, and ends. */
