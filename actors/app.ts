@@ -50,6 +50,8 @@ export interface AppPort extends AppInternals {
   maintenance(role: MaintenanceRole): void;
   /** To the bus's `warn` listeners and observability.onWarn. */
   warn(warning: Warning): void;
+  /** Marks the app as a fleet worker's (loomwork/postgres createWorker): its child executions are submitted to the fleet, its tree's messages and stops go through the inbox. */
+  fleetWorker(): void;
   /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
   onForget(listener: (executionIds: readonly string[]) => void): () => void;
 }
@@ -77,6 +79,7 @@ export class App {
   private readonly tree: ExecutionTree;
   private readonly forgetListeners = new Set<(executionIds: readonly string[]) => void>();
   private maintained: MaintenanceRole | undefined;
+  private onFleet = false; // a fleet worker's app (fleetWorker): its children are the fleet's
 
   /** `lifecycleOptions`: for the standalone lifecycle entry points (actors/lifecycle/standalone.ts) only. */
   constructor(
@@ -106,6 +109,9 @@ export class App {
       running: (id) => this.running.get(id),
       logicOf: (id) => this.host.logics.logicOf(id),
       start: (logic, options, links) => this.startChecked(logic, options, links),
+      submit: (logic, options, links) => this.submitChecked(logic, options, links),
+      fleet: () => (this.onFleet ? this.stores.fleet : undefined),
+      recoverQuietly: (id) => this.host.recoverQuietly(id),
       resume: (id, logic) => this.resume(id, logic),
       result: (id) => this.result(id),
       stop: (id, reason) => this.stop(id, reason),
@@ -191,10 +197,25 @@ export class App {
   /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id with the same logic, subject and input (else SubmitConflictError), refused for an id this app runs. */
   async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
     this.assertOpen("submit an execution");
+    await this.submitChecked(logic, options);
+  }
+
+  // A submit (a child's, on a fleet worker, names its parent and root).
+  private async submitChecked(
+    logic: AnyStateMachine,
+    options: StartOptions,
+    links?: { parent: ParentLink; root: string },
+  ): Promise<void> {
     const input = this.host.logics.checkStart(logic, options, false);
     await this.running.submitOnce(options.executionId, () =>
-      submitStart(this.host, this.stores, logic, options, input, (subject) =>
-        assertSubjectOpen(this.lifecycle, subject),
+      submitStart(
+        this.host,
+        this.stores,
+        logic,
+        options,
+        input,
+        (subject) => assertSubjectOpen(this.lifecycle, subject),
+        links,
       ),
     );
   }
@@ -350,6 +371,7 @@ export class App {
       runsHere: (id) => app.running.has(id),
       maintenance: (role) => app.maintenance(role),
       warn: (warning) => app.host.warn(warning),
+      fleetWorker: () => void (app.onFleet = true),
       onForget: (listener) => {
         app.forgetListeners.add(listener);
         return () => app.forgetListeners.delete(listener);

@@ -189,7 +189,18 @@ export interface FleetPort {
    * look again. Call it before looking, so that an end between the look and the wait is not missed.
    */
   waitForEnd(executionId: string): Promise<void>;
+  /**
+   * Optional (ADR 0012 D9): puts a message of a tree of executions in the execution's inbox, for the worker that
+   * holds it: an event from another execution of the tree (journaled with its sender and message id, a duplicate
+   * dropped), or a stop. No check of the event: it is the runtime's own. Nothing is queued for an id with no log.
+   */
+  message?(executionId: string, message: FleetMessage): Promise<void>;
 }
+
+/** A message between executions of a tree on the fleet (FleetPort.message). */
+export type FleetMessage =
+  | { event: { type: string }; from: { executionId: string; messageId: string } }
+  | { stop: string };
 
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {

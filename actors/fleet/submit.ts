@@ -11,6 +11,7 @@ import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
 import { effectSourcesOf } from "../journal/machineInfo.js";
 import { planMacrostep } from "../journal/planner.js";
+import type { ParentLink } from "../journal/children.js";
 
 // Failed looks in a row (each a poll interval apart) before app.result of a submitted execution gives up.
 const RESULT_RETRIES = 120;
@@ -29,6 +30,7 @@ export async function submitStart(
   options: StartOptions,
   input: unknown,
   assertSubjectOpen: (subject: string) => Promise<void>,
+  links?: { parent: ParentLink; root: string },
 ): Promise<void> {
   const fleet = stores.fleet;
   if (!fleet)
@@ -49,6 +51,7 @@ export async function submitStart(
     ...(subject === undefined ? {} : { subject }),
     input: input ?? null,
     schema: EVENT_SCHEMA.version,
+    ...(links ? { parent: links.parent, root: links.root } : {}),
   };
   // An id with a log: the same start is a no-op (queued again, idempotently), another one is refused before the queue.
   if ((await stores.events.head(executionId)) > 0) {

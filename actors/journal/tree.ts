@@ -4,7 +4,7 @@
 // recovery: the parent's re-runs its child steps (a child that ended answers from its log), re-sends its outbox and
 // repeats its last stops; a child whose parent ended stops itself when it is resumed.
 import type { AnyStateMachine } from "xstate";
-import type { EventStore } from "../../stores/types.js";
+import type { EventStore, FleetPort } from "../../stores/types.js";
 import { ChildLimitError, ConfigError, DuplicateExecutionError } from "../errors.js";
 import type { StartOptions } from "../logics.js";
 import {
@@ -26,6 +26,11 @@ export interface TreePort {
   /** The app's newest held definition of a logic id. */
   logicOf(logicId: string): AnyStateMachine | undefined;
   start(logic: AnyStateMachine, options: StartOptions, links: { parent: ParentLink; root: string }): Promise<unknown>;
+  submit(logic: AnyStateMachine, options: StartOptions, links: { parent: ParentLink; root: string }): Promise<void>;
+  /** The fleet's port when this app is a fleet worker's (children are the fleet's: ADR 0012 D9); else undefined. */
+  fleet(): FleetPort | undefined;
+  /** An execution's state rebuilt from the journal without running anything. */
+  recoverQuietly(executionId: string): Promise<Execution>;
   resume(executionId: string, logic?: AnyStateMachine): Promise<unknown>;
   result(executionId: string): Promise<unknown>;
   stop(executionId: string, reason: string): Promise<void>;
@@ -57,18 +62,48 @@ export class ExecutionTree {
       } finally {
         // What the child sent before it ended reaches the parent before its outcome does, as on XState.
         await child?.whenDelivered();
+        if (!child && this.app.fleet()) await this.pullMessages(id, call.executionId);
       }
     });
   }
 
+  // On the fleet the child ran elsewhere: what it sent this parent and may not have delivered yet (its last
+  // macrostep's messages, which the end leaves unacknowledged) is read from its log and journaled here first.
+  private async pullMessages(childId: string, parentId: string): Promise<void> {
+    const parent = this.app.running(parentId);
+    if (!parent) return;
+    const child = await this.app.recoverQuietly(childId).catch(() => undefined);
+    for (const message of child?.state.outbox ?? [])
+      if (message.to === parentId)
+        await parent.receive(message.event, { executionId: childId, messageId: message.messageId });
+  }
+
   /** Journals `message` in its receiver's log (dropped when the receiver ended or is unknown). */
   async deliver(message: TreeMessage, from: string): Promise<void> {
+    const fleet = this.app.fleet();
+    if (fleet?.message) {
+      // On the fleet: through the receiver's inbox, for whichever worker holds it (here too); once its opening is done.
+      await this.openings.get(message.to)?.catch(() => undefined);
+      const info = await this.app.events.getExecution(message.to);
+      if (info?.status !== "running") return;
+      return fleet.message(message.to, {
+        event: message.event,
+        from: { executionId: from, messageId: message.messageId },
+      });
+    }
     const receiver = await this.live(message.to);
     await receiver?.receive(message.event, { executionId: from, messageId: message.messageId });
   }
 
   /** Stops a child execution, journaled in its log; a no-op once it ended or when nothing is known of it. */
   async stopChild(executionId: string, reason: string): Promise<void> {
+    const fleet = this.app.fleet();
+    if (fleet?.message && !this.app.running(executionId)) {
+      await this.openings.get(executionId)?.catch(() => undefined);
+      const info = await this.app.events.getExecution(executionId);
+      if (info?.status === "running") await fleet.message(executionId, { stop: reason });
+      return;
+    }
     const child = await this.live(executionId);
     if (child) await this.app.stop(executionId, reason);
   }
@@ -77,6 +112,8 @@ export class ExecutionTree {
   async settled(executionId: string): Promise<boolean> {
     await this.openings.get(executionId)?.catch(() => undefined);
     const child = this.app.running(executionId);
+    // On the fleet a child elsewhere is another worker's: settled as far as this app is concerned.
+    if (!child && this.app.fleet()) return true;
     if (!child || child.ended) return false;
     await child.whenSettled();
     return !child.ended && !child.failure;
@@ -106,7 +143,10 @@ export class ExecutionTree {
   private async open(call: StepCall, spec: ChildSpec): Promise<Execution | undefined> {
     const id = spec.executionId;
     const logic = this.childLogic(call, spec);
+    const onFleet = this.app.fleet() !== undefined;
     if ((await this.app.events.head(id)) > 0) {
+      // On the fleet it is the fleet's (a worker claims it): never resumed here by its parent.
+      if (onFleet) return undefined;
       await this.app.resume(id, logic);
       return this.app.running(id);
     }
@@ -128,15 +168,14 @@ export class ExecutionTree {
       input: spec.input,
       ...(call.subject === undefined ? {} : { subject: call.subject }),
     };
+    if (onFleet) {
+      // A child on the fleet is submitted: any worker claims it, as any execution (ADR 0012 D9).
+      await this.app.submit(logic, options, links);
+      return undefined;
+    }
     try {
       await this.app.start(logic, options, links);
     } catch (error) {
-      // A fleet worker's appends are fenced by the leases it claimed: a child it starts has none (ADR 0012 D9 is not built).
-      if (isLeaseRefusal(error))
-        throw new ConfigError(
-          "execution.children",
-          `child execution "${id}" cannot start on a fleet worker: a worker journals only the executions it claimed, and children on the fleet (ADR 0012 D9) are not built yet. Run the tree in an app (app.start), or invoke the child's work as effects.`,
-        );
       // Started meanwhile (a resume of the whole store found its log): it is the same child.
       if (!(error instanceof DuplicateExecutionError)) throw error;
       await this.app.resume(id, logic);
@@ -155,10 +194,4 @@ export class ExecutionTree {
       );
     return logic;
   }
-}
-
-// The PostgreSQL worker's refusal of an append it holds no lease for (adapters/postgres: LOOM_PG_LEASE_LOST), read by
-// its code: the runtime does not import the adapter.
-function isLeaseRefusal(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === "LOOM_PG_LEASE_LOST";
 }

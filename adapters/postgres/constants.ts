@@ -22,6 +22,9 @@ export const CHANNEL_PREFIX = "loomwork";
  * submitted or its lease released (a worker may claim it); `inbox`, an event was put in its inbox;
  * `ended`, an EXECUTION_ENDED record was appended.
  */
+/** The inbox row of a tree's message (FleetPort.message): an event of this reserved type carrying the message under the same key. */
+export const FLEET_MESSAGE_KEY = "loom.fleet.message";
+
 export const NOTIFY = { runnable: "runnable", inbox: "inbox", ended: "ended" } as const;
 
 /** The unique-violation SQLSTATE: a second writer's records collided on `(execution_id, seq)`. */

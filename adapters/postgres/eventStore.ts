@@ -27,8 +27,11 @@ export interface LeaseFence {
 
 /** What a worker adds to the appends of the executions it runs (createWorker). */
 export interface AppendHooks {
-  /** The lease an append of this execution must hold, or undefined for an unfenced append. */
-  fence(executionId: string): LeaseFence | undefined;
+  /**
+   * The lease an append of this execution must hold, or undefined for an unfenced append. `expectedSeq` 0: the
+   * execution's first append (its start, as a submit journals it), which its seq fence alone guards.
+   */
+  fence(executionId: string, expectedSeq: number): LeaseFence | undefined;
   /**
    * The inbox message whose event this append journals, consumed in the same statement; asked only of an
    * append with an EVENT_RECEIVED that is not a timer firing. Undefined unless the append is that very
@@ -128,7 +131,7 @@ export class PostgresEventStore implements EventStore {
   async append(executionId: string, expectedSeq: number, records: StoredRecord[]): Promise<void> {
     checkAppendIds(executionId, records);
     assertContiguous(executionId, expectedSeq, records);
-    const fence = this.hooks?.fence(executionId);
+    const fence = this.hooks?.fence(executionId, expectedSeq);
     if (records.length === 0) {
       const head = await this.head(executionId);
       if (head !== expectedSeq) throw new ConcurrencyError(executionId, expectedSeq, head);

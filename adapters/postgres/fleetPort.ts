@@ -3,8 +3,8 @@
 import { UnknownExecutionError } from "../../actors/errors.js";
 import { plainExternalEvent } from "../../actors/journal/externalEvents.js";
 import { checkStoredId } from "../../stores/ids.js";
-import type { FleetPort } from "../../stores/types.js";
-import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
+import type { FleetMessage, FleetPort } from "../../stores/types.js";
+import { FLEET_MESSAGE_KEY, NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
 // The poll floor of a wait while LISTEN is up.
@@ -84,6 +84,26 @@ export class PostgresFleet implements FleetPort {
          RETURNING id)
        SELECT pg_notify($3, $4) FROM put`,
       [executionId, JSON.stringify(plain), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
+    );
+    if (rowCount !== 1) throw new UnknownExecutionError(executionId);
+  }
+
+  /** ADR 0012 D9: a tree's message or stop in the inbox, under the key the worker routes by (FLEET_MESSAGE_KEY). */
+  async message(executionId: string, message: FleetMessage): Promise<void> {
+    checkStoredId(executionId, "execution id");
+    const { rowCount } = await this.db.query(
+      `WITH put AS (
+         INSERT INTO ${this.db.s}.inbox (execution_id, event)
+         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${this.db.s}.records WHERE execution_id = $1)
+                          OR EXISTS (SELECT 1 FROM ${this.db.s}.archives WHERE execution_id = $1)
+         RETURNING id)
+       SELECT pg_notify($3, $4) FROM put`,
+      [
+        executionId,
+        JSON.stringify({ type: FLEET_MESSAGE_KEY, [FLEET_MESSAGE_KEY]: message }),
+        this.db.channel,
+        `${NOTIFY.inbox}:${executionId}`,
+      ],
     );
     if (rowCount !== 1) throw new UnknownExecutionError(executionId);
   }

@@ -6,13 +6,14 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { AnyStateMachine } from "xstate";
-import { createApp, type App } from "../../actors/app.js";
+import { appInternals, createApp, type App } from "../../actors/app.js";
 import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { ConfigError } from "../../actors/errors.js";
 import { checkWorkerOptions } from "./options.js";
-import { NOTIFY, WORKER_DEFAULTS } from "./constants.js";
+import { FLEET_MESSAGE_KEY, NOTIFY, WORKER_DEFAULTS } from "./constants.js";
+import type { FleetMessage } from "../../stores/types.js";
 import type { Notification } from "./database.js";
 import type { AppendHooks, LeaseFence } from "./eventStore.js";
 import type { PostgresStores } from "./types.js";
@@ -125,7 +126,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // append (another context) consumes nothing, and a message leaves the inbox only with its event journaled.
   const delivering = new AsyncLocalStorage<Delivery>();
   const hooks: AppendHooks = {
-    fence: (executionId) => fences.get(executionId) ?? { owner: id, epoch: "0" },
+    // A child's start, submitted by this worker's app (ADR 0012 D9), is its first append: the seq fence guards it
+    // (nobody else can journal seq 1 of an id with no log), and the fleet then claims it like any submitted start.
+    fence: (executionId, expectedSeq) =>
+      fences.get(executionId) ?? (expectedSeq === 0 ? undefined : { owner: id, epoch: "0" }),
     inboxMessage: (executionId) => {
       const delivery = delivering.getStore();
       return delivery?.executionId === executionId && !delivery.consumed ? delivery.inboxId : undefined;
@@ -172,6 +176,14 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       logics: checked.logics,
     }),
   );
+  // This app's children are the fleet's (submitted, claimed by any worker); its tree's messages come through the inbox.
+  const internals = appInternals(app);
+  internals.fleetWorker();
+  // A tree's message (ADR 0012 D9): journaled with its sender and id (a duplicate dropped unwritten), or a stop.
+  const treeMessage = async (executionId: string, message: FleetMessage): Promise<void> => {
+    if ("stop" in message) return app.stop(executionId, message.stop);
+    await internals.execution(executionId)?.receive(message.event, message.from);
+  };
   const runs = new Set<Promise<void>>();
   let stopping = false;
   let ticking: Promise<void> | undefined;
@@ -195,8 +207,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
           // The append that journals the event deletes the message in the same statement (exactly once).
           const delivery: Delivery = { executionId: entry.executionId, inboxId: message.id, consumed: false };
           const actor = entry.actor;
+          const parsed = JSON.parse(message.event) as { type: string; [FLEET_MESSAGE_KEY]?: FleetMessage };
+          const tree = parsed.type === FLEET_MESSAGE_KEY ? parsed[FLEET_MESSAGE_KEY] : undefined;
           const refused = await delivering
-            .run(delivery, () => actor.sendAsync(JSON.parse(message.event) as { type: string }))
+            .run(delivery, () => (tree ? treeMessage(entry.executionId, tree) : actor.sendAsync(parsed)))
             .then(
               () => false,
               (error: unknown) => (error instanceof ConfigError ? true : undefined),

@@ -1,12 +1,12 @@
-// Child executions with PostgreSQL (ADR 0012): a tree runs in an app on postgresStores (spec/conformance's children
-// suite); on a fleet worker a child cannot start yet (D9 is not built): the parent's step fails with a ConfigError
-// that says so, which its onError receives, and nothing is journaled for the child.
+// Child executions on the fleet (ADR 0012 D9): a parent a worker runs submits its child to the fleet, any worker
+// claims it, their messages go through the inbox (journaled once, with their sender and id), and the child's last
+// messages reach the parent before its outcome; the submitter's app.result resolves with the tree's output.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
-import { createWorker, postgresStores } from "../../adapters/postgres/index.js";
-import { STEP_FAILED } from "../../stores/schema.js";
+import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { EVENT_RECEIVED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { parent } from "../children/machines.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
@@ -18,38 +18,62 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-describe("child executions on the fleet", () => {
-  it("a submitted parent's child is refused on a worker with a ConfigError naming the limit; nothing journaled for it", async () => {
-    const schema = freshSchema("children");
-    const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
-    const submitter = await open();
-    const workerStores = await open();
-    const worker = await createWorker({
-      stores: workerStores,
-      logics: [parent],
-      effects: { double: createToolEffect(async (n: number) => n * 2) },
-      concurrency: 4,
-      leaseMs: 2_000,
-      pollMs: 100,
-      drainMs: 5_000,
-      signals: [],
-    });
-    const app = createApp(defineConfig({ stores: submitter, effects: {} }));
-    try {
-      await app.submit(parent, { executionId: "f1" });
-      expect(await app.result("f1")).toEqual({ seen: [] }); // the parent's onError: "failed"
-      const failed = (await app.log("f1")).find((r) => r.type === STEP_FAILED);
-      expect(failed).toMatchObject({
-        effectId: "loom.child",
-        error: { name: "ConfigError", path: "execution.children", message: expect.stringMatching(/fleet worker.*D9/) },
-      });
-      expect(await submitter.events.head("f1/w")).toBe(0);
-    } finally {
-      await worker.stop();
+async function fleet(workers: number) {
+  const schema = freshSchema("children");
+  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
+  const all: PostgresStores[] = [];
+  const running: Worker[] = [];
+  const calls: { worker: number; executionId: string }[] = [];
+  for (let n = 0; n < workers; n++) {
+    const stores = await open();
+    all.push(stores);
+    running.push(
+      await createWorker({
+        stores,
+        logics: [parent],
+        effects: {
+          double: createToolEffect(
+            async (x: number, ctx) => (calls.push({ worker: n, executionId: ctx.executionId }), x * 2),
+          ),
+        },
+        concurrency: 4,
+        leaseMs: 2_000,
+        pollMs: 100,
+        drainMs: 5_000,
+        signals: [],
+      }),
+    );
+  }
+  const submitter = await open();
+  all.push(submitter);
+  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
+  return {
+    app,
+    calls,
+    async close() {
+      for (const worker of running) await worker.stop();
       await app.close();
-      await submitter.close();
-      await workerStores.close();
+      for (const stores of all) await stores.close();
       await dropSchema(server.url, schema);
+    },
+  };
+}
+
+describe("child executions on the fleet", () => {
+  it("a submitted parent's child is submitted and claimed by a worker; messages both ways through the inbox, once", async () => {
+    const f = await fleet(2);
+    try {
+      await f.app.submit(parent, { executionId: "f1" });
+      expect(await f.app.result("f1")).toEqual({ seen: ["progress", "pong"], result: { doubled: 42 } });
+      const child = await f.app.log("f1/w");
+      expect(child[0]).toMatchObject({ type: EXECUTION_STARTED, parent: { executionId: "f1" }, root: "f1" });
+      expect(child.at(-1)).toMatchObject({ status: "done" });
+      for (const log of [child, await f.app.log("f1")]) expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+      const received = (await f.app.log("f1")).filter((r) => r.type === EVENT_RECEIVED);
+      expect(received.map((r) => (r.type === EVENT_RECEIVED ? r.event.type : ""))).toEqual(["PROGRESS", "PONG"]);
+      expect(f.calls).toHaveLength(1);
+    } finally {
+      await f.close();
     }
   }, 60_000);
 });
