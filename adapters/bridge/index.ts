@@ -7,6 +7,7 @@ import { checkExternalEvent } from "../../actors/journal/externalEvents.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
+import { applyPatch, diffJson, type PatchOp } from "./patch.js";
 
 /**
  * A message channel's end: a `MessagePort` (DOM, `node:worker_threads`), Electron's `MessagePortMain`,
@@ -50,6 +51,7 @@ type Request =
 /** Messages from the owner to the UI. */
 type Reply =
   | { bridge: "loomwork"; op: "snapshot"; executionId: string; snapshot: BridgedSnapshot | null }
+  | { bridge: "loomwork"; op: "patch"; executionId: string; ops: PatchOp[] }
   | { bridge: "loomwork"; op: "sent"; id: number; error?: { name: string; message: string; code?: string } }
   | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] };
 
@@ -84,20 +86,22 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
   const actors = new Map<string, JournaledActor>();
   const watched = new Map<string, { unsubscribe(): void } | undefined>();
   const post = (reply: Reply) => port.postMessage(reply);
-  const snapshotOf = (executionId: string): BridgedSnapshot | null => {
-    const actor = actors.get(executionId);
-    return actor ? plain<BridgedSnapshot>(actor.getSnapshot()) : null;
-  };
+  // What the UI holds of each watched execution: the full snapshot once, then what each macrostep changed.
+  const sent = new Map<string, BridgedSnapshot | null>();
   const watch = (executionId: string) => {
     watched.get(executionId)?.unsubscribe();
     const actor = actors.get(executionId);
     watched.set(
       executionId,
-      actor?.subscribe(() =>
-        post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) }),
-      ),
+      actor?.subscribe(() => {
+        const ops: PatchOp[] = [];
+        sent.set(executionId, diffJson(sent.get(executionId), actor.getSnapshot(), ops) as BridgedSnapshot);
+        if (ops.length > 0) post({ bridge: "loomwork", op: "patch", executionId, ops });
+      }),
     );
-    post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) });
+    const snapshot = actor ? plain<BridgedSnapshot>(actor.getSnapshot()) : null;
+    sent.set(executionId, snapshot);
+    post({ bridge: "loomwork", op: "snapshot", executionId, snapshot });
   };
   let listing: { unsubscribe(): void } | undefined;
   const onRequest = (message: unknown) => {
@@ -108,6 +112,7 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       case "unwatch":
         watched.get(message.executionId)?.unsubscribe();
         watched.delete(message.executionId);
+        sent.delete(message.executionId);
         return;
       case "send": {
         const { id, executionId, event } = message;
@@ -157,6 +162,7 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       listing?.unsubscribe();
       for (const subscription of watched.values()) subscription?.unsubscribe();
       watched.clear();
+      sent.clear();
       actors.clear();
     },
   };
@@ -215,9 +221,11 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
   const request = (message: Request) => port.postMessage(message);
   const detach = listen(port, (message) => {
     if (!isReply(message)) return;
-    if (message.op === "snapshot") {
-      snapshots.set(message.executionId, message.snapshot);
-      for (const listener of listeners.get(message.executionId) ?? []) listener(message.snapshot);
+    if (message.op === "snapshot" || message.op === "patch") {
+      const current = snapshots.get(message.executionId);
+      const snapshot = message.op === "snapshot" ? message.snapshot : current ? applyPatch(current, message.ops) : null;
+      snapshots.set(message.executionId, snapshot);
+      for (const listener of listeners.get(message.executionId) ?? []) listener(snapshot);
     } else if (message.op === "sent") {
       const waiting = pending.get(message.id);
       pending.delete(message.id);
@@ -324,5 +332,5 @@ function isRequest(value: unknown): value is Request {
 }
 
 function isReply(value: unknown): value is Reply {
-  return isMessage(value) && ["snapshot", "sent", "executions"].includes(value.op);
+  return isMessage(value) && ["snapshot", "patch", "sent", "executions"].includes(value.op);
 }
