@@ -15,10 +15,12 @@ import { applyPatch, diffJson, type PatchOp } from "./patch.js";
  */
 export interface BridgePort {
   postMessage(message: unknown): void;
-  addEventListener?(type: "message", listener: PortListener): void;
-  removeEventListener?(type: "message", listener: PortListener): void;
-  on?(type: "message", listener: PortListener): void;
-  off?(type: "message", listener: PortListener): void;
+  /** `"close"`: the other end is gone (a DOM `MessagePort` in browsers that fire it, a `node:worker_threads` port). */
+  addEventListener?(type: "message" | "close", listener: PortListener): void;
+  removeEventListener?(type: "message" | "close", listener: PortListener): void;
+  /** `"close"`: the other end is gone (Electron's `MessagePortMain`, a `node:worker_threads` port); `"exit"`: a Node `Worker` ended. */
+  on?(type: "message" | "close" | "exit", listener: PortListener): void;
+  off?(type: "message" | "close" | "exit", listener: PortListener): void;
   start?(): void;
 }
 
@@ -64,12 +66,20 @@ export interface ServeBridgeOptions {
    * @defaultValue every event the runtime accepts from outside is allowed
    */
   allowSend?: (executionId: string, event: { type: string }) => boolean;
+  /**
+   * Called once when the bridge stops serving its port: the port closed (the window is gone without
+   * `close()`: a reload, a crash; the bridge then releases its listeners and subscriptions and posts
+   * nothing more), or `close()` was called. Drop the bridge from your list of windows here.
+   * @defaultValue nothing is called
+   */
+  onClose?: () => void;
 }
 
 /** The owner's side: `expose` the actors the UI may see; `close` stops serving. */
 export interface BridgeServer {
-  /** Makes an actor visible to the UI (again after a resume: pass the new actor). */
+  /** Makes an actor visible to the UI (again after a resume: pass the new actor). Ignored once the bridge stopped. */
   expose(actor: JournaledActor): void;
+  /** Stops serving: releases the port's listeners and the actors' subscriptions. Also done when the port closes. */
   close(): void;
 }
 
@@ -151,20 +161,27 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       }
     }
   };
-  const detach = listen(port, onRequest);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    detach();
+    listing?.unsubscribe();
+    for (const subscription of watched.values()) subscription?.unsubscribe();
+    watched.clear();
+    sent.clear();
+    actors.clear();
+    options.onClose?.();
+  };
+  // A window gone without close() (a reload, a crash) closes its port's other end: stop serving it.
+  const detach = listen(port, onRequest, stop);
   return {
     expose(actor) {
+      if (stopped) return;
       actors.set(actor.id, actor);
       if (watched.has(actor.id)) watch(actor.id);
     },
-    close() {
-      detach();
-      listing?.unsubscribe();
-      for (const subscription of watched.values()) subscription?.unsubscribe();
-      watched.clear();
-      sent.clear();
-      actors.clear();
-    },
+    close: stop,
   };
 }
 
@@ -180,9 +197,25 @@ export interface RemoteActor {
   send(event: { type: string; [field: string]: unknown }): void;
 }
 
+/**
+ * Whether the owner still serves this client: `"connected"`, then `"disconnected"` for good once the port
+ * closed (the owner crashed, its process or worker is gone, or it closed the port). A UI shows its
+ * executions as stale then (no live approval), and reconnects over a new port.
+ */
+export type BridgeConnection = "connected" | "disconnected";
+
 /** The UI's side of a bridge. */
 export interface BridgeClient {
   actor(executionId: string): RemoteActor;
+  /**
+   * The connection's state: `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. Once
+   * `"disconnected"`, sends in flight and later ones reject with `BridgeDisconnectedError`, and each remote
+   * actor keeps its last snapshot.
+   */
+  readonly connection: {
+    getSnapshot(): BridgeConnection;
+    subscribe(listener: (state: BridgeConnection) => void): { unsubscribe(): void };
+  };
   /** The owner's execution list (its read models): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
   readonly executions: {
     getSnapshot(): ExecutionView[];
@@ -202,6 +235,23 @@ export class BridgeSendError extends LoomworkError {
 }
 
 /**
+ * A send that cannot be answered because the owner is gone (`LOOM_BRIDGE_DISCONNECTED`): its port closed
+ * (a crash, its process or worker gone) while the send was in flight, or before it was made. Whether an
+ * event in flight was journaled is unknown to the UI: the owner's next start resumes from its journal.
+ */
+export class BridgeDisconnectedError extends LoomworkError {
+  static override readonly name: string = "BridgeDisconnectedError";
+  readonly executionId: string;
+  constructor(executionId: string, eventType: string) {
+    super(
+      STORE_ERROR_CODES.bridgeDisconnected,
+      `the bridge's owner is gone (its port closed): event "${eventType}" to execution "${executionId}" has no answer`,
+    );
+    this.executionId = executionId;
+  }
+}
+
+/**
  * Connects a UI process to the owner's `serveBridge` over `port`.
  *
  * @example
@@ -213,13 +263,19 @@ export class BridgeSendError extends LoomworkError {
 export function connectBridge(port: BridgePort, options: { onError?: (error: unknown) => void } = {}): BridgeClient {
   const snapshots = new Map<string, BridgedSnapshot | null>();
   const listeners = new Map<string, Set<(snapshot: BridgedSnapshot | null) => void>>();
-  const pending = new Map<number, { resolve(): void; reject(error: unknown): void }>();
+  const pending = new Map<
+    number,
+    { executionId: string; type: string; resolve(): void; reject(error: unknown): void }
+  >();
+  let connection: BridgeConnection = "connected";
+  const connectionListeners = new Set<(state: BridgeConnection) => void>();
+  let closed = false;
   let executions: ExecutionView[] = [];
   const executionListeners = new Set<(views: ExecutionView[]) => void>();
   let nextId = 1;
   let listed = false;
   const request = (message: Request) => port.postMessage(message);
-  const detach = listen(port, (message) => {
+  const onReply = (message: unknown) => {
     if (!isReply(message)) return;
     if (message.op === "snapshot" || message.op === "patch") {
       const current = snapshots.get(message.executionId);
@@ -235,7 +291,18 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       executions = message.executions;
       for (const listener of executionListeners) listener(executions);
     }
-  });
+  };
+  const disconnect = () => {
+    if (connection === "disconnected") return;
+    connection = "disconnected";
+    detach();
+    for (const { executionId, type, reject } of pending.values())
+      reject(new BridgeDisconnectedError(executionId, type));
+    pending.clear();
+    for (const listener of connectionListeners) listener(connection);
+  };
+  // The owner gone (a crash, its process or worker ended) closes this port's other end.
+  const detach = listen(port, onReply, disconnect);
   const actors = new Map<string, RemoteActor>();
   return {
     actor(executionId) {
@@ -244,8 +311,10 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       request({ bridge: "loomwork", op: "watch", executionId });
       const sendAsync = (event: { type: string; [field: string]: unknown }) =>
         new Promise<void>((resolve, reject) => {
+          if (connection === "disconnected") return reject(new BridgeDisconnectedError(executionId, event.type));
+          if (closed) return reject(closedError());
           const id = nextId++;
-          pending.set(id, { resolve, reject });
+          pending.set(id, { executionId, type: event.type, resolve, reject });
           request({ bridge: "loomwork", op: "send", id, executionId, event });
         });
       actor = {
@@ -272,34 +341,53 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
         return { unsubscribe: () => void executionListeners.delete(listener) };
       },
     },
+    connection: {
+      getSnapshot: () => connection,
+      subscribe(listener) {
+        connectionListeners.add(listener);
+        return { unsubscribe: () => void connectionListeners.delete(listener) };
+      },
+    },
     close() {
-      for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
+      if (closed) return;
+      closed = true;
+      if (connection === "connected")
+        for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
       detach();
-      for (const { reject } of pending.values())
-        reject(
-          new BridgeSendError({
-            name: "BridgeClosedError",
-            message: "the bridge was closed before the owner answered",
-          }),
-        );
+      for (const { reject } of pending.values()) reject(closedError());
       pending.clear();
     },
   };
 }
 
-function listen(port: BridgePort, onMessage: (message: unknown) => void): () => void {
+const closedError = () =>
+  new BridgeSendError({ name: "BridgeClosedError", message: "the bridge was closed before the owner answered" });
+
+// Listens for messages and for the other end going away; the returned function removes both listeners.
+function listen(port: BridgePort, onMessage: (message: unknown) => void, onClose: () => void): () => void {
   const listener = (event: { data: unknown }) => onMessage(event.data);
+  const closing = () => onClose();
   if (port.addEventListener) {
     port.addEventListener("message", listener);
+    port.addEventListener("close", closing);
     port.start?.();
-    return () => port.removeEventListener?.("message", listener);
+    return () => {
+      port.removeEventListener?.("message", listener);
+      port.removeEventListener?.("close", closing);
+    };
   }
   if (port.on) {
     // Electron's MessagePortMain passes { data }; an EventEmitter such as a Node Worker passes the message itself.
     const either = (event: { data: unknown }) => onMessage(isMessage(event) ? event : event.data);
     port.on("message", either);
+    port.on("close", closing);
+    port.on("exit", closing);
     port.start?.();
-    return () => port.off?.("message", either);
+    return () => {
+      port.off?.("message", either);
+      port.off?.("close", closing);
+      port.off?.("exit", closing);
+    };
   }
   throw new LoomworkTypeError(
     STORE_ERROR_CODES.bridgePort,
