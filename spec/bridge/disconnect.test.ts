@@ -61,6 +61,16 @@ describe("loomwork/bridge: the owner is gone", () => {
     // The last snapshot stays readable (a UI shows it as it was, marked disconnected).
     expect(chat.getSnapshot()).toMatchObject({ value: "waiting" });
   });
+
+  it("rejects a send made after the client's own close() instead of leaving it pending", async () => {
+    const { client } = await silentOwner();
+    const chat = client.actor("chat-1");
+    client.close();
+    await expect(chat.sendAsync({ type: "APPROVE" })).rejects.toMatchObject({
+      code: "LOOM_BRIDGE_SEND",
+      ownerError: { name: "BridgeClosedError" },
+    });
+  });
 });
 
 describe("loomwork/bridge: a window is gone without bridge.close()", () => {
