@@ -48,14 +48,19 @@ type Request =
       executionId: string;
       event: { type: string; [field: string]: unknown };
     }
-  | { bridge: "loomwork"; op: "list" };
+  | { bridge: "loomwork"; op: "list" }
+  | { bridge: "loomwork"; op: "pong" };
 
 /** Messages from the owner to the UI. */
 type Reply =
   | { bridge: "loomwork"; op: "snapshot"; executionId: string; snapshot: BridgedSnapshot | null }
   | { bridge: "loomwork"; op: "patch"; executionId: string; ops: PatchOp[] }
   | { bridge: "loomwork"; op: "sent"; id: number; error?: { name: string; message: string; code?: string } }
-  | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] };
+  | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] }
+  | { bridge: "loomwork"; op: "ping"; every: number };
+
+/** Heartbeats missed in a row after which an end counts the other as gone. */
+const MISSED_HEARTBEATS = 3;
 
 /** Options of `serveBridge`. */
 export interface ServeBridgeOptions {
@@ -73,6 +78,14 @@ export interface ServeBridgeOptions {
    * @defaultValue nothing is called
    */
   onClose?: () => void;
+  /**
+   * For ports that never say they closed (a browser's `MessagePort`, a `Worker`'s own channel): the owner
+   * pings the UI every `heartbeatMs`; a UI that answers none of 3 pings in a row is gone (the bridge
+   * stops, as when its port closes), and a UI that hears no ping for 3 periods turns `"disconnected"`.
+   * Electron's ports and `node:worker_threads`' say they closed, so they need none.
+   * @defaultValue no heartbeat: only the port's `close` event ends the bridge
+   */
+  heartbeatMs?: number;
 }
 
 /** The owner's side: `expose` the actors the UI may see; `close` stops serving. */
@@ -114,9 +127,19 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
     post({ bridge: "loomwork", op: "snapshot", executionId, snapshot });
   };
   let listing: { unsubscribe(): void } | undefined;
+  let missed = 0;
+  let greeted = false;
   const onRequest = (message: unknown) => {
     if (!isRequest(message)) return;
+    missed = 0; // any message from the UI says it is alive
+    // The first request is answered with a ping at once, so the UI arms its watch before a period passes.
+    if (every !== undefined && !greeted) {
+      greeted = true;
+      post({ bridge: "loomwork", op: "ping", every });
+    }
     switch (message.op) {
+      case "pong":
+        return;
       case "watch":
         return watch(message.executionId);
       case "unwatch":
@@ -166,6 +189,7 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
     if (stopped) return;
     stopped = true;
     detach();
+    if (heartbeat !== undefined) clearInterval(heartbeat);
     listing?.unsubscribe();
     for (const subscription of watched.values()) subscription?.unsubscribe();
     watched.clear();
@@ -175,6 +199,14 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
   };
   // A window gone without close() (a reload, a crash) closes its port's other end: stop serving it.
   const detach = listen(port, onRequest, stop);
+  const every = options.heartbeatMs;
+  const heartbeat =
+    every === undefined
+      ? undefined
+      : setInterval(() => {
+          if (missed++ >= MISSED_HEARTBEATS) return stop();
+          post({ bridge: "loomwork", op: "ping", every });
+        }, every);
   return {
     expose(actor) {
       if (stopped) return;
@@ -275,9 +307,15 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
   let nextId = 1;
   let listed = false;
   const request = (message: Request) => port.postMessage(message);
+  // Armed by the owner's first ping (heartbeatMs): no ping for 3 periods means the owner is gone.
+  let silence: ReturnType<typeof setTimeout> | undefined;
   const onReply = (message: unknown) => {
     if (!isReply(message)) return;
-    if (message.op === "snapshot" || message.op === "patch") {
+    if (message.op === "ping") {
+      clearTimeout(silence);
+      silence = setTimeout(disconnect, MISSED_HEARTBEATS * message.every);
+      request({ bridge: "loomwork", op: "pong" });
+    } else if (message.op === "snapshot" || message.op === "patch") {
       const current = snapshots.get(message.executionId);
       const snapshot = message.op === "snapshot" ? message.snapshot : current ? applyPatch(current, message.ops) : null;
       snapshots.set(message.executionId, snapshot);
@@ -295,6 +333,7 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
   const disconnect = () => {
     if (connection === "disconnected") return;
     connection = "disconnected";
+    clearTimeout(silence);
     detach();
     for (const { executionId, type, reject } of pending.values())
       reject(new BridgeDisconnectedError(executionId, type));
@@ -351,6 +390,7 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
     close() {
       if (closed) return;
       closed = true;
+      clearTimeout(silence);
       if (connection === "connected")
         for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
       detach();
@@ -416,9 +456,9 @@ function isMessage(value: unknown): value is { bridge: "loomwork"; op: string } 
 }
 
 function isRequest(value: unknown): value is Request {
-  return isMessage(value) && ["watch", "unwatch", "send", "list"].includes(value.op);
+  return isMessage(value) && ["watch", "unwatch", "send", "list", "pong"].includes(value.op);
 }
 
 function isReply(value: unknown): value is Reply {
-  return isMessage(value) && ["snapshot", "patch", "sent", "executions"].includes(value.op);
+  return isMessage(value) && ["snapshot", "patch", "sent", "executions", "ping"].includes(value.op);
 }

@@ -2,7 +2,7 @@
 // sends in flight and later sends reject with BridgeDisconnectedError, and the client's connection turns
 // "disconnected" so a UI stops offering a live-looking approval. A window goes (a reload, a crash) without
 // bridge.close(): the owner sees its port close and stops serving it. Over node:worker_threads.
-import { MessageChannel, Worker } from "node:worker_threads";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BridgeDisconnectedError,
@@ -24,16 +24,29 @@ afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.terminate();
 });
 
+/** `port` as a browser's MessagePort is: it never says it closed (Chromium fires no "close"). */
+function deafToClose(port: MessagePort): BridgePort {
+  return {
+    postMessage: (message) => port.postMessage(message),
+    on: (type, listener) => void (type === "message" && port.on(type, listener)),
+    off: (type, listener) => void (type === "message" && port.off(type, listener)),
+    start: () => port.start(),
+  };
+}
+
 /** The owner of spec/bridge/owner.ts in a worker thread, `silent`: it journals sends and never answers them. */
-async function silentOwner(): Promise<{ client: BridgeClient; worker: Worker }> {
+async function silentOwner(options: { heartbeatMs?: number; deaf?: boolean } = {}): Promise<{
+  client: BridgeClient;
+  worker: Worker;
+}> {
   const { port1, port2 } = new MessageChannel();
   const ready = new Promise<void>((resolve) => port1.on("message", (m: { ready?: boolean }) => m.ready && resolve()));
   const worker = new Worker(new URL("./owner.mjs", import.meta.url), {
-    workerData: { port: port2, silent: true },
+    workerData: { port: port2, silent: true, heartbeatMs: options.heartbeatMs },
     transferList: [port2],
   });
   workers.push(worker);
-  const client = connectBridge(port1);
+  const client = connectBridge(options.deaf ? deafToClose(port1) : port1);
   open.push(client, { close: () => port1.close() });
   await ready;
   return { client, worker };
@@ -70,6 +83,20 @@ describe("loomwork/bridge: the owner is gone", () => {
       code: "LOOM_BRIDGE_SEND",
       ownerError: { name: "BridgeClosedError" },
     });
+  });
+
+  it("with heartbeatMs, tells a dead owner from its silence over a port that never says it closed", async () => {
+    const { client, worker } = await silentOwner({ heartbeatMs: 200, deaf: true });
+    const chat = client.actor("chat-1");
+    await until(() => chat.getSnapshot()?.value === "waiting", 20_000);
+    const inFlight = chat.sendAsync({ type: "APPROVE" }).then(
+      () => "resolved",
+      (error: unknown) => error,
+    );
+    expect(client.connection.getSnapshot()).toBe("connected");
+    await worker.terminate();
+    expect(await inFlight).toBeInstanceOf(BridgeDisconnectedError);
+    expect(client.connection.getSnapshot()).toBe("disconnected");
   });
 });
 
@@ -122,5 +149,37 @@ describe("loomwork/bridge: a window is gone without bridge.close()", () => {
     expect(posts).toBe(before);
     bridge.close();
     expect(stopped).toBe(1);
+  });
+
+  it("with heartbeatMs, stops serving a window that stopped answering over a port that never says it closed", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    open.push(app);
+    const actor = await app.start(demoMachine, { executionId: "chat-1", input: { topic: "owls" } });
+    const { port1, port2 } = new MessageChannel();
+    let pings = 0;
+    const deaf = deafToClose(port1);
+    const port: BridgePort = {
+      ...deaf,
+      postMessage: (message) => ((message as { op?: string }).op === "ping" && pings++, deaf.postMessage(message)),
+    };
+    let stopped = 0;
+    const bridge = serveBridge(createReadModels(app), port, { heartbeatMs: 50, onClose: () => stopped++ });
+    open.push(bridge, { close: () => port1.close() });
+    bridge.expose(actor);
+    const client = connectBridge(port2);
+    open.push(client);
+    const chat = client.actor("chat-1");
+    // A live window answers: the owner goes on serving it past several heartbeats.
+    await until(() => pings >= 6, 20_000);
+    expect(stopped).toBe(0);
+    await chat.sendAsync({ type: "APPROVE" });
+    // The window's end is gone (its page unloaded): the owner's pings go unanswered, and it stops.
+    port2.close();
+    await until(() => stopped === 1, 20_000);
+    expect(port1.listenerCount("message")).toBe(0);
+    const after = pings;
+    await app.result("chat-1");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(pings).toBe(after);
   });
 });
