@@ -83,6 +83,7 @@ export interface ServeBridgeOptions {
    * pings the UI every `heartbeatMs`; a UI that answers none of 3 pings in a row is gone (the bridge
    * stops, as when its port closes), and a UI that hears no ping for 3 periods turns `"disconnected"`.
    * Electron's ports and `node:worker_threads`' say they closed, so they need none.
+   * Not a positive finite number: a `LoomworkTypeError` `LOOM_BRIDGE_OPTIONS`.
    * @defaultValue no heartbeat: only the port's `close` event ends the bridge
    */
   heartbeatMs?: number;
@@ -106,6 +107,12 @@ export interface BridgeServer {
  * bridge.expose(await app.start(assistant, { executionId: "chat-1", input }));
  */
 export function serveBridge(models: ReadModels, port: BridgePort, options: ServeBridgeOptions = {}): BridgeServer {
+  const every = options.heartbeatMs;
+  if (every !== undefined && !(typeof every === "number" && every > 0 && Number.isFinite(every)))
+    throw new LoomworkTypeError(
+      STORE_ERROR_CODES.bridgeOptions,
+      `serveBridge: heartbeatMs must be a positive finite number of milliseconds (got ${String(every)}).`,
+    );
   const actors = new Map<string, JournaledActor>();
   const watched = new Map<string, { unsubscribe(): void } | undefined>();
   const post = (reply: Reply) => port.postMessage(reply);
@@ -199,7 +206,6 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
   };
   // A window gone without close() (a reload, a crash) closes its port's other end: stop serving it.
   const detach = listen(port, onRequest, stop);
-  const every = options.heartbeatMs;
   const heartbeat =
     every === undefined
       ? undefined

@@ -182,4 +182,16 @@ describe("loomwork/bridge: a window is gone without bridge.close()", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(pings).toBe(after);
   });
+
+  it("refuses a heartbeat that is not a positive finite number of milliseconds, before it listens", () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: countedDemoEffects().effects }));
+    open.push(app);
+    const { port1, port2 } = new MessageChannel();
+    open.push({ close: () => port1.close() }, { close: () => port2.close() });
+    for (const heartbeatMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, "1000" as unknown as number])
+      expect(() => serveBridge(createReadModels(app), port1, { heartbeatMs })).toThrow(
+        expect.objectContaining({ code: "LOOM_BRIDGE_OPTIONS" }),
+      );
+    expect(port1.listenerCount("message")).toBe(0);
+  });
 });
