@@ -237,7 +237,8 @@ export interface RemoteActor {
 
 /**
  * Whether the owner still serves this client: `"connected"`, then `"disconnected"` for good once the port
- * closed (the owner crashed, its process or worker is gone, or it closed the port). A UI shows its
+ * closed (the owner crashed, its process or worker is gone, or it closed the port) or, with the owner's
+ * `heartbeatMs`, once no ping came for 3 periods. A UI shows its
  * executions as stale then (no live approval), and reconnects over a new port.
  */
 export type BridgeConnection = "connected" | "disconnected";
@@ -274,7 +275,8 @@ export class BridgeSendError extends LoomworkError {
 
 /**
  * A send that cannot be answered because the owner is gone (`LOOM_BRIDGE_DISCONNECTED`): its port closed
- * (a crash, its process or worker gone) while the send was in flight, or before it was made. Whether an
+ * (a crash, its process or worker gone) or its heartbeat stopped, while the send was in flight or before
+ * it was made. Whether an
  * event in flight was journaled is unknown to the UI: the owner's next start resumes from its journal.
  */
 export class BridgeDisconnectedError extends LoomworkError {
@@ -283,7 +285,7 @@ export class BridgeDisconnectedError extends LoomworkError {
   constructor(executionId: string, eventType: string) {
     super(
       STORE_ERROR_CODES.bridgeDisconnected,
-      `the bridge's owner is gone (its port closed): event "${eventType}" to execution "${executionId}" has no answer`,
+      `the bridge's owner is gone (its port closed, or its heartbeat stopped): event "${eventType}" to execution "${executionId}" has no answer`,
     );
     this.executionId = executionId;
   }
