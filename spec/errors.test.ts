@@ -15,6 +15,7 @@ import {
   LoomworkTypeError,
   WARNING_CODES,
 } from "../index.js";
+import { BridgeDisconnectedError, BridgeSendError } from "../adapters/bridge/index.js";
 import { IndexedDbConnectionError } from "../adapters/indexeddb/errors.js";
 import { CliError, NotFoundError, UsageError } from "../cli/errors.js";
 
@@ -64,6 +65,13 @@ describe("errors", () => {
     for (const error of [new CliError("x", 1), new UsageError("x"), new NotFoundError("x")])
       expect(error).toBeInstanceOf(LoomworkError);
     expect(new UsageError("x")).toMatchObject({ name: "UsageError", code: "LOOM_CLI_USAGE", exitCode: 2 });
+    for (const error of [new BridgeSendError({ name: "X", message: "x" }), new BridgeDisconnectedError("e1", "GO")])
+      expect(error).toBeInstanceOf(LoomworkError);
+    expect(new BridgeDisconnectedError("e1", "GO")).toMatchObject({
+      name: "BridgeDisconnectedError",
+      code: ERROR_CODES.bridgeDisconnected,
+      executionId: "e1",
+    });
   });
 });
 

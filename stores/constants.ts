@@ -31,8 +31,12 @@ export const STORE_ERROR_CODES = {
   storeClosed: "LOOM_STORE_CLOSED",
   /** `BridgeSendError` (loomwork/bridge): the owner refused or failed a send from a UI process. */
   bridgeSend: "LOOM_BRIDGE_SEND",
+  /** `BridgeDisconnectedError` (loomwork/bridge): the owner is gone (its port closed) before a send was answered, or before it was made. */
+  bridgeDisconnected: "LOOM_BRIDGE_DISCONNECTED",
   /** loomwork/bridge was given something that is not a message port (a `LoomworkTypeError`). */
   bridgePort: "LOOM_BRIDGE_PORT",
+  /** loomwork/bridge was given a bad option (a `heartbeatMs` that is not a positive finite number; a `LoomworkTypeError`). */
+  bridgeOptions: "LOOM_BRIDGE_OPTIONS",
   /** loomwork/fs `serveControl`: the owning app refused a command from the CLI (`allow` said no, or a bad request). */
   controlRefused: "LOOM_CONTROL_REFUSED",
   /** loomwork/fs `serveControl` was called with a bad option (no `dir`, an `allow` that is no function, ...). */

@@ -7,6 +7,7 @@ import { checkExternalEvent } from "../../actors/journal/externalEvents.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
+import { applyPatch, diffJson, type PatchOp } from "./patch.js";
 
 /**
  * A message channel's end: a `MessagePort` (DOM, `node:worker_threads`), Electron's `MessagePortMain`,
@@ -14,10 +15,12 @@ import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
  */
 export interface BridgePort {
   postMessage(message: unknown): void;
-  addEventListener?(type: "message", listener: PortListener): void;
-  removeEventListener?(type: "message", listener: PortListener): void;
-  on?(type: "message", listener: PortListener): void;
-  off?(type: "message", listener: PortListener): void;
+  /** `"close"`: the other end is gone (a DOM `MessagePort` in browsers that fire it, a `node:worker_threads` port). */
+  addEventListener?(type: "message" | "close", listener: PortListener): void;
+  removeEventListener?(type: "message" | "close", listener: PortListener): void;
+  /** `"close"`: the other end is gone (Electron's `MessagePortMain`, a `node:worker_threads` port); `"exit"`: a Node `Worker` ended. */
+  on?(type: "message" | "close" | "exit", listener: PortListener): void;
+  off?(type: "message" | "close" | "exit", listener: PortListener): void;
   start?(): void;
 }
 
@@ -45,13 +48,19 @@ type Request =
       executionId: string;
       event: { type: string; [field: string]: unknown };
     }
-  | { bridge: "loomwork"; op: "list" };
+  | { bridge: "loomwork"; op: "list" }
+  | { bridge: "loomwork"; op: "pong" };
 
 /** Messages from the owner to the UI. */
 type Reply =
   | { bridge: "loomwork"; op: "snapshot"; executionId: string; snapshot: BridgedSnapshot | null }
+  | { bridge: "loomwork"; op: "patch"; executionId: string; ops: PatchOp[] }
   | { bridge: "loomwork"; op: "sent"; id: number; error?: { name: string; message: string; code?: string } }
-  | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] };
+  | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] }
+  | { bridge: "loomwork"; op: "ping"; every: number };
+
+/** Heartbeats missed in a row after which an end counts the other as gone. */
+const MISSED_HEARTBEATS = 3;
 
 /** Options of `serveBridge`. */
 export interface ServeBridgeOptions {
@@ -62,12 +71,29 @@ export interface ServeBridgeOptions {
    * @defaultValue every event the runtime accepts from outside is allowed
    */
   allowSend?: (executionId: string, event: { type: string }) => boolean;
+  /**
+   * Called once when the bridge stops serving its port: the port closed (the window is gone without
+   * `close()`: a reload, a crash; the bridge then releases its listeners and subscriptions and posts
+   * nothing more), or `close()` was called. Drop the bridge from your list of windows here.
+   * @defaultValue nothing is called
+   */
+  onClose?: () => void;
+  /**
+   * For ports that never say they closed (a browser's `MessagePort`, a `Worker`'s own channel): the owner
+   * pings the UI every `heartbeatMs`; a UI that answers none of 3 pings in a row is gone (the bridge
+   * stops, as when its port closes), and a UI that hears no ping for 3 periods turns `"disconnected"`.
+   * Electron's ports and `node:worker_threads`' say they closed, so they need none.
+   * Not a positive finite number: a `LoomworkTypeError` `LOOM_BRIDGE_OPTIONS`.
+   * @defaultValue no heartbeat: only the port's `close` event ends the bridge
+   */
+  heartbeatMs?: number;
 }
 
 /** The owner's side: `expose` the actors the UI may see; `close` stops serving. */
 export interface BridgeServer {
-  /** Makes an actor visible to the UI (again after a resume: pass the new actor). */
+  /** Makes an actor visible to the UI (again after a resume: pass the new actor). Ignored once the bridge stopped. */
   expose(actor: JournaledActor): void;
+  /** Stops serving: releases the port's listeners and the actors' subscriptions. Also done when the port closes. */
   close(): void;
 }
 
@@ -81,33 +107,52 @@ export interface BridgeServer {
  * bridge.expose(await app.start(assistant, { executionId: "chat-1", input }));
  */
 export function serveBridge(models: ReadModels, port: BridgePort, options: ServeBridgeOptions = {}): BridgeServer {
+  const every = options.heartbeatMs;
+  if (every !== undefined && !(typeof every === "number" && every > 0 && Number.isFinite(every)))
+    throw new LoomworkTypeError(
+      STORE_ERROR_CODES.bridgeOptions,
+      `serveBridge: heartbeatMs must be a positive finite number of milliseconds (got ${String(every)}).`,
+    );
   const actors = new Map<string, JournaledActor>();
   const watched = new Map<string, { unsubscribe(): void } | undefined>();
   const post = (reply: Reply) => port.postMessage(reply);
-  const snapshotOf = (executionId: string): BridgedSnapshot | null => {
-    const actor = actors.get(executionId);
-    return actor ? plain<BridgedSnapshot>(actor.getSnapshot()) : null;
-  };
+  // What the UI holds of each watched execution: the full snapshot once, then what each macrostep changed.
+  const sent = new Map<string, BridgedSnapshot | null>();
   const watch = (executionId: string) => {
     watched.get(executionId)?.unsubscribe();
     const actor = actors.get(executionId);
     watched.set(
       executionId,
-      actor?.subscribe(() =>
-        post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) }),
-      ),
+      actor?.subscribe(() => {
+        const ops: PatchOp[] = [];
+        sent.set(executionId, diffJson(sent.get(executionId), actor.getSnapshot(), ops) as BridgedSnapshot);
+        if (ops.length > 0) post({ bridge: "loomwork", op: "patch", executionId, ops });
+      }),
     );
-    post({ bridge: "loomwork", op: "snapshot", executionId, snapshot: snapshotOf(executionId) });
+    const snapshot = actor ? plain<BridgedSnapshot>(actor.getSnapshot()) : null;
+    sent.set(executionId, snapshot);
+    post({ bridge: "loomwork", op: "snapshot", executionId, snapshot });
   };
   let listing: { unsubscribe(): void } | undefined;
+  let missed = 0;
+  let greeted = false;
   const onRequest = (message: unknown) => {
     if (!isRequest(message)) return;
+    missed = 0; // any message from the UI says it is alive
+    // The first request is answered with a ping at once, so the UI arms its watch before a period passes.
+    if (every !== undefined && !greeted) {
+      greeted = true;
+      post({ bridge: "loomwork", op: "ping", every });
+    }
     switch (message.op) {
+      case "pong":
+        return;
       case "watch":
         return watch(message.executionId);
       case "unwatch":
         watched.get(message.executionId)?.unsubscribe();
         watched.delete(message.executionId);
+        sent.delete(message.executionId);
         return;
       case "send": {
         const { id, executionId, event } = message;
@@ -146,19 +191,35 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       }
     }
   };
-  const detach = listen(port, onRequest);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    detach();
+    if (heartbeat !== undefined) clearInterval(heartbeat);
+    listing?.unsubscribe();
+    for (const subscription of watched.values()) subscription?.unsubscribe();
+    watched.clear();
+    sent.clear();
+    actors.clear();
+    options.onClose?.();
+  };
+  // A window gone without close() (a reload, a crash) closes its port's other end: stop serving it.
+  const detach = listen(port, onRequest, stop);
+  const heartbeat =
+    every === undefined
+      ? undefined
+      : setInterval(() => {
+          if (missed++ >= MISSED_HEARTBEATS) return stop();
+          post({ bridge: "loomwork", op: "ping", every });
+        }, every);
   return {
     expose(actor) {
+      if (stopped) return;
       actors.set(actor.id, actor);
       if (watched.has(actor.id)) watch(actor.id);
     },
-    close() {
-      detach();
-      listing?.unsubscribe();
-      for (const subscription of watched.values()) subscription?.unsubscribe();
-      watched.clear();
-      actors.clear();
-    },
+    close: stop,
   };
 }
 
@@ -174,9 +235,26 @@ export interface RemoteActor {
   send(event: { type: string; [field: string]: unknown }): void;
 }
 
+/**
+ * Whether the owner still serves this client: `"connected"`, then `"disconnected"` for good once the port
+ * closed (the owner crashed, its process or worker is gone, or it closed the port) or, with the owner's
+ * `heartbeatMs`, once no ping came for 3 periods. A UI shows its
+ * executions as stale then (no live approval), and reconnects over a new port.
+ */
+export type BridgeConnection = "connected" | "disconnected";
+
 /** The UI's side of a bridge. */
 export interface BridgeClient {
   actor(executionId: string): RemoteActor;
+  /**
+   * The connection's state: `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. Once
+   * `"disconnected"`, sends in flight and later ones reject with `BridgeDisconnectedError`, and each remote
+   * actor keeps its last snapshot.
+   */
+  readonly connection: {
+    getSnapshot(): BridgeConnection;
+    subscribe(listener: (state: BridgeConnection) => void): { unsubscribe(): void };
+  };
   /** The owner's execution list (its read models): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
   readonly executions: {
     getSnapshot(): ExecutionView[];
@@ -196,6 +274,24 @@ export class BridgeSendError extends LoomworkError {
 }
 
 /**
+ * A send that cannot be answered because the owner is gone (`LOOM_BRIDGE_DISCONNECTED`): its port closed
+ * (a crash, its process or worker gone) or its heartbeat stopped, while the send was in flight or before
+ * it was made. Whether an
+ * event in flight was journaled is unknown to the UI: the owner's next start resumes from its journal.
+ */
+export class BridgeDisconnectedError extends LoomworkError {
+  static override readonly name: string = "BridgeDisconnectedError";
+  readonly executionId: string;
+  constructor(executionId: string, eventType: string) {
+    super(
+      STORE_ERROR_CODES.bridgeDisconnected,
+      `the bridge's owner is gone (its port closed, or its heartbeat stopped): event "${eventType}" to execution "${executionId}" has no answer`,
+    );
+    this.executionId = executionId;
+  }
+}
+
+/**
  * Connects a UI process to the owner's `serveBridge` over `port`.
  *
  * @example
@@ -207,17 +303,31 @@ export class BridgeSendError extends LoomworkError {
 export function connectBridge(port: BridgePort, options: { onError?: (error: unknown) => void } = {}): BridgeClient {
   const snapshots = new Map<string, BridgedSnapshot | null>();
   const listeners = new Map<string, Set<(snapshot: BridgedSnapshot | null) => void>>();
-  const pending = new Map<number, { resolve(): void; reject(error: unknown): void }>();
+  const pending = new Map<
+    number,
+    { executionId: string; type: string; resolve(): void; reject(error: unknown): void }
+  >();
+  let connection: BridgeConnection = "connected";
+  const connectionListeners = new Set<(state: BridgeConnection) => void>();
+  let closed = false;
   let executions: ExecutionView[] = [];
   const executionListeners = new Set<(views: ExecutionView[]) => void>();
   let nextId = 1;
   let listed = false;
   const request = (message: Request) => port.postMessage(message);
-  const detach = listen(port, (message) => {
+  // Armed by the owner's first ping (heartbeatMs): no ping for 3 periods means the owner is gone.
+  let silence: ReturnType<typeof setTimeout> | undefined;
+  const onReply = (message: unknown) => {
     if (!isReply(message)) return;
-    if (message.op === "snapshot") {
-      snapshots.set(message.executionId, message.snapshot);
-      for (const listener of listeners.get(message.executionId) ?? []) listener(message.snapshot);
+    if (message.op === "ping") {
+      clearTimeout(silence);
+      silence = setTimeout(disconnect, MISSED_HEARTBEATS * message.every);
+      request({ bridge: "loomwork", op: "pong" });
+    } else if (message.op === "snapshot" || message.op === "patch") {
+      const current = snapshots.get(message.executionId);
+      const snapshot = message.op === "snapshot" ? message.snapshot : current ? applyPatch(current, message.ops) : null;
+      snapshots.set(message.executionId, snapshot);
+      for (const listener of listeners.get(message.executionId) ?? []) listener(snapshot);
     } else if (message.op === "sent") {
       const waiting = pending.get(message.id);
       pending.delete(message.id);
@@ -227,7 +337,19 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       executions = message.executions;
       for (const listener of executionListeners) listener(executions);
     }
-  });
+  };
+  const disconnect = () => {
+    if (connection === "disconnected") return;
+    connection = "disconnected";
+    clearTimeout(silence);
+    detach();
+    for (const { executionId, type, reject } of pending.values())
+      reject(new BridgeDisconnectedError(executionId, type));
+    pending.clear();
+    for (const listener of connectionListeners) listener(connection);
+  };
+  // The owner gone (a crash, its process or worker ended) closes this port's other end.
+  const detach = listen(port, onReply, disconnect);
   const actors = new Map<string, RemoteActor>();
   return {
     actor(executionId) {
@@ -236,8 +358,10 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       request({ bridge: "loomwork", op: "watch", executionId });
       const sendAsync = (event: { type: string; [field: string]: unknown }) =>
         new Promise<void>((resolve, reject) => {
+          if (connection === "disconnected") return reject(new BridgeDisconnectedError(executionId, event.type));
+          if (closed) return reject(closedError());
           const id = nextId++;
-          pending.set(id, { resolve, reject });
+          pending.set(id, { executionId, type: event.type, resolve, reject });
           request({ bridge: "loomwork", op: "send", id, executionId, event });
         });
       actor = {
@@ -264,34 +388,54 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
         return { unsubscribe: () => void executionListeners.delete(listener) };
       },
     },
+    connection: {
+      getSnapshot: () => connection,
+      subscribe(listener) {
+        connectionListeners.add(listener);
+        return { unsubscribe: () => void connectionListeners.delete(listener) };
+      },
+    },
     close() {
-      for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
+      if (closed) return;
+      closed = true;
+      clearTimeout(silence);
+      if (connection === "connected")
+        for (const executionId of actors.keys()) request({ bridge: "loomwork", op: "unwatch", executionId });
       detach();
-      for (const { reject } of pending.values())
-        reject(
-          new BridgeSendError({
-            name: "BridgeClosedError",
-            message: "the bridge was closed before the owner answered",
-          }),
-        );
+      for (const { reject } of pending.values()) reject(closedError());
       pending.clear();
     },
   };
 }
 
-function listen(port: BridgePort, onMessage: (message: unknown) => void): () => void {
+const closedError = () =>
+  new BridgeSendError({ name: "BridgeClosedError", message: "the bridge was closed before the owner answered" });
+
+// Listens for messages and for the other end going away; the returned function removes both listeners.
+function listen(port: BridgePort, onMessage: (message: unknown) => void, onClose: () => void): () => void {
   const listener = (event: { data: unknown }) => onMessage(event.data);
+  const closing = () => onClose();
   if (port.addEventListener) {
     port.addEventListener("message", listener);
+    port.addEventListener("close", closing);
     port.start?.();
-    return () => port.removeEventListener?.("message", listener);
+    return () => {
+      port.removeEventListener?.("message", listener);
+      port.removeEventListener?.("close", closing);
+    };
   }
   if (port.on) {
     // Electron's MessagePortMain passes { data }; an EventEmitter such as a Node Worker passes the message itself.
     const either = (event: { data: unknown }) => onMessage(isMessage(event) ? event : event.data);
     port.on("message", either);
+    port.on("close", closing);
+    port.on("exit", closing);
     port.start?.();
-    return () => port.off?.("message", either);
+    return () => {
+      port.off?.("message", either);
+      port.off?.("close", closing);
+      port.off?.("exit", closing);
+    };
   }
   throw new LoomworkTypeError(
     STORE_ERROR_CODES.bridgePort,
@@ -320,9 +464,9 @@ function isMessage(value: unknown): value is { bridge: "loomwork"; op: string } 
 }
 
 function isRequest(value: unknown): value is Request {
-  return isMessage(value) && ["watch", "unwatch", "send", "list"].includes(value.op);
+  return isMessage(value) && ["watch", "unwatch", "send", "list", "pong"].includes(value.op);
 }
 
 function isReply(value: unknown): value is Reply {
-  return isMessage(value) && ["snapshot", "sent", "executions"].includes(value.op);
+  return isMessage(value) && ["snapshot", "patch", "sent", "executions", "ping"].includes(value.op);
 }
