@@ -199,8 +199,7 @@ export interface FleetPort {
 
 /** A message between executions of a tree on the fleet (FleetPort.message). */
 export type FleetMessage =
-  | { event: { type: string }; from: { executionId: string; messageId: string } }
-  | { stop: string };
+  { event: { type: string }; from: { executionId: string; messageId: string } } | { stop: string };
 
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {
