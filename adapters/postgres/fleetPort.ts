@@ -74,8 +74,12 @@ export class PostgresFleet implements FleetPort {
   async send(executionId: string, event: { type: string }): Promise<void> {
     checkStoredId(executionId, "execution id");
     const plain = plainExternalEvent(event, executionId);
-    // The insert happens only when the execution has a log (live records, or archive segments): an id that has
-    // none is refused, never queued. The catalogue row is not read: a send never waits on a catalogue lock.
+    await this.enqueueInbox(executionId, plain);
+  }
+
+  // The insert happens only when the execution has a log (live records, or archive segments): an id that has
+  // none is refused, never queued. The catalogue row is not read: a send never waits on a catalogue lock.
+  private async enqueueInbox(executionId: string, event: unknown): Promise<void> {
     const { rowCount } = await this.db.query(
       `WITH put AS (
          INSERT INTO ${this.db.s}.inbox (execution_id, event)
@@ -83,7 +87,7 @@ export class PostgresFleet implements FleetPort {
                           OR EXISTS (SELECT 1 FROM ${this.db.s}.archives WHERE execution_id = $1)
          RETURNING id)
        SELECT pg_notify($3, $4) FROM put`,
-      [executionId, JSON.stringify(plain), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
+      [executionId, JSON.stringify(event), this.db.channel, `${NOTIFY.inbox}:${executionId}`],
     );
     if (rowCount !== 1) throw new UnknownExecutionError(executionId);
   }
@@ -91,21 +95,7 @@ export class PostgresFleet implements FleetPort {
   /** ADR 0012 D9: a tree's message or stop in the inbox, under the key the worker routes by (FLEET_MESSAGE_KEY). */
   async message(executionId: string, message: FleetMessage): Promise<void> {
     checkStoredId(executionId, "execution id");
-    const { rowCount } = await this.db.query(
-      `WITH put AS (
-         INSERT INTO ${this.db.s}.inbox (execution_id, event)
-         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM ${this.db.s}.records WHERE execution_id = $1)
-                          OR EXISTS (SELECT 1 FROM ${this.db.s}.archives WHERE execution_id = $1)
-         RETURNING id)
-       SELECT pg_notify($3, $4) FROM put`,
-      [
-        executionId,
-        JSON.stringify({ type: FLEET_MESSAGE_KEY, [FLEET_MESSAGE_KEY]: message }),
-        this.db.channel,
-        `${NOTIFY.inbox}:${executionId}`,
-      ],
-    );
-    if (rowCount !== 1) throw new UnknownExecutionError(executionId);
+    await this.enqueueInbox(executionId, { type: FLEET_MESSAGE_KEY, [FLEET_MESSAGE_KEY]: message });
   }
 
   private notified(notification: Notification): void {
