@@ -71,8 +71,9 @@ describe("loomwork/bridge: the owner is gone", () => {
     expect(client.connection.getSnapshot()).toBe("disconnected");
     expect(states).toEqual(["disconnected"]);
     await expect(chat.sendAsync({ type: "APPROVE" })).rejects.toBeInstanceOf(BridgeDisconnectedError);
-    // The last snapshot stays readable (a UI shows it as it was, marked disconnected).
-    expect(chat.getSnapshot()).toMatchObject({ value: "waiting" });
+    // The last snapshot stays readable (a UI shows it as it was, marked disconnected): "waiting", or "done" when the
+    // owner journaled the APPROVE and its patch arrived before the worker was terminated (a busy machine).
+    expect(["waiting", "done"]).toContain(chat.getSnapshot()?.value);
   });
 
   it("rejects a send made after the client's own close() instead of leaving it pending", async () => {

@@ -1,6 +1,6 @@
 // The golden journals of schema version 4 (ADR 0012: child executions): a tree of a parent and its child machine
 // exchanging messages, run to its end, and the same tree left with the child's call in flight, on a fixed clock,
-// every log as the store holds it. Generated once into spec/fixtures/tree-v4*.journal.json by
+// every log as the store holds it. Generated once into spec/fixtures/tree{,-mid}-v4.logs.json (a tree: several logs, so not a *.journal.json, which hold one) by
 // `npx tsx spec/upgrades/goldenV4.ts` and replayed on every run (spec/upgrades/goldenTree.test.ts). Never regenerate
 // them to make a failing replay pass: a change that breaks them needs a schema version bump and a reader for this one.
 import { writeFile } from "node:fs/promises";
@@ -14,8 +14,8 @@ import { memoryStores } from "../../stores/memory.js";
 import type { StoredRecord, Stores } from "../../stores/types.js";
 import { parent } from "../children/machines.js";
 
-export const GOLDEN_TREE_V4_FIXTURE = new URL("../fixtures/tree-v4.journal.json", import.meta.url);
-export const GOLDEN_TREE_MID_V4_FIXTURE = new URL("../fixtures/tree-mid-v4.journal.json", import.meta.url);
+export const GOLDEN_TREE_V4_FIXTURE = new URL("../fixtures/tree-v4.logs.json", import.meta.url);
+export const GOLDEN_TREE_MID_V4_FIXTURE = new URL("../fixtures/tree-mid-v4.logs.json", import.meta.url);
 
 export type GoldenTree = { schema: number; root: string; logs: Record<string, StoredRecord[]> };
 
