@@ -95,9 +95,29 @@ export function useExecutionView(models: ReadModels, executionId: string): Execu
   return useSyncExternalStore(subscribe, read, read);
 }
 
+const textDelta = (part: StreamPart): string =>
+  part.type === "text-delta" && typeof part.delta === "string" ? part.delta : "";
+
+/** The text of `parts`: every text delta but those of an attempt a later `retry` of its step voided. */
+function textOf(parts: readonly StreamPart[]): string {
+  const kept: { stepId: string; text: string; attempt: number }[] = [];
+  const attempts = new Map<string, number>();
+  for (const part of parts) {
+    const attempt = attempts.get(part.stepId) ?? 0;
+    if (part.type === "start-step") attempts.set(part.stepId, attempt + 1);
+    else if (part.type === "retry") {
+      for (let i = kept.length - 1; i >= 0; i--)
+        if (kept[i]!.stepId === part.stepId && kept[i]!.attempt === attempt) kept.splice(i, 1);
+      attempts.set(part.stepId, attempt + 1);
+    } else if (textDelta(part)) kept.push({ stepId: part.stepId, text: textDelta(part), attempt });
+  }
+  return kept.map((k) => k.text).join("");
+}
+
 /**
  * The execution's stream (`app.stream`): its recorded turns from the journal, then the model's deltas
- * live, as parts with their index; `text` is the text of the parts so far. A remount or a reload starts
+ * live, as parts with their index; `text` is the text of the parts so far (a `retry` part voids the text its step's
+ * failed attempt streamed). A remount or a reload starts
  * again from the journal, so nothing streamed is lost to the UI. Mounted for an id not started yet (a chat
  * whose first message starts it), it follows the execution from its first journaled record when `app`
  * has `on` (an `App` does); else it shows nothing.
@@ -127,10 +147,11 @@ export function useExecutionStream(
       void (async () => {
         for await (const part of app.stream(executionId, { signal: abort.signal })) {
           if (abort.signal.aborted) return;
-          setState((previous) => ({
-            parts: [...previous.parts, part],
-            text: previous.text + (part.type === "text-delta" && typeof part.delta === "string" ? part.delta : ""),
-          }));
+          setState((previous) => {
+            const parts = [...previous.parts, part];
+            // A retry voids its step's text since that step's last start-step (the attempt that failed).
+            return { parts, text: part.type === "retry" ? textOf(parts) : previous.text + textDelta(part) };
+          });
         }
       })().catch((error: unknown) => {
         if (

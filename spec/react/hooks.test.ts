@@ -162,6 +162,32 @@ describe("loomwork/react", () => {
     await app.close();
   });
 
+  it("useExecutionStream drops a retried attempt's text: a retry voids its step's deltas since its last start-step", async () => {
+    const parts = [
+      { index: 0, stepId: "a#model:1", type: "start-step" },
+      { index: 1, stepId: "a#model:1", type: "text-delta", delta: "Partial answer that " },
+      { index: 2, stepId: "a#model:1", type: "text-delta", delta: "will be void" },
+      { index: 3, stepId: "a#model:1", type: "retry" },
+      { index: 4, stepId: "a#model:1", type: "start-step" },
+      { index: 5, stepId: "a#model:1", type: "text-delta", delta: "The answer." },
+      { index: 6, stepId: "a#model:2", type: "start-step" },
+      { index: 7, stepId: "a#model:2", type: "text-delta", delta: " And more." },
+    ];
+    const app = {
+      stream: () =>
+        (async function* () {
+          for (const part of parts) yield part;
+        })() as never,
+    };
+    function Streamed() {
+      const { text: shown } = useExecutionStream(app, "r-1");
+      return createElement("p", { id: "streamed" }, shown);
+    }
+    await render(createElement(Streamed));
+    await settle(() => new Promise((r) => setTimeout(r, 20)));
+    expect(text("streamed")).toBe("The answer. And more.");
+  });
+
   it("useExecutionStream shows a streamed turn as it comes, and usePendingApprovals the parked calls", async () => {
     const server = await startOpenAiServer(
       byTurn([
