@@ -1,7 +1,9 @@
 // The exact folded state of a journaled execution, given the machine that wrote it (`--logic <module>`):
 // its records are copied into memory stores and resumed there with effects that never run, so the
 // journal directory is never written and no model or tool is called.
-import { resolve } from "node:path";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { childIdsOf } from "../actors/journal/inspectChildren.js";
@@ -25,17 +27,54 @@ const isMachine = (value: unknown): value is AnyStateMachine =>
   "root" in value &&
   typeof (value as AnyStateMachine).id === "string";
 
+/**
+ * Imports the module at `file`. A .ts module on plain Node (the installed CLI, under npx) is loaded with the tsx the
+ * project has (its `tsx/esm/api` register, resolved from the working directory), when it has one.
+ */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(resolve(file)).href;
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    if (!/\.[cm]?ts$/.test(file) || !/Unknown file extension/.test(String(error))) throw error;
+    const register = await projectTsx();
+    if (!register) throw error;
+    register();
+    // A query makes it a new module: the failed load of the bare URL stays in the loader's module map.
+    return (await import(`${url}?tsx`)) as Record<string, unknown>;
+  }
+}
+
+async function projectTsx(): Promise<(() => unknown) | undefined> {
+  try {
+    // Its ESM entry (the `import` condition: a require resolution gives the CommonJS one), from its package.json.
+    const manifest = createRequire(join(process.cwd(), "package.json")).resolve("tsx/package.json");
+    const { exports } = JSON.parse(readFileSync(manifest, "utf8")) as {
+      exports?: Record<string, { import?: string | { default?: string } }>;
+    };
+    const entry = exports?.["./esm/api"]?.import;
+    const path = typeof entry === "string" ? entry : entry?.default;
+    if (!path) return undefined;
+    const loaded: unknown = await import(pathToFileURL(join(dirname(manifest), path)).href);
+    const register =
+      typeof loaded === "object" && loaded !== null && "register" in loaded ? loaded.register : undefined;
+    return typeof register === "function" ? () => register() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The machines a module exports (`file.ts`, or `file.ts#exportName` for one). */
 export async function loadLogics(spec: string): Promise<AnyStateMachine[]> {
   const [file, name] = spec.split("#") as [string, string | undefined];
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+    module = await importModule(file);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const hint =
-      /\.ts$/.test(file) && /Unknown file extension/.test(message)
-        ? "Run the CLI through tsx (npx tsx cli/main.ts ...) to load a .ts module, or pass the compiled .js."
+      /\.[cm]?ts$/.test(file) && /Unknown file extension/.test(message)
+        ? "Node loads no .ts module by itself: install tsx in your project (npm install -D tsx), which the CLI then loads it with, or pass the compiled .js."
         : undefined;
     throw new CliError(`cannot load --logic ${file}: ${message.split("\n")[0]}`, EXIT.notFound, hint);
   }

@@ -216,6 +216,41 @@ describe("the packed package", () => {
     expect(stdout.trim()).toBe(manifest.version);
     expect((await readdir(join(project, "node_modules", "loomwork", "dist", "cli"))).length).toBeGreaterThan(3);
   });
+  it("loads a TypeScript --logic (flow.mts) with the project's tsx under plain Node, and says to install tsx when there is none", async () => {
+    const module = 'import { createMachine } from "xstate";\nexport const flow = createMachine({ id: "flow" });\n';
+    for (const dir of [project, strict]) await writeFile(join(dir, "flow.mts"), module);
+    const journal = await mkdtemp(join(work, "journal-"));
+    await mkdir(join(journal, "executions")); // an empty journal: the check has nothing to replay
+    const cli = (cwd: string) =>
+      run(
+        process.execPath,
+        [
+          join("node_modules", "loomwork", "dist", "cli", "main.js"),
+          "replay-check",
+          "--logic",
+          "flow.mts",
+          "--dir",
+          journal,
+        ],
+        { cwd },
+      ).then(
+        (r) => ({ code: 0, stderr: "", stdout: r.stdout }),
+        (e: { code?: number; stderr?: string; stdout?: string }) => ({
+          code: e.code,
+          stderr: String(e.stderr),
+          stdout: String(e.stdout),
+        }),
+      );
+    // No tsx in the strict project: exit 3, with the way out.
+    const without = await cli(strict);
+    expect(without.code).toBe(3);
+    expect(without.stderr).toMatch(/cannot load --logic flow\.mts.*\n.*npm install -D tsx/s);
+    // The project has tsx (linked from this checkout): the module loads, and the check runs.
+    await symlink(join(ROOT, "node_modules", "tsx"), join(project, "node_modules", "tsx"));
+    const withTsx = await cli(project);
+    expect(withTsx.stderr, withTsx.stderr).not.toMatch(/cannot load/);
+    expect(withTsx.code, withTsx.stderr).toBe(0);
+  });
   it("type-checks in a strict project without skipLibCheck, loomwork/postgres included (its pg types come with it)", async () => {
     await writeFile(
       join(strict, "package.json"),
