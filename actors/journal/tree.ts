@@ -62,13 +62,15 @@ export class ExecutionTree {
       } finally {
         // What the child sent before it ended reaches the parent before its outcome does, as on XState.
         await child?.whenDelivered();
-        if (!child && this.app.fleet()) await this.pullMessages(id, call.executionId);
+        // A child not held here (on the fleet, or one that ended in its first macrostep): read from its log.
+        if (!child) await this.pullMessages(id, call.executionId);
       }
     });
   }
 
-  // On the fleet the child ran elsewhere: what it sent this parent and may not have delivered yet (its last
-  // macrostep's messages, which the end leaves unacknowledged) is read from its log and journaled here first.
+  // A child this app does not hold (it ran on the fleet, or ended before the app looked): what it sent this parent
+  // and may not have delivered yet (its last macrostep's, which the end leaves unacknowledged) is read from its log
+  // and journaled here first; a message already journaled is dropped as a duplicate.
   private async pullMessages(childId: string, parentId: string): Promise<void> {
     const parent = this.app.running(parentId);
     if (!parent) return;
