@@ -1,7 +1,7 @@
 // Child executions (issue 33, ADR 0012): what a child machine costs against the same effect done by the parent
 // itself (time, interleaved, and journal bytes, exact), what a child costs at a fan-out of 10, 100 and 1,000 children
 // started in one macrostep and joined, and a resume of a tree left mid-run against the read floor of its logs.
-import { assign, setup, type AnyStateMachine } from "xstate";
+import { setup, type AnyStateMachine } from "xstate";
 import { createApp } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { createToolEffect } from "../actors/effects/effect.js";
@@ -11,6 +11,7 @@ import type { BenchOptions } from "./options.js";
 import { bytes, ratios, type Section } from "./report.js";
 import { openStores, reopenStores, type StoreKind } from "./stores.js";
 import { readFsFloor } from "./fsFloor.js";
+import { fanOut } from "../spec/children/machines.js";
 
 const effects = { work: createToolEffect(async (n: number) => n + 1) };
 
@@ -34,27 +35,6 @@ const inline = setup({ actors: { work: effectActor<number, number>() } }).create
   initial: "running",
   states: { running: { invoke: { id: "w", src: "work", input: 1, onDone: "done" } }, done: { type: "final" } },
 });
-
-/** `n` workers started in one macrostep, joined. */
-function fanOut(n: number) {
-  const ids = Array.from({ length: n }, (_, i) => `c${i}`);
-  return setup({ actors: { worker }, types: { context: {} as { done: number } } }).createMachine({
-    id: `fan${n}`,
-    context: { done: 0 },
-    initial: "fan",
-    states: {
-      fan: {
-        invoke: ids.map((id) => ({
-          id,
-          src: "worker" as const,
-          onDone: { actions: assign({ done: ({ context }: { context: { done: number } }) => context.done + 1 }) },
-        })),
-        always: { guard: ({ context }) => context.done === n, target: "joined" },
-      },
-      joined: { type: "final" },
-    },
-  });
-}
 
 /** A tree of `n` children each waiting for an event: what a resume rebuilds. */
 function waitingTree(n: number) {
@@ -162,7 +142,7 @@ export async function measureChildren(options: BenchOptions): Promise<Section> {
   const fanReps = Math.max(1, Math.min(reps, 5));
   for (const n of [10, 100, 1000]) {
     const samples: Sample[] = [];
-    for (let i = 0; i < fanReps; i++) samples.push(await run("fs", fanOut(n)));
+    for (let i = 0; i < fanReps; i++) samples.push(await run("fs", fanOut(`fan${n}`, n, worker)));
     const m = medianSample(samples);
     perChild[n] = { wall: m.wall / n, cpu: m.cpu / n };
   }

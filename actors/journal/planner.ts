@@ -249,8 +249,7 @@ export function planMacrostep(
           stop(childId);
           delete state.pending[childId];
         } else if (childId && state.sources?.[childId]) {
-          const { [childId]: _stopped, ...rest } = state.sources;
-          state.sources = rest;
+          state.sources = withoutSource(state.sources, childId);
           step.sourcesStopped.push(childId);
         }
         break;
@@ -309,6 +308,12 @@ export function planMacrostep(
       }
     }
   }
+  // A message of the tree: its id from this macrostep's input record and its place in it; in the outbox until acknowledged.
+  const send = (to: string, event: EventObject) => {
+    const message: TreeMessage = { to, event, messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}` };
+    step.messages.push(message);
+    state.outbox = [...(state.outbox ?? []), message];
+  };
   for (const params of sends) {
     const sourceId = sourceTarget(state, params.to);
     if (sourceId !== undefined && isEventObject(params.event) && params.delay === undefined) {
@@ -318,13 +323,7 @@ export function planMacrostep(
     const to = messageTarget(state, params.to);
     // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
     if (to === undefined || params.delay !== undefined || !isEventObject(params.event)) continue;
-    const message: TreeMessage = {
-      to,
-      event: params.event,
-      messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}`,
-    };
-    step.messages.push(message);
-    state.outbox = [...(state.outbox ?? []), message];
+    send(to, params.event);
   }
   // onSnapshot: a child whose parent asked for its snapshots sends each active one, as XState's syncSnapshot relays it.
   if (state.parent?.syncSnapshot && next.status === "active") {
@@ -332,13 +331,7 @@ export function planMacrostep(
       type: `xstate.snapshot.${state.parent.childId}`,
       snapshot: { status: next.status, value: next.value, context: next.context },
     };
-    const message: TreeMessage = {
-      to: state.parent.executionId,
-      event,
-      messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}`,
-    };
-    step.messages.push(message);
-    state.outbox = [...(state.outbox ?? []), message];
+    send(state.parent.executionId, event);
   }
   dropFinishedChildren(next, state.pending, ctx.effectIds);
   push({
@@ -472,6 +465,12 @@ function checkFanOut(ctx: PlanContext, actions: readonly CollectedAction[]): voi
   if (count > max) throw new ChildLimitError(ctx.executionId, "maxFanOut", count, max);
 }
 
+/** `sources` without `childId` (a new object: the previous state's is left as it was). */
+function withoutSource(sources: Record<string, SourceSpec>, childId: string): Record<string, SourceSpec> {
+  const { [childId]: _gone, ...rest } = sources;
+  return rest;
+}
+
 /** The live source a sendTo's resolved target stands for (its child id), if any. */
 function sourceTarget(state: RuntimeState, to: unknown): string | undefined {
   const id = typeof to === "string" ? to : typeof to === "object" && to !== null && "id" in to ? to.id : undefined;
@@ -551,10 +550,8 @@ function eventOf(ctx: PlanContext, state: RuntimeState, input: MacrostepInput): 
       // A live source's done or error event: it finished, and is not started again by a resume.
       if (typeof from === "object" && from !== null && "source" in from && typeof from.source === "string") {
         const id = from.source;
-        if (state.sources?.[id] && /^xstate\.(done|error)\.actor\./.test(event.type)) {
-          const { [id]: _finished, ...rest } = state.sources;
-          state.sources = rest;
-        }
+        if (state.sources?.[id] && /^xstate\.(done|error)\.actor\./.test(event.type))
+          state.sources = withoutSource(state.sources, id);
       }
       return event;
     }

@@ -84,10 +84,8 @@ export class ExecutionTree {
   async deliver(message: TreeMessage, from: string): Promise<void> {
     const fleet = this.app.fleet();
     if (fleet?.message) {
-      // On the fleet: through the receiver's inbox, for whichever worker holds it (here too); once its opening is done.
-      await this.openings.get(message.to)?.catch(() => undefined);
-      const info = await this.app.events.getExecution(message.to);
-      if (info?.status !== "running") return;
+      // On the fleet: through the receiver's inbox, for whichever worker holds it (here too).
+      if (!(await this.runsSomewhere(message.to))) return;
       return fleet.message(message.to, {
         event: message.event,
         from: { executionId: from, messageId: message.messageId },
@@ -101,9 +99,7 @@ export class ExecutionTree {
   async stopChild(executionId: string, reason: string): Promise<void> {
     const fleet = this.app.fleet();
     if (fleet?.message && !this.app.running(executionId)) {
-      await this.openings.get(executionId)?.catch(() => undefined);
-      const info = await this.app.events.getExecution(executionId);
-      if (info?.status === "running") await fleet.message(executionId, { stop: reason });
+      if (await this.runsSomewhere(executionId)) await fleet.message(executionId, { stop: reason });
       return;
     }
     const child = await this.live(executionId);
@@ -129,14 +125,18 @@ export class ExecutionTree {
     if (info && info.status !== "running") await this.app.stop(execution.executionId, "its parent ended");
   }
 
+  // True when the journal says `executionId` runs (here or elsewhere), once a start of it under way here is done.
+  private async runsSomewhere(executionId: string): Promise<boolean> {
+    await this.openings.get(executionId)?.catch(() => undefined);
+    return (await this.app.events.getExecution(executionId))?.status === "running";
+  }
+
   // The running execution of `executionId`, resumed here when the journal says it runs; undefined once it ended.
   private async live(executionId: string): Promise<Execution | undefined> {
     await this.openings.get(executionId)?.catch(() => undefined);
     const here = this.app.running(executionId);
     if (here) return here.ended ? undefined : here;
-    if (this.app.closed()) return undefined;
-    const info = await this.app.events.getExecution(executionId);
-    if (!info || info.status !== "running") return undefined;
+    if (this.app.closed() || !(await this.runsSomewhere(executionId))) return undefined;
     await this.app.resume(executionId);
     const resumed = this.app.running(executionId);
     return resumed && !resumed.ended ? resumed : undefined;

@@ -19,7 +19,7 @@ import { createToolEffect } from "../../actors/effects/effect.js";
 import { UnknownEffectError } from "../../actors/errors.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
-import { parent } from "./machines.js";
+import { fanOut, parent } from "./machines.js";
 
 function countingEffects() {
   const runs: string[] = [];
@@ -210,24 +210,7 @@ describe("trees", () => {
       states: { run: { invoke: { id: "l", src: "leaf", onDone: "done" } }, done: { type: "final" } },
       output: () => 1,
     });
-    const ids = Array.from({ length: 100 }, (_, i) => `m${i}`);
-    const top = setup({ actors: { mid }, types: { context: {} as { done: number } } }).createMachine({
-      id: "top",
-      context: { done: 0 },
-      initial: "fan",
-      states: {
-        fan: {
-          invoke: ids.map((id) => ({
-            id,
-            src: "mid" as const,
-            onDone: { actions: assign({ done: ({ context }: { context: { done: number } }) => context.done + 1 }) },
-          })),
-          always: { guard: ({ context }) => context.done === ids.length, target: "joined" },
-        },
-        joined: { type: "final" },
-      },
-      output: ({ context }) => context.done,
-    });
+    const top = fanOut("top", 100, mid, "m");
     const stores = memoryStores();
     const app = createApp(defineConfig({ stores, effects: {} }));
     await app.start(top, { executionId: "top" });

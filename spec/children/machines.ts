@@ -1,7 +1,7 @@
 // The machines the children tests share: a parent that invokes a worker machine, with messages both ways. The golden
 // journals of schema 4 (spec/upgrades/goldenV4.ts) replay these very machines: an edit that changes what they do
 // breaks that replay, as it would a user's journals.
-import { assign, fromPromise, sendParent, sendTo, setup } from "xstate";
+import { assign, fromPromise, sendParent, sendTo, setup, type AnyStateMachine } from "xstate";
 
 /** A child that doubles its input through an effect, tells its parent, waits for a PING, answers PONG, and ends. */
 export const worker = setup({
@@ -61,3 +61,25 @@ export const parent = setup({
   },
   output: ({ context }) => ({ seen: context.seen, result: context.result }),
 });
+
+/** `n` children of `child` (ids `<prefix><i>`) started in one macrostep and joined; its output is how many ended. */
+export function fanOut(id: string, n: number, child: AnyStateMachine, prefix = "c") {
+  const ids = Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+  return setup({ actors: { child }, types: { context: {} as { done: number } } }).createMachine({
+    id,
+    context: { done: 0 },
+    initial: "fan",
+    states: {
+      fan: {
+        invoke: ids.map((childId) => ({
+          id: childId,
+          src: "child" as const,
+          onDone: { actions: assign({ done: ({ context }: { context: { done: number } }) => context.done + 1 }) },
+        })),
+        always: { guard: ({ context }) => context.done === n, target: "joined" },
+      },
+      joined: { type: "final" },
+    },
+    output: ({ context }) => context.done,
+  });
+}
