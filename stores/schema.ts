@@ -132,7 +132,15 @@ export type TimerSetRecord = RecordBase & {
   timerId: string;
   dueAt: number;
   event: RecordedEvent;
+  /**
+   * A delayed `sendTo` (schema 4): the receiver the event goes to when the timer fires, a child execution's id or a
+   * live source's child id; absent: the event is the execution's own (a delayed `raise`, `after`).
+   */
+  to?: TimerTarget;
 };
+
+/** The receiver of a delayed `sendTo`: another execution of the tree, or one of this execution's live sources. */
+export type TimerTarget = string | { source: string };
 
 /**
  * One macrostep's transition: the state values before and after (`null` before the first) and the event's type.
@@ -302,7 +310,8 @@ function schemaTypes<const T extends SchemaTypes>(
 // without the `usage` its output already holds (stores/recordFormat.ts). These types are the read form every reader
 // gets back; records of versions 1 and 2 are stored in it and read unchanged.
 // Version 4 (ADR 0012) added child executions: EXECUTION_STARTED's optional `parent` and `root`, EVENT_RECEIVED's
-// optional `from`, and the control record MESSAGES_DELIVERED; a log of versions 1 to 3 has none and replays unchanged.
+// optional `from`, TIMER_SET's optional `to` (a delayed sendTo), and the control record MESSAGES_DELIVERED; a log of
+// versions 1 to 3 has none and replays unchanged.
 export const EVENT_SCHEMA = {
   version: 4,
   types: schemaTypes({
@@ -310,7 +319,7 @@ export const EVENT_SCHEMA = {
     [EVENT_RECEIVED]: ["event", "timerId?", "from?"],
     [STEP_COMPLETED]: ["stepId", "effectId", "output?", "inputDigest?", "usage?"],
     [STEP_FAILED]: ["stepId", "effectId", "error", "stoppedAt?"],
-    [TIMER_SET]: ["timerId", "dueAt", "event"],
+    [TIMER_SET]: ["timerId", "dueAt", "event", "to?"],
     [TRANSITION]: ["from", "to", "event", "inputDigest?", "contextDigest?"],
     [EXECUTION_ENDED]: ["status", "output?", "error?"],
     [PATCH_MARKED]: ["changeId"],

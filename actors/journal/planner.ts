@@ -14,6 +14,7 @@ import * as schema from "../../stores/schema.js";
 import { transitionValueText } from "../../stores/recordFormat.js";
 import { isEventObject } from "../../stores/shapes.js";
 import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, StoredRecord } from "../../stores/types.js";
+import type { TimerTarget } from "../../stores/schema.js";
 
 export type { ExecutionStatus };
 import { ChildLimitError, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
@@ -54,6 +55,8 @@ export interface PendingStep {
 export interface PendingTimer {
   dueAt: number;
   event: EventObject;
+  /** A delayed `sendTo`'s receiver: its firing is a message of the tree (or a live source's event), not the machine's. */
+  to?: TimerTarget;
 }
 
 /** Everything a resume needs beside the log's tail. JSON-safe once `snapshot` is persisted. */
@@ -142,6 +145,11 @@ export function planMacrostep(
       };
   if (input.type === schema.EXECUTION_STARTED && isParentLink(input.parent))
     state.parent = typeof input.root === "string" ? { ...input.parent, root: input.root } : input.parent;
+  // A delayed sendTo firing: its event goes to its receiver; the machine does not see it.
+  const forwardTo =
+    previous && input.type === schema.EVENT_RECEIVED && typeof input.timerId === "string"
+      ? state.timers[input.timerId]?.to
+      : undefined;
   const event = eventOf(ctx, state, input);
   const records: JournalRecord[] = [input];
   const step: Macrostep = {
@@ -176,6 +184,17 @@ export function planMacrostep(
   const parent = state.parent ? parentRef() : undefined;
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
+  // A message of the tree: its id from this macrostep's input record and its place in it; in the outbox until acknowledged.
+  const send = (to: string, event: EventObject) => {
+    const message: TreeMessage = { to, event, messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}` };
+    step.messages.push(message);
+    state.outbox = [...(state.outbox ?? []), message];
+  };
+  if (forwardTo !== undefined && previous) {
+    if (typeof forwardTo === "string") send(forwardTo, event);
+    else if (state.sources?.[forwardTo.source]) step.sourceSends.push({ childId: forwardTo.source, event });
+    return step;
+  }
 
   const patches = macrostepPatches(previous?.patches, loggedMarkers);
   // The markers follow the input record, before what the transition adds; decided once, kept in the state.
@@ -308,22 +327,21 @@ export function planMacrostep(
       }
     }
   }
-  // A message of the tree: its id from this macrostep's input record and its place in it; in the outbox until acknowledged.
-  const send = (to: string, event: EventObject) => {
-    const message: TreeMessage = { to, event, messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}` };
-    step.messages.push(message);
-    state.outbox = [...(state.outbox ?? []), message];
-  };
   for (const params of sends) {
+    if (!isEventObject(params.event)) continue;
     const sourceId = sourceTarget(state, params.to);
-    if (sourceId !== undefined && isEventObject(params.event) && params.delay === undefined) {
-      step.sourceSends.push({ childId: sourceId, event: params.event });
-      continue;
-    }
-    const to = messageTarget(state, params.to);
     // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
-    if (to === undefined || params.delay !== undefined || !isEventObject(params.event)) continue;
-    send(to, params.event);
+    const to: TimerTarget | undefined = sourceId === undefined ? messageTarget(state, params.to) : { source: sourceId };
+    if (to === undefined) continue;
+    if (params.delay !== undefined) {
+      // Delayed: a timer of this execution whose firing sends the event on (a message of the tree, exactly once).
+      const timerId = params.id === undefined ? nextTimerId(state, params.event.type) : String(params.id);
+      const dueAt = input.at + Number(params.delay);
+      state.timers[timerId] = { dueAt, event: params.event, to };
+      step.armed.push(timerId);
+      push({ type: schema.TIMER_SET, timerId, dueAt, event: params.event, to });
+    } else if (typeof to === "string") send(to, params.event);
+    else step.sourceSends.push({ childId: to.source, event: params.event });
   }
   // onSnapshot: a child whose parent asked for its snapshots sends each active one, as XState's syncSnapshot relays it.
   if (state.parent?.syncSnapshot && next.status === "active") {

@@ -136,7 +136,7 @@ export function line(
     }
     case schema.TIMER_SET:
       return c.dim(
-        `  ⏲ timer ${String(r.timerId)} set for ${timestamp(r.dueAt as number)} → ${String((r.event as { type?: string })?.type)}`,
+        `  ⏲ timer ${String(r.timerId)} set for ${timestamp(r.dueAt as number)} → ${String((r.event as { type?: string })?.type)}${timerReceiver(r.to)}`,
       );
     case schema.TRANSITION:
       return c.dim(
@@ -184,4 +184,11 @@ async function decrypted(
     ctx.err(ctx.e.yellow(`the subject's key was destroyed (erased): its records stay sealed`));
     return records;
   }
+}
+
+// A delayed sendTo's receiver (TIMER_SET's `to`): a child execution's id, or a live source's child id.
+function timerReceiver(to: unknown): string {
+  if (typeof to === "string") return ` to ${to}`;
+  if (typeof to === "object" && to !== null && "source" in to) return ` to source ${String(to.source)}`;
+  return "";
 }
