@@ -96,6 +96,7 @@ export {
   ExecutionStoppedError,
   NonJsonOutputError,
   ChildLimitError,
+  DuplicateSystemIdError,
   AppClosedError,
   ModelReplyError,
   UnknownLogicVersionError,

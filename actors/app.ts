@@ -101,6 +101,7 @@ export class App {
       },
       runChild: (call) => this.tree.runChild(call),
       deliver: (message, from) => this.tree.deliver(message, from),
+      sendLive: (address, event) => this.tree.sendLive(address, event),
       stopChild: (id, reason) => this.tree.stopChild(id, reason),
       childSettled: (id) => this.tree.settled(id),
     });

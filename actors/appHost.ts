@@ -2,7 +2,7 @@
 // clock and bus they run on, the step runner (the effect chain, or the runtime's internal steps), the
 // inspector and the warning sink; and it builds them, new (a start) or from the journal (a resume). What
 // may run is the logics' part (./logics.ts); what runs now is the running set's (journal/running.ts).
-import type { AnyStateMachine, InspectionEvent } from "xstate";
+import type { AnyStateMachine, EventObject, InspectionEvent } from "xstate";
 import type { ExecutionInfo, JournalRecord } from "../stores/types.js";
 import type { RuntimeBus } from "./bus.js";
 import { realClock, type Clock } from "./clock.js";
@@ -22,7 +22,7 @@ import { AppLogics } from "./logics.js";
 import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect } from "./lifecycle/host.js";
-import { CHILD_EFFECT_ID, type TreeMessage } from "./journal/children.js";
+import { CHILD_EFFECT_ID, type TreeAddress, type TreeMessage } from "./journal/children.js";
 
 /**
  * What the runtime's own tests and benchmarks reach inside an app for, through `appInternals(app)`
@@ -46,6 +46,8 @@ export interface AppHostOwner {
   runChild(call: StepCall): Promise<unknown>;
   /** Journals a message of a tree in its receiver's log (ExecutionHost.deliver). */
   deliver(message: TreeMessage, from: string): Promise<void>;
+  /** A live action's send through a tree ref (ExecutionHost.sendLive). */
+  sendLive(address: TreeAddress, event: EventObject): Promise<void>;
   /** Whether a child execution is settled and still running (ExecutionHost.childSettled). */
   childSettled(executionId: string): Promise<boolean>;
   /** Stops a child execution (ExecutionHost.stopChild). */
@@ -117,6 +119,10 @@ export class AppHost implements ExecutionHost {
 
   deliver(message: TreeMessage, from: string): Promise<void> {
     return this.owner.deliver(message, from);
+  }
+
+  sendLive(address: TreeAddress, event: EventObject): Promise<void> {
+    return this.owner.sendLive(address, event);
   }
 
   stopChild(executionId: string, reason: string): Promise<void> {

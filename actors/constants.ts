@@ -82,6 +82,7 @@ export const RUNTIME_ERROR_CODES = {
   nonJsonOutput: "LOOM_NON_JSON_OUTPUT",
   /** `ChildLimitError`: a child execution past `execution.children`'s depth, or a macrostep starting more children than its fan-out. */
   childLimit: "LOOM_CHILD_LIMIT",
+  duplicateSystemId: "LOOM_DUPLICATE_SYSTEM_ID",
   /** `AppClosedError`: the app was closed. */
   appClosed: "LOOM_APP_CLOSED",
   /** `ModelReplyError`: a provider's reply is not a ModelReply. */

@@ -255,6 +255,27 @@ export class ChildLimitError extends LoomworkError {
   }
 }
 
+/**
+ * A machine registered a `systemId` its tree already holds (ADR 0012 D4: one registry per tree, as XState's one
+ * system): the macrostep that spawned it throws, so the execution ends in error (its parent's step fails with it).
+ */
+export class DuplicateSystemIdError extends LoomworkError {
+  static override readonly name: string = "DuplicateSystemIdError";
+  readonly executionId: string;
+  readonly systemId: string;
+  /** The execution that holds the systemId already. */
+  readonly holder: string;
+  constructor(executionId: string, systemId: string, holder: string) {
+    super(
+      RUNTIME_ERROR_CODES.duplicateSystemId,
+      `Execution "${executionId}" registers systemId "${systemId}", which its tree already holds (in "${holder}"): a systemId names one actor per tree, as in XState's system. Give the actor another systemId, or look the existing one up with system.get.`,
+    );
+    this.executionId = executionId;
+    this.systemId = systemId;
+    this.holder = holder;
+  }
+}
+
 /** The app was closed; no more work is accepted. */
 export class AppClosedError extends LoomworkError {
   static override readonly name: string = "AppClosedError";

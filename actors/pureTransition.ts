@@ -47,6 +47,7 @@ function scopeFor(
   actions: unknown[],
   parent?: AnyActorRef,
   children?: Record<string, AnyActorRef | undefined>,
+  tree?: Record<string, AnyActorRef>,
 ): AnyActorScope {
   let self = inertSelves.get(logic);
   if (!self) {
@@ -65,6 +66,9 @@ function scopeFor(
   // The running children that have a systemId are registered in it again, so system.get finds them in a later
   // macrostep as on XState (whose system lives as long as the actor).
   const register: unknown = Reflect.get(system, "_set");
+  // The actors the rest of the tree registered (a child execution's view, from its start record), before its own.
+  if (typeof register === "function")
+    for (const [systemId, ref] of Object.entries(tree ?? {})) register.call(system, systemId, ref);
   for (const child of Object.values(children ?? {})) {
     const systemId: unknown = child && "systemId" in child ? child.systemId : undefined;
     if (typeof systemId === "string" && typeof register === "function") register.call(system, systemId, child);
@@ -103,17 +107,22 @@ export function pureTransition<T extends AnyStateMachine>(
   event: EventFromLogic<T>,
   parent?: AnyActorRef,
   running?: Record<string, AnyActorRef | undefined>,
+  tree?: Record<string, AnyActorRef>,
 ): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
-/** `running`: the children still running (their systemIds registered for system.get); absent: none. */
+/**
+ * `running`: the children still running (their systemIds registered for system.get); absent: none. `tree`: the
+ * actors registered elsewhere in the execution's tree, by systemId (registered first).
+ */
 export function pureTransition(
   logic: AnyStateMachine,
   snapshot: AnyMachineSnapshot,
   event: AnyEventObject,
   parent?: AnyActorRef,
   running?: Record<string, AnyActorRef | undefined>,
+  tree?: Record<string, AnyActorRef>,
 ): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent, running));
+  const next = logic.transition(snapshot, event, scopeFor(logic, actions, parent, running, tree));
   return [next, actions];
 }
 
@@ -122,10 +131,16 @@ export function pureInitialTransition<T extends AnyStateMachine>(
   logic: T,
   input: unknown,
   parent?: AnyActorRef,
+  tree?: Record<string, AnyActorRef>,
 ): [SnapshotFrom<T>, ExecutableActionsFrom<T>[]];
-export function pureInitialTransition(logic: AnyStateMachine, input: unknown, parent?: AnyActorRef): Step {
+export function pureInitialTransition(
+  logic: AnyStateMachine,
+  input: unknown,
+  parent?: AnyActorRef,
+  tree?: Record<string, AnyActorRef>,
+): Step {
   const actions: ExecutableActionsFrom<AnyStateMachine>[] = [];
-  const next = logic.getInitialSnapshot(scopeFor(logic, actions, parent), input);
+  const next = logic.getInitialSnapshot(scopeFor(logic, actions, parent, undefined, tree), input);
   return [next, actions];
 }
 

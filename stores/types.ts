@@ -199,7 +199,12 @@ export interface FleetPort {
 
 /** A message between executions of a tree on the fleet (FleetPort.message). */
 export type FleetMessage =
-  { event: { type: string }; from: { executionId: string; messageId: string } } | { stop: string };
+  | { event: { type: string }; from: { executionId: string; messageId: string } }
+  /** To the execution's live source (a callback or observable actor found through the tree's registry): live. */
+  | { event: { type: string }; source: string }
+  /** From a live custom action through a tree ref: journaled as an external event, with no sender id. */
+  | { event: { type: string }; live: true }
+  | { stop: string };
 
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {

@@ -22,7 +22,19 @@ export interface ChildSpec {
   systemId?: string;
   /** The invoke has `onSnapshot`: the child sends its parent each snapshot (`xstate.snapshot.<child id>`). */
   syncSnapshot?: boolean;
+  /** The tree's registry as the parent saw it when it started the child (its view of `system.get`). */
+  system?: TreeSystem;
 }
+
+/** Where an actor a tree registered by `systemId` lives: a child execution, or a live source of an execution. */
+export interface TreeAddress {
+  executionId: string;
+  /** The live source's child id in that execution; absent: the execution itself. */
+  source?: string;
+}
+
+/** A tree's registry (ADR 0012 D4) as one execution sees it: each systemId and where its actor lives. */
+export type TreeSystem = Record<string, TreeAddress>;
 
 /** The child spec of a pending step that is a child execution (effect id `loom.child`); undefined for any other step. */
 export function childSpecOf(step: { effectId: string; input: unknown }): ChildSpec | undefined {
@@ -43,8 +55,22 @@ export function childSpecOf(step: { effectId: string; input: unknown }): ChildSp
         ...("src" in spec && typeof spec.src === "string" ? { src: spec.src } : {}),
         ...("systemId" in spec && typeof spec.systemId === "string" ? { systemId: spec.systemId } : {}),
         ...("syncSnapshot" in spec && spec.syncSnapshot === true ? { syncSnapshot: true } : {}),
+        ...("system" in spec && isTreeSystem(spec.system) ? { system: spec.system } : {}),
       }
     : undefined;
+}
+
+/** True for a registry as journaled (EXECUTION_STARTED's `parent.system`): systemIds to addresses. */
+export function isTreeSystem(value: unknown): value is TreeSystem {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every(
+    (address: unknown) =>
+      typeof address === "object" &&
+      address !== null &&
+      "executionId" in address &&
+      typeof address.executionId === "string" &&
+      (!("source" in address) || typeof address.source === "string"),
+  );
 }
 
 /** A child execution's link to its parent (journaled in its EXECUTION_STARTED, kept in its runtime state). */
@@ -56,12 +82,16 @@ export interface ParentLink {
   root?: string;
   /** The parent's invoke has `onSnapshot`: each snapshot of the child is a message to it. */
   syncSnapshot?: boolean;
+  /** The tree's registry when the parent started this child: what `system.get` finds beyond its own children. */
+  system?: TreeSystem;
 }
 
 /** A message from one execution of a tree to another, planned by the sender's macrostep (its outbox). */
 export interface TreeMessage {
   to: string;
   event: EventObject;
+  /** To a live source of the receiver (found through the tree's registry): delivered to it live, not journaled. */
+  source?: string;
   /** `<sender id>@<seq of the macrostep's input record>:<index in the macrostep>`. */
   messageId: string;
 }
@@ -138,6 +168,40 @@ export function restoredChildRef(childId: string, src: string, systemId?: string
   const ref = createEmptyActor();
   Object.assign(ref, { id: childId, src, systemId });
   return ref;
+}
+
+const treeAddresses = new WeakMap<object, TreeAddress>();
+
+/** Where a live custom action's sends to a tree ref go (set only while an execution runs its actions). */
+type LiveSink = (address: TreeAddress, event: EventObject) => void;
+let liveSink: LiveSink | undefined;
+
+/**
+ * The ref `system.get(systemId)` returns in a pure transition for an actor registered elsewhere in the tree: the
+ * planner turns a `sendTo` to it into a message of the tree; a custom action calling its `send` (run live, after the
+ * macrostep is durable) hands the event to the tree at once, at most once, as any side effect of an action.
+ */
+export function treeRef(systemId: string, address: TreeAddress): AnyActorRef {
+  const ref = createEmptyActor();
+  Object.assign(ref, { id: systemId, systemId, send: (event: EventObject) => liveSink?.(address, event) });
+  treeAddresses.set(ref, address);
+  return ref;
+}
+
+/** The tree address a ref stands for (made by `treeRef`), if any. */
+export function treeAddressOf(ref: unknown): TreeAddress | undefined {
+  return typeof ref === "object" && ref !== null ? treeAddresses.get(ref) : undefined;
+}
+
+/** Runs `fn` (an execution's live actions) with `sink` receiving what they send to tree refs. */
+export function withLiveSends<T>(sink: LiveSink, fn: () => T): T {
+  const before = liveSink;
+  liveSink = sink;
+  try {
+    return fn();
+  } finally {
+    liveSink = before;
+  }
 }
 
 /** True when message `messageId` from its sender is at or below `mark` (the last one the receiver journaled from it). */

@@ -27,7 +27,14 @@ import type { ExecutionHost, MacrostepObserver, ReplayReport, StepCall, Unstampe
 import { ExecutionObservers, snapshotOf } from "./observers.js";
 import { runStepToRecord } from "./stepOutcome.js";
 import { EmittedListeners, runLiveActions } from "./liveActions.js";
-import { childSpecOf, isDelivered, referencedLogic, type ParentLink, type TreeMessage } from "./children.js";
+import {
+  childSpecOf,
+  isDelivered,
+  referencedLogic,
+  withLiveSends,
+  type ParentLink,
+  type TreeMessage,
+} from "./children.js";
 import { LiveSources } from "./sources.js";
 import { isEventObject } from "../../stores/shapes.js";
 import { MESSAGES_DELIVERED } from "../../stores/schema.js";
@@ -149,6 +156,11 @@ export class Execution {
       if (this.ended || isDelivered(this.state.inbox?.[from.executionId], from.messageId)) return;
       await this.macrostep({ type: EVENT_RECEIVED, event, from });
     });
+  }
+
+  /** Hands `event` to the live source `childId` (a tree's message to it, ADR 0012 D4); dropped when it does not run. */
+  toSource(childId: string, event: EventObject): void {
+    if (!this.ended && this.state.sources?.[childId]) this.liveSources?.send(childId, event);
   }
 
   private get sources(): LiveSources {
@@ -324,7 +336,18 @@ export class Execution {
     // Durable: its custom actions and log()s run now, once (replay never runs them); a throw ends the execution.
     let emitted: AnyEventObject[];
     try {
-      emitted = runLiveActions(step.actions);
+      // A custom action's send to an actor elsewhere in the tree (a ref system.get found) goes to it at once.
+      emitted = withLiveSends(
+        (address, event) =>
+          void this.host.sendLive(address, event).catch((error: unknown) =>
+            this.host.warn({
+              code: WARNING_CODES.messageUndelivered,
+              message: `an action's send of "${event.type}" to "${address.executionId}" was not delivered: ${errorText(serializeError(error))}`,
+              executionId: this.executionId,
+            }),
+          ),
+        () => runLiveActions(step.actions),
+      );
     } catch (thrown) {
       return this.failInAction(step, thrown);
     }

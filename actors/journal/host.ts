@@ -1,13 +1,13 @@
 // The port an Execution runs on: what one journaled execution needs from whatever hosts it (the app),
 // given to it once. The execution calls nothing of its host by name beyond this interface.
-import type { AnyMachineSnapshot, AnyStateMachine, InspectionEvent } from "xstate";
+import type { AnyMachineSnapshot, AnyStateMachine, EventObject, InspectionEvent } from "xstate";
 import type { RecordBody } from "../../stores/types.js";
 import type { RuntimeBus, Warning } from "../bus.js";
 import type { Clock } from "../clock.js";
 import type { SerializedError } from "../errors.js";
 import type { Journal } from "./journal.js";
 import type { PendingStep } from "./planner.js";
-import type { TreeMessage } from "./children.js";
+import type { TreeAddress, TreeMessage } from "./children.js";
 
 /** A record as a step or macrostep asks for it: the execution gives it its `seq` and `at`. */
 export type UnstampedRecord = RecordBody;
@@ -86,6 +86,8 @@ export interface ExecutionHost {
    * or dropped (the receiver ended, or is unknown); rejects when it could not be delivered now (a recovery re-sends it).
    */
   deliver(message: TreeMessage, from: string): Promise<void>;
+  /** What a live custom action sends through a tree ref: to the actor's execution or live source, at once (ExecutionTree.sendLive). */
+  sendLive(address: TreeAddress, event: EventObject): Promise<void>;
   /** Resolves once the child execution is settled (ExecutionHost's whenSettled): true while it still runs, false once it ended or is unknown. */
   childSettled(executionId: string): Promise<boolean>;
   /** Stops a child execution, journaled in its log (and its own children with it); a no-op once it ended. */

@@ -17,7 +17,13 @@ import type { ExecutionStatus, JournalRecord, MacrostepInput, RecordBody, Stored
 import type { TimerTarget } from "../../stores/schema.js";
 
 export type { ExecutionStatus };
-import { ChildLimitError, NonDeterminismError, serializeError, type SerializedError } from "../errors.js";
+import {
+  ChildLimitError,
+  DuplicateSystemIdError,
+  NonDeterminismError,
+  serializeError,
+  type SerializedError,
+} from "../errors.js";
 import { DEFAULT_CHILDREN_LIMITS } from "../config.js";
 import { withPatchScope } from "../../machines/helpers/patches.js";
 import { macrostepPatches, type PatchDecisions } from "./patches.js";
@@ -33,10 +39,13 @@ import {
   isSourceLogic,
   parentRef,
   restoredChildRef,
+  treeAddressOf,
+  treeRef,
   type ChildSpec,
   type ParentLink,
   type SourceSpec,
   type TreeMessage,
+  type TreeSystem,
 } from "./children.js";
 
 /** An effect invocation that has started and has no journaled outcome yet. */
@@ -185,8 +194,13 @@ export function planMacrostep(
   let seq = input.seq;
   const push = (record: RecordBody) => records.push({ seq: ++seq, at: input.at, ...record });
   // A message of the tree: its id from this macrostep's input record and its place in it; in the outbox until acknowledged.
-  const send = (to: string, event: EventObject) => {
-    const message: TreeMessage = { to, event, messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}` };
+  const send = (to: string, event: EventObject, source?: string) => {
+    const message: TreeMessage = {
+      to,
+      event,
+      messageId: `${ctx.executionId}@${input.seq}:${step.messages.length}`,
+      ...(source === undefined ? {} : { source }),
+    };
     step.messages.push(message);
     state.outbox = [...(state.outbox ?? []), message];
   };
@@ -207,14 +221,16 @@ export function planMacrostep(
   try {
     [next, actions] = withPatchScope(patches.scope, () => {
       if (previous && event.type.startsWith("xstate.error.actor.") && !previous.snapshot.can(event)) throw event.error;
+      const tree = treeRefs(state.parent?.system);
       return previous
-        ? pureTransition(machine, previous.snapshot, event, parent, runningChildren(previous))
-        : pureInitialTransition(machine, input.input, parent);
+        ? pureTransition(machine, previous.snapshot, event, parent, runningChildren(previous), tree)
+        : pureInitialTransition(machine, input.input, parent, tree);
     });
     checkFanOut(ctx, actions);
     markPatches();
-  } catch (thrown) {
+  } catch (caught) {
     markPatches();
+    const thrown = treeDuplicate(ctx, state, caught);
     const error = isSerialized(thrown) ? thrown : serializeError(thrown);
     state.status = "error";
     state.error = error;
@@ -329,6 +345,12 @@ export function planMacrostep(
   }
   for (const params of sends) {
     if (!isEventObject(params.event)) continue;
+    // An actor registered elsewhere in the tree (system.get): a message to its execution (or its live source there).
+    const remote = treeAddressOf(params.to);
+    if (remote && params.delay === undefined) {
+      send(remote.executionId, params.event, remote.source);
+      continue;
+    }
     const sourceId = sourceTarget(state, params.to);
     // A send to an effect, to itself or to an actor outside the tree is none of the runtime's (as before).
     const to: TimerTarget | undefined = sourceId === undefined ? messageTarget(state, params.to) : { source: sourceId };
@@ -343,6 +365,7 @@ export function planMacrostep(
     } else if (typeof to === "string") send(to, params.event);
     else step.sourceSends.push({ childId: to.source, event: params.event });
   }
+  shareSystem(ctx, state, step);
   // onSnapshot: a child whose parent asked for its snapshots sends each active one, as XState's syncSnapshot relays it.
   if (state.parent?.syncSnapshot && next.status === "active") {
     const event: AnyEventObject = {
@@ -376,7 +399,7 @@ export function planMacrostep(
     });
   } else if (next.status === "error") {
     state.status = "error";
-    state.error = serializeError(next.error);
+    state.error = serializeError(treeDuplicate(ctx, state, next.error));
     stopSources();
     push({ type: schema.EXECUTION_ENDED, status: "error", error: state.error });
   }
@@ -469,6 +492,44 @@ function runningChildren(state: RuntimeState): Record<string, AnyActorRef | unde
   for (const [id, ref] of Object.entries(children))
     if (state.pending[id] || state.sources?.[id]) (running ??= {})[id] = ref;
   return running;
+}
+
+// The refs system.get finds for the actors registered elsewhere in the tree (the execution's view from its start).
+function treeRefs(system: TreeSystem | undefined): Record<string, AnyActorRef> | undefined {
+  if (!system) return undefined;
+  const refs: Record<string, AnyActorRef> = {};
+  for (const [systemId, address] of Object.entries(system)) refs[systemId] = treeRef(systemId, address);
+  return refs;
+}
+
+// ADR 0012 D4: the child machines a macrostep starts get the tree's registry as this execution sees it once the
+// macrostep is planned (its own running children and live sources with a systemId, over what it inherited), so a
+// child's system.get finds its parent's actors and its siblings, and a replay of the child derives the same.
+function shareSystem(ctx: PlanContext, state: RuntimeState, step: Macrostep): void {
+  const starting = step.started.map((pending) => childSpecOf(pending)).filter((spec) => spec !== undefined);
+  if (starting.length === 0) return;
+  let system: TreeSystem | undefined = state.parent?.system ? { ...state.parent.system } : undefined;
+  for (const pending of Object.values(state.pending)) {
+    const spec = childSpecOf(pending);
+    if (spec?.systemId !== undefined) (system ??= {})[spec.systemId] = { executionId: spec.executionId };
+  }
+  for (const [childId, source] of Object.entries(state.sources ?? {}))
+    if (source.systemId !== undefined)
+      (system ??= {})[source.systemId] = { executionId: ctx.executionId, source: childId };
+  if (!system) return;
+  for (const pending of step.started) {
+    const spec = childSpecOf(pending);
+    if (spec) pending.input = { ...spec, system };
+  }
+}
+
+// ADR 0012 D4: a systemId the rest of the tree holds is refused when this execution registers it again: XState's
+// system (holding the tree's refs) throws, and the throw is told as the tree's (a duplicate within this execution's own
+// children is XState's own error, as on XState).
+function treeDuplicate(ctx: PlanContext, state: RuntimeState, thrown: unknown): unknown {
+  const match = thrown instanceof Error ? /^Actor with system ID '(.*)' already exists\.$/.exec(thrown.message) : null;
+  const holder = match ? state.parent?.system?.[match[1]!] : undefined;
+  return holder ? new DuplicateSystemIdError(ctx.executionId, match![1]!, holder.executionId) : thrown;
 }
 
 // ADR 0012 D10: a macrostep starting more child machines than the fan-out allows throws, ending the execution in error.

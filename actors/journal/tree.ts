@@ -3,7 +3,7 @@
 // journaled in its receiver's log; a stop reaches a child wherever it stands. Every crossing is repaired by a
 // recovery: the parent's re-runs its child steps (a child that ended answers from its log), re-sends its outbox and
 // repeats its last stops; a child whose parent ended stops itself when it is resumed.
-import type { AnyStateMachine } from "xstate";
+import type { AnyStateMachine, EventObject } from "xstate";
 import type { EventStore, FleetPort } from "../../stores/types.js";
 import { ChildLimitError, ConfigError, DuplicateExecutionError } from "../errors.js";
 import type { StartOptions } from "../logics.js";
@@ -13,6 +13,7 @@ import {
   referencedLogic,
   type ChildSpec,
   type ParentLink,
+  type TreeAddress,
   type TreeMessage,
 } from "./children.js";
 import type { Execution } from "./execution.js";
@@ -82,6 +83,9 @@ export class ExecutionTree {
 
   /** Journals `message` in its receiver's log (dropped when the receiver ended or is unknown). */
   async deliver(message: TreeMessage, from: string): Promise<void> {
+    // To a live source found through the tree's registry: live, as the parent's own sendTo to it.
+    if (message.source !== undefined)
+      return this.sendLive({ executionId: message.to, source: message.source }, message.event);
     const fleet = this.app.fleet();
     if (fleet?.message) {
       // On the fleet: through the receiver's inbox, for whichever worker holds it (here too).
@@ -93,6 +97,26 @@ export class ExecutionTree {
     }
     const receiver = await this.live(message.to);
     await receiver?.receive(message.event, { executionId: from, messageId: message.messageId });
+  }
+
+  /**
+   * What a live custom action sends through a tree ref (`system.get(id).send(event)`), or a message to a live source:
+   * to a live source, delivered to it live; to an execution, journaled there as an external event (no sender id: the
+   * action ran once, after its macrostep was durable, and a replay never runs it). Dropped when the receiver ended.
+   */
+  async sendLive(address: TreeAddress, event: EventObject): Promise<void> {
+    const fleet = this.app.fleet();
+    if (fleet?.message && !this.app.running(address.executionId)) {
+      if (!(await this.runsSomewhere(address.executionId))) return;
+      return fleet.message(
+        address.executionId,
+        address.source === undefined ? { event, live: true } : { event, source: address.source },
+      );
+    }
+    const receiver = await this.live(address.executionId);
+    if (!receiver) return;
+    if (address.source === undefined) await receiver.send(event);
+    else receiver.toSource(address.source, event);
   }
 
   /** Stops a child execution, journaled in its log; a no-op once it ended or when nothing is known of it. */
@@ -159,6 +183,7 @@ export class ExecutionTree {
         childId: call.pending.childId,
         stepId: call.pending.stepId,
         ...(spec.syncSnapshot ? { syncSnapshot: true } : {}),
+        ...(spec.system ? { system: spec.system } : {}),
       },
       root: parent?.root ?? call.executionId,
     };

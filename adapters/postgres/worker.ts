@@ -182,7 +182,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // A tree's message (ADR 0012 D9): journaled with its sender and id (a duplicate dropped unwritten), or a stop.
   const treeMessage = async (executionId: string, message: FleetMessage): Promise<void> => {
     if ("stop" in message) return app.stop(executionId, message.stop);
-    await internals.execution(executionId)?.receive(message.event, message.from);
+    const execution = internals.execution(executionId);
+    if ("source" in message) execution?.toSource(message.source, message.event);
+    else if ("live" in message) await execution?.send(message.event);
+    else await execution?.receive(message.event, message.from);
   };
   const runs = new Set<Promise<void>>();
   let stopping = false;
