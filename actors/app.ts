@@ -52,6 +52,11 @@ export interface AppPort extends AppInternals {
   warn(warning: Warning): void;
   /** Marks the app as a fleet worker's (loomwork/postgres createWorker): its child executions are submitted to the fleet, its tree's messages and stops go through the inbox. */
   fleetWorker(): void;
+  /**
+   * A fleet worker's resume of an execution it claimed; `firstClaim` (the lease's first epoch): the custom actions of
+   * the submitted first macrostep run now, once (the submitter planned it and ran nothing).
+   */
+  resumeClaimed(executionId: string, firstClaim: boolean): Promise<JournaledActor>;
   /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
   onForget(listener: (executionIds: readonly string[]) => void): () => void;
 }
@@ -227,11 +232,21 @@ export class App {
     logic?: TLogic,
   ): Promise<JournaledActor<TLogic>>;
   async resume(executionId: string, logic?: AnyStateMachine): Promise<JournaledActor> {
+    return this.resumeWith(executionId, logic, {});
+  }
+
+  // A resume; `firstRun`: a fleet worker's first claim of a submitted execution, whose first macrostep (planned by the
+  // submitter, which runs nothing) has its custom actions run now, once.
+  private async resumeWith(
+    executionId: string,
+    logic: AnyStateMachine | undefined,
+    options: { firstRun?: boolean },
+  ): Promise<JournaledActor> {
     this.assertOpen("resume an execution");
     return this.running.resumeOnce(executionId, async () => {
       const { execution, info } = await this.host.rebuild(executionId, logic);
       if (info.subject !== undefined) await assertSubjectOpen(this.lifecycle, info.subject, executionId);
-      await this.running.admit(execution, () => execution.recover(), { fresh: true });
+      await this.running.admit(execution, () => execution.recover(options), { fresh: true });
       if (execution.ended) this.host.ended(execution);
       else await this.tree.stopOrphan(execution);
       return execution.ref;
@@ -373,6 +388,7 @@ export class App {
       maintenance: (role) => app.maintenance(role),
       warn: (warning) => app.host.warn(warning),
       fleetWorker: () => void (app.onFleet = true),
+      resumeClaimed: (executionId, firstClaim) => app.resumeWith(executionId, undefined, { firstRun: firstClaim }),
       onForget: (listener) => {
         app.forgetListeners.add(listener);
         return () => app.forgetListeners.delete(listener);

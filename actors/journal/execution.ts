@@ -199,7 +199,7 @@ export class Execution {
    * `observe: false` rebuilds the state only, to measure or read it: no inspection events, no hooks
    * (warnings), and nothing runs afterwards.
    */
-  async recover(options: { observe?: boolean } = {}): Promise<void> {
+  async recover(options: { observe?: boolean; firstRun?: boolean } = {}): Promise<void> {
     const observe = options.observe !== false;
     const journal = this.host.journal;
     const stored = await journal.getSnapshot(this.executionId);
@@ -212,7 +212,9 @@ export class Execution {
       this.replay.fromSnapshotSeq = stored.seq;
     }
     const tail = await journal.readForReplay(this.executionId, from);
+    let last: Macrostep | undefined;
     const folded = foldRecords(this.plan, { state: this.state, seq: this.head }, tail, (step) => {
+      last = step;
       if (step.records[0]!.type === STEP_COMPLETED || step.records[0]!.type === STEP_FAILED)
         this.replay.stepsServedFromLog++;
       this.replay.recordsReplayed += step.records.length;
@@ -233,6 +235,14 @@ export class Execution {
     this.replay.stepsToRun = this.ended ? 0 : Object.keys(this.state.pending).length;
     if (!observe) return;
     this.observers.announce(); // a resume from a snapshot with no tail has replayed no macrostep to announce it with
+    // A submitted execution's first claim: its log is the submitter's first macrostep, whose actions nobody ran.
+    if (options.firstRun && last?.records[0]?.type === EXECUTION_STARTED && last.actions.length > 0) {
+      try {
+        this.runActions(last.actions);
+      } catch (thrown) {
+        return this.failInAction(last, thrown);
+      }
+    }
     if (!this.ended) {
       for (const pending of Object.values(this.state.pending)) this.runEffect(pending);
       for (const timerId of Object.keys(this.state.timers)) this.armTimer(timerId);
@@ -336,22 +346,27 @@ export class Execution {
     // Durable: its custom actions and log()s run now, once (replay never runs them); a throw ends the execution.
     let emitted: AnyEventObject[];
     try {
-      // A custom action's send to an actor elsewhere in the tree (a ref system.get found) goes to it at once.
-      emitted = withLiveSends(
-        (address, event) =>
-          void this.host.sendLive(address, event).catch((error: unknown) =>
-            this.host.warn({
-              code: WARNING_CODES.messageUndelivered,
-              message: `an action's send of "${event.type}" to "${address.executionId}" was not delivered: ${errorText(serializeError(error))}`,
-              executionId: this.executionId,
-            }),
-          ),
-        () => runLiveActions(step.actions),
-      );
+      emitted = this.runActions(step.actions);
     } catch (thrown) {
       return this.failInAction(step, thrown);
     }
     this.apply(step, emitted);
+  }
+
+  // A macrostep's custom actions, log()s and emit()s, run live; a throw propagates.
+  private runActions(actions: Macrostep["actions"]): AnyEventObject[] {
+    // A custom action's send to an actor elsewhere in the tree (a ref system.get found) goes to it at once.
+    return withLiveSends(
+      (address, event) =>
+        void this.host.sendLive(address, event).catch((error: unknown) =>
+          this.host.warn({
+            code: WARNING_CODES.messageUndelivered,
+            message: `an action's send of "${event.type}" to "${address.executionId}" was not delivered: ${errorText(serializeError(error))}`,
+            executionId: this.executionId,
+          }),
+        ),
+      () => runLiveActions(actions),
+    );
   }
 
   // Sends messages of the tree in order after their macrostep is durable; the delivered ones are acknowledged in this

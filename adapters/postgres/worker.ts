@@ -247,7 +247,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const runOne = async (entry: Held): Promise<void> => {
     let release = false;
     try {
-      entry.actor = await app.resume(entry.executionId);
+      // The first claim of a submitted execution runs its first macrostep's actions (the submitter ran none).
+      entry.actor = await internals.resumeClaimed(entry.executionId, entry.epoch === "1");
       void deliver(entry);
       await app.result(entry.executionId).catch((error: unknown) => {
         if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError))

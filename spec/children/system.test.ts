@@ -16,6 +16,7 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { memoryStores } from "../../stores/memory.js";
 import { EVENT_RECEIVED } from "../../stores/schema.js";
+import { siblings } from "./systemMachines.js";
 
 async function until(predicate: () => boolean | Promise<boolean>): Promise<void> {
   const start = Date.now();
@@ -30,47 +31,6 @@ async function onXState(machine: AnyStateMachine): Promise<unknown> {
   await until(() => actor.getSnapshot().status !== "active");
   return actor.getSnapshot().output;
 }
-
-// A caller child asks a sibling found by its systemId; the sibling answers the caller, found the same way.
-const answerer = setup({}).createMachine({
-  id: "answerer",
-  on: {
-    ASK: { actions: sendTo(({ system }) => system.get("caller") as AnyActorRef, { type: "ANSWER", n: 42 }) },
-  },
-});
-const caller = setup({ types: { context: {} as { n: number } } }).createMachine({
-  id: "caller",
-  context: { n: 0 },
-  initial: "asking",
-  states: {
-    asking: {
-      entry: sendTo(({ system }) => system.get("answerer") as AnyActorRef, { type: "ASK" }),
-      on: { ANSWER: { target: "done", actions: assign({ n: ({ event }) => event.n }) } },
-    },
-    done: { type: "final" },
-  },
-  output: ({ context }) => context.n,
-});
-const siblings = setup({ actors: { answerer, caller }, types: { context: {} as { n: number } } }).createMachine({
-  id: "siblings",
-  context: { n: 0 },
-  initial: "running",
-  states: {
-    running: {
-      invoke: [
-        { id: "a", src: "answerer", systemId: "answerer" },
-        {
-          id: "c",
-          src: "caller",
-          systemId: "caller",
-          onDone: { target: "done", actions: assign({ n: ({ event }) => Number(event.output) }) },
-        },
-      ],
-    },
-    done: { type: "final" },
-  },
-  output: ({ context }) => context.n,
-});
 
 describe("one registry per tree", () => {
   it("finds a sibling child execution by its systemId: messages between siblings, journaled and exactly once", async () => {

@@ -1,0 +1,99 @@
+// One registry per tree on the fleet (ADR 0012 D4, D9): children claimed by any worker find their siblings and their
+// parent's callback actor by systemId; a message to a sibling goes through its inbox (journaled once, with its sender),
+// one to a live source reaches the worker holding it and the source there, live.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { EVENT_RECEIVED } from "../../stores/schema.js";
+import { earHolder, siblings } from "../children/systemMachines.js";
+import { setup } from "xstate";
+import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+
+let server: PgServer;
+beforeAll(async () => {
+  server = await startPostgres();
+});
+afterAll(async () => {
+  await server?.dispose();
+});
+
+// A submitted execution whose first macrostep has a custom action: the submitter plans it and runs nothing.
+const greetings: string[] = [];
+const greeter = setup({}).createMachine({
+  id: "greeter",
+  entry: () => greetings.push("hello"),
+  on: { BYE: { target: ".gone", actions: () => greetings.push("bye") } },
+  initial: "here",
+  states: { here: {}, gone: { type: "final" } },
+});
+
+async function fleet(workers: number) {
+  const schema = freshSchema("treesystem");
+  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
+  const all: PostgresStores[] = [];
+  const running: Worker[] = [];
+  for (let n = 0; n < workers; n++) {
+    const stores = await open();
+    all.push(stores);
+    running.push(
+      await createWorker({
+        stores,
+        logics: [siblings, earHolder, greeter],
+        effects: {},
+        concurrency: 4,
+        leaseMs: 2_000,
+        pollMs: 100,
+        drainMs: 5_000,
+        signals: [],
+      }),
+    );
+  }
+  const submitter = await open();
+  all.push(submitter);
+  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
+  return {
+    app,
+    send: (executionId: string, event: { type: string }) => submitter.send(executionId, event),
+    async close() {
+      for (const worker of running) await worker.stop();
+      await app.close();
+      for (const stores of all) await stores.close();
+      await dropSchema(server.url, schema);
+    },
+  };
+}
+
+describe("one registry per tree on the fleet", () => {
+  it("siblings on any worker message each other by systemId, once; a child reaches its parent's callback actor", async () => {
+    const f = await fleet(2);
+    try {
+      await f.app.submit(siblings, { executionId: "s1" });
+      await f.app.submit(earHolder, { executionId: "e1" });
+      expect(await f.app.result("s1")).toBe(42);
+      const asked = (await f.app.log("s1/a")).filter((r) => r.type === EVENT_RECEIVED);
+      expect(asked).toEqual([
+        expect.objectContaining({ event: { type: "ASK" }, from: expect.objectContaining({ executionId: "s1/c" }) }),
+      ]);
+      expect(await f.app.result("e1")).toBe("heard");
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+});
+
+describe("a submitted execution on the fleet", () => {
+  it("runs its first macrostep's custom actions once, on the worker that first claims it", async () => {
+    const f = await fleet(2);
+    try {
+      await f.app.submit(greeter, { executionId: "g1" });
+      const until = Date.now() + 20_000;
+      while (greetings.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      await f.send("g1", { type: "BYE" });
+      await f.app.result("g1");
+      expect(greetings).toEqual(["hello", "bye"]);
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+});
