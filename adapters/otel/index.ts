@@ -24,6 +24,7 @@ import {
   STEP_FAILED,
 } from "../../stores/schema.js";
 import { isObject } from "../../stores/shapes.js";
+import { CHILD_EFFECT_ID } from "../../actors/journal/children.js";
 
 /** Options of `instrumentApp`. */
 export interface InstrumentOptions {
@@ -95,22 +96,53 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
   const calls = new Map<string, CallsByStep>();
   const effectOf = (effectId: string) => app.config.effects[effectId];
 
+  // A child execution's step in its parent (effect `loom.child`), open from the child's start to the step's outcome,
+  // so the child's spans nest under it; keyed `<parent id> <step id>`.
+  const childSteps = new Map<string, Span>();
+  const childStepOf = (link: { executionId: string; stepId: string }) => {
+    const key = `${link.executionId} ${link.stepId}`;
+    let span = childSteps.get(key);
+    if (!span) {
+      const attributes: Attributes = {
+        "loomwork.execution.id": link.executionId,
+        "loomwork.step.id": link.stepId,
+        "loomwork.effect.id": CHILD_EFFECT_ID,
+      };
+      span = tracer.startSpan(
+        `loomwork.step ${CHILD_EFFECT_ID}`,
+        { attributes },
+        executionOf(link.executionId, undefined).context,
+      );
+      childSteps.set(key, span);
+    }
+    return span;
+  };
+
   const executionOf = (executionId: string, first: JournalRecord | undefined) => {
     let open = executions.get(executionId);
     if (!open) {
       const attributes: Attributes = { "loomwork.execution.id": executionId };
       const started = first?.type === EXECUTION_STARTED ? first : undefined;
+      let within = context.active();
       if (started) {
         if (started.logicId !== undefined) attributes["loomwork.logic.id"] = started.logicId;
         if (payloads && started.subject !== undefined) attributes["loomwork.subject"] = started.subject;
         if (payloads && started.input !== undefined) attributes["loomwork.input"] = json(started.input);
+        const link = parentLinkOf(started.parent);
+        if (link) {
+          // A child execution: under its parent's step, in its root's trace.
+          attributes["loomwork.parent.execution.id"] = link.executionId;
+          if (typeof started.root === "string") attributes["loomwork.root.execution.id"] = started.root;
+          within = trace.setSpan(context.active(), childStepOf(link));
+        }
       } else {
         attributes["loomwork.execution.resumed"] = true;
       }
-      const span = tracer.startSpan(`loomwork.execution ${started?.logicId ?? executionId}`, {
-        kind: SpanKind.INTERNAL,
-        attributes,
-      });
+      const span = tracer.startSpan(
+        `loomwork.execution ${started?.logicId ?? executionId}`,
+        { kind: SpanKind.INTERNAL, attributes },
+        within,
+      );
       const prompt = started && isObject(started.input) ? started.input.prompt : undefined;
       open = {
         span,
@@ -187,6 +219,7 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       ranSteps.delete(key);
       const output = first.type === STEP_COMPLETED ? first.output : undefined;
       if (ran) endStep(ran, output);
+      else endChildStep(executionId, first.stepId, first.type === STEP_COMPLETED);
       if (ran && effectOf(ran.effectId)?.kind === "llm") rememberCalls(executionId, first.stepId, output);
     }
     // The macrostep ran from its input's time to the durable append of its records (now).
@@ -240,6 +273,17 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
     span.end(end);
   };
 
+  // A child step's outcome journaled in its parent: its span (open since the child started) ends.
+  const endChildStep = (executionId: string, stepId: string, ok: boolean) => {
+    const key = `${executionId} ${stepId}`;
+    const span = childSteps.get(key);
+    if (!span) return;
+    childSteps.delete(key);
+    span.setAttribute("loomwork.step.ok", ok);
+    if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: "the child execution failed" });
+    span.end();
+  };
+
   const flushSteps = (executionId?: string) => {
     for (const [key, ran] of ranSteps) {
       if (executionId !== undefined && ran.executionId !== executionId) continue;
@@ -266,6 +310,8 @@ export function instrumentApp(app: Pick<App, "on" | "config">, options: Instrume
       calls.clear();
       for (const open of executions.values()) endExecution(open, undefined);
       executions.clear();
+      for (const span of childSteps.values()) span.end();
+      childSteps.clear();
     },
   };
 }
@@ -340,4 +386,11 @@ function outputMessageOf(reply: Record<string, unknown>, turn: string | undefine
 function json(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > MAX_PAYLOAD ? `${text.slice(0, MAX_PAYLOAD)}…` : text;
+}
+
+// EXECUTION_STARTED's `parent` (a child execution's link), if it has one.
+function parentLinkOf(value: unknown): { executionId: string; stepId: string } | undefined {
+  return isObject(value) && typeof value.executionId === "string" && typeof value.stepId === "string"
+    ? { executionId: value.executionId, stepId: value.stepId }
+    : undefined;
 }

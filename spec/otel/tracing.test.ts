@@ -24,6 +24,7 @@ import {
   type Model,
   type Stores,
 } from "../../index.js";
+import { parent } from "../children/machines.js";
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -256,5 +257,40 @@ describe("loomwork/otel", () => {
     expect(execution!.attributes["loomwork.execution.status"]).toBe("error");
     expect(execution!.status.code).toBe(2);
     await app.close();
+  });
+
+  it("nests a child execution's span under its parent's step, and its steps under it", async () => {
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: { double: createToolEffect(async (n: number) => n * 2) },
+      }),
+    );
+    const tracing = instrumentApp(app, { tracer });
+    await app.start(parent, { executionId: "tree-1" });
+    await app.result("tree-1");
+    tracing.dispose();
+    const spans = exporter.getFinishedSpans();
+    const parentSpan = spans.find(
+      (s) => s.attributes["loomwork.execution.id"] === "tree-1" && s.name.startsWith("loomwork.execution"),
+    );
+    const childStep = spans.find(
+      (s) => s.name.startsWith("loomwork.step") && s.attributes["loomwork.step.id"] === "parent#w:1",
+    );
+    const childSpan = spans.find(
+      (s) => s.attributes["loomwork.execution.id"] === "tree-1/w" && s.name.startsWith("loomwork.execution"),
+    );
+    const grandStep = spans.find(
+      (s) => s.name.startsWith("execute_tool") && s.attributes["loomwork.effect.id"] === "double",
+    );
+    expect(parentSpan && childStep && childSpan && grandStep).toBeTruthy();
+    expect(childStep!.name).toBe("loomwork.step loom.child");
+    expect(named(spans, "loomwork.step loom.child")).toHaveLength(1);
+    expect(parentOf(childStep!)).toBe(parentSpan!.spanContext().spanId);
+    expect(parentOf(childSpan!)).toBe(childStep!.spanContext().spanId);
+    expect(parentOf(grandStep!)).toBe(childSpan!.spanContext().spanId);
+    expect(childSpan!.spanContext().traceId).toBe(parentSpan!.spanContext().traceId);
+    expect(childSpan!.attributes["loomwork.parent.execution.id"]).toBe("tree-1");
+    expect(childSpan!.attributes["loomwork.root.execution.id"]).toBe("tree-1");
   });
 });
