@@ -84,6 +84,7 @@ export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } 
 export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
 export type { RetryOptions, Next } from "./actors/effects/retry.js";
 export type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./actors/journal/unfinished.js";
+export type { ExecutionsQuery } from "./actors/journal/executionsQuery.js";
 export type { RuntimeEvents, Warning } from "./actors/bus.js";
 export {
   NonDeterminismError,

@@ -1,6 +1,7 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine } from "xstate";
-import type { JournalRecord, Stores } from "../stores/types.js";
+import type { ExecutionInfo, JournalRecord, Stores } from "../stores/types.js";
+import { checkExecutionsQuery, selectExecutions, type ExecutionsQuery } from "./journal/executionsQuery.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals } from "./appHost.js";
 import type { StartOptions } from "./logics.js";
@@ -318,6 +319,16 @@ export class App {
     if (!this.running.has(executionId) && (await this.stores.events.head(executionId)) === 0)
       throw new UnknownExecutionError(executionId);
     return this.host.effects.meter.usage(executionId);
+  }
+
+  /**
+   * The catalogue's executions, ordered by id: every one, or those a query selects (`{ root }`: the tree under an
+   * execution, its child executions at any depth; `subject`, `status`). Read from the stores: executions other apps
+   * run on them too.
+   */
+  async executions(query: ExecutionsQuery = {}): Promise<ExecutionInfo[]> {
+    checkExecutionsQuery(query);
+    return selectExecutions(await this.stores.events.listExecutions(), query);
   }
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */

@@ -17,6 +17,15 @@ function catalogued(info: ExecutionInfo, record: JournalRecord): ExecutionInfo {
       if (typeof record.logicId === "string") next.logicId = record.logicId;
       if (typeof record.machineHash === "string") next.machineHash = record.machineHash;
       if (typeof record.version === "string") next.version = record.version;
+      const parent: unknown = record.parent;
+      if (
+        typeof parent === "object" &&
+        parent !== null &&
+        "executionId" in parent &&
+        typeof parent.executionId === "string"
+      )
+        next.parentId = parent.executionId;
+      if (typeof record.root === "string") next.rootId = record.root;
       return next;
     }
     case EXECUTION_ENDED:

@@ -37,6 +37,10 @@ export interface ExecutionInfo {
   endedAt?: number;
   /** Seq of the last record appended (live or archived). */
   head: number;
+  /** A child execution's parent (its EXECUTION_STARTED's `parent.executionId`, ADR 0012); absent for a root. */
+  parentId?: string;
+  /** A child execution's root, the execution its tree started from (EXECUTION_STARTED's `root`); absent for a root. */
+  rootId?: string;
   /**
    * Set when the store found the execution's journal damaged (a bad frame, a missing or cut log, a log
    * behind its snapshot): reads and resumes are refused with `JournalCorruptionError` until the file is

@@ -48,6 +48,8 @@ interface ExecutionRow {
   logic_id: string | null;
   machine_hash: string | null;
   logic_version: string | null;
+  parent_id: string | null;
+  root_id: string | null;
   status: ExecutionStatus;
   started_at: number;
   ended_at: number | null;
@@ -69,6 +71,8 @@ function infoOf(row: ExecutionRow): ExecutionInfo {
   if (row.machine_hash !== null) info.machineHash = row.machine_hash;
   if (row.logic_version !== null) info.version = row.logic_version;
   if (row.ended_at !== null) info.endedAt = row.ended_at;
+  if (row.parent_id !== null) info.parentId = row.parent_id;
+  if (row.root_id !== null) info.rootId = row.root_id;
   return info;
 }
 
@@ -76,7 +80,7 @@ function infoOf(row: ExecutionRow): ExecutionInfo {
 const APPEND_STATEMENT = "lw_append";
 
 const EXECUTION_COLUMNS =
-  "execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head";
+  "execution_id, subject, logic_id, machine_hash, logic_version, parent_id, root_id, status, started_at, ended_at, head";
 
 /** `EventStore` on PostgreSQL; see `postgresStores`. */
 export class PostgresEventStore implements EventStore {
@@ -94,8 +98,8 @@ export class PostgresEventStore implements EventStore {
         WHERE execution_id = $1 AND owner = $12 AND epoch = $13::bigint AND lease_until > clock_timestamp()
         FOR SHARE
       ), cat AS (
-        INSERT INTO ${s}.executions (execution_id, subject, logic_id, machine_hash, logic_version, status, started_at, ended_at, head)
-        SELECT $1, $5, $6, $17, $18, $7, $8, $9, $4
+        INSERT INTO ${s}.executions (execution_id, subject, logic_id, machine_hash, logic_version, parent_id, root_id, status, started_at, ended_at, head)
+        SELECT $1, $5, $6, $17, $18, $20, $21, $7, $8, $9, $4
         WHERE ($12::text IS NULL OR EXISTS (SELECT 1 FROM fence))
           AND ($2 = 0 OR EXISTS (SELECT 1 FROM ${s}.executions WHERE execution_id = $1))
         ON CONFLICT (execution_id) DO UPDATE SET
@@ -107,6 +111,8 @@ export class PostgresEventStore implements EventStore {
           machine_hash = CASE WHEN $10 OR $19 THEN COALESCE(EXCLUDED.machine_hash, ${s}.executions.machine_hash) ELSE ${s}.executions.machine_hash END,
           logic_version = CASE WHEN $19 THEN EXCLUDED.logic_version WHEN $10 THEN COALESCE(EXCLUDED.logic_version, ${s}.executions.logic_version) ELSE ${s}.executions.logic_version END,
           started_at = CASE WHEN $10 THEN EXCLUDED.started_at ELSE ${s}.executions.started_at END,
+          parent_id = CASE WHEN $10 THEN EXCLUDED.parent_id ELSE ${s}.executions.parent_id END,
+          root_id = CASE WHEN $10 THEN EXCLUDED.root_id ELSE ${s}.executions.root_id END,
           status = CASE WHEN $10 OR $11 THEN EXCLUDED.status ELSE ${s}.executions.status END,
           ended_at = CASE WHEN $11 THEN EXCLUDED.ended_at ELSE ${s}.executions.ended_at END
         WHERE ${s}.executions.head = $2
@@ -169,6 +175,8 @@ export class PostgresEventStore implements EventStore {
           info.machineHash ?? null,
           info.version ?? null,
           migrated,
+          info.parentId ?? null,
+          info.rootId ?? null,
         ],
         APPEND_STATEMENT,
       );

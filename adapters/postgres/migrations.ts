@@ -107,6 +107,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ) h ON true
       WHERE e.execution_id = r.execution_id;`,
   },
+  {
+    version: 4,
+    name: "the catalogue links a child execution to its parent and root",
+    // Rows of child executions started before: filled from their start record (seq 1) when it is still in the live
+    // log and names a parent (ADR 0012); a start archived keeps NULL (ExecutionInfo then has no parentId or rootId).
+    sql: (s) => `
+      ALTER TABLE ${s}.executions ADD COLUMN parent_id text, ADD COLUMN root_id text;
+      UPDATE ${s}.executions e SET
+        parent_id = r.body::json->'parent'->>'executionId',
+        root_id = r.body::json->>'root'
+      FROM ${s}.records r
+      WHERE r.execution_id = e.execution_id AND r.seq = 1 AND r.body LIKE '%"parent"%'
+        AND r.body::json->>'type' = 'loom.execution.started' AND r.body::json->'parent'->>'executionId' IS NOT NULL;`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */

@@ -28,6 +28,21 @@ export function describeChildrenSuite(name: string, harness: AdapterHarness): vo
           expect(log.at(-1)).toMatchObject({ status: "done" });
         }
         expect((await app.log("p1/w"))[0]).toMatchObject({ type: EXECUTION_STARTED, parent: { executionId: "p1" } });
+        // The catalogue links the child to its parent and root; app.executions({ root }) lists the tree, root first.
+        await app.start(parent, { executionId: "other" });
+        await app.result("other");
+        const tree = await app.executions({ root: "p1" });
+        expect(tree.map((info) => [info.executionId, info.parentId, info.rootId])).toEqual([
+          ["p1", undefined, undefined],
+          ["p1/w", "p1", "p1"],
+        ]);
+        expect((await app.executions({ root: "p1/w" })).map((info) => info.executionId)).toEqual(["p1/w"]);
+        expect((await app.executions()).map((info) => info.executionId).sort()).toEqual([
+          "other",
+          "other/w",
+          "p1",
+          "p1/w",
+        ]);
         await app.close();
       }),
     );

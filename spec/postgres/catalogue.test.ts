@@ -1,6 +1,7 @@
 // The Postgres catalogue keeps the logic version and machine hash (migration 3), as every adapter's
 // catalogue does: a migrated execution resumed from Postgres runs the version it was moved to. A schema a
-// loomwork of migration level 2 made (no such columns) migrates at open, fills them from the log, and reads.
+// loomwork of migration level 2 made (no such columns) migrates at open, fills them from the log, and reads; one of level
+// 3 gets a child execution's parent and root (migration 4).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -12,6 +13,8 @@ import type { ExecutionInfo, Stores } from "../../stores/types.js";
 import { countedEffects, flow } from "../upgrades/support.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 import { migrate } from "../../upgrades.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
+import { parent } from "../children/machines.js";
 
 let server: PgServer;
 const schemas: string[] = [];
@@ -102,7 +105,7 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
   });
 
   it("a schema made at migration level 2 migrates to the current level at open, fills the columns from the log, and reads", async () => {
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     // What a loomwork of level 2 left: its two migrations, and the rows its append wrote (no hash, no version).
     const schema = freshSchema("lvl2");
     schemas.push(schema);
@@ -151,6 +154,52 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
     expect(await finish(stores, "parked")).toEqual({ trail: ["parked", "done:prepare", "done:finish"] });
     // After the upgrade, appends keep the columns as a level-3 schema does: the end moved nothing of them.
     expect(await stores.events.getExecution("moved")).toMatchObject({ status: "done", version: "2" });
+    await stores.close();
+  });
+
+  it("a schema made at migration level 3 migrates to level 4: a child execution's row gets its parent and root from its start", async () => {
+    const schema = freshSchema("lvl3");
+    schemas.push(schema);
+    const s = `"${schema}"`;
+    const memory = memoryStores();
+    const app = createApp(
+      defineConfig({ stores: memory, effects: { double: createToolEffect(async (n: number) => n * 2) } }),
+    );
+    await app.start(parent, { executionId: "t" });
+    await app.result("t");
+    await app.close();
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await client.query(
+        `CREATE SCHEMA ${s}; CREATE TABLE ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+        await client.query(m.sql(s));
+        await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      }
+      for (const id of ["t", "t/w"]) {
+        const info = (await memory.events.getExecution(id))!;
+        await client.query(
+          `INSERT INTO ${s}.executions (execution_id, subject, logic_id, status, started_at, ended_at, head) VALUES ($1, NULL, $2, $3, $4, $5, $6)`,
+          [id, info.logicId, info.status, info.startedAt, info.endedAt ?? null, info.head],
+        );
+        for (const record of await memory.events.read(id))
+          await client.query(`INSERT INTO ${s}.records (execution_id, seq, body) VALUES ($1, $2, $3)`, [
+            id,
+            record.seq,
+            JSON.stringify(record),
+          ]);
+      }
+    } finally {
+      await client.end();
+    }
+    const stores = await postgresStores({ url: server.url, schema });
+    expect(await stores.db.version()).toBe(SCHEMA_VERSION);
+    expect(await stores.events.getExecution("t/w")).toMatchObject({ parentId: "t", rootId: "t" });
+    const root = await stores.events.getExecution("t");
+    expect(root?.parentId).toBeUndefined();
+    expect(root?.rootId).toBeUndefined();
     await stores.close();
   });
 });
