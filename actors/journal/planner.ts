@@ -316,7 +316,9 @@ export function planMacrostep(
   // plans no spawnChild action, so the children the transition added beyond the actions' are planned here.
   const before: Record<string, unknown> = previous?.snapshot.children ?? {};
   const children: Record<string, AnyActorRef | undefined> = next.children;
-  for (const [childId, ref] of Object.entries(children)) {
+  // XState copies the map only when it spawns or stops: the same map has nothing new (a fan-out's 1,000 outcomes
+  // would each walk 1,000 children).
+  for (const [childId, ref] of children === before ? [] : Object.entries(children)) {
     if (!ref || childId in before || spawned.has(childId) || state.pending[childId]) continue;
     const options: unknown = "options" in ref ? ref.options : undefined;
     const input = typeof options === "object" && options !== null && "input" in options ? options.input : undefined;
@@ -484,13 +486,17 @@ function messageTarget(state: RuntimeState, to: unknown): string | undefined {
   return pending && childSpecOf(pending)?.executionId;
 }
 
-// The children of a snapshot that still run under the runtime (a pending step, a live source): those XState's system
-// would still hold, so their systemIds are registered for system.get.
+// The children of a snapshot that still run under the runtime (a pending step, a live source) and have a systemId:
+// those XState's system would still hold, registered again for system.get. Only those: a fan-out of 1,000 children
+// without systemIds built a map of 1,000 refs for each of its 1,000 outcomes.
 function runningChildren(state: RuntimeState): Record<string, AnyActorRef | undefined> | undefined {
   let running: Record<string, AnyActorRef | undefined> | undefined;
   const children: Record<string, AnyActorRef | undefined> = state.snapshot.children;
-  for (const [id, ref] of Object.entries(children))
-    if (state.pending[id] || state.sources?.[id]) (running ??= {})[id] = ref;
+  for (const id in children) {
+    const ref = children[id];
+    if (ref && "systemId" in ref && typeof ref.systemId === "string" && (state.pending[id] || state.sources?.[id]))
+      (running ??= {})[id] = ref;
+  }
   return running;
 }
 
