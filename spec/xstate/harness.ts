@@ -251,7 +251,15 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
   const xTrace: Trace = { actions: [], emitted: [], random: prng(33) };
   const lTrace: Trace = { actions: [], emitted: [], random: prng(33) };
   const clock = new ControlledClock();
-  harnessTimers.clock = clock.forApp({}); // an actor's own timers (callback actors), on the same clock
+  // An actor's own timers (callback actors), on the same clock, owned by the runtime whose code arms them (the one the
+  // harness is on then: XState starts its callbacks in its start, loomwork its live sources once their macrostep is
+  // durable, both inside the harness's call): a timer's callback then runs on its runtime's side.
+  const xSide = {};
+  const lSide = {};
+  const sides = { x: clock.forApp(xSide), l: clock.forApp(lSide), shared: clock.forApp({}) };
+  harnessTimers.clock = {
+    setTimer: (fn, ms) => (sink === xTrace ? sides.x : sink === lTrace ? sides.l : sides.shared).setTimer(fn, ms),
+  };
   const stores = memoryStores();
   const executionId = `xconf-${entry.name}`;
   const result = (verdict: Verdict): MachineResult => ({
@@ -394,10 +402,10 @@ export async function runMachine(entry: CorpusMachine): Promise<MachineResult> {
       if (step.advance !== undefined) {
         // A timer's callback runs on the side of the runtime that armed it (its actions' side effects are that runtime's).
         await clock.advance(step.advance, async (owner, fn) => {
-          if (owner === xOwner) {
+          if (owner === xOwner || owner === xSide) {
             await onX(fn);
             await settleX();
-          } else if (owner === loom!.owner) {
+          } else if (owner === loom!.owner || owner === lSide) {
             await onL(fn);
             await settleL();
           } else {
