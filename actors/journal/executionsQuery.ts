@@ -37,17 +37,25 @@ export function checkExecutionsQuery(query: unknown): asserts query is Execution
 
 /** The entries `query` selects, ordered by execution id (a parent before its children). */
 export function selectExecutions(all: readonly ExecutionInfo[], query: ExecutionsQuery): ExecutionInfo[] {
-  let picked: readonly ExecutionInfo[] = all;
-  if (query.root !== undefined) {
-    const children = new Map<string, ExecutionInfo[]>();
-    for (const info of all)
-      if (info.parentId !== undefined) children.set(info.parentId, [...(children.get(info.parentId) ?? []), info]);
-    const tree: ExecutionInfo[] = all.filter((info) => info.executionId === query.root);
-    for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!.executionId) ?? []));
-    picked = tree;
-  }
-  return picked
+  return (query.root === undefined ? [...all] : treeUnder(all, query.root))
     .filter((info) => query.subject === undefined || info.subject === query.subject)
     .filter((info) => query.status === undefined || info.status === query.status)
-    .sort((a, b) => (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0));
+    .sort(byExecutionId);
+}
+
+/** The execution `root` (when listed) and every execution below it by parent links, at any depth, in no set order. */
+export function treeUnder<T extends { executionId: string; parentId?: string }>(all: Iterable<T>, root: string): T[] {
+  const children = new Map<string, T[]>();
+  const tree: T[] = [];
+  for (const entry of all) {
+    if (entry.executionId === root) tree.push(entry);
+    if (entry.parentId !== undefined) children.set(entry.parentId, [...(children.get(entry.parentId) ?? []), entry]);
+  }
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!.executionId) ?? []));
+  return tree;
+}
+
+/** Orders by execution id, code unit by code unit (a parent's id is a prefix of its children's). */
+export function byExecutionId(a: { executionId: string }, b: { executionId: string }): number {
+  return a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0;
 }

@@ -10,6 +10,8 @@ import { processWarning, type RuntimeEvents, type Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
 import { WARNING_CODES } from "../constants.js";
 import { emptyUsage, foldUsage, type ExecutionUsage } from "../effects/capabilities.js";
+import { isObject } from "../../stores/shapes.js";
+import { byExecutionId, treeUnder } from "./executionsQuery.js";
 
 /** One execution as the read model shows it. */
 export interface ExecutionView {
@@ -27,6 +29,10 @@ export interface ExecutionView {
   lastStoppedAt?: ChainLayer;
   /** Tool calls parked until a human's TOOL_APPROVAL (`needsApproval`), oldest first. */
   pendingApprovals: PendingApproval[];
+  /** A child execution's parent (docs/actors.md); absent for a root. */
+  parentId?: string;
+  /** A child execution's root; absent for a root. */
+  rootId?: string;
 }
 
 export interface ExecutionsContext {
@@ -66,6 +72,9 @@ function fold(
         view.logicId ??= record.logicId;
         if (typeof record.subject === "string") view.subject ??= record.subject;
         view.startedAt ??= record.at;
+        if (isObject(record.parent) && typeof record.parent.executionId === "string")
+          view.parentId ??= record.parent.executionId;
+        if (typeof record.root === "string") view.rootId ??= record.root;
         break;
       case STEP_COMPLETED:
         view.steps.completed++;
@@ -99,6 +108,8 @@ export function createExecutionsStore(isModel: (effectId: string) => boolean) {
           if (info.logicId !== undefined) view.logicId ??= info.logicId;
           if (info.subject !== undefined) view.subject ??= info.subject;
           view.startedAt ??= info.startedAt;
+          if (info.parentId !== undefined) view.parentId ??= info.parentId;
+          if (info.rootId !== undefined) view.rootId ??= info.rootId;
           if (info.head > view.head) {
             view.status = info.status;
             view.head = info.head;
@@ -142,6 +153,8 @@ export interface ReadModels {
   /** Every execution, ordered by id. */
   list(): ExecutionView[];
   execution(executionId: string): ExecutionView | undefined;
+  /** The tree under an execution: its view and its child executions' at any depth, ordered by id (empty: unknown). */
+  tree(executionId: string): ExecutionView[];
   /** Drops the views of these executions (an erasure: the views are the subject's data too). */
   forget(executionIds: readonly string[]): void;
   /** Stops listening to the app. */
@@ -208,11 +221,10 @@ export function readModelsOver(app: ReadModelsSource): ReadModels {
   return {
     executions,
     ready,
-    list: () =>
-      Object.values(executions.getSnapshot().context.executions).sort((a, b) =>
-        a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0,
-      ),
+    list: () => Object.values(executions.getSnapshot().context.executions).sort(byExecutionId),
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
+    tree: (executionId) =>
+      treeUnder(Object.values(executions.getSnapshot().context.executions), executionId).sort(byExecutionId),
     forget,
     dispose: () => {
       unbindAppend();

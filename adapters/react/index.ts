@@ -9,6 +9,7 @@ import type { PendingApproval } from "../../actors/agents/approvals.js";
 import type { ExecutionStream, StreamOptions } from "../../actors/agents/streams.js";
 import type { StreamPart } from "../../actors/agents/deltas.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
+import { byExecutionId, treeUnder } from "../../actors/journal/executionsQuery.js";
 
 /** What the hooks read of an actor: a `JournaledActor`, or anything with its `getSnapshot` and `subscribe`. */
 export interface SnapshotSource<TSnapshot> {
@@ -81,6 +82,26 @@ export function useExecutions(models: ReadModels): ExecutionView[] {
   const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
   const select = useSelection(
     (snapshot: ReturnType<typeof store.getSnapshot>) => sortedViews(snapshot.context.executions),
+    sameViews,
+  );
+  const read = () => select(store.getSnapshot());
+  return useSyncExternalStore(subscribe, read, read);
+}
+
+/**
+ * The tree under an execution from the read models (docs/actors.md): its view and its child executions' at any
+ * depth, ordered by id (a parent before its children; `parentId` links them), re-rendered as any of them moves.
+ *
+ * @example
+ * const tree = useExecutionTree(models, "order-7");
+ * // [{ executionId: "order-7", ... }, { executionId: "order-7/picker", parentId: "order-7", ... }]
+ */
+export function useExecutionTree(models: ReadModels, executionId: string): ExecutionView[] {
+  const store = models.executions;
+  const subscribe = useCallback((onChange: () => void) => subscribeTo(store, onChange), [store]);
+  const select = useSelection(
+    (snapshot: ReturnType<typeof store.getSnapshot>) =>
+      treeUnder(Object.values(snapshot.context.executions), executionId).sort(byExecutionId),
     sameViews,
   );
   const read = () => select(store.getSnapshot());

@@ -9,6 +9,7 @@ import {
   useExecution,
   useExecutions,
   useExecutionSelector,
+  useExecutionTree,
   useExecutionStream,
   useExecutionView,
   usePendingApprovals,
@@ -21,6 +22,7 @@ import { createApp, defineConfig, memoryStores, type JournaledActor } from "../.
 import { demoMachine, failingBoom, fragileMachine } from "../support/demoMachine.js";
 import { countedDemoEffects } from "../support/harness.js";
 import { createReadModels } from "../../readModels.js";
+import { parent } from "../children/machines.js";
 
 declare global {
   var IS_REACT_ACT_ENVIRONMENT: boolean;
@@ -117,6 +119,40 @@ describe("loomwork/react", () => {
     });
     expect(text("notes")).toBe("2");
     expect((Notes as unknown as { renders: number }).renders - rendersBefore).toBe(1);
+    await app.close();
+  });
+
+  it("useExecutionTree follows a tree of child executions, linked to their parent", async () => {
+    const app = createApp(
+      defineConfig({ stores: memoryStores(), effects: { double: createToolEffect(async (n: number) => n * 2) } }),
+    );
+    const models = createReadModels(app);
+    function Tree() {
+      const tree = useExecutionTree(models, "t");
+      return createElement(
+        "p",
+        { id: "tree" },
+        tree.map((e) => `${e.executionId}<${e.parentId ?? "-"}:${e.status}`).join(","),
+      );
+    }
+    await render(createElement(Tree));
+    await settle(() => models.ready);
+    expect(text("tree")).toBe("");
+    await settle(async () => {
+      await app.start(parent, { executionId: "t" });
+      await app.result("t");
+    });
+    expect(text("tree")).toBe("t<-:done,t/w<t:done");
+    expect(models.tree("t/w").map((e) => e.executionId)).toEqual(["t/w"]);
+    // A fresh read model over the same stores gets the links from the catalogue.
+    const fresh = createReadModels(app);
+    await fresh.ready;
+    expect(fresh.tree("t").map((e) => [e.executionId, e.parentId, e.rootId])).toEqual([
+      ["t", undefined, undefined],
+      ["t/w", "t", "t"],
+    ]);
+    fresh.dispose();
+    models.dispose();
     await app.close();
   });
 
