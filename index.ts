@@ -181,7 +181,8 @@ export {
   DEFAULT_MAX_TURNS,
 } from "./actors/agents/agentLoop.js";
 export type { AgentLoopConfig } from "./actors/agents/agentLoop.js";
-export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext } from "./machines/agentLoop.js";
+export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext, AgentLoopTool } from "./machines/agentLoop.js";
+export { agentTool, type AgentToolOptions } from "./actors/agents/agentTool.js";
 export {
   createSummarizerEffect,
   SummarizerEmptyError,

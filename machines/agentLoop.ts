@@ -1,6 +1,6 @@
 // The agent loop as a pure XState machine: model call -> tool calls -> next turn, until the model answers
 // without tool calls or maxTurns. Paste the machine agentLoop$ builds into the Stately visualizer to see it.
-import { assign, enqueueActions, setup } from "xstate";
+import { assign, enqueueActions, setup, type AnyActorLogic, type AnyStateMachine } from "xstate";
 import {
   AGENT_COMPACT_CHILD,
   AGENT_MODEL_CHILD,
@@ -15,7 +15,7 @@ import { effectActor, lazyStepInput } from "./helpers/effectActor.js";
 import { TOOL_APPROVAL_EVENT } from "./helpers/constants.js";
 import { invokeAs } from "./helpers/invokeAs.js";
 import type { Message, ModelCallOptions, ModelRequest, ToolApprovalEvent, ToolCall } from "./helpers/messages.js";
-import { fencedMessages, taintOrigins } from "./helpers/taint.js";
+import { fencedMessages, tainted, taintOrigins } from "./helpers/taint.js";
 import {
   bytesOf,
   compacted,
@@ -35,12 +35,28 @@ export interface AgentLoopMachineConfig {
   /** The machine's version (XState's `version`): what an execution is pinned to (docs/upgrades.md). */
   version?: string;
   model: string;
-  tools: { name: string; description?: string }[];
+  tools: AgentLoopTool[];
   system?: string;
   maxTurns: number;
   maxTokens?: number;
   callOptions?: ModelCallOptions;
   compaction?: { toolId: string; afterBytes: number };
+}
+
+/** A tool of the loop: a registered tool effect by name, or another agent run as a child execution (agentTool). */
+export interface AgentLoopTool {
+  name: string;
+  description?: string;
+  /** The input's JSON Schema, sent to the model (an agent tool's; a tool effect's is looked up at run time). */
+  inputSchema?: Record<string, unknown>;
+  /** A sub-agent: the call starts this machine as a child execution, and its answer is the call's result. */
+  agent?: {
+    machine: AnyStateMachine;
+    /** The problems of a call's input against the tool's schema (pure, synchronous), or none. */
+    check(input: unknown): string[];
+    /** The sub-agent's input for a call's (valid) input. */
+    inputOf(input: unknown): AgentLoopInput;
+  };
 }
 
 /** An agent loop's input: a prompt, or a whole transcript. */
@@ -81,9 +97,17 @@ type EffectLogic = ReturnType<typeof effectActor<unknown, unknown>>;
 /** Builds the agent loop machine for one configuration. Pure: every I/O is a named effect. */
 export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   const toolNames = new Set(config.tools.map((t) => t.name));
-  // Every effect the loop may invoke, declared by name: the model, each tool and the summarizer.
-  const actors: Record<string, EffectLogic> = { [config.model]: effectActor() };
-  for (const tool of toolNames) actors[tool] = effectActor();
+  // Sub-agents (agentTool): a call starts the agent's machine as a child execution (docs/agents.md).
+  const agents = new Map(config.tools.flatMap((t) => (t.agent ? [[t.name, t.agent] as const] : [])));
+  // What the model is told of the tools (never a sub-agent's machine).
+  const specs = config.tools.map(({ name, description, inputSchema }) => ({
+    name,
+    ...(description === undefined ? {} : { description }),
+    ...(inputSchema === undefined ? {} : { inputSchema }),
+  }));
+  // Every effect the loop may invoke, declared by name: the model, each tool and the summarizer; a sub-agent's machine.
+  const actors: Record<string, EffectLogic | AnyActorLogic> = { [config.model]: effectActor() };
+  for (const tool of toolNames) actors[tool] = agents.get(tool)?.machine ?? effectActor();
   if (config.compaction) actors[config.compaction.toolId] = effectActor();
 
   // The model request of a turn. Its options are read while the transition is planned (a `patchedValue(...)`
@@ -94,7 +118,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     const options = config.callOptions;
     return lazyStepInput(modelStepOf(context.turn), (): ModelRequest => ({
       messages: fencedMessages(context.messages),
-      tools: config.tools,
+      tools: specs,
       ...(maxTokens === undefined ? {} : { maxTokens }),
       ...(options === undefined ? {} : { options }),
     }));
@@ -126,16 +150,26 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       // The turn's tool calls: each known tool spawned as a tool frame (ADR 0140 D9: ctx.taskKind "tool")
       // unless it waits for approval; a tool the model made up is answered at once with an error result.
       startTools: enqueueActions(({ context, enqueue }) => {
+        // A sub-agent's call whose input fails its schema is answered at once with the problems, as a tool's is.
+        const invalid = context.calls.map((call) => {
+          const problems = agents.get(call.toolName)?.check(call.input) ?? [];
+          return problems.length === 0
+            ? null
+            : toolMessage(call, {
+                error: `Invalid input for tool "${call.toolName}": ${problems.join("; ")}. Call it again with input that matches its schema.`,
+              });
+        });
         context.calls.forEach((call, j) => {
-          if (toolNames.has(call.toolName) && !call.needsApproval) {
+          if (toolNames.has(call.toolName) && !call.needsApproval && invalid[j] === null) {
+            const agent = agents.get(call.toolName);
             enqueue.spawnChild(call.toolName, {
               id: toolChildOf(context.turn, j),
-              input: invokeAs("tool", toolStepOf(context.turn, j), call.input),
+              input: agent ? agent.inputOf(call.input) : invokeAs("tool", toolStepOf(context.turn, j), call.input),
             });
           }
         });
-        const unknown = context.calls.map((call) =>
-          toolNames.has(call.toolName) ? null : toolMessage(call, { error: `unknown tool "${call.toolName}"` }),
+        const unknown = context.calls.map((call, j) =>
+          toolNames.has(call.toolName) ? invalid[j] : toolMessage(call, { error: `unknown tool "${call.toolName}"` }),
         );
         const awaiting = context.calls
           .filter((call) => toolNames.has(call.toolName) && call.needsApproval)
@@ -282,7 +316,7 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       acting: {
         on: {
           "xstate.done.actor.*": {
-            actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output)),
+            actions: assign(({ context, event }) => recordResult(context, event.actorId, event.output, agents)),
           },
           "xstate.error.actor.*": {
             actions: assign(({ context, event }) =>
@@ -357,11 +391,24 @@ function recordResult(
   context: AgentLoopMachineContext,
   actorId: string | undefined,
   output: unknown,
+  agents?: ReadonlyMap<string, unknown>,
 ): Partial<AgentLoopMachineContext> {
   const j = toolCallIndexOf(actorId, context.turn, context.calls.length);
   const call = context.calls[j];
   if (!call || context.results[j] !== null) return {};
   const results = [...context.results];
-  results[j] = toolMessage(call, output ?? null);
+  results[j] = toolMessage(call, agents?.has(call.toolName) ? agentAnswer(output) : (output ?? null));
   return { results };
+}
+
+// A sub-agent's output as its call's result: its final text, tainted with every origin its transcript saw (so the
+// parent fences it and records them in its own sawTaintFrom).
+function agentAnswer(output: unknown): unknown {
+  const text = typeof output === "object" && output !== null && "text" in output ? output.text : output;
+  const origins: unknown =
+    typeof output === "object" && output !== null && "sawTaintFrom" in output ? output.sawTaintFrom : [];
+  let answer: unknown = text ?? null;
+  if (Array.isArray(origins))
+    for (const origin of origins) if (typeof origin === "string") answer = tainted(answer, origin);
+  return answer;
 }

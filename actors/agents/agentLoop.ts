@@ -1,7 +1,7 @@
 // agentLoop$: builds the agent loop machine from a config, validates it, and watches its transcript
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
 import type { AnyMachineSnapshot } from "xstate";
-import { createAgentLoopMachine, type AgentLoopContext } from "../../machines/agentLoop.js";
+import { createAgentLoopMachine, type AgentLoopContext, type AgentLoopTool } from "../../machines/agentLoop.js";
 import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { ModelCallOptions } from "../../machines/helpers/messages.js";
 import { patchedChoices, patchedValueOf, type PatchedValue } from "../../machines/helpers/patches.js";
@@ -22,8 +22,11 @@ export interface AgentLoopConfig {
   id: string;
   /** The registered llm effect the loop calls each turn. */
   model: string;
-  /** Registered tool effects the model may call, by name (optionally with a description for the model). */
-  tools?: (string | { name: string; description?: string })[];
+  /**
+   * Registered tool effects the model may call, by name (optionally with a description for the model), and other
+   * agents as tools (`agentTool(agent, { description })`: each call a child execution, docs/agents.md).
+   */
+  tools?: (string | { name: string; description?: string } | AgentLoopTool)[];
   /**
    * The loop's version (docs/upgrades.md): an execution started on it resumes on it, or is refused. Without
    * one, the loop is identified by its definition hash and its executions resume on its newest definition.
