@@ -107,9 +107,11 @@ export { IndexedDbKeyStore } from "./keyStore.js";
 export { IndexedDbConnectionError, isQuotaExceeded } from "./errors.js";
 export { executionsLiveQuery, watchExecutions, CatalogueView } from "./catalogue.js";
 export { acquireWriter, writerLockName } from "./locks.js";
+export { takeOverWhenReleased } from "./takeover.js";
 export { SCHEMA_VERSION } from "./schema.js";
 
 export type { IndexedDbConnectionReason } from "./errors.js";
 export type { CatalogueSource, ExecutionsQuery, WatchExecutionsOptions } from "./catalogue.js";
 export type { AcquireWriterOptions, LockManagerLike, WriterLease } from "./locks.js";
+export type { TakeOverOptions } from "./takeover.js";
 export type { LoomDbSchema } from "./schema.js";
