@@ -22,6 +22,8 @@ export interface AcquireWriterOptions {
    * The lock is let go once both have released. @defaultValue false
    */
   wait?: boolean;
+  /** Lend the lease to the next acquisition without `wait` in this tab (see `wait`). @defaultValue the value of `wait` */
+  lend?: boolean;
   /** Gives up a waiting request; the returned promise then rejects with the signal's reason. */
   signal?: AbortSignal;
   /** The lock manager; `null` forces the degraded mode. @defaultValue navigator.locks when present */
@@ -116,7 +118,7 @@ export function acquireWriter(
         return;
       }
       const mine: Holding = {
-        lendable: wait,
+        lendable: options.lend ?? wait,
         lent: false,
         refs: 1,
         letGo: () => (letGo(), granted.catch(() => undefined)),

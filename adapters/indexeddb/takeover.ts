@@ -1,5 +1,6 @@
 // Opt-in takeover across tabs: a tab that watches an execution another tab runs queues for its writer lock, and
 // when the owner lets go (its run ended, or the tab closed or crashed mid-run) resumes it if it is unfinished.
+import { WriterLockedError } from "../../stores/errors.js";
 import type { EventStore } from "../../stores/types.js";
 import type { AcquireWriterOptions, WriterLease } from "./locks.js";
 
@@ -7,6 +8,12 @@ import type { AcquireWriterOptions, WriterLease } from "./locks.js";
 export interface TakeOverOptions {
   /** Stops waiting for the lock; the returned promise then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * How long to leave a released lock alone before taking over, so that a tab that reloads (it lets the lock go
+   * and takes it again as it resumes on load) keeps its run; a tab that closed is taken over after this delay.
+   * @defaultValue 0
+   */
+  graceMs?: number;
 }
 
 /**
@@ -28,16 +35,39 @@ export async function takeOverWhenReleased<A>(
   executionId: string,
   options: TakeOverOptions = {},
 ): Promise<A | undefined> {
-  const lease = await stores.acquireWriter(executionId, {
-    wait: true,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  try {
-    const info = await stores.events.getExecution(executionId);
-    if (info?.status !== "running") return undefined;
-    // The lease (taken with wait) is lent to the runtime's own acquisition: the lock stays held until the run ends.
-    return await app.resume(executionId);
-  } finally {
-    await lease.release();
+  const signal = options.signal ? { signal: options.signal } : {};
+  const graceMs = options.graceMs ?? 0;
+  for (;;) {
+    let lease = await stores.acquireWriter(executionId, { wait: true, ...signal });
+    if (graceMs > 0) {
+      if (!(await unfinished(stores, executionId))) return lease.release().then(() => undefined);
+      await lease.release();
+      await delay(graceMs, options.signal);
+      try {
+        lease = await stores.acquireWriter(executionId, { lend: true });
+      } catch (error) {
+        if (error instanceof WriterLockedError) continue; // its tab came back (a reload): wait for it again
+        throw error;
+      }
+    }
+    try {
+      if (!(await unfinished(stores, executionId))) return undefined;
+      // The lease is lent to the runtime's own acquisition: the lock stays held until the run ends.
+      return await app.resume(executionId);
+    } finally {
+      await lease.release();
+    }
   }
+}
+
+async function unfinished(stores: { events: Pick<EventStore, "getExecution"> }, executionId: string): Promise<boolean> {
+  return (await stores.events.getExecution(executionId))?.status === "running";
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
 }

@@ -190,4 +190,34 @@ describe("taking over an execution another tab ran (issue 36)", () => {
     await other.close();
     await Promise.all([ownerStores.close(), otherStores.close()]);
   });
+
+  it("with graceMs, a tab that takes its lock back (a reload) keeps its run; the watcher waits again", async () => {
+    const locks = new FakeLocks();
+    const { stores: ownerStores, factory, name } = await openFresh({ locks });
+    const { stores: otherStores } = await openFresh({ indexedDB: factory, name, locks });
+    const starter = appOn(ownerStores);
+    await starter.start(waiter, { executionId: "e1" });
+    const other = appOn(otherStores);
+    const takeover = takeOverWhenReleased(otherStores, other, "e1", { graceMs: 400 });
+    takeover.catch(() => undefined);
+    await tick();
+    // The owner tab reloads: its lock goes, and the reloaded page takes it back as it boots, within the grace.
+    await starter.close();
+    const reloaded = appOn(ownerStores);
+    let actor: { sendAsync(event: { type: string }): Promise<unknown> } | undefined;
+    await expect
+      .poll(() =>
+        reloaded.resume("e1").then(
+          (resumed) => ((actor = resumed), true),
+          () => false,
+        ),
+      )
+      .toBe(true);
+    await actor!.sendAsync({ type: "go" });
+    await expect(reloaded.result("e1")).resolves.toBeUndefined();
+    // The run ended in the reloaded tab: the watcher never resumed it.
+    await expect(takeover).resolves.toBeUndefined();
+    await Promise.all([reloaded.close(), other.close()]);
+    await Promise.all([ownerStores.close(), otherStores.close()]);
+  });
 });

@@ -1,0 +1,65 @@
+// Issue 36, the tab: the tab that runs an execution closes mid-run, and a tab of the same profile that was
+// already open (so it only watched) takes over once the Web Lock is let go, resuming from the journal with
+// no recorded call repeated. And a run parked on an approval, seen from the tab that only watches, says
+// where to approve and lets the watcher decide (the decision goes to the tab that runs it).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { memoryStores } from "../../stores/memory.js";
+import { DEFAULT_PROMPT, researchEffects, researchLoop } from "../../stories/browser-offline/agent.js";
+import { listed, noise, openStory, runAgent, screenshot, serveStory, type ServedStory } from "./story.js";
+
+let story: ServedStory;
+beforeAll(async () => {
+  story = await serveStory();
+}, 120_000);
+afterAll(() => story?.close());
+
+async function uninterruptedAnswer(): Promise<string> {
+  const app = createApp(defineConfig({ stores: memoryStores(), effects: researchEffects(0, () => undefined) }));
+  await app.start(researchLoop, { executionId: "reference", input: { prompt: DEFAULT_PROMPT } });
+  return ((await app.result("reference")) as { text: string }).text;
+}
+
+describe("the tab: another tab takes over (issue 36)", () => {
+  it("a tab opened before the run takes it over when the owner tab closes mid-run: 0 recorded calls repeated", async () => {
+    const context = await story.profile();
+    const watcher = await openStory(context, `${story.url}?pace=400`);
+    const owner = await openStory(context, `${story.url}?pace=400`);
+    const executionId = await runAgent(owner);
+    await owner.waitForFunction(() => document.querySelectorAll(".timeline [data-step]").length >= 2, undefined, {
+      timeout: 15_000,
+    });
+    await listed(watcher, executionId, "running").getByText("running in another tab").waitFor({ timeout: 15_000 });
+
+    await owner.close();
+    // The watcher took over: it resumed the run from the journal and finished it.
+    await watcher.locator("[data-testid=resumed]").getByText("Taken over").waitFor({ timeout: 15_000 });
+    await listed(watcher, executionId, "done").waitFor({ timeout: 20_000 });
+    await watcher.locator(`#executions button[data-execution="${executionId}"]`).click();
+    await watcher.locator("[data-testid=answer]").waitFor({ timeout: 10_000 });
+    expect(await watcher.locator("[data-testid=answer]").textContent()).toBe(await uninterruptedAnswer());
+    expect(await watcher.locator("[data-testid=reruns]").textContent()).toBe("Recorded calls repeated: 0.");
+    await screenshot(watcher, "takeover");
+    expect(noise).toEqual([]);
+  }, 90_000);
+
+  it("a run parked on an approval, seen from another tab, says where to approve and takes the watcher's decision", async () => {
+    const context = await story.profile();
+    const owner = await openStory(context, `${story.url}?pace=100`);
+    const watcher = await openStory(context, `${story.url}?pace=100`);
+    const executionId = await runAgent(owner, `${DEFAULT_PROMPT} Then save it.`);
+    await owner.locator("[data-testid=approval] button[data-approve]").waitFor({ timeout: 20_000 });
+
+    await watcher.locator(`#executions button[data-execution="${executionId}"]`).click();
+    const elsewhere = watcher.locator("[data-testid=approval]");
+    await elsewhere.getByText("another tab").waitFor({ timeout: 15_000 });
+    expect(await elsewhere.textContent()).toContain("save_note");
+    await screenshot(watcher, "approval-elsewhere");
+    await elsewhere.locator("button[data-approve]").click();
+    await listed(owner, executionId, "done").waitFor({ timeout: 20_000 });
+    await listed(watcher, executionId, "done").waitFor({ timeout: 20_000 });
+    expect(await owner.locator("[data-testid=answer]").textContent()).toMatch(/Saved to your notebook\.$/);
+    expect(noise).toEqual([]);
+  }, 90_000);
+});
