@@ -14,6 +14,8 @@ export interface ServedStory {
   readonly url: string;
   /** A new persistent context (its own profile directory), closed by close(). */
   profile(): Promise<BrowserContext>;
+  /** Stops the page's server (a reload then works only from the service worker's cache). */
+  stopServer(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,7 +25,10 @@ export async function serveStory(): Promise<ServedStory> {
   const server: StaticServer = await serveStatic(outDir);
   const contexts: BrowserContext[] = [];
   const dirs: string[] = [];
+  let stopped: Promise<void> | undefined;
+  const stopServer = () => (stopped ??= server.close());
   return {
+    stopServer,
     url: server.url,
     profile: async () => {
       const dir = await mkdtemp(join(tmpdir(), "loomwork-story-profile-"));
@@ -34,7 +39,7 @@ export async function serveStory(): Promise<ServedStory> {
     },
     close: async () => {
       await Promise.all(contexts.map((context) => context.close().catch(() => undefined)));
-      await server.close();
+      await stopServer();
       await Promise.all([outDir, ...dirs].map((dir) => rm(dir, { recursive: true, force: true })));
     },
   };

@@ -170,12 +170,17 @@ async function boot(): Promise<void> {
         return draw();
       },
       (error: unknown) => {
-        actors.delete(executionId);
-        factsOf(executionId).stopped = explainFailure(error).kind === "quota" ? "out of storage" : "failed";
-        fail(error);
+        stopped(executionId, error);
         return draw();
       },
     );
+  }
+
+  /** The run stopped in this tab on `error`: the list and the timeline say so, and the message says what to do. */
+  function stopped(executionId: string, error: unknown): void {
+    actors.delete(executionId);
+    factsOf(executionId).stopped = explainFailure(error).kind === "quota" ? "out of storage" : "failed";
+    fail(error);
   }
 
   /** Resumes `executionId` in this tab (its lock taken, or lent by a takeover); records what was recorded before. */
@@ -200,8 +205,8 @@ async function boot(): Promise<void> {
       try {
         await resumeHere(executionId, arrival);
       } catch (error) {
-        if (!(error instanceof WriterLockedError)) throw error;
-        watch(executionId);
+        if (error instanceof WriterLockedError) watch(executionId);
+        else stopped(executionId, error);
       }
       selected ??= executionId;
     }
