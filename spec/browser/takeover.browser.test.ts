@@ -7,6 +7,7 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { memoryStores } from "../../stores/memory.js";
 import { DEFAULT_PROMPT, researchEffects, researchLoop } from "../../stories/browser-offline/agent.js";
+import { lowestContrasts } from "./storyContrast.js";
 import { listed, noise, openStory, runAgent, screenshot, serveStory, type ServedStory } from "./story.js";
 
 let story: ServedStory;
@@ -62,4 +63,15 @@ describe("the tab: another tab takes over (issue 36)", () => {
     expect(await owner.locator("[data-testid=answer]").textContent()).toMatch(/Saved to your notebook\.$/);
     expect(noise).toEqual([]);
   }, 90_000);
+});
+
+describe("the tab: readable (issue 36)", () => {
+  it("every text on the story page, muted text and pills included, has a contrast of 4.5:1 or more", async () => {
+    const context = await story.profile();
+    const page = await openStory(context, `${story.url}?pace=100`);
+    await runAgent(page, `${DEFAULT_PROMPT} Then save it.`);
+    await page.locator("[data-testid=approval] button[data-approve]").waitFor({ timeout: 20_000 });
+    const lowest = await page.evaluate(lowestContrasts);
+    expect(lowest[0]!.ratio, JSON.stringify(lowest, null, 1)).toBeGreaterThanOrEqual(4.5);
+  }, 60_000);
 });
