@@ -75,3 +75,41 @@ describe("the tab: readable (issue 36)", () => {
     expect(lowest[0]!.ratio, JSON.stringify(lowest, null, 1)).toBeGreaterThanOrEqual(4.5);
   }, 60_000);
 });
+
+describe("the tab: usable with a keyboard and a screen reader (issue 36)", () => {
+  it("keeps focus across redraws, marks the selected run, announces, says 1 call, and respects reduced motion", async () => {
+    const context = await story.profile();
+    const page = await openStory(context, `${story.url}?pace=300`);
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    // Every text the call counter shows, from the first call on.
+    await page.evaluate(() => {
+      const seen: string[] = ((window as unknown as { callTexts: string[] }).callTexts = []);
+      const calls = document.querySelector("#calls")!;
+      new MutationObserver(() => seen.push(calls.textContent!)).observe(calls, {
+        childList: true,
+        characterData: true,
+        subtree: true,
+      });
+    });
+    const executionId = await runAgent(page);
+    const button = page.locator(`#executions button[data-execution="${executionId}"]`);
+    expect(await button.getAttribute("aria-current")).toBe("true");
+    await button.focus();
+    // Redraws come with every record the run appends: focus stays on the same execution throughout.
+    const head = async () => Number((await button.textContent())!.match(/(\d+) records?/)![1]);
+    const before = await head();
+    await expect.poll(head, { timeout: 15_000 }).toBeGreaterThan(before + 2);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-execution"))).toBe(executionId);
+    expect(
+      await page.evaluate(() => getComputedStyle(document.querySelector(".pill.running")!, "::before").animationName),
+    ).toBe("none");
+    expect(await page.locator("#announce").getAttribute("aria-live")).toBe("polite");
+    expect(await page.locator("#alerts").getAttribute("aria-live")).toBe("assertive");
+    await listed(page, executionId, "done").waitFor({ timeout: 20_000 });
+    expect(await page.locator("#announce").textContent()).toBe(`Execution ${executionId} finished.`);
+    expect(await page.evaluate(() => (window as unknown as { callTexts: string[] }).callTexts)).toContain(
+      "This page load: 1 model call, 0 tool calls",
+    );
+    expect(await page.locator("body").innerText()).not.toMatch(/\b1 (model|tool) calls\b|\b1 records\b/);
+  }, 60_000);
+});
