@@ -40,7 +40,7 @@ const DATABASE = "loomwork-browser-offline";
 const pace = Number(new URLSearchParams(location.search).get("pace") ?? 800);
 
 // A tab that reloads lets the lock go and takes it back as it boots: the watcher leaves it that long first.
-const TAKEOVER_GRACE_MS = 3_000;
+const TAKEOVER_GRACE_MS = 5_000;
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const ui = {
