@@ -65,6 +65,27 @@ describe("the tab: another tab takes over (issue 36)", () => {
   }, 90_000);
 });
 
+describe("the tab: the banner says truthfully why a run resumed (issue 36)", () => {
+  it("a page opened after the one running it closed says so, not 'after a reload'", async () => {
+    const context = await story.profile();
+    const first = await openStory(context, `${story.url}?pace=300`);
+    const executionId = await runAgent(first);
+    await first.waitForFunction(() => document.querySelectorAll(".timeline [data-step]").length >= 2, undefined, {
+      timeout: 15_000,
+    });
+    await first.close();
+    const next = await openStory(context, `${story.url}?pace=300`);
+    const banner = next.locator("[data-testid=resumed]");
+    await banner.waitFor({ timeout: 15_000 });
+    expect(await banner.textContent()).toContain(
+      "Resumed when this page opened (the page that ran it had closed or crashed).",
+    );
+    expect(await banner.textContent()).not.toContain("after a reload");
+    await listed(next, executionId, "done").waitFor({ timeout: 20_000 });
+    expect(await next.locator("[data-testid=reruns]").textContent()).toBe("Recorded calls repeated: 0.");
+  }, 60_000);
+});
+
 describe("the tab: readable (issue 36)", () => {
   it("every text on the story page, muted text and pills included, has a contrast of 4.5:1 or more", async () => {
     const context = await story.profile();
