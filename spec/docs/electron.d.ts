@@ -25,7 +25,15 @@ declare module "electron" {
     sandbox?: boolean;
   }
   export interface RenderProcessGoneDetails {
-    reason: "clean-exit" | "abnormal-exit" | "killed" | "crashed" | "oom" | "launch-failed" | "integrity-failure" | "memory-eviction";
+    reason:
+      | "clean-exit"
+      | "abnormal-exit"
+      | "killed"
+      | "crashed"
+      | "oom"
+      | "launch-failed"
+      | "integrity-failure"
+      | "memory-eviction";
     exitCode: number;
   }
   export interface WebContents {
