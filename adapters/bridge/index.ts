@@ -5,6 +5,7 @@
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { checkExternalEvent } from "../../actors/journal/externalEvents.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
+import type { StreamPart } from "../../actors/agents/streams.js";
 import { STORE_ERROR_CODES } from "../../stores/constants.js";
 import { LoomworkError, LoomworkTypeError } from "../../stores/errors.js";
 import { applyPatch, diffJson, type PatchOp } from "./patch.js";
@@ -49,7 +50,10 @@ type Request =
       event: { type: string; [field: string]: unknown };
     }
   | { bridge: "loomwork"; op: "list" }
-  | { bridge: "loomwork"; op: "pong" };
+  | { bridge: "loomwork"; op: "pong" }
+  | { bridge: "loomwork"; op: "start"; id: number; logicId: string; input: unknown; executionId?: string }
+  | { bridge: "loomwork"; op: "stream"; id: number; executionId: string }
+  | { bridge: "loomwork"; op: "cancel"; id: number };
 
 /** Messages from the owner to the UI. */
 type Reply =
@@ -57,7 +61,22 @@ type Reply =
   | { bridge: "loomwork"; op: "patch"; executionId: string; ops: PatchOp[] }
   | { bridge: "loomwork"; op: "sent"; id: number; error?: { name: string; message: string; code?: string } }
   | { bridge: "loomwork"; op: "executions"; executions: ExecutionView[] }
-  | { bridge: "loomwork"; op: "ping"; every: number };
+  | { bridge: "loomwork"; op: "ping"; every: number }
+  | { bridge: "loomwork"; op: "started"; id: number; executionId?: string; error?: OwnerError }
+  | { bridge: "loomwork"; op: "part"; id: number; part: StreamPart }
+  | { bridge: "loomwork"; op: "ended"; id: number; error?: OwnerError };
+
+type OwnerError = { name: string; message: string; code?: string };
+
+/** What a UI asks the owner to start (`BridgeClient.start`); the owner's `start` option decides and starts it. */
+export interface BridgeStartRequest {
+  /** The logic's id (a machine's `id`, as `app.start(logicId, ...)` takes). */
+  logicId: string;
+  /** The execution's input, as the UI sent it (plain data). */
+  input: unknown;
+  /** The id the UI asked for, if any. */
+  executionId?: string;
+}
 
 /** Heartbeats missed in a row after which an end counts the other as gone. */
 const MISSED_HEARTBEATS = 3;
@@ -87,6 +106,21 @@ export interface ServeBridgeOptions {
    * @defaultValue no heartbeat: only the port's `close` event ends the bridge
    */
   heartbeatMs?: number;
+  /**
+   * Lets the UI start executions (`client.start(logicId, { input })`): decide, then start, typically
+   * `(request) => app.start(request.logicId, { executionId: request.executionId ?? newId(), input: request.input })`.
+   * Throw to refuse: the UI's start rejects with `BridgeSendError` carrying your error. The bridge exposes
+   * the actor it returns. Check `input`: it comes from the UI.
+   * @defaultValue starting from the UI is refused
+   */
+  start?: (request: BridgeStartRequest) => Promise<JournaledActor>;
+  /**
+   * Lets the UI read an execution's stream of parts (`client.stream(executionId)`: text as the model writes it,
+   * steps, approvals), typically `(executionId) => app.stream(executionId)`. Asked only for executions this bridge
+   * serves (exposed or started through it).
+   * @defaultValue streams are refused
+   */
+  stream?: (executionId: string) => AsyncIterable<StreamPart>;
 }
 
 /** The owner's side: `expose` the actors the UI may see; `close` stops serving. */
@@ -113,9 +147,12 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       STORE_ERROR_CODES.bridgeOptions,
       `serveBridge: heartbeatMs must be a positive finite number of milliseconds (got ${String(every)}).`,
     );
+  let stopped = false;
   const actors = new Map<string, JournaledActor>();
   const watched = new Map<string, { unsubscribe(): void } | undefined>();
-  const post = (reply: Reply) => port.postMessage(reply);
+  const post = (reply: Reply) => {
+    if (!stopped) port.postMessage(reply);
+  };
   // What the UI holds of each watched execution: the full snapshot once, then what each macrostep changed.
   const sent = new Map<string, BridgedSnapshot | null>();
   const watch = (executionId: string) => {
@@ -134,6 +171,42 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
     post({ bridge: "loomwork", op: "snapshot", executionId, snapshot });
   };
   let listing: { unsubscribe(): void } | undefined;
+  // Streams the UI reads, by request id: returning the iterator stops one (a cancel, or the bridge stopping).
+  const streams = new Map<number, AsyncIterator<StreamPart>>();
+  const serveStream = (id: number, executionId: string) => {
+    const refuse = (name: string, text: string) =>
+      post({ bridge: "loomwork", op: "ended", id, error: { name, message: text } });
+    if (!options.stream)
+      return refuse("BridgeStreamRefusedError", "the owner serves no streams (serveBridge's stream option)");
+    if (!actors.has(executionId))
+      return refuse("UnknownExecutionError", `execution "${executionId}" is not served over this bridge`);
+    let iterator: AsyncIterator<StreamPart>;
+    try {
+      iterator = options.stream(executionId)[Symbol.asyncIterator]();
+    } catch (error) {
+      return post({ bridge: "loomwork", op: "ended", id, error: errorOf(error) });
+    }
+    streams.set(id, iterator);
+    const pump = async (): Promise<void> => {
+      for (;;) {
+        const next = await iterator.next();
+        if (!streams.has(id)) return;
+        if (next.done) break;
+        post({ bridge: "loomwork", op: "part", id, part: plain<StreamPart>(next.value) });
+      }
+      streams.delete(id);
+      post({ bridge: "loomwork", op: "ended", id });
+    };
+    pump().catch((error: unknown) => {
+      if (!streams.delete(id)) return;
+      post({ bridge: "loomwork", op: "ended", id, error: errorOf(error) });
+    });
+  };
+  const stopStream = (id: number) => {
+    const iterator = streams.get(id);
+    streams.delete(id);
+    void iterator?.return?.().catch(() => undefined);
+  };
   let missed = 0;
   let greeted = false;
   const onRequest = (message: unknown) => {
@@ -177,6 +250,40 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
         );
         return;
       }
+      case "start": {
+        const { id } = message;
+        if (!options.start)
+          return post({
+            bridge: "loomwork",
+            op: "started",
+            id,
+            error: {
+              name: "BridgeStartRefusedError",
+              message: "the owner lets no UI start executions (serveBridge's start option)",
+            },
+          });
+        const request: BridgeStartRequest = {
+          logicId: message.logicId,
+          input: message.input,
+          ...(message.executionId === undefined ? {} : { executionId: message.executionId }),
+        };
+        Promise.resolve()
+          .then(() => options.start!(request))
+          .then(
+            (actor) => {
+              if (stopped) return;
+              actors.set(actor.id, actor);
+              if (watched.has(actor.id)) watch(actor.id);
+              post({ bridge: "loomwork", op: "started", id, executionId: actor.id });
+            },
+            (error: unknown) => post({ bridge: "loomwork", op: "started", id, error: errorOf(error) }),
+          );
+        return;
+      }
+      case "stream":
+        return serveStream(message.id, message.executionId);
+      case "cancel":
+        return stopStream(message.id);
       case "list": {
         const store = models.executions;
         const publish = () =>
@@ -191,13 +298,13 @@ export function serveBridge(models: ReadModels, port: BridgePort, options: Serve
       }
     }
   };
-  let stopped = false;
   const stop = () => {
     if (stopped) return;
     stopped = true;
     detach();
     if (heartbeat !== undefined) clearInterval(heartbeat);
     listing?.unsubscribe();
+    for (const id of [...streams.keys()]) stopStream(id);
     for (const subscription of watched.values()) subscription?.unsubscribe();
     watched.clear();
     sent.clear();
@@ -255,6 +362,18 @@ export interface BridgeClient {
     getSnapshot(): BridgeConnection;
     subscribe(listener: (state: BridgeConnection) => void): { unsubscribe(): void };
   };
+  /**
+   * Asks the owner to start an execution of `logicId` (allowed by its `start` option); resolves with its remote
+   * actor once the start is journaled. Rejects with `BridgeSendError` when the owner refuses or fails to start it,
+   * `BridgeDisconnectedError` when the owner is gone.
+   */
+  start(logicId: string, options?: { input?: unknown; executionId?: string }): Promise<RemoteActor>;
+  /**
+   * The execution's stream of parts from the owner (its `stream` option, e.g. `app.stream`): text as the model
+   * writes it, steps, approvals. Ends when the owner's stream ends; breaking out of the loop stops it in the owner.
+   * Throws `BridgeSendError` when the owner refuses it, `BridgeDisconnectedError` when the owner is gone.
+   */
+  stream(executionId: string): AsyncIterable<StreamPart>;
   /** The owner's execution list (its read models): `getSnapshot` / `subscribe`, as `useSyncExternalStore` takes. */
   readonly executions: {
     getSnapshot(): ExecutionView[];
@@ -307,6 +426,11 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
     number,
     { executionId: string; type: string; resolve(): void; reject(error: unknown): void }
   >();
+  const starting = new Map<
+    number,
+    { what: string; resolve(executionId: string): void; reject(error: unknown): void }
+  >();
+  const streams = new Map<number, StreamQueue>();
   let connection: BridgeConnection = "connected";
   const connectionListeners = new Set<(state: BridgeConnection) => void>();
   let closed = false;
@@ -328,6 +452,18 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       const snapshot = message.op === "snapshot" ? message.snapshot : current ? applyPatch(current, message.ops) : null;
       snapshots.set(message.executionId, snapshot);
       for (const listener of listeners.get(message.executionId) ?? []) listener(snapshot);
+    } else if (message.op === "started") {
+      const waiting = starting.get(message.id);
+      starting.delete(message.id);
+      if (message.error || message.executionId === undefined)
+        waiting?.reject(new BridgeSendError(message.error ?? { name: "Error", message: "no execution id" }));
+      else waiting?.resolve(message.executionId);
+    } else if (message.op === "part") {
+      streams.get(message.id)?.push(message.part);
+    } else if (message.op === "ended") {
+      const queue = streams.get(message.id);
+      streams.delete(message.id);
+      queue?.end(message.error ? new BridgeSendError(message.error) : undefined);
     } else if (message.op === "sent") {
       const waiting = pending.get(message.id);
       pending.delete(message.id);
@@ -346,12 +482,16 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
     for (const { executionId, type, reject } of pending.values())
       reject(new BridgeDisconnectedError(executionId, type));
     pending.clear();
+    for (const { what, reject } of starting.values()) reject(new BridgeDisconnectedError(what, "start"));
+    starting.clear();
+    for (const queue of streams.values()) queue.end(new BridgeDisconnectedError(queue.executionId, "stream"));
+    streams.clear();
     for (const listener of connectionListeners) listener(connection);
   };
   // The owner gone (a crash, its process or worker ended) closes this port's other end.
   const detach = listen(port, onReply, disconnect);
   const actors = new Map<string, RemoteActor>();
-  return {
+  const client: BridgeClient = {
     actor(executionId) {
       let actor = actors.get(executionId);
       if (actor) return actor;
@@ -379,6 +519,41 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       actors.set(executionId, actor);
       return actor;
     },
+    start(logicId, startOptions = {}) {
+      const what = startOptions.executionId ?? logicId;
+      return new Promise<string>((resolve, reject) => {
+        if (connection === "disconnected") return reject(new BridgeDisconnectedError(what, "start"));
+        if (closed) return reject(closedError());
+        const id = nextId++;
+        starting.set(id, { what, resolve, reject });
+        request({
+          bridge: "loomwork",
+          op: "start",
+          id,
+          logicId,
+          input: startOptions.input,
+          ...(startOptions.executionId === undefined ? {} : { executionId: startOptions.executionId }),
+        });
+      }).then((executionId) => client.actor(executionId));
+    },
+    stream(executionId) {
+      return {
+        [Symbol.asyncIterator]: () => {
+          const id = nextId++;
+          const queue = new StreamQueue(executionId, () => {
+            if (streams.delete(id) && connection === "connected" && !closed)
+              request({ bridge: "loomwork", op: "cancel", id });
+          });
+          if (connection === "disconnected") queue.end(new BridgeDisconnectedError(executionId, "stream"));
+          else if (closed) queue.end(closedError());
+          else {
+            streams.set(id, queue);
+            request({ bridge: "loomwork", op: "stream", id, executionId });
+          }
+          return queue;
+        },
+      };
+    },
     executions: {
       getSnapshot: () => executions,
       subscribe(listener) {
@@ -404,8 +579,61 @@ export function connectBridge(port: BridgePort, options: { onError?: (error: unk
       detach();
       for (const { reject } of pending.values()) reject(closedError());
       pending.clear();
+      for (const { reject } of starting.values()) reject(closedError());
+      starting.clear();
+      for (const queue of streams.values()) queue.end(closedError());
+      streams.clear();
     },
   };
+  return client;
+}
+
+// The UI's end of one stream: parts queue until read; `end` finishes it (with an error, it throws once drained).
+class StreamQueue implements AsyncIterator<StreamPart> {
+  private readonly parts: StreamPart[] = [];
+  private readonly waiting: Array<{ resolve(result: IteratorResult<StreamPart>): void; reject(error: unknown): void }> =
+    [];
+  private done = false;
+  private error: unknown;
+
+  constructor(
+    readonly executionId: string,
+    private readonly cancel: () => void,
+  ) {}
+
+  push(part: StreamPart): void {
+    const reader = this.waiting.shift();
+    if (reader) reader.resolve({ value: part, done: false });
+    else this.parts.push(part);
+  }
+
+  end(error?: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.error = error;
+    for (const reader of this.waiting.splice(0)) {
+      if (error === undefined) reader.resolve({ value: undefined, done: true });
+      else reader.reject(error);
+    }
+  }
+
+  next(): Promise<IteratorResult<StreamPart>> {
+    const part = this.parts.shift();
+    if (part !== undefined) return Promise.resolve({ value: part, done: false });
+    if (this.done) {
+      const error = this.error;
+      this.error = undefined;
+      return error === undefined ? Promise.resolve({ value: undefined, done: true }) : Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<StreamPart>> {
+    this.cancel();
+    this.end();
+    this.parts.length = 0;
+    return Promise.resolve({ value: undefined, done: true });
+  }
 }
 
 const closedError = () =>
@@ -464,9 +692,14 @@ function isMessage(value: unknown): value is { bridge: "loomwork"; op: string } 
 }
 
 function isRequest(value: unknown): value is Request {
-  return isMessage(value) && ["watch", "unwatch", "send", "list", "pong"].includes(value.op);
+  return (
+    isMessage(value) && ["watch", "unwatch", "send", "list", "pong", "start", "stream", "cancel"].includes(value.op)
+  );
 }
 
 function isReply(value: unknown): value is Reply {
-  return isMessage(value) && ["snapshot", "patch", "sent", "executions", "ping"].includes(value.op);
+  return (
+    isMessage(value) &&
+    ["snapshot", "patch", "sent", "executions", "ping", "started", "part", "ended"].includes(value.op)
+  );
 }

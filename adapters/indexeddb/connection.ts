@@ -34,6 +34,14 @@ interface ConnectionEvents {
    * creation: the open then rejects with an AbortError and no database is left behind.
    */
   mayCreate?(): boolean;
+  /** The open waits for other connections (another tab on an older version) that do not close. */
+  onBlocked?(): void;
+}
+
+/** What the app hears of its connection: `IndexedDbStoresOptions.onBlocked` and `onConnectionLost`. */
+export interface ConnectionHooks {
+  onBlocked?: () => void;
+  onConnectionLost?: (error: IndexedDbConnectionError) => void;
 }
 
 /** Opens (creating or upgrading) the database through idb. */
@@ -52,11 +60,13 @@ export function openLoomDb(deps: IndexedDbDeps, name: string, events: Connection
     return openDB<LoomDbSchema>(name, SCHEMA_VERSION, {
       upgrade: (db, oldVersion, _newVersion, transaction) => upgrade(db, oldVersion, transaction),
       blocking: (_current, next) => events.onVersionChange(next),
+      blocked: () => events.onBlocked?.(),
       terminated: () => events.onTerminated(),
     });
   }
   // idb's openDB always opens on the global factory; an injected one is opened the same way via wrap().
   const request = deps.indexedDB.open(name, SCHEMA_VERSION);
+  request.addEventListener("blocked", () => events.onBlocked?.());
   request.addEventListener("upgradeneeded", (event) =>
     upgrade(wrap(request.result) as unknown as LoomDb, event.oldVersion, request.transaction!),
   );
@@ -81,11 +91,20 @@ export class IndexedDbConnection {
   private refusal: IndexedDbConnectionError | undefined;
   private holders = 0;
   private openedOnce = false;
+  private lostReported = false;
 
   constructor(
     readonly name: string,
     readonly deps: IndexedDbDeps,
+    private readonly hooks: ConnectionHooks = {},
   ) {}
+
+  // Tells the app, once, that the connection is gone for good (not for a close it asked for).
+  private lost(error: IndexedDbConnectionError): void {
+    if (this.lostReported || error.reason === "closed") return;
+    this.lostReported = true;
+    this.hooks.onConnectionLost?.(error);
+  }
 
   /** Registers a holder; the native connection closes when the last holder releases it. */
   retain(): () => Promise<void> {
@@ -115,6 +134,7 @@ export class IndexedDbConnection {
       db = await openLoomDb(this.deps, this.name, {
         onVersionChange: (next) => this.onVersionChange(db, next),
         onTerminated: () => this.forget(db),
+        onBlocked: () => this.hooks.onBlocked?.(),
         mayCreate: () => {
           vanished = this.openedOnce;
           return !vanished;
@@ -123,10 +143,13 @@ export class IndexedDbConnection {
     } catch (error) {
       if (vanished) {
         this.refusal ??= new IndexedDbConnectionError(this.name, "vanished", { cause: error });
+        this.lost(this.refusal);
         throw this.refusal;
       }
       if ((error as { name?: unknown } | null)?.name === "VersionError") {
-        throw new IndexedDbConnectionError(this.name, "newer-version", { cause: error });
+        const newer = new IndexedDbConnectionError(this.name, "newer-version", { cause: error });
+        if (this.openedOnce) this.lost(newer);
+        throw newer;
       }
       throw toStoreError(error, undefined, `opening IndexedDB database "${this.name}"`);
     }
@@ -143,7 +166,14 @@ export class IndexedDbConnection {
     db.close();
     this.forget(db);
     // A newer version is detected on reopen (VersionError); a delete is final for this object.
-    if (newVersion === null) this.refusal ??= new IndexedDbConnectionError(this.name, "deleted");
+    if (newVersion === null) {
+      this.refusal ??= new IndexedDbConnectionError(this.name, "deleted");
+      this.lost(this.refusal);
+    } else if (this.hooks.onConnectionLost && this.holders > 0) {
+      // Reopen now, queued behind the other connection's upgrade, so that the app hears of a newer version when
+      // it happens rather than at its next write; an upgrade that was aborted reopens as before.
+      this.database().catch(() => undefined);
+    }
   }
 
   private forget(db: LoomDb): void {

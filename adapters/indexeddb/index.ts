@@ -7,6 +7,7 @@ import { compressionOption, type Compression } from "../../stores/compression.js
 import type { Stores } from "../../stores/types.js";
 import { registerOpenedStores, type OpenedStores } from "./catalogueChanges.js";
 import { IndexedDbConnection, resolveDeps } from "./connection.js";
+import type { IndexedDbConnectionError } from "./errors.js";
 import { DEFAULT_LIST_PAGE_SIZE, IndexedDbContentStore } from "./contentStore.js";
 import { IndexedDbEventStore } from "./eventStore.js";
 import { IndexedDbKeyStore } from "./keyStore.js";
@@ -31,6 +32,18 @@ export interface IndexedDbStoresOptions {
    * @defaultValue "none"
    */
   compression?: Compression;
+  /**
+   * Called when opening the database waits on another connection that does not close (a tab running an older
+   * version of the app, holding the database open while this one upgrades it); the open goes on once it closes.
+   * Show the user what to do: close the other tabs of this site.
+   */
+  onBlocked?: () => void;
+  /**
+   * Called once when the connection is gone for good while the stores are open: another tab deleted the database
+   * (`reason: "deleted"`) or upgraded it to a newer version (`"newer-version"`), or site data was cleared
+   * (`"vanished"`). Every later call fails with the same IndexedDbConnectionError; tell the user to reload.
+   */
+  onConnectionLost?: (error: IndexedDbConnectionError) => void;
 }
 
 /** Stores on one IndexedDB database, with the cross-tab writer lock. */
@@ -66,7 +79,10 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
   // Checked first: without WebCrypto the first run would die on crypto.subtle, long after this boot.
   subtleCrypto("indexedDbStores");
   const deps = resolveDeps(name, options);
-  const connection = new IndexedDbConnection(name, deps);
+  const connection = new IndexedDbConnection(name, deps, {
+    ...(options.onBlocked ? { onBlocked: options.onBlocked } : {}),
+    ...(options.onConnectionLost ? { onConnectionLost: options.onConnectionLost } : {}),
+  });
   const releaseBoot = connection.retain();
   const compression = compressionOption(options.compression, "indexedDbStores");
   const events = new IndexedDbEventStore(connection, connection.retain(), compression);
@@ -107,9 +123,11 @@ export { IndexedDbKeyStore } from "./keyStore.js";
 export { IndexedDbConnectionError, isQuotaExceeded } from "./errors.js";
 export { executionsLiveQuery, watchExecutions, CatalogueView } from "./catalogue.js";
 export { acquireWriter, writerLockName } from "./locks.js";
+export { takeOverWhenReleased } from "./takeover.js";
 export { SCHEMA_VERSION } from "./schema.js";
 
 export type { IndexedDbConnectionReason } from "./errors.js";
 export type { CatalogueSource, ExecutionsQuery, WatchExecutionsOptions } from "./catalogue.js";
 export type { AcquireWriterOptions, LockManagerLike, WriterLease } from "./locks.js";
+export type { TakeOverOptions } from "./takeover.js";
 export type { LoomDbSchema } from "./schema.js";

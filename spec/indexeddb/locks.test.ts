@@ -1,7 +1,16 @@
 // The cross-tab writer lock: exclusive through Web Locks when present, and a no-op lease when
 // absent, in which case the expected-seq fence alone keeps the log linear.
 import { describe, expect, it } from "vitest";
-import { acquireWriter, writerLockName, type LockManagerLike } from "../../adapters/indexeddb/index.js";
+import { createMachine } from "xstate";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import {
+  acquireWriter,
+  takeOverWhenReleased,
+  writerLockName,
+  type IndexedDbStores,
+  type LockManagerLike,
+} from "../../adapters/indexeddb/index.js";
 import { ConcurrencyError, WriterLockedError } from "../../stores/errors.js";
 import { openFresh, started, step } from "./helpers.js";
 
@@ -116,5 +125,99 @@ describe("acquireWriter without Web Locks", () => {
     await otherTab.events.append("e1", await otherTab.events.head("e1"), [step(3)]);
     expect((await stores.events.read("e1")).map((r) => r.seq)).toEqual([1, 2, 3]);
     await Promise.all([stores.close(), otherTab.close()]);
+  });
+});
+
+describe("taking over an execution another tab ran (issue 36)", () => {
+  const waiter = createMachine({
+    id: "waiter",
+    initial: "waiting",
+    states: { waiting: { on: { go: "done" } }, done: { type: "final" } },
+  });
+  const appOn = (stores: IndexedDbStores) => createApp(defineConfig({ stores, effects: {}, logics: [waiter] }));
+
+  it("the documented way works: acquireWriter({ wait: true }), then app.resume runs under that lease", async () => {
+    const locks = new FakeLocks();
+    const { stores: ownerStores, factory, name } = await openFresh({ locks });
+    const { stores: otherStores } = await openFresh({ indexedDB: factory, name, locks });
+    const owner = appOn(ownerStores);
+    await owner.start(waiter, { executionId: "e1" });
+    // The other tab queues for the lock; the owner tab goes away (its app closes, as a closed tab's locks go).
+    const queued = acquireWriter(name, "e1", { locks, wait: true });
+    await owner.close();
+    const lease = await queued;
+    const other = appOn(otherStores);
+    try {
+      const actor = await other.resume("e1");
+      // Only one writer in this tab: a second runtime writer here is still refused.
+      await expect(appOn(otherStores).resume("e1")).rejects.toBeInstanceOf(WriterLockedError);
+      await lease.release();
+      // The runtime still holds the lock (the lease was lent to it) until the run ends.
+      await expect(acquireWriter(name, "e1", { locks })).rejects.toBeInstanceOf(WriterLockedError);
+      await actor.sendAsync({ type: "go" });
+      await expect(other.result("e1")).resolves.toBeUndefined();
+      await expect
+        .poll(() =>
+          acquireWriter(name, "e1", { locks }).then(
+            (l) => (void l.release(), true),
+            () => false,
+          ),
+        )
+        .toBe(true);
+    } finally {
+      await other.close();
+      await Promise.all([ownerStores.close(), otherStores.close()]);
+    }
+  });
+
+  it("takeOverWhenReleased resumes an unfinished execution once its owner lets go, and skips an ended one", async () => {
+    const locks = new FakeLocks();
+    const { stores: ownerStores, factory, name } = await openFresh({ locks });
+    const { stores: otherStores } = await openFresh({ indexedDB: factory, name, locks });
+    const owner = appOn(ownerStores);
+    await owner.start(waiter, { executionId: "e1" });
+    const other = appOn(otherStores);
+    let taken: unknown;
+    const takeover = takeOverWhenReleased(otherStores, other, "e1").then((actor) => (taken = actor));
+    await tick();
+    expect(taken).toBeUndefined();
+    await owner.close();
+    await takeover;
+    expect(taken).toBeDefined();
+    await (taken as { sendAsync(event: { type: string }): Promise<unknown> }).sendAsync({ type: "go" });
+    expect((await otherStores.events.getExecution("e1"))?.status).toBe("done");
+    await expect(takeOverWhenReleased(otherStores, other, "e1")).resolves.toBeUndefined();
+    await other.close();
+    await Promise.all([ownerStores.close(), otherStores.close()]);
+  });
+
+  it("with graceMs, a tab that takes its lock back (a reload) keeps its run; the watcher waits again", async () => {
+    const locks = new FakeLocks();
+    const { stores: ownerStores, factory, name } = await openFresh({ locks });
+    const { stores: otherStores } = await openFresh({ indexedDB: factory, name, locks });
+    const starter = appOn(ownerStores);
+    await starter.start(waiter, { executionId: "e1" });
+    const other = appOn(otherStores);
+    const takeover = takeOverWhenReleased(otherStores, other, "e1", { graceMs: 400 });
+    takeover.catch(() => undefined);
+    await tick();
+    // The owner tab reloads: its lock goes, and the reloaded page takes it back as it boots, within the grace.
+    await starter.close();
+    const reloaded = appOn(ownerStores);
+    let actor: { sendAsync(event: { type: string }): Promise<unknown> } | undefined;
+    await expect
+      .poll(() =>
+        reloaded.resume("e1").then(
+          (resumed) => ((actor = resumed), true),
+          () => false,
+        ),
+      )
+      .toBe(true);
+    await actor!.sendAsync({ type: "go" });
+    await expect(reloaded.result("e1")).resolves.toBeUndefined();
+    // The run ended in the reloaded tab: the watcher never resumed it.
+    await expect(takeover).resolves.toBeUndefined();
+    await Promise.all([reloaded.close(), other.close()]);
+    await Promise.all([ownerStores.close(), otherStores.close()]);
   });
 });

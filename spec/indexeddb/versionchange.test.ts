@@ -82,3 +82,49 @@ describe("IndexedDB versionchange", () => {
     await expect(stores.events.head("e1")).rejects.toMatchObject({ reason: "closed" });
   });
 });
+
+describe("what the app hears of its connection (issue 36: the story page showed nothing)", () => {
+  it("onConnectionLost tells of a delete and of a newer version when they happen, not at the next write", async () => {
+    const lost: IndexedDbConnectionError[] = [];
+    const { stores, factory, name } = await openFresh({ onConnectionLost: (error) => lost.push(error) });
+    await stores.events.append("e1", 0, [started(1)]);
+    (await settle(factory.open(name, SCHEMA_VERSION + 1))).close();
+    await eventually(lost, (latest) => latest?.reason === "newer-version");
+    expect(lost).toHaveLength(1);
+    await stores.close();
+
+    const deleted: IndexedDbConnectionError[] = [];
+    const { stores: other, factory: f2, name: n2 } = await openFresh({ onConnectionLost: (e) => deleted.push(e) });
+    await settle(f2.deleteDatabase(n2));
+    await eventually(deleted, (latest) => latest?.reason === "deleted");
+    await other.close();
+    expect(deleted).toHaveLength(1);
+  });
+
+  it("says nothing when another connection's upgrade was aborted, nor when the app closes its stores", async () => {
+    const lost: unknown[] = [];
+    const { stores, factory, name } = await openFresh({ onConnectionLost: (error) => lost.push(error) });
+    const request = factory.open(name, SCHEMA_VERSION + 1);
+    request.onupgradeneeded = () => request.transaction!.abort();
+    await expect(settle(request)).rejects.toMatchObject({ name: "AbortError" });
+    await stores.events.append("e1", 0, [started(1)]);
+    await stores.close();
+    expect(lost).toEqual([]);
+  });
+
+  it("onBlocked tells of an open that waits on a connection that does not close, and the open goes on after", async () => {
+    const { stores, factory, name } = await openFresh();
+    await stores.close();
+    // An old tab's connection at a lower version that ignores versionchange: recreate the database at version 1.
+    await settle(factory.deleteDatabase(name));
+    const old = await settle(factory.open(name, 1));
+    let blocked = 0;
+    const opening = openFresh({ indexedDB: factory, name, onBlocked: () => blocked++ });
+    await eventually([0], () => blocked > 0);
+    old.close();
+    const { stores: opened } = await opening;
+    await opened.events.append("e1", 0, [started(1)]);
+    expect(blocked).toBe(1);
+    await opened.close();
+  });
+});

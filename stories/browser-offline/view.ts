@@ -1,10 +1,12 @@
 // Plain DOM rendering for the story: the execution list and one execution's timeline, built from the
 // catalogue (ExecutionInfo) and the journal (app.log). No framework: each render replaces a container.
 import {
+  EVENT_RECEIVED,
   EXECUTION_ENDED,
   EXECUTION_STARTED,
   STEP_COMPLETED,
   STEP_FAILED,
+  TOOL_APPROVAL_EVENT,
   TRANSITION,
   type ExecutionInfo,
   type JournalRecord,
@@ -33,14 +35,184 @@ function present(children: Child[]): (Node | string)[] {
   return children.filter((child): child is Node | string => child !== null && child !== undefined && child !== false);
 }
 
+/** Why this page load resumed an execution: it told, truthfully, in the banner and the list. */
+export type ResumeCause = "reload" | "opened" | "takeover";
+
 /** What this page load knows about an execution beyond its journal. */
 export interface LocalFacts {
-  /** Set when this page load resumed the execution: what the replay did, and the steps recorded before it. */
-  resumed?: { report: ReplayReport; recorded: Set<string> };
+  /** Set when this page load resumed the execution: why, what the replay did, and the steps recorded before it. */
+  resumed?: { cause: ResumeCause; report: ReplayReport; recorded: Set<string> };
   /** Step ids this page load ran live (the rest came from the journal). */
   ranHere: Set<string>;
   /** Another tab holds the execution's writer lock. */
   elsewhere: boolean;
+  /** The run stopped in this tab on a failure (out of storage, the database gone): it says so instead of "running". */
+  stopped?: string;
+}
+
+/** `count` and the noun, singular or plural: "1 model call", "2 model calls". */
+export const plural = (count: number, noun: string, nouns = `${noun}s`) => `${count} ${count === 1 ? noun : nouns}`;
+
+/** A tool call parked for the user's decision, as the journal shows it. */
+export interface Pending {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+}
+
+/**
+ * The tool calls still waiting for approval after `records`: a model reply parks the calls it marks
+ * `needsApproval`, a TOOL_APPROVAL event decides one, the end clears them. Read from the journal, so a tab that
+ * only watches the run sees them as the tab that runs it does.
+ */
+export function pendingApprovals(records: JournalRecord[]): Pending[] {
+  let pending: Pending[] = [];
+  for (const record of records) {
+    if (record.type === STEP_COMPLETED && record.effectId === "model") {
+      const calls = (record.output as { toolCalls?: unknown[] } | null)?.toolCalls ?? [];
+      for (const call of calls as { id?: string; toolName?: string; input?: unknown; needsApproval?: boolean }[])
+        if (call.needsApproval === true && typeof call.id === "string")
+          pending.push({ toolCallId: call.id, toolName: call.toolName ?? "?", input: call.input });
+    } else if (record.type === EVENT_RECEIVED) {
+      const event = record.event as { type: string; toolCallId?: string };
+      if (event.type === TOOL_APPROVAL_EVENT) pending = pending.filter((p) => p.toolCallId !== event.toolCallId);
+    } else if (record.type === EXECUTION_ENDED) pending = [];
+  }
+  return pending;
+}
+
+/** Where the decision goes: this tab runs the execution, or another tab does (the decision is sent there). */
+export type ApprovalHolder = "here" | "elsewhere";
+
+/** The approval card: what the agent asks to run, its input in full (field by field), Approve and Deny. */
+export function renderApproval(
+  pending: Pending[],
+  holder: ApprovalHolder,
+  decide: (toolCallId: string, approved: boolean) => void,
+): HTMLElement {
+  return el(
+    "section",
+    { class: "approval", "data-testid": "approval", "aria-labelledby": "approval-title" },
+    el("h3", { id: "approval-title" }, pending.length === 1 ? "Your approval is needed" : "Your approvals are needed"),
+    holder === "elsewhere" &&
+      el(
+        "p",
+        { class: "where" },
+        "This run is held by another tab of this site. Decide here and the decision is sent to that tab; ",
+        "if that tab has closed, this one takes the run over first.",
+      ),
+    ...pending.map((a) =>
+      el(
+        "div",
+        { class: "ask" },
+        el("p", {}, "The agent asks to run ", el("code", {}, a.toolName)),
+        fields(a.input),
+        el(
+          "div",
+          { class: "actions" },
+          el(
+            "button",
+            {
+              type: "button",
+              class: "primary",
+              "data-approve": a.toolCallId,
+              onclick: () => decide(a.toolCallId, true),
+            },
+            "Approve",
+          ),
+          el(
+            "button",
+            {
+              type: "button",
+              class: "secondary",
+              "data-deny": a.toolCallId,
+              onclick: () => decide(a.toolCallId, false),
+            },
+            "Deny",
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+// A tool's input, one row a field, the full text wrapped (never cut mid-word); nested values as indented JSON.
+function fields(input: unknown): HTMLElement {
+  if (typeof input !== "object" || input === null)
+    return el("pre", { class: "input" }, JSON.stringify(input, null, 2) ?? "");
+  return el(
+    "dl",
+    { class: "input" },
+    ...Object.entries(input).flatMap(([key, value]) => [
+      el("dt", {}, key),
+      el("dd", {}, typeof value === "string" ? value : el("pre", {}, JSON.stringify(value, null, 2))),
+    ]),
+  );
+}
+
+/** A failure the user can act on: what happened, and what to do. */
+export interface Failure {
+  kind: string;
+  title: string;
+  action: string;
+}
+
+/** Explains `error` to the user: the storage failures by what to do, anything else by its name and message. */
+export function explainFailure(error: unknown): Failure {
+  const e = (error ?? {}) as { name?: string; message?: string; reason?: string };
+  if (e.name === "StorageQuotaError")
+    return {
+      kind: "quota",
+      title: "This browser has no room left for this site's journal.",
+      action:
+        "The run stopped before its next step, and nothing it had saved is lost. Free some space (Clear finished " +
+        "executions here, or delete other sites' data in the browser's settings), then reload: the run resumes where it stopped.",
+    };
+  if (e.name === "IndexedDbConnectionError") {
+    if (e.reason === "deleted" || e.reason === "vanished")
+      return {
+        kind: "deleted",
+        title: "This site's journal was deleted (by another tab, or the site's data was cleared).",
+        action: "Everything it held is gone, and this tab stopped writing. Reload to start with an empty journal.",
+      };
+    if (e.reason === "newer-version")
+      return {
+        kind: "newer-version",
+        title: "Another tab upgraded this site's journal to a newer version.",
+        action: "This tab runs an older version and stopped writing to it. Reload this page to get the newer version.",
+      };
+    if (e.reason === "unavailable")
+      return {
+        kind: "unavailable",
+        title: "This browser offers no IndexedDB here (a private window may disable it).",
+        action: "Open the page in a normal window of a current browser.",
+      };
+  }
+  return {
+    kind: "error",
+    title: e.name && e.message ? `${e.name}: ${e.message}` : String(error),
+    action: "Reload the page; an unfinished run resumes from the journal.",
+  };
+}
+
+/** The alert for an open that waits on another tab. */
+export const BLOCKED: Failure = {
+  kind: "blocked",
+  title: "Waiting for another tab of this site to let go of the journal.",
+  action:
+    "A tab running an older version of this page keeps the journal open while this one upgrades it. Close or reload " +
+    "the other tabs of this site: this page goes on by itself.",
+};
+
+export function renderFailure(failure: Failure, onReload?: () => void): HTMLElement {
+  return el(
+    "div",
+    { class: "banner error", role: "alert", "data-testid": `alert-${failure.kind}` },
+    el("strong", {}, failure.title),
+    " ",
+    failure.action,
+    onReload && el("button", { type: "button", class: "secondary", onclick: onReload }, "Reload"),
+  );
 }
 
 const time = (at: number) =>
@@ -55,6 +227,18 @@ const inline = (value: unknown) =>
     40,
   );
 
+const RESUMED_NOTES: Record<ResumeCause, string> = {
+  reload: "resumed after a reload",
+  opened: "resumed when this page opened",
+  takeover: "taken over from a closed tab",
+};
+
+const RESUMED_BANNERS: Record<ResumeCause, string> = {
+  reload: "Resumed after a reload. ",
+  opened: "Resumed when this page opened (the page that ran it had closed or crashed). ",
+  takeover: "Taken over: the tab that ran it closed, so this tab resumed it. ",
+};
+
 export function renderExecutions(
   list: HTMLElement,
   executions: ExecutionInfo[],
@@ -67,11 +251,13 @@ export function renderExecutions(
     ...newestFirst.map((info) => {
       const local = facts(info.executionId);
       const note =
-        local.elsewhere && info.status === "running"
-          ? "running in another tab"
-          : local.resumed
-            ? "resumed after reload"
-            : "";
+        local.stopped && info.status === "running"
+          ? `stopped: ${local.stopped}`
+          : local.elsewhere && info.status === "running"
+            ? "running in another tab"
+            : local.resumed
+              ? RESUMED_NOTES[local.resumed.cause]
+              : "";
       return el(
         "li",
         {},
@@ -79,6 +265,7 @@ export function renderExecutions(
           "button",
           {
             class: `execution${info.executionId === selected ? " selected" : ""}`,
+            ...(info.executionId === selected ? { "aria-current": "true" } : {}),
             "data-execution": info.executionId,
             "data-status": info.status,
             onclick: () => onSelect(info.executionId),
@@ -87,7 +274,7 @@ export function renderExecutions(
           el(
             "span",
             { class: "row muted" },
-            `${info.head} records · ${time(info.startedAt)}`,
+            `${plural(info.head, "record")} · ${time(info.startedAt)}`,
             note && el("em", {}, note),
           ),
         ),
@@ -203,6 +390,7 @@ export function renderDetail(
   info: ExecutionInfo | undefined,
   records: JournalRecord[],
   local: LocalFacts,
+  approval?: HTMLElement,
 ): void {
   if (!info) {
     pane.replaceChildren(el("p", { class: "empty" }, "Select an execution to see its timeline."));
@@ -219,23 +407,29 @@ export function renderDetail(
         { class: "detail-head" },
         el("h2", {}, el("code", {}, info.executionId)),
         pill(info.status),
-        el("span", { class: "muted" }, `${info.head} records · started ${time(info.startedAt)}`),
+        el("span", { class: "muted" }, `${plural(info.head, "record")} · started ${time(info.startedAt)}`),
       ),
+      approval,
       resumed &&
         el(
           "p",
           { class: "banner", "data-testid": "resumed" },
-          el("strong", {}, "Resumed after a reload. "),
-          `Rebuilt from ${resumed.report.fromSnapshotSeq ? `the snapshot at seq ${resumed.report.fromSnapshotSeq} plus ` : ""}${resumed.report.recordsReplayed} replayed records; `,
-          `${resumed.recorded.size} recorded steps served from IndexedDB; ${resumed.report.stepsToRun} step${resumed.report.stepsToRun === 1 ? " that was" : "s that were"} in flight at the reload ran again. `,
+          el("strong", {}, RESUMED_BANNERS[resumed.cause]),
+          `Rebuilt from ${resumed.report.fromSnapshotSeq ? `the snapshot at seq ${resumed.report.fromSnapshotSeq} plus ` : ""}${plural(resumed.report.recordsReplayed, "replayed record")}; `,
+          `${plural(resumed.recorded.size, "recorded step")} served from IndexedDB; ${plural(resumed.report.stepsToRun, "step")} ${resumed.report.stepsToRun === 1 ? "that was" : "that were"} in flight ran again. `,
           el("span", { "data-testid": "reruns" }, `Recorded calls repeated: ${reruns}.`),
         ),
+      local.stopped &&
+        info.status === "running" &&
+        el("p", { class: "banner warn" }, `This run stopped in this tab: ${local.stopped}. See the message above.`),
       local.elsewhere &&
+        !local.stopped &&
         info.status === "running" &&
         el(
           "p",
           { class: "banner warn" },
-          "Another tab holds this execution's writer lock (Web Locks) and is running it; this tab only watches.",
+          "Another tab holds this execution's writer lock (Web Locks) and is running it; this tab watches, and takes ",
+          "the run over if that tab closes before it ends.",
         ),
       answer !== undefined && el("blockquote", { class: "answer", "data-testid": "answer" }, answer),
       el(
