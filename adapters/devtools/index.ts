@@ -15,3 +15,9 @@ export type {
   DevtoolsStateNode,
   DevtoolsTransition,
 } from "./view.js";
+export { renderDevtools } from "./page.js";
+export type { DevtoolsPage, DevtoolsPageOptions, DevtoolsSource } from "./page.js";
+export { mountDevtools, storesSource } from "./mount.js";
+export type { MountDevtoolsOptions } from "./mount.js";
+export { layoutGraph } from "./layout.js";
+export type { LayoutEngine, LayoutNode, LayoutEdge, Placed, PlacedState, PlacedTransition } from "./layout.js";

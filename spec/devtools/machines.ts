@@ -64,3 +64,4 @@ export async function runKettle(app: App, executionId: string): Promise<void> {
 export function devtoolsApp(stores: { events: EventStore } & Parameters<typeof defineConfig>[0]["stores"]): App {
   return createApp(defineConfig({ stores, effects: tidyEffects(), logics: [kettle, tidy] }));
 }
+export { researchAgent } from "../../stories/support/researchAgent.js";
