@@ -304,7 +304,16 @@ export function renderDevtools(
         {},
         svg(
           "marker",
-          { id: "loom-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto" },
+          {
+            id: "loom-arrow",
+            viewBox: "0 0 10 10",
+            refX: 9,
+            refY: 5,
+            markerUnits: "userSpaceOnUse",
+            markerWidth: 9,
+            markerHeight: 9,
+            orient: "auto",
+          },
           svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#57606a" }),
         ),
       ),
