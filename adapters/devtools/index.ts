@@ -2,7 +2,7 @@
 // journal as a timeline, time travel by seq, the tree of executions and the pending approvals.
 export { buildModel, graphOfMachine, inferredMachine, timelineOf, statesOf, pendingOf, treeOf } from "./model.js";
 export type { ModelInput, ReplayedState } from "./model.js";
-export { loadModel, loadTree, readExecution, replayStates } from "./load.js";
+export { loadModel, loadTree, machinesOf, readExecution, replayStates } from "./load.js";
 export type { LoadModelOptions } from "./load.js";
 export { activeNodeIds, stateAtSeq, valueText } from "./view.js";
 export type {

@@ -1,11 +1,15 @@
 // The devtools model read from an event store (a filesystem journal, IndexedDB, memory): the records, a
-// replay of them with nothing run (actors/inspectReplay.ts: memory stores, effects that never settle), and
+// replay of them with nothing run (as actors/inspectReplay.ts replays: memory stores, effects that never settle), and
 // the catalogue as a tree. The store is only read.
 import type { AnyStateMachine, InspectionEvent } from "xstate";
-import { replayIntoInspector } from "../../actors/inspectReplay.js";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import type { Effect } from "../../actors/effects/effect.js";
 import { childIdsOf } from "../../actors/journal/inspectChildren.js";
+import { effectSourcesOf } from "../../actors/journal/machineInfo.js";
+import { memoryStores } from "../../stores/memory.js";
 import { expandRecords } from "../../stores/recordFormat.js";
-import { EXECUTION_STARTED } from "../../stores/schema.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
 import type { EventStore, StoredRecord } from "../../stores/types.js";
 import { buildModel, parentOf, treeOf, type ReplayedState } from "./model.js";
 import type { DevtoolsExecution, DevtoolsModel } from "./view.js";
@@ -16,12 +20,44 @@ export async function readExecution(events: EventStore, executionId: string): Pr
   return expandRecords([...archived, ...(await events.read(executionId))]);
 }
 
-/** The machine's snapshot after each macrostep, and the steps left in flight, by replaying the journal with nothing run. */
+/** The machine and every machine it can run as a child execution (its `setup({ actors })`, inline invokes), recursively. */
+export function machinesOf(logic: AnyStateMachine): AnyStateMachine[] {
+  const found = new Set<AnyStateMachine>();
+  const visit = (machine: AnyStateMachine) => {
+    if (found.has(machine)) return;
+    found.add(machine);
+    for (const actor of Object.values(machine.implementations?.actors ?? {})) if (isMachine(actor)) visit(actor);
+    const walk = (node: AnyStateMachine["root"]) => {
+      for (const invoke of node.invoke) if (isMachine(invoke.src)) visit(invoke.src);
+      for (const child of Object.values(node.states)) walk(child);
+    };
+    walk(machine.root);
+  };
+  visit(logic);
+  return [...found];
+}
+
+const isMachine = (value: unknown): value is AnyStateMachine =>
+  typeof value === "object" && value !== null && "root" in value && "implementations" in value;
+
+/**
+ * The machine's snapshot after each macrostep, and the steps left in flight, by replaying the journal in memory
+ * stores with effects that never settle (nothing is written, no model or tool is called). The effects of the child
+ * machines it runs are registered too: `replayIntoInspector` registers the logic's own only, so a parent whose
+ * child invokes an effect does not replay there.
+ */
 export async function replayStates(
   events: EventStore,
   executionId: string,
   logic: AnyStateMachine,
 ): Promise<{ states: ReplayedState[]; inFlight: string[] }> {
+  let records = [
+    ...(await events.readArchives(executionId)).flatMap((segment) => segment.records),
+    ...(await events.read(executionId)),
+  ];
+  // A stop is journaled on its own and a resume does not take it: the state it was stopped in.
+  const last = records.at(-1);
+  if (last?.type === EXECUTION_ENDED && last.status === "stopped") records = records.slice(0, -1);
   const states: ReplayedState[] = [];
   let inFlight: string[] = [];
   const inspect = (event: InspectionEvent) => {
@@ -31,7 +67,28 @@ export async function replayStates(
     states.push({ value: s.value, context: s.context, status: s.status });
     inFlight = childIdsOf(event.snapshot);
   };
-  await replayIntoInspector(events, executionId, { logic, inspect });
+  const machines = machinesOf(logic);
+  const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
+  const effects: Record<string, Effect> = {};
+  for (const machine of machines)
+    for (const id of effectSourcesOf(machine))
+      if (!isMachine(machine.implementations?.actors?.[id])) effects[id] = never;
+  const stores = memoryStores();
+  await stores.events.append(executionId, 0, records);
+  const app = createApp(
+    defineConfig({
+      stores,
+      effects,
+      logics: machines,
+      execution: { snapshotEvery: false },
+      observability: { inspect },
+    }),
+  );
+  try {
+    await app.resume(executionId);
+  } finally {
+    await app.close();
+  }
   return { states, inFlight };
 }
 

@@ -94,8 +94,10 @@ export const devtools = command(
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
     });
-    await new Promise((resolve) => server.close(resolve));
+    // A browser keeps its connections open: close them, or the server waits for them.
+    const closed = new Promise((resolve) => server.close(resolve));
     server.closeAllConnections();
+    await closed;
   },
 );
 

@@ -12,9 +12,10 @@ import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fsStores, serveControl, type FsStores } from "../../adapters/fs/index.js";
-import { createApp, defineConfig, type App, type JournaledActor } from "../../index.js";
+import { createApp, createToolEffect, defineConfig, type App, type JournaledActor } from "../../index.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 import { spawnCli, type RunningCli } from "../cli/support.js";
+import { parent } from "../children/machines.js";
 import { kettle, runKettle, tidy, tidyEffects } from "../devtools/machines.js";
 import { servePages, type ServedPages } from "./pages.js";
 
@@ -39,8 +40,12 @@ beforeAll(async () => {
   app = createApp(
     defineConfig({
       stores,
-      effects: { ...researchEffects({ modelMs: 1, toolMs: 1 }), ...tidyEffects() },
-      logics: [researchAgent, kettle, tidy],
+      effects: {
+        ...researchEffects({ modelMs: 1, toolMs: 1 }),
+        ...tidyEffects(),
+        double: createToolEffect(async (n: number) => n * 2),
+      },
+      logics: [researchAgent, kettle, tidy, parent],
     }),
   );
   await app.start(researchAgent, { executionId: "research-1", input: { prompt: RESEARCH_QUESTION } });
@@ -48,6 +53,8 @@ beforeAll(async () => {
   await runKettle(app, "kettle-1");
   kettleActor = await app.resume("kettle-1");
   await app.start(tidy, { executionId: "tidy-1", input: { prompt: "Archive the paid invoices." } });
+  await app.start(parent, { executionId: "tree-1" });
+  await app.result("tree-1");
   control = await serveControl(app, { dir: stores.dir });
   devtools = spawnCli(["devtools", "--dir", dir, "--logic", "spec/devtools/machines.ts", "--poll-ms", "250"]);
   await devtools.waitFor(/devtools on http:\/\/127\.0\.0\.1:\d+\//, 60_000);
@@ -58,7 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   devtools?.kill();
-  await devtools?.exited;
+  expect(await devtools?.exited).toBe(0);
   await control?.close();
   await app?.close();
   await stores?.close();
@@ -192,6 +199,22 @@ describe("loomwork devtools --dir, beside a running app", () => {
     await shown(page, "tidy-1 at seq");
     await expect.poll(() => status(page).textContent(), { timeout: 30_000 }).toMatch(/, done$/);
     expect(await page.locator(".loom-approvals h2").textContent()).toBe("Waiting for approval (0)");
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it("shows the tree of executions: a child execution under its parent, with the machine it runs", async () => {
+    const { page, problems } = await open(`${url}#tree-1`);
+    await shown(page, "tree-1 at seq");
+    // The child is listed inside its parent's item, under the child id the parent invoked it by.
+    const child = page.locator(".loom-tree li:has(> [data-key='exec:tree-1']) > ul [data-key='exec:tree-1/w']");
+    await child.waitFor();
+    expect(await child.textContent()).toBe("w tree-1/w");
+    expect(await page.locator("[data-state='parent.running'] .loom-invoke").textContent()).toBe("child worker");
+    expect(await page.locator("pre[aria-label=Context]").textContent()).toContain('"doubled": 42');
+    await shot(page, "tree");
+    await child.click();
+    await shown(page, "tree-1/w at seq");
+    expect(await page.locator(".loom-chart-section h2").textContent()).toBe("Statechart of worker");
     expect(problems).toEqual([]);
   }, 120_000);
 

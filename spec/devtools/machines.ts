@@ -65,3 +65,4 @@ export function devtoolsApp(stores: { events: EventStore } & Parameters<typeof d
   return createApp(defineConfig({ stores, effects: tidyEffects(), logics: [kettle, tidy] }));
 }
 export { researchAgent } from "../../stories/support/researchAgent.js";
+export { parent, worker } from "../children/machines.js";

@@ -142,6 +142,9 @@ describe("the devtools model", () => {
       }),
     ]);
     const model = await loadModel(stores.events, "p1", { logics: [parent] });
+    // The parent replays although its child machine invokes an effect of its own (double): each state has its context.
+    expect(model.note).toBeUndefined();
+    expect(model.states.at(-1)!.context).toEqual({ seen: ["progress", "pong"], result: { doubled: 42 } });
     expect(model.graph.nodes.find((n) => n.id === "parent.running")!.invokes).toEqual([
       { id: "w", src: "worker", kind: "machine" },
     ]);
