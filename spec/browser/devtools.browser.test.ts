@@ -187,6 +187,22 @@ describe("loomwork devtools --dir, beside a running app", () => {
     await shown(page, "kettle-1 at seq ");
   }, 120_000);
 
+  it("respects prefers-reduced-motion: the highlight changes without a transition", async () => {
+    const duration = async (reducedMotion: "reduce" | "no-preference") => {
+      const context = await browser.newContext({ reducedMotion });
+      const page = await context.newPage();
+      await page.goto(`${url}#kettle-1`);
+      await page.waitForSelector("[data-state='kettle.pouring'] > rect");
+      const value = await page.evaluate(
+        () => getComputedStyle(document.querySelector("[data-state='kettle.pouring'] > rect")!).transitionDuration,
+      );
+      await context.close();
+      return value;
+    };
+    expect(await duration("no-preference")).toBe("0.16s, 0.16s");
+    expect(await duration("reduce")).toBe("0s");
+  }, 120_000);
+
   it("approves a parked tool call from the page, through the app's control socket", async () => {
     const { page, problems } = await open(`${url}#tidy-1`);
     await shown(page, "1 waiting for approval");
