@@ -168,6 +168,16 @@ const short = (value: unknown, max = 160): string | undefined => {
   return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
 };
 
+const KIND_OF_SEALED: Record<string, DevtoolsEntry["kind"]> = {
+  [EXECUTION_STARTED]: "start",
+  [EVENT_RECEIVED]: "event",
+  [STEP_COMPLETED]: "step",
+  [STEP_FAILED]: "step",
+  [TIMER_SET]: "timer",
+  [TRANSITION]: "transition",
+  [EXECUTION_ENDED]: "end",
+};
+
 /** The journal as a timeline: one entry per record, each with the macrostep it belongs to. */
 export function timelineOf(records: StoredRecord[]): DevtoolsEntry[] {
   const entries: DevtoolsEntry[] = [];
@@ -175,6 +185,11 @@ export function timelineOf(records: StoredRecord[]): DevtoolsEntry[] {
   for (const r of records) {
     if (isMacrostepInputType(r.type)) macrostep++;
     const base = { seq: r.seq, at: r.at, macrostep: Math.max(0, macrostep) };
+    // A sealed record (security.crypto) keeps its type readable, nothing else: the devtools hold no keys.
+    if (typeof r.sealed === "string") {
+      entries.push({ ...base, kind: KIND_OF_SEALED[r.type] ?? "control", label: `${r.type} (sealed)` });
+      continue;
+    }
     const event = r.event as { type?: string } | undefined;
     switch (r.type) {
       case EXECUTION_STARTED:

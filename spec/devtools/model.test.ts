@@ -2,8 +2,15 @@
 // from the journal alone, the pending approvals and the tree, over the research agent, a plain machine and a
 // tree of executions.
 import { describe, expect, it } from "vitest";
-import { createApp, defineConfig, memoryStores, STEP_COMPLETED, TRANSITION } from "../../index.js";
-import { activeNodeIds, loadModel, loadTree, stateAtSeq, valueText } from "../../adapters/devtools/index.js";
+import { createApp, defineConfig, EVENT_RECEIVED, memoryStores, STEP_COMPLETED, TRANSITION } from "../../index.js";
+import {
+  activeNodeIds,
+  loadModel,
+  loadTree,
+  stateAtSeq,
+  timelineOf,
+  valueText,
+} from "../../adapters/devtools/index.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 import { parent } from "../children/machines.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
@@ -147,6 +154,12 @@ describe("the devtools model", () => {
     expect(model.states.at(-1)!.context).toEqual({ seen: ["progress", "pong"], result: { doubled: 42 } });
     expect(model.graph.nodes.find((n) => n.id === "parent.running")!.invokes).toEqual([
       { id: "w", src: "worker", kind: "machine" },
+    ]);
+  });
+
+  it("shows a sealed record by its type only", () => {
+    expect(timelineOf([{ seq: 1, at: 0, type: EVENT_RECEIVED, sealed: "AAAA" }])).toEqual([
+      { seq: 1, at: 0, macrostep: 0, kind: "event", label: "loom.event.received (sealed)" },
     ]);
   });
 });
