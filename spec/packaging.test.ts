@@ -304,7 +304,7 @@ describe("the packed package", () => {
     expect(withTsx.stderr, withTsx.stderr).not.toMatch(/cannot load/);
     expect(withTsx.code, withTsx.stderr).toBe(0);
   });
-  it("type-checks in a strict project without skipLibCheck, loomwork/postgres included (its pg types come with it)", async () => {
+  it("type-checks in a strict project without skipLibCheck, loomwork/postgres (its pg types come with it) and loomwork/devtools included", async () => {
     await writeFile(
       join(strict, "package.json"),
       JSON.stringify({ name: "strict-app", private: true, type: "module" }),
@@ -326,6 +326,8 @@ describe("the packed package", () => {
         'import { sweep, type SweepResult } from "loomwork/lifecycle";',
         'import { checkReplay } from "loomwork/upgrades";',
         'import { createReadModels, type ReadModels } from "loomwork/read-models";',
+        'import { mountDevtools, type DevtoolsPage } from "loomwork/devtools";',
+        "export const devtools = (el: HTMLElement, a: typeof app): DevtoolsPage => mountDevtools(el, { stores: memoryStores(), app: a });",
         "export const maintain = (a: typeof app): Promise<SweepResult> => sweep(a, { ttlMs: 0 });",
         "export const check = (a: typeof app, logic: Parameters<typeof checkReplay>[1]) => checkReplay(a, logic);",
         "export const models = (a: typeof app): ReadModels => createReadModels(a);",
