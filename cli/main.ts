@@ -9,6 +9,7 @@ import { ERROR_CODES } from "../actors/constants.js";
 import { JournalCorruptionError, LoomworkError, WriterLockedError } from "../stores/errors.js";
 import { helpText, parseCommand } from "./args.js";
 import { approvals } from "./commands/approvals.js";
+import { devtools } from "./commands/devtools.js";
 import { inspect } from "./commands/inspect.js";
 import { follow } from "./commands/follow.js";
 import { log } from "./commands/log.js";
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   stats,
   approvals,
   inspect,
+  devtools,
   "replay-check": replayCheck,
   send,
   approve,
@@ -61,7 +63,7 @@ function overview(): string {
     "",
     "Every command takes --dir <dir> (default: $LOOMWORK_DIR, else ./.loomwork), --json, --no-color and --help.",
     "loomwork --version prints the installed version.",
-    "ls, log, follow, stats, inspect, export and erase --dry-run open the journal read-only, so they work while an app writes it;",
+    "ls, log, follow, stats, inspect, devtools, export and erase --dry-run open the journal read-only, so they work while an app writes it;",
     "sweep and erase take the directory's writer lock, so they cannot run while an app has it open. send, approve, deny, stop and",
     "resume go through the app that holds the journal (its control socket, serveControl), else journal the command with --logic.",
     "",

@@ -5,7 +5,7 @@
 // spec/fixtures/packaging/xstate-5.19.0.tgz (`npm pack xstate@5.19.0`: no network in the test), while
 // this checkout's tests run on the exact devDependency. A second project, on the xstate the declarations
 // are built against, type-checks them as a strict TypeScript app does (`skipLibCheck: false`).
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, posix, resolve } from "node:path";
@@ -167,6 +167,59 @@ describe("the packed package", () => {
     expect(esm.trim()).toBe("x 1 loom.sweep:1 x true");
   });
 
+  it("loads loomwork/devtools from CommonJS and ESM, builds a model, and its installed CLI serves the page with nothing from elsewhere", async () => {
+    const { stdout: cjs } = await node([
+      "-e",
+      'const d = require("loomwork/devtools"); console.log([typeof d.mountDevtools, typeof d.renderDevtools, typeof d.loadModel, typeof d.loadTree].join(" "))',
+    ]);
+    expect(cjs.trim()).toBe(Array(4).fill("function").join(" "));
+    const script = [
+      'import { createApp, defineConfig, memoryStores } from "loomwork";',
+      'import { loadModel } from "loomwork/devtools";',
+      'import { createMachine } from "xstate";',
+      'const machine = createMachine({ id: "m", initial: "a", states: { a: { on: { GO: "b" } }, b: { type: "parallel", states: { x: {}, y: {} } } } });',
+      "const stores = memoryStores();",
+      "const app = createApp(defineConfig({ stores, effects: {} }));",
+      'const actor = await app.start(machine, { executionId: "x" });',
+      'await actor.sendAsync({ type: "GO" });',
+      "await app.close();",
+      'const model = await loadModel(stores.events, "x", { logics: [machine] });',
+      'console.log(model.graph.nodes.map((n) => n.id).join(","), JSON.stringify(model.states.at(-1).value));',
+    ].join("\n");
+    const { stdout: esm } = await node(["--input-type=module", "-e", script]);
+    expect(esm.trim()).toBe('m,m.a,m.b,m.b.x,m.b.y {"b":{"x":{},"y":{}}}');
+    // The installed CLI serves the compiled page modules and elkjs from the package's own dependencies.
+    const journal = await mkdtemp(join(work, "devtools-"));
+    await mkdir(join(journal, "executions"));
+    const child = spawn(
+      process.execPath,
+      [join("node_modules", "loomwork", "dist", "cli", "main.js"), "devtools", "--dir", journal, "--json"],
+      { cwd: project, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+          out += chunk;
+          const found = /"url":\s*"([^"]+)"/.exec(out);
+          if (found) resolve(found[1]!);
+        });
+        child.once("exit", (code) => reject(new Error(`devtools exited ${code} before printing its url: ${out}`)));
+      });
+      for (const path of ["", "assets/client.js", "assets/page.js", "assets/layout.js", "assets/view.js", "elk.js"]) {
+        const response = await fetch(`${url}${path}`);
+        expect(response.status, path).toBe(200);
+        const text = await response.text();
+        // Only relative imports: the browser resolves them against the server, nothing from a CDN or a package name.
+        for (const [, specifier] of text.matchAll(/^import .* from "([^"]+)";?$/gm))
+          expect(specifier, path).toMatch(/^\.\//);
+      }
+      expect(await (await fetch(`${url}api/executions`)).json()).toEqual([]);
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
+
   it("takes xstate as a peer with a range (one copy: the app's), and pins it exactly only for its own tests", async () => {
     const packed = JSON.parse(
       await readFile(join(project, "node_modules", "loomwork", "package.json"), "utf8"),
@@ -251,7 +304,7 @@ describe("the packed package", () => {
     expect(withTsx.stderr, withTsx.stderr).not.toMatch(/cannot load/);
     expect(withTsx.code, withTsx.stderr).toBe(0);
   });
-  it("type-checks in a strict project without skipLibCheck, loomwork/postgres included (its pg types come with it)", async () => {
+  it("type-checks in a strict project without skipLibCheck, loomwork/postgres (its pg types come with it) and loomwork/devtools included", async () => {
     await writeFile(
       join(strict, "package.json"),
       JSON.stringify({ name: "strict-app", private: true, type: "module" }),
@@ -273,6 +326,8 @@ describe("the packed package", () => {
         'import { sweep, type SweepResult } from "loomwork/lifecycle";',
         'import { checkReplay } from "loomwork/upgrades";',
         'import { createReadModels, type ReadModels } from "loomwork/read-models";',
+        'import { mountDevtools, type DevtoolsPage } from "loomwork/devtools";',
+        "export const devtools = (el: HTMLElement, a: typeof app): DevtoolsPage => mountDevtools(el, { stores: memoryStores(), app: a });",
         "export const maintain = (a: typeof app): Promise<SweepResult> => sweep(a, { ttlMs: 0 });",
         "export const check = (a: typeof app, logic: Parameters<typeof checkReplay>[1]) => checkReplay(a, logic);",
         "export const models = (a: typeof app): ReadModels => createReadModels(a);",
