@@ -107,6 +107,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) h ON true
       WHERE e.execution_id = r.execution_id;`,
   },
+  {
+    version: 4,
+    name: "the fleet parks an execution that waits only on its children",
+    // ADR 0012 D9: a parked execution has no owner and `waiting_on` set (the child executions it waits on); it is
+    // claimable again once one of them ended or a message is in its inbox. NULL: not parked.
+    sql: (s) => `
+      ALTER TABLE ${s}.fleet ADD COLUMN waiting_on text[] COLLATE "C";`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */
