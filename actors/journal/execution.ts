@@ -302,12 +302,14 @@ export class Execution {
   }
 
   /**
-   * The child executions this execution waits on when nothing else of it is under way: nothing queued, every step in
-   * flight a child's, no timer armed, no live source, no message undelivered. Undefined when anything else is (or it
-   * ended, failed or was halted), and when it waits on no child. A fleet worker parks such an execution (ADR 0012 D9).
+   * The child executions this execution of a tree (a parent or a child) waits on when it waits only on them and on
+   * messages: nothing queued, every step in flight a child's, no timer armed, no live source, no message undelivered.
+   * Undefined when anything else is under way (or it ended, failed or was halted), and for a lone execution. A fleet
+   * worker parks such an execution (ADR 0012 D9).
    */
-  waitingOnlyOnChildren(): string[] | undefined {
-    if (this.ended || this.failure || this.halted || this.queued > 0 || this.childRuns.size === 0) return undefined;
+  waitingOnlyOnTree(): string[] | undefined {
+    if (this.ended || this.failure || this.halted || this.queued > 0) return undefined;
+    if (this.childRuns.size === 0 && !this.state.parent) return undefined;
     if (this.inflight !== this.childRuns.size) return undefined;
     const { timers, sources, outbox } = this.state;
     if (Object.keys(timers).length > 0 || Object.keys(sources ?? {}).length > 0 || (outbox?.length ?? 0) > 0)
