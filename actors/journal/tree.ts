@@ -130,12 +130,11 @@ export class ExecutionTree {
   async settled(executionId: string): Promise<boolean> {
     await this.openings.get(executionId)?.catch(() => undefined);
     const child = this.app.running(executionId);
-    // On the fleet a child elsewhere is another worker's: settled as far as this app is concerned.
-    if (!child && this.app.fleet()) return true;
+    // On the fleet a child elsewhere (or one this worker let go: parked, or its lease lost) is another worker's:
+    // settled while the journal says it runs; once it ended, its parent's step is about to journal its outcome.
+    if (this.app.fleet() && (!child || child.failure)) return this.runsSomewhere(executionId);
     if (!child || child.ended) return false;
     await child.whenSettled();
-    // On the fleet, one this worker let go (parked, or its lease lost) unended is the fleet's again: settled, as above.
-    if (this.app.fleet() && !child.ended && child.failure) return true;
     return !child.ended && !child.failure;
   }
 
