@@ -245,8 +245,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     return pass;
   };
 
-  // ADR 0012 D9: an execution that waits only on its children (nothing else of it under way, its inbox drained) holds
-  // no slot. It is let go here without journaling anything, its fence set to one no lease has (nothing more of it is
+  // ADR 0012 D9: an execution of a tree that waits only on its children and messages (nothing else of it under way,
+  // its inbox drained) holds no slot. It is let go here without journaling anything, its fence set to one no lease has (nothing more of it is
   // written from here), and its lease given back with the children it waits on: the claim takes it again once one
   // of them ended or a message is in its inbox. Looked at whenever it appended, and once resumed.
   const considerParking = (entry: Held): void => {
@@ -265,11 +265,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       // From the look to the let-go, no await: nothing of the execution can start in between.
       if (stopping || entry.lost || entry.parked || entry.delivering || held.get(entry.executionId) !== entry) return;
       if (internals.execution(entry.executionId) !== execution) return;
-      const waitingOn = execution.waitingOnlyOnChildren();
+      const waitingOn = execution.waitingOnlyOnTree();
       if (!waitingOn) return;
       entry.parked = true;
       fences.set(entry.executionId, { owner: id, epoch: "0" });
-      execution.letGo(new Error(`execution "${entry.executionId}" parked: it waits only on its children`));
+      execution.letGo(new Error(`execution "${entry.executionId}" parked: it waits only on its children and messages`));
       await table.park(entry, waitingOn).catch(() => undefined); // else its lease runs out, as after a crash
       schedule();
     })()

@@ -9,6 +9,7 @@ import { createToolEffect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import { until } from "../support/harness.js";
+import { kid, tree, treeOutput } from "./treeFleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
 let server: PgServer;
@@ -87,9 +88,11 @@ async function fleet(workers: number, concurrency: number) {
     running.push(
       await createWorker({
         stores,
-        logics: [root, mid, leaf],
+        logics: [root, mid, leaf, tree, kid],
         effects: {
           double: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 2)),
+          prep: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x + 1)),
+          work: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 10)),
         },
         concurrency,
         leaseMs: 2_000,
@@ -136,6 +139,17 @@ describe("a parent waiting on children holds no worker slot (parking)", () => {
           id,
         ).toHaveLength(1);
       }
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+
+  it("children waiting on their parent's message are parked too: two children that wait for an ACK end on one worker with concurrency 1", async () => {
+    const f = await fleet(1, 1);
+    try {
+      await f.app.submit(tree, { executionId: "k1", input: { base: 0 } });
+      expect(await f.app.result("k1")).toEqual(treeOutput(0));
+      expect(f.calls.sort()).toEqual(["k1", "k1/a", "k1/b"]);
     } finally {
       await f.close();
     }
