@@ -96,9 +96,11 @@ interface Held extends Lease {
   /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
   lookAgain?: boolean;
   lost?: boolean;
-  /** A look at whether the execution waits only on its children (then parked), under way; `lookAgain`-like flag below. */
+  /** A look under way at whether the execution waits only on its tree (then it is parked: ADR 0012 D9). */
   parking?: Promise<void>;
+  /** Set when it appended while a look ran: the look waits for it to settle again before it decides. */
   parkAgain?: boolean;
+  /** Parked: let go here, its lease given back with the children it waits on. */
   parked?: boolean;
 }
 
@@ -246,9 +248,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   };
 
   // ADR 0012 D9: an execution of a tree that waits only on its children and messages (nothing else of it under way,
-  // its inbox drained) holds no slot. It is let go here without journaling anything, its fence set to one no lease has (nothing more of it is
-  // written from here), and its lease given back with the children it waits on: the claim takes it again once one
-  // of them ended or a message is in its inbox. Looked at whenever it appended, and once resumed.
+  // its inbox drained) holds no slot. It is let go here without journaling anything, its fence set to one no lease
+  // has (nothing more of it is written from here), and its lease given back with the children it waits on: the claim
+  // takes it again once one of them ended or a message is in its inbox. Looked at after each append, and once resumed.
   const considerParking = (entry: Held): void => {
     if (entry.parking) {
       entry.parkAgain = true;
