@@ -132,21 +132,41 @@ export async function submittedOutcome(
   executionId: string,
   log: (id: string) => Promise<JournalRecord[]>,
 ): Promise<unknown> {
+  const ended = await endOnFleet(fleet, events, executionId, async (id) =>
+    (await log(id)).findLast((r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED),
+  );
+  return outcomeFrom(executionId, ended);
+}
+
+/**
+ * Waits for the end of an execution the fleet runs and resolves with what `readEnd` reads of it once the catalogue
+ * says it ended (undefined from `readEnd`: looked at again). Rejects with `signal`'s reason once it aborts.
+ */
+export async function endOnFleet<T>(
+  fleet: FleetPort,
+  events: Pick<EventStore, "getExecution">,
+  executionId: string,
+  readEnd: (id: string) => Promise<T | undefined>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const stopped = signal ? aborted(signal) : undefined;
   // The database may restart while the fleet runs the execution: look again, up to a bound of failures in a row.
   for (let failures = 0; ;) {
+    signal?.throwIfAborted();
     const woken = fleet.waitForEnd(executionId).catch(() => undefined);
-    let ended: RecordOf<typeof EXECUTION_ENDED> | undefined;
+    let ended: T | undefined;
     try {
       const info = await events.getExecution(executionId);
-      if (info?.status !== "running")
-        ended = (await log(executionId)).findLast(
-          (r): r is RecordOf<typeof EXECUTION_ENDED> => r.type === EXECUTION_ENDED,
-        );
+      if (info?.status !== "running") ended = await readEnd(executionId);
       failures = 0;
     } catch (error) {
       if (++failures >= RESULT_RETRIES) throw error;
     }
-    if (ended) return outcomeFrom(executionId, ended);
-    await woken;
+    if (ended !== undefined) return ended;
+    await (stopped ? Promise.race([woken, stopped]) : woken);
   }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }

@@ -80,6 +80,7 @@ export class Execution {
   private head = 0;
   private snapshotSeq = 0;
   private mailbox: Promise<void> = Promise.resolve();
+  private queued = 0; // turns enqueued in the mailbox and not yet done
   private readonly running = new Map<string, AbortController>();
   // Effects started and not yet journaled (or dropped): a step counts until its outcome is applied.
   private inflight = 0;
@@ -322,6 +323,33 @@ export class Execution {
     this.wakeSettled();
   }
 
+  /**
+   * The child executions this execution of a tree (a parent or a child) waits on when it waits only on them and on
+   * messages: nothing queued, every step in flight a child's, no timer armed, no live source, no message undelivered.
+   * Undefined when anything else is under way (or it ended, failed or was halted), and for a lone execution. A fleet
+   * worker parks such an execution (ADR 0012 D9).
+   */
+  waitingOnlyOnTree(): string[] | undefined {
+    if (this.ended || this.failure || this.halted || this.queued > 0) return undefined;
+    if (this.childRuns.size === 0 && !this.state.parent) return undefined;
+    if (this.inflight !== this.childRuns.size) return undefined;
+    const { timers, sources, outbox } = this.state;
+    if (Object.keys(timers).length > 0 || Object.keys(sources ?? {}).length > 0 || (outbox?.length ?? 0) > 0)
+      return undefined;
+    return [...new Set(this.childRuns.values())];
+  }
+
+  /**
+   * Lets the execution go without journaling anything, as a refused write does: halted, nothing more of it written,
+   * app.result here rejects with `reason`. A fleet worker parks an execution so (a resume replaces it).
+   */
+  letGo(reason: Error): void {
+    if (this.failure) return;
+    this.failure = reason;
+    this.halt();
+    this.host.failed(this, reason);
+  }
+
   persistedState(): unknown {
     return persistState(this.machine, this.state);
   }
@@ -445,6 +473,7 @@ export class Execution {
 
   // Internal work (outcomes, timers) found after close is dropped: a resume re-runs it from the journal.
   private enqueueRaw(work: () => Promise<void>, whenClosed?: () => Error): Promise<void> {
+    this.queued++;
     const run = this.mailbox.then(() => {
       if (this.failure) throw this.failure;
       if (this.host.closed()) {
@@ -453,7 +482,7 @@ export class Execution {
       }
       return work();
     });
-    this.mailbox = run.catch(() => undefined);
+    this.mailbox = run.catch(() => undefined).finally(() => this.queued--);
     return run;
   }
 

@@ -18,6 +18,8 @@ import {
 } from "./children.js";
 import type { Execution } from "./execution.js";
 import type { StepCall } from "./host.js";
+import { outcomeFrom } from "./outcomes.js";
+import { endOnFleet } from "../fleet/submit.js";
 
 /** What the tree needs of its app. */
 export interface TreePort {
@@ -57,6 +59,8 @@ export class ExecutionTree {
       if (this.openings.get(id) === opening) this.openings.delete(id);
     };
     opening.then(forget, forget);
+    const fleet = this.app.fleet();
+    if (fleet) return opening.then(() => this.fleetChild(fleet, id, call));
     return opening.then(async (child) => {
       try {
         return await this.app.result(id);
@@ -67,6 +71,22 @@ export class ExecutionTree {
         if (!child) await this.pullMessages(id, call.executionId);
       }
     });
+  }
+
+  // On the fleet a child is the fleet's wherever it runs (this worker may hold it, then park it or lose its lease, and
+  // this app's outcome of it then rejects with no end journaled): its outcome is the end its log records. What it
+  // sent this parent and may not have delivered is read from that log and journaled here first.
+  private async fleetChild(fleet: FleetPort, childId: string, call: StepCall): Promise<unknown> {
+    const read = async (id: string) => {
+      const child = await this.app.recoverQuietly(id);
+      return child.ended ? child : undefined;
+    };
+    const child = await endOnFleet(fleet, this.app.events, childId, read, call.signal);
+    const parent = this.app.running(call.executionId);
+    for (const message of child.state.outbox ?? [])
+      if (parent && message.to === call.executionId)
+        await parent.receive(message.event, { executionId: childId, messageId: message.messageId });
+    return outcomeFrom(childId, child.state);
   }
 
   // A child this app does not hold (it ran on the fleet, or ended before the app looked): what it sent this parent
@@ -134,8 +154,9 @@ export class ExecutionTree {
   async settled(executionId: string): Promise<boolean> {
     await this.openings.get(executionId)?.catch(() => undefined);
     const child = this.app.running(executionId);
-    // On the fleet a child elsewhere is another worker's: settled as far as this app is concerned.
-    if (!child && this.app.fleet()) return true;
+    // On the fleet a child elsewhere (or one this worker let go: parked, or its lease lost) is another worker's:
+    // settled while the journal says it runs; once it ended, its parent's step is about to journal its outcome.
+    if (this.app.fleet() && (!child || child.failure)) return this.runsSomewhere(executionId);
     if (!child || child.ended) return false;
     await child.whenSettled();
     return !child.ended && !child.failure;

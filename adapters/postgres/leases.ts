@@ -16,14 +16,20 @@ export class LeaseTable {
     private readonly leaseMs: number,
   ) {}
 
-  /** Claims up to `limit` runnable executions: submitted, running, and unleased or their lease expired. */
+  /**
+   * Claims up to `limit` runnable executions: submitted, running, and unleased or their lease expired; a parked one
+   * only once a child it waits on ended or its inbox holds a message (it is unparked by the claim).
+   */
   async claim(limit: number, holding: readonly string[]): Promise<Lease[]> {
     const s = this.db.s;
     const { rows } = await this.db.query<{ execution_id: string; epoch: string }>(
-      `UPDATE ${s}.fleet f SET owner = $1, epoch = f.epoch + 1, lease_until = clock_timestamp() + $2 * interval '1 millisecond'
+      `UPDATE ${s}.fleet f SET owner = $1, epoch = f.epoch + 1, lease_until = clock_timestamp() + $2 * interval '1 millisecond', waiting_on = NULL
        WHERE f.execution_id IN (
          SELECT fl.execution_id FROM ${s}.fleet fl JOIN ${s}.executions e ON e.execution_id = fl.execution_id
          WHERE e.status = 'running' AND (fl.owner IS NULL OR fl.lease_until < clock_timestamp()) AND NOT (fl.execution_id = ANY($4::text[]))
+           AND (fl.waiting_on IS NULL
+             OR EXISTS (SELECT 1 FROM ${s}.inbox i WHERE i.execution_id = fl.execution_id)
+             OR EXISTS (SELECT 1 FROM ${s}.executions c WHERE c.execution_id = ANY(fl.waiting_on) AND c.status <> 'running'))
          ORDER BY fl.submitted_at LIMIT $3
          FOR UPDATE OF fl SKIP LOCKED)
        RETURNING f.execution_id, f.epoch::text AS epoch`,
@@ -62,6 +68,19 @@ export class LeaseTable {
        WHERE e.status = 'running'`,
       [this.owner, leases.map((l) => l.executionId), leases.map((l) => l.epoch), this.db.channel],
       "lw_release",
+    );
+  }
+
+  /**
+   * Parks an execution this worker holds (ADR 0012 D9): its lease given back, and claimable again only once one of
+   * `waitingOn` (child executions) ended or a message reached its inbox. A no-op once the lease is not held.
+   */
+  async park(lease: Lease, waitingOn: readonly string[]): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.db.s}.fleet f SET owner = NULL, lease_until = NULL, waiting_on = $4::text[]
+       WHERE f.execution_id = $2 AND f.epoch = $3 AND f.owner = $1`,
+      [this.owner, lease.executionId, lease.epoch, waitingOn],
+      "lw_park",
     );
   }
 

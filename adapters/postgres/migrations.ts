@@ -109,6 +109,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
+    name: "the fleet parks an execution that waits only on its children",
+    // ADR 0012 D9: a parked execution has no owner and `waiting_on` set (the child executions it waits on); it is
+    // claimable again once one of them ended or a message is in its inbox. NULL: not parked.
+    sql: (s) => `
+      ALTER TABLE ${s}.fleet ADD COLUMN waiting_on text[] COLLATE "C";`,
+  },
+  {
+    version: 5,
     name: "the catalogue links a child execution to its parent and root",
     // Rows of child executions started before: filled from their start record (seq 1) when it is still in the live
     // log and names a parent (ADR 0012); a start archived keeps NULL (ExecutionInfo then has no parentId or rootId).

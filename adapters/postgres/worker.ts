@@ -96,6 +96,12 @@ interface Held extends Lease {
   /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
   lookAgain?: boolean;
   lost?: boolean;
+  /** A look under way at whether the execution waits only on its tree (then it is parked: ADR 0012 D9). */
+  parking?: Promise<void>;
+  /** Set when it appended while a look ran: the look waits for it to settle again before it decides. */
+  parkAgain?: boolean;
+  /** Parked: let go here, its lease given back with the children it waits on. */
+  parked?: boolean;
 }
 
 /**
@@ -244,18 +250,58 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     return pass;
   };
 
+  // ADR 0012 D9: an execution of a tree that waits only on its children and messages (nothing else of it under way,
+  // its inbox drained) holds no slot. It is let go here without journaling anything, its fence set to one no lease
+  // has (nothing more of it is written from here), and its lease given back with the children it waits on: the claim
+  // takes it again once one of them ended or a message is in its inbox. Looked at after each append, and once resumed.
+  const considerParking = (entry: Held): void => {
+    if (entry.parking) {
+      entry.parkAgain = true;
+      return;
+    }
+    const look = (async () => {
+      const execution = internals.execution(entry.executionId);
+      if (!execution) return;
+      do {
+        entry.parkAgain = false;
+        await execution.whenSettled();
+        await execution.whenDelivered();
+      } while (entry.parkAgain);
+      // From the look to the let-go, no await: nothing of the execution can start in between.
+      if (stopping || entry.lost || entry.parked || entry.delivering || held.get(entry.executionId) !== entry) return;
+      if (internals.execution(entry.executionId) !== execution) return;
+      const waitingOn = execution.waitingOnlyOnTree();
+      if (!waitingOn) return;
+      entry.parked = true;
+      fences.set(entry.executionId, { owner: id, epoch: "0" });
+      execution.letGo(new Error(`execution "${entry.executionId}" parked: it waits only on its children and messages`));
+      await table.park(entry, waitingOn).catch(() => undefined); // else its lease runs out, as after a crash
+      schedule();
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        if (entry.parking === look) entry.parking = undefined;
+      });
+    entry.parking = look;
+  };
+  app.on("append", ({ executionId }) => {
+    const entry = held.get(executionId);
+    if (entry?.actor) considerParking(entry);
+  });
+
   const runOne = async (entry: Held): Promise<void> => {
     let release = false;
     try {
-      // The first claim of a submitted execution runs its first macrostep's actions (the submitter ran none).
+      // The first claim of a submitted execution runs its first macrostep's actions (the submitter ran none); a parked
+      // execution claimed again has a later epoch.
       entry.actor = await internals.resumeClaimed(entry.executionId, entry.epoch === "1");
-      void deliver(entry);
+      void deliver(entry).finally(() => considerParking(entry));
       await app.result(entry.executionId).catch((error: unknown) => {
         if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError))
           onLeaseLost?.(entry.executionId);
       });
       const info = await stores.events.getExecution(entry.executionId);
-      release = info?.status !== "running";
+      release = !entry.parked && info?.status !== "running";
     } catch {
       // Resume failed (the database is away, the logic unknown): the lease expires and the fleet retries.
     } finally {
@@ -324,8 +370,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (n.kind === NOTIFY.runnable || n.kind === "reconnected") schedule();
     else if (n.kind === NOTIFY.inbox) {
       const entry = held.get(n.executionId);
+      // Not held here: it may be parked, and a message wakes it (the claim looks at its inbox).
       if (entry) void deliver(entry);
-    }
+      else schedule();
+    } else if (n.kind === NOTIFY.ended) schedule(); // a parked parent of that execution may be claimable now
   };
   const unsubscribe = await stores.db.subscribe(onNotification).catch(() => () => undefined);
   const poll = setInterval(schedule, pollMs);

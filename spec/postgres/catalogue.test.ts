@@ -1,7 +1,7 @@
 // The Postgres catalogue keeps the logic version and machine hash (migration 3), as every adapter's
 // catalogue does: a migrated execution resumed from Postgres runs the version it was moved to. A schema a
 // loomwork of migration level 2 made (no such columns) migrates at open, fills them from the log, and reads; one of level
-// 3 gets a child execution's parent and root (migration 4).
+// 3 gets a child execution's parent and root (migration 5).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
@@ -105,7 +105,7 @@ describe("the Postgres catalogue keeps the logic version and machine hash", () =
   });
 
   it("a schema made at migration level 2 migrates to the current level at open, fills the columns from the log, and reads", async () => {
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     // What a loomwork of level 2 left: its two migrations, and the rows its append wrote (no hash, no version).
     const schema = freshSchema("lvl2");
     schemas.push(schema);
