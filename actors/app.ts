@@ -58,6 +58,11 @@ export interface AppPort extends AppInternals {
    * the submitted first macrostep run now, once (the submitter planned it and ran nothing).
    */
   resumeClaimed(executionId: string, firstClaim: boolean): Promise<JournaledActor>;
+  /**
+   * A fleet worker gives an execution up without journaling anything (it parked it): halted, its outcome rejected
+   * with `reason`, and nothing of it kept here (a long-lived worker held every execution it ever parked).
+   */
+  letGo(executionId: string, reason: Error): void;
   /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
   onForget(listener: (executionIds: readonly string[]) => void): () => void;
 }
@@ -391,6 +396,13 @@ export class App {
     internalsOf = (app) => ({
       effects: app.host.effects,
       execution: (id) => app.running.get(id),
+      letGo: (id, reason) => {
+        const execution = app.running.get(id);
+        if (!execution) return;
+        execution.letGo(reason);
+        // Its outcome rejected (a waiting app.result returns); then nothing of it is held here any more.
+        void app.running.forget(id);
+      },
       streams: app.streams,
       host: app.host,
       lifecycle: app.lifecycle,

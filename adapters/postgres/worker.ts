@@ -274,7 +274,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       if (!waitingOn) return;
       entry.parked = true;
       fences.set(entry.executionId, { owner: id, epoch: "0" });
-      execution.letGo(new Error(`execution "${entry.executionId}" parked: it waits only on its children and messages`));
+      internals.letGo(
+        entry.executionId,
+        new Error(`execution "${entry.executionId}" parked: it waits only on its children and messages`),
+      );
       await table.park(entry, waitingOn).catch(() => undefined); // else its lease runs out, as after a crash
       schedule();
     })()

@@ -55,6 +55,16 @@ async function fleet(workers: number) {
   return {
     app,
     send: (executionId: string, event: { type: string }) => submitter.send(executionId, event),
+    /** Waits for the executions' ends; on a stall, prints the catalogue and every log (what the failure needs). */
+    async settledOrDumped(ids: string[]) {
+      const stall = new Promise<"stall">((resolve) => setTimeout(() => resolve("stall"), 30_000).unref());
+      const ended = Promise.all(ids.map((id) => app.result(id).catch(() => undefined)));
+      if ((await Promise.race([ended, stall])) !== "stall") return;
+      for (const info of await app.executions())
+        console.error("stalled:", JSON.stringify(info), JSON.stringify(await app.log(info.executionId)));
+      const { rows } = await submitter.db.query(`SELECT * FROM "${schema}".fleet`);
+      console.error("fleet rows:", JSON.stringify(rows));
+    },
     async close() {
       for (const worker of running) await worker.stop();
       await app.close();
@@ -70,6 +80,7 @@ describe("one registry per tree on the fleet", () => {
     try {
       await f.app.submit(siblings, { executionId: "s1" });
       await f.app.submit(earHolder, { executionId: "e1" });
+      await f.settledOrDumped(["s1", "e1"]);
       expect(await f.app.result("s1")).toBe(42);
       const asked = (await f.app.log("s1/a")).filter((r) => r.type === EVENT_RECEIVED);
       expect(asked).toEqual([
@@ -79,7 +90,7 @@ describe("one registry per tree on the fleet", () => {
     } finally {
       await f.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("a submitted execution on the fleet", () => {
