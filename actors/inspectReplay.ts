@@ -9,7 +9,7 @@ import type { EventStore, StoredRecord } from "../stores/types.js";
 import { createApp } from "./app.js";
 import { defineConfig } from "./config.js";
 import type { Effect } from "./effects/effect.js";
-import { effectSourcesOf } from "./journal/machineInfo.js";
+import { requiredEffects } from "./logics.js";
 
 /** Options of `replayIntoInspector`. */
 export interface ReplayIntoInspectorOptions {
@@ -76,7 +76,8 @@ export async function replayIntoInspector(
   const stores = memoryStores();
   await stores.events.append(executionId, 0, records);
   const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
-  const effects = Object.fromEntries(effectSourcesOf(options.logic).map((id) => [id, never]));
+  // The effects of the logic and of every machine it runs as a child execution (not the machines themselves).
+  const effects = Object.fromEntries(requiredEffects(options.logic).map((id) => [id, never]));
   const app = createApp(
     defineConfig({
       stores,

@@ -177,16 +177,25 @@ export class AppLogics {
  */
 function missingSources(logic: AnyStateMachine, known: readonly string[]): string[] {
   const missing: string[] = [];
-  for (const machine of [logic, ...childMachinesOf(logic)]) {
-    for (const src of effectSourcesOf(machine)) {
-      const logic = referencedLogic(machine, src);
-      // A promise actor must be a registered effect (journaled); a machine is a child execution; callback and
-      // observable actors run live (sources).
-      if (known.includes(src) || isMachineLogic(logic) || isSourceLogic(logic)) continue;
-      const inline = /^xstate\.invoke\.(\d+)\.(.*)$/.exec(src);
-      const name = inline ? `the inline actor invoked in state "${inline[2]}"` : src;
-      if (!missing.includes(name)) missing.push(name);
-    }
+  for (const src of requiredEffects(logic)) {
+    if (known.includes(src)) continue;
+    const inline = /^xstate\.invoke\.(\d+)\.(.*)$/.exec(src);
+    const name = inline ? `the inline actor invoked in state "${inline[2]}"` : src;
+    if (!missing.includes(name)) missing.push(name);
   }
   return missing;
+}
+
+/**
+ * The sources of a machine and of every machine it runs as a child execution that must be registered effects: a
+ * promise actor (journaled); not a machine (a child execution) nor a callback or observable actor (a live source).
+ */
+export function requiredEffects(logic: AnyStateMachine): string[] {
+  const required = new Set<string>();
+  for (const machine of [logic, ...childMachinesOf(logic)])
+    for (const src of effectSourcesOf(machine)) {
+      const named = referencedLogic(machine, src);
+      if (!isMachineLogic(named) && !isSourceLogic(named)) required.add(src);
+    }
+  return [...required];
 }

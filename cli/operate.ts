@@ -3,7 +3,7 @@
 // no app holds it, the CLI takes the lock and journals the command itself with the machine from --logic.
 import type { AnyStateMachine } from "xstate";
 import { checkExternalEvent } from "../actors/journal/externalEvents.js";
-import { effectSourcesOf } from "../actors/journal/machineInfo.js";
+import { requiredEffects } from "../actors/logics.js";
 import type { ControlEvent } from "../adapters/fs/control.js";
 import type { ExecutionInfo } from "../index.js";
 import { WriterLockedError } from "../stores/errors.js";
@@ -96,7 +96,7 @@ export async function operate(ctx: Context, executionId: string, operation: Oper
 // The CLI runs no model or tool: a step the command starts stays in flight, unrecorded, and runs when an app resumes the execution.
 function neverSettling(logics: AnyStateMachine[]) {
   const never = { kind: "task" as const, run: () => new Promise<never>(() => undefined) };
-  return Object.fromEntries(logics.flatMap((logic) => effectSourcesOf(logic)).map((id) => [id, never]));
+  return Object.fromEntries(logics.flatMap((logic) => requiredEffects(logic)).map((id) => [id, never]));
 }
 
 function unreachable(error: unknown, dir: string): unknown {

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyStateMachine, InspectionEvent } from "xstate";
 import { childIdsOf } from "../actors/journal/inspectChildren.js";
-import { effectSourcesOf } from "../actors/journal/machineInfo.js";
+import { requiredEffects } from "../actors/logics.js";
 import {
   createApp,
   defineConfig,
@@ -128,7 +128,7 @@ export async function replayInMemory(
   // Effects that never settle: replay serves every recorded step from the log, and what was in flight
   // stays pending until the app closes.
   const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
-  const effects = Object.fromEntries(effectSourcesOf(logic).map((id) => [id, never]));
+  const effects = Object.fromEntries(requiredEffects(logic).map((id) => [id, never]));
   const snapshots: InspectedState[] = [];
   const inspect = (event: InspectionEvent) => {
     // The execution's own snapshots, not its children's (actors/journal/inspectChildren.ts).

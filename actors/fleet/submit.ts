@@ -9,7 +9,7 @@ import type { AppHost } from "../appHost.js";
 import type { StartOptions } from "../logics.js";
 import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
-import { effectSourcesOf } from "../journal/machineInfo.js";
+import { requiredEffects } from "../logics.js";
 import { planMacrostep } from "../journal/planner.js";
 import type { ParentLink } from "../journal/children.js";
 
@@ -61,7 +61,7 @@ export async function submitStart(
   }
   await fleet.enqueue(executionId);
   // The effects are the worker's: the logic's own effect ids plan its first macrostep as the worker will replay it.
-  const effectIds = new Set([...host.effectIds, ...effectSourcesOf(logic)]);
+  const effectIds = new Set([...host.effectIds, ...requiredEffects(logic)]);
   const step = planMacrostep({ machine: logic, executionId, effectIds }, undefined, started);
   try {
     await host.journal.append(executionId, 0, step.records, subject);

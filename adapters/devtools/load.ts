@@ -6,7 +6,8 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import { childIdsOf } from "../../actors/journal/inspectChildren.js";
-import { effectSourcesOf } from "../../actors/journal/machineInfo.js";
+import { childMachinesOf } from "../../actors/journal/children.js";
+import { requiredEffects } from "../../actors/logics.js";
 import { memoryStores } from "../../stores/memory.js";
 import { expandRecords } from "../../stores/recordFormat.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED } from "../../stores/schema.js";
@@ -22,29 +23,13 @@ export async function readExecution(events: EventStore, executionId: string): Pr
 
 /** The machine and every machine it can run as a child execution (its `setup({ actors })`, inline invokes), recursively. */
 export function machinesOf(logic: AnyStateMachine): AnyStateMachine[] {
-  const found = new Set<AnyStateMachine>();
-  const visit = (machine: AnyStateMachine) => {
-    if (found.has(machine)) return;
-    found.add(machine);
-    for (const actor of Object.values(machine.implementations?.actors ?? {})) if (isMachine(actor)) visit(actor);
-    const walk = (node: AnyStateMachine["root"]) => {
-      for (const invoke of node.invoke) if (isMachine(invoke.src)) visit(invoke.src);
-      for (const child of Object.values(node.states)) walk(child);
-    };
-    walk(machine.root);
-  };
-  visit(logic);
-  return [...found];
+  return [logic, ...childMachinesOf(logic)];
 }
-
-const isMachine = (value: unknown): value is AnyStateMachine =>
-  typeof value === "object" && value !== null && "root" in value && "implementations" in value;
 
 /**
  * The machine's snapshot after each macrostep, and the steps left in flight, by replaying the journal in memory
- * stores with effects that never settle (nothing is written, no model or tool is called). The effects of the child
- * machines it runs are registered too: `replayIntoInspector` registers the logic's own only, so a parent whose
- * child invokes an effect does not replay there.
+ * stores with effects that never settle (nothing is written, no model or tool is called): the effects of the logic
+ * and of the child machines it runs (`requiredEffects`).
  */
 export async function replayStates(
   events: EventStore,
@@ -69,10 +54,7 @@ export async function replayStates(
   };
   const machines = machinesOf(logic);
   const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
-  const effects: Record<string, Effect> = {};
-  for (const machine of machines)
-    for (const id of effectSourcesOf(machine))
-      if (!isMachine(machine.implementations?.actors?.[id])) effects[id] = never;
+  const effects: Record<string, Effect> = Object.fromEntries(requiredEffects(logic).map((id) => [id, never]));
   const stores = memoryStores();
   await stores.events.append(executionId, 0, records);
   const app = createApp(

@@ -1,7 +1,7 @@
 // loomwork replay-check --logic <module>: replays the stored journals against a logic without running any
 // effect (checkReplay(app, logic), loomwork/upgrades), one execution at a time, and exits non-zero if any diverges: a deploy gate.
 import type { AnyStateMachine } from "xstate";
-import { effectSourcesOf } from "../../actors/journal/machineInfo.js";
+import { requiredEffects } from "../../actors/logics.js";
 import { createApp, declaredVersionOf, defineConfig, type Effect } from "../../index.js";
 import { command } from "../context.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -50,7 +50,7 @@ export const replayCheck = command(
     const stores = await ctx.journal();
     // Effects that never run: the check serves every step from the journal. The app's key store opens sealed records.
     const never: Effect = { kind: "task", run: () => new Promise(() => undefined) };
-    const effects = Object.fromEntries(logics.flatMap(effectSourcesOf).map((id) => [id, never]));
+    const effects = Object.fromEntries(logics.flatMap(requiredEffects).map((id) => [id, never]));
     const app = createApp(
       defineConfig({
         stores,

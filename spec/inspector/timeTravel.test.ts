@@ -2,7 +2,15 @@
 // path told it: the execution's actor, its events and snapshots, and its children, up to that point only.
 import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
 import { describe, expect, it } from "vitest";
-import { createApp, defineConfig, memoryStores, replayIntoInspector, TRANSITION } from "../../index.js";
+import {
+  createApp,
+  createToolEffect,
+  defineConfig,
+  memoryStores,
+  replayIntoInspector,
+  TRANSITION,
+} from "../../index.js";
+import { parent } from "../children/machines.js";
 import { RESEARCH_QUESTION, researchAgent, researchEffects } from "../../stories/support/researchAgent.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 30));
@@ -67,6 +75,20 @@ describe("replayIntoInspector", () => {
       expect(sent.map(shape)).toEqual(live.slice(0, sent.length).map(shape));
       expect(sent.length, `step ${k}`).toBeLessThan(live.length);
     }
+  });
+
+  it("replays a parent whose child machine invokes an effect (the child's effects are registered too)", async () => {
+    const stores = memoryStores();
+    const app = createApp(defineConfig({ stores, effects: { double: createToolEffect(async (n: number) => n * 2) } }));
+    await app.start(parent, { executionId: "tree" });
+    await app.result("tree");
+    await app.close();
+    const sent: StatelyInspectionEvent[] = [];
+    const inspector = createInspector({ send: (event) => void sent.push(event) });
+    const replay = await replayIntoInspector(stores.events, "tree", { logic: parent, inspect: inspector.inspect });
+    await tick();
+    expect(replay.toSeq).toBe(await stores.events.head("tree"));
+    expect(sent.some((event) => event.type === "@xstate.snapshot")).toBe(true);
   });
 
   it("refuses a seq outside the journal and an unknown execution", async () => {
