@@ -6,6 +6,7 @@ import { CLASSIC_CLAIM_CHECK_CAP_BYTES } from "../../actors/effects/claimCheck.j
 import { JournalCorruptionError } from "../../stores/errors.js";
 import { STEP_COMPLETED } from "../../stores/schema.js";
 import type { ExecutionInfo } from "../../stores/types.js";
+import { selectExecutions } from "../../actors/journal/executionsQuery.js";
 import type { FsStores } from "../../adapters/fs/index.js";
 import { lockHeld } from "../../adapters/fs/lock.js";
 import { command } from "../context.js";
@@ -66,6 +67,11 @@ export const stats = command(
         description:
           "a module exporting the machines (file.ts or file.ts#name): replays in memory for the exact state at the head",
       },
+      tree: {
+        type: "boolean",
+        description:
+          "each execution given with every child execution of its tree, at any depth (the totals are the tree's)",
+      },
     },
     details: [
       "Log bytes are the UTF-8 bytes of the records' JSON text, as app.stats measures them. The folded state is what a resume " +
@@ -80,15 +86,24 @@ export const stats = command(
     examples: [
       "loomwork stats",
       "loomwork stats research-1 --logic stories/support/researchAgent.ts",
+      "loomwork stats order-7 --tree",
       "loomwork stats --json | jq '.warnings'",
     ],
   },
   async (ctx) => {
     const stores = await ctx.journal();
     const wanted = ctx.positionals;
-    const infos: ExecutionInfo[] = wanted.length
+    let infos: ExecutionInfo[] = wanted.length
       ? await Promise.all(wanted.map((id) => requireExecution(stores, id)))
       : await stores.events.listExecutions();
+    if (ctx.values.tree === true && wanted.length) {
+      // The trees under the executions given, from the catalogue's parent links (docs/actors.md).
+      const all = await stores.events.listExecutions();
+      const seen = new Set<string>();
+      infos = wanted
+        .flatMap((id) => selectExecutions(all, { root: id }))
+        .filter((info) => !seen.has(info.executionId) && seen.add(info.executionId));
+    }
     // The runtime is loaded only to replay (--logic): reading a journal needs the stores alone.
     const logics: AnyStateMachine[] =
       typeof ctx.values.logic === "string" ? await (await import("../replay.js")).loadLogics(ctx.values.logic) : [];

@@ -230,8 +230,8 @@ describe("loomwork log", () => {
   });
 });
 
-describe("loomwork ls --tree", () => {
-  it("lists a tree's child executions under their parents, indented, verified from their start records", async () => {
+describe("loomwork ls --tree and stats --tree", () => {
+  it("lists a tree's child executions under their parents, indented, verified from their start records; measures a tree", async () => {
     const { parent } = await import("../children/machines.js");
     const dir = await mkdtemp(join(tmpdir(), "loomwork-cli-tree-"));
     try {
@@ -259,6 +259,12 @@ describe("loomwork ls --tree", () => {
         depth: 1,
       });
       expect(json.find((e: { executionId: string }) => e.executionId === "p1/not-a-child").parentId).toBeUndefined();
+      // stats of a tree: the root and its child executions (not a root whose id only looks like a child's), summed.
+      const tree = JSON.parse((await cli(["stats", "p1", "--tree", "--dir", dir, "--json"])).stdout);
+      expect(tree.executions.map((r: { executionId: string }) => r.executionId)).toEqual(["p1", "p1/w"]);
+      expect(tree.totals.records).toBe(tree.executions.reduce((n: number, r: { records: number }) => n + r.records, 0));
+      const alone = JSON.parse((await cli(["stats", "p1", "--dir", dir, "--json"])).stdout);
+      expect(alone.executions).toHaveLength(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
