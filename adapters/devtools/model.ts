@@ -4,6 +4,7 @@
 import { createMachine, type AnyStateMachine } from "xstate";
 import { pendingAfter, type PendingApproval } from "../../actors/agents/approvals.js";
 import { CHILD_EFFECT_ID } from "../../actors/journal/children.js";
+import { inferDefinition, stateValueOf } from "../../actors/journal/inferredDefinition.js";
 import {
   EVENT_RECEIVED,
   EXECUTION_ENDED,
@@ -100,61 +101,10 @@ export function graphOfMachine(machine: AnyStateMachine, from: DevtoolsGraph["fr
   return { machineId, nodes, transitions, from };
 }
 
-/** "a" -> "a"; "a.b" -> { a: "b" }; "a.b,c.d" (parallel regions) -> { a: "b", c: "d" }, as TRANSITION records write values. */
-export function stateValueOfText(text: unknown): unknown {
-  if (typeof text !== "string") return null;
-  const paths = text.split(",");
-  if (paths.length === 1 && !text.includes(".")) return text;
-  const value: Record<string, unknown> = {};
-  for (const path of paths) {
-    const parts = path.split(".");
-    let node = value;
-    for (let i = 0; i < parts.length - 2; i++) node = (node[parts[i]!] ??= {}) as Record<string, unknown>;
-    if (parts.length === 1) node[parts[0]!] = {};
-    else node[parts.at(-2)!] = parts.at(-1);
-  }
-  return value;
-}
-
-// Done/error events of steps carry their ids (tool:3:0): one edge per kind, not per turn.
-const edgeName = (event: string) => (/^xstate\.(done|error)\.actor\./.test(event) ? event.replace(/\d+/g, "*") : event);
-
 /** A machine drawn from the journal alone: the states the TRANSITION records visited and the events between them. */
 export function inferredMachine(logicId: string, records: StoredRecord[]): AnyStateMachine {
-  interface Config {
-    initial?: string;
-    type?: "final";
-    states?: Record<string, Config>;
-    on?: Record<string, { target: string }[]>;
-  }
-  const root: Config = {};
-  const ensure = (path: string): Config => {
-    let node = root;
-    for (const part of path.split(".")) {
-      node.states ??= {};
-      node.initial ??= part;
-      node = node.states[part] ??= {};
-    }
-    return node;
-  };
-  let previous: string | undefined;
-  for (const r of records) {
-    if (r.type !== TRANSITION || typeof r.to !== "string") continue;
-    const to = r.to.split(",");
-    to.forEach(ensure);
-    const from = typeof r.from === "string" ? r.from : previous;
-    previous = r.to;
-    if (from === undefined) continue;
-    const edges = ((ensure(from.split(",")[0]!).on ??= {})[edgeName(String(r.event))] ??= []);
-    const target = `#${logicId}.${to[0]}`;
-    if (!edges.some((e) => e.target === target)) edges.push({ target });
-  }
-  const ended = records.findLast((r) => r.type === EXECUTION_ENDED);
-  if (previous && ended?.status === "done") {
-    const node = ensure(previous.split(",")[0]!);
-    if (!node.states) node.type = "final";
-  }
-  return createMachine({ id: logicId, ...(root as object) });
+  const { description: _description, ...definition } = inferDefinition(logicId, records);
+  return createMachine(definition);
 }
 
 const short = (value: unknown, max = 160): string | undefined => {
@@ -250,7 +200,7 @@ export function statesOf(records: StoredRecord[], replayed?: ReplayedState[]): D
     const current = states.at(-1);
     if (!current) continue;
     current.toSeq = r.seq;
-    if (r.type === TRANSITION) current.value = value = stateValueOfText(r.to);
+    if (r.type === TRANSITION) current.value = value = stateValueOf(r.to);
     if (r.type === EXECUTION_ENDED) current.status = status = String(r.status);
   }
   // A replay reports one snapshot per macrostep: the machine's own value and context.

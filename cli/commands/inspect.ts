@@ -11,7 +11,7 @@ import {
 } from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
 import { command } from "../context.js";
-import { inferDefinition, stateValueOf } from "../definition.js";
+import { inferDefinition, stateValueOf } from "../../actors/journal/inferredDefinition.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
 import { ChildTracker } from "../../actors/journal/inspectChildren.js";
 import { readRecords, requireExecution } from "../journal.js";

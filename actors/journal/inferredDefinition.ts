@@ -1,7 +1,7 @@
-// What the inspector draws for a recorded journal: the machine's own definition when `--logic` gives it,
-// else one inferred from the TRANSITION records (the states visited and the events that moved between them).
-import { EXECUTION_ENDED, TRANSITION } from "../stores/schema.js";
-import type { StoredRecord } from "../stores/types.js";
+// A machine's definition inferred from a recorded journal's TRANSITION records (the states visited and the events that
+// moved between them): what `loomwork inspect` and the devtools draw when they do not hold the machine itself.
+import { EXECUTION_ENDED, TRANSITION } from "../../stores/schema.js";
+import type { StoredRecord } from "../../stores/types.js";
 
 interface StateNode {
   initial?: string;
@@ -19,7 +19,12 @@ export function stateValueOf(text: unknown): unknown {
   for (const path of paths) {
     const parts = path.split(".");
     let node = value;
-    for (let i = 0; i < parts.length - 2; i++) node = (node[parts[i]!] ??= {}) as Record<string, unknown>;
+    for (let i = 0; i < parts.length - 2; i++) {
+      const next = node[parts[i]!];
+      const child: Record<string, unknown> = typeof next === "object" && next !== null ? { ...next } : {};
+      node[parts[i]!] = child;
+      node = child;
+    }
     if (parts.length === 1) node[parts[0]!] = {};
     else node[parts.at(-2)!] = parts.at(-1);
   }
@@ -41,13 +46,17 @@ export function inferDefinition(logicId: string, records: StoredRecord[]): Recor
     return node;
   };
   let last: string | undefined;
+  let previous: string | undefined;
   for (const r of records) {
     if (r.type !== TRANSITION || typeof r.to !== "string") continue;
     const to = r.to.split(",");
     to.forEach(ensure);
     last = to[0];
-    if (typeof r.from !== "string") continue;
-    const from = ensure(r.from.split(",")[0]!);
+    // A record read without `from` (a read that started after the record it derives from): the previous `to`.
+    const fromText = typeof r.from === "string" ? r.from : previous;
+    previous = r.to;
+    if (fromText === undefined) continue;
+    const from = ensure(fromText.split(",")[0]!);
     // One event may lead to different states (guarded alternatives): one transition per target.
     const edges = ((from.on ??= {})[edgeName(String(r.event))] ??= []);
     const target = `#${logicId}.${to[0]}`;
