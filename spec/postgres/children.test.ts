@@ -2,13 +2,11 @@
 // claims it, their messages go through the inbox (journaled once, with their sender and id), and the child's last
 // messages reach the parent before its outcome; the submitter's app.result resolves with the tree's output.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../actors/app.js";
-import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
-import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { EVENT_RECEIVED, EXECUTION_STARTED } from "../../stores/schema.js";
 import { parent } from "../children/machines.js";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { startFleet } from "./workers.js";
+import { startPostgres, type PgServer } from "./server.js";
 
 let server: PgServer;
 beforeAll(async () => {
@@ -19,44 +17,16 @@ afterAll(async () => {
 });
 
 async function fleet(workers: number) {
-  const schema = freshSchema("children");
-  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
-  const all: PostgresStores[] = [];
-  const running: Worker[] = [];
-  const calls: { worker: number; executionId: string }[] = [];
-  for (let n = 0; n < workers; n++) {
-    const stores = await open();
-    all.push(stores);
-    running.push(
-      await createWorker({
-        stores,
-        logics: [parent],
-        effects: {
-          double: createToolEffect(
-            async (x: number, ctx) => (calls.push({ worker: n, executionId: ctx.executionId }), x * 2),
-          ),
-        },
-        concurrency: 4,
-        leaseMs: 2_000,
-        pollMs: 100,
-        drainMs: 5_000,
-        signals: [],
-      }),
-    );
-  }
-  const submitter = await open();
-  all.push(submitter);
-  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
-  return {
-    app,
-    calls,
-    async close() {
-      for (const worker of running) await worker.stop();
-      await app.close();
-      for (const stores of all) await stores.close();
-      await dropSchema(server.url, schema);
+  const calls: string[] = [];
+  const f = await startFleet(server, {
+    name: "children",
+    workers,
+    logics: [parent],
+    effects: {
+      double: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 2)),
     },
-  };
+  });
+  return { ...f, calls };
 }
 
 describe("child executions on the fleet", () => {

@@ -3,14 +3,12 @@
 // ends or a message reaches its inbox. So a tree deeper than the fleet's whole concurrency still ends.
 import { assign, fromPromise, sendParent, setup } from "xstate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../actors/app.js";
-import { defineConfig } from "../../actors/config.js";
 import { createToolEffect } from "../../actors/effects/effect.js";
-import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { EXECUTION_ENDED } from "../../stores/schema.js";
 import { until } from "../support/harness.js";
 import { kid, tree, treeOutput } from "./treeFleet.js";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { startFleet } from "./workers.js";
+import { startPostgres, type PgServer } from "./server.js";
 
 let server: PgServer;
 beforeAll(async () => {
@@ -77,45 +75,19 @@ const mid = level("mid", leaf);
 const root = level("root", mid);
 
 async function fleet(workers: number, concurrency: number) {
-  const schema = freshSchema("park");
-  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
-  const all: PostgresStores[] = [];
-  const running: Worker[] = [];
   const calls: string[] = [];
-  for (let n = 0; n < workers; n++) {
-    const stores = await open();
-    all.push(stores);
-    running.push(
-      await createWorker({
-        stores,
-        logics: [root, mid, leaf, tree, kid],
-        effects: {
-          double: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 2)),
-          prep: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x + 1)),
-          work: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 10)),
-        },
-        concurrency,
-        leaseMs: 2_000,
-        pollMs: 100,
-        drainMs: 5_000,
-        signals: [],
-      }),
-    );
-  }
-  const submitter = await open();
-  all.push(submitter);
-  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
-  return {
-    app,
-    calls,
-    workers: running,
-    async close() {
-      for (const worker of running) await worker.stop();
-      await app.close();
-      for (const stores of all) await stores.close();
-      await dropSchema(server.url, schema);
+  const f = await startFleet(server, {
+    name: "park",
+    workers,
+    concurrency,
+    logics: [root, mid, leaf, tree, kid],
+    effects: {
+      double: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 2)),
+      prep: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x + 1)),
+      work: createToolEffect(async (x: number, ctx) => (calls.push(ctx.executionId), x * 10)),
     },
-  };
+  });
+  return { ...f, calls };
 }
 
 const contiguous = (log: { seq: number }[]) => log.map((r) => r.seq).join() === log.map((_, i) => i + 1).join();

@@ -2,13 +2,11 @@
 // parent's callback actor by systemId; a message to a sibling goes through its inbox (journaled once, with its sender),
 // one to a live source reaches the worker holding it and the source there, live.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../actors/app.js";
-import { defineConfig } from "../../actors/config.js";
-import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { EVENT_RECEIVED } from "../../stores/schema.js";
 import { earHolder, siblings } from "../children/systemMachines.js";
 import { setup } from "xstate";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { startFleet } from "./workers.js";
+import { startPostgres, type PgServer } from "./server.js";
 
 let server: PgServer;
 beforeAll(async () => {
@@ -29,31 +27,15 @@ const greeter = setup({}).createMachine({
 });
 
 async function fleet(workers: number) {
-  const schema = freshSchema("treesystem");
-  const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
-  const all: PostgresStores[] = [];
-  const running: Worker[] = [];
-  for (let n = 0; n < workers; n++) {
-    const stores = await open();
-    all.push(stores);
-    running.push(
-      await createWorker({
-        stores,
-        logics: [siblings, earHolder, greeter],
-        effects: {},
-        concurrency: 4,
-        leaseMs: 2_000,
-        pollMs: 100,
-        drainMs: 5_000,
-        signals: [],
-      }),
-    );
-  }
-  const submitter = await open();
-  all.push(submitter);
-  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
+  const f = await startFleet(server, {
+    name: "treesystem",
+    workers,
+    logics: [siblings, earHolder, greeter],
+    effects: {},
+  });
+  const { app, submitter, schema } = f;
   return {
-    app,
+    ...f,
     send: (executionId: string, event: { type: string }) => submitter.send(executionId, event),
     /** Waits for the executions' ends; on a stall, prints the catalogue and every log (what the failure needs). */
     async settledOrDumped(ids: string[]) {
@@ -64,12 +46,6 @@ async function fleet(workers: number) {
         console.error("stalled:", JSON.stringify(info), JSON.stringify(await app.log(info.executionId)));
       const { rows } = await submitter.db.query(`SELECT * FROM "${schema}".fleet`);
       console.error("fleet rows:", JSON.stringify(rows));
-    },
-    async close() {
-      for (const worker of running) await worker.stop();
-      await app.close();
-      for (const stores of all) await stores.close();
-      await dropSchema(server.url, schema);
     },
   };
 }
