@@ -80,7 +80,13 @@ export { invokeAs, invokedAs } from "./machines/helpers/invokeAs.js";
 export type { TaskKind } from "./machines/helpers/invokeAs.js";
 export { QuotaExceededError } from "./actors/effects/capabilities.js";
 export { GrantDeniedError, GuardRefusedError } from "./actors/effects/ringLayers.js";
-export type { CapabilitiesOptions, QuotaOptions, GuardVerdict, ExecutionUsage } from "./actors/effects/capabilities.js";
+export type {
+  CapabilitiesOptions,
+  QuotaOptions,
+  GuardVerdict,
+  ExecutionUsage,
+  TreeUsage,
+} from "./actors/effects/capabilities.js";
 export { retryMiddleware, timeoutMiddleware, EffectTimeoutError } from "./actors/effects/retry.js";
 export type { RetryOptions, Next } from "./actors/effects/retry.js";
 export type { ResumeUnfinishedOptions, ResumeUnfinishedResult } from "./actors/journal/unfinished.js";

@@ -8,7 +8,7 @@ import type { StartOptions } from "./logics.js";
 import type { RuntimeEvents, Warning } from "./bus.js";
 import { checkSubject, DEFAULT_CHILDREN_LIMITS, validateConfig, type LoomConfig } from "./config.js";
 import { WARNING_CODES } from "./constants.js";
-import type { ExecutionUsage } from "./effects/capabilities.js";
+import type { ExecutionUsage, TreeUsage } from "./effects/capabilities.js";
 import type { KillSwitch } from "./effects/chain.js";
 import { StreamHub, type ExecutionStream, type StreamOptions } from "./agents/streams.js";
 import {
@@ -319,11 +319,30 @@ export class App {
     );
   }
 
-  /** Model usage summed over an execution's journal (model calls, tokens); counts what a resume replays too. */
-  async usage(executionId: string): Promise<ExecutionUsage> {
+  /**
+   * Model usage summed over an execution's journal (model calls, tokens); counts what a resume replays too. An
+   * execution with child executions (sub-agents) gets its tree's totals, with each execution's own in `byExecution`.
+   */
+  async usage(executionId: string): Promise<TreeUsage> {
     if (!this.running.has(executionId) && (await this.stores.events.head(executionId)) === 0)
       throw new UnknownExecutionError(executionId);
-    return this.host.effects.meter.usage(executionId);
+    const meter = this.host.effects.meter;
+    const own = await meter.usage(executionId);
+    const below = selectExecutions(await this.stores.events.listExecutions(), { root: executionId }).filter(
+      (info) => info.executionId !== executionId,
+    );
+    if (below.length === 0) return own;
+    const byExecution: Record<string, ExecutionUsage> = { [executionId]: own };
+    const total: TreeUsage = { ...own };
+    for (const { executionId: id } of below) {
+      const usage = await meter.usage(id);
+      byExecution[id] = usage;
+      total.modelCalls += usage.modelCalls;
+      total.inputTokens += usage.inputTokens;
+      total.outputTokens += usage.outputTokens;
+      total.totalTokens += usage.totalTokens;
+    }
+    return { ...total, byExecution };
   }
 
   /**

@@ -13,7 +13,7 @@ import { validateRetryOptions, type RetryOptions } from "./retryOptions.js";
 import { grantsLayer, guardLayer, quotaLayer, type GuardVerdict } from "./ringLayers.js";
 
 export { emptyUsage, foldUsage, Meter, QuotaExceededError, usageOf } from "./meter.js";
-export type { ExecutionUsage, QuotaOptions } from "./meter.js";
+export type { ExecutionUsage, QuotaOptions, TreeUsage } from "./meter.js";
 
 export type { GuardVerdict } from "./ringLayers.js";
 

@@ -44,6 +44,12 @@ export interface ExecutionUsage {
   totalTokens: number;
 }
 
+/** `app.usage` of an execution with child executions: the tree's totals, and each execution's own (issue 34). */
+export interface TreeUsage extends ExecutionUsage {
+  /** Each execution of the tree (the one asked for and its child executions at any depth), by id; absent: no children. */
+  byExecution?: Record<string, ExecutionUsage>;
+}
+
 export function emptyUsage(): ExecutionUsage {
   return { modelCalls: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 }

@@ -40,7 +40,11 @@ const lead = agentLoop$({
 });
 
 // The lead asks two questions at once, then answers with what came back.
-const leadReplies = (request: ModelRequest, call: number) =>
+const leadReplies = (request: ModelRequest, call: number) => ({
+  ...leadReply(request, call),
+  usage: { inputTokens: 10, outputTokens: 2 },
+});
+const leadReply = (request: ModelRequest, call: number) =>
   call === 0
     ? {
         toolCalls: [
@@ -64,9 +68,10 @@ function counted(block?: () => Promise<void>) {
     researchModel: createLlmEffect(
       scriptedModel(async (request, call) => {
         calls.research++;
-        if (call === 0) return { toolCalls: [{ toolName: "search", input: { q: lastUser(request) } }] };
+        const usage = { inputTokens: 5, outputTokens: 1 };
+        if (call === 0) return { toolCalls: [{ toolName: "search", input: { q: lastUser(request) } }], usage };
         await block?.();
-        return { text: `${lastUser(request)} found` };
+        return { text: `${lastUser(request)} found`, usage };
       }),
     ),
     search: createToolEffect(async ({ q }: { q: string }) => (calls.search++, tainted(`${q}: by night`, "web"))),
@@ -86,6 +91,15 @@ describe("agentTool", () => {
     expect(calls).toEqual({ lead: 2, research: 4, search: 2 });
     const tree = await app.executions({ root: "l1" });
     expect(tree.map((info) => info.executionId)).toEqual(["l1", "l1/tool:0:0", "l1/tool:0:1"]);
+    // The tree's usage: the lead's two calls and each sub-agent's two, with each execution's own.
+    const usage = await app.usage("l1");
+    expect(usage).toMatchObject({ modelCalls: 6, inputTokens: 40, outputTokens: 8, totalTokens: 48 });
+    expect(usage.byExecution).toEqual({
+      l1: { modelCalls: 2, inputTokens: 20, outputTokens: 4, totalTokens: 24 },
+      "l1/tool:0:0": { modelCalls: 2, inputTokens: 10, outputTokens: 2, totalTokens: 12 },
+      "l1/tool:0:1": { modelCalls: 2, inputTokens: 10, outputTokens: 2, totalTokens: 12 },
+    });
+    expect((await app.usage("l1/tool:0:0")).byExecution).toBeUndefined();
     const child = await app.log("l1/tool:0:1");
     expect(child[0]).toMatchObject({ type: EXECUTION_STARTED, logicId: "researcher", input: { prompt: "bats" } });
     await app.close();
