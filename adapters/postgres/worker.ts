@@ -189,9 +189,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const treeMessage = async (executionId: string, message: FleetMessage): Promise<void> => {
     if ("stop" in message) return app.stop(executionId, message.stop);
     const execution = internals.execution(executionId);
-    if ("source" in message) execution?.toSource(message.source, message.event);
-    else if ("live" in message) await execution?.send(message.event);
-    else await execution?.receive(message.event, message.from);
+    // Parked (let go) while the inbox was read: the message stays in the inbox, and wakes the execution.
+    if (!execution) throw new Error(`execution "${executionId}" is not held here any more`);
+    if ("source" in message) execution.toSource(message.source, message.event);
+    else if ("live" in message) await execution.send(message.event);
+    else await execution.receive(message.event, message.from);
   };
   const runs = new Set<Promise<void>>();
   let stopping = false;
@@ -202,12 +204,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // time; a call while one runs asks it to look once more (a message may have come after its last look).
   const drainInbox = async (entry: Held): Promise<void> => {
     try {
-      while (!stopping && !entry.lost && entry.actor && held.get(entry.executionId) === entry) {
+      while (!stopping && !entry.lost && !entry.parked && entry.actor && held.get(entry.executionId) === entry) {
         entry.lookAgain = false;
         const messages = await table.inbox(entry.executionId);
         if (messages.length === 0 && !entry.lookAgain) return;
         for (const message of messages) {
-          if (stopping || entry.lost) return;
+          if (stopping || entry.lost || entry.parked) return;
           const info = await stores.events.getExecution(entry.executionId);
           if (info?.status !== "running") {
             await table.dropInbox(message.id);
