@@ -17,7 +17,9 @@ describe("story: actor-system", () => {
     expect(runs[0]).toMatch(
       /ran {5}order-1\/a picker#pick:1, order-1\/b picker#pick:1, order-1\/box packer#pack:1|ran {5}order-1\/b picker#pick:1, order-1\/a picker#pick:1, order-1\/box packer#pack:1/,
     );
-    expect(runs[1]).toContain("served 1 recorded step(s)");
+    // The owl's recorded pick is served when its execution is resumed; the kill (on the dispatcher's PICKED) may also
+    // come after the owl took its ACK and ended, and an ended execution is not resumed: 1 or 0, never run again.
+    expect(runs[1]).toMatch(/served [01] recorded step\(s\)/);
     expect(runs[1]).toContain("ran     order-1/b picker#pick:1, order-1/box packer#pack:1");
     expect(runs[2]).toContain("served 2 recorded step(s)");
     expect(runs[2]).toContain("ran     order-1/box packer#pack:1");
