@@ -49,7 +49,10 @@ export function treeUnder<T extends { executionId: string; parentId?: string }>(
   const tree: T[] = [];
   for (const entry of all) {
     if (entry.executionId === root) tree.push(entry);
-    if (entry.parentId !== undefined) children.set(entry.parentId, [...(children.get(entry.parentId) ?? []), entry]);
+    if (entry.parentId === undefined) continue;
+    const siblings = children.get(entry.parentId);
+    if (siblings) siblings.push(entry);
+    else children.set(entry.parentId, [entry]);
   }
   for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!.executionId) ?? []));
   return tree;

@@ -2,6 +2,7 @@
 // moved between them): what `loomwork inspect` and the devtools draw when they do not hold the machine itself.
 import { EXECUTION_ENDED, TRANSITION } from "../../stores/schema.js";
 import type { StoredRecord } from "../../stores/types.js";
+import { isObject } from "../../stores/shapes.js";
 
 interface StateNode {
   initial?: string;
@@ -21,8 +22,7 @@ export function stateValueOf(text: unknown): unknown {
     let node = value;
     for (let i = 0; i < parts.length - 2; i++) {
       const next = node[parts[i]!];
-      const child: Record<string, unknown> = typeof next === "object" && next !== null ? { ...next } : {};
-      node[parts[i]!] = child;
+      const child = isObject(next) ? next : (node[parts[i]!] = {});
       node = child;
     }
     if (parts.length === 1) node[parts[0]!] = {};
