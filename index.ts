@@ -187,8 +187,20 @@ export {
   DEFAULT_MAX_TURNS,
 } from "./actors/agents/agentLoop.js";
 export type { AgentLoopConfig } from "./actors/agents/agentLoop.js";
-export type { AgentLoopInput, AgentLoopOutput, AgentLoopContext, AgentLoopTool } from "./machines/agentLoop.js";
-export { agentTool, type AgentToolOptions } from "./actors/agents/agentTool.js";
+export type {
+  AgentLoopInput,
+  AgentLoopOutput,
+  AgentLoopContext,
+  AgentLoopTool,
+  AgentLoopHandoff,
+} from "./machines/agentLoop.js";
+export {
+  agentTool,
+  handoff,
+  handoffTranscript,
+  type AgentToolOptions,
+  type HandoffOptions,
+} from "./actors/agents/agentTool.js";
 export {
   createSummarizerEffect,
   SummarizerEmptyError,

@@ -3,6 +3,7 @@
 import { assign, enqueueActions, setup, type AnyActorLogic, type AnyStateMachine } from "xstate";
 import {
   AGENT_COMPACT_CHILD,
+  AGENT_HANDOFF_CHILD,
   AGENT_MODEL_CHILD,
   compactStepOf,
   modelStepOf,
@@ -41,6 +42,22 @@ export interface AgentLoopMachineConfig {
   maxTokens?: number;
   callOptions?: ModelCallOptions;
   compaction?: { toolId: string; afterBytes: number };
+  /** Agents the model may hand the conversation off to (`handoffs`): each a tool the model is told of. */
+  handoffs?: AgentLoopHandoff[];
+}
+
+/**
+ * A handoff of the loop (`agentLoop$({ handoffs })`): when the model calls `name`, the loop ends its turn and the
+ * agent's machine continues the conversation as a child execution; its answer is the run's answer.
+ */
+export interface AgentLoopHandoff {
+  /** The tool's name as the model sees it, e.g. `transfer_to_writer`. */
+  name: string;
+  description: string;
+  /** The agent's machine (its id is the `lastAgent` of an answer it gives). */
+  machine: AnyStateMachine;
+  /** The transcript the agent continues with, from this loop's (pure: it runs again on replay). */
+  inputFilter(messages: Message[]): Message[];
 }
 
 /** A tool of the loop: a registered tool effect by name, or another agent run as a child execution (agentTool). */
@@ -68,6 +85,8 @@ export interface AgentLoopOutput {
   turns: number;
   transcriptBytes: number;
   sawTaintFrom: string[];
+  /** The id of the agent that gave the answer, when the run handed the conversation off (absent otherwise). */
+  lastAgent?: string;
 }
 
 /** The agent loop machine's context: the transcript and the turn in progress. */
@@ -84,6 +103,10 @@ export interface AgentLoopContext {
   compactions: number;
   /** The ids of this turn's tool calls parked until a human's TOOL_APPROVAL (absent in older snapshots). */
   awaiting?: string[];
+  /** The handoff tool this turn called (its first call is taken): the loop hands off once the turn's calls are answered. */
+  handoff?: string;
+  /** The answer of the agent the run handed off to. */
+  handedOff?: { agent: string; text: string; turns: number; transcriptBytes: number; sawTaintFrom: string[] };
 }
 
 /** The machine's own context: AgentLoopContext, and why the run is refused on its way to `refused` (never in a snapshot). */
@@ -99,15 +122,21 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
   const toolNames = new Set(config.tools.map((t) => t.name));
   // Sub-agents (agentTool): a call starts the agent's machine as a child execution (docs/agents.md).
   const agents = new Map(config.tools.flatMap((t) => (t.agent ? [[t.name, t.agent] as const] : [])));
-  // What the model is told of the tools (never a sub-agent's machine).
-  const specs = config.tools.map(({ name, description, inputSchema }) => ({
-    name,
-    ...(description === undefined ? {} : { description }),
-    ...(inputSchema === undefined ? {} : { inputSchema }),
-  }));
+  // Handoffs (agentLoop$({ handoffs })): a call transfers the conversation to the agent (docs/agents.md).
+  const handoffs = new Map((config.handoffs ?? []).map((h) => [h.name, h] as const));
+  // What the model is told of the tools and handoffs (never a sub-agent's machine).
+  const specs = [
+    ...config.tools.map(({ name, description, inputSchema }) => ({
+      name,
+      ...(description === undefined ? {} : { description }),
+      ...(inputSchema === undefined ? {} : { inputSchema }),
+    })),
+    ...[...handoffs.values()].map(({ name, description }) => ({ name, description, inputSchema: HANDOFF_SCHEMA })),
+  ];
   // Every effect the loop may invoke, declared by name: the model, each tool and the summarizer; a sub-agent's machine.
   const actors: Record<string, EffectLogic | AnyActorLogic> = { [config.model]: effectActor() };
   for (const tool of toolNames) actors[tool] = agents.get(tool)?.machine ?? effectActor();
+  for (const [name, handoff] of handoffs) actors[name] = handoff.machine;
   if (config.compaction) actors[config.compaction.toolId] = effectActor();
 
   // The model request of a turn. Its options are read while the transition is planned (a `patchedValue(...)`
@@ -168,13 +197,25 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
             });
           }
         });
-        const unknown = context.calls.map((call, j) =>
-          toolNames.has(call.toolName) ? invalid[j] : toolMessage(call, { error: `unknown tool "${call.toolName}"` }),
-        );
+        // The turn's first handoff is taken once its other calls are answered; a second one is refused.
+        const taken = context.calls.find((call) => handoffs.has(call.toolName));
+        const unknown = context.calls.map((call, j) => {
+          if (toolNames.has(call.toolName)) return invalid[j];
+          if (call === taken) return toolMessage(call, { transferredTo: handoffs.get(call.toolName)!.machine.id });
+          if (taken && handoffs.has(call.toolName))
+            return toolMessage(call, {
+              error: `Only one handoff per turn: this one was not taken; the conversation goes to "${handoffs.get(taken.toolName)!.machine.id}".`,
+            });
+          return toolMessage(call, { error: `unknown tool "${call.toolName}"` });
+        });
         const awaiting = context.calls
           .filter((call) => toolNames.has(call.toolName) && call.needsApproval)
           .map((call) => call.id);
-        enqueue.assign({ results: context.results.map((r, j) => r ?? unknown[j] ?? null), awaiting });
+        enqueue.assign({
+          results: context.results.map((r, j) => r ?? unknown[j] ?? null),
+          awaiting,
+          ...(taken ? { handoff: taken.toolName } : {}),
+        });
       }),
       // A human's decision on a parked call: approved, the tool runs as the step it would have been; denied,
       // the denial is the call's result. A decision on a call that is not parked changes nothing.
@@ -326,6 +367,16 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
           [TOOL_APPROVAL_EVENT]: { guard: "awaited", actions: "decide" },
         },
         always: [
+          ...(handoffs.size > 0
+            ? [
+                {
+                  guard: ({ context }: { context: AgentLoopMachineContext }) =>
+                    context.handoff !== undefined && context.results.every((r) => r !== null),
+                  target: "handingOff",
+                  actions: "finishTurn" as const,
+                },
+              ]
+            : []),
           {
             guard: ({ context }) => context.results.every((r) => r !== null),
             target: "deciding",
@@ -345,6 +396,37 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       awaitingApproval: {
         on: { [TOOL_APPROVAL_EVENT]: { guard: "awaited", target: "acting", actions: "decide" } },
       },
+      // The conversation goes on in another agent, a child execution journaled like a sub-agent: a resume after a
+      // crash continues in the agent that holds it, and its answer is the run's.
+      // Only with handoffs: a loop without them keeps the definition (and hash) it had.
+      ...(handoffs.size > 0
+        ? {
+            handingOff: {
+              entry: enqueueActions(({ context, enqueue }) => {
+                const handoff = handoffs.get(context.handoff ?? "");
+                if (handoff)
+                  enqueue.spawnChild(handoff.name, {
+                    id: AGENT_HANDOFF_CHILD,
+                    input: { messages: handoff.inputFilter(context.messages) },
+                  });
+              }),
+              on: {
+                [`xstate.done.actor.${AGENT_HANDOFF_CHILD}`]: {
+                  target: "done",
+                  actions: assign(({ context, event }) => ({
+                    handedOff: handedOffAnswer(handoffs.get(context.handoff ?? "")?.machine.id ?? "", event.output),
+                  })),
+                },
+                [`xstate.error.actor.${AGENT_HANDOFF_CHILD}`]: {
+                  target: "refused",
+                  actions: assign(({ context, event }) => ({
+                    refusal: `The agent "${handoffs.get(context.handoff ?? "")?.machine.id ?? context.handoff}" this run handed off to failed: ${errorMessageOf(event.error)}`,
+                  })),
+                },
+              },
+            },
+          }
+        : {}),
       done: { type: "final" },
       refused: { type: "final" },
     },
@@ -352,6 +434,15 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
     // the runtime journals the TypeError as the run's error (the machine reaches `refused` only that way).
     output: ({ context }) => {
       if (context.refusal !== undefined) throw new TypeError(context.refusal);
+      const handed = context.handedOff;
+      if (handed)
+        return {
+          text: handed.text,
+          turns: context.turn + handed.turns,
+          transcriptBytes: handed.transcriptBytes,
+          sawTaintFrom: [...new Set([...context.sawTaintFrom, ...handed.sawTaintFrom])],
+          lastAgent: handed.agent,
+        };
       return {
         text: context.text,
         turns: context.turn + 1,
@@ -360,6 +451,27 @@ export function createAgentLoopMachine(config: AgentLoopMachineConfig) {
       };
     },
   });
+}
+
+// The input schema of a handoff tool: no arguments (the transcript is what the agent continues with).
+const HANDOFF_SCHEMA = { type: "object", properties: {}, additionalProperties: false };
+
+// The answer of the agent a run handed off to, read defensively: an agentLoop$ output, or any machine's `text`.
+function handedOffAnswer(agent: string, output: unknown): NonNullable<AgentLoopContext["handedOff"]> {
+  const field = (key: string): unknown =>
+    typeof output === "object" && output !== null ? Reflect.get(output, key) : undefined;
+  const text = field("text");
+  const turns = field("turns");
+  const bytes = field("transcriptBytes");
+  const origins = field("sawTaintFrom");
+  const last = field("lastAgent");
+  return {
+    agent: typeof last === "string" ? last : agent,
+    text: typeof text === "string" ? text : typeof output === "string" ? output : "",
+    turns: typeof turns === "number" ? turns : 0,
+    transcriptBytes: typeof bytes === "number" ? bytes : 0,
+    sawTaintFrom: Array.isArray(origins) ? origins.filter((o): o is string => typeof o === "string") : [],
+  };
 }
 
 function approvalOf(event: { type: string }): ToolApprovalEvent | undefined {

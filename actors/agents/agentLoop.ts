@@ -1,7 +1,13 @@
 // agentLoop$: builds the agent loop machine from a config, validates it, and watches its transcript
 // for the state-growth warning (ADR 0137 D1): report-only, nothing journaled.
 import type { AnyMachineSnapshot } from "xstate";
-import { createAgentLoopMachine, type AgentLoopContext, type AgentLoopTool } from "../../machines/agentLoop.js";
+import type { AnyStateMachine } from "xstate";
+import {
+  createAgentLoopMachine,
+  type AgentLoopContext,
+  type AgentLoopHandoff,
+  type AgentLoopTool,
+} from "../../machines/agentLoop.js";
 import { AGENT_TOOL_STEP } from "../../machines/helpers/agentIds.js";
 import type { ModelCallOptions } from "../../machines/helpers/messages.js";
 import { patchedChoices, patchedValueOf, type PatchedValue } from "../../machines/helpers/patches.js";
@@ -10,6 +16,8 @@ import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { declareLogic, type DeclaredRun } from "../logicDeclaration.js";
+import { isMachineLogic } from "../journal/children.js";
+import { handoff } from "./agentTool.js";
 import type { WarningRoute, WarningSink } from "../warnings.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */
@@ -27,6 +35,12 @@ export interface AgentLoopConfig {
    * agents as tools (`agentTool(agent, { description })`: each call a child execution, docs/agents.md).
    */
   tools?: (string | { name: string; description?: string } | AgentLoopTool)[];
+  /**
+   * Agents the model may hand the conversation off to (`handoff(agent, { description })`, or the agent's machine):
+   * each is a tool `transfer_to_<id>`; when the model calls it, the agent continues the conversation as a child
+   * execution and its answer is the run's (docs/agents.md, "Handoffs").
+   */
+  handoffs?: (AnyStateMachine | AgentLoopHandoff)[];
   /**
    * The loop's version (docs/upgrades.md): an execution started on it resumes on it, or is refused. Without
    * one, the loop is identified by its definition hash and its executions resume on its newest definition.
@@ -85,6 +99,9 @@ export function agentLoop$(config: AgentLoopConfig) {
     id: config.id,
     model: config.model,
     tools: (config.tools ?? []).map((t) => (typeof t === "string" ? { name: t } : t)),
+    ...(config.handoffs === undefined
+      ? {}
+      : { handoffs: config.handoffs.map((h) => (isMachineLogic(h) ? handoff(h) : h)) }),
     ...(config.callOptions === undefined ? {} : { callOptions: config.callOptions }),
     ...(config.version === undefined ? {} : { version: config.version }),
     // The machine reads these where it uses them, inside the runtime's planning of a macrostep, so a
@@ -231,6 +248,24 @@ function validate(config: AgentLoopConfig): void {
       "callOptions",
       "an object of AI SDK call options ({ temperature, topP, toolChoice, seed, providerOptions, headers, ... }).",
     );
+  }
+  if (config.handoffs !== undefined) {
+    if (!Array.isArray(config.handoffs))
+      fail("handoffs", "an array of agents (agentLoop$(...) machines) or handoff(agent, { description }).");
+    const names = new Set((config.tools ?? []).map((t) => (typeof t === "string" ? t : t.name)));
+    for (const h of config.handoffs) {
+      const built = isMachineLogic(h) ? handoff(h) : h;
+      if (
+        typeof built !== "object" ||
+        built === null ||
+        typeof built.name !== "string" ||
+        !isMachineLogic(built.machine)
+      )
+        fail("handoffs", "an array of agents (agentLoop$(...) machines) or handoff(agent, { description }).");
+      if (names.has(built.name))
+        fail("handoffs", `two tools or handoffs are named "${built.name}": name one handoff(agent, { name }).`);
+      names.add(built.name);
+    }
   }
   const each = patchedChoices;
   if (each(config.maxTurns).some((n) => !(Number.isInteger(n) && n > 0)))

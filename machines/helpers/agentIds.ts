@@ -5,6 +5,8 @@
 /** The agent loop's child ids of its model call and of its compaction step. */
 export const AGENT_MODEL_CHILD = "model";
 export const AGENT_COMPACT_CHILD = "compact";
+/** The agent loop's child id of the agent it handed the conversation off to (one per run). */
+export const AGENT_HANDOFF_CHILD = "handoff";
 
 /** The step of turn `turn`'s model call: `turn:<turn>:model`. */
 export function modelStepOf(turn: number): string {
