@@ -25,7 +25,7 @@ export interface CapabilitiesOptions {
    * @example grants: { researcher: ["search", "model"], "*": [] }
    */
   grants?: Record<string, string[]>;
-  /** Per-execution limits on model calls; a call past them fails with `QuotaExceededError`. */
+  /** Limits on model calls per tree of executions (a single agent is a tree of one); a call past them fails with `QuotaExceededError`. */
   quotas?: QuotaOptions;
   /**
    * Sees every model request (llm effects) before the model does: return nothing to send it as is,

@@ -13,7 +13,7 @@ import type { StepCall } from "../journal/host.js";
 import { EffectChain } from "./chain.js";
 import type { Effect, EffectContext, EffectMiddleware, ModelDelta } from "./effect.js";
 import { KillSwitch, type ChainStep } from "./layers.js";
-import { Meter } from "./meter.js";
+import { Meter, type TreeMembers } from "./meter.js";
 import { StepStops } from "./stops.js";
 import { ChainTrace, chainEventFor, StepFailure, StepResult, type ChainEnd } from "./trace.js";
 import { TransientCalls } from "./transient.js";
@@ -23,6 +23,8 @@ export interface EffectRuntimeOptions {
   clock?: Clock;
   /** Reads an execution's journal (quotas and `usage` count from it). */
   readLog?: (executionId: string) => Promise<JournalRecord[]>;
+  /** The catalogue's listing of a tree: quotas count a tree of executions. */
+  treeMembers?: TreeMembers;
   /** The app's warning sink (a reply without usage under a token quota). */
   warn?: (warning: Warning) => void;
   /** The claim-check layer, when execution.claimCheck is configured (./claimCheckPreset.ts). */
@@ -47,7 +49,13 @@ export class EffectRuntime {
   ) {
     this.clock = options.clock ?? config.clock ?? realClock;
     const readLog = options.readLog ?? (() => Promise.resolve([]));
-    this.meter = new Meter(bus, readLog, (effectId) => config.effects[effectId]?.kind === "llm", options.warn);
+    this.meter = new Meter(
+      bus,
+      readLog,
+      (effectId) => config.effects[effectId]?.kind === "llm",
+      options.warn,
+      options.treeMembers,
+    );
     this.stops = new StepStops(this.killSwitch, bus);
     this.current = new EffectChain({ config, stops: this.stops, meter: this.meter, claimCheck: options.claimCheck });
     this.transient = new TransientCalls(
