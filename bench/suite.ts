@@ -32,6 +32,7 @@ import { measureCompression } from "./compression.js";
 import { measureXStateConformance } from "./xstateConformance.js";
 import { measureDeterminism } from "./determinism.js";
 import { measureChildren } from "./children.js";
+import { measureSubAgents } from "./subAgents.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -53,6 +54,7 @@ export const MEASUREMENTS = [
   { id: "xstateConformance", run: measureXStateConformance },
   { id: "determinism", run: measureDeterminism },
   { id: "children", run: measureChildren },
+  { id: "subAgents", run: measureSubAgents },
 ] as const;
 
 export interface BenchRun {
