@@ -6,10 +6,10 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { removeTempDirs, runChild, tempDir } from "../reliability/support.js";
-import { startOpenAiServer, type OpenAiServer, type ServerRequest, type ServerTurn } from "../support/openaiServer.js";
+import { agentOf, questionOf, treeReply, TREE_ANSWER } from "../support/agentTree.js";
+import { startOpenAiServer, type OpenAiServer, type ServerRequest } from "../support/openaiServer.js";
 
 const CHILD = fileURLToPath(new URL("./children/treeProcess.ts", import.meta.url));
-const ANSWER = "Answer: owls: hunt by ear; bats: hunt by ear.";
 
 let server: OpenAiServer | undefined;
 afterEach(async () => {
@@ -17,33 +17,6 @@ afterEach(async () => {
   server = undefined;
 });
 afterAll(removeTempDirs);
-
-const text = (content: unknown) => (typeof content === "string" ? content : JSON.stringify(content));
-
-// Each agent's replies, told apart by the tools its request offers.
-function reply(request: ServerRequest): ServerTurn {
-  const tools = (request.body.tools ?? []).map((t) => t.function.name);
-  const messages = request.body.messages;
-  const results = messages.filter((m) => m.role === "tool");
-  if (tools.includes("researcher"))
-    return results.length === 0
-      ? {
-          toolCalls: [
-            { id: "r_owls", name: "researcher", arguments: '{"question":"owls"}' },
-            { id: "r_bats", name: "researcher", arguments: '{"question":"bats"}' },
-          ],
-        }
-      : { toolCalls: [{ id: "h_writer", name: "transfer_to_writer", arguments: "{}" }] };
-  if (tools.includes("search")) {
-    const question = text(messages.find((m) => m.role === "user")?.content);
-    return results.length === 0
-      ? { toolCalls: [{ id: `s_${question}`, name: "search", arguments: JSON.stringify({ q: question }) }] }
-      : { text: `${question}: hunt by ear`, chunkChars: 4 };
-  }
-  // The writer: the researchers' findings from the transcript it was handed.
-  const findings = ["owls", "bats"].filter((q) => results.some((m) => text(m.content).includes(`${q}: hunt by ear`)));
-  return { text: `Answer: ${findings.map((q) => `${q}: hunt by ear`).join("; ")}.`, chunkChars: 4 };
-}
 
 const child = (args: object) =>
   spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
@@ -58,9 +31,7 @@ const POINTS = [
     what: "a researcher mid-model-call while the other is mid-tool",
     // The owls researcher's answer stream is held open; the bats search hangs.
     hold: (r: ServerRequest) =>
-      r.body.messages.some((m) => m.role === "tool") &&
-      (r.body.tools ?? []).some((t) => t.function.name === "search") &&
-      text(r.body.messages.find((m) => m.role === "user")?.content) === "owls",
+      agentOf(r) === "researcher" && r.body.messages.some((m) => m.role === "tool") && questionOf(r) === "owls",
     slow: "bats",
     killWhen: (seen: string[], held: boolean) => held && seen.some((l) => /^tool run\/tool:0:1 /.test(l)),
     // What had no outcome: the owls researcher's answer, the bats search; then the rest of the tree.
@@ -82,7 +53,7 @@ const POINTS = [
   },
   {
     what: "mid-handoff: the writer's answer in flight",
-    hold: (r: ServerRequest) => !(r.body.tools ?? []).length,
+    hold: (r: ServerRequest) => agentOf(r) === "writer",
     slow: undefined,
     killWhen: (_seen: string[], held: boolean) => held,
     ran: (calls: string[]) => expect(calls).toEqual(["run/handoff writer#turn:0:model"]),
@@ -95,7 +66,7 @@ describe("a tree of agents on a real provider, SIGKILLed and resumed (fs)", () =
       let holding = false;
       const heldOnce = new Set<string>();
       server = await startOpenAiServer((request) => {
-        const turn = reply(request);
+        const turn = treeReply(request);
         const key = JSON.stringify(request.body.messages);
         if (!("status" in turn) && point.hold(request) && !heldOnce.has(key)) {
           heldOnce.add(key);
@@ -134,6 +105,6 @@ describe("a tree of agents on a real provider, SIGKILLed and resumed (fs)", () =
       expect(ran.length).toBeGreaterThan(0);
       expect(ran.filter((call) => recorded.has(call))).toEqual([]);
       point.ran(ran);
-      expect(JSON.parse(lines(second.stdout, "result")[0]!)).toMatchObject({ text: ANSWER, lastAgent: "writer" });
+      expect(JSON.parse(lines(second.stdout, "result")[0]!)).toMatchObject({ text: TREE_ANSWER, lastAgent: "writer" });
     }, 120_000);
 });

@@ -5,9 +5,6 @@
 // argv[2]: JSON { dir, baseURL, mode: "start" | "resume", slow?: string (a question whose search hangs) }
 // stdout:  "model <execution> <step>" and "tool <execution> <step>" as each call starts, "ended <execution>",
 //          "recorded <execution> <step>" (resume: every step with an outcome before it), "result <JSON>" at the end.
-import { z } from "zod";
-import { agentLoop$ } from "../../../actors/agents/agentLoop.js";
-import { agentTool, handoff } from "../../../actors/agents/agentTool.js";
 import { createLlmEffect } from "../../../actors/agents/model.js";
 import { createApp } from "../../../actors/app.js";
 import { defineConfig } from "../../../actors/config.js";
@@ -15,6 +12,7 @@ import { createToolEffect } from "../../../actors/effects/effect.js";
 import { fromAiSdk } from "../../../adapters/ai-sdk/index.js";
 import { fsStores } from "../../../adapters/fs/index.js";
 import { STEP_COMPLETED } from "../../../stores/schema.js";
+import { finding, orchestrator, searchInput } from "../../support/agentTree.js";
 import { PROVIDERS } from "../../support/providers.js";
 
 const options = JSON.parse(process.argv[2]!) as {
@@ -24,17 +22,6 @@ const options = JSON.parse(process.argv[2]!) as {
   slow?: string;
 };
 const out = (line: string) => process.stdout.write(`${line}\n`);
-
-export const researcher = agentLoop$({ id: "researcher", model: "model", tools: ["search"] });
-export const writer = agentLoop$({ id: "writer", model: "model", system: "Write the answer." });
-export const orchestrator = agentLoop$({
-  id: "orchestrator",
-  model: "model",
-  tools: [
-    agentTool(researcher, { description: "Research a question", inputSchema: z.object({ question: z.string() }) }),
-  ],
-  handoffs: [handoff(writer, { description: "When every question has a finding" })],
-});
 
 const stores = await fsStores({ dir: options.dir });
 if (options.mode === "resume")
@@ -57,9 +44,9 @@ const app = createApp(
           // The slow question's search hangs in the first process: a tool in flight when it is killed.
           if (options.mode === "start" && q === options.slow)
             await new Promise((resolve) => setTimeout(resolve, 120_000));
-          return { hits: [`${q}: hunt by ear`] };
+          return { hits: [finding(q)] };
         },
-        { inputSchema: z.object({ q: z.string() }) },
+        { inputSchema: searchInput },
       ),
     },
     logics: [orchestrator],
