@@ -13,6 +13,7 @@ import { createApp, defineConfig, memoryStores } from "../../../index.js";
 import { fromUtf8, utf8 } from "../../../stores/bytes.js";
 import { createAgentDriver } from "./agent.js";
 import { createTreeDriver } from "./tree.js";
+import { createAgentTreeDriver } from "./agentTree.js";
 import { createRealModelDriver } from "./realModel.js";
 import { createOfflineDriver } from "./offline.js";
 import * as schema from "../../../stores/schema.js";
@@ -104,6 +105,8 @@ const loom = {
   /** An agentLoop$ run in this tab on IndexedDB, with call counters that survive a reload (see agent.ts). */
   agent: createAgentDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
   tree: createTreeDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
+  /** A tree of agents (sub-agents and a handoff) on a real provider, reloadable mid-tree (see agentTree.ts). */
+  agentTree: createAgentTreeDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
 
   /** An agent on a real AI SDK provider calling the test's loopback server, streamed, with approvals (see realModel.ts). */
   realModel: createRealModelDriver((name): Promise<IndexedDbStores> => loom.stores(name), settle),
