@@ -121,6 +121,12 @@ describe("story: browser-offline", () => {
     await tab.locator("[data-testid=answer]").waitFor();
     expect(await tab.locator("[data-testid=answer]").textContent()).toBe(await uninterruptedAnswer());
     expect(await tab.locator("[data-testid=reruns]").textContent()).toBe("Recorded calls repeated: 0.");
+    // The sub-agent that checked a note is a child execution: a nested row of the timeline, not a run of the list.
+    const child = tab.locator(`.timeline [data-child="${executionId}/tool:3:1"]`);
+    await expect.poll(() => child.locator(".pill").first().textContent()).toBe("done");
+    expect(await child.locator("ol.timeline.nested [data-step]").count()).toBe(3);
+    expect(await tab.locator(`#executions button[data-execution="${executionId}/tool:3:1"]`).count()).toBe(0);
+    expect(await tab.locator("[data-testid=answer]").textContent()).toContain("A sub-agent checked");
 
     // Steps recorded before the reload were served from the journal; the rest ran in this page load.
     const sources = await tab

@@ -3,6 +3,7 @@
 // there is a run in flight to reload.
 import {
   agentLoop$,
+  agentTool,
   createLlmEffect,
   createToolEffect,
   scriptedModel,
@@ -13,6 +14,9 @@ import {
 } from "../../index.js";
 
 export const LOOP_ID = "field-notes";
+/** The sub-agent the loop delegates a check to (a child execution, shown nested in the timeline). */
+export const CHECKER_ID = "fact-check";
+const CHECKER_SYSTEM = "You check one field note against the notebook and say whether it holds.";
 export const DEFAULT_PROMPT = "How do barn owls hunt in the dark?";
 
 interface Note {
@@ -118,18 +122,23 @@ export function researchScript(request: { messages: Message[] }, call: number): 
         usage,
       };
     case 3:
+      // One more note, and a sub-agent checks the first one meanwhile.
       return {
-        text: "One more note.",
-        toolCalls: unread(searches[1])
-          .slice(0, 1)
-          .map((id) => ({ toolName: "read_note", input: { id } })),
+        text: "One more note, and a second opinion on the first.",
+        toolCalls: [
+          ...unread(searches[1])
+            .slice(0, 1)
+            .map((id) => ({ toolName: "read_note", input: { id } })),
+          ...read.slice(0, 1).map((id) => ({ toolName: CHECKER_ID, input: { prompt: `Check note ${id}.` } })),
+        ],
         usage,
       };
     default: {
       const notes = (results(request.messages, "read_note") as Note[]).map(
         (n) => `${n.text.split(/[:;,.]/)[0]} (${n.title.toLowerCase()})`,
       );
-      const answer = `From ${notes.length} field notes: ${notes.join("; ")}.`;
+      const [checked] = results(request.messages, CHECKER_ID);
+      const answer = `From ${notes.length} field notes: ${notes.join("; ")}.${checked === undefined ? "" : ` ${String(checked)}`}`;
       // "... and save it": saving the answer is a tool that needs the user's approval (needsApproval).
       if (!/\bsave\b/i.test(prompt)) return { text: answer, usage };
       const [saved] = results(request.messages, "save_note");
@@ -145,6 +154,25 @@ export function researchScript(request: { messages: Message[] }, call: number): 
   }
 }
 
+/** The checker's script: read the note, then say it holds. */
+export function checkerScript(request: { messages: Message[] }, call: number): ModelReply {
+  const usage = { inputTokens: 60 + 30 * call, outputTokens: 12 };
+  const id = /note (n\d+)/.exec(String(request.messages.find((m) => m.role === "user")?.content))?.[1] ?? "n1";
+  if (call === 0) return { toolCalls: [{ toolName: "read_note", input: { id } }], usage };
+  const [note] = results(request.messages, "read_note") as Note[];
+  return { text: `A sub-agent checked “${note?.title ?? id}”: it holds.`, usage };
+}
+
+/** The sub-agent: reads the note it is given and says whether it holds. */
+export const factChecker = agentLoop$({
+  id: CHECKER_ID,
+  model: "model",
+  tools: [{ name: "read_note", description: "Read one note by id." }],
+  system: CHECKER_SYSTEM,
+  maxTurns: 3,
+  warnTranscriptBytes: false,
+});
+
 /** The loop the page starts and resumes; registered in `logics` so a fresh page load can resume by id. */
 export const researchLoop = agentLoop$({
   id: LOOP_ID,
@@ -153,6 +181,7 @@ export const researchLoop = agentLoop$({
     { name: "search", description: "Search the field notes; returns { id, title }[]." },
     { name: "read_note", description: "Read one note by id." },
     { name: "save_note", description: "Save a note to the user's notebook (asks the user first)." },
+    agentTool(factChecker, { description: "A second opinion on one note: { prompt: 'Check note <id>.' }." }),
   ],
   system: "You answer from the field notes only, citing them.",
   maxTurns: 8,
@@ -170,7 +199,12 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * call to `onCall` before it runs: what ran in this page load, as opposed to what the journal served.
  */
 export function researchEffects(pace: number, onCall: (ctx: EffectContext) => void): Record<string, Effect> {
-  const llm = createLlmEffect(scriptedModel(researchScript));
+  // One model for both agents: the checker is told apart by its system prompt.
+  const llm = createLlmEffect(
+    scriptedModel((request, call) =>
+      request.messages[0]?.content === CHECKER_SYSTEM ? checkerScript(request, call) : researchScript(request, call),
+    ),
+  );
   return {
     model: {
       ...llm,

@@ -30,6 +30,7 @@ import {
   renderDetail,
   renderExecutions,
   renderFailure,
+  type ChildTimeline,
   type Failure,
   type LocalFacts,
   type ResumeCause,
@@ -185,9 +186,16 @@ async function boot(): Promise<void> {
 
   /** Resumes `executionId` in this tab (its lock taken, or lent by a takeover); records what was recorded before. */
   async function resumeHere(executionId: string, cause: ResumeCause): Promise<JournaledActor> {
-    const log = await app.log(executionId);
-    const recorded = new Set(log.filter((r) => r.type === STEP_COMPLETED).map((r) => String(r.stepId)));
+    const recordedIn = async (id: string) =>
+      new Set((await app.log(id)).filter((r) => r.type === STEP_COMPLETED).map((r) => String(r.stepId)));
+    const recorded = await recordedIn(executionId);
+    // Its sub-agents resume with it: what each had recorded is told apart in its nested rows too.
+    const children = (await app.executions({ root: executionId })).filter((e) => e.executionId !== executionId);
+    const childRecorded = await Promise.all(children.map((child) => recordedIn(child.executionId)));
     const actor = await app.resume(executionId);
+    children.forEach((child, i) => {
+      factsOf(child.executionId).resumed = { cause, report: actor.replay, recorded: childRecorded[i]! };
+    });
     actors.set(executionId, actor);
     const local = factsOf(executionId);
     local.resumed = { cause, report: actor.replay, recorded };
@@ -262,15 +270,25 @@ async function boot(): Promise<void> {
 
   /** Redraws the list, then the selected execution's timeline from its journal (newest read wins). */
   async function draw(): Promise<void> {
-    selected ??= [...executions].sort((a, b) => b.startedAt - a.startedAt)[0]?.executionId;
+    selected ??= [...roots(executions)].sort((a, b) => b.startedAt - a.startedAt)[0]?.executionId;
     const focused = focusKey(document.activeElement);
-    renderExecutions(ui.list, executions, selected, factsOf, (id) => {
+    // Sub-agents (child executions) are shown nested in their root's timeline, not as runs of their own.
+    renderExecutions(ui.list, roots(executions), selected, factsOf, (id) => {
       selected = id;
       void draw();
     });
     const turn = ++drawn;
     const info = executions.find((e) => e.executionId === selected);
     const records: JournalRecord[] = info ? await app.log(info.executionId) : [];
+    const children: ChildTimeline[] = await Promise.all(
+      executions
+        .filter((e) => info !== undefined && e.parentId === info.executionId)
+        .map(async (child) => ({
+          info: child,
+          records: await app.log(child.executionId),
+          local: factsOf(child.executionId),
+        })),
+    );
     if (turn !== drawn) return;
     const pending = info?.status === "running" && !factsOf(info.executionId).stopped ? pendingApprovals(records) : [];
     const approval =
@@ -279,7 +297,7 @@ async function boot(): Promise<void> {
             decide(info.executionId, toolCallId, approved),
           )
         : undefined;
-    renderDetail(ui.detail, info, records, factsOf(selected ?? ""), approval);
+    renderDetail(ui.detail, info, records, factsOf(selected ?? ""), approval, children);
     if (focused) (document.querySelector(focused) as HTMLElement | null)?.focus();
   }
 
@@ -301,6 +319,11 @@ async function boot(): Promise<void> {
   onRun = (prompt) => void startRun(prompt).catch(fail);
   ui.runButton.disabled = false;
   document.body.dataset.ready = "true";
+}
+
+/** The executions a user started (a sub-agent has a parent). */
+function roots(list: ExecutionInfo[]): ExecutionInfo[] {
+  return list.filter((info) => info.parentId === undefined);
 }
 
 ui.prompt.value = DEFAULT_PROMPT;

@@ -312,6 +312,12 @@ function describe(input: JournalRecord): { kind: string; title: string; detail?:
   if (input.type !== STEP_COMPLETED)
     return { kind: input.type.replace(/^loom\./, ""), title: clip(JSON.stringify(input.event ?? input)) };
   const output = input.output as Record<string, unknown> | unknown[] | null;
+  if (input.effectId === CHILD_STEP)
+    return {
+      kind: "sub-agent",
+      title: `answered: ${clip(String((output as { text?: string } | null)?.text ?? ""), 120)}`,
+      detail: where,
+    };
   if (input.effectId === "model") {
     const reply = output as {
       text?: string;
@@ -336,6 +342,42 @@ function describe(input: JournalRecord): { kind: string; title: string; detail?:
     title: title ? `read “${title}”` : clip(JSON.stringify(output)),
     detail: where,
   };
+}
+
+/** The effect id of a child execution's outcome in its parent's log. */
+const CHILD_STEP = "loom.child";
+
+/** A child execution of the shown one (a sub-agent), rendered nested in its timeline. */
+export interface ChildTimeline {
+  info: ExecutionInfo;
+  records: JournalRecord[];
+  local: LocalFacts;
+}
+
+// A sub-agent's own timeline, nested: its id, logic and status, then one row per macrostep of its log.
+function childRow(child: ChildTimeline): HTMLElement {
+  return el(
+    "li",
+    { class: "step subagent", "data-child": child.info.executionId },
+    el("span", { class: "seq" }, "↳"),
+    el(
+      "div",
+      { class: "body" },
+      el(
+        "div",
+        { class: "row" },
+        el("span", { class: "kind" }, "sub-agent"),
+        el("span", { class: "title" }, el("code", {}, child.info.executionId), ` (${child.info.logicId ?? "?"})`),
+        pill(child.info.status),
+      ),
+      el(
+        "ol",
+        { class: "timeline nested", "aria-label": `timeline of ${child.info.executionId}` },
+        ...macrosteps(child.records).map((group) => timelineRow(group, child.local)),
+      ),
+    ),
+    el("span"),
+  );
 }
 
 const SOURCE_TITLES: Record<string, string> = {
@@ -391,6 +433,7 @@ export function renderDetail(
   records: JournalRecord[],
   local: LocalFacts,
   approval?: HTMLElement,
+  children: ChildTimeline[] = [],
 ): void {
   if (!info) {
     pane.replaceChildren(el("p", { class: "empty" }, "Select an execution to see its timeline."));
@@ -438,7 +481,34 @@ export function renderDetail(
         "Timeline ",
         el("span", { class: "muted" }, "one row per macrostep: its input record and the transition journaled with it"),
       ),
-      el("ol", { class: "timeline" }, ...macrosteps(records).map((group) => timelineRow(group, local))),
+      el("ol", { class: "timeline" }, ...withChildren(info.executionId, macrosteps(records), local, children)),
     ]),
   );
+}
+
+// The timeline's rows, each sub-agent nested before the row where its parent took its answer (or at the end while it runs).
+function withChildren(
+  parentId: string,
+  groups: JournalRecord[][],
+  local: LocalFacts,
+  children: ChildTimeline[],
+): HTMLElement[] {
+  const placed = new Set<string>();
+  const rows: HTMLElement[] = [];
+  for (const group of groups) {
+    const [input] = group as [JournalRecord, ...JournalRecord[]];
+    // A child's outcome step is `<machine>#<child id>:<occurrence>`; its execution, `<parent>/<child id>[#n]`.
+    const step =
+      input.type === STEP_COMPLETED && input.effectId === CHILD_STEP ? /#(.+):(\d+)$/.exec(String(input.stepId)) : null;
+    const child =
+      step &&
+      children.find((c) => c.info.executionId === `${parentId}/${step[1]}${step[2] === "1" ? "" : `#${step[2]}`}`);
+    if (child && !placed.has(child.info.executionId)) {
+      placed.add(child.info.executionId);
+      rows.push(childRow(child));
+    }
+    rows.push(timelineRow(group, local));
+  }
+  for (const child of children) if (!placed.has(child.info.executionId)) rows.push(childRow(child));
+  return rows;
 }
