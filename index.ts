@@ -194,13 +194,8 @@ export type {
   AgentLoopTool,
   AgentLoopHandoff,
 } from "./machines/agentLoop.js";
-export {
-  agentTool,
-  handoff,
-  handoffTranscript,
-  type AgentToolOptions,
-  type HandoffOptions,
-} from "./actors/agents/agentTool.js";
+export { agentTool, type AgentToolOptions } from "./actors/agents/agentTool.js";
+export { handoff, handoffTranscript, type HandoffOptions } from "./actors/agents/handoff.js";
 export {
   createSummarizerEffect,
   SummarizerEmptyError,

@@ -17,7 +17,7 @@ import { WARNING_CODES } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { declareLogic, type DeclaredRun } from "../logicDeclaration.js";
 import { isMachineLogic } from "../journal/children.js";
-import { handoff } from "./agentTool.js";
+import { handoff } from "./handoff.js";
 import type { WarningRoute, WarningSink } from "../warnings.js";
 
 /** Default `warnTranscriptBytes`: 256 KiB (~64k tokens), ADR 0137 D1. */

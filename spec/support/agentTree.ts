@@ -3,7 +3,8 @@
 // answers each agent, told apart by the tools its request offers. Deterministic: the answer depends on the requests.
 import { z } from "zod";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
-import { agentTool, handoff } from "../../actors/agents/agentTool.js";
+import { agentTool } from "../../actors/agents/agentTool.js";
+import { handoff } from "../../actors/agents/handoff.js";
 import type { ServerRequest, ServerTurn } from "./openaiServer.js";
 
 export const researcher = agentLoop$({ id: "researcher", model: "model", tools: ["search"] });
