@@ -185,6 +185,27 @@ describe("handoffs", () => {
     await app.close();
   });
 
+  it("answers a handoff to an agent the loop does not have as an unknown tool, starting nothing", async () => {
+    const effects = {
+      leadModel: createLlmEffect(
+        scriptedModel((request) =>
+          request.messages.some((m) => m.role === "tool")
+            ? { text: `gave up: ${JSON.stringify(request.messages.at(-1)?.content)}` }
+            : { toolCalls: [{ toolName: "transfer_to_billing", input: {} }] },
+        ),
+      ),
+      writerModel: createLlmEffect(scriptedModel(() => ({ text: "never" }))),
+      search: createToolEffect(async () => "none"),
+    };
+    const app = createApp(defineConfig({ stores: memoryStores(), effects }));
+    await app.start(lead, { executionId: "h5", input: { prompt: "refund me" } });
+    expect(await app.result("h5")).toEqual(
+      expect.objectContaining({ text: 'gave up: {"error":"unknown tool \\"transfer_to_billing\\""}' }),
+    );
+    expect((await app.executions({ root: "h5" })).map((info) => info.executionId)).toEqual(["h5"]);
+    await app.close();
+  });
+
   it("refuses bad handoffs config with typed errors", () => {
     expect(() => handoff({} as never)).toThrow(ConfigError);
     expect(() => handoff(writer, { name: "transfer to writer" })).toThrow(/handoff.name/);
