@@ -11,6 +11,7 @@ export { declaredVersionOf, machineHashOf } from "./actors/journal/versions.js";
 export { defineConfig, DEFAULT_SETTLED_CACHE } from "./actors/config.js";
 export type {
   LoomConfig,
+  RetentionConfig,
   ExecutionOptions,
   SecurityOptions,
   ComplianceOptions,

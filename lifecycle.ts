@@ -4,7 +4,7 @@
 // (`sweepUnpinnedContent({ events, content, ttlMs })`): an app that never imports them does not bundle
 // them (docs/adr/0011-entry-points-by-role.md).
 
-export { sweep, archive } from "./actors/lifecycle/functions.js";
+export { sweep, archive, applyRetention } from "./actors/lifecycle/functions.js";
 export { sweepUnpinnedContent, eraseSubject, exportSubject } from "./actors/lifecycle/standalone.js";
 export type {
   SweepUnpinnedContentOptions,
@@ -31,5 +31,13 @@ export type {
   UnresolvedCitation,
 } from "./actors/lifecycle/export.js";
 export type { ArchiveOptions, ArchiveResult } from "./actors/lifecycle/retention.js";
+export type {
+  RetainedSummaryOutput,
+  RetentionOptions,
+  RetentionResult,
+  RetentionRule,
+  RetentionSummary,
+} from "./actors/lifecycle/expiry.js";
+export { retentionMachine, RETENTION_LOGIC_ID } from "./machines/retention.js";
 export { sweepMachine, SWEEP_LOGIC_ID } from "./machines/sweep.js";
 export { eraseCoordinatorMachine, ERASE_COORDINATOR_LOGIC_ID } from "./machines/eraseCoordinator.js";

@@ -7,6 +7,7 @@ import type { Clock } from "./clock.js";
 import { subtleCrypto, utf8Length } from "../stores/bytes.js";
 import { RUNTIME_ID_PREFIX } from "./constants.js";
 import { ConfigError } from "./errors.js";
+import type { RetentionRule } from "../machines/retention.js";
 import type { Effect, EffectMiddleware } from "./effects/effect.js";
 import type { ClaimCheckConfig } from "./effects/claimCheckConfig.js";
 
@@ -117,6 +118,21 @@ export interface LoomConfig {
   observability?: ObservabilityOptions;
   /** The capability ring the app installs around every effect: grants, quotas, guardRequest, retry, timeoutMs. */
   capabilities?: CapabilitiesOptions;
+  /**
+   * How long ended executions are kept whole, and what is left of them after: applied by `applyRetention(app)`
+   * (loomwork/lifecycle), as a journaled execution (docs/storage.md, "Retention").
+   */
+  retention?: RetentionConfig;
+}
+
+/** The `retention` option: a default rule (`keepFor`, `keep`) and rules by logic id. */
+export interface RetentionConfig {
+  /** Milliseconds after an execution's tree ended before it is removed (the default rule; absent: only `logics`). */
+  keepFor?: number;
+  /** What remains of it: `"summary"` (outcome, usage, ids, times) or `"nothing"`. @defaultValue "summary" */
+  keep?: RetentionRule["keep"];
+  /** Rules by logic id (a machine's id, of a tree's root), over the default. */
+  logics?: Record<string, RetentionRule>;
 }
 
 /**
@@ -152,12 +168,44 @@ const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
   observability: ["onWarn", "inspect"],
   capabilities: ["grants", "quotas", "guardRequest", "retry", "timeoutMs"],
 };
-const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", ...GROUP_NAMES];
+const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", "retention", ...GROUP_NAMES];
 /** Options nested one level deeper than a group, for naming their path when spelled flat. */
 const NESTED: Record<string, string> = {
   maxModelCalls: "capabilities: { quotas: { maxModelCalls",
   maxTokens: "capabilities: { quotas: { maxTokens",
 };
+
+/**
+ * Checks one retention rule (`retention`, or one of `retention.logics`): `keepFor` a finite number of ms >= 0, `keep`
+ * "summary" or "nothing".
+ */
+export function checkRetentionRule(rule: unknown, path: string): asserts rule is RetentionRule {
+  if (typeof rule !== "object" || rule === null) throw new ConfigError(path, "an object { keepFor, keep? }.");
+  const keepFor = "keepFor" in rule ? rule.keepFor : undefined;
+  const keep = "keep" in rule ? rule.keep : undefined;
+  if (typeof keepFor !== "number" || !Number.isFinite(keepFor) || keepFor < 0)
+    throw new ConfigError(`${path}.keepFor`, `milliseconds >= 0, got ${JSON.stringify(keepFor)}.`);
+  if (keep !== undefined && keep !== "summary" && keep !== "nothing")
+    throw new ConfigError(`${path}.keep`, `"summary" or "nothing", got ${JSON.stringify(keep)}.`);
+}
+
+// `retention`: a default rule and rules by logic, each checked; nothing else.
+function validateRetention(retention: RetentionConfig | undefined): void {
+  if (retention === undefined) return;
+  if (typeof retention !== "object" || retention === null)
+    throw new ConfigError("retention", "an object { keepFor, keep?, logics? }.");
+  for (const key of Object.keys(retention))
+    if (!["keepFor", "keep", "logics"].includes(key))
+      throw new ConfigError(`retention.${key}`, "unknown option. Known: keepFor, keep, logics.");
+  if (retention.keepFor !== undefined || retention.keep !== undefined)
+    checkRetentionRule({ keepFor: retention.keepFor, keep: retention.keep }, "retention");
+  if (retention.logics !== undefined) {
+    if (typeof retention.logics !== "object" || retention.logics === null)
+      throw new ConfigError("retention.logics", "an object of rules { keepFor, keep? } by logic id.");
+    for (const [logicId, rule] of Object.entries(retention.logics))
+      checkRetentionRule(rule, `retention.logics.${logicId}`);
+  }
+}
 
 /** Whether a value passes for a state machine: truthy, with a `transition` function and a `root`. */
 function isMachineLike(l: unknown): boolean {
@@ -289,6 +337,7 @@ export function validateConfig(config: LoomConfig): void {
   if (config.security?.crypto !== undefined && typeof config.security.crypto?.keys?.getOrCreate !== "function") {
     throw new ConfigError("security.crypto.keys", "a KeyStore, e.g. stores.keys.");
   }
+  validateRetention(config.retention);
   const erase = config.compliance?.erase;
   if (erase !== undefined && typeof erase !== "boolean") throw new ConfigError("compliance.erase", "true or false.");
   // ADR 0140 D8 (b): erasure reaches the claim-checked blobs, so their store must be able to delete them.

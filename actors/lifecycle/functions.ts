@@ -4,7 +4,7 @@
 // and register the runtime's own machines on it when first called.
 import { appInternals, type App } from "../app.js";
 import { checkSubject } from "../config.js";
-import { checked } from "../errors.js";
+import { checked, ConfigError } from "../errors.js";
 import type { LifecycleHost } from "./host.js";
 import { INTERNAL_LOGICS, runInternalStep } from "./maintenance.js";
 
@@ -13,6 +13,7 @@ const MAINTENANCE = { logics: INTERNAL_LOGICS, runStep: runInternalStep };
 import { exportFrom, type SubjectExport } from "./export.js";
 import { runErase, runSweep, type EraseSubjectResult, type SweepOptions, type SweepResult } from "./joins.js";
 import { archiveExecution, type ArchiveOptions, type ArchiveResult } from "./retention.js";
+import { retainOnce, type RetentionOptions, type RetentionResult } from "./expiry.js";
 
 /** The app's lifecycle host, once it is known to be open and to hold the runtime's own machines. */
 function lifecycleOf(app: App, what: string): LifecycleHost {
@@ -65,4 +66,28 @@ export function exportSubjectOf(app: App, subject: unknown): Promise<SubjectExpo
  */
 export function archive(app: App, executionId: string, options: ArchiveOptions = {}): Promise<ArchiveResult> {
   return archiveExecution(lifecycleOf(app, "archive an execution"), executionId, options);
+}
+
+/**
+ * Removes the ended executions past their retention period (`options`, else the app's `retention` config): each
+ * tree once its root ended `keepFor` ms ago, kept as a summary (its outcome, usage, ids and times: `app.result` of it
+ * gives `{ retained: "summary", usage }`) or not at all. It runs as a journaled `loom.retention:<n>` execution, in
+ * batches: an unfinished one (a crash mid-way) is finished first. The blobs only the removed histories cited become
+ * reclaimable by the next `sweep(app)`.
+ *
+ * @example
+ * const { summarized, removed } = await applyRetention(app, { keepFor: 30 * 86_400_000, keep: "summary" });
+ */
+export function applyRetention(app: App, options?: RetentionOptions): Promise<RetentionResult> {
+  const host = lifecycleOf(app, "apply retention");
+  const given = options ?? host.retention;
+  if (given === undefined)
+    return Promise.reject(
+      new ConfigError("retention", "no rules: pass { keepFor, keep? } or set defineConfig({ retention }) first."),
+    );
+  const running = host.state.retention;
+  if (running) return running;
+  const run = retainOnce(host, given).finally(() => (host.state.retention = undefined));
+  host.state.retention = run;
+  return run;
 }

@@ -7,14 +7,17 @@ import type { EraseSubjectResult } from "../../machines/eraseCoordinator.js";
 import {
   ERASE_COORDINATOR_LOGIC_ID,
   ERASE_EFFECTS,
+  RETENTION_EFFECTS,
+  RETENTION_LOGIC_ID,
   SWEEP_EFFECTS,
   SWEEP_LOGIC_ID,
 } from "../../machines/helpers/maintenanceIds.js";
 import type { SweepResult } from "../../machines/sweep.js";
+import type { RetentionResult } from "../../machines/retention.js";
 import type { ContentStore, EventStore, JournalRecord, KeyStore, RecordBody } from "../../stores/types.js";
 import type { RuntimeBus } from "../bus.js";
 import type { Clock } from "../clock.js";
-import type { LoomConfig } from "../config.js";
+import type { LoomConfig, RetentionConfig } from "../config.js";
 import type { Journal, JournalCodec } from "../journal/journal.js";
 import { claimCheckTrustOf, type ClaimCheckTrust } from "./trust.js";
 import { trackInflightOffloads } from "./offloads.js";
@@ -37,6 +40,8 @@ export interface LifecycleState {
   readonly sweepIndexes: Map<string, Promise<CitationIndex>>;
   /** The erasures in flight, by subject: a concurrent call for the same subject joins the running one. */
   readonly erasures: Map<string, Promise<EraseSubjectResult>>;
+  /** The retention run in flight: a concurrent `applyRetention(app)` joins it. */
+  retention?: Promise<RetentionResult> | undefined;
 }
 
 /** The one port of the lifecycle modules onto the app that hosts them. */
@@ -55,6 +60,8 @@ export interface LifecycleHost {
   readonly trust: ClaimCheckTrust | undefined;
   /** compliance.erase: eraseSubject is on. */
   readonly eraseEnabled: boolean;
+  /** The app's `retention` rules, applied by `applyRetention(app)` when it is given none. */
+  readonly retention: RetentionConfig | undefined;
   /** Every effect id the app knows, internal ones included (the replay fold needs them). */
   readonly effectIds: ReadonlySet<string>;
   readonly bus: RuntimeBus;
@@ -137,6 +144,7 @@ export function createLifecycleHost(parts: LifecycleParts): LifecycleHost {
     sealingKeys: config.security?.crypto?.keys,
     trust: trust ?? claimCheckTrustOf(config),
     eraseEnabled: config.compliance?.erase === true,
+    retention: config.retention,
     state: { sweep: undefined, sweepIndexes: new Map(), erasures: new Map() },
     async stopRunning(executionId, reason) {
       const live = running(executionId);
@@ -166,9 +174,9 @@ export interface InternalEffect {
   run(input: any, ctx: InternalEffectContext): Promise<unknown>;
 }
 
-const INTERNAL_LOGIC_IDS = new Set<string>([SWEEP_LOGIC_ID, ERASE_COORDINATOR_LOGIC_ID]);
+const INTERNAL_LOGIC_IDS = new Set<string>([SWEEP_LOGIC_ID, ERASE_COORDINATOR_LOGIC_ID, RETENTION_LOGIC_ID]);
 
-/** True for the runtime's own executions (sweeps, erase coordinators): they cite no content and hold no subject data. */
+/** True for the runtime's own executions (sweeps, erase coordinators, retention coordinators): they cite no content and hold no subject data. */
 export function isInternalLogic(logicId: string | undefined): boolean {
   return logicId !== undefined && INTERNAL_LOGIC_IDS.has(logicId);
 }
@@ -177,6 +185,7 @@ export function isInternalLogic(logicId: string | undefined): boolean {
 export const INTERNAL_EFFECT_IDS: readonly string[] = Object.freeze([
   ...Object.values(SWEEP_EFFECTS),
   ...Object.values(ERASE_EFFECTS),
+  ...Object.values(RETENTION_EFFECTS),
 ]);
 
 export function isInternalEffect(effectId: string): boolean {

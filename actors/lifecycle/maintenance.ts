@@ -11,6 +11,7 @@
 import type { AnyStateMachine } from "xstate";
 import { eraseCoordinatorMachine } from "../../machines/eraseCoordinator.js";
 import { sweepMachine } from "../../machines/sweep.js";
+import { retentionMachine } from "../../machines/retention.js";
 import type { StepCall } from "../journal/host.js";
 import type { InternalEffectContext, LifecycleHost } from "./host.js";
 import { INTERNAL_EFFECTS } from "./internalEffects.js";
@@ -22,7 +23,11 @@ export { INTERNAL_EFFECT_IDS, isInternalEffect } from "./host.js";
  * when a lifecycle function (loomwork/lifecycle) is first called on it, or when it rebuilds one of their
  * executions (app.resume, app.resumeUnfinished at boot), so a fresh app still finishes an unfinished one.
  */
-export const INTERNAL_LOGICS: readonly AnyStateMachine[] = Object.freeze([sweepMachine, eraseCoordinatorMachine]);
+export const INTERNAL_LOGICS: readonly AnyStateMachine[] = Object.freeze([
+  sweepMachine,
+  eraseCoordinatorMachine,
+  retentionMachine,
+]);
 
 /**
  * Runs one internal step: the effect its pending step names, with the host. Its control records are

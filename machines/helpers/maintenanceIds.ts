@@ -24,3 +24,12 @@ export const ERASE_EFFECTS = {
   deleteContent: "loom.erase.deleteContent",
   journalResult: "loom.erase.journalResult",
 } as const;
+
+/** The retention coordinator's machine id, journaled as its executions' logic id (`loom.retention:<n>`). */
+export const RETENTION_LOGIC_ID = "loom.retention";
+
+/** The runtime's internal effects the retention coordinator invokes. */
+export const RETENTION_EFFECTS = {
+  select: "loom.retention.select",
+  remove: "loom.retention.remove",
+} as const;
