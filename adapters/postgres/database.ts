@@ -105,6 +105,12 @@ export class PgDatabase {
     return rows[0]?.version ?? 0;
   }
 
+  /** A connection of its own, outside the pool (a worker's session: createWorker); the caller connects and ends it. */
+  client(): pg.Client {
+    if (this.closed) throw new PostgresStoresClosedError("open a connection");
+    return new pg.Client(this.connectionConfig);
+  }
+
   /** Subscribes to the schema's notifications; the first subscriber opens the LISTEN connection. */
   async subscribe(listener: (n: Notification) => void): Promise<() => void> {
     this.subscribers.add(listener);

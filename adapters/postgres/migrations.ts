@@ -129,6 +129,21 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE r.execution_id = e.execution_id AND r.seq = 1 AND r.body LIKE '%"parent"%'
         AND r.body::json->>'type' = 'loom.execution.started' AND r.body::json->'parent'->>'executionId' IS NOT NULL;`,
   },
+  {
+    version: 7,
+    name: "the fleet: worker sessions (failover at session end) and queues",
+    // A worker registers here from a dedicated connection that holds the session-level advisory lock
+    // (hashtext('loomwork.workers.<schema>') & 2147483647, session_key) for the process's lifetime; a row whose lock
+    // no session holds is a worker whose session ended (the process died), and its leases are given back at once.
+    sql: (s) => `
+      CREATE SEQUENCE ${s}.worker_sessions AS integer CYCLE;
+      CREATE TABLE ${s}.workers (
+        session_key integer PRIMARY KEY,
+        worker_id text COLLATE "C" NOT NULL,
+        registered_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX workers_worker ON ${s}.workers (worker_id);`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */

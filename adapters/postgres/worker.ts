@@ -19,6 +19,7 @@ import type { AppendHooks, LeaseFence } from "./eventStore.js";
 import type { PostgresStores } from "./types.js";
 import { LeaseLostError } from "./errors.js";
 import { LeaseTable, type Lease } from "./leases.js";
+import { WorkerSession } from "./sessions.js";
 
 /** Options of `createWorker`. */
 export interface WorkerOptions {
@@ -50,6 +51,14 @@ export interface WorkerOptions {
    * @defaultValue 30000
    */
   drainMs?: number;
+  /**
+   * How often the worker looks for workers whose database session ended (their process died) and gives their leases
+   * back at once, so their executions are taken over within about this long instead of after `leaseMs`. The worker
+   * registers its own session for its lifetime (one connection of its own, holding an advisory lock). A worker frozen
+   * with its session open keeps its leases until they expire. `false`: neither registers nor looks (lease expiry only).
+   * @defaultValue 500
+   */
+  sessionCheckMs?: number | false;
   /** This worker's id in the lease table. @defaultValue `<hostname>:<pid>:<random>` */
   id?: string;
   /**
@@ -118,10 +127,8 @@ interface Held extends Lease {
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Checked whole before anything is claimed or listened to: a bad option is refused at once, nothing written.
-  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(
-    options,
-    WORKER_DEFAULTS,
-  );
+  const { stores, concurrency, leaseMs, pollMs, drainMs, sessionCheckMs, signals, onLeaseLost, ...checked } =
+    checkWorkerOptions(options, WORKER_DEFAULTS);
   const id = checked.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const table = new LeaseTable(stores.db, id, leaseMs);
   const held = new Map<string, Held>();
@@ -380,6 +387,19 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       else schedule();
     } else if (n.kind === NOTIFY.ended) schedule(); // a parked parent of that execution may be claimable now
   };
+  // Failover at session end (sessions.ts): registered before the first claim, so no lease of this worker's is ever
+  // unregistered. When the session drops under a live process, its leases may be given back by others at once: every
+  // execution held is given up here (nothing more of it starts or is written), as when a lease is lost.
+  const session =
+    sessionCheckMs === false
+      ? undefined
+      : new WorkerSession(stores.db, id, () => {
+          for (const executionId of [...held.keys()]) giveUp(executionId);
+        });
+  await session?.open();
+  const reaping = session
+    ? setInterval(() => void session.reap().catch(() => undefined), sessionCheckMs || 0)
+    : undefined;
   const unsubscribe = await stores.db.subscribe(onNotification).catch(() => () => undefined);
   const poll = setInterval(schedule, pollMs);
   const beat = setInterval(() => void heartbeat(), leaseMs / 3);
@@ -390,6 +410,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     (stopped ??= (async () => {
       stopping = true;
       clearInterval(poll);
+      clearInterval(reaping);
       unsubscribe();
       await ticking;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -402,6 +423,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       const rest = [...held.values()];
       await app.close();
       await table.release(rest).catch(() => undefined);
+      await session?.close();
       for (const signal of signals) process.off(signal, onSignal);
     })());
 
