@@ -328,7 +328,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     const free = concurrency - held.size;
     if (free > 0) {
       const sentAt = performance.now();
-      const claimed = await table.claim(free, [...held.keys()]);
+      const { leases: claimed, queued } = await table.claim(free, [...held.keys()]);
+      // Queued executions are admitted after those that hold a slot already (resumed after a crash, woken parents).
+      if (queued) claimed.push(...(await table.admit(free - claimed.length)));
       for (const lease of claimed) {
         const entry: Held = { ...lease, heldUntil: sentAt + leaseMs };
         held.set(lease.executionId, entry);
