@@ -22,6 +22,8 @@ export class WorkerSession {
     private readonly workerId: string,
     /** Called when this worker's session ended while it runs: its leases may be given back by any other worker now. */
     private readonly onLost: () => void,
+    /** Called when it registered again after that (the server is reachable again). */
+    private readonly onReopened: () => void = () => undefined,
   ) {
     this.lockName = `${WORKER_LOCK_PREFIX}.${db.schema}`;
     const s = db.s;
@@ -92,7 +94,10 @@ export class WorkerSession {
     const attempt = () => {
       this.reconnectTimer = undefined;
       if (this.closed) return;
-      this.open().catch(() => (this.reconnectTimer = setTimeout(attempt, RECONNECT_MS)));
+      this.open().then(
+        () => this.onReopened(),
+        () => (this.reconnectTimer = setTimeout(attempt, RECONNECT_MS)),
+      );
     };
     this.reconnectTimer = setTimeout(attempt, RECONNECT_MS);
   }

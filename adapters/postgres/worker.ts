@@ -392,12 +392,25 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Failover at session end (sessions.ts): registered before the first claim, so no lease of this worker's is ever
   // unregistered. When the session drops under a live process, its leases may be given back by others at once: every
   // execution held is given up here (nothing more of it starts or is written), as when a lease is lost.
+  // Once registered again (a server restart: every session ended), the leases given up are given back at once rather
+  // than left to expire: nothing more of those executions is written from here (their fence is one no lease has).
+  const abandoned: Lease[] = [];
   const session =
     sessionCheckMs === false
       ? undefined
-      : new WorkerSession(stores.db, id, () => {
-          for (const executionId of [...held.keys()]) giveUp(executionId);
-        });
+      : new WorkerSession(
+          stores.db,
+          id,
+          () => {
+            for (const entry of held.values())
+              if (!entry.lost) abandoned.push({ executionId: entry.executionId, epoch: entry.epoch });
+            for (const executionId of [...held.keys()]) giveUp(executionId);
+          },
+          () => {
+            const leases = abandoned.splice(0);
+            void table.release(leases).then(schedule, () => abandoned.push(...leases));
+          },
+        );
   await session?.open();
   const reaping = session
     ? setInterval(() => void session.reap().catch(() => undefined), sessionCheckMs || 0)

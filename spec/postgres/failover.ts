@@ -39,8 +39,11 @@ export const createStepsTable = (db: PgDatabase) =>
     `CREATE TABLE IF NOT EXISTS ${db.s}.step_starts (id bigserial PRIMARY KEY, execution_id text NOT NULL, step_id text NOT NULL, worker text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
   );
 
-/** The flow's effect: records the step's start; `hang`: a first step never returns (the worker is to be killed there). */
-export function failoverEffects(db: PgDatabase, worker: string, hang: boolean): Record<string, Effect> {
+/**
+ * The flow's effect: records the step's start; `hang`: a first step never returns (the worker is to be killed there);
+ * `delayMs`: each step takes this long.
+ */
+export function failoverEffects(db: PgDatabase, worker: string, hang: boolean, delayMs = 0): Record<string, Effect> {
   return {
     step: createTaskEffect(async (input: { i: number }, ctx) => {
       await db.query(`INSERT INTO ${db.s}.step_starts (execution_id, step_id, worker) VALUES ($1, $2, $3)`, [
@@ -49,6 +52,7 @@ export function failoverEffects(db: PgDatabase, worker: string, hang: boolean): 
         worker,
       ]);
       if (hang) await new Promise(() => undefined);
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       return { i: input.i };
     }),
   };
@@ -65,6 +69,8 @@ export interface FailoverWorkerConfig {
   /** createWorker's sessionCheckMs: false for the lease path alone. */
   sessionCheckMs: number | false;
   hang: boolean;
+  /** Each step takes this long. */
+  delayMs?: number;
 }
 
 /** Starts a worker process and resolves once it is ready to claim. */

@@ -9,7 +9,7 @@ const stores = await postgresStores({ url: config.url, schema: config.schema, po
 await createWorker({
   stores,
   logics: [failoverFlow],
-  effects: failoverEffects(stores.db, config.name, config.hang),
+  effects: failoverEffects(stores.db, config.name, config.hang, config.delayMs),
   concurrency: 4,
   leaseMs: config.leaseMs,
   sessionCheckMs: config.sessionCheckMs,
