@@ -57,19 +57,26 @@ export class PgDatabase {
     if (this.closed) throw new PostgresStoresClosedError("start a transaction");
     const client = await this.pool.connect();
     let broken: unknown;
+    // A checked-out client's connection that drops between two statements (a server restart) emits 'error' with no
+    // query to reject: unheard, it would end the process. Heard here, the next statement fails and the client is
+    // discarded at its release.
+    const onError = (error: unknown) => (broken ??= error);
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await work(client);
       await client.query("COMMIT");
       return result;
     } catch (error) {
-      broken = await client.query("ROLLBACK").then(
+      const rollback: unknown = await client.query("ROLLBACK").then(
         () => undefined,
         (e: unknown) => e,
       );
+      broken ??= rollback;
       throw error;
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      client.off("error", onError);
+      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken)));
     }
   }
 

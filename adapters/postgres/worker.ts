@@ -21,6 +21,9 @@ import { LeaseLostError } from "./errors.js";
 import { LeaseTable, type Lease } from "./leases.js";
 import { WorkerSession } from "./sessions.js";
 
+// How soon a worker tries again to give back the leases it gave up when its session dropped.
+const GIVE_BACK_RETRY_MS = 250;
+
 /** Options of `createWorker`. */
 export interface WorkerOptions {
   /** The stores of the fleet (`postgresStores`); the worker neither opens nor closes them. */
@@ -406,11 +409,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
               if (!entry.lost) abandoned.push({ executionId: entry.executionId, epoch: entry.epoch });
             for (const executionId of [...held.keys()]) giveUp(executionId);
           },
-          () => {
-            const leases = abandoned.splice(0);
-            void table.release(leases).then(schedule, () => abandoned.push(...leases));
-          },
+          () => giveBack(),
         );
+  // Tried again until the database takes it (the pool's first connections after a restart may still be dead ones).
+  function giveBack(): void {
+    const leases = abandoned.splice(0);
+    if (leases.length === 0 || stopping) return;
+    table.release(leases).then(schedule, () => {
+      abandoned.push(...leases);
+      setTimeout(giveBack, GIVE_BACK_RETRY_MS).unref();
+    });
+  }
   await session?.open();
   const reaping = session
     ? setInterval(() => void session.reap().catch(() => undefined), sessionCheckMs || 0)

@@ -79,7 +79,22 @@ describe("queue limits across worker deaths and a server restart", () => {
         await server.stop("immediate");
         await server.start();
       }
-      const results = await Promise.all(ids.map((id) => app.result(id)));
+      const diagnose = async () => {
+        const q = async (sql: string) => JSON.stringify((await stores.db.query(sql)).rows);
+        return new Error(
+          `stalled: fleet ${await q(
+            `SELECT f.execution_id, owner, epoch, lease_until > clock_timestamp() AS leased, admitted_at IS NOT NULL AS admitted, slot, e.status FROM "${schema}".fleet f LEFT JOIN "${schema}".executions e USING (execution_id) WHERE e.status IS DISTINCT FROM 'done' ORDER BY 1`,
+          )}; workers ${await q(`SELECT * FROM "${schema}".workers`)}; children ${children
+            .map((c) => `${c.stdout.slice(-300)} ${c.stderr.slice(-600)}`)
+            .join(" | ")}`,
+        );
+      };
+      // A stall shows the fleet's rows and the workers' output (a lease that runs out, 60 s, is no stall).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const results = await Promise.race([
+        Promise.all(ids.map((id) => app.result(id))),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => void diagnose().then(reject, reject), 150_000))),
+      ]).finally(() => clearTimeout(timer));
       expect(results).toHaveLength(24);
       sampling = false;
       await sampler;
