@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
-import { EXECUTION_STARTED } from "../../stores/schema.js";
+import { EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
 import { until } from "../support/harness.js";
 import { createStepsTable, failoverEffects, failoverFlow, FAILOVER_STEPS, spawnFailoverWorker } from "./failover.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
@@ -36,8 +36,16 @@ async function setUp(leaseMs: number) {
   return {
     stores,
     app,
-    async spawn(name: string, hang: boolean) {
-      const child = await spawnFailoverWorker({ url: server.url, schema, name, leaseMs, sessionCheckMs: 500, hang });
+    async spawn(name: string, hang: boolean, delayMs = 0) {
+      const child = await spawnFailoverWorker({
+        url: server.url,
+        schema,
+        name,
+        leaseMs,
+        sessionCheckMs: 500,
+        hang,
+        delayMs,
+      });
       children.push(child);
       return child;
     },
@@ -110,6 +118,35 @@ describe("failover at session end", () => {
         `SELECT worker_id FROM ${t.stores.db.s}.workers ORDER BY worker_id`,
       );
       expect(registered.map((r) => r.worker_id)).not.toContain("doomed");
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a worker whose session is ended under it (the process lives) gives its executions up: taken over at once, its late outcome refused", async () => {
+    const leaseMs = 60_000;
+    const t = await setUp(leaseMs);
+    try {
+      const cut = await t.spawn("cut", false, 3_000);
+      await t.app.submit(failoverFlow, { executionId: "f3", input: null });
+      await until(async () => (await t.starts("f3")).length === 1, 30_000);
+      await t.survivor();
+      const { rowCount } = await t.stores.db.query(
+        `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN ${t.stores.db.s}.workers w
+           ON l.locktype = 'advisory' AND l.objsubid = 2 AND l.objid::bigint = w.session_key
+         WHERE w.worker_id = 'cut'`,
+      );
+      expect(rowCount).toBe(1);
+      expect(await t.app.result("f3")).toEqual({ steps: FAILOVER_STEPS });
+      const starts = await t.starts("f3");
+      // The cut worker started its first step only: nothing more of the execution started there after the cut.
+      expect(starts.filter((s) => s.worker === "cut")).toHaveLength(1);
+      expect(starts.some((s) => s.worker === "survivor")).toBe(true);
+      // Its step, still running at the cut, ended 3 s later: its outcome was refused at the append (the epoch fence).
+      await cut.waitFor((out) => out.includes("lost f3"), 30_000);
+      const log = await t.app.log("f3");
+      expect(log.map((r) => r.seq)).toEqual(log.map((_, i) => i + 1));
+      expect(log.filter((r) => r.type === STEP_COMPLETED)).toHaveLength(FAILOVER_STEPS);
     } finally {
       await t.close();
     }

@@ -15,6 +15,7 @@ await createWorker({
   sessionCheckMs: config.sessionCheckMs,
   pollMs: 100,
   id: config.name,
+  onLeaseLost: (executionId) => writeSync(1, `lost ${executionId}\n`),
   signals: ["SIGTERM"],
 });
 writeSync(1, `ready ${config.name}\n`);
