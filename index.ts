@@ -3,7 +3,10 @@
 // loomwork/read-models (docs/adr/0011-entry-points-by-role.md); the stores' adapters theirs.
 
 export { createApp, App } from "./actors/app.js";
-export type { StartOptions, ExecutionStats } from "./actors/app.js";
+export type { StartOptions, SubmitOptions, ExecutionStats } from "./actors/app.js";
+// Queues of the fleet (docs/scaling.md, "Queues, limits and priorities").
+export { QUEUE_PRIORITY } from "./actors/fleet/queues.js";
+export type { QueueOptions } from "./actors/fleet/queues.js";
 // Versions and upgrades (docs/upgrades.md).
 export { patched, patchedValue, deprecatePatch } from "./machines/helpers/patches.js";
 export type { PatchGuard, PatchedValue } from "./machines/helpers/patches.js";

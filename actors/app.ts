@@ -23,7 +23,8 @@ import type { StepCall } from "./journal/host.js";
 import { RunningExecutions } from "./journal/running.js";
 import { measureExecution, type ExecutionStats } from "./journal/stats.js";
 import { resolveClaimCheck } from "./effects/claimCheck.js";
-import { submitStart } from "./fleet/submit.js";
+import { submitStart, type SubmitOptions } from "./fleet/submit.js";
+import { placementOf } from "./fleet/queues.js";
 import { assertSubjectOpen } from "./lifecycle/erasureStatus.js";
 import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "./lifecycle/host.js";
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
@@ -33,6 +34,7 @@ import type { ParentLink } from "./journal/children.js";
 
 export type { AppInternals } from "./appHost.js";
 export type { StartOptions } from "./logics.js";
+export type { SubmitOptions } from "./fleet/submit.js";
 export type { ExecutionStats };
 
 /**
@@ -207,7 +209,7 @@ export class App {
   }
 
   /** Journals a start for the fleet without running it here (a loomwork/postgres worker runs it); idempotent by id with the same logic, subject and input (else SubmitConflictError), refused for an id this app runs. */
-  async submit(logic: AnyStateMachine, options: StartOptions): Promise<void> {
+  async submit(logic: AnyStateMachine, options: SubmitOptions): Promise<void> {
     this.assertOpen("submit an execution");
     await this.submitChecked(logic, options);
   }
@@ -215,9 +217,10 @@ export class App {
   // A submit (a child's, on a fleet worker, names its parent and root).
   private async submitChecked(
     logic: AnyStateMachine,
-    options: StartOptions,
+    options: SubmitOptions,
     links?: { parent: ParentLink; root: string },
   ): Promise<void> {
+    const placement = placementOf(this.config.queues, options);
     const input = this.host.logics.checkStart(logic, options, false);
     await this.running.submitOnce(options.executionId, () =>
       submitStart(
@@ -228,6 +231,7 @@ export class App {
         input,
         (subject) => assertSubjectOpen(this.lifecycle, subject),
         links,
+        placement,
       ),
     );
   }

@@ -8,6 +8,7 @@ import { subtleCrypto, utf8Length } from "../stores/bytes.js";
 import { RUNTIME_ID_PREFIX } from "./constants.js";
 import { ConfigError } from "./errors.js";
 import type { RetentionRule } from "../machines/retention.js";
+import { checkQueues, type QueueOptions } from "./fleet/queues.js";
 import type { Effect, EffectMiddleware } from "./effects/effect.js";
 import type { ClaimCheckConfig } from "./effects/claimCheckConfig.js";
 
@@ -119,6 +120,13 @@ export interface LoomConfig {
   /** The capability ring the app installs around every effect: grants, quotas, guardRequest, retry, timeoutMs. */
   capabilities?: CapabilitiesOptions;
   /**
+   * Queues of the fleet (flow control) by name: limits on the executions `app.submit({ queue, key, priority })` puts
+   * on them, counted across the fleet (loomwork/postgres). Checked on every store; enforced by the fleet's workers.
+   * @example
+   * defineConfig({ stores, effects, queues: { perUser: { concurrency: 20, perKey: 1, rate: { limit: 10, periodMs: 60_000 } } } });
+   */
+  queues?: Record<string, QueueOptions>;
+  /**
    * How long ended executions are kept whole, and what is left of them after: applied by `applyRetention(app)`
    * (loomwork/lifecycle), as a journaled execution (docs/storage.md, "Retention").
    */
@@ -168,7 +176,7 @@ const GROUPS: Record<(typeof GROUP_NAMES)[number], readonly string[]> = {
   observability: ["onWarn", "inspect"],
   capabilities: ["grants", "quotas", "guardRequest", "retry", "timeoutMs"],
 };
-const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", "retention", ...GROUP_NAMES];
+const TOP_LEVEL: readonly string[] = ["stores", "effects", "logics", "clock", "queues", "retention", ...GROUP_NAMES];
 /** Options nested one level deeper than a group, for naming their path when spelled flat. */
 const NESTED: Record<string, string> = {
   maxModelCalls: "capabilities: { quotas: { maxModelCalls",
@@ -230,6 +238,7 @@ export function validateConfig(config: LoomConfig): void {
     if (NESTED[key]) throw new ConfigError(key, `"${key}" is a grouped option: write it as ${NESTED[key]}: ... } }.`);
     throw new ConfigError(key, `unknown option "${key}". Known options: ${TOP_LEVEL.join(", ")}.`);
   }
+  checkQueues(config.queues);
   for (const group of GROUP_NAMES) {
     const keys = GROUPS[group];
     const value: unknown = config[group];

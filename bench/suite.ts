@@ -22,6 +22,8 @@ import { measureLangGraph } from "./langgraph.js";
 import { measureSweep } from "./sweep.js";
 import { measureMemory } from "./memory.js";
 import { measureFleet } from "./fleet.js";
+import { measureFleetFailover } from "./fleetFailover.js";
+import { measureFleetQueues } from "./fleetQueues.js";
 import { measureStreaming } from "./streaming.js";
 import { measureReplayCheck } from "./replayCheck.js";
 import { measureBundle } from "./bundle.js";
@@ -44,6 +46,8 @@ export const MEASUREMENTS = [
   { id: "sweep", run: measureSweep },
   { id: "memory", run: measureMemory },
   { id: "fleet", run: measureFleet },
+  { id: "fleetFailover", run: measureFleetFailover },
+  { id: "fleetQueues", run: measureFleetQueues },
   { id: "streaming", run: measureStreaming },
   { id: "replayCheck", run: measureReplayCheck },
   { id: "bundle", run: measureBundle },

@@ -13,6 +13,7 @@ import { devtools } from "./commands/devtools.js";
 import { inspect } from "./commands/inspect.js";
 import { follow } from "./commands/follow.js";
 import { log } from "./commands/log.js";
+import { queues } from "./commands/queues.js";
 import { ls } from "./commands/ls.js";
 import { erase, exportSubject, sweep } from "./commands/maintenance.js";
 import { approve, deny, resume, send, stop } from "./commands/operate.js";
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, Command> = {
   sweep,
   erase,
   export: exportSubject,
+  queues,
 };
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).

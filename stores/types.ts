@@ -184,8 +184,11 @@ export interface WriterLease {
  * execution waits on it for the end a worker journals.
  */
 export interface FleetPort {
-  /** Puts the execution on the fleet's queue (before its start is journaled); idempotent. */
-  enqueue(executionId: string): Promise<void>;
+  /**
+   * Puts the execution on the fleet's queue (before its start is journaled); idempotent (a second enqueue keeps the
+   * first placement). `placement`: the queue whose limits it waits for (`app.submit`'s `queue`, `key`, `priority`).
+   */
+  enqueue(executionId: string, placement?: FleetPlacement): Promise<void>;
   /** True when the execution was submitted to the fleet. */
   isSubmitted(executionId: string): Promise<boolean>;
   /**
@@ -199,6 +202,15 @@ export interface FleetPort {
    * dropped), or a stop. No check of the event: it is the runtime's own. Nothing is queued for an id with no log.
    */
   message?(executionId: string, message: FleetMessage): Promise<void>;
+}
+
+/** Where a submitted execution waits for a slot: its queue (with the limits the submitting app declared), key and priority. */
+export interface FleetPlacement {
+  queue: string;
+  key: string;
+  /** Lower starts first. */
+  priority: number;
+  limits: { concurrency?: number; perKey?: number; rate?: { limit: number; periodMs: number } };
 }
 
 /** A message between executions of a tree on the fleet (FleetPort.message). */

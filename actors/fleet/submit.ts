@@ -7,6 +7,11 @@ import { isObject } from "../../stores/shapes.js";
 import type { EventStore, FleetPort, JournalRecord, RecordOf, Stores } from "../../stores/types.js";
 import type { AppHost } from "../appHost.js";
 import type { StartOptions } from "../logics.js";
+import type { FleetPlacement } from "../../stores/types.js";
+import type { QueuePlacementOptions } from "./queues.js";
+
+/** Options of `app.submit`: those of `app.start`, and the queue the execution waits in for a slot (`defineConfig({ queues })`). */
+export interface SubmitOptions extends StartOptions, QueuePlacementOptions {}
 import { ConfigError, SubmitConflictError } from "../errors.js";
 import { outcomeFrom } from "../journal/outcomes.js";
 import { requiredEffects } from "../logics.js";
@@ -31,6 +36,7 @@ export async function submitStart(
   input: unknown,
   assertSubjectOpen: (subject: string) => Promise<void>,
   links?: { parent: ParentLink; root: string },
+  placement?: FleetPlacement,
 ): Promise<void> {
   const fleet = stores.fleet;
   if (!fleet)
@@ -56,10 +62,10 @@ export async function submitStart(
   // An id with a log: the same start is a no-op (queued again, idempotently), another one is refused before the queue.
   if ((await stores.events.head(executionId)) > 0) {
     await assertSameStart(host, executionId, started);
-    await fleet.enqueue(executionId);
+    await fleet.enqueue(executionId, placement);
     return;
   }
-  await fleet.enqueue(executionId);
+  await fleet.enqueue(executionId, placement);
   // The effects are the worker's: the logic's own effect ids plan its first macrostep as the worker will replay it.
   const effectIds = new Set([...host.effectIds, ...requiredEffects(logic)]);
   const step = planMacrostep({ machine: logic, executionId, effectIds }, undefined, started);

@@ -36,7 +36,11 @@ export const WORKER_DEFAULTS = {
   leaseMs: 15_000,
   pollMs: 1_000,
   drainMs: 30_000,
+  sessionCheckMs: 500,
 } as const;
+
+/** The advisory-lock namespace of the workers' sessions (its first key: `hashtext(<prefix>.<schema>) & 2147483647`). */
+export const WORKER_LOCK_PREFIX = "loomwork.workers";
 
 /** The schema names `postgresStores` accepts: a plain lower-case identifier (its channel name must fit 63 bytes). */
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,47}$/;

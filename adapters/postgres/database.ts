@@ -57,19 +57,26 @@ export class PgDatabase {
     if (this.closed) throw new PostgresStoresClosedError("start a transaction");
     const client = await this.pool.connect();
     let broken: unknown;
+    // A checked-out client's connection that drops between two statements (a server restart) emits 'error' with no
+    // query to reject: unheard, it would end the process. Heard here, the next statement fails and the client is
+    // discarded at its release.
+    const onError = (error: unknown) => (broken ??= error);
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await work(client);
       await client.query("COMMIT");
       return result;
     } catch (error) {
-      broken = await client.query("ROLLBACK").then(
+      const rollback: unknown = await client.query("ROLLBACK").then(
         () => undefined,
         (e: unknown) => e,
       );
+      broken ??= rollback;
       throw error;
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      client.off("error", onError);
+      client.release(broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken)));
     }
   }
 
@@ -103,6 +110,12 @@ export class PgDatabase {
       `SELECT max(version) AS version FROM ${this.s}.schema_migrations`,
     );
     return rows[0]?.version ?? 0;
+  }
+
+  /** A connection of its own, outside the pool (a worker's session: createWorker); the caller connects and ends it. */
+  client(): pg.Client {
+    if (this.closed) throw new PostgresStoresClosedError("open a connection");
+    return new pg.Client(this.connectionConfig);
   }
 
   /** Subscribes to the schema's notifications; the first subscriber opens the LISTEN connection. */

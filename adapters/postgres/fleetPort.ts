@@ -3,7 +3,7 @@
 import { UnknownExecutionError } from "../../actors/errors.js";
 import { plainExternalEvent } from "../../actors/journal/externalEvents.js";
 import { checkStoredId } from "../../stores/ids.js";
-import type { FleetMessage, FleetPort } from "../../stores/types.js";
+import type { FleetMessage, FleetPlacement, FleetPort } from "../../stores/types.js";
 import { FLEET_MESSAGE_KEY, NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { Notification, PgDatabase } from "./database.js";
 
@@ -15,18 +15,54 @@ export class PostgresFleet implements FleetPort {
   private readonly waiters = new Map<string, Set<() => void>>();
   private subscribed: Promise<unknown> | undefined;
   private listening = false;
+  private readonly storedQueues = new Map<string, string>();
 
   constructor(
     private readonly db: PgDatabase,
     private readonly pollMs: number = WORKER_DEFAULTS.pollMs,
   ) {}
 
-  async enqueue(executionId: string): Promise<void> {
+  /**
+   * Puts the execution on the fleet's queue, with its placement when it waits in a queue (`app.submit({ queue })`):
+   * the queue's limits are stored first (the last app to submit to a queue with other limits sets them for the fleet).
+   */
+  async enqueue(executionId: string, placement?: FleetPlacement): Promise<void> {
     checkStoredId(executionId, "execution id");
+    if (!placement) {
+      await this.db.query(
+        `INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`,
+        [executionId],
+      );
+      return;
+    }
+    await this.storeQueue(placement);
     await this.db.query(
-      `INSERT INTO ${this.db.s}.fleet (execution_id) VALUES ($1) ON CONFLICT (execution_id) DO NOTHING`,
-      [executionId],
+      `INSERT INTO ${this.db.s}.fleet (execution_id, queue, queue_key, priority) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (execution_id) DO NOTHING`,
+      [executionId, placement.queue, placement.key, placement.priority],
     );
+  }
+
+  // Once per queue and definition in this process: an upsert that writes only when the limits differ.
+  private async storeQueue({ queue, limits }: FleetPlacement): Promise<void> {
+    const values = [
+      queue,
+      limits.concurrency ?? null,
+      limits.perKey ?? null,
+      limits.rate?.limit ?? null,
+      limits.rate?.periodMs ?? null,
+    ];
+    const signature = JSON.stringify(values);
+    if (this.storedQueues.get(queue) === signature) return;
+    await this.db.query(
+      `INSERT INTO ${this.db.s}.queues AS q (name, concurrency, per_key, rate_limit, rate_period_ms) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, per_key = EXCLUDED.per_key,
+         rate_limit = EXCLUDED.rate_limit, rate_period_ms = EXCLUDED.rate_period_ms, updated_at = clock_timestamp()
+       WHERE (q.concurrency, q.per_key, q.rate_limit, q.rate_period_ms) IS DISTINCT FROM
+         (EXCLUDED.concurrency, EXCLUDED.per_key, EXCLUDED.rate_limit, EXCLUDED.rate_period_ms)`,
+      values,
+    );
+    this.storedQueues.set(queue, signature);
   }
 
   async isSubmitted(executionId: string): Promise<boolean> {

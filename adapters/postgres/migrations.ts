@@ -129,6 +129,38 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE r.execution_id = e.execution_id AND r.seq = 1 AND r.body LIKE '%"parent"%'
         AND r.body::json->>'type' = 'loom.execution.started' AND r.body::json->'parent'->>'executionId' IS NOT NULL;`,
   },
+  {
+    version: 7,
+    name: "the fleet: worker sessions (failover at session end) and queues",
+    // A worker registers here from a dedicated connection that holds the session-level advisory lock
+    // (hashtext('loomwork.workers.<schema>') & 2147483647, session_key) for the process's lifetime; a row whose lock
+    // no session holds is a worker whose session ended (the process died), and its leases are given back at once.
+    sql: (s) => `
+      CREATE SEQUENCE ${s}.worker_sessions AS integer CYCLE;
+      CREATE TABLE ${s}.workers (
+        session_key integer PRIMARY KEY,
+        worker_id text COLLATE "C" NOT NULL,
+        registered_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX workers_worker ON ${s}.workers (worker_id);
+      -- Queues (flow control): the limits the submitting app declared, by name; a queued execution's queue, key and
+      -- priority; admitted_at, its first claim (its start, for the rate limit); slot, whether it holds one of its
+      -- queue's slots (from its admission until it ended: cleared lazily, and never counted once it ended).
+      CREATE TABLE ${s}.queues (
+        name text COLLATE "C" PRIMARY KEY,
+        concurrency integer,
+        per_key integer,
+        rate_limit integer,
+        rate_period_ms integer,
+        updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      ALTER TABLE ${s}.fleet ADD COLUMN queue text COLLATE "C", ADD COLUMN queue_key text COLLATE "C",
+        ADD COLUMN priority integer NOT NULL DEFAULT 0, ADD COLUMN admitted_at timestamptz,
+        ADD COLUMN slot boolean NOT NULL DEFAULT false;
+      CREATE INDEX fleet_queue_waiting ON ${s}.fleet (queue, priority, submitted_at) WHERE queue IS NOT NULL AND admitted_at IS NULL;
+      CREATE INDEX fleet_queue_slots ON ${s}.fleet (queue, queue_key) WHERE slot;
+      CREATE INDEX fleet_queue_starts ON ${s}.fleet (queue, queue_key, admitted_at) WHERE admitted_at IS NOT NULL;`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */

@@ -125,6 +125,7 @@ export interface CheckedWorkerOptions {
   leaseMs: number;
   pollMs: number;
   drainMs: number;
+  sessionCheckMs: number | false;
   id: string | undefined;
   signals: NodeJS.Signals[];
   onLeaseLost: ((executionId: string) => void) | undefined;
@@ -136,7 +137,7 @@ export interface CheckedWorkerOptions {
  */
 export function checkWorkerOptions(
   options: unknown,
-  defaults: { concurrency: number; leaseMs: number; pollMs: number; drainMs: number },
+  defaults: { concurrency: number; leaseMs: number; pollMs: number; drainMs: number; sessionCheckMs: number },
 ): CheckedWorkerOptions {
   if (!isObjectLike(options))
     throw new ConfigError(
@@ -216,6 +217,14 @@ export function checkWorkerOptions(
       options.drainMs ?? defaults.drainMs,
       "how long stop() waits for running executions; 0 halts them at once",
     ),
+    sessionCheckMs:
+      options.sessionCheckMs === false
+        ? false
+        : positiveMs(
+            "createWorker.sessionCheckMs",
+            options.sessionCheckMs ?? defaults.sessionCheckMs,
+            "how often the worker looks for workers whose session ended; false for lease expiry only",
+          ),
     id: id as string | undefined,
     signals: (signals ?? ["SIGTERM"]) as NodeJS.Signals[],
     onLeaseLost: onLeaseLost as ((executionId: string) => void) | undefined,

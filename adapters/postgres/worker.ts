@@ -19,6 +19,10 @@ import type { AppendHooks, LeaseFence } from "./eventStore.js";
 import type { PostgresStores } from "./types.js";
 import { LeaseLostError } from "./errors.js";
 import { LeaseTable, type Lease } from "./leases.js";
+import { WorkerSession } from "./sessions.js";
+
+// How soon a worker tries again to give back the leases it gave up when its session dropped.
+const GIVE_BACK_RETRY_MS = 250;
 
 /** Options of `createWorker`. */
 export interface WorkerOptions {
@@ -50,6 +54,14 @@ export interface WorkerOptions {
    * @defaultValue 30000
    */
   drainMs?: number;
+  /**
+   * How often the worker looks for workers whose database session ended (their process died) and gives their leases
+   * back at once, so their executions are taken over within about this long instead of after `leaseMs`. The worker
+   * registers its own session for its lifetime (one connection of its own, holding an advisory lock). A worker frozen
+   * with its session open keeps its leases until they expire. `false`: neither registers nor looks (lease expiry only).
+   * @defaultValue 500
+   */
+  sessionCheckMs?: number | false;
   /** This worker's id in the lease table. @defaultValue `<hostname>:<pid>:<random>` */
   id?: string;
   /**
@@ -118,10 +130,8 @@ interface Held extends Lease {
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // Checked whole before anything is claimed or listened to: a bad option is refused at once, nothing written.
-  const { stores, concurrency, leaseMs, pollMs, drainMs, signals, onLeaseLost, ...checked } = checkWorkerOptions(
-    options,
-    WORKER_DEFAULTS,
-  );
+  const { stores, concurrency, leaseMs, pollMs, drainMs, sessionCheckMs, signals, onLeaseLost, ...checked } =
+    checkWorkerOptions(options, WORKER_DEFAULTS);
   const id = checked.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const table = new LeaseTable(stores.db, id, leaseMs);
   const held = new Map<string, Held>();
@@ -321,7 +331,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     const free = concurrency - held.size;
     if (free > 0) {
       const sentAt = performance.now();
-      const claimed = await table.claim(free, [...held.keys()]);
+      const { leases: claimed, queued } = await table.claim(free, [...held.keys()]);
+      // Queued executions are admitted after those that hold a slot already (resumed after a crash, woken parents).
+      if (queued) claimed.push(...(await table.admit(free - claimed.length)));
       for (const lease of claimed) {
         const entry: Held = { ...lease, heldUntil: sentAt + leaseMs };
         held.set(lease.executionId, entry);
@@ -380,6 +392,38 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       else schedule();
     } else if (n.kind === NOTIFY.ended) schedule(); // a parked parent of that execution may be claimable now
   };
+  // Failover at session end (sessions.ts): registered before the first claim, so no lease of this worker's is ever
+  // unregistered. When the session drops under a live process, its leases may be given back by others at once: every
+  // execution held is given up here (nothing more of it starts or is written), as when a lease is lost.
+  // Once registered again (a server restart: every session ended), the leases given up are given back at once rather
+  // than left to expire: nothing more of those executions is written from here (their fence is one no lease has).
+  const abandoned: Lease[] = [];
+  const session =
+    sessionCheckMs === false
+      ? undefined
+      : new WorkerSession(
+          stores.db,
+          id,
+          () => {
+            for (const entry of held.values())
+              if (!entry.lost) abandoned.push({ executionId: entry.executionId, epoch: entry.epoch });
+            for (const executionId of [...held.keys()]) giveUp(executionId);
+          },
+          () => giveBack(),
+        );
+  // Tried again until the database takes it (the pool's first connections after a restart may still be dead ones).
+  function giveBack(): void {
+    const leases = abandoned.splice(0);
+    if (leases.length === 0 || stopping) return;
+    table.release(leases).then(schedule, () => {
+      abandoned.push(...leases);
+      setTimeout(giveBack, GIVE_BACK_RETRY_MS).unref();
+    });
+  }
+  await session?.open();
+  const reaping = session
+    ? setInterval(() => void session.reap().catch(() => undefined), sessionCheckMs || 0)
+    : undefined;
   const unsubscribe = await stores.db.subscribe(onNotification).catch(() => () => undefined);
   const poll = setInterval(schedule, pollMs);
   const beat = setInterval(() => void heartbeat(), leaseMs / 3);
@@ -390,6 +434,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     (stopped ??= (async () => {
       stopping = true;
       clearInterval(poll);
+      clearInterval(reaping);
       unsubscribe();
       await ticking;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -402,6 +447,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       const rest = [...held.values()];
       await app.close();
       await table.release(rest).catch(() => undefined);
+      await session?.close();
       for (const signal of signals) process.off(signal, onSignal);
     })());
 

@@ -118,6 +118,8 @@ describe("createWorker refuses bad options", () => {
     ["pollMs: 0", { pollMs: 0 }, "createWorker.pollMs", "0"],
     ["drainMs: -1", { drainMs: -1 }, "createWorker.drainMs", "-1"],
     ["drainMs: NaN", { drainMs: NaN }, "createWorker.drainMs", "NaN"],
+    ["sessionCheckMs: 0", { sessionCheckMs: 0 }, "createWorker.sessionCheckMs", "0"],
+    ["sessionCheckMs: true", { sessionCheckMs: true }, "createWorker.sessionCheckMs", "true"],
     ['signals: "SIGTERM"', { signals: "SIGTERM" }, "createWorker.signals", '"SIGTERM"'],
     ['signals: ["SIGFOO"]', { signals: ["SIGFOO"] }, "createWorker.signals", '"SIGFOO"'],
     ['id: ""', { id: "" }, "createWorker.id", '""'],

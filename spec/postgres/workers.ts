@@ -2,7 +2,7 @@
 // schema, and a submitting app over its own connection; close() stops them and drops the schema.
 import type { AnyStateMachine } from "xstate";
 import { createApp } from "../../actors/app.js";
-import { defineConfig } from "../../actors/config.js";
+import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { dropSchema, freshSchema, type PgServer } from "./server.js";
@@ -13,6 +13,8 @@ export interface FleetOptions {
   logics: AnyStateMachine[];
   effects: Record<string, Effect>;
   concurrency?: number;
+  /** The submitter's queues (defineConfig({ queues })). */
+  queues?: LoomConfig["queues"];
 }
 
 export async function startFleet(server: PgServer, options: FleetOptions) {
@@ -38,7 +40,9 @@ export async function startFleet(server: PgServer, options: FleetOptions) {
   }
   const submitter = await open();
   all.push(submitter);
-  const app = createApp(defineConfig({ stores: submitter, effects: {} }));
+  const app = createApp(
+    defineConfig({ stores: submitter, effects: {}, ...(options.queues ? { queues: options.queues } : {}) }),
+  );
   return {
     app,
     schema,
