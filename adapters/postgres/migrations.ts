@@ -129,6 +129,21 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE r.execution_id = e.execution_id AND r.seq = 1 AND r.body LIKE '%"parent"%'
         AND r.body::json->>'type' = 'loom.execution.started' AND r.body::json->'parent'->>'executionId' IS NOT NULL;`,
   },
+  {
+    version: 6,
+    name: "durable schedules",
+    // loomwork/schedules: one row per schedule, its JSON in `body` (StoredSchedule); `revision` is the compare-and-set
+    // every write names, `paused` and `next_at` are copied out of the body for the CLI and the due index.
+    sql: (s) => `
+      CREATE TABLE ${s}.schedules (
+        schedule_id text COLLATE "C" PRIMARY KEY,
+        revision bigint NOT NULL,
+        paused boolean NOT NULL,
+        next_at double precision,
+        body text NOT NULL
+      );
+      CREATE INDEX schedules_due ON ${s}.schedules (next_at) WHERE NOT paused;`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */
