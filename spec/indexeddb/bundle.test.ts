@@ -17,9 +17,11 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * together 70,318 B; then 71,274 B with the tree's limits (ChildLimitError), onSnapshot, the inspector's tree and
  * Effect.close; then 72,369 B with one registry per tree (system.get across a tree, DuplicateSystemIdError) and
  * delayed sendTo to children (timers with a receiver); then 73,135 B with app.executions({ root }), the read models'
- * tree and sub-agents as tools in the agent loop (agentTool). The goal is BUNDLE_GOAL_GZIP.
+ * tree and sub-agents as tools in the agent loop (agentTool); raised by 500 B by issue 37's schedules (73,922 B
+ * before, 74,287 B after: the `schedules` object store and IndexedDbScheduleStore that indexedDbStores opens, 193 B,
+ * and the app's onClose hook; the cron library and the runner stay in loomwork/schedules). The goal is BUNDLE_GOAL_GZIP.
  */
-const START_BUDGET_GZIP = 74_000;
+const START_BUDGET_GZIP = 74_500;
 
 const MINIMAL_APP = new URL("../../bench/bundle/minimalApp.ts", import.meta.url).pathname;
 
@@ -54,7 +56,7 @@ describe("the browser bundle of loomwork/indexeddb", () => {
 });
 
 describe("the minimal agent app's start (ADR 0011: entry points by role)", () => {
-  it("holds none of the role entries' code: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models", async () => {
+  it("holds none of the role entries' code: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models, loomwork/schedules (croner)", async () => {
     const { modules } = await esbuildSize(MINIMAL_APP);
     expect(
       modules.map((m) => m.module).filter((module) => ROLE_ENTRY_MODULES.some((pattern) => pattern.test(module))),
