@@ -12,28 +12,26 @@ export class MemoryScheduleStore implements ScheduleStore {
   readonly spiVersion = SCHEDULE_STORE_SPI_VERSION;
   private readonly schedules = new Map<string, StoredSchedule>();
 
-  get(id: string): Promise<StoredSchedule | undefined> {
+  async get(id: string): Promise<StoredSchedule | undefined> {
     checkStoredId(id, "schedule id");
     const found = this.schedules.get(id);
-    return Promise.resolve(found && copySchedule(found));
+    return found && copySchedule(found);
   }
 
-  list(): Promise<StoredSchedule[]> {
-    return Promise.resolve(
-      [...this.schedules.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(copySchedule),
-    );
+  async list(): Promise<StoredSchedule[]> {
+    return [...this.schedules.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(copySchedule);
   }
 
-  put(schedule: StoredSchedule, expectedRevision: number): Promise<boolean> {
+  async put(schedule: StoredSchedule, expectedRevision: number): Promise<boolean> {
     checkStoredId(schedule.id, "schedule id");
-    // The compare and the set in one synchronous turn: nothing interleaves.
-    if ((this.schedules.get(schedule.id)?.revision ?? 0) !== expectedRevision) return Promise.resolve(false);
+    // The compare and the set with no await between them: nothing interleaves.
+    if ((this.schedules.get(schedule.id)?.revision ?? 0) !== expectedRevision) return false;
     this.schedules.set(schedule.id, { ...copySchedule(schedule), revision: expectedRevision + 1 });
-    return Promise.resolve(true);
+    return true;
   }
 
-  delete(id: string): Promise<boolean> {
+  async delete(id: string): Promise<boolean> {
     checkStoredId(id, "schedule id");
-    return Promise.resolve(this.schedules.delete(id));
+    return this.schedules.delete(id);
   }
 }

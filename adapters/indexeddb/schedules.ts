@@ -13,21 +13,21 @@ export class IndexedDbScheduleStore implements ScheduleStore {
     private readonly releaseConnection: () => Promise<void>,
   ) {}
 
-  get(id: string): Promise<StoredSchedule | undefined> {
+  async get(id: string): Promise<StoredSchedule | undefined> {
     checkStoredId(id, "schedule id");
     return this.connection.transact(["schedules"], "readonly", `reading schedule "${id}"`, (tx) =>
       tx.objectStore("schedules").get(id),
     );
   }
 
-  list(): Promise<StoredSchedule[]> {
+  async list(): Promise<StoredSchedule[]> {
     // Keys are ids: getAll returns them in id order.
     return this.connection.transact(["schedules"], "readonly", "listing the schedules", (tx) =>
       tx.objectStore("schedules").getAll(),
     );
   }
 
-  put(schedule: StoredSchedule, expectedRevision: number): Promise<boolean> {
+  async put(schedule: StoredSchedule, expectedRevision: number): Promise<boolean> {
     checkStoredId(schedule.id, "schedule id");
     const row: StoredSchedule = {
       ...(JSON.parse(JSON.stringify(schedule)) as StoredSchedule),
@@ -41,7 +41,7 @@ export class IndexedDbScheduleStore implements ScheduleStore {
     });
   }
 
-  delete(id: string): Promise<boolean> {
+  async delete(id: string): Promise<boolean> {
     checkStoredId(id, "schedule id");
     return this.connection.transact(["schedules"], "readwrite", `deleting schedule "${id}"`, async (tx) => {
       const store = tx.objectStore("schedules");

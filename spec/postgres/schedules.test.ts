@@ -12,6 +12,7 @@ import { postgresStores } from "../../adapters/postgres/index.js";
 import { deleteSchedule, getSchedule, listSchedules, schedule } from "../../schedules.js";
 import { EXECUTION_STARTED } from "../../stores/schema.js";
 import { cases, LiveChild, SOAK } from "../reliability/support.js";
+import { scheduleStoreConformance } from "../schedules/storeConformance.js";
 import { stamped } from "./scheduleFleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 describe("schedules on the fleet", () => {
   it(
-    `a 1-second schedule over ${WORKERS} workers, SIGKILLed every ${KILL_EVERY} ticks from the second: every tick of ${TICKS} exactly once`,
+    `a 1-second schedule over ${WORKERS} workers, ${Math.ceil((TICKS - 2) / KILL_EVERY)} SIGKILLed: every tick of ${TICKS} exactly once`,
     async () => {
       const schema = freshSchema("sched");
       const stores = await postgresStores({ url: server.url, schema, pollMs: 100 });
@@ -114,4 +115,16 @@ describe("schedules on the fleet", () => {
     },
     (SOAK ? 900 : 180) * SECOND + TICKS * 2 * SECOND,
   );
+});
+
+scheduleStoreConformance("postgres", async () => {
+  const schema = freshSchema("schedstore");
+  const stores = await postgresStores({ url: server.url, schema });
+  return {
+    store: stores.schedules,
+    async close() {
+      await stores.close();
+      await dropSchema(server.url, schema);
+    },
+  };
 });
