@@ -1,8 +1,8 @@
 // Schedules on the fleet (docs/scaling.md, "Schedules"): worker processes fire a 1-second schedule while one is
 // SIGKILLed, and every tick starts exactly one execution: the tick ids are contiguous, none twice, all done.
 // CI: two workers, one SIGKILLed after the second tick, seven ticks. The issue's measure (a 3-worker fleet over 10
-// minutes with SIGKILLs): `npm run soak` (600 ticks, 3 workers, one SIGKILLed every 20 ticks and replaced), or
-// LOOMWORK_SCHEDULE_TICKS, LOOMWORK_SCHEDULE_WORKERS, LOOMWORK_SCHEDULE_KILL_EVERY.
+// minutes with SIGKILLs): `LOOMWORK_SOAK=1 npx vitest run spec/postgres/schedules.test.ts` (600 ticks, 3 workers,
+// one SIGKILLed every 20 ticks and replaced), or LOOMWORK_SCHEDULE_TICKS, _WORKERS and _KILL_EVERY.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
