@@ -67,6 +67,8 @@ export interface AppPort extends AppInternals {
   letGo(executionId: string, reason: Error): void;
   /** Hears which executions the app dropped for an erased subject (read models drop their views); returns the unbind function. */
   onForget(listener: (executionIds: readonly string[]) => void): () => void;
+  /** Hears the app's close, once, before its executions are released (loomwork/schedules stops firing); returns the unbind function. */
+  onClose(listener: () => void): () => void;
 }
 
 /** What loomwork/lifecycle hands an app when first called on it: the runtime's own machines and how their steps run. */
@@ -91,6 +93,7 @@ export class App {
   private readonly streams: StreamHub;
   private readonly tree: ExecutionTree;
   private readonly forgetListeners = new Set<(executionIds: readonly string[]) => void>();
+  private readonly closeListeners = new Set<() => void>();
   private maintained: MaintenanceRole | undefined;
   private onFleet = false; // a fleet worker's app (fleetWorker): its children are the fleet's
 
@@ -377,6 +380,8 @@ export class App {
   async close(): Promise<void> {
     if (this.host.closed()) return;
     this.host.close();
+    for (const listener of [...this.closeListeners]) listener();
+    this.closeListeners.clear();
     this.streams.close();
     // Closing gives back what the app held per execution; app.result reads outcomes from the journal now.
     await this.running.close();
@@ -438,6 +443,10 @@ export class App {
       onForget: (listener) => {
         app.forgetListeners.add(listener);
         return () => app.forgetListeners.delete(listener);
+      },
+      onClose: (listener) => {
+        app.closeListeners.add(listener);
+        return () => app.closeListeners.delete(listener);
       },
     });
   }

@@ -127,6 +127,14 @@ export const RUNTIME_ERROR_CODES = {
   approvalNotWaiting: "LOOM_APPROVAL_NOT_WAITING",
   /** `RetainedContentMissingError`: a retained claim-check blob (never reclaimable) is not in the content store. */
   retainedContentMissing: "LOOM_RETAINED_CONTENT_MISSING",
+  /** `InvalidCronError`: a schedule's cron expression does not parse (loomwork/schedules). */
+  invalidCron: "LOOM_INVALID_CRON",
+  /** `UnknownTimezoneError`: a schedule's timezone is not an IANA time zone this runtime knows. */
+  unknownTimezone: "LOOM_UNKNOWN_TIMEZONE",
+  /** `ScheduleConflictError`: a schedule id already stored with another definition (pass `replace: true` to replace it). */
+  scheduleConflict: "LOOM_SCHEDULE_CONFLICT",
+  /** `UnknownScheduleError`: pausing, resuming or deleting a schedule id the stores do not hold. */
+  unknownSchedule: "LOOM_UNKNOWN_SCHEDULE",
 } as const;
 
 /** Every error code loomwork throws: the storage layer's and the runtime's (docs/getting-started.md, "Errors"). */
@@ -155,6 +163,8 @@ export const WARNING_CODES = {
   inspectFailed: "LOOM_INSPECT_FAILED",
   /** An effect's `close` threw when the app closed (the app closed anyway). */
   effectClose: "LOOM_EFFECT_CLOSE",
+  /** A due tick of a schedule could not start (its logic is not held here, or the start failed): looked at again later. */
+  scheduleNotFired: "LOOM_SCHEDULE_NOT_FIRED",
   /** A message between executions of a tree could not be delivered now (its receiver's journal refused it, or the app closed): a resume of the sender re-sends it. */
   messageUndelivered: "LOOM_MESSAGE_UNDELIVERED",
   /** A model reply carried no usage while `capabilities.quotas.maxTokens` is set: it metered 0 tokens (once per app). */

@@ -28,7 +28,9 @@ export const BUNDLE_GOAL_GZIP = 50_000;
 // What the role entries hold (loomwork/lifecycle, loomwork/upgrades, loomwork/read-models, ADR 0011): an app
 // that does not import them must not bundle any of it (spec/indexeddb/bundle.test.ts).
 export const ROLE_ENTRY_MODULES = [
-  /^(lifecycle|upgrades|readModels)\.ts$/,
+  /^(lifecycle|upgrades|readModels|schedules)\.ts$/,
+  /^actors\/schedules\//,
+  /^croner\//,
   /^actors\/lifecycle\/(functions|standalone|joins|export|retention)\.ts$/,
   /^actors\/journal\/(replayCheck|migrate|upgrades|readModels|appReadModels)\.ts$/,
   /^@xstate\/store\//,

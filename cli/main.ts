@@ -20,6 +20,7 @@ import { approve, deny, resume, send, stop } from "./commands/operate.js";
 import { helpCommands, run } from "./commands/run.js";
 import { stats } from "./commands/stats.js";
 import { replayCheck } from "./commands/replayCheck.js";
+import { schedules } from "./commands/schedules.js";
 import { createContext, type Command } from "./context.js";
 import { CliError, EXIT, UsageError, type ExitCode } from "./errors.js";
 import { jsonText, palette, printable } from "./terminal.js";
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, Command> = {
   erase,
   export: exportSubject,
   queues,
+  schedules,
 };
 
 // The installed package's version (the package resolves itself by name, in a checkout and when installed).

@@ -13,7 +13,7 @@ const SOURCE_FOLDERS = ["actors", "machines", "stores", "adapters", "cli"];
 /** Repository-relative, "/"-separated paths of every source file (`.ts`, not `.d.ts`). */
 function sourceFiles(): string[] {
   // The package's entries at the root: the main one and the role entries (docs/adr/0011-entry-points-by-role.md).
-  const files: string[] = ["index.ts", "lifecycle.ts", "upgrades.ts", "readModels.ts"].filter((entry) =>
+  const files: string[] = ["index.ts", "lifecycle.ts", "upgrades.ts", "readModels.ts", "schedules.ts"].filter((entry) =>
     existsSync(join(ROOT, entry)),
   );
   const walk = (folder: string): void => {

@@ -167,6 +167,27 @@ describe("the packed package", () => {
     expect(esm.trim()).toBe("x 1 loom.sweep:1 x true");
   });
 
+  it("loads loomwork/schedules from CommonJS and ESM (croner with it), and stores a cron schedule in a time zone", async () => {
+    const { stdout: cjs } = await node([
+      "-e",
+      'const s = require("loomwork/schedules"); console.log([typeof s.schedule, typeof s.listSchedules, s.SCHEDULE_ON_TIME_MS].join(" "))',
+    ]);
+    expect(cjs.trim()).toBe("function function 10000");
+    const script = [
+      'import { createApp, defineConfig, memoryStores } from "loomwork";',
+      'import { listSchedules, schedule } from "loomwork/schedules";',
+      'import { createMachine } from "xstate";',
+      'const machine = createMachine({ id: "m", initial: "a", states: { a: { type: "final" } } });',
+      "const app = createApp(defineConfig({ stores: memoryStores(), effects: {} }));",
+      'await schedule(app, machine, { id: "nightly", cron: "0 3 * * *", timezone: "Europe/Paris" });',
+      "const [stored] = await listSchedules(app);",
+      "await app.close();",
+      'console.log([stored.id, new Date(stored.nextAt).getUTCHours() === 1 || new Date(stored.nextAt).getUTCHours() === 2].join(" "));',
+    ].join("\n");
+    const { stdout: esm } = await node(["--input-type=module", "-e", script]);
+    expect(esm.trim()).toBe("nightly true");
+  });
+
   it("loads loomwork/devtools from CommonJS and ESM, builds a model, and its installed CLI serves the page with nothing from elsewhere", async () => {
     const { stdout: cjs } = await node([
       "-e",

@@ -183,11 +183,11 @@ export class WriterLockedError extends LoomworkError {
  */
 export class MalformedIdError extends LoomworkTypeError {
   static override readonly name: string = "MalformedIdError";
-  /** What the value names: an execution or a subject. */
-  readonly what: "execution id" | "subject";
+  /** What the value names: an execution, a subject or a schedule. */
+  readonly what: "execution id" | "subject" | "schedule id";
   /** The value refused. */
   readonly value: unknown;
-  constructor(what: "execution id" | "subject", value: unknown) {
+  constructor(what: "execution id" | "subject" | "schedule id", value: unknown) {
     const index = typeof value === "string" ? value.search(/\p{Surrogate}/u) : -1;
     const problem =
       typeof value !== "string"
@@ -195,7 +195,7 @@ export class MalformedIdError extends LoomworkTypeError {
         : `${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)} holds a lone surrogate (U+${value.charCodeAt(index).toString(16).toUpperCase()} at index ${index}), which has no UTF-8 form and would be stored as U+FFFD`;
     super(
       STORE_ERROR_CODES.malformedId,
-      `The ${what} ${problem}. ${what === "subject" ? "A subject" : "An execution id"} must be a well-formed string; ` +
+      `The ${what} ${problem}. ${what === "subject" ? "A subject" : what === "schedule id" ? "A schedule id" : "An execution id"} must be a well-formed string; ` +
         `build it from text (an id of bytes as hex or base64url), or repair it with String.prototype.toWellFormed() before its first use.`,
     );
     this.what = what;

@@ -10,7 +10,10 @@ import type { StoredRecord } from "./types.js";
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** Throws `MalformedIdError` unless `value` is a string with no lone surrogate (well-formed UTF-16). */
-export function checkStoredId(value: unknown, what: "execution id" | "subject"): asserts value is string {
+export function checkStoredId(
+  value: unknown,
+  what: "execution id" | "subject" | "schedule id",
+): asserts value is string {
   if (typeof value !== "string" || LONE_SURROGATE.test(value)) throw new MalformedIdError(what, value);
 }
 

@@ -2,6 +2,7 @@ import { appendToCatalogue } from "./catalogue.js";
 import { checkAppendIds, checkStoredId } from "./ids.js";
 import { contentAddress } from "./bytes.js";
 import { SubjectErasedError } from "./errors.js";
+import { MemoryScheduleStore } from "./memorySchedules.js";
 import {
   CONTENT_STORE_SPI_VERSION,
   EVENT_STORE_SPI_VERSION,
@@ -234,5 +235,10 @@ export class MemoryKeyStore implements KeyStore {
  * const app = createApp(defineConfig({ stores, effects }));
  */
 export function memoryStores(): Stores {
-  return { events: new MemoryEventStore(), content: new MemoryContentStore(), keys: new MemoryKeyStore() };
+  return {
+    events: new MemoryEventStore(),
+    content: new MemoryContentStore(),
+    keys: new MemoryKeyStore(),
+    schedules: new MemoryScheduleStore(),
+  };
 }

@@ -10,6 +10,8 @@ export const EVENT_STORE_SPI_VERSION = "1.0.0";
 export const CONTENT_STORE_SPI_VERSION = "1.5.0";
 /** Version of the KeyStore SPI. */
 export const KEY_STORE_SPI_VERSION = "1.0.0";
+/** Version of the ScheduleStore SPI (schedules: loomwork/schedules). */
+export const SCHEDULE_STORE_SPI_VERSION = "1.0.0";
 
 import type { StoredRecord } from "./schema.js";
 
@@ -222,6 +224,55 @@ export type FleetMessage =
   | { event: { type: string }; live: true }
   | { stop: string };
 
+/** When a stored schedule fires: a cron expression (in `timezone`, UTC when absent) or a fixed period. */
+export type ScheduleSpec = { cron: string; timezone?: string } | { every: number };
+
+/**
+ * A durable schedule as the stores keep it (loomwork/schedules `schedule(app, logic, options)`): its definition,
+ * and where its ticks stand. Plain JSON. Times are milliseconds since the Unix epoch.
+ */
+export interface StoredSchedule {
+  id: string;
+  /** The logic each tick starts (its newest version the firing app or worker holds). */
+  logicId: string;
+  spec: ScheduleSpec;
+  /** The input of every tick's execution (plain JSON). */
+  input: unknown;
+  overlap: "skip" | "allow";
+  catchUp: "skip" | "latest" | "all";
+  paused: boolean;
+  createdAt: number;
+  /** The next tick not yet decided; null when the cron expression has no further match. */
+  nextAt: number | null;
+  /** The last tick that started an execution, and that execution's id. */
+  lastTick?: { at: number; executionId: string };
+  /** Ticks skipped because the previous tick's execution was still running (`overlap: "skip"`), and the last one. */
+  skipped: number;
+  lastSkippedAt?: number;
+  /** Ticks left unfired by the catch-up policy after a downtime (or a pause). */
+  missed: number;
+  /** Bumped by every write: the compare-and-set of `ScheduleStore.put`. */
+  revision: number;
+}
+
+/**
+ * The schedules port: a small keyed set of `StoredSchedule`s. Every write is a compare-and-set on `revision`, so
+ * two apps or workers deciding the same tick write its outcome once (docs/scaling.md, "Schedules").
+ */
+export interface ScheduleStore {
+  readonly spiVersion: string;
+  get(id: string): Promise<StoredSchedule | undefined>;
+  /** Every schedule, ordered by id. */
+  list(): Promise<StoredSchedule[]>;
+  /**
+   * Writes `schedule` only when the stored one's revision is `expectedRevision` (0: none stored); the stored
+   * revision becomes `expectedRevision + 1` whatever `schedule.revision` says. Resolves false, writing nothing, otherwise.
+   */
+  put(schedule: StoredSchedule, expectedRevision: number): Promise<boolean>;
+  /** Removes the schedule; resolves true when one was there. */
+  delete(id: string): Promise<boolean>;
+}
+
 /** The three stores an app runs on. Two apps over the same `Stores` see the same executions. */
 export interface Stores {
   events: EventStore;
@@ -235,4 +286,6 @@ export interface Stores {
   acquireWriter?(executionId: string): Promise<WriterLease>;
   /** Optional: the queue a fleet of workers shares (`postgresStores`); `app.submit` needs it, `app.start` does not. */
   fleet?: FleetPort;
+  /** Optional: the durable schedules (loomwork/schedules needs it); every built-in adapter has one. */
+  schedules?: ScheduleStore;
 }

@@ -11,6 +11,7 @@ import { FsDirectory, pathExists, settled, tightenDirectory } from "./directory.
 import { FsEventStore } from "./eventStore.js";
 import { nodeFsOps, type FsOps } from "./fsOps.js";
 import { FsKeyStore } from "./keyStore.js";
+import { FsScheduleStore } from "./schedules.js";
 import { DirectoryLock, LOCK_FILE } from "./lock.js";
 import { DIRTY_MARKER } from "./recovery.js";
 
@@ -70,6 +71,8 @@ export interface FsStores extends Stores {
   events: FsEventStore;
   content: FsContentStore;
   keys: FsKeyStore;
+  /** The schedules (loomwork/schedules), in `schedules.json`. */
+  schedules: FsScheduleStore;
   /**
    * Waits for running operations, checkpoints the catalogue (a clean checkpoint, which the next open trusts
    * instead of reading every log: docs/storage.md, "After a clean close") and releases the writer lock. Idempotent.
@@ -140,7 +143,7 @@ export async function fsStores(options: FsStoresOptions): Promise<FsStores> {
       FsContentStore.open(directory, close),
       FsKeyStore.open(directory, close),
     ] as const);
-    return { dir, events: events!, content, keys, close };
+    return { dir, events: events!, content, keys, schedules: new FsScheduleStore(directory), close };
   } catch (error) {
     await close();
     throw error;
@@ -166,7 +169,7 @@ async function openReadOnly(directory: FsDirectory, checkpointEvery: number, ver
     events = await FsEventStore.open(directory, checkpointEvery, close, trust);
     const content = await FsContentStore.open(directory, close);
     const keys = await FsKeyStore.open(directory, close);
-    return { dir: directory.dir, events, content, keys, close };
+    return { dir: directory.dir, events, content, keys, schedules: new FsScheduleStore(directory), close };
   } catch (error) {
     await close();
     throw error;
@@ -176,6 +179,7 @@ async function openReadOnly(directory: FsDirectory, checkpointEvery: number, ver
 export { FsContentStore } from "./contentStore.js";
 export { FsEventStore } from "./eventStore.js";
 export { FsKeyStore } from "./keyStore.js";
+export { FsScheduleStore } from "./schedules.js";
 /** @internal The fault-injection seam of `FsStoresOptions.fsOps`. */
 export type { FsOps } from "./fsOps.js";
 export {

@@ -11,6 +11,7 @@ import type { IndexedDbConnectionError } from "./errors.js";
 import { DEFAULT_LIST_PAGE_SIZE, IndexedDbContentStore } from "./contentStore.js";
 import { IndexedDbEventStore } from "./eventStore.js";
 import { IndexedDbKeyStore } from "./keyStore.js";
+import { IndexedDbScheduleStore } from "./schedules.js";
 import { acquireWriter, type AcquireWriterOptions, type LockManagerLike, type WriterLease } from "./locks.js";
 
 /** Options of `indexedDbStores`: the database name, and an IndexedDB factory for tests. */
@@ -52,6 +53,8 @@ export interface IndexedDbStores extends Stores {
   events: IndexedDbEventStore;
   content: IndexedDbContentStore;
   keys: IndexedDbKeyStore;
+  /** The schedules (loomwork/schedules), in the `schedules` object store. */
+  schedules: IndexedDbScheduleStore;
   /** `acquireWriter(name, executionId)` with this database's name and lock manager. */
   acquireWriter(executionId: string, options?: Omit<AcquireWriterOptions, "locks">): Promise<WriterLease>;
   /** Closes the three stores and the catalogue view; the database stays on disk. */
@@ -88,11 +91,12 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
   const events = new IndexedDbEventStore(connection, connection.retain(), compression);
   const content = new IndexedDbContentStore(connection, connection.retain(), pageSize, compression);
   const keys = new IndexedDbKeyStore(connection, connection.retain());
+  const schedules = new IndexedDbScheduleStore(connection, connection.retain());
   // Open now, so a missing or newer database fails here (at boot) rather than on the first append.
   try {
     await connection.database();
   } catch (error) {
-    await Promise.all([events.close(), content.close(), keys.close(), releaseBoot()]);
+    await Promise.all([events.close(), content.close(), keys.close(), schedules.close(), releaseBoot()]);
     throw error;
   }
   await releaseBoot();
@@ -104,13 +108,14 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
     events,
     content,
     keys,
+    schedules,
     acquireWriter: (executionId, writerOptions = {}) =>
       acquireWriter(name, executionId, locks === undefined ? writerOptions : { ...writerOptions, locks }),
     close: async () => {
       opened.closed = true;
       for (const closeView of opened.onClose) closeView();
       opened.onClose.clear();
-      await Promise.all([events.close(), content.close(), keys.close()]);
+      await Promise.all([events.close(), content.close(), keys.close(), schedules.close()]);
     },
   };
   registerOpenedStores(stores, opened);
@@ -120,6 +125,7 @@ export async function indexedDbStores(options: IndexedDbStoresOptions): Promise<
 export { IndexedDbEventStore } from "./eventStore.js";
 export { IndexedDbContentStore, DEFAULT_LIST_PAGE_SIZE } from "./contentStore.js";
 export { IndexedDbKeyStore } from "./keyStore.js";
+export { IndexedDbScheduleStore } from "./schedules.js";
 export { IndexedDbConnectionError, isQuotaExceeded } from "./errors.js";
 export { executionsLiveQuery, watchExecutions, CatalogueView } from "./catalogue.js";
 export { acquireWriter, writerLockName } from "./locks.js";

@@ -1,7 +1,14 @@
 // The IndexedDB schema of one loomwork database. idb owns it (native version numbers, one upgrade
 // function); the Dexie catalogue view opens the same database read-only and learns the schema from it.
 import type { DBSchema, IDBPDatabase } from "idb";
-import type { ArchiveSegment, ContentInfo, ExecutionInfo, StoredRecord, StoredSnapshot } from "../../stores/types.js";
+import type {
+  ArchiveSegment,
+  ContentInfo,
+  ExecutionInfo,
+  StoredRecord,
+  StoredSchedule,
+  StoredSnapshot,
+} from "../../stores/types.js";
 
 /**
  * Native IndexedDB version of the schema below. Bump it, and add a step to `upgradeSchema`, for every
@@ -11,8 +18,9 @@ import type { ArchiveSegment, ContentInfo, ExecutionInfo, StoredRecord, StoredSn
  * - 2: snapshots are written as `SnapshotRow` (the state as its JSON text) instead of `StoredSnapshot`
  *   (the state as a structured value). No object store changes; rows of version 1 are read as they are,
  *   so a database upgraded from 1 mixes both until each execution's next snapshot replaces its row.
+ * - 3: the `schedules` store (loomwork/schedules). Nothing else changes; an older tab refuses the database.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * A snapshot as version 2 writes it: the state as its JSON text (`text`), or, compressed, the packed
@@ -52,10 +60,21 @@ export interface LoomDbSchema extends DBSchema {
   erasedSubjects: { key: string; value: { subject: string } };
   /** Counters, e.g. the touch clock: key name. */
   meta: { key: string; value: number };
+  /** Durable schedules (keyPath id), each written by a compare-and-set on its revision. */
+  schedules: { key: string; value: StoredSchedule };
 }
 
 export type LoomStoreName =
-  "records" | "archives" | "snapshots" | "executions" | "blobMeta" | "blobBytes" | "keys" | "erasedSubjects" | "meta";
+  | "records"
+  | "archives"
+  | "snapshots"
+  | "executions"
+  | "blobMeta"
+  | "blobBytes"
+  | "keys"
+  | "erasedSubjects"
+  | "meta"
+  | "schedules";
 
 /** The catalogue's object store; the Dexie view reads it as a table of the same name. */
 export const EXECUTIONS_STORE = "executions";
@@ -83,4 +102,5 @@ export function upgradeSchema(db: IDBPDatabase<LoomDbSchema>): void {
   if (!has("keys")) db.createObjectStore("keys");
   if (!has("erasedSubjects")) db.createObjectStore("erasedSubjects", { keyPath: "subject" });
   if (!has("meta")) db.createObjectStore("meta");
+  if (!has("schedules")) db.createObjectStore("schedules", { keyPath: "id" });
 }

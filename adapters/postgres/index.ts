@@ -6,6 +6,7 @@ import { PgDatabase } from "./database.js";
 import { PostgresEventStore } from "./eventStore.js";
 import { PostgresFleet } from "./fleetPort.js";
 import { PostgresKeyStore } from "./keyStore.js";
+import { PostgresScheduleStore } from "./schedules.js";
 import { checkStoresOptions } from "./options.js";
 import type { PostgresStores } from "./types.js";
 
@@ -75,6 +76,7 @@ export async function postgresStores(options: PostgresStoresOptions): Promise<Po
     events: new PostgresEventStore(db),
     content: new PostgresContentStore(db),
     keys: new PostgresKeyStore(db),
+    schedules: new PostgresScheduleStore(db),
     fleet,
     send: (executionId, event) => fleet.send(executionId, event),
     close: () => db.close(),
@@ -84,6 +86,7 @@ export async function postgresStores(options: PostgresStoresOptions): Promise<Po
 export { PostgresContentStore } from "./contentStore.js";
 export { PostgresEventStore, type LeaseFence } from "./eventStore.js";
 export { PostgresKeyStore } from "./keyStore.js";
+export { PostgresScheduleStore } from "./schedules.js";
 export { PostgresFleet } from "./fleetPort.js";
 export { LeaseLostError, SchemaVersionError, PostgresStoresClosedError } from "./errors.js";
 export { POSTGRES_ERROR_CODES } from "./constants.js";

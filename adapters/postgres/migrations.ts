@@ -130,6 +130,21 @@ export const MIGRATIONS: readonly Migration[] = [
         AND r.body::json->>'type' = 'loom.execution.started' AND r.body::json->'parent'->>'executionId' IS NOT NULL;`,
   },
   {
+    version: 6,
+    name: "durable schedules",
+    // loomwork/schedules: one row per schedule, its JSON in `body` (StoredSchedule); `revision` is the compare-and-set
+    // every write names, `paused` and `next_at` are copied out of the body for the CLI and the due index.
+    sql: (s) => `
+      CREATE TABLE ${s}.schedules (
+        schedule_id text COLLATE "C" PRIMARY KEY,
+        revision bigint NOT NULL,
+        paused boolean NOT NULL,
+        next_at double precision,
+        body text NOT NULL
+      );
+      CREATE INDEX schedules_due ON ${s}.schedules (next_at) WHERE NOT paused;`,
+  },
+  {
     version: 7,
     name: "the fleet: worker sessions (failover at session end) and queues",
     // A worker registers here from a dedicated connection that holds the session-level advisory lock

@@ -5,6 +5,7 @@ import type { PgDatabase } from "./database.js";
 import type { PostgresEventStore } from "./eventStore.js";
 import type { PostgresFleet } from "./fleetPort.js";
 import type { PostgresKeyStore } from "./keyStore.js";
+import type { PostgresScheduleStore } from "./schedules.js";
 
 /** The three stores on one database schema; they share one pool: closing any of them closes all three. */
 export interface PostgresStores extends Stores {
@@ -12,6 +13,8 @@ export interface PostgresStores extends Stores {
   events: PostgresEventStore;
   content: PostgresContentStore;
   keys: PostgresKeyStore;
+  /** The schedules (loomwork/schedules), fired by the fleet's workers. */
+  schedules: PostgresScheduleStore;
   /** The fleet's queue and inboxes (app.submit, createWorker). */
   fleet: PostgresFleet;
   /** @internal What the stores share (the pool, the schema, the LISTEN connection). */

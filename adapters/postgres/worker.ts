@@ -20,6 +20,7 @@ import type { PostgresStores } from "./types.js";
 import { LeaseLostError } from "./errors.js";
 import { LeaseTable, type Lease } from "./leases.js";
 import { WorkerSession } from "./sessions.js";
+import { ScheduleRunner } from "../../actors/schedules/runner.js";
 
 // How soon a worker tries again to give back the leases it gave up when its session dropped.
 const GIVE_BACK_RETRY_MS = 250;
@@ -195,6 +196,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   // This app's children are the fleet's (submitted, claimed by any worker); its tree's messages come through the inbox.
   const internals = appInternals(app);
   internals.fleetWorker();
+  // Every worker fires the stored schedules: each tick's execution is submitted once (docs/scaling.md, "Schedules").
+  const schedules = new ScheduleRunner(app, stores.schedules, { submit: true, pollMs });
   // A tree's message (ADR 0012 D9): journaled with its sender and id (a duplicate dropped unwritten), or a stop.
   const treeMessage = async (executionId: string, message: FleetMessage): Promise<void> => {
     if ("stop" in message) return app.stop(executionId, message.stop);
@@ -428,11 +431,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const poll = setInterval(schedule, pollMs);
   const beat = setInterval(() => void heartbeat(), leaseMs / 3);
   schedule();
+  schedules.wake();
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       stopping = true;
+      schedules.stop();
       clearInterval(poll);
       clearInterval(reaping);
       unsubscribe();

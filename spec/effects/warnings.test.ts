@@ -19,6 +19,7 @@ import { memoryStores } from "../../stores/memory.js";
 import type { Stores, StoredRecord } from "../../stores/types.js";
 import { ForwardingEventStore, until, withEvents } from "../support/harness.js";
 import { oneStep } from "./helpers.js";
+import { runSchedules } from "../../schedules.js";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -55,6 +56,32 @@ const PROVOKED: Partial<Record<string, () => Promise<{ heard: Warning[]; onBus: 
       input: { prompt: "go" },
     });
     await w.app.result("g");
+    return w;
+  },
+  [WARNING_CODES.scheduleNotFired]: async () => {
+    // A due schedule whose logic this app does not hold: the tick waits, warned once (looked at again later).
+    const stores = memoryStores();
+    await stores.schedules!.put(
+      {
+        id: "orphan",
+        logicId: "not-held-here",
+        spec: { every: 60_000 },
+        input: null,
+        overlap: "skip",
+        catchUp: "latest",
+        paused: false,
+        createdAt: 0,
+        nextAt: 60_000,
+        skipped: 0,
+        missed: 0,
+        revision: 1,
+      },
+      0,
+    );
+    const w = watched({ stores, effects: {} });
+    runSchedules(w.app);
+    await until(() => w.heard.length >= 1);
+    await w.app.close();
     return w;
   },
   [WARNING_CODES.subscriber]: async () => {

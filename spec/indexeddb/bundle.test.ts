@@ -17,10 +17,12 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * together 70,318 B; then 71,274 B with the tree's limits (ChildLimitError), onSnapshot, the inspector's tree and
  * Effect.close; then 72,369 B with one registry per tree (system.get across a tree, DuplicateSystemIdError) and
  * delayed sendTo to children (timers with a receiver); then 73,135 B with app.executions({ root }), the read models'
- * tree and sub-agents as tools in the agent loop (agentTool); then 75,630 B with handoffs and quotas across a tree
- * (73,922 B before them, measured again). The goal is BUNDLE_GOAL_GZIP.
+ * tree and sub-agents as tools in the agent loop (agentTool); then, from 73,922 B measured again, with handoffs and
+ * quotas across a tree (+1,708 B), issue 37's schedule store on IndexedDB and the app's close hook (+365 B; the cron
+ * library and the runner stay in loomwork/schedules), and the queue and retention options createApp checks.
+ * The goal is BUNDLE_GOAL_GZIP.
  */
-const START_BUDGET_GZIP = 76_000;
+const START_BUDGET_GZIP = 77_500;
 
 const MINIMAL_APP = new URL("../../bench/bundle/minimalApp.ts", import.meta.url).pathname;
 
@@ -55,7 +57,7 @@ describe("the browser bundle of loomwork/indexeddb", () => {
 });
 
 describe("the minimal agent app's start (ADR 0011: entry points by role)", () => {
-  it("holds none of the role entries' code: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models", async () => {
+  it("holds none of the role entries' code: loomwork/lifecycle, loomwork/upgrades, loomwork/read-models, loomwork/schedules (croner)", async () => {
     const { modules } = await esbuildSize(MINIMAL_APP);
     expect(
       modules.map((m) => m.module).filter((module) => ROLE_ENTRY_MODULES.some((pattern) => pattern.test(module))),

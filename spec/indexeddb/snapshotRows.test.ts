@@ -81,7 +81,7 @@ describe("IndexedDB snapshot rows", () => {
     const { stores, factory, name } = await openFresh({ locks: null });
     await stores.events.append("e", 0, [started(1), step(2)]);
     await stores.events.putSnapshot("e", { seq: 2, at: 7, state: state(1) });
-    expect(SCHEMA_VERSION).toBe(2);
+    expect(SCHEMA_VERSION).toBe(3); // 3 added the schedules store; snapshot rows are still version 2's
     expect(await rawGet(factory, name, "snapshots", "e")).toEqual({ seq: 2, at: 7, text: JSON.stringify(state(1)) });
     expect(await stores.events.getSnapshot("e")).toEqual({ seq: 2, at: 7, state: state(1) });
     // An older snapshot never replaces a newer one, whatever the row's form.
