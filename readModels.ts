@@ -5,3 +5,4 @@
 export { createReadModels } from "./actors/journal/appReadModels.js";
 export { createExecutionsStore } from "./actors/journal/readModels.js";
 export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/journal/readModels.js";
+export type { ApprovalPathStep, TreePendingApproval } from "./actors/agents/approvals.js";

@@ -29,6 +29,7 @@ import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 import { ExecutionTree } from "./journal/tree.js";
+import { routeApproval, type ApprovalRoute } from "./agents/approvals.js";
 import type { ParentLink } from "./journal/children.js";
 
 export type { AppInternals } from "./appHost.js";
@@ -115,6 +116,7 @@ export class App {
       sendLive: (address, event) => this.tree.sendLive(address, event),
       stopChild: (id, reason) => this.tree.stopChild(id, reason),
       childSettled: (id) => this.tree.settled(id),
+      routeApproval: (id, decision) => routeApproval(this.approvalRoute(), id, decision),
     });
     this.tree = new ExecutionTree({
       events: config.stores.events,
@@ -257,6 +259,21 @@ export class App {
       else await this.tree.stopOrphan(execution);
       return execution.ref;
     });
+  }
+
+  // Issue 34: where a decision sent to an execution of a tree goes when a child execution waits for the call. On the
+  // fleet, a child this worker does not hold gets it through its inbox (its worker checks it, in its turn).
+  private approvalRoute(): ApprovalRoute {
+    return {
+      tree: (id) => this.executions({ root: id }),
+      log: (id) => this.log(id),
+      isModel: (effectId) => this.config.effects[effectId]?.kind === "llm",
+      deliver: async (id, decision) => {
+        const fleet = this.onFleet ? this.stores.fleet : undefined;
+        if (fleet?.message && !this.running.has(id)) return fleet.message(id, { event: decision, live: true });
+        await (this.running.get(id)?.ref ?? (await this.resume(id))).sendAsync(decision);
+      },
+    };
   }
 
   /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */

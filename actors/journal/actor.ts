@@ -8,10 +8,13 @@ import { checkApprovalShape, checkApprovalWaiting } from "../agents/approvals.js
 import { AppClosedError, ConfigError } from "../errors.js";
 import { plainExternalEvent } from "./externalEvents.js";
 import type { ReplayReport } from "./host.js";
+import type { ToolApprovalEvent } from "../../machines/helpers/messages.js";
 
 /** What an actor needs of the app that made it: its warning sink (a send that is not journaled is a warning). */
 export interface ActorHost {
   warn(warning: Warning): void;
+  /** A decision for a call that waits in a child execution (a sub-agent's): delivered there; its id, or undefined (./../agents/approvals.ts routeApproval). */
+  routeApproval?(executionId: string, decision: ToolApprovalEvent): Promise<string | undefined>;
 }
 
 /** The execution an actor stands for (an Execution, which creates its actor as its `ref`). */
@@ -118,7 +121,11 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     if (plain.type !== TOOL_APPROVAL_EVENT) return this.execution.send(plain);
     // Whether the call waits is decided in the execution's turn: two decisions sent at once see each other.
     const decision = checkApprovalShape(plain, this.id);
-    return this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
+    const send = () => this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
+    // A tree (issue 34): a call that waits in a child execution is decided there, by the id the root was sent.
+    const route = this.host?.routeApproval;
+    if (!route) return send();
+    return route.call(this.host, this.id, decision).then((to) => (to === undefined ? send() : undefined));
   }
 
   /**

@@ -44,6 +44,8 @@ export interface TreeEffectsOptions {
   search?: (q: string) => unknown;
   /** Whether `search` needs a human's approval. */
   approveSearch?: boolean;
+  /** Whether each researcher's search call has an id of its own (`call-<question>`); without, the ids the runtime gives collide. */
+  callIds?: boolean;
 }
 
 export function treeEffects(options: TreeEffectsOptions = {}) {
@@ -67,7 +69,12 @@ export function treeEffects(options: TreeEffectsOptions = {}) {
       scriptedModel(async (request, call) => {
         calls.research++;
         const question = lastUser(request);
-        if (call === 0) return { toolCalls: [{ toolName: "search", input: { q: question } }] };
+        if (call === 0)
+          return {
+            toolCalls: [
+              { toolName: "search", input: { q: question }, ...(options.callIds ? { id: `call-${question}` } : {}) },
+            ],
+          };
         await options.beforeAnswer?.(question);
         return { text: `${question} found` };
       }),
