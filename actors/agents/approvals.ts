@@ -182,10 +182,10 @@ export interface ApprovalSource {
 
 /**
  * The calls parked in the tree under `executionId` (itself and its child executions at any depth), each with the
- * execution that parked it and the path down to it from `executionId`; in the order of `views` (pass them ordered
- * by id: a parent before its children, siblings in call order).
+ * execution that parked it and the path down to it from `executionId` (without one: every call of `views`, each
+ * path from its topmost ancestor in `views`); in the order of `views` (pass them ordered by id).
  */
-export function approvalsInTree(views: readonly ApprovalSource[], executionId: string): TreePendingApproval[] {
+export function approvalsInTree(views: readonly ApprovalSource[], executionId?: string): TreePendingApproval[] {
   const byId = new Map(views.map((view) => [view.executionId, view]));
   const approvals: TreePendingApproval[] = [];
   for (const view of views) {
@@ -198,14 +198,18 @@ export function approvalsInTree(views: readonly ApprovalSource[], executionId: s
 }
 
 // The steps from `top` down to `view` by parent links, or undefined when `view` is not under `top`.
-function pathTo(byId: Map<string, ApprovalSource>, view: ApprovalSource, top: string): ApprovalPathStep[] | undefined {
+function pathTo(
+  byId: Map<string, ApprovalSource>,
+  view: ApprovalSource,
+  top: string | undefined,
+): ApprovalPathStep[] | undefined {
   const path: ApprovalPathStep[] = [];
   const seen = new Set<string>();
   for (let at: ApprovalSource | undefined = view; at && !seen.has(at.executionId); at = byId.get(at.parentId ?? "")) {
     seen.add(at.executionId);
     path.unshift({ executionId: at.executionId, ...(at.logicId === undefined ? {} : { agent: at.logicId }) });
     if (at.executionId === top) return path;
-    if (at.parentId === undefined) return undefined;
+    if (at.parentId === undefined || !byId.has(at.parentId)) return top === undefined ? path : undefined;
   }
   return undefined;
 }
