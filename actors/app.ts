@@ -137,6 +137,15 @@ export class App {
       exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0,
       runsHere: (id) => this.running.has(id),
       isModel: (effectId) => config.effects[effectId]?.kind === "llm",
+      // Issue 34: a stream of a lead carries its sub-agents' parts.
+      children: async (id) =>
+        (await this.executions({ root: id }))
+          .filter((info) => info.executionId !== id)
+          .map(({ executionId, parentId, logicId }) => ({
+            executionId,
+            ...(parentId === undefined ? {} : { parentId }),
+            ...(logicId === undefined ? {} : { logicId }),
+          })),
     });
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.

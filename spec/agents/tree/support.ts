@@ -6,6 +6,7 @@ import {
   createLlmEffect,
   createToolEffect,
   scriptedModel,
+  type EffectContext,
   type ModelRequest,
 } from "../../../index.js";
 
@@ -44,6 +45,8 @@ export interface TreeEffectsOptions {
   search?: (q: string) => unknown;
   /** Whether `search` needs a human's approval. */
   approveSearch?: boolean;
+  /** Whether a researcher streams its answer as two text deltas (`<question> `, then `found`), `beforeAnswer` between them. */
+  streaming?: boolean;
   /** Whether each researcher's search call has an id of its own (`call-<question>`); without, the ids the runtime gives collide. */
   callIds?: boolean;
 }
@@ -65,20 +68,23 @@ export function treeEffects(options: TreeEffectsOptions = {}) {
             };
       }),
     ),
-    researchModel: createLlmEffect(
-      scriptedModel(async (request, call) => {
+    researchModel: createLlmEffect({
+      id: "research",
+      async generate(request: ModelRequest, ctx: EffectContext) {
         calls.research++;
         const question = lastUser(request);
-        if (call === 0)
+        if (!request.messages.some((m) => m.role === "tool"))
           return {
             toolCalls: [
               { toolName: "search", input: { q: question }, ...(options.callIds ? { id: `call-${question}` } : {}) },
             ],
           };
+        if (options.streaming) ctx.emitDelta?.({ type: "text-delta", delta: `${question} ` });
         await options.beforeAnswer?.(question);
+        if (options.streaming) ctx.emitDelta?.({ type: "text-delta", delta: "found" });
         return { text: `${question} found` };
-      }),
-    ),
+      },
+    }),
     search: createToolEffect(
       async ({ q }: { q: string }) => (calls.search++, options.search ? options.search(q) : `${q}: by night`),
       options.approveSearch ? { needsApproval: true } : {},
