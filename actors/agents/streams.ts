@@ -112,6 +112,15 @@ class TreeBuffer {
     else void this.pump(buffer, entry);
   }
 
+  // Whether the child that ran as `stepId` of `parentId` has all its parts here (or is none the tree knows of).
+  private childDone(parentId: string, stepId: string): boolean {
+    if (!this.listed) return false;
+    for (const { member, done } of this.members.values())
+      if (member.parentId === parentId && (member.parentStepId === undefined || member.parentStepId === stepId))
+        if (!done) return false;
+    return true;
+  }
+
   /** True once a child joined: its parts' indices in this tree exist nowhere else, so the tree is kept as a live tape is. */
   get branched(): boolean {
     return this.members.size > 0;
@@ -140,10 +149,17 @@ class TreeBuffer {
 
   // Copies one execution's parts into the tree's as they come, until it has ended.
   private async pump(buffer: StreamBuffer, entry: { member: TreeMember; done: boolean } | undefined): Promise<void> {
+    const self = entry?.member.executionId ?? this.rootId;
     let next = 0;
     for (;;) {
       while (next < buffer.parts.length) {
-        const part = buffer.parts[next++]!;
+        const part = buffer.parts[next]!;
+        // A sub-agent's outcome comes after the sub-agent's own parts, live or rebuilt from the journals alike.
+        if (part.type === "tool-result" && CHILD_STEP.test(part.stepId) && !this.childDone(self, part.stepId)) {
+          await this.changed();
+          continue;
+        }
+        next++;
         if (entry) this.parts.push({ ...part, index: this.parts.length, ...this.origin(entry.member) });
         else this.parts.push(part.index === this.parts.length ? part : { ...part, index: this.parts.length });
       }

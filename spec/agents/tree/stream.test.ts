@@ -79,6 +79,13 @@ describe("app.stream of a tree of agents", () => {
       ["bats found"],
     );
     expect(parts.some((p) => p.isError)).toBe(false);
+    // Each sub-agent's parts come before the lead's result of its call.
+    for (const [j, id] of ["s2/tool:0:0", "s2/tool:0:1"].entries()) {
+      const call = parts.filter((p) => p.type === "tool-call" && p.executionId === undefined)[j]!;
+      const result = parts.find((p) => p.type === "tool-result" && p.id === call.id)!;
+      expect(parts.filter((p) => p.executionId === id).at(-1)!.index).toBeLessThan(result.index);
+      expect(parts.find((p) => p.executionId === id)?.parentToolCallId).toBe(call.id);
+    }
     await fresh.close();
   });
 });

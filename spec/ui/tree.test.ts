@@ -1,0 +1,59 @@
+// Issue 34: toUIMessageStream of a lead renders each sub-agent's work as the AI SDK renders an agent called as a
+// tool (docs "Subagents": preliminary tool results): the call's output is the sub-agent's UI message, sent as
+// `tool-output-available` with `preliminary: true` while it works, and once more, final, when the lead has its answer.
+// Read with ai 7's own readUIMessageStream and chunk schema.
+import type { UIMessage } from "ai-v7";
+import { describe, expect, it } from "vitest";
+import { createApp, defineConfig, memoryStores } from "../../index.js";
+import { lead, treeEffects, until } from "../agents/tree/support.js";
+import { invalidChunks, readMessage } from "./support.js";
+
+type ToolPart = { type: string; toolCallId: string; state: string; preliminary?: boolean; output?: UIMessage };
+
+describe("toUIMessageStream of a tree of agents", () => {
+  it("renders each sub-agent's work as its call's preliminary output, then the final one", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const { effects } = treeEffects({
+      streaming: true,
+      beforeAnswer: async () => {
+        waiting++;
+        await gate;
+      },
+    });
+    const app = createApp(defineConfig({ stores: memoryStores(), effects }));
+    await app.start(lead, { executionId: "u1", input: { prompt: "owls and bats?" } });
+    const reading = readMessage(app.stream("u1").toUIMessageStream());
+    await until(() => waiting === 2, "both sub-agents mid-answer");
+    release();
+    const { message, chunks, errors } = await reading;
+    expect(errors).toEqual([]);
+    expect(await invalidChunks(chunks)).toEqual([]);
+    const calls = message.parts.filter((p) => p.type === "tool-researcher") as unknown as ToolPart[];
+    expect(calls).toHaveLength(2);
+    for (const [j, question] of ["owls", "bats"].entries()) {
+      const call = calls[j]!;
+      expect(call.state).toBe("output-available");
+      expect(call.preliminary).not.toBe(true);
+      const nested = call.output!;
+      expect(nested.role).toBe("assistant");
+      expect(nested.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text)).toEqual([
+        `${question} found`,
+      ]);
+      expect(nested.parts.find((p) => p.type === "tool-search")).toMatchObject({
+        state: "output-available",
+        input: { q: question },
+        output: `${question}: by night`,
+      });
+      // While it worked: preliminary outputs of the call, the first before its answer's text was whole.
+      const preliminary = chunks.filter(
+        (c) => c.type === "tool-output-available" && c.toolCallId === call.toolCallId && c.preliminary === true,
+      );
+      expect(preliminary.length).toBeGreaterThan(2);
+    }
+    const text = message.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text);
+    expect(text.join("")).toContain("summary:");
+    await app.close();
+  });
+});
