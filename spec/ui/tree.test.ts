@@ -2,6 +2,8 @@
 // tool (docs "Subagents": preliminary tool results): the call's output is the sub-agent's UI message, sent as
 // `tool-output-available` with `preliminary: true` while it works, and once more, final, when the lead has its answer.
 // Read with ai 7's own readUIMessageStream and chunk schema.
+import { readUIMessageStream as readV5 } from "ai";
+import { readUIMessageStream as readV6 } from "ai-v6";
 import type { UIMessage } from "ai-v7";
 import { describe, expect, it } from "vitest";
 import { createApp, defineConfig, memoryStores } from "../../index.js";
@@ -54,6 +56,23 @@ describe("toUIMessageStream of a tree of agents", () => {
     }
     const text = message.parts.filter((p) => p.type === "text").map((p) => (p as { text: string }).text);
     expect(text.join("")).toContain("summary:");
+    await app.close();
+  });
+
+  it("is read the same by ai 5's and ai 6's readUIMessageStream: each call's output is the sub-agent's message", async () => {
+    const app = createApp(defineConfig({ stores: memoryStores(), effects: treeEffects().effects }));
+    await app.start(lead, { executionId: "u2", input: { prompt: "owls and bats?" } });
+    await app.result("u2");
+    type Read = (options: { stream: never }) => AsyncIterable<{ parts: unknown[] }>;
+    for (const read of [readV5 as unknown as Read, readV6 as unknown as Read]) {
+      let last: { parts: unknown[] } | undefined;
+      for await (const message of read({ stream: app.stream("u2").toUIMessageStream() as never })) last = message;
+      const calls = last!.parts.filter((p) => (p as ToolPart).type === "tool-researcher") as ToolPart[];
+      expect(calls.map((c) => [c.state, c.preliminary === true, c.output?.parts.at(-1)])).toEqual([
+        ["output-available", false, { type: "text", text: "owls found", state: "done" }],
+        ["output-available", false, { type: "text", text: "bats found", state: "done" }],
+      ]);
+    }
     await app.close();
   });
 });
