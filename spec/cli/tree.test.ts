@@ -8,7 +8,7 @@ import { fsStores, serveControl, type ControlServer, type FsStores } from "../..
 import { createApp, defineConfig, type App } from "../../index.js";
 import { createReadModels } from "../../readModels.js";
 import { lead, treeEffects, until } from "../agents/tree/support.js";
-import { cli } from "./support.js";
+import { cli, spawnCli } from "./support.js";
 
 let dir: string;
 let stores: FsStores;
@@ -66,5 +66,46 @@ describe("a tree of agents at the CLI", () => {
     expect(no.code, no.stderr).toBe(0);
     expect(((await app.result("lead-1")) as { text: string }).text).toContain("owls found");
     expect(JSON.stringify(await app.log("lead-1/tool:0:1"))).toContain("not bats");
+  });
+
+  it("follow <lead> shows its sub-agents' live deltas, each under its agent's name", async () => {
+    const followDir = await mkdtemp(join(tmpdir(), "loomwork-cli-follow-tree-"));
+    const followStores = await fsStores({ dir: followDir });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const following = createApp(
+      defineConfig({
+        stores: followStores,
+        effects: treeEffects({ streaming: true, questions: ["owls"], beforeAnswer: () => gate }).effects,
+      }),
+    );
+    const served = await serveControl(following, { dir: followStores.dir });
+    try {
+      await following.start(lead, { executionId: "lead-f", input: { prompt: "owls?" } });
+      const text = spawnCli(["follow", "lead-f", "--dir", followDir, "--no-color"]);
+      const json = spawnCli(["follow", "lead-f", "--dir", followDir, "--json"]);
+      await text.waitFor("⋯ researcher lead-f/tool:0:0 turn:1:model owls ");
+      await json.waitFor('"delta":"owls "');
+      release();
+      await text.waitFor("■ ended done");
+      expect(await text.exited).toBe(0);
+      expect(await json.exited).toBe(0);
+      expect(text.stdout).toContain("⋯ researcher lead-f/tool:0:0 turn:1:model owls found");
+      const deltas = json.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { delta?: { executionId?: string; agent?: string; delta?: string } })
+        .flatMap((line) => (line.delta?.executionId ? [line.delta] : []));
+      expect(deltas.filter((d) => d.delta !== undefined)).toEqual([
+        expect.objectContaining({ executionId: "lead-f/tool:0:0", agent: "researcher", delta: "owls " }),
+        expect.objectContaining({ executionId: "lead-f/tool:0:0", agent: "researcher", delta: "found" }),
+      ]);
+    } finally {
+      release();
+      await served.close();
+      await following.close();
+      await followStores.close();
+      await rm(followDir, { recursive: true, force: true });
+    }
   });
 });
