@@ -75,4 +75,50 @@ describe("toUIMessageStream of a tree of agents", () => {
     }
     await app.close();
   });
+
+  it("shows a sub-agent's parked call in its message, and goes on once the lead is sent the decision", async () => {
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: treeEffects({ approveSearch: true, callIds: true, questions: ["owls"] }).effects,
+      }),
+    );
+    const actor = await app.start(lead, { executionId: "u3", input: { prompt: "owls?" } });
+    const seen: unknown[] = [];
+    const reading = readMessage(
+      app
+        .stream("u3")
+        .toUIMessageStream()
+        .pipeThrough(
+          new TransformStream({
+            transform(chunk, out) {
+              seen.push(chunk);
+              out.enqueue(chunk);
+            },
+          }),
+        ),
+    );
+    const asked = () =>
+      seen.some(
+        (c) =>
+          (c as { preliminary?: boolean }).preliminary === true &&
+          JSON.stringify(c).includes('"state":"approval-requested"'),
+      );
+    await until(asked, "the sub-agent's parked call in the stream");
+    const parked = seen.findLast((c) => (c as { preliminary?: boolean }).preliminary === true) as { output: UIMessage };
+    expect(parked.output.parts.find((p) => p.type === "tool-search")).toMatchObject({
+      toolCallId: "call-owls",
+      state: "approval-requested",
+      approval: { id: "call-owls" },
+    });
+    await actor.sendAsync({ type: "TOOL_APPROVAL", toolCallId: "call-owls", approved: true });
+    const { message, errors } = await reading;
+    expect(errors).toEqual([]);
+    const call = message.parts.find((p) => p.type === "tool-researcher") as unknown as ToolPart;
+    expect(call.output!.parts.find((p) => p.type === "tool-search")).toMatchObject({
+      state: "output-available",
+      output: "owls: by night",
+    });
+    await app.close();
+  });
 });
