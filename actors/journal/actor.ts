@@ -1,6 +1,14 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
-import type { AnyEventObject, AnyStateMachine, EventObject, Observer, SnapshotFrom, Subscription } from "xstate";
+import type {
+  AnyEventObject,
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  EventObject,
+  Observer,
+  SnapshotFrom,
+  Subscription,
+} from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
@@ -122,9 +130,11 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     // Whether the call waits is decided in the execution's turn: two decisions sent at once see each other.
     const decision = checkApprovalShape(plain, this.id);
     const send = () => this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
-    // A tree (issue 34): a call that waits in a child execution is decided there, by the id the root was sent.
+    // A tree (issue 34): a call that waits in a child execution is decided there, by the id the root was sent. The
+    // execution's own parked call is sent at once, in order with what is sent after it (its turn checks it again).
     const route = this.host?.routeApproval;
-    if (!route) return send();
+    const own = this.execution.getSnapshot() as AnyMachineSnapshot;
+    if (!route || (own.status === "active" && own.can(decision))) return send();
     return route.call(this.host, this.id, decision).then((to) => (to === undefined ? send() : undefined));
   }
 
