@@ -138,14 +138,7 @@ export class App {
       runsHere: (id) => this.running.has(id),
       isModel: (effectId) => config.effects[effectId]?.kind === "llm",
       // Issue 34: a stream of a lead carries its sub-agents' parts.
-      children: async (id) =>
-        (await this.executions({ root: id }))
-          .filter((info) => info.executionId !== id)
-          .map(({ executionId, parentId, logicId }) => ({
-            executionId,
-            ...(parentId === undefined ? {} : { parentId }),
-            ...(logicId === undefined ? {} : { logicId }),
-          })),
+      children: async (id) => (await this.executions({ root: id })).filter((info) => info.executionId !== id),
     });
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.

@@ -310,8 +310,15 @@ export class StreamBuffer {
   }
 }
 
-/** The parts of `buffer` from `from` on, as they arrive, until the execution has ended (or `signal` aborts). */
-export async function* parts(buffer: StreamBuffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
+/** What `parts` reads: an execution's buffer, or a tree's (./streams.ts). */
+export interface PartSource {
+  readonly parts: readonly StreamPart[];
+  readonly settled: boolean;
+  changed(): Promise<void>;
+}
+
+/** The parts of `buffer` from `from` on, as they arrive, until the execution (or tree) has ended (or `signal` aborts). */
+export async function* parts(buffer: PartSource, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
   // `from` and `signal` were checked at the call (streams.ts checkStreamCall).
   let next = from;
   let onAbort: (() => void) | undefined;

@@ -7,7 +7,14 @@ import { EXECUTION_STARTED, type ExecutionStartedRecord } from "../../stores/sch
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
 import type { StreamPart } from "./deltas.js";
-import { BUFFER_TYPES, StreamBuffer, toUIMessageStream, type StreamItem, type StreamOptions } from "./streamBuffer.js";
+import {
+  BUFFER_TYPES,
+  parts,
+  StreamBuffer,
+  toUIMessageStream,
+  type StreamItem,
+  type StreamOptions,
+} from "./streamBuffer.js";
 import { checkUIMessageStreamOptions, type UIMessageChunk, type UIMessageStreamOptions } from "./uiMessageStream.js";
 
 export type { StreamPart } from "./deltas.js";
@@ -189,28 +196,6 @@ class TreeBuffer {
   }
 }
 
-/** The parts of a tree from `from` on, as they arrive, until every execution of it has ended (or `signal` aborts). */
-async function* treeParts(tree: TreeBuffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
-  // `from` and `signal` were checked at the call (checkStreamCall).
-  let next = from;
-  let onAbort: (() => void) | undefined;
-  const aborted = signal
-    ? new Promise<void>((resolve) =>
-        signal.aborted ? resolve() : signal.addEventListener("abort", (onAbort = () => resolve()), { once: true }),
-      )
-    : undefined;
-  try {
-    for (;;) {
-      while (next < tree.parts.length) yield tree.parts[next++]!;
-      if (tree.settled || signal?.aborted) return;
-      await (aborted ? Promise.race([tree.changed(), aborted]) : tree.changed());
-    }
-  } finally {
-    // A long-lived signal (a server's, shared by many streams) keeps no listener per finished stream.
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
-  }
-}
-
 // A child execution as its EXECUTION_STARTED names it.
 function memberOf(executionId: string, start: ExecutionStartedRecord): TreeMember {
   return {
@@ -306,7 +291,7 @@ export class StreamHub {
       const tree = treeOf(tape, buffer);
       read = tree;
       try {
-        yield* treeParts(tree, options);
+        yield* parts(tree, options);
       } finally {
         detach(tape);
       }

@@ -317,13 +317,22 @@ function continuationOf(messages: readonly UIMessageLike[] | undefined): {
 
 type SubAgentPart = { type: string; [field: string]: unknown };
 
+// The state a sub-agent's tool part takes at each of its stream's parts.
+const TOOL_STATES: Record<string, string> = {
+  "tool-input-start": "input-streaming",
+  "tool-call": "input-available",
+  "tool-approval-request": "approval-requested",
+  "tool-approval-response": "approval-responded",
+  "tool-output-denied": "output-denied",
+  "tool-result": "output-available",
+};
+
 // A sub-agent's work as a UI message (what the AI SDK's readUIMessageStream builds of an agent's stream): a
 // step-start per model step, text and reasoning parts, a tool part per call through its states.
 class SubAgentMessage {
   private readonly parts: SubAgentPart[] = [];
   private readonly tools = new Map<string, SubAgentPart>();
-  private text: SubAgentPart | undefined;
-  private reasoning: SubAgentPart | undefined;
+  private readonly open = new Map<string, SubAgentPart>(); // text, reasoning: the step's block
 
   constructor(private readonly id: string) {}
 
@@ -333,80 +342,49 @@ class SubAgentMessage {
 
   /** Applies one of the sub-agent's parts; false when it changes nothing the message shows. */
   apply(part: StreamPart): boolean {
-    switch (part.type) {
-      case "start-step":
-        this.closeBlocks();
-        this.parts.push({ type: "step-start" });
-        return true;
-      case "finish-step":
-        return this.closeBlocks();
-      case "retry": {
-        // The attempt's parts are void: back to its step's start.
-        this.closeBlocks();
-        const start = this.parts.map((p) => p.type).lastIndexOf("step-start");
-        if (start >= 0) this.parts.splice(start + 1);
-        return true;
-      }
-      case "text-delta":
-      case "reasoning-delta": {
-        const kind = part.type === "text-delta" ? "text" : "reasoning";
-        let block = kind === "text" ? this.text : this.reasoning;
-        if (!block) {
-          block = { type: kind, text: "", state: "streaming" };
-          this.parts.push(block);
-          if (kind === "text") this.text = block;
-          else this.reasoning = block;
-        }
-        block.text = `${String(block.text)}${part.delta ?? ""}`;
-        return true;
-      }
-      case "tool-input-start":
-        this.tool(part.id ?? "", part.toolName).state = "input-streaming";
-        return true;
-      case "tool-call":
-        Object.assign(this.tool(part.id ?? "", part.toolName), { state: "input-available", input: part.input ?? {} });
-        return true;
-      case "tool-approval-request":
-        Object.assign(this.tool(part.id ?? ""), { state: "approval-requested", approval: { id: part.id } });
-        return true;
-      case "tool-approval-response":
-        Object.assign(this.tool(part.id ?? ""), {
-          state: "approval-responded",
-          approval: { id: part.id, approved: part.approved === true, ...(part.reason ? { reason: part.reason } : {}) },
-        });
-        return true;
-      case "tool-output-denied":
-        this.tool(part.id ?? "").state = "output-denied";
-        return true;
-      case "tool-result": {
-        if (!part.id) return false;
-        const chunk = toolOutput(part.id, part.output, part.isError === true);
-        const tool = this.tool(part.id);
-        if (chunk.type === "tool-output-available")
-          Object.assign(tool, { state: "output-available", output: chunk.output });
-        else if (chunk.type === "tool-output-error")
-          Object.assign(tool, { state: "output-error", errorText: chunk.errorText });
-        return true;
-      }
-      default:
-        return false;
+    const { type } = part;
+    if (type === "start-step" || type === "finish-step" || type === "retry") {
+      for (const block of this.open.values()) block.state = "done";
+      const closed = this.open.size > 0;
+      this.open.clear();
+      // A retry's attempt is void: back to its step's start.
+      if (type === "retry") this.parts.splice(this.parts.map((p) => p.type).lastIndexOf("step-start") + 1);
+      if (type === "start-step") this.parts.push({ type: "step-start" });
+      return type !== "finish-step" || closed;
     }
-  }
-
-  private tool(toolCallId: string, toolName?: string): SubAgentPart {
-    let tool = this.tools.get(toolCallId);
+    if (type === "text-delta" || type === "reasoning-delta") {
+      const kind = type.slice(0, -"-delta".length);
+      let block = this.open.get(kind);
+      if (!block) {
+        block = { type: kind, text: "", state: "streaming" };
+        this.parts.push(block);
+        this.open.set(kind, block);
+      }
+      block.text = `${String(block.text)}${part.delta ?? ""}`;
+      return true;
+    }
+    const state = TOOL_STATES[type];
+    if (state === undefined || !part.id) return false;
+    let tool = this.tools.get(part.id);
     if (!tool) {
-      tool = { type: `tool-${toolName ?? "unknown"}`, toolCallId, state: "input-streaming" };
-      this.tools.set(toolCallId, tool);
+      tool = { type: `tool-${part.toolName ?? "unknown"}`, toolCallId: part.id };
+      this.tools.set(part.id, tool);
       this.parts.push(tool);
     }
-    return tool;
-  }
-
-  private closeBlocks(): boolean {
-    const open = [this.text, this.reasoning].filter((block) => block !== undefined);
-    for (const block of open) block.state = "done";
-    this.text = this.reasoning = undefined;
-    return open.length > 0;
+    tool.state = state;
+    if (type === "tool-call") tool.input = part.input ?? {};
+    if (type === "tool-approval-request" || type === "tool-approval-response")
+      tool.approval = {
+        id: part.id,
+        ...(type === "tool-approval-response" ? { approved: part.approved === true } : {}),
+        ...(part.reason ? { reason: part.reason } : {}),
+      };
+    if (type === "tool-result") {
+      const chunk = toolOutput(part.id, part.output, part.isError === true);
+      if (chunk.type === "tool-output-available") tool.output = chunk.output;
+      else if (chunk.type === "tool-output-error")
+        Object.assign(tool, { state: "output-error", errorText: chunk.errorText });
+    }
+    return true;
   }
 }

@@ -133,7 +133,7 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     // A tree (issue 34): a call that waits in a child execution is decided there, by the id the root was sent. The
     // execution's own parked call is sent at once, in order with what is sent after it (its turn checks it again).
     const route = this.host?.routeApproval;
-    const own = this.execution.getSnapshot() as AnyMachineSnapshot;
+    const own: AnyMachineSnapshot = this.execution.getSnapshot();
     if (!route || (own.status === "active" && own.can(decision))) return send();
     return route.call(this.host, this.id, decision).then((to) => (to === undefined ? send() : undefined));
   }

@@ -17,9 +17,12 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * together 70,318 B; then 71,274 B with the tree's limits (ChildLimitError), onSnapshot, the inspector's tree and
  * Effect.close; then 72,369 B with one registry per tree (system.get across a tree, DuplicateSystemIdError) and
  * delayed sendTo to children (timers with a receiver); then 73,135 B with app.executions({ root }), the read models'
- * tree and sub-agents as tools in the agent loop (agentTool). The goal is BUNDLE_GOAL_GZIP.
+ * tree and sub-agents as tools in the agent loop (agentTool); then 76,274 B with issue 34's tree as one run (73,922 B
+ * before): a decision sent to a lead routed to the sub-agent that waits (ApprovalAmbiguousError), app.stream of a
+ * lead merging its sub-agents' parts, and the UI stream's subagent messages (preliminary tool outputs); `app.stream`
+ * and `actor.send` are the App's, so all of it is on the start path. The goal is BUNDLE_GOAL_GZIP.
  */
-const START_BUDGET_GZIP = 74_000;
+const START_BUDGET_GZIP = 77_000;
 
 const MINIMAL_APP = new URL("../../bench/bundle/minimalApp.ts", import.meta.url).pathname;
 
