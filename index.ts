@@ -73,7 +73,7 @@ export { convertToToolApprovalEvents } from "./actors/agents/uiApprovals.js";
 export { AgentChatTransport } from "./actors/agents/uiChatTransport.js";
 export type { AgentChatRequest, AgentChatTransportOptions } from "./actors/agents/uiChatTransport.js";
 export { TOOL_APPROVAL_EVENT } from "./actors/agents/approvals.js";
-export type { PendingApproval } from "./actors/agents/approvals.js";
+export type { ApprovalPathStep, PendingApproval, TreePendingApproval } from "./actors/agents/approvals.js";
 export type { ToolApprovalEvent } from "./machines/helpers/messages.js";
 export { EffectStoppedError, TRANSIENT_EXECUTION_ID } from "./actors/effects/chain.js";
 export type { KillSwitch } from "./actors/effects/chain.js";
@@ -115,7 +115,7 @@ export {
   SubmitConflictError,
 } from "./actors/errors.js";
 export { checkExternalEvent, RESERVED_EVENT_PREFIXES } from "./actors/journal/externalEvents.js";
-export { ApprovalMalformedError, ApprovalNotWaitingError } from "./actors/agents/approvals.js";
+export { ApprovalAmbiguousError, ApprovalMalformedError, ApprovalNotWaitingError } from "./actors/agents/approvals.js";
 export type { SerializedError } from "./actors/errors.js";
 export { stepInput, effectActor } from "./machines/helpers/effectActor.js";
 

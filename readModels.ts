@@ -5,3 +5,5 @@
 export { createReadModels } from "./actors/journal/appReadModels.js";
 export { createExecutionsStore } from "./actors/journal/readModels.js";
 export type { ReadModels, ExecutionView, ExecutionsStore } from "./actors/journal/readModels.js";
+export { approvalsInTree } from "./actors/agents/approvals.js";
+export type { ApprovalPathStep, ApprovalSource, TreePendingApproval } from "./actors/agents/approvals.js";

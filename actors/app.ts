@@ -30,6 +30,7 @@ import { createLifecycleHost, type LifecycleHost, type LifecycleOptions } from "
 import { resumeUnfinished, type ResumeUnfinishedOptions, type ResumeUnfinishedResult } from "./journal/unfinished.js";
 import { resultFromJournal } from "./journal/result.js";
 import { ExecutionTree } from "./journal/tree.js";
+import { routeApproval, type ApprovalRoute } from "./agents/approvals.js";
 import type { ParentLink } from "./journal/children.js";
 
 export type { AppInternals } from "./appHost.js";
@@ -120,6 +121,7 @@ export class App {
       sendLive: (address, event) => this.tree.sendLive(address, event),
       stopChild: (id, reason) => this.tree.stopChild(id, reason),
       childSettled: (id) => this.tree.settled(id),
+      routeApproval: (id, decision) => routeApproval(this.approvalRoute(), id, decision),
     });
     this.tree = new ExecutionTree({
       events: config.stores.events,
@@ -140,6 +142,8 @@ export class App {
       exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0,
       runsHere: (id) => this.running.has(id),
       isModel: (effectId) => config.effects[effectId]?.kind === "llm",
+      // Issue 34: a stream of a lead carries its sub-agents' parts.
+      children: async (id) => (await this.executions({ root: id })).filter((info) => info.executionId !== id),
     });
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
@@ -264,6 +268,21 @@ export class App {
       else await this.tree.stopOrphan(execution);
       return execution.ref;
     });
+  }
+
+  // Issue 34: where a decision sent to an execution of a tree goes when a child execution waits for the call. On the
+  // fleet, a child this worker does not hold gets it through its inbox (its worker checks it, in its turn).
+  private approvalRoute(): ApprovalRoute {
+    return {
+      tree: (id) => this.executions({ root: id }),
+      log: (id) => this.log(id),
+      isModel: (effectId) => this.config.effects[effectId]?.kind === "llm",
+      deliver: async (id, decision) => {
+        const fleet = this.onFleet ? this.stores.fleet : undefined;
+        if (fleet?.message && !this.running.has(id)) return fleet.message(id, { event: decision, live: true });
+        await (this.running.get(id)?.ref ?? (await this.resume(id))).sendAsync(decision);
+      },
+    };
   }
 
   /** Resumes every execution the catalogue lists as running (at boot); reports those it cannot resume instead of throwing. */

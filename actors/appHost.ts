@@ -24,6 +24,7 @@ import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect } from "./lifecycle/host.js";
 import { CHILD_EFFECT_ID, type TreeAddress, type TreeMessage } from "./journal/children.js";
+import type { ToolApprovalEvent } from "../machines/helpers/messages.js";
 
 /**
  * What the runtime's own tests and benchmarks reach inside an app for, through `appInternals(app)`
@@ -53,6 +54,8 @@ export interface AppHostOwner {
   childSettled(executionId: string): Promise<boolean>;
   /** Stops a child execution (ExecutionHost.stopChild). */
   stopChild(executionId: string, reason: string): Promise<void>;
+  /** A decision for a call waiting in a child execution (ExecutionHost.routeApproval). */
+  routeApproval?(executionId: string, decision: ToolApprovalEvent): Promise<string | undefined>;
   /** Throws LifecycleNotLoadedError naming `id` unless loomwork/lifecycle registered the runtime's own machines (`registerInternal`): before one of their executions is rebuilt or started by id. */
   requireMaintenance(id: string): void;
 }
@@ -133,6 +136,10 @@ export class AppHost implements ExecutionHost {
 
   childSettled(executionId: string): Promise<boolean> {
     return this.owner.childSettled(executionId);
+  }
+
+  routeApproval(executionId: string, decision: ToolApprovalEvent): Promise<string | undefined> {
+    return this.owner.routeApproval?.(executionId, decision) ?? Promise.resolve(undefined);
   }
 
   ended(execution: HostedExecution): void {

@@ -125,6 +125,8 @@ export const RUNTIME_ERROR_CODES = {
   approvalMalformed: "LOOM_APPROVAL_MALFORMED",
   /** `ApprovalNotWaitingError`: a `TOOL_APPROVAL` for a call that is not waiting for a decision (decided already, unknown, ended). */
   approvalNotWaiting: "LOOM_APPROVAL_NOT_WAITING",
+  /** `ApprovalAmbiguousError`: a `TOOL_APPROVAL` sent to a tree's execution for a call id that waits in two of the tree's executions. */
+  approvalAmbiguous: "LOOM_APPROVAL_AMBIGUOUS",
   /** `RetainedContentMissingError`: a retained claim-check blob (never reclaimable) is not in the content store. */
   retainedContentMissing: "LOOM_RETAINED_CONTENT_MISSING",
   /** `InvalidCronError`: a schedule's cron expression does not parse (loomwork/schedules). */

@@ -156,3 +156,123 @@ export class ApprovalNotWaitingError extends ConfigError {
     );
   }
 }
+
+/** One execution on the way from a tree's root to a parked call: its id and its agent (the logic's id). */
+export interface ApprovalPathStep {
+  executionId: string;
+  /** The agent that runs it: its machine's id (`agentLoop$({ id })`). */
+  agent?: string;
+}
+
+/** A call parked somewhere in a tree of executions (a sub-agent's, say), with where it waits. */
+export interface TreePendingApproval extends PendingApproval {
+  /** The execution that parked it (the one a decision is journaled in). */
+  executionId: string;
+  /** The executions from the tree's root (or the execution asked about) down to `executionId`, both included. */
+  path: ApprovalPathStep[];
+}
+
+/** What `approvalsInTree` reads of an execution: its id, parent, logic and parked calls (a read model's view fits). */
+export interface ApprovalSource {
+  executionId: string;
+  parentId?: string;
+  logicId?: string;
+  pendingApprovals: readonly PendingApproval[];
+}
+
+/**
+ * The calls parked in the tree under `executionId` (itself and its child executions at any depth), each with the
+ * execution that parked it and the path down to it from `executionId` (without one: every call of `views`, each
+ * path from its topmost ancestor in `views`); in the order of `views` (pass them ordered by id).
+ */
+export function approvalsInTree(views: readonly ApprovalSource[], executionId?: string): TreePendingApproval[] {
+  const byId = new Map(views.map((view) => [view.executionId, view]));
+  const approvals: TreePendingApproval[] = [];
+  for (const view of views) {
+    if (view.pendingApprovals.length === 0) continue;
+    const path = pathTo(byId, view, executionId);
+    if (!path) continue;
+    for (const approval of view.pendingApprovals) approvals.push({ executionId: view.executionId, ...approval, path });
+  }
+  return approvals;
+}
+
+// The steps from `top` down to `view` by parent links, or undefined when `view` is not under `top`.
+function pathTo(
+  byId: Map<string, ApprovalSource>,
+  view: ApprovalSource,
+  top: string | undefined,
+): ApprovalPathStep[] | undefined {
+  const path: ApprovalPathStep[] = [];
+  const seen = new Set<string>();
+  for (let at: ApprovalSource | undefined = view; at && !seen.has(at.executionId); at = byId.get(at.parentId ?? "")) {
+    seen.add(at.executionId);
+    path.unshift({ executionId: at.executionId, ...(at.logicId === undefined ? {} : { agent: at.logicId }) });
+    if (at.executionId === top) return path;
+    if (at.parentId === undefined || !byId.has(at.parentId)) return top === undefined ? path : undefined;
+  }
+  return undefined;
+}
+
+/** What `routeApproval` reads and does through the app that holds the tree. */
+export interface ApprovalRoute {
+  /** The execution and its child executions at any depth, with their parents (the catalogue: `app.executions({ root })`). */
+  tree(executionId: string): Promise<{ executionId: string; parentId?: string; logicId?: string; status: string }[]>;
+  /** Every record of an execution, opened. */
+  log(executionId: string): Promise<JournalRecord[]>;
+  /** Whether a completed step's effect is a model (only a model's reply parks calls). */
+  isModel(effectId: string): boolean;
+  /** Sends the decision to a descendant that waits for it, as an external event (checked there, in its turn). */
+  deliver(executionId: string, decision: ToolApprovalEvent): Promise<void>;
+}
+
+/**
+ * A decision sent to `executionId` for a call that waits in one of its child executions (a sub-agent's, at any
+ * depth): delivered there, and the id it went to returned. Undefined when the execution has no running child
+ * execution, or when no descendant waits for the call (the execution decides it, or refuses it, itself).
+ * ApprovalAmbiguousError, nothing delivered, when the call waits in two executions of the tree.
+ */
+export async function routeApproval(
+  route: ApprovalRoute,
+  executionId: string,
+  decision: ToolApprovalEvent,
+): Promise<string | undefined> {
+  const running = (await route.tree(executionId)).filter((info) => info.status === "running");
+  if (!running.some((info) => info.executionId !== executionId)) return undefined;
+  const waiting: string[] = [];
+  for (const info of running) {
+    let pending: PendingApproval[] = [];
+    for (const record of await route.log(info.executionId))
+      pending = pendingAfter(pending, record, record.type === STEP_COMPLETED && route.isModel(record.effectId));
+    if (pending.some((approval) => approval.toolCallId === decision.toolCallId)) waiting.push(info.executionId);
+  }
+  if (waiting.length > 1) throw new ApprovalAmbiguousError(executionId, decision.toolCallId, waiting.sort());
+  const target = waiting[0];
+  if (target === undefined || target === executionId) return undefined;
+  await route.deliver(target, decision);
+  return target;
+}
+
+/**
+ * A `TOOL_APPROVAL` sent to an execution of a tree for a call id that waits in two of its executions (two
+ * sub-agents whose models gave no call ids, say): nothing was journaled. Send the decision to the execution that
+ * should take it (`executionIds` lists them; the read models' `approvals(rootId)` gives each call's execution).
+ */
+export class ApprovalAmbiguousError extends ConfigError {
+  static override readonly name: string = "ApprovalAmbiguousError";
+  constructor(
+    /** The execution the decision was sent to. */
+    readonly executionId: string,
+    readonly toolCallId: string,
+    /** The executions of its tree where the call waits. */
+    readonly executionIds: readonly string[],
+  ) {
+    super(
+      "send.event",
+      `TOOL_APPROVAL for call "${toolCallId}" sent to execution "${executionId}" was refused: that call id waits in ` +
+        `${executionIds.length} executions of its tree (${executionIds.map((id) => `"${id}"`).join(", ")}); nothing was journaled. ` +
+        `Send the decision to the execution that should take it: app.resume(id).send(...), or loomwork approve <id> <toolCallId>.`,
+      RUNTIME_ERROR_CODES.approvalAmbiguous,
+    );
+  }
+}

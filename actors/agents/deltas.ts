@@ -28,6 +28,12 @@ export interface StreamPart extends ModelDelta {
   reason?: string;
   /** An `error`'s message: why the execution ended in error. */
   error?: string;
+  /** In the stream of a tree (a lead's, with its sub-agents'): the sub-agent's execution this part comes from; absent for the streamed execution's own parts. */
+  executionId?: string;
+  /** With `executionId`: the agent that runs it (its machine's id). */
+  agent?: string;
+  /** With `executionId`: the id of the parent's tool call this sub-agent answers, when the parent is an agent loop. */
+  parentToolCallId?: string;
 }
 
 /** The delta sink the runtime gave `ctx` (`ctx.emitDelta`), or none outside a runtime. */

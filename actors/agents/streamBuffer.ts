@@ -5,6 +5,7 @@ import { TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
 import { EVENT_RECEIVED, EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED, TRANSITION } from "../../stores/schema.js";
 import type { JournalRecord } from "../../stores/types.js";
 import { DELTA_TYPES, type ModelDelta, type StreamPart } from "./deltas.js";
+import { CHILD_EFFECT_ID } from "../journal/children.js";
 
 export { toUIMessageStream } from "./uiMessageStream.js";
 
@@ -48,6 +49,8 @@ export const BUFFER_TYPES = {
   eventReceived: EVENT_RECEIVED,
   transition: TRANSITION,
   toolApproval: TOOL_APPROVAL_EVENT,
+  /** A child execution's step (a sub-agent's, agentTool): its outcome answers the call with the sub-agent's text. */
+  childEffect: CHILD_EFFECT_ID,
   /** The agent loop's state while calls wait for a human (machines/agentLoop.ts). */
   awaitingApproval: "awaitingApproval",
 } as const;
@@ -72,6 +75,13 @@ interface OpenTurn {
 
 // An agent loop's step ids: `<loop>#turn:<i>:model`, `...:tool:<j>`, `...:compact` (machines/helpers/agentIds.ts).
 const TURN_STEP = /^(.*)#turn:(\d+):/;
+// A sub-agent's step in its agent loop (agentTool): the child `tool:<turn>:<j>`, numbered `:<n>` (docs/actors.md).
+const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
+
+// What a sub-agent's outcome answers its call with: its final text (tainted as the model read it), else the output.
+function answerOf(output: unknown): unknown {
+  return typeof output === "object" && output !== null && "text" in output ? output.text : (output ?? null);
+}
 
 /** One execution's parts: the journal as it was when the stream was opened, then what arrives live. */
 export class StreamBuffer {
@@ -171,7 +181,12 @@ export class StreamBuffer {
       return;
     }
     const call = this.callOf(record.stepId);
-    const output = record.type === this.types.stepCompleted ? (record.output ?? null) : { error: record.error.message };
+    const output =
+      record.type !== this.types.stepCompleted
+        ? { error: record.error.message }
+        : record.effectId === this.types.childEffect
+          ? answerOf(record.output)
+          : (record.output ?? null);
     if (call) this.turn?.answered.add(call.id);
     this.add(record.stepId, {
       type: this.types.toolResult,
@@ -284,16 +299,26 @@ export class StreamBuffer {
     this.add(stepId, { type: this.types.finishStep });
   }
 
-  // The tool call a tool step answers: the agent loop's step ids pair `...:turn:<i>:model` with `...:turn:<i>:tool:<j>`.
+  // The tool call a tool step answers: the agent loop's step ids pair `...:turn:<i>:model` with `...:turn:<i>:tool:<j>`,
+  // and with a sub-agent's step (agentTool: the child `tool:<i>:<j>`, its step `<loop>#tool:<i>:<j>:<n>`).
   private callOf(stepId: string): { id: string } | undefined {
+    const child = CHILD_STEP.exec(stepId);
+    if (child) return this.replies.get(`${child[1]}#turn:${child[2]}:model`)?.[Number(child[3])];
     const at = stepId.lastIndexOf(":tool:");
     if (at < 0) return undefined;
     return this.replies.get(`${stepId.slice(0, at)}:model`)?.[Number(stepId.slice(at + ":tool:".length))];
   }
 }
 
-/** The parts of `buffer` from `from` on, as they arrive, until the execution has ended (or `signal` aborts). */
-export async function* parts(buffer: StreamBuffer, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
+/** What `parts` reads: an execution's buffer, or a tree's (./streams.ts). */
+export interface PartSource {
+  readonly parts: readonly StreamPart[];
+  readonly settled: boolean;
+  changed(): Promise<void>;
+}
+
+/** The parts of `buffer` from `from` on, as they arrive, until the execution (or tree) has ended (or `signal` aborts). */
+export async function* parts(buffer: PartSource, { from = 0, signal }: StreamOptions): AsyncGenerator<StreamPart> {
   // `from` and `signal` were checked at the call (streams.ts checkStreamCall).
   let next = from;
   let onAbort: (() => void) | undefined;

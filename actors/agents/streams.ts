@@ -3,6 +3,7 @@
 // stable for the life of the buffer, so a client that reconnects with `from` continues exactly.
 import { shown } from "../../stores/shapes.js";
 import type { JournalRecord } from "../../stores/types.js";
+import { EXECUTION_STARTED, type ExecutionStartedRecord } from "../../stores/schema.js";
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
 import type { StreamPart } from "./deltas.js";
@@ -42,6 +43,8 @@ class Tape {
   /** Iterations reading it now. */
   readers = 0;
   log: Promise<JournalRecord[]> | undefined;
+  /** The stream of the tree under this execution (its own parts and its sub-agents'), built on the first read. */
+  tree: TreeBuffer | undefined;
   private buffer: StreamBuffer | undefined;
 
   push(item: StreamItem): void {
@@ -70,6 +73,136 @@ export interface StreamSource {
   /** True while this app runs the execution (only then can anything live reach its tape). */
   runsHere(executionId: string): boolean;
   isModel(effectId: string): boolean;
+  /** The execution's child executions at any depth, with their parents and logics (the catalogue); none when absent. */
+  children?(executionId: string): Promise<TreeMember[]>;
+}
+/** A child execution as the tree's stream knows it. */
+export interface TreeMember {
+  executionId: string;
+  parentId?: string;
+  logicId?: string;
+  /** Its step in its parent (`EXECUTION_STARTED.parent.stepId`), when known. */
+  parentStepId?: string;
+}
+
+// A sub-agent's step in its agent loop (agentTool): the child `tool:<turn>:<j>`, numbered `:<n>` (docs/actors.md).
+const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
+
+// The stream of a tree: the root's parts and each child execution's, merged in the order they arrive here, the
+// children's tagged with where they come from. Indices are stable for the life of the buffer, as a tape's are.
+// A tree with no child is its root's parts, index for index (the same objects: nothing is copied).
+class TreeBuffer {
+  readonly parts: StreamPart[] = [];
+  private readonly members = new Map<string, { member: TreeMember; buffer: StreamBuffer; done: boolean }>();
+  private waiters = new Set<() => void>();
+  private rootDone = false;
+  // False until the children that existed when the tree was opened are known: it is not settled before.
+  private listed = false;
+
+  constructor(
+    readonly rootId: string,
+    private readonly root: StreamBuffer,
+  ) {
+    void this.pump(root, undefined);
+  }
+
+  has(executionId: string): boolean {
+    return executionId === this.rootId || this.members.has(executionId);
+  }
+
+  /** Takes a child in now; its parts follow once `ready` resolves (what names its place in its parent is known). */
+  add(member: TreeMember, buffer: StreamBuffer, ready?: Promise<void>): void {
+    if (this.has(member.executionId)) return;
+    const entry = { member, buffer, done: false };
+    this.members.set(member.executionId, entry);
+    if (ready) void ready.then(() => this.pump(buffer, entry));
+    else void this.pump(buffer, entry);
+  }
+
+  // Whether the child that ran as `stepId` of `parentId` has all its parts here (or is none the tree knows of).
+  private childDone(parentId: string, stepId: string): boolean {
+    if (!this.listed) return false;
+    for (const { member, done } of this.members.values())
+      if (member.parentId === parentId && (member.parentStepId === undefined || member.parentStepId === stepId))
+        if (!done) return false;
+    return true;
+  }
+
+  /** True once a child joined: its parts' indices in this tree exist nowhere else, so the tree is kept as a live tape is. */
+  get branched(): boolean {
+    return this.members.size > 0;
+  }
+
+  /** The children that existed when it was opened are known now. */
+  markListed(): void {
+    this.listed = true;
+    this.wake();
+  }
+
+  get settled(): boolean {
+    return this.listed && this.rootDone && [...this.members.values()].every((entry) => entry.done);
+  }
+
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.add(resolve));
+  }
+
+  private wake(): void {
+    if (this.waiters.size === 0) return;
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const wake of waiters) wake();
+  }
+
+  // Copies one execution's parts into the tree's as they come, until it has ended.
+  private async pump(buffer: StreamBuffer, entry: { member: TreeMember; done: boolean } | undefined): Promise<void> {
+    const self = entry?.member.executionId ?? this.rootId;
+    let next = 0;
+    for (;;) {
+      while (next < buffer.parts.length) {
+        const part = buffer.parts[next]!;
+        // A sub-agent's outcome comes after the sub-agent's own parts, live or rebuilt from the journals alike.
+        if (part.type === "tool-result" && CHILD_STEP.test(part.stepId) && !this.childDone(self, part.stepId)) {
+          await this.changed();
+          continue;
+        }
+        next++;
+        if (entry) this.parts.push({ ...part, index: this.parts.length, ...this.origin(entry.member) });
+        else this.parts.push(part.index === this.parts.length ? part : { ...part, index: this.parts.length });
+      }
+      this.wake();
+      if (buffer.settled) break;
+      await buffer.changed();
+    }
+    if (entry) entry.done = true;
+    else this.rootDone = true;
+    this.wake();
+  }
+
+  // Where a child's part comes from: its execution, its agent, and the parent's call it answers (agentTool's step
+  // `<loop>#tool:<turn>:<j>:<n>` answers the j-th call of the parent's `<loop>#turn:<turn>:model`).
+  private origin(member: TreeMember): Pick<StreamPart, "executionId" | "agent" | "parentToolCallId"> {
+    const at = member.parentStepId ? CHILD_STEP.exec(member.parentStepId) : null;
+    const parent = member.parentId === this.rootId ? this.root : this.members.get(member.parentId ?? "")?.buffer;
+    const modelStep = at ? `${at[1]}#turn:${at[2]}:model` : undefined;
+    const call = at
+      ? parent?.parts.filter((p) => p.type === "tool-call" && p.stepId === modelStep)[Number(at[3])]
+      : undefined;
+    return {
+      executionId: member.executionId,
+      ...(member.logicId === undefined ? {} : { agent: member.logicId }),
+      ...(call?.id === undefined ? {} : { parentToolCallId: call.id }),
+    };
+  }
+}
+
+// A child execution as its EXECUTION_STARTED names it.
+function memberOf(executionId: string, start: ExecutionStartedRecord): TreeMember {
+  return {
+    executionId,
+    ...(start.parent ? { parentId: start.parent.executionId, parentStepId: start.parent.stepId } : {}),
+    logicId: start.logicId,
+  };
 }
 
 /**
@@ -81,6 +214,8 @@ export class StreamHub {
   private readonly tapes = new Map<string, Tape>();
   // Tapes with nothing live behind them, oldest first: ended here after a read, or read while not run here.
   private readonly kept = new Set<string>();
+  // The trees streamed now (their roots' tapes hold them): a child that starts joins the tree of its parent.
+  private readonly trees = new Set<TreeBuffer>();
   private closed = false;
 
   constructor(
@@ -89,6 +224,12 @@ export class StreamHub {
   ) {
     bus.on("delta", ({ executionId, stepId, delta }) => this.tape(executionId).push({ kind: "delta", stepId, delta }));
     bus.on("append", ({ executionId, records }) => {
+      // A child execution starts: every tree streamed here that holds its parent takes it in.
+      const start = records[0];
+      if (start?.type === EXECUTION_STARTED && start.parent && this.trees.size > 0) {
+        const member = memberOf(executionId, start);
+        for (const tree of this.trees) if (tree.has(start.parent.executionId)) this.join(tree, member);
+      }
       const tape = this.tapes.get(executionId);
       if (!tape) return;
       // It runs here now (a resume): its tape is live again, not one of the kept.
@@ -122,6 +263,8 @@ export class StreamHub {
    */
   forget(executionIds: readonly string[]): void {
     for (const executionId of executionIds) {
+      const tree = this.tapes.get(executionId)?.tree;
+      if (tree) this.trees.delete(tree);
       this.tapes.get(executionId)?.push({ kind: "ended" });
       this.tapes.delete(executionId);
       this.kept.delete(executionId);
@@ -139,14 +282,16 @@ export class StreamHub {
     const check = () => (known ??= this.check(executionId));
     const attach = () => this.attach(executionId);
     const detach = (tape: Tape) => this.detach(executionId, tape);
+    const treeOf = (tape: Tape, buffer: StreamBuffer) => this.treeOf(executionId, tape, buffer);
     // The buffer an iteration reads, once attached: how many parts it holds is how a UI stream knows it has read them all.
-    let read: StreamBuffer | undefined;
+    let read: { readonly parts: readonly StreamPart[] } | undefined;
     async function* iterate(): AsyncGenerator<StreamPart> {
       await check();
       const { tape, buffer } = attach();
-      read = buffer;
+      const tree = treeOf(tape, buffer);
+      read = tree;
       try {
-        yield* parts(buffer, options);
+        yield* parts(tree, options);
       } finally {
         detach(tape);
       }
@@ -187,11 +332,64 @@ export class StreamHub {
       tape.readers > 0 ||
       this.tapes.get(executionId) !== tape ||
       this.source.runsHere(executionId) ||
-      tape.liveSteps.size > 0
+      tape.liveSteps.size > 0 ||
+      tape.tree?.branched === true
     )
       return;
+    if (tape.tree) this.trees.delete(tape.tree);
     this.tapes.delete(executionId);
     this.kept.delete(executionId);
+  }
+
+  // The tree under a root, built on its first read: the children that exist now from the catalogue, later ones as
+  // they start (the bus). Without a catalogue of children (`StreamSource.children`) a stream is its root's alone.
+  private treeOf(rootId: string, tape: Tape, buffer: StreamBuffer): TreeBuffer {
+    if (tape.tree) return tape.tree;
+    const tree = new TreeBuffer(rootId, buffer);
+    tape.tree = tree;
+    this.trees.add(tree);
+    const children = this.source.children?.(rootId);
+    if (!children) tree.markListed();
+    else
+      children.then(
+        (members) => {
+          // In any order: a member joins once its parent has.
+          for (let added = true; added;) {
+            added = false;
+            for (const member of members)
+              if (!tree.has(member.executionId) && tree.has(member.parentId ?? "")) {
+                this.join(tree, member);
+                added = true;
+              }
+          }
+          tree.markListed();
+        },
+        () => tree.markListed(),
+      );
+    return tree;
+  }
+
+  // A child execution's tape, read by the tree of its root for as long as the tree is held.
+  private join(tree: TreeBuffer, member: TreeMember): void {
+    if (tree.has(member.executionId)) return;
+    const tape = this.tape(member.executionId);
+    tape.opened = true;
+    tape.readers++;
+    const log = (tape.log ??= this.source.readLog(member.executionId));
+    // A child the catalogue listed: its step in its parent is in its start record, read before its parts are copied.
+    const ready =
+      member.parentStepId === undefined
+        ? log.then(
+            ([start]) => {
+              if (start?.type === EXECUTION_STARTED && start.parent) member.parentStepId = start.parent.stepId;
+            },
+            () => undefined,
+          )
+        : undefined;
+    const buffer = tape.load(this.source.isModel, () => log);
+    if (!this.source.runsHere(member.executionId)) this.keep(member.executionId);
+    if (this.closed) tape.push({ kind: "ended" });
+    tree.add(member, buffer, ready);
   }
 
   private keep(executionId: string): void {
@@ -200,6 +398,8 @@ export class StreamHub {
     for (const oldest of this.kept) {
       if (this.kept.size <= KEPT) break;
       this.kept.delete(oldest);
+      const tree = this.tapes.get(oldest)?.tree;
+      if (tree) this.trees.delete(tree);
       this.tapes.delete(oldest);
     }
   }

@@ -33,6 +33,8 @@ export type UIMessageChunk =
       toolCallId: string;
       output: unknown;
       providerMetadata?: LoomworkProviderMetadata;
+      /** A sub-agent's work so far (its UI message), replaced by the next output: the AI SDK's preliminary tool result. */
+      preliminary?: boolean;
     }
   | { type: "tool-output-error"; toolCallId: string; errorText: string; providerMetadata?: LoomworkProviderMetadata }
   | { type: "tool-output-denied"; toolCallId: string }
@@ -115,6 +117,9 @@ export function toUIMessageStream(
   let step = "";
   let stepDone = false; // the model step's finish-step was read: the loop parks only after it
   let ending: UIMessageFinishReason | undefined;
+  // Each sub-agent called by the streamed execution (agentTool), by the call it answers: its work as a UI message.
+  const nested = new Map<string, SubAgentMessage>();
+  const calls = new Set<string>(); // the streamed execution's tool calls whose input was sent
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
       controller.enqueue({
@@ -130,7 +135,7 @@ export function toUIMessageStream(
           controller.close();
           return;
         }
-        const chunks = chunksOf(part);
+        const chunks = part.executionId === undefined ? chunksOf(part) : subAgentChunks(part);
         const wasSending = sending;
         if (sending) for (const chunk of chunks) controller.enqueue(chunk);
         // The park the message's answers were asked at: what follows continues the message.
@@ -186,6 +191,17 @@ export function toUIMessageStream(
     return out;
   }
 
+  // A sub-agent's part (the tree's stream, actors/agents/streams.ts): its call's output grows, as the AI SDK's
+  // subagent tools yield it (preliminary). A sub-agent of a sub-agent shows in its own parent's message, not here.
+  function subAgentChunks(part: StreamPart): UIMessageChunk[] {
+    const toolCallId = part.parentToolCallId;
+    if (toolCallId === undefined || !calls.has(toolCallId) || turn.done.has(toolCallId)) return [];
+    let message = nested.get(toolCallId);
+    if (!message) nested.set(toolCallId, (message = new SubAgentMessage(`${toolCallId}:${part.executionId}`)));
+    if (!message.apply(part)) return [];
+    return [{ type: "tool-output-available", toolCallId, output: message.snapshot(), preliminary: true }];
+  }
+
   function chunksOf(part: StreamPart): UIMessageChunk[] {
     const toolCallId = part.id ?? "";
     switch (part.type) {
@@ -216,6 +232,7 @@ export function toUIMessageStream(
           : [];
       case "tool-call":
         turn.calls.add(toolCallId);
+        calls.add(toolCallId);
         return [{ type: "tool-input-available", toolCallId, toolName: part.toolName ?? "", input: part.input ?? {} }];
       case "tool-approval-request":
         turn.asked.add(toolCallId);
@@ -235,10 +252,17 @@ export function toUIMessageStream(
       case "tool-output-denied":
         turn.done.add(toolCallId);
         return [{ type: "tool-output-denied", toolCallId }];
-      case "tool-result":
+      case "tool-result": {
         if (!part.id) return [];
         turn.done.add(toolCallId);
-        return [toolOutput(toolCallId, part.output, part.isError === true)];
+        const output = toolOutput(toolCallId, part.output, part.isError === true);
+        // A sub-agent's call: its final output is its whole message, as the last value a subagent tool yields.
+        const message = nested.get(toolCallId);
+        nested.delete(toolCallId);
+        return [
+          message && output.type === "tool-output-available" ? { ...output, output: message.snapshot() } : output,
+        ];
+      }
       case "error":
         ending = "error";
         return [...closeBlocks(), { type: "error", errorText: onError(new Error(part.error ?? "")) }];
@@ -289,4 +313,78 @@ function continuationOf(messages: readonly UIMessageLike[] | undefined): {
       approvals.add(String(part.toolCallId));
   }
   return { messageId: last.id, approvals };
+}
+
+type SubAgentPart = { type: string; [field: string]: unknown };
+
+// The state a sub-agent's tool part takes at each of its stream's parts.
+const TOOL_STATES: Record<string, string> = {
+  "tool-input-start": "input-streaming",
+  "tool-call": "input-available",
+  "tool-approval-request": "approval-requested",
+  "tool-approval-response": "approval-responded",
+  "tool-output-denied": "output-denied",
+  "tool-result": "output-available",
+};
+
+// A sub-agent's work as a UI message (what the AI SDK's readUIMessageStream builds of an agent's stream): a
+// step-start per model step, text and reasoning parts, a tool part per call through its states.
+class SubAgentMessage {
+  private readonly parts: SubAgentPart[] = [];
+  private readonly tools = new Map<string, SubAgentPart>();
+  private readonly open = new Map<string, SubAgentPart>(); // text, reasoning: the step's block
+
+  constructor(private readonly id: string) {}
+
+  snapshot(): { id: string; role: "assistant"; parts: SubAgentPart[] } {
+    return { id: this.id, role: "assistant", parts: structuredClone(this.parts) };
+  }
+
+  /** Applies one of the sub-agent's parts; false when it changes nothing the message shows. */
+  apply(part: StreamPart): boolean {
+    const { type } = part;
+    if (type === "start-step" || type === "finish-step" || type === "retry") {
+      for (const block of this.open.values()) block.state = "done";
+      const closed = this.open.size > 0;
+      this.open.clear();
+      // A retry's attempt is void: back to its step's start.
+      if (type === "retry") this.parts.splice(this.parts.map((p) => p.type).lastIndexOf("step-start") + 1);
+      if (type === "start-step") this.parts.push({ type: "step-start" });
+      return type !== "finish-step" || closed;
+    }
+    if (type === "text-delta" || type === "reasoning-delta") {
+      const kind = type.slice(0, -"-delta".length);
+      let block = this.open.get(kind);
+      if (!block) {
+        block = { type: kind, text: "", state: "streaming" };
+        this.parts.push(block);
+        this.open.set(kind, block);
+      }
+      block.text = `${String(block.text)}${part.delta ?? ""}`;
+      return true;
+    }
+    const state = TOOL_STATES[type];
+    if (state === undefined || !part.id) return false;
+    let tool = this.tools.get(part.id);
+    if (!tool) {
+      tool = { type: `tool-${part.toolName ?? "unknown"}`, toolCallId: part.id };
+      this.tools.set(part.id, tool);
+      this.parts.push(tool);
+    }
+    tool.state = state;
+    if (type === "tool-call") tool.input = part.input ?? {};
+    if (type === "tool-approval-request" || type === "tool-approval-response")
+      tool.approval = {
+        id: part.id,
+        ...(type === "tool-approval-response" ? { approved: part.approved === true } : {}),
+        ...(part.reason ? { reason: part.reason } : {}),
+      };
+    if (type === "tool-result") {
+      const chunk = toolOutput(part.id, part.output, part.isError === true);
+      if (chunk.type === "tool-output-available") tool.output = chunk.output;
+      else if (chunk.type === "tool-output-error")
+        Object.assign(tool, { state: "output-error", errorText: chunk.errorText });
+    }
+    return true;
+  }
 }

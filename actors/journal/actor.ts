@@ -1,6 +1,14 @@
 // The actor a caller holds: getSnapshot / subscribe / send like an XState actor, so @xstate/react
 // selectors and the inspector work with a journaled execution.
-import type { AnyEventObject, AnyStateMachine, EventObject, Observer, SnapshotFrom, Subscription } from "xstate";
+import type {
+  AnyEventObject,
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  EventObject,
+  Observer,
+  SnapshotFrom,
+  Subscription,
+} from "xstate";
 import type { Warning } from "../bus.js";
 import { WARNING_CODES } from "../constants.js";
 import { RUNTIME_ID_PREFIX, TOOL_APPROVAL_EVENT } from "../../machines/helpers/constants.js";
@@ -8,10 +16,13 @@ import { checkApprovalShape, checkApprovalWaiting } from "../agents/approvals.js
 import { AppClosedError, ConfigError } from "../errors.js";
 import { plainExternalEvent } from "./externalEvents.js";
 import type { ReplayReport } from "./host.js";
+import type { ToolApprovalEvent } from "../../machines/helpers/messages.js";
 
 /** What an actor needs of the app that made it: its warning sink (a send that is not journaled is a warning). */
 export interface ActorHost {
   warn(warning: Warning): void;
+  /** A decision for a call that waits in a child execution (a sub-agent's): delivered there; its id, or undefined (./../agents/approvals.ts routeApproval). */
+  routeApproval?(executionId: string, decision: ToolApprovalEvent): Promise<string | undefined>;
 }
 
 /** The execution an actor stands for (an Execution, which creates its actor as its `ref`). */
@@ -118,7 +129,13 @@ export class JournaledActor<TLogic extends AnyStateMachine = AnyStateMachine> {
     if (plain.type !== TOOL_APPROVAL_EVENT) return this.execution.send(plain);
     // Whether the call waits is decided in the execution's turn: two decisions sent at once see each other.
     const decision = checkApprovalShape(plain, this.id);
-    return this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
+    const send = () => this.execution.send(plain, (snapshot) => checkApprovalWaiting(snapshot, decision, this.id));
+    // A tree (issue 34): a call that waits in a child execution is decided there, by the id the root was sent. The
+    // execution's own parked call is sent at once, in order with what is sent after it (its turn checks it again).
+    const route = this.host?.routeApproval;
+    const own: AnyMachineSnapshot = this.execution.getSnapshot();
+    if (!route || (own.status === "active" && own.can(decision))) return send();
+    return route.call(this.host, this.id, decision).then((to) => (to === undefined ? send() : undefined));
   }
 
   /**

@@ -8,6 +8,7 @@ import type { SerializedError } from "../errors.js";
 import type { Journal } from "./journal.js";
 import type { PendingStep } from "./planner.js";
 import type { TreeAddress, TreeMessage } from "./children.js";
+import type { ToolApprovalEvent } from "../../machines/helpers/messages.js";
 
 /** A record as a step or macrostep asks for it: the execution gives it its `seq` and `at`. */
 export type UnstampedRecord = RecordBody;
@@ -92,4 +93,6 @@ export interface ExecutionHost {
   childSettled(executionId: string): Promise<boolean>;
   /** Stops a child execution, journaled in its log (and its own children with it); a no-op once it ended. */
   stopChild(executionId: string, reason: string): Promise<void>;
+  /** A decision for a call that waits in a child execution: delivered there; its id, or undefined when none waits for it. */
+  routeApproval?(executionId: string, decision: ToolApprovalEvent): Promise<string | undefined>;
 }

@@ -4,7 +4,7 @@
 import { createStore } from "@xstate/store";
 import type { ChainLayer } from "../../machines/effectChain.js";
 import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
-import { pendingAfter, type PendingApproval } from "../agents/approvals.js";
+import { approvalsInTree, pendingAfter, type PendingApproval, type TreePendingApproval } from "../agents/approvals.js";
 import type { EventStore, ExecutionInfo, ExecutionStatus, JournalRecord } from "../../stores/types.js";
 import { processWarning, type RuntimeEvents, type Warning } from "../bus.js";
 import type { LoomConfig } from "../config.js";
@@ -155,6 +155,13 @@ export interface ReadModels {
   execution(executionId: string): ExecutionView | undefined;
   /** The tree under an execution: its view and its child executions' at any depth, ordered by id (empty: unknown). */
   tree(executionId: string): ExecutionView[];
+  /**
+   * The tool calls parked in the tree under an execution (itself and its sub-agents at any depth), oldest
+   * execution first: each with the execution that parked it and its `path` from `executionId` (ids and agents).
+   * Decide one by sending `{ type: "TOOL_APPROVAL", toolCallId, approved }` to `executionId` (the root): it reaches
+   * the execution that waits.
+   */
+  approvals(executionId: string): TreePendingApproval[];
   /** Drops the views of these executions (an erasure: the views are the subject's data too). */
   forget(executionIds: readonly string[]): void;
   /** Stops listening to the app. */
@@ -225,6 +232,11 @@ export function readModelsOver(app: ReadModelsSource): ReadModels {
     execution: (executionId) => executions.getSnapshot().context.executions[executionId],
     tree: (executionId) =>
       treeUnder(Object.values(executions.getSnapshot().context.executions), executionId).sort(byExecutionId),
+    approvals: (executionId) =>
+      approvalsInTree(
+        treeUnder(Object.values(executions.getSnapshot().context.executions), executionId).sort(byExecutionId),
+        executionId,
+      ),
     forget,
     dispose: () => {
       unbindAppend();

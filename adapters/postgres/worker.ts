@@ -11,6 +11,7 @@ import { defineConfig, type LoomConfig } from "../../actors/config.js";
 import type { Effect } from "../../actors/effects/effect.js";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import { ConfigError } from "../../actors/errors.js";
+import { TOOL_APPROVAL_EVENT } from "../../actors/agents/approvals.js";
 import { checkWorkerOptions } from "./options.js";
 import { FLEET_MESSAGE_KEY, NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { FleetMessage } from "../../stores/types.js";
@@ -205,6 +206,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // Parked (let go) while the inbox was read: the message stays in the inbox, and wakes the execution.
     if (!execution) throw new Error(`execution "${executionId}" is not held here any more`);
     if ("source" in message) execution.toSource(message.source, message.event);
+    // A decision a lead's worker passed on to the sub-agent that waits (issue 34): checked in its turn, as every decision.
+    else if ("live" in message && message.event.type === TOOL_APPROVAL_EVENT)
+      await execution.ref.sendAsync(message.event);
     else if ("live" in message) await execution.send(message.event);
     else await execution.receive(message.event, message.from);
   };

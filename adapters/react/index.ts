@@ -5,7 +5,7 @@ import type { AnyStateMachine, SnapshotFrom } from "xstate";
 import type { JournaledActor } from "../../actors/journal/actor.js";
 import type { App } from "../../actors/app.js";
 import { RUNTIME_ERROR_CODES } from "../../actors/constants.js";
-import type { PendingApproval } from "../../actors/agents/approvals.js";
+import { approvalsInTree, type TreePendingApproval } from "../../actors/agents/approvals.js";
 import type { ExecutionStream, StreamOptions } from "../../actors/agents/streams.js";
 import type { StreamPart } from "../../actors/agents/deltas.js";
 import type { ExecutionView, ReadModels } from "../../actors/journal/readModels.js";
@@ -195,22 +195,20 @@ export function useExecutionStream(
 }
 
 /**
- * The tool calls parked for a human (`needsApproval`), from the app's read models: of one execution, or
- * of all. Decide one with `actor.send({ type: "TOOL_APPROVAL", toolCallId, approved, reason? })`.
+ * The tool calls parked for a human (`needsApproval`), from the app's read models: of the tree under one
+ * execution (itself and its sub-agents at any depth), or of all. Each names the execution that parked it and
+ * its `path` (execution ids and agents) from the execution asked about, or from its root. Decide one with
+ * `actor.send({ type: "TOOL_APPROVAL", toolCallId, approved, reason? })` on the root's actor: it reaches the
+ * sub-agent that waits.
  */
-export function usePendingApprovals(
-  models: ReadModels,
-  executionId?: string,
-): (PendingApproval & { executionId: string })[] {
+export function usePendingApprovals(models: ReadModels, executionId?: string): TreePendingApproval[] {
   const executions = useExecutions(models);
-  const memo = useRef<
-    { views: ExecutionView[]; id: string | undefined; value: (PendingApproval & { executionId: string })[] } | undefined
-  >(undefined);
+  const memo = useRef<{ views: ExecutionView[]; id: string | undefined; value: TreePendingApproval[] } | undefined>(
+    undefined,
+  );
   if (memo.current?.views !== executions || memo.current.id !== executionId) {
-    const value = executions
-      .filter((view) => executionId === undefined || view.executionId === executionId)
-      .flatMap((view) => view.pendingApprovals.map((approval) => ({ ...approval, executionId: view.executionId })));
-    memo.current = { views: executions, id: executionId, value };
+    const views = executionId === undefined ? executions : treeUnder(executions, executionId).sort(byExecutionId);
+    memo.current = { views: executions, id: executionId, value: approvalsInTree(views, executionId) };
   }
   return memo.current.value;
 }

@@ -29,8 +29,9 @@ export const follow = command(
         `look every ${POLL_MS} ms).`,
       "Model deltas are never journaled: they are shown when the app serves its control socket (serveControl from loomwork/fs); " +
         "without one, only the records are shown, each as it is appended.",
+      "A lead's sub-agents (agentTool) stream with it: their deltas are shown under `⋯ <agent> <executionId> <step>` (their records are in their own logs: `loomwork follow <executionId>`).",
       "Exit code: 0 when the execution ends done, 1 when it ends in error or stopped, 130 on Ctrl-C.",
-      'With --json: one JSON object per line: { "record": <record as journaled> } or { "delta": <stream part: index, stepId, type, delta?> }.',
+      'With --json: one JSON object per line: { "record": <record as journaled> } or { "delta": <stream part: index, stepId, type, delta?; a sub-agent\'s with executionId, agent, parentToolCallId> }.',
     ],
     examples: ["loomwork follow research-1", "loomwork follow chat-1 --json | jq -c 'select(.delta) | .delta.delta'"],
   },
@@ -45,6 +46,7 @@ export const follow = command(
     const settled = new Set<string>();
     let started: number | undefined;
     let inDelta = false;
+    let deltaSource = "";
     let ended: StoredRecord | undefined;
     const write = (text: string) => void (process.stdout.destroyed || process.stdout.write(terminalLine(text, c.on)));
     const show = (record: StoredRecord) => {
@@ -92,11 +94,24 @@ export const follow = command(
       client?.stream(
         executionId,
         (part) => {
-          if (settled.has(String(part.stepId)) || ended) return;
+          // A sub-agent's part (a lead's stream carries its tree's): shown with its agent and execution.
+          const from = typeof part.executionId === "string" ? part.executionId : undefined;
+          if ((from === undefined && settled.has(String(part.stepId))) || ended) return;
           if (json) return write(`${jsonText({ delta: part })}\n`);
           if (!SHOWN_DELTAS.has(String(part.type)) || typeof part.delta !== "string") return;
-          if (!inDelta) write(`${" ".repeat(18)}${c.dim(`⋯ ${printable(String(part.stepId).replace(prefix, ""))}`)} `);
+          const source = `${from ?? ""}\n${String(part.stepId)}`;
+          if (inDelta && source !== deltaSource) write("\n");
+          if (!inDelta || source !== deltaSource) {
+            const agent = typeof part.agent === "string" ? part.agent : "?";
+            const step =
+              from === undefined
+                ? String(part.stepId).replace(prefix, "")
+                : String(part.stepId).replace(`${agent}#`, "");
+            const label = from === undefined ? `⋯ ${step}` : `⋯ ${agent} ${from} ${step}`;
+            write(`${" ".repeat(18)}${c.dim(printable(label))} `);
+          }
           inDelta = true;
+          deltaSource = source;
           // A model's text runs over lines: its newlines and tabs are kept, every other control is escaped.
           const text = printable(part.delta, { lines: true });
           write(part.type === "reasoning-delta" ? c.dim(text) : text);

@@ -1,10 +1,9 @@
 // loomwork send | approve | deny | stop | resume: operate a running execution, through the app that holds
 // the journal (its control socket), or, when no app holds it, journaled by the CLI with --logic.
-import { pendingAfter, TOOL_APPROVAL_EVENT, type PendingApproval } from "../../actors/agents/approvals.js";
-import { isJournalRecord } from "../../stores/schema.js";
+import { TOOL_APPROVAL_EVENT } from "../../actors/agents/approvals.js";
+import { waitingCalls } from "../approvals.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError } from "../errors.js";
-import { isSealed, readRecords } from "../journal.js";
 import { operate, parseEvent, report, requireRunning } from "../operate.js";
 
 const LOGIC = {
@@ -45,17 +44,15 @@ export const send = command(
   },
 );
 
-/** The pending call, or NotFoundError naming the pending ones; a sealed journal is not checked here. */
+/** The pending call (in the execution or one of its sub-agents), or NotFoundError naming the pending ones; a sealed journal is not checked here. */
 async function requirePending(ctx: Context, executionId: string, toolCallId: string): Promise<void> {
-  const records = await readRecords(await ctx.journal(), executionId);
-  if (records.some(isSealed)) return;
-  let pending: PendingApproval[] = [];
-  for (const record of records) if (isJournalRecord(record)) pending = pendingAfter(pending, record);
+  const { calls: pending, sealed } = await waitingCalls(await ctx.journal(), [executionId]);
+  if (sealed.length > 0) return;
   if (pending.some((p) => p.toolCallId === toolCallId)) return;
   throw new NotFoundError(
     `no tool call "${toolCallId}" waits for approval in "${executionId}"`,
     pending.length
-      ? `Waiting: ${pending.map((p) => `${p.toolCallId} (${p.toolName})`).join(", ")}.`
+      ? `Waiting: ${pending.map((p) => `${p.toolCallId} (${p.toolName}${p.executionId === executionId ? "" : ` in ${p.executionId}`})`).join(", ")}.`
       : "Nothing waits for approval there; `loomwork approvals` lists what does.",
   );
 }

@@ -17,12 +17,14 @@ import { BUNDLE_GOAL_GZIP, esbuildSize, ROLE_ENTRY_MODULES, viteSize } from "../
  * together 70,318 B; then 71,274 B with the tree's limits (ChildLimitError), onSnapshot, the inspector's tree and
  * Effect.close; then 72,369 B with one registry per tree (system.get across a tree, DuplicateSystemIdError) and
  * delayed sendTo to children (timers with a receiver); then 73,135 B with app.executions({ root }), the read models'
- * tree and sub-agents as tools in the agent loop (agentTool); then, from 73,922 B measured again, with handoffs and
- * quotas across a tree (+1,708 B), issue 37's schedule store on IndexedDB and the app's close hook (+365 B; the cron
- * library and the runner stay in loomwork/schedules), and the queue and retention options createApp checks.
- * The goal is BUNDLE_GOAL_GZIP.
+ * tree and sub-agents as tools in the agent loop (agentTool); then, from 73,922 B measured again: issue 34's
+ * handoffs and quotas across a tree (+1,708 B) and its tree as one run (+2,352 B: a decision sent to a lead routed to
+ * the sub-agent that waits, app.stream of a lead merging its sub-agents' parts, the UI stream's subagent messages;
+ * `app.stream` and `actor.send` are the App's), issue 37's schedule store on IndexedDB and the app's close hook
+ * (+365 B; the cron library and the runner stay in loomwork/schedules), and the queue and retention options createApp
+ * checks. The goal is BUNDLE_GOAL_GZIP.
  */
-const START_BUDGET_GZIP = 77_500;
+const START_BUDGET_GZIP = 80_000;
 
 const MINIMAL_APP = new URL("../../bench/bundle/minimalApp.ts", import.meta.url).pathname;
 
