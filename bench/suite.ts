@@ -35,6 +35,7 @@ import { measureXStateConformance } from "./xstateConformance.js";
 import { measureDeterminism } from "./determinism.js";
 import { measureChildren } from "./children.js";
 import { measureSubAgents } from "./subAgents.js";
+import { measureRetention } from "./retention.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -59,6 +60,7 @@ export const MEASUREMENTS = [
   { id: "determinism", run: measureDeterminism },
   { id: "children", run: measureChildren },
   { id: "subAgents", run: measureSubAgents },
+  { id: "retention", run: measureRetention },
 ] as const;
 
 export interface BenchRun {

@@ -171,7 +171,8 @@ async function select(
     if (batch.length >= input.batchSize) break;
     const rule = due(info);
     if (!rule) continue;
-    const raw = info.head <= 2 ? await host.events.read(info.executionId) : undefined;
+    // A summary is kept as it is under a summary rule; a rule of nothing removes it too.
+    const raw = info.head <= 2 && rule.keep !== "nothing" ? await host.events.read(info.executionId) : undefined;
     if (raw && isSummaryLog(raw)) continue;
     batch.push(await summaryOf(host, info, rule));
   }

@@ -94,6 +94,9 @@ describe.each(kinds)("applyRetention on %s", (_, open) => {
     expect((await stores.events.getExecution("open"))?.status).toBe("running");
     // Again: nothing more is due.
     expect(await applyRetention(app)).toMatchObject({ summarized: 0, removed: 0, batches: 0 });
+    // A rule of nothing removes the summaries too.
+    expect(await applyRetention(app, { keepFor: DAY, keep: "nothing" })).toMatchObject({ removed: 2 });
+    expect(await stores.events.getExecution("old")).toBeUndefined();
     await app.close();
     await stores.close?.();
   });
