@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { assign, fromCallback, sendParent, sendTo, setup } from "xstate";
 import { createApp, createToolEffect, defineConfig, effectActor, EVENT_RECEIVED } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
-import { runStoryChild } from "./support/childProcess.js";
+import { runToEnd, runUntilKilled } from "./support/childProcess.js";
 
 const picker = setup({
   types: {} as { context: { item: string }; input: { item: string }; output: { item: string } },
@@ -193,25 +193,4 @@ if (mode === "--run" && dir) {
 
 async function until(predicate: () => Promise<boolean>): Promise<void> {
   while (!(await predicate())) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
-// Runs the tree in a second process and SIGKILLs it at the first line matching `at`; resolves with the calls it started.
-async function runUntilKilled(file: string, journal: string, at: RegExp): Promise<string[]> {
-  const calls: string[] = [];
-  const child = runStoryChild(file, ["--run", journal], {
-    onLine: (l) => {
-      if (l.startsWith("call ")) calls.push(l.slice(5));
-      if (at.test(l)) child.proc.kill("SIGKILL");
-    },
-  });
-  const { signal } = await child.exited;
-  if (signal !== "SIGKILL") throw new Error(`the run ended before ${String(at)}`);
-  return calls;
-}
-
-async function runToEnd(file: string, journal: string): Promise<string[]> {
-  const lines: string[] = [];
-  const { code } = await runStoryChild(file, ["--resume", journal], { onLine: (l) => void lines.push(l) }).exited;
-  if (code !== 0) throw new Error(`resume exited ${code}`);
-  return lines.filter((l) => l.trim());
 }

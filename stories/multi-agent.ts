@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createApp, defineConfig, memoryStores, STEP_COMPLETED } from "../index.js";
 import { fsStores } from "../adapters/fs/index.js";
-import { runStoryChild } from "./support/childProcess.js";
+import { runToEnd, runUntilKilled } from "./support/childProcess.js";
 import { multiAgentEffects, orchestrator } from "./support/multiAgent.js";
 
 const PROMPT = "How do barn owls catch prey in complete darkness?";
@@ -113,25 +113,4 @@ async function recordedSteps(events: Awaited<ReturnType<typeof fsStores>>["event
     for (const record of await events.read(info.executionId))
       if (record.type === STEP_COMPLETED) recorded.add(`${info.executionId} ${String(record.stepId)}`);
   return recorded;
-}
-
-// Runs the tree in a second process and SIGKILLs it at the first line matching `at`; resolves with the calls it started.
-async function runUntilKilled(file: string, journal: string, at: RegExp): Promise<string[]> {
-  const calls: string[] = [];
-  const child = runStoryChild(file, ["--run", journal], {
-    onLine: (l) => {
-      if (l.startsWith("call ")) calls.push(l.slice(5));
-      if (at.test(l)) child.proc.kill("SIGKILL");
-    },
-  });
-  const { signal } = await child.exited;
-  if (signal !== "SIGKILL") throw new Error(`the run ended before ${String(at)}`);
-  return calls;
-}
-
-async function runToEnd(file: string, journal: string): Promise<string[]> {
-  const lines: string[] = [];
-  const { code } = await runStoryChild(file, ["--resume", journal], { onLine: (l) => void lines.push(l) }).exited;
-  if (code !== 0) throw new Error(`resume exited ${code}`);
-  return lines.filter((l) => l.trim());
 }

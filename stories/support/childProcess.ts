@@ -45,3 +45,28 @@ export async function nextFreeId(dir: string, prefix: string): Promise<string> {
     await stores.close();
   }
 }
+
+/**
+ * Runs a story file with `--run <journal>` in a second process and SIGKILLs it at the first line matching `at`;
+ * resolves with the calls it started (its `call ...` lines). Rejects when the run ended first.
+ */
+export async function runUntilKilled(file: string, journal: string, at: RegExp): Promise<string[]> {
+  const calls: string[] = [];
+  const child = runStoryChild(file, ["--run", journal], {
+    onLine: (l) => {
+      if (l.startsWith("call ")) calls.push(l.slice(5));
+      if (at.test(l)) child.proc.kill("SIGKILL");
+    },
+  });
+  const { signal } = await child.exited;
+  if (signal !== "SIGKILL") throw new Error(`the run ended before ${String(at)}`);
+  return calls;
+}
+
+/** Runs a story file with `--resume <journal>` in a fresh process to its end; resolves with its non-empty lines. */
+export async function runToEnd(file: string, journal: string): Promise<string[]> {
+  const lines: string[] = [];
+  const { code } = await runStoryChild(file, ["--resume", journal], { onLine: (l) => void lines.push(l) }).exited;
+  if (code !== 0) throw new Error(`resume exited ${code}`);
+  return lines.filter((l) => l.trim());
+}
