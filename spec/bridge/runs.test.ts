@@ -55,7 +55,14 @@ describe("loomwork/bridge: start, stream, list", () => {
     expect(run.id).toBe("ui-1");
     const parts = await collect(client.stream("ui-1"));
     const reference = await inProcessParts();
-    expect(parts.map((p) => p.type)).toEqual(reference.map((p) => p.type));
+    // Each agent's parts in the order it made them; a sub-agent's (tagged) interleave with its lead's as they ran.
+    const byAgent = (list: StreamPart[]) => {
+      const agents: Record<string, string[]> = {};
+      for (const p of list) (agents[p.agent ?? "lead"] ??= []).push(p.type);
+      return agents;
+    };
+    expect(byAgent(parts)).toEqual(byAgent(reference));
+    expect(Object.keys(byAgent(parts)).sort()).toEqual(["fact-check", "lead"]);
     expect(parts.length).toBeGreaterThan(3);
     await expect.poll(() => run.getSnapshot()?.status).toBe("done");
     const listed = new Promise<void>((resolve) =>

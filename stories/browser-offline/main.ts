@@ -277,6 +277,11 @@ async function boot(): Promise<void> {
       selected = id;
       void draw();
     });
+    // The list is redrawn at once: its focus too, even when a newer draw overtakes this one's timeline.
+    const restore = () => {
+      if (focused) (document.querySelector(focused) as HTMLElement | null)?.focus();
+    };
+    restore();
     const turn = ++drawn;
     const info = executions.find((e) => e.executionId === selected);
     const records: JournalRecord[] = info ? await app.log(info.executionId) : [];
@@ -298,7 +303,7 @@ async function boot(): Promise<void> {
           )
         : undefined;
     renderDetail(ui.detail, info, records, factsOf(selected ?? ""), approval, children);
-    if (focused) (document.querySelector(focused) as HTMLElement | null)?.focus();
+    restore();
   }
 
   ui.clear.addEventListener("click", () => {
