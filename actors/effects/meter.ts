@@ -144,15 +144,23 @@ export class Meter {
     bus.on("ended", ({ executionId }) => {
       this.reserved.delete(executionId);
       const tally = this.tallies.get(executionId);
-      if (tally && this.roots.has(executionId)) this.endedUsage.set(executionId, tally.usage);
       this.tallies.delete(executionId);
-      if (!this.roots.has(executionId) && this.trees.delete(executionId))
-        for (const [id, root] of this.roots)
-          if (root === executionId) {
-            this.roots.delete(id);
-            this.endedUsage.delete(id);
-          }
+      const root = this.roots.get(executionId);
+      if (root !== undefined) {
+        // A child's final usage is kept while its root runs here; a root run elsewhere (a fleet) lists it again.
+        if (tally && this.tallies.has(root)) this.endedUsage.set(executionId, tally.usage);
+        else this.forget(executionId, root);
+      } else if (this.trees.delete(executionId)) {
+        for (const [id, of] of this.roots) if (of === executionId) this.forget(id, of);
+      }
     });
+  }
+
+  // Lets go of a child execution of a tree, and of the tree once none of its children is left here.
+  private forget(executionId: string, root: string): void {
+    this.roots.delete(executionId);
+    this.endedUsage.delete(executionId);
+    if (!this.tallies.has(root) && ![...this.roots.values()].includes(root)) this.trees.delete(root);
   }
 
   /** The execution's usage so far (journaled outcomes only). */
@@ -233,7 +241,8 @@ export class Meter {
         const folded: Tally = { usage: emptyUsage(), through: 0 };
         this.fold(folded, await this.readLog(id));
         usage = folded.usage;
-        if (member.status !== "running" && id !== rootId) {
+        // Kept while the root runs here (an ended log never changes); else read again at the next check.
+        if (member.status !== "running" && id !== rootId && this.tallies.has(rootId)) {
           this.roots.set(id, rootId);
           this.endedUsage.set(id, usage);
         }
