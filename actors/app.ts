@@ -354,9 +354,7 @@ export class App {
       throw new UnknownExecutionError(executionId);
     const meter = this.host.effects.meter;
     const own = await meter.usage(executionId);
-    const below = selectExecutions(await this.stores.events.listExecutions(), { root: executionId }).filter(
-      (info) => info.executionId !== executionId,
-    );
+    const below = (await this.executions({ root: executionId })).filter((info) => info.executionId !== executionId);
     if (below.length === 0) return own;
     const byExecution: Record<string, ExecutionUsage> = { [executionId]: own };
     const total: TreeUsage = { ...own };

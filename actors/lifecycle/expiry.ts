@@ -24,6 +24,7 @@ import { EVENT_SCHEMA, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from
 import type { ExecutionInfo, JournalRecord, StoredRecord } from "../../stores/types.js";
 import { usageOf } from "../../stores/usage.js";
 import { checkRetentionRule, type RetentionConfig } from "../config.js";
+import { eraseCoordinatorPrefix } from "../constants.js";
 import { ConfigError } from "../errors.js";
 import { isInternalLogic, type InternalEffect, type InternalEffectContext, type LifecycleHost } from "./host.js";
 
@@ -130,8 +131,6 @@ function resultOf(output: unknown): RetentionResult {
   };
 }
 
-const isRetention = (logicId: string | undefined) => logicId === RETENTION_LOGIC_ID || isInternalLogic(logicId);
-
 // A log that is already a summary: two records, the end's output marked.
 function isSummaryLog(log: readonly StoredRecord[]): boolean {
   const ended = log[1];
@@ -153,14 +152,14 @@ async function select(
   const all = await host.events.listExecutions();
   const byId = new Map(all.map((info) => [info.executionId, info]));
   // An erasure under way takes the subject's executions first.
-  const erasing = new Set(
-    all
-      .filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.status === "running")
-      .map((info) => decodeURIComponent(info.executionId.split(":")[1] ?? "")),
-  );
+  const erasures = all
+    .filter((info) => info.logicId === ERASE_COORDINATOR_LOGIC_ID && info.status === "running")
+    .map((info) => info.executionId);
+  const erasing = (subject: string) => erasures.some((id) => id.startsWith(eraseCoordinatorPrefix(subject)));
   const due = (info: ExecutionInfo): RetentionRule | undefined => {
-    if (info.status === "running" || info.endedAt === undefined || info.damaged || isRetention(info.logicId)) return;
-    if (info.subject !== undefined && erasing.has(info.subject)) return;
+    if (info.status === "running" || info.endedAt === undefined || info.damaged || isInternalLogic(info.logicId))
+      return;
+    if (info.subject !== undefined && erasing(info.subject)) return;
     const root = info.rootId === undefined ? info : byId.get(info.rootId);
     if (!root || root.status === "running" || root.endedAt === undefined) return;
     const rule = (root.logicId !== undefined ? input.rules.byLogic[root.logicId] : undefined) ?? input.rules.default;

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { removeTempDirs, runChild, tempDir } from "../reliability/support.js";
+import { linesOf, removeTempDirs, runChild, tempDir } from "../reliability/support.js";
 import { agentOf, questionOf, treeReply, TREE_ANSWER } from "../support/agentTree.js";
 import { startOpenAiServer, type OpenAiServer, type ServerRequest } from "../support/openaiServer.js";
 
@@ -20,11 +20,6 @@ afterAll(removeTempDirs);
 
 const child = (args: object) =>
   spawn(process.execPath, ["--import", "tsx", CHILD, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
-const lines = (stdout: string, prefix: string) =>
-  stdout
-    .split("\n")
-    .filter((l) => l.startsWith(`${prefix} `))
-    .map((l) => l.slice(prefix.length + 1));
 
 const POINTS = [
   {
@@ -95,16 +90,19 @@ describe("a tree of agents on a real provider, SIGKILLed and resumed (fs)", () =
       proc.kill("SIGKILL");
       const first = await running;
       expect(first.code, first.stderr).toBeNull();
-      expect(lines(first.stdout, "result")).toEqual([]);
+      expect(linesOf(first.stdout, "result")).toEqual([]);
 
       const second = await runChild(child({ ...args, mode: "resume" }), { timeoutMs: 60_000 });
       expect(second.stderr).toBe("");
       expect(second.code).toBe(0);
-      const recorded = new Set(lines(second.stdout, "recorded"));
-      const ran = [...lines(second.stdout, "model"), ...lines(second.stdout, "tool")];
+      const recorded = new Set(linesOf(second.stdout, "recorded"));
+      const ran = [...linesOf(second.stdout, "model"), ...linesOf(second.stdout, "tool")];
       expect(ran.length).toBeGreaterThan(0);
       expect(ran.filter((call) => recorded.has(call))).toEqual([]);
       point.ran(ran);
-      expect(JSON.parse(lines(second.stdout, "result")[0]!)).toMatchObject({ text: TREE_ANSWER, lastAgent: "writer" });
+      expect(JSON.parse(linesOf(second.stdout, "result")[0]!)).toMatchObject({
+        text: TREE_ANSWER,
+        lastAgent: "writer",
+      });
     }, 120_000);
 });
