@@ -141,10 +141,22 @@ export class App {
       readLog: (id) => this.log(id),
       exists: async (id) => this.running.has(id) || (await this.stores.events.head(id)) > 0,
       runsHere: (id) => this.running.has(id),
-      isModel: (effectId) => config.effects[effectId]?.kind === "llm",
+      isModel: (effectId) => (config.effects[effectId] ? config.effects[effectId].kind === "llm" : undefined),
       // Issue 34: a stream of a lead carries its sub-agents' parts.
       children: async (id) => (await this.executions({ root: id })).filter((info) => info.executionId !== id),
+      feed: config.stores.streams,
     });
+    const feed = config.stores.streams;
+    if (feed) {
+      // What runs here streams to the other processes on these stores (a web server following a worker's run).
+      this.host.bus.on("delta", ({ executionId, stepId, delta }) =>
+        feed.publish(executionId, { kind: "delta", stepId, delta }),
+      );
+      this.host.bus.on("append", ({ executionId, records }) =>
+        feed.publish(executionId, { kind: "appended", seq: records.at(-1)?.seq ?? 0 }),
+      );
+      this.host.bus.on("ended", ({ executionId }) => feed.publish(executionId, { kind: "ended" }));
+    }
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({
@@ -428,6 +440,8 @@ export class App {
   private forgetSubject(subject: string, executionIds: readonly string[]): void {
     const forgotten = this.running.forgetSubject(subject, executionIds);
     this.streams.forget(forgotten);
+    // The deltas the stores carry between processes are the subject's data too (their age limit is the floor).
+    this.stores.streams?.forget?.(executionIds).catch(() => undefined);
     for (const listener of this.forgetListeners) listener(forgotten);
   }
 

@@ -13,7 +13,7 @@ export const KEY_STORE_SPI_VERSION = "1.0.0";
 /** Version of the ScheduleStore SPI (schedules: loomwork/schedules). */
 export const SCHEDULE_STORE_SPI_VERSION = "1.0.0";
 
-import type { StoredRecord } from "./schema.js";
+import type { JournalRecord, StoredRecord } from "./schema.js";
 
 // The records: a discriminated union of typed records (`JournalRecord`), and the loose form the SPIs carry.
 export type * from "./schema.js";
@@ -288,4 +288,49 @@ export interface Stores {
   fleet?: FleetPort;
   /** Optional: the durable schedules (loomwork/schedules needs it); every built-in adapter has one. */
   schedules?: ScheduleStore;
+  /**
+   * Optional: carries an execution's live stream between the processes on these stores (`postgresStores`), so
+   * that `app.stream` in one process follows an execution a worker runs. Without it a stream is live only in the
+   * process that runs the execution.
+   */
+  streams?: StreamFeed;
+}
+
+/** What a process running an execution publishes of it: a model delta, the log's new head, or the end. Never journaled. */
+export type PublishedStreamItem =
+  { kind: "delta"; stepId: string; delta: { type: string } } | { kind: "appended"; seq: number } | { kind: "ended" };
+
+/** What a follower of an execution run elsewhere receives, in order: a delta, a journaled record, or the end. */
+export type FollowedStreamItem =
+  | { kind: "delta"; stepId: string; delta: { type: string } }
+  | { kind: "record"; record: JournalRecord }
+  | { kind: "ended" };
+
+/** A follow of one execution (`StreamFeed.follow`). */
+export interface StreamFollow {
+  /** Resolves once what the stores held of the stream when the follow began was handed over. */
+  readonly ready: Promise<void>;
+  /** Stops following: nothing more is handed over. */
+  stop(): void;
+}
+
+/**
+ * The live stream of executions between processes (ADR 0019): the process that runs an execution publishes its
+ * deltas and appends; a process that does not follows them. Best effort: a lost item costs a follower live
+ * deltas, never a journaled record (the journal is read again).
+ */
+export interface StreamFeed {
+  /** Called by the app for each delta, append and end of an execution it runs; returns at once. */
+  publish(executionId: string, item: PublishedStreamItem): void;
+  /**
+   * Follows an execution run elsewhere: `push` gets what the stores hold of its stream, then what is published,
+   * with each delta placed before the records appended after it (read with `readLog`), until its end.
+   */
+  follow(
+    executionId: string,
+    push: (item: FollowedStreamItem) => void,
+    readLog: () => Promise<JournalRecord[]>,
+  ): StreamFollow;
+  /** Removes what is held of these executions' streams (their subject was erased). */
+  forget?(executionIds: readonly string[]): Promise<void>;
 }

@@ -75,6 +75,8 @@ interface OpenTurn {
 
 // An agent loop's step ids: `<loop>#turn:<i>:model`, `...:tool:<j>`, `...:compact` (machines/helpers/agentIds.ts).
 const TURN_STEP = /^(.*)#turn:(\d+):/;
+// An agent loop's model step: what a step is taken for when its effect is not this app's (a web server follows a worker).
+const MODEL_STEP = /#turn:\d+:model$/;
 // A sub-agent's step in its agent loop (agentTool): the child `tool:<turn>:<j>`, numbered `:<n>` (docs/actors.md).
 const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
 
@@ -99,7 +101,7 @@ export class StreamBuffer {
   /** `pending`: what arrived before, in order; `liveSteps`: the steps whose deltas arrived live here (the hub's, kept current). */
   constructor(
     private readonly types: BufferTypes,
-    private readonly isModel: (effectId: string) => boolean,
+    private readonly isModel: (effectId: string) => boolean | undefined,
     private readonly pending: Item[],
     private readonly liveSteps: ReadonlySet<string>,
   ) {}
@@ -176,7 +178,7 @@ export class StreamBuffer {
     if (this.journaledSteps.has(record.stepId)) return;
     this.journaledSteps.add(record.stepId);
     this.enter(record.stepId);
-    if (this.isModel(record.effectId)) {
+    if (this.isModel(record.effectId) ?? MODEL_STEP.test(record.stepId)) {
       if (record.type === this.types.stepCompleted) this.modelStep(record.stepId, record.output);
       return;
     }

@@ -2,7 +2,7 @@
 // sequence of parts. Deltas are never journaled: this buffer is in memory, per process. A part's index is
 // stable for the life of the buffer, so a client that reconnects with `from` continues exactly.
 import { shown } from "../../stores/shapes.js";
-import type { JournalRecord } from "../../stores/types.js";
+import type { JournalRecord, StreamFeed, StreamFollow } from "../../stores/types.js";
 import { EXECUTION_STARTED, type ExecutionStartedRecord } from "../../stores/schema.js";
 import type { RuntimeBus } from "../bus.js";
 import { ConfigError, UnknownExecutionError } from "../errors.js";
@@ -45,6 +45,8 @@ class Tape {
   log: Promise<JournalRecord[]> | undefined;
   /** The stream of the tree under this execution (its own parts and its sub-agents'), built on the first read. */
   tree: TreeBuffer | undefined;
+  /** Its follow of the stores' stream feed while it runs elsewhere (a fleet worker runs it). */
+  follow: StreamFollow | undefined;
   private buffer: StreamBuffer | undefined;
 
   push(item: StreamItem): void {
@@ -54,7 +56,7 @@ class Tape {
   }
 
   /** The buffer, built on the first read over what waited here; it reads the journal `log` gave. */
-  load(isModel: (effectId: string) => boolean, readLog: () => Promise<JournalRecord[]>): StreamBuffer {
+  load(isModel: (effectId: string) => boolean | undefined, readLog: () => Promise<JournalRecord[]>): StreamBuffer {
     // The journal is read once, when a stream is first read.
     if (!this.buffer) {
       const log = (this.log ??= readLog());
@@ -72,9 +74,12 @@ export interface StreamSource {
   exists(executionId: string): Promise<boolean>;
   /** True while this app runs the execution (only then can anything live reach its tape). */
   runsHere(executionId: string): boolean;
-  isModel(effectId: string): boolean;
+  /** Whether the effect is a model's; undefined when this app does not have it (the step id decides then). */
+  isModel(effectId: string): boolean | undefined;
   /** The execution's child executions at any depth, with their parents and logics (the catalogue); none when absent. */
   children?(executionId: string): Promise<TreeMember[]>;
+  /** The stores' feed of streams between processes: what an execution run elsewhere streams reaches this app by it. */
+  feed?: StreamFeed;
 }
 /** A child execution as the tree's stream knows it. */
 export interface TreeMember {
@@ -249,7 +254,10 @@ export class StreamHub {
   /** The app closed: every open iteration ends once it has what is buffered. */
   close(): void {
     this.closed = true;
-    for (const tape of this.tapes.values()) tape.push({ kind: "ended" });
+    for (const tape of this.tapes.values()) {
+      tape.follow?.stop();
+      tape.push({ kind: "ended" });
+    }
   }
 
   /** What the hub holds: tapes in all, and of them those kept with nothing live behind them (for tests and leak checks). */
@@ -266,8 +274,7 @@ export class StreamHub {
       const tree = this.tapes.get(executionId)?.tree;
       if (tree) this.trees.delete(tree);
       this.tapes.get(executionId)?.push({ kind: "ended" });
-      this.tapes.delete(executionId);
-      this.kept.delete(executionId);
+      this.drop(executionId);
     }
   }
 
@@ -316,8 +323,8 @@ export class StreamHub {
     const tape = this.tape(executionId);
     tape.opened = true;
     tape.readers++;
-    const buffer = tape.load(this.source.isModel, () => this.source.readLog(executionId));
-    // Nothing live stands behind it (ended, or run elsewhere): bounded with the ended ones, even if a reader never finishes.
+    const buffer = tape.load(this.source.isModel, () => this.readLog(executionId, tape));
+    // Nothing live stands behind it here (ended, or run elsewhere): bounded with the ended ones, even if a reader never finishes.
     if (!this.source.runsHere(executionId)) this.keep(executionId);
     // After app.close nothing more arrives: the iteration ends with what the journal holds.
     if (this.closed) tape.push({ kind: "ended" });
@@ -336,7 +343,26 @@ export class StreamHub {
       tape.tree?.branched === true
     )
       return;
-    if (tape.tree) this.trees.delete(tape.tree);
+    this.drop(executionId);
+  }
+
+  // The journal a tape's buffer is seeded with. An execution run elsewhere is followed through the stores' feed
+  // first: what the feed held is in the tape before the journal is read, so the buffer knows which steps streamed.
+  private readLog(executionId: string, tape: Tape): Promise<JournalRecord[]> {
+    const feed = this.source.feed;
+    if (!feed || this.closed || this.source.runsHere(executionId)) return this.source.readLog(executionId);
+    tape.follow ??= feed.follow(
+      executionId,
+      (item) => tape.push(item),
+      () => this.source.readLog(executionId),
+    );
+    return tape.follow.ready.then(() => this.source.readLog(executionId));
+  }
+
+  private drop(executionId: string): void {
+    const tape = this.tapes.get(executionId);
+    tape?.follow?.stop();
+    if (tape?.tree) this.trees.delete(tape.tree);
     this.tapes.delete(executionId);
     this.kept.delete(executionId);
   }
@@ -375,7 +401,7 @@ export class StreamHub {
     const tape = this.tape(member.executionId);
     tape.opened = true;
     tape.readers++;
-    const log = (tape.log ??= this.source.readLog(member.executionId));
+    const log = (tape.log ??= this.readLog(member.executionId, tape));
     // A child the catalogue listed: its step in its parent is in its start record, read before its parts are copied.
     const ready =
       member.parentStepId === undefined
@@ -397,10 +423,7 @@ export class StreamHub {
     this.kept.add(executionId);
     for (const oldest of this.kept) {
       if (this.kept.size <= KEPT) break;
-      this.kept.delete(oldest);
-      const tree = this.tapes.get(oldest)?.tree;
-      if (tree) this.trees.delete(tree);
-      this.tapes.delete(oldest);
+      this.drop(oldest);
     }
   }
 

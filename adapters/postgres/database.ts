@@ -20,6 +20,8 @@ export class PgDatabase {
   private listener: pg.Client | undefined;
   private listening: Promise<void> | undefined;
   private readonly subscribers = new Set<(n: Notification) => void>();
+  // Channels of their own LISTENed to on the same connection (a followed execution's stream), with their listeners.
+  private readonly channels = new Map<string, Set<() => void>>();
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -125,11 +127,35 @@ export class PgDatabase {
     return () => void this.subscribers.delete(listener);
   }
 
+  /**
+   * Listens to a channel of its own on the LISTEN connection (opened if need be) until the returned function is
+   * called; `listener` is also called after the connection came back, as notifications meanwhile are lost.
+   */
+  async listenTo(channel: string, listener: () => void): Promise<() => void> {
+    let listeners = this.channels.get(channel);
+    const first = !listeners;
+    if (!listeners) this.channels.set(channel, (listeners = new Set()));
+    listeners.add(listener);
+    const unlisten = () => {
+      if (!listeners.delete(listener) || listeners.size > 0 || this.channels.get(channel) !== listeners) return;
+      this.channels.delete(channel);
+      this.listener?.query(`UNLISTEN "${channel}"`).catch(() => undefined);
+    };
+    await (this.listening ??= this.listen());
+    // listen() LISTENs to every channel known when it connects; one added since is LISTENed here.
+    if (first && this.listener) await this.listener.query(`LISTEN "${channel}"`);
+    return unlisten;
+  }
+
   private async listen(): Promise<void> {
     const client = new pg.Client(this.connectionConfig);
     client.on("error", () => this.relisten(client));
     client.on("end", () => this.relisten(client));
     client.on("notification", (message) => {
+      if (message.channel !== this.channel) {
+        for (const listener of [...(this.channels.get(message.channel) ?? [])]) listener();
+        return;
+      }
       const payload = message.payload ?? "";
       const colon = payload.indexOf(":");
       if (colon < 0) return;
@@ -138,6 +164,7 @@ export class PgDatabase {
     try {
       await client.connect();
       await client.query(`LISTEN "${this.channel}"`);
+      for (const channel of this.channels.keys()) await client.query(`LISTEN "${channel}"`);
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -164,6 +191,8 @@ export class PgDatabase {
 
   private emit(notification: Notification): void {
     for (const subscriber of [...this.subscribers]) subscriber(notification);
+    if (notification.kind === "reconnected")
+      for (const listeners of this.channels.values()) for (const listener of [...listeners]) listener();
   }
 
   async close(): Promise<void> {

@@ -333,7 +333,7 @@ export class PostgresEventStore implements EventStore {
     checkStoredId(executionId, "execution id");
     const s = this.db.s;
     await this.db.transaction(async (client) => {
-      for (const table of ["records", "archives", "snapshots", "inbox", "fleet", "executions"]) {
+      for (const table of ["records", "archives", "snapshots", "inbox", "fleet", "stream_items", "executions"]) {
         await client.query(`DELETE FROM ${s}.${table} WHERE execution_id = $1`, [executionId]);
       }
     });

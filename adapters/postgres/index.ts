@@ -1,12 +1,13 @@
 // loomwork/postgres: the storage SPIs on PostgreSQL, and the worker fleet that shares them. Node only.
 import pg from "pg";
-import { DEFAULT_SCHEMA } from "./constants.js";
+import { DEFAULT_SCHEMA, WORKER_DEFAULTS } from "./constants.js";
 import { PostgresContentStore } from "./contentStore.js";
 import { PgDatabase } from "./database.js";
 import { PostgresEventStore } from "./eventStore.js";
 import { PostgresFleet } from "./fleetPort.js";
 import { PostgresKeyStore } from "./keyStore.js";
 import { PostgresScheduleStore } from "./schedules.js";
+import { PostgresStreamFeed } from "./streamFeed.js";
 import { checkStoresOptions } from "./options.js";
 import type { PostgresStores } from "./types.js";
 
@@ -41,6 +42,13 @@ export interface PostgresStoresOptions {
    * @defaultValue true
    */
   preparedStatements?: boolean;
+  /**
+   * How long what a worker streamed of an execution (`app.stream` in another process reads it) stays in the
+   * database after the execution ended, so a follower that is behind or reconnects still reads it (ADR 0019).
+   * Items are removed after an hour in any case.
+   * @defaultValue 30000
+   */
+  streamKeepMs?: number;
 }
 
 /**
@@ -70,6 +78,7 @@ export async function postgresStores(options: PostgresStoresOptions): Promise<Po
     throw error;
   }
   const fleet = new PostgresFleet(db, options.pollMs);
+  const streams = new PostgresStreamFeed(db, options.pollMs ?? WORKER_DEFAULTS.pollMs, options.streamKeepMs);
   return {
     schema,
     db,
@@ -78,8 +87,12 @@ export async function postgresStores(options: PostgresStoresOptions): Promise<Po
     keys: new PostgresKeyStore(db),
     schedules: new PostgresScheduleStore(db),
     fleet,
+    streams,
     send: (executionId, event) => fleet.send(executionId, event),
-    close: () => db.close(),
+    close: () => {
+      streams.close();
+      return db.close();
+    },
   };
 }
 
@@ -88,6 +101,7 @@ export { PostgresEventStore, type LeaseFence } from "./eventStore.js";
 export { PostgresKeyStore } from "./keyStore.js";
 export { PostgresScheduleStore } from "./schedules.js";
 export { PostgresFleet } from "./fleetPort.js";
+export { PostgresStreamFeed } from "./streamFeed.js";
 export { LeaseLostError, SchemaVersionError, PostgresStoresClosedError } from "./errors.js";
 export { POSTGRES_ERROR_CODES } from "./constants.js";
 export { SCHEMA_VERSION } from "./migrations.js";

@@ -176,6 +176,24 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX fleet_queue_slots ON ${s}.fleet (queue, queue_key) WHERE slot;
       CREATE INDEX fleet_queue_starts ON ${s}.fleet (queue, queue_key, admitted_at) WHERE admitted_at IS NOT NULL;`,
   },
+  {
+    version: 8,
+    name: "stream items",
+    // What a worker streams of an execution, for app.stream in other processes (ADR 0019): never journaled, so
+    // UNLOGGED (no WAL; emptied after a server crash, when a stream is rebuilt from the journal). An item's id orders
+    // it in its execution's stream; publisher names the process (a second one re-runs a step the first left). An item is
+    // its JSON text (jsonb refuses \\u0000).
+    sql: (s) => `
+      CREATE UNLOGGED TABLE ${s}.stream_items (
+        id bigserial PRIMARY KEY,
+        execution_id text COLLATE "C" NOT NULL,
+        publisher text COLLATE "C" NOT NULL,
+        item text NOT NULL,
+        at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX stream_items_execution ON ${s}.stream_items (execution_id, id);
+      CREATE INDEX stream_items_at ON ${s}.stream_items (at);`,
+  },
 ];
 
 /** The newest schema version this loomwork knows. */

@@ -65,6 +65,7 @@ export interface CheckedStoresOptions {
   max?: number;
   pollMs?: number;
   preparedStatements?: boolean;
+  streamKeepMs?: number;
 }
 
 /** Checks `postgresStores`' options: exactly one of url and pool, and each given option of its type and range. */
@@ -74,7 +75,7 @@ export function checkStoresOptions(options: unknown): CheckedStoresOptions {
       "postgresStores",
       `takes an options object: postgresStores({ url }) or postgresStores({ pool }); got ${shown(options)}.`,
     );
-  const { url, pool, schema, max, pollMs, preparedStatements } = options;
+  const { url, pool, schema, max, pollMs, preparedStatements, streamKeepMs } = options;
   if ((url === undefined) === (pool === undefined))
     throw new ConfigError("postgresStores", "pass exactly one of url (a connection string) or pool (a pg.Pool).");
   if (url !== undefined) connectionString(url);
@@ -109,6 +110,12 @@ export function checkStoresOptions(options: unknown): CheckedStoresOptions {
     throw new ConfigError(
       "postgresStores.preparedStatements",
       `must be true or false; got ${shown(preparedStatements)}.`,
+    );
+  if (streamKeepMs !== undefined)
+    nonNegativeMs(
+      "postgresStores.streamKeepMs",
+      streamKeepMs,
+      "how long an ended execution's stream items stay for followers",
     );
   return options as CheckedStoresOptions;
 }

@@ -6,6 +6,7 @@ import type { PostgresEventStore } from "./eventStore.js";
 import type { PostgresFleet } from "./fleetPort.js";
 import type { PostgresKeyStore } from "./keyStore.js";
 import type { PostgresScheduleStore } from "./schedules.js";
+import type { PostgresStreamFeed } from "./streamFeed.js";
 
 /** The three stores on one database schema; they share one pool: closing any of them closes all three. */
 export interface PostgresStores extends Stores {
@@ -17,6 +18,8 @@ export interface PostgresStores extends Stores {
   schedules: PostgresScheduleStore;
   /** The fleet's queue and inboxes (app.submit, createWorker). */
   fleet: PostgresFleet;
+  /** What workers stream of their executions, followed by `app.stream` in any process on these stores (ADR 0019). */
+  streams: PostgresStreamFeed;
   /** @internal What the stores share (the pool, the schema, the LISTEN connection). */
   readonly db: PgDatabase;
   /**

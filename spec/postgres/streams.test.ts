@@ -1,0 +1,240 @@
+// Streams across processes (issue 37, ADR 0019): app.stream in a web server's app follows an execution a fleet worker
+// runs, on the same PostgreSQL schema. The worker and each "web server" have stores of their own (their own pool and
+// LISTEN connection): nothing is shared in memory. The model streams a few deltas, then waits for the test's gate, so
+// what the web app reads before the gate opens can only have come live from the worker.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
+import type { StreamPart } from "../../actors/agents/deltas.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+
+const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
+const agent = agentLoop$({
+  id: "streamer",
+  model: "model",
+  tools: ["search"],
+  maxTurns: 3,
+  warnTranscriptBytes: false,
+});
+
+// The model of turn 0 says a line and calls the tool; turn 1 streams the answer in chunks of 8, and after the first
+// two waits for `gate` (per execution).
+function effects(gates: Map<string, Promise<void>>): Record<string, Effect> {
+  return {
+    model: createLlmEffect({
+      id: "gated-model",
+      async generate(_request, ctx) {
+        const emit = (delta: { type: string; [key: string]: unknown }) => ctx.emitDelta?.(delta as never);
+        const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
+        if (turn === 0) {
+          const call = { id: `call-${ctx.executionId}`, toolName: "search", input: { q: "owls" } };
+          emit({ type: "text-delta", delta: "Looking it up." });
+          emit({ type: "tool-call", ...call });
+          return { text: "Looking it up.", toolCalls: [call] };
+        }
+        for (let i = 0; i < ANSWER.length; i += 8) {
+          if (i === 16) await gates.get(ctx.executionId);
+          emit({ type: "text-delta", delta: ANSWER.slice(i, i + 8) });
+        }
+        return { text: ANSWER };
+      },
+    }),
+    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] })),
+  };
+}
+
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  return { opened: new Promise<void>((resolve) => (open = resolve)), open };
+}
+
+// Reads a stream into `into` as parts come; resolves when it ends.
+async function collect(stream: AsyncIterable<StreamPart>, into: StreamPart[]): Promise<StreamPart[]> {
+  for await (const part of stream) into.push(part);
+  return into;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const textOf = (parts: StreamPart[]) =>
+  parts
+    .filter((p) => p.type === "text-delta")
+    .map((p) => p.delta)
+    .join("");
+const shape = (parts: StreamPart[]) =>
+  parts.map(({ index, type, stepId, delta, id }) => ({ index, type, stepId, delta, id }));
+
+let server: PgServer;
+const schemas: string[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+});
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(server.url, schema).catch(() => undefined);
+  await server?.dispose();
+});
+
+async function fleet(options: { streamKeepMs?: number } = {}) {
+  const schema = freshSchema("streams");
+  schemas.push(schema);
+  const open = () =>
+    postgresStores({
+      url: server.url,
+      schema,
+      pollMs: 100,
+      ...(options.streamKeepMs === undefined ? {} : { streamKeepMs: options.streamKeepMs }),
+    });
+  const gates = new Map<string, Promise<void>>();
+  const workerStores = await open();
+  const worker: Worker = await createWorker({
+    stores: workerStores,
+    logics: [agent],
+    effects: effects(gates),
+    concurrency: 4,
+    leaseMs: 2_000,
+    pollMs: 100,
+    drainMs: 2_000,
+    signals: [],
+  });
+  const webStores: PostgresStores[] = [];
+  const web = async () => {
+    const stores = await open();
+    webStores.push(stores);
+    return createApp(defineConfig({ stores, effects: {} }));
+  };
+  const items = async (executionId: string) =>
+    Number(
+      (
+        await workerStores.db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM "${schema}".stream_items WHERE execution_id = $1`,
+          [executionId],
+        )
+      ).rows[0]!.n,
+    );
+  return {
+    schema,
+    gates,
+    worker,
+    workerStores,
+    web,
+    items,
+    async close() {
+      await worker.stop();
+      for (const stores of webStores) await stores.close();
+      await workerStores.close();
+    },
+  };
+}
+
+describe("app.stream across processes (PostgreSQL)", () => {
+  it("a web app follows a worker's run live: deltas before the step ends, then the records, then the end", async () => {
+    const f = await fleet();
+    try {
+      const app = await f.web();
+      const g = gate();
+      f.gates.set("live", g.opened);
+      await app.submit(agent, { executionId: "live", input: { prompt: "owls" } });
+      const parts: StreamPart[] = [];
+      const done = collect(app.stream("live"), parts);
+      // Before the gate opens, the answer's first two chunks reached the web app: only the worker's feed has them.
+      await until(() => textOf(parts).includes(ANSWER.slice(0, 16)), "the first chunks at the web app");
+      expect(parts.some((p) => p.type === "tool-result" && p.id === "call-live")).toBe(true);
+      expect((await f.workerStores.events.getExecution("live"))?.status).toBe("running");
+      g.open();
+      await done;
+      expect(textOf(parts)).toBe(`Looking it up.${ANSWER}`);
+      expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
+      expect(parts.filter((p) => p.type === "finish-step")).toHaveLength(2);
+      expect(await app.result("live")).toMatchObject({ text: ANSWER });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("a stream opened mid-step has the step's text from its start, and a second app gives the same parts at the same indices", async () => {
+    const f = await fleet();
+    try {
+      const g = gate();
+      f.gates.set("mid", g.opened);
+      const submitter = await f.web();
+      await submitter.submit(agent, { executionId: "mid", input: { prompt: "owls" } });
+      // Held at the gate: the answer's first chunks are in the database, nobody has streamed it yet.
+      await until(async () => (await f.items("mid")) >= 6, "the first chunks in the stream items");
+      const first: StreamPart[] = [];
+      const late = await f.web();
+      const reading = collect(late.stream("mid"), first);
+      await until(() => textOf(first).includes(ANSWER.slice(0, 16)), "the first chunks at the late app");
+      g.open();
+      await reading;
+      expect(textOf(first)).toBe(`Looking it up.${ANSWER}`);
+      // A client that saw k parts reconnects to another web server with from: k.
+      const k = 5;
+      const other = await f.web();
+      const rest = await collect(other.stream("mid", { from: k }), []);
+      expect(shape(rest)).toEqual(shape(first.slice(k)));
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("what was streamed is removed streamKeepMs after the end; a stream opened then rebuilds the turns from the journal", async () => {
+    const f = await fleet({ streamKeepMs: 100 });
+    try {
+      const app = await f.web();
+      await app.submit(agent, { executionId: "gone", input: { prompt: "owls" } });
+      const live = await collect(app.stream("gone"), []);
+      await until(async () => (await f.items("gone")) === 0, "the stream items removed");
+      const rebuilt = await collect((await f.web()).stream("gone"), []);
+      expect(textOf(rebuilt)).toBe(textOf(live));
+      expect(rebuilt.filter((p) => p.type === "text-delta")).toHaveLength(2); // each step's text whole
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("an execution that streams nothing is followed by its log to its end", async () => {
+    const f = await fleet();
+    try {
+      const app = await f.web();
+      const quiet = agentLoop$({ id: "quiet", model: "plain", tools: [], maxTurns: 1, warnTranscriptBytes: false });
+      await f.worker.stop();
+      const worker = await createWorker({
+        stores: f.workerStores,
+        logics: [quiet],
+        effects: { plain: createLlmEffect({ id: "plain", generate: async () => ({ text: "no deltas" }) }) },
+        concurrency: 1,
+        leaseMs: 2_000,
+        pollMs: 100,
+        drainMs: 2_000,
+        signals: [],
+      });
+      try {
+        await app.submit(quiet, { executionId: "q", input: { prompt: "hi" } });
+        const parts = await collect(app.stream("q"), []);
+        expect(textOf(parts)).toBe("no deltas");
+        expect(await f.items("q")).toBe(0);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("a bad streamKeepMs is a ConfigError naming it, before anything connects", async () => {
+    await expect(postgresStores({ url: server.url, streamKeepMs: -1 })).rejects.toMatchObject({
+      name: "ConfigError",
+      message: expect.stringContaining("postgresStores.streamKeepMs"),
+    });
+  });
+});
