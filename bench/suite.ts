@@ -36,6 +36,7 @@ import { measureDeterminism } from "./determinism.js";
 import { measureChildren } from "./children.js";
 import { measureSubAgents } from "./subAgents.js";
 import { measureRetention } from "./retention.js";
+import { measureStreamsAcross } from "./streamsAcross.js";
 
 export const MEASUREMENTS = [
   { id: "sizes", run: measureSizes },
@@ -61,6 +62,7 @@ export const MEASUREMENTS = [
   { id: "children", run: measureChildren },
   { id: "subAgents", run: measureSubAgents },
   { id: "retention", run: measureRetention },
+  { id: "streamsAcross", run: measureStreamsAcross },
 ] as const;
 
 export interface BenchRun {
