@@ -146,17 +146,8 @@ export class App {
       children: async (id) => (await this.executions({ root: id })).filter((info) => info.executionId !== id),
       feed: config.stores.streams,
     });
-    const feed = config.stores.streams;
-    if (feed) {
-      // What runs here streams to the other processes on these stores (a web server following a worker's run).
-      this.host.bus.on("delta", ({ executionId, stepId, delta }) =>
-        feed.publish(executionId, { kind: "delta", stepId, delta }),
-      );
-      this.host.bus.on("append", ({ executionId, records }) =>
-        feed.publish(executionId, { kind: "appended", seq: records.at(-1)?.seq ?? 0 }),
-      );
-      this.host.bus.on("ended", ({ executionId }) => feed.publish(executionId, { kind: "ended" }));
-    }
+    // What runs here streams to the other processes on these stores (a web server following a worker's run).
+    config.stores.streams?.attach(this.host.bus);
     this.running = new RunningExecutions(config, this.host.journal.codec);
     // The lifecycle modules (sweep, erase, export, retention) see the app through this port only.
     this.lifecycle = createLifecycleHost({

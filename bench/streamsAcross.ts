@@ -12,7 +12,7 @@ import { dropSchema, freshSchema, startPostgres } from "../spec/postgres/server.
 import { median } from "./measure.js";
 import type { BenchOptions } from "./options.js";
 import { ratio, type Section } from "./report.js";
-import { streamAgent } from "./streamAgent.js";
+import { streamingAgent as streamAgent } from "../spec/postgres/fleet.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const GOAL = 1.25;

@@ -296,15 +296,37 @@ export interface Stores {
   streams?: StreamFeed;
 }
 
-/** What a process running an execution publishes of it: a model delta, the log's new head, or the end. Never journaled. */
-export type PublishedStreamItem =
-  { kind: "delta"; stepId: string; delta: { type: string } } | { kind: "appended"; seq: number } | { kind: "ended" };
+/** A child execution the execution started (a sub-agent), as its stream's followers learn of it. */
+export interface StreamChild {
+  executionId: string;
+  parentId: string;
+  parentStepId?: string;
+  logicId?: string;
+}
 
-/** What a follower of an execution run elsewhere receives, in order: a delta, a journaled record, or the end. */
+/** What a process running an execution publishes of it: a model delta, the log's new head, a child it started, or the end. Never journaled. */
+export type PublishedStreamItem =
+  | { kind: "delta"; stepId: string; delta: { type: string } }
+  | { kind: "appended"; seq: number }
+  | { kind: "child"; child: StreamChild }
+  | { kind: "ended" };
+
+/** What a follower of an execution run elsewhere receives, in order: a delta, a journaled record, a child it started, or the end. */
 export type FollowedStreamItem =
   | { kind: "delta"; stepId: string; delta: { type: string } }
   | { kind: "record"; record: JournalRecord }
+  | { kind: "child"; child: StreamChild }
   | { kind: "ended" };
+
+/** What a stream feed hears of an app (its runtime bus): the appends, deltas and ends of what it runs. */
+export interface StreamFeedBus {
+  on(event: "append", listener: (event: { executionId: string; records: JournalRecord[] }) => void): () => void;
+  on(
+    event: "delta",
+    listener: (event: { executionId: string; stepId: string; delta: { type: string } }) => void,
+  ): () => void;
+  on(event: "ended", listener: (event: { executionId: string }) => void): () => void;
+}
 
 /** A follow of one execution (`StreamFeed.follow`). */
 export interface StreamFollow {
@@ -320,7 +342,9 @@ export interface StreamFollow {
  * deltas, never a journaled record (the journal is read again).
  */
 export interface StreamFeed {
-  /** Called by the app for each delta, append and end of an execution it runs; returns at once. */
+  /** Called by each app on these stores at its creation: what it runs is published from its bus. */
+  attach(bus: StreamFeedBus): void;
+  /** Publishes one item of an execution (a child a fleet submit started); returns at once. */
   publish(executionId: string, item: PublishedStreamItem): void;
   /**
    * Follows an execution run elsewhere: `push` gets what the stores hold of its stream, then what is published,

@@ -231,10 +231,8 @@ export class StreamHub {
     bus.on("append", ({ executionId, records }) => {
       // A child execution starts: every tree streamed here that holds its parent takes it in.
       const start = records[0];
-      if (start?.type === EXECUTION_STARTED && start.parent && this.trees.size > 0) {
-        const member = memberOf(executionId, start);
-        for (const tree of this.trees) if (tree.has(start.parent.executionId)) this.join(tree, member);
-      }
+      if (start?.type === EXECUTION_STARTED && start.parent && this.trees.size > 0)
+        this.started(memberOf(executionId, start));
       const tape = this.tapes.get(executionId);
       if (!tape) return;
       // It runs here now (a resume): its tape is live again, not one of the kept.
@@ -353,10 +351,15 @@ export class StreamHub {
     if (!feed || this.closed || this.source.runsHere(executionId)) return this.source.readLog(executionId);
     tape.follow ??= feed.follow(
       executionId,
-      (item) => tape.push(item),
+      (item) => (item.kind === "child" ? this.started({ ...item.child }) : tape.push(item)),
       () => this.source.readLog(executionId),
     );
     return tape.follow.ready.then(() => this.source.readLog(executionId));
+  }
+
+  // A child execution started (here, or where its followed parent runs): every tree streamed here that holds its parent takes it in.
+  private started(member: TreeMember): void {
+    for (const tree of this.trees) if (tree.has(member.parentId ?? "")) this.join(tree, member);
   }
 
   private drop(executionId: string): void {

@@ -71,6 +71,11 @@ export async function submitStart(
   const step = planMacrostep({ machine: logic, executionId, effectIds }, undefined, started);
   try {
     await host.journal.append(executionId, 0, step.records, subject);
+    // A child submitted by its parent's worker: the parent's stream followers elsewhere join it to their tree.
+    if (links) {
+      const child = { executionId, parentId: links.parent.executionId, parentStepId: links.parent.stepId };
+      stores.streams?.publish(links.parent.executionId, { kind: "child", child: { ...child, logicId: logic.id } });
+    }
   } catch (error) {
     // Submitted (or started) concurrently with the same id: the other one journaled its start; ours must be the same.
     if ((await stores.events.head(executionId)) === 0) throw error;

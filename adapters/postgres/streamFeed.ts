@@ -4,12 +4,13 @@
 // the rows after the last it read, so a follower that comes late (a reconnect, another web server) reads the same
 // items in the same order. Nothing here is journaled: the rows go a while after the end, and after an hour at most.
 import { createHash, randomUUID } from "node:crypto";
-import { EXECUTION_ENDED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
+import { EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED, STEP_FAILED } from "../../stores/schema.js";
 import type {
   FollowedStreamItem,
   JournalRecord,
   PublishedStreamItem,
   StreamFeed,
+  StreamFeedBus,
   StreamFollow,
 } from "../../stores/types.js";
 import type { PgDatabase } from "./database.js";
@@ -52,10 +53,25 @@ export class PostgresStreamFeed implements StreamFeed {
     return `loomwork_s_${createHash("md5").update(`${this.db.schema}:${executionId}`).digest("hex")}`;
   }
 
+  attach(bus: StreamFeedBus): void {
+    bus.on("delta", ({ executionId, stepId, delta }) => this.publish(executionId, { kind: "delta", stepId, delta }));
+    bus.on("append", ({ executionId, records }) => {
+      const start = records[0];
+      // A child started here (a sub-agent): its parent's followers join it to the tree they stream.
+      if (start?.type === EXECUTION_STARTED && start.parent) {
+        const { executionId: parentId, stepId: parentStepId } = start.parent;
+        const child = { executionId, parentId, parentStepId, logicId: start.logicId };
+        this.publish(parentId, { kind: "child", child });
+      }
+      this.publish(executionId, { kind: "appended", seq: records.at(-1)?.seq ?? 0 });
+    });
+    bus.on("ended", ({ executionId }) => this.publish(executionId, { kind: "ended" }));
+  }
+
   publish(executionId: string, item: PublishedStreamItem): void {
     if (this.closed) return;
     if (item.kind === "delta") this.streamed.add(executionId);
-    else if (!this.streamed.has(executionId)) return;
+    else if (!this.streamed.has(executionId) && item.kind !== "child") return;
     if (item.kind === "ended") {
       this.streamed.delete(executionId);
       this.later(() => this.remove([executionId]), this.keepMs);
@@ -221,6 +237,7 @@ class Follower implements StreamFollow {
       const item = JSON.parse(row.item) as PublishedStreamItem;
       if (item.kind === "delta") this.delta(item.stepId, item.delta, row.publisher);
       else if (item.kind === "appended") await this.records(item.seq);
+      else if (item.kind === "child") this.push(item);
       else return this.end();
     }
     if (polled && rows.length === 0) await this.settle();

@@ -6,7 +6,7 @@ import { createLlmEffect } from "../../actors/agents/model.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { createWorker, postgresStores } from "../../adapters/postgres/index.js";
 import { PROVIDERS } from "../../spec/support/providers.js";
-import { streamAgent } from "../streamAgent.js";
+import { streamingAgent as streamAgent } from "../../spec/postgres/fleet.js";
 
 const { url, schema, baseURL } = JSON.parse(process.argv[2]!) as { url: string; schema: string; baseURL: string };
 const now = () => performance.timeOrigin + performance.now();

@@ -17,6 +17,15 @@ export const fleetAgent = agentLoop$({
   warnTranscriptBytes: false,
 });
 
+/** A one-turn agent that answers with its model's text (the streams across processes: spec/postgres/streams.test.ts, bench/streamsAcross.ts). */
+export const streamingAgent = agentLoop$({
+  id: "streamer",
+  model: "model",
+  tools: [],
+  maxTurns: 1,
+  warnTranscriptBytes: false,
+});
+
 /** One live call of an effect: the step, and the idempotency key the runtime gave it. */
 export interface LiveCall {
   executionId: string;

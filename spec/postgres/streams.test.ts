@@ -2,6 +2,8 @@
 // runs, on the same PostgreSQL schema. The worker and each "web server" have stores of their own (their own pool and
 // LISTEN connection): nothing is shared in memory. The model streams a few deltas, then waits for the test's gate, so
 // what the web app reads before the gate opens can only have come live from the worker.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import type { StreamPart } from "../../actors/agents/deltas.js";
@@ -10,8 +12,15 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { LiveChild } from "../reliability/support.js";
+import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
+import { finding, orchestrator, searchInput, treeReply, TREE_ANSWER } from "../support/agentTree.js";
+import { startOpenAiServer } from "../support/openaiServer.js";
+import { PROVIDERS } from "../support/providers.js";
+import { streamingAgent } from "./fleet.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
+const WORKER_SCRIPT = fileURLToPath(new URL("./streamWorker.ts", import.meta.url));
 const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
 const agent = agentLoop$({
   id: "streamer",
@@ -112,12 +121,13 @@ async function fleet(options: { streamKeepMs?: number } = {}) {
     webStores.push(stores);
     return createApp(defineConfig({ stores, effects: {} }));
   };
-  const items = async (executionId: string) =>
+  // The stream items of an execution (those whose JSON text holds `containing`).
+  const items = async (executionId: string, containing = "") =>
     Number(
       (
         await workerStores.db.query<{ n: string }>(
-          `SELECT count(*) AS n FROM "${schema}".stream_items WHERE execution_id = $1`,
-          [executionId],
+          `SELECT count(*) AS n FROM "${schema}".stream_items WHERE execution_id = $1 AND strpos(item, $2) > 0`,
+          [executionId, containing],
         )
       ).rows[0]!.n,
     );
@@ -169,7 +179,10 @@ describe("app.stream across processes (PostgreSQL)", () => {
       const submitter = await f.web();
       await submitter.submit(agent, { executionId: "mid", input: { prompt: "owls" } });
       // Held at the gate: the answer's first chunks are in the database, nobody has streamed it yet.
-      await until(async () => (await f.items("mid")) >= 6, "the first chunks in the stream items");
+      await until(
+        async () => (await f.items("mid", ANSWER.slice(8, 16))) === 1,
+        "the second chunk in the stream items",
+      );
       const first: StreamPart[] = [];
       const late = await f.web();
       const reading = collect(late.stream("mid"), first);
@@ -228,6 +241,108 @@ describe("app.stream across processes (PostgreSQL)", () => {
       }
     } finally {
       await f.close();
+    }
+  });
+
+  it("a worker SIGKILLed mid-stream: the web stream restarts the step with a retry part and ends with the whole answer from the worker that took over", async () => {
+    // The first request streams two chunks and is held open; the taken-over step's request streams the whole answer.
+    const model = await startOpenAiServer(({ n }) =>
+      n === 0 ? { text: ANSWER, chunkChars: 8, holdAfterChunks: 3 } : { text: ANSWER, chunkChars: 8 },
+    );
+    const schema = freshSchema("takeover");
+    schemas.push(schema);
+    const stores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const children: LiveChild[] = [];
+    const worker = async (name: string) => {
+      const config = { url: server.url, schema, baseURL: model.baseURL, name };
+      const child = new LiveChild(
+        spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT, JSON.stringify(config)], {
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
+      children.push(child);
+      await child.waitFor((out) => out.includes(`ready ${name}`), 60_000);
+      return child;
+    };
+    try {
+      const first = await worker("w1");
+      const app = createApp(defineConfig({ stores, effects: {} }));
+      await app.submit(streamingAgent, { executionId: "t", input: { prompt: "owls" } });
+      const parts: StreamPart[] = [];
+      const reading = collect(app.stream("t"), parts);
+      await until(() => textOf(parts) === ANSWER.slice(0, 16), "the held stream's chunks at the web app", 60_000);
+      first.child.kill("SIGKILL");
+      await first.exited;
+      await worker("w2");
+      await reading;
+      const retry = parts.findLastIndex((p) => p.type === "retry");
+      expect(retry).toBeGreaterThan(0);
+      expect(textOf(parts.slice(0, retry))).toBe(ANSWER.slice(0, 16));
+      expect(textOf(parts.slice(retry))).toBe(ANSWER);
+      expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
+      expect(parts.at(-1)?.type).toBe("finish-step");
+      expect(await app.result("t")).toMatchObject({ text: ANSWER });
+      expect(model.requests).toHaveLength(2);
+    } finally {
+      for (const child of children) child.child.kill("SIGKILL");
+      await Promise.all(children.map((c) => c.exited));
+      await stores.close();
+      await model.close();
+    }
+  });
+
+  it("a web app follows a tree of agents on two workers: the sub-agents started after the stream opened join it, tagged", async () => {
+    const model = await startOpenAiServer(treeReply);
+    const schema = freshSchema("tree");
+    schemas.push(schema);
+    const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
+    const all: PostgresStores[] = [];
+    const workers: Worker[] = [];
+    try {
+      for (let n = 0; n < 2; n++) {
+        const stores = await open();
+        all.push(stores);
+        workers.push(
+          await createWorker({
+            stores,
+            logics: [orchestrator],
+            effects: {
+              model: createLlmEffect(fromAiSdk(PROVIDERS[2]!.model(model.baseURL))),
+              search: createToolEffect(async ({ q }) => ({ hits: [finding(q)] }), { inputSchema: searchInput }),
+            },
+            concurrency: 2,
+            leaseMs: 2_000,
+            pollMs: 100,
+            drainMs: 2_000,
+            signals: [],
+          }),
+        );
+      }
+      const stores = await open();
+      all.push(stores);
+      const app = createApp(defineConfig({ stores, effects: {} }));
+      await app.submit(orchestrator, { executionId: "tree", input: { prompt: "owls and bats?" } });
+      const parts = await collect(app.stream("tree"), []);
+      expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
+      for (const [j, q] of ["owls", "bats"].entries()) {
+        const own = parts.filter((p) => p.executionId === `tree/tool:0:${j}`);
+        expect(own.every((p) => p.agent === "researcher" && p.parentToolCallId === `r_${q}`)).toBe(true);
+        expect(textOf(own)).toBe(finding(q));
+        expect(own.filter((p) => p.type === "text-delta").length).toBeGreaterThan(1); // streamed, not whole
+      }
+      expect(textOf(parts.filter((p) => p.executionId === "tree/handoff"))).toBe(TREE_ANSWER);
+      const answers = parts.filter((p) => p.type === "tool-result" && p.executionId === undefined);
+      expect(answers.map((p) => [p.id, p.output])).toEqual(
+        expect.arrayContaining([
+          ["r_owls", finding("owls")],
+          ["r_bats", finding("bats")],
+        ]),
+      );
+      expect(await app.result("tree")).toMatchObject({ text: TREE_ANSWER });
+    } finally {
+      for (const worker of workers) await worker.stop();
+      for (const stores of all) await stores.close();
+      await model.close();
     }
   });
 
