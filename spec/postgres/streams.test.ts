@@ -166,6 +166,13 @@ describe("app.stream across processes (PostgreSQL)", () => {
       expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
       expect(parts.filter((p) => p.type === "finish-step")).toHaveLength(2);
       expect(await app.result("live")).toMatchObject({ text: ANSWER });
+      // The same stream as the AI SDK's UI message stream (what a route hands useChat), from the web app.
+      const chunks: { type: string; delta?: string }[] = [];
+      const reader = app.stream("live").toUIMessageStream().getReader();
+      for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+      const uiText = chunks.filter((c) => c.type === "text-delta").map((c) => c.delta);
+      expect(uiText.join("")).toBe(`Looking it up.${ANSWER}`);
+      expect(chunks.at(-1)?.type).toBe("finish");
     } finally {
       await f.close();
     }
