@@ -44,8 +44,9 @@ export interface PostgresStoresOptions {
   preparedStatements?: boolean;
   /**
    * How long what a worker streamed of an execution (`app.stream` in another process reads it) stays in the
-   * database after the execution ended, so a follower that is behind or reconnects still reads it (ADR 0019).
-   * Items are removed after an hour in any case.
+   * database once the turn is over (the execution ended, parked, or runs a long tool; never while a step
+   * streams), so a follower that is behind or reconnects still reads it (ADR 0019). Items are removed after an
+   * hour in any case.
    * @defaultValue 30000
    */
   streamKeepMs?: number;

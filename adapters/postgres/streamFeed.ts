@@ -17,7 +17,10 @@ import type { PgDatabase } from "./database.js";
 
 /** How long the stream items live (ADR 0019). */
 export const STREAM_ITEMS = {
-  /** After an execution ended here, its items are removed this much later (a follower that is behind reads them first). */
+  /**
+   * An execution's items are removed this long after the last one, when that was not a delta (its turn ended, or it
+   * parked, or a tool runs): a follower that is behind, or a client reconnecting, reads them first.
+   */
   keepMs: 30_000,
   /** Items older than this are removed whatever became of their execution (a worker that died left them). */
   maxAgeMs: 3_600_000,
@@ -37,7 +40,8 @@ export class PostgresStreamFeed implements StreamFeed {
   // Executions that streamed a delta here: their appends and end are published too (a follower places the
   // records among the deltas by them); an execution that never streamed is followed by its log alone.
   private readonly streamed = new Set<string>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  // Per streamed execution: the removal of its items once it was quiet for keepMs after a record or its end.
+  private readonly quiet = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly followers = new Set<Follower>();
   private lastSweep = Date.now();
   private closed = false;
@@ -72,9 +76,11 @@ export class PostgresStreamFeed implements StreamFeed {
     if (this.closed) return;
     if (item.kind === "delta") this.streamed.add(executionId);
     else if (!this.streamed.has(executionId) && item.kind !== "child") return;
-    if (item.kind === "ended") {
-      this.streamed.delete(executionId);
-      this.later(() => this.remove([executionId]), this.keepMs);
+    // A step streams: nothing of its execution is removed until a record follows its deltas (its step ended).
+    if (item.kind !== "child") {
+      clearTimeout(this.quiet.get(executionId));
+      if (item.kind === "delta") this.quiet.delete(executionId);
+      else this.afterQuiet(executionId);
     }
     this.queue.push({ executionId, item });
     if (!this.flushing) void this.flush();
@@ -91,15 +97,19 @@ export class PostgresStreamFeed implements StreamFeed {
   }
 
   forget(executionIds: readonly string[]): Promise<void> {
-    for (const executionId of executionIds) this.streamed.delete(executionId);
+    for (const executionId of executionIds) {
+      this.streamed.delete(executionId);
+      clearTimeout(this.quiet.get(executionId));
+      this.quiet.delete(executionId);
+    }
     return this.remove(executionIds);
   }
 
   /** Stops following and publishing; what was published stays until its removal by another process's sweep. */
   close(): void {
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    for (const timer of this.quiet.values()) clearTimeout(timer);
+    this.quiet.clear();
     for (const follower of [...this.followers]) follower.stop();
   }
 
@@ -142,13 +152,16 @@ export class PostgresStreamFeed implements StreamFeed {
       .then(() => undefined);
   }
 
-  private later(work: () => Promise<void>, ms: number): void {
+  // The turn's items go once the execution was quiet for keepMs; it is no longer one that streamed here (a later
+  // turn streams again from its first delta).
+  private afterQuiet(executionId: string): void {
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      work().catch(() => undefined);
-    }, ms);
+      this.quiet.delete(executionId);
+      this.streamed.delete(executionId);
+      this.remove([executionId]).catch(() => undefined);
+    }, this.keepMs);
     timer.unref?.();
-    this.timers.add(timer);
+    this.quiet.set(executionId, timer);
   }
 }
 

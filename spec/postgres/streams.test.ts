@@ -32,7 +32,7 @@ const agent = agentLoop$({
 
 // The model of turn 0 says a line and calls the tool; turn 1 streams the answer in chunks of 8, and after the first
 // two waits for `gate` (per execution).
-function effects(gates: Map<string, Promise<void>>): Record<string, Effect> {
+function effects(gates: Map<string, Promise<void>>, approval = false): Record<string, Effect> {
   return {
     model: createLlmEffect({
       id: "gated-model",
@@ -52,7 +52,7 @@ function effects(gates: Map<string, Promise<void>>): Record<string, Effect> {
         return { text: ANSWER };
       },
     }),
-    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] })),
+    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] }), { needsApproval: approval }),
   };
 }
 
@@ -93,7 +93,7 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-async function fleet(options: { streamKeepMs?: number } = {}) {
+async function fleet(options: { streamKeepMs?: number; approval?: boolean } = {}) {
   const schema = freshSchema("streams");
   schemas.push(schema);
   const open = () =>
@@ -108,7 +108,7 @@ async function fleet(options: { streamKeepMs?: number } = {}) {
   const worker: Worker = await createWorker({
     stores: workerStores,
     logics: [agent],
-    effects: effects(gates),
+    effects: effects(gates, options.approval),
     concurrency: 4,
     leaseMs: 2_000,
     pollMs: 100,
@@ -217,6 +217,22 @@ describe("app.stream across processes (PostgreSQL)", () => {
       const rebuilt = await collect((await f.web()).stream("gone"), []);
       expect(textOf(rebuilt)).toBe(textOf(live));
       expect(rebuilt.filter((p) => p.type === "text-delta")).toHaveLength(2); // each step's text whole
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("a turn's items are removed streamKeepMs after it parks, while the execution waits for a human", async () => {
+    const f = await fleet({ streamKeepMs: 100, approval: true });
+    try {
+      const app = await f.web();
+      await app.submit(agent, { executionId: "parked", input: { prompt: "owls" } });
+      const parts: StreamPart[] = [];
+      void collect(app.stream("parked"), parts);
+      await until(() => parts.some((p) => p.type === "tool-approval-request"), "the approval request at the web app");
+      await until(async () => (await f.items("parked")) === 0, "the parked turn's items removed");
+      expect((await f.workerStores.events.getExecution("parked"))?.status).toBe("running");
+      expect(textOf(parts)).toBe("Looking it up.");
     } finally {
       await f.close();
     }
