@@ -1,7 +1,7 @@
 // createApp: the host of journaled executions over one set of stores.
 import type { AnyStateMachine } from "xstate";
 import type { ExecutionInfo, JournalRecord, Stores } from "../stores/types.js";
-import { checkExecutionsQuery, selectExecutions, type ExecutionsQuery } from "./journal/executionsQuery.js";
+import { candidates, checkExecutionsQuery, selectExecutions, type ExecutionsQuery } from "./journal/executionsQuery.js";
 import type { JournaledActor } from "./journal/actor.js";
 import { AppHost, type AppInternals } from "./appHost.js";
 import type { StartOptions } from "./logics.js";
@@ -379,7 +379,7 @@ export class App {
    */
   async executions(query: ExecutionsQuery = {}): Promise<ExecutionInfo[]> {
     checkExecutionsQuery(query);
-    return selectExecutions(await this.stores.events.listExecutions(), query);
+    return selectExecutions(await candidates(this.stores.events, query), query);
   }
 
   /** Every record of the execution, archived ones first, opened where the app holds the key. */

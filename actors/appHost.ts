@@ -19,7 +19,7 @@ import { Journal } from "./journal/journal.js";
 import { SubjectCodec } from "./journal/sealing.js";
 import { machineHashOf, versionOption, type StartedLogic } from "./journal/versions.js";
 import { AppLogics } from "./logics.js";
-import { selectExecutions } from "./journal/executionsQuery.js";
+import { candidates, selectExecutions } from "./journal/executionsQuery.js";
 import { appClaimCheckLayer } from "./effects/claimCheckPreset.js";
 import { erasedExecutionError } from "./lifecycle/erasureStatus.js";
 import { INTERNAL_EFFECT_IDS, isInternalEffect } from "./lifecycle/host.js";
@@ -90,7 +90,7 @@ export class AppHost implements ExecutionHost {
     this.effects = new EffectRuntime(config, this.bus, {
       clock: this.clock,
       readLog: (id) => owner.readLog(id),
-      treeMembers: async (root) => selectExecutions(await config.stores.events.listExecutions(), { root }),
+      treeMembers: async (root) => selectExecutions(await candidates(config.stores.events, { root }), { root }),
       warn,
       ...(layer ? { claimCheck: layer } : {}),
     });

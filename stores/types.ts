@@ -98,6 +98,11 @@ export interface EventStore {
   getExecution(executionId: string): Promise<ExecutionInfo | undefined>;
   /** Every execution, ordered by `executionId`. */
   listExecutions(): Promise<ExecutionInfo[]>;
+  /**
+   * Optional: the executions of the tree `executionId` is in (its root, and every execution whose `rootId` is that
+   * root), in any order, from an index; without it a tree is read off `listExecutions()`. Unknown id: [].
+   */
+  listTree?(executionId: string): Promise<ExecutionInfo[]>;
   /** Replaces the execution's snapshot when `snapshot.seq` is newer than the stored one. */
   putSnapshot(executionId: string, snapshot: StoredSnapshot): Promise<void>;
   getSnapshot(executionId: string): Promise<StoredSnapshot | undefined>;

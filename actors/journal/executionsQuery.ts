@@ -1,7 +1,7 @@
 // app.executions(query): the catalogue's entries an app lists, by tree, subject and status. A tree is read off the
 // catalogue's parent links (ExecutionInfo.parentId, folded from each child's EXECUTION_STARTED): the execution the
 // query names and every execution below it, at any depth.
-import type { ExecutionInfo, ExecutionStatus } from "../../stores/types.js";
+import type { EventStore, ExecutionInfo, ExecutionStatus } from "../../stores/types.js";
 import { ConfigError } from "../errors.js";
 
 /** What `app.executions` selects; every field narrows the list (absent: no filter). */
@@ -33,6 +33,11 @@ export function checkExecutionsQuery(query: unknown): asserts query is Execution
           : `expected a non-empty string, got ${JSON.stringify(value)}.`,
       );
   }
+}
+
+/** The entries `query` may select, read from `events`: a tree by the store's tree index when it has one. */
+export function candidates(events: EventStore, query: ExecutionsQuery): Promise<ExecutionInfo[]> {
+  return query.root !== undefined && events.listTree ? events.listTree(query.root) : events.listExecutions();
 }
 
 /** The entries `query` selects, ordered by execution id (a parent before its children). */

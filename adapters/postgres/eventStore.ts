@@ -246,6 +246,20 @@ export class PostgresEventStore implements EventStore {
     return rows.map(infoOf);
   }
 
+  /** The tree `executionId` is in: its root and every execution whose root is that root (the `executions_root` index). */
+  async listTree(executionId: string): Promise<ExecutionInfo[]> {
+    checkStoredId(executionId, "execution id");
+    const s = this.db.s;
+    const { rows } = await this.db.query<ExecutionRow>(
+      `WITH tree AS (SELECT coalesce(root_id, execution_id) AS root FROM ${s}.executions WHERE execution_id = $1)
+       SELECT ${EXECUTION_COLUMNS} FROM ${s}.executions
+       WHERE execution_id = (SELECT root FROM tree) OR root_id = (SELECT root FROM tree)`,
+      [executionId],
+      "list_tree",
+    );
+    return rows.map(infoOf);
+  }
+
   /** The executions of one subject (the catalogue's subject index), ordered by id. */
   async listExecutionsOf(subject: string): Promise<ExecutionInfo[]> {
     checkStoredId(subject, "subject");

@@ -178,7 +178,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    name: "stream items",
+    name: "stream items, trees by root",
     // What a worker streams of an execution, for app.stream in other processes (ADR 0019): never journaled, so
     // UNLOGGED (no WAL; emptied after a server crash, when a stream is rebuilt from the journal). An item's id orders
     // it in its execution's stream; publisher names the process (a second one re-runs a step the first left). An item is
@@ -192,7 +192,9 @@ export const MIGRATIONS: readonly Migration[] = [
         at timestamptz NOT NULL DEFAULT clock_timestamp()
       );
       CREATE INDEX stream_items_execution ON ${s}.stream_items (execution_id, id);
-      CREATE INDEX stream_items_at ON ${s}.stream_items (at);`,
+      CREATE INDEX stream_items_at ON ${s}.stream_items (at);
+      -- A tree's executions by its root (EventStore.listTree: app.stream of a lead, a tree's quota, app.executions({ root })).
+      CREATE INDEX executions_root ON ${s}.executions (root_id) WHERE root_id IS NOT NULL;`,
   },
 ];
 

@@ -362,6 +362,14 @@ describe("app.stream across processes (PostgreSQL)", () => {
         ]),
       );
       expect(await app.result("tree")).toMatchObject({ text: TREE_ANSWER });
+      // A tree is read by its root's index, never by listing the catalogue: a lead's stream, app.executions({ root }).
+      stores.events.listExecutions = () => Promise.reject(new Error("the whole catalogue was listed"));
+      const ids = async (root: string) => (await app.executions({ root })).map((info) => info.executionId);
+      expect(await ids("tree")).toEqual(["tree", "tree/handoff", "tree/tool:0:0", "tree/tool:0:1"]);
+      expect(await ids("tree/tool:0:1")).toEqual(["tree/tool:0:1"]);
+      expect(await ids("nothing")).toEqual([]);
+      const again = await collect(createApp(defineConfig({ stores, effects: {} })).stream("tree"), []);
+      expect(textOf(again.filter((p) => p.executionId === "tree/handoff"))).toBe(TREE_ANSWER);
     } finally {
       for (const worker of workers) await worker.stop();
       for (const stores of all) await stores.close();
