@@ -2,8 +2,9 @@
 // SIGKILLed, and every tick starts exactly one execution: the tick ids are contiguous, none twice, all done.
 // CI: two workers, one SIGKILLed after the second tick, seven ticks. The issue's measure (a 3-worker fleet over 10
 // minutes with SIGKILLs): `LOOMWORK_SOAK=1 npx vitest run spec/postgres/schedules.test.ts` (600 ticks, 3 workers,
-// one SIGKILLed every 20 ticks and replaced), or LOOMWORK_SCHEDULE_TICKS, _WORKERS and _KILL_EVERY. The second test
-// stops the server as in a crash for three ticks: the ticks due meanwhile fire once it is back, once each.
+// one SIGKILLed every 20 ticks and replaced), or LOOMWORK_SCHEDULE_TICKS, _WORKERS, _KILL_EVERY and _RESTART_EVERY (a
+// 3-second server outage every that many ticks). The second test stops the server as in a crash for three ticks: the
+// ticks due meanwhile fire once it is back, once each.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -23,6 +24,8 @@ const TICKS = cases("SCHEDULE_TICKS", 7, 600);
 const WORKERS = cases("SCHEDULE_WORKERS", 2, 3);
 // Ticks between two SIGKILLs (the first after the second tick); a killed worker is replaced while more kills are due.
 const KILL_EVERY = cases("SCHEDULE_KILL_EVERY", 1_000_000, 20);
+// Ticks between two server restarts (the first after that many ticks), each a 3-second outage; none by default.
+const RESTART_EVERY = cases("SCHEDULE_RESTART_EVERY", 1_000_000, 1_000_000);
 
 let server: PgServer;
 beforeAll(async () => {
@@ -38,8 +41,8 @@ interface FleetRun {
   workers: number;
   /** Ticks between two SIGKILLs (the first after the second tick); a killed worker is replaced while more are due. */
   killEvery: number;
-  /** After this tick the server is stopped as in a crash (`pg_ctl -m immediate`) and started again. */
-  restartAt?: number;
+  /** After these ticks the server is stopped as in a crash (`pg_ctl -m immediate`) and started again. */
+  restartAt?: number[];
   /** How long the server stays down. */
   downMs?: number;
 }
@@ -76,34 +79,33 @@ async function runScheduleFleet(run: FleetRun) {
     const reached = (n: number) =>
       vi.waitFor(async () => expect((await ticks()).length).toBeGreaterThanOrEqual(n), WAIT);
     const kills: number[] = []; // the tick count at each SIGKILL
-    let restartedAt: number | undefined; // the tick count when the server was stopped
-    let downMs = 0;
+    const restarts: string[] = []; // the tick count when the server was stopped, and for how long
     const restart = async () => {
-      restartedAt = (await ticks()).length;
+      const at = (await ticks()).length;
       const down = Date.now();
       if (!server.owned) return; // LOOMWORK_PG_URL: not a server this test may stop
       await server.stop("immediate");
       // An outage of a few ticks: those due meanwhile are late (under SCHEDULE_ON_TIME_MS) and fire once it is back.
       await new Promise((resolve) => setTimeout(resolve, run.downMs ?? 0));
       await server.start();
-      downMs = Date.now() - down;
+      restarts.push(`${at} (down ${Date.now() - down} ms)`);
     };
-    for (let killAt = 2; killAt < run.ticks; killAt += run.killEvery) {
-      if (run.restartAt !== undefined && restartedAt === undefined && run.restartAt <= killAt) {
-        await reached(run.restartAt);
+    // The SIGKILLs and the restarts, in tick order.
+    const events: { at: number; restart: boolean }[] = (run.restartAt ?? []).map((at) => ({ at, restart: true }));
+    for (let at = 2; at < run.ticks; at += run.killEvery) events.push({ at, restart: false });
+    events.sort((a, b) => a.at - b.at || Number(b.restart) - Number(a.restart));
+    for (const event of events) {
+      await reached(event.at);
+      if (event.restart) {
         await restart();
+        continue;
       }
-      await reached(killAt);
       // The oldest live worker: the one most likely to hold the schedule's row and leases.
       const victim = workers.shift()!;
       victim.child.kill("SIGKILL");
       await victim.exited;
       kills.push((await ticks()).length);
-      if (killAt + run.killEvery < run.ticks) await spawnWorker();
-    }
-    if (run.restartAt !== undefined && restartedAt === undefined) {
-      await reached(run.restartAt);
-      await restart();
+      if (event.at + run.killEvery < run.ticks) await spawnWorker();
     }
     await vi.waitFor(async () => expect((await ticks()).length).toBeGreaterThanOrEqual(run.ticks), {
       ...WAIT,
@@ -136,7 +138,7 @@ async function runScheduleFleet(run: FleetRun) {
     for (const id of ids) await expect(app.result(id)).resolves.toEqual(undefined);
     console.log(
       `schedules on the fleet: ${ids.length} ticks over ${run.workers} workers, ${kills.length} SIGKILL(s) (at tick ${kills.join(", ")}), ${generation} worker processes${
-        restartedAt === undefined ? "" : `, the server restarted at tick ${restartedAt} (down ${downMs} ms)`
+        restarts.length === 0 ? "" : `, the server restarted at tick ${restarts.join(", ")}`
       }; each tick started once, contiguous; started after its due time by median ${lateness[Math.floor(lateness.length / 2)]} ms, p99 ${lateness[Math.floor(lateness.length * 0.99)]} ms, max ${lateness.at(-1)} ms`,
     );
   } finally {
@@ -150,14 +152,21 @@ async function runScheduleFleet(run: FleetRun) {
 
 describe("schedules on the fleet", () => {
   it(
-    `a 1-second schedule over ${WORKERS} workers, ${Math.ceil((TICKS - 2) / KILL_EVERY)} SIGKILLed: every tick of ${TICKS} exactly once`,
-    () => runScheduleFleet({ ticks: TICKS, workers: WORKERS, killEvery: KILL_EVERY }),
+    `a 1-second schedule over ${WORKERS} workers, ${Math.ceil((TICKS - 2) / KILL_EVERY)} SIGKILLed${RESTART_EVERY < TICKS ? `, the server restarted ${Math.ceil(TICKS / RESTART_EVERY) - 1} times` : ""}: every tick of ${TICKS} exactly once`,
+    () =>
+      runScheduleFleet({
+        ticks: TICKS,
+        workers: WORKERS,
+        killEvery: KILL_EVERY,
+        restartAt: Array.from({ length: Math.ceil(TICKS / RESTART_EVERY) - 1 }, (_, i) => (i + 1) * RESTART_EVERY),
+        downMs: 3_000,
+      }),
     (SOAK ? 900 : 180) * SECOND + TICKS * 2 * SECOND,
   );
 
   it(
     "a 1-second schedule over 3 workers, one SIGKILLed, then the server stopped as in a crash for 3 s: every tick of 12 exactly once",
-    () => runScheduleFleet({ ticks: 12, workers: 3, killEvery: 1_000_000, restartAt: 5, downMs: 3_000 }),
+    () => runScheduleFleet({ ticks: 12, workers: 3, killEvery: 1_000_000, restartAt: [5], downMs: 3_000 }),
     180 * SECOND,
   );
 });
