@@ -49,7 +49,11 @@ export class ScheduleRunner {
       return;
     }
     this.passing = this.pass()
-      .catch((error: unknown) => this.warn(`looking at the schedules failed: ${String(error)}`))
+      .catch((error: unknown) => {
+        this.warn(`looking at the schedules failed: ${String(error)}`);
+        // A failed look (the store unreachable, a database restarting) armed no timer: look again a poll later.
+        this.arm(this.options.pollMs);
+      })
       .finally(() => {
         this.passing = undefined;
         if (this.again) {
@@ -84,10 +88,14 @@ export class ScheduleRunner {
       // Not fired (its logic is not held here, a start failed, another wrote it first): the poll looks again.
       if (schedule && !schedule.paused && schedule.nextAt !== null) earliest = Math.min(earliest, schedule.nextAt);
     }
+    this.arm(Math.min(Math.max(0, earliest - clock.now()), this.options.pollMs));
+  }
+
+  // The next look, in `wait` ms (the one timer of this runner).
+  private arm(wait: number): void {
     if (this.stopped) return;
     this.cancelTimer?.();
-    const wait = Math.min(Math.max(0, earliest - clock.now()), this.options.pollMs);
-    this.cancelTimer = clock.setTimer(() => {
+    this.cancelTimer = this.port.host.clock.setTimer(() => {
       this.cancelTimer = undefined;
       this.wake();
     }, wait);

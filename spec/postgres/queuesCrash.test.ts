@@ -1,7 +1,10 @@
 // Queue limits across worker deaths and a server restart: worker processes, one SIGKILLed mid-run and replaced, then
 // the server stopped as in a crash and started again; the executions running per key and in all, sampled from the
-// database throughout, never exceed the limits; every execution ends; order within a key is kept.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// database throughout, never exceed the limits; every execution ends; order within a key is kept. The second test
+// does the same to a rate limit and to priorities: what was admitted before the crash is not admitted again (a
+// takeover is no new start), no key starts more than its limit in any window, and what waited across the crash and
+// the restart starts by priority, then in submit order.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { postgresStores } from "../../adapters/postgres/index.js";
@@ -118,4 +121,147 @@ describe("queue limits across worker deaths and a server restart", () => {
       await dropSchema(server.url, schema);
     }
   }, 180_000);
+  it("a rate limit and priorities across a SIGKILL and a server restart: no key over its rate, no start twice, priority order kept", async () => {
+    const schema = freshSchema("qrate");
+    const stores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const PERIOD = 1_500;
+    const app = createApp(
+      defineConfig({
+        stores,
+        effects: {},
+        queues: { prio: { concurrency: 1 }, rated: { rate: { limit: 2, periodMs: PERIOD } } },
+      }),
+    );
+    const children: LiveChild[] = [];
+    const worker = async (name: string, hang: boolean) => {
+      const child = await spawnFailoverWorker({
+        url: server.url,
+        schema,
+        name,
+        leaseMs: 60_000,
+        sessionCheckMs: 500,
+        hang,
+        delayMs: 50,
+      });
+      children.push(child);
+      return child;
+    };
+    let sampling = true;
+    let maxPrio = 0;
+    let samples = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        try {
+          const { rows } = await stores.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM "${schema}".fleet f JOIN "${schema}".executions e USING (execution_id)
+             WHERE f.queue = 'prio' AND f.admitted_at IS NOT NULL AND e.status = 'running'`,
+          );
+          samples++;
+          maxPrio = Math.max(maxPrio, rows[0]!.n);
+        } catch {
+          // the server is restarting
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    const WAIT = { timeout: 60_000, interval: 50 };
+    const startsOf = async (like: string) =>
+      (
+        await stores.db.query<{ execution_id: string }>(
+          `SELECT execution_id FROM "${schema}".step_starts WHERE execution_id LIKE $1 ORDER BY id`,
+          [like],
+        )
+      ).rows.map((r) => r.execution_id);
+    try {
+      await createStepsTable(stores.db);
+      // w1 hangs in every first step: what it admits is running when it is SIGKILLed.
+      const first = await worker("w1", true);
+      await app.submit(failoverFlow, { executionId: "p-blocker", input: null, queue: "prio" });
+      await vi.waitFor(async () => expect(await startsOf("p-%")).toEqual(["p-blocker"]), WAIT);
+      // Waiting behind the blocker's slot, across the crash and the restart: lower first, then submit order.
+      const prioritized = [
+        ["p-a5", 5],
+        ["p-b5", 5],
+        ["p-c1", 1],
+        ["p-d", undefined],
+        ["p-e9", 9],
+        ["p-f1", 1],
+      ] as const;
+      for (const [id, priority] of prioritized)
+        await app.submit(failoverFlow, {
+          executionId: id,
+          input: null,
+          queue: "prio",
+          ...(priority === undefined ? {} : { priority }),
+        });
+      const rated: string[] = [];
+      for (let n = 0; n < 5; n++) for (const key of ["r0", "r1"]) rated.push(`${key}-${n}`);
+      for (const id of rated)
+        await app.submit(failoverFlow, { executionId: id, input: null, queue: "rated", key: keyOf(id) });
+      // w1 (concurrency 4, the blocker one of them) admits three of them and hangs in their first steps.
+      await vi.waitFor(async () => expect(await startsOf("r%")).toHaveLength(3), WAIT);
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const hung = await startsOf("r%");
+      const { rows: now } = await stores.db.query<{ t: string }>(
+        `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::text AS t`,
+      );
+      const killedAt = Number(now[0]!.t);
+      if (server.owned) {
+        await server.stop("immediate");
+        await server.start();
+      }
+      await worker("w2", false);
+      await worker("w3", false);
+      const all = ["p-blocker", ...prioritized.map(([id]) => id), ...rated];
+      const results = await Promise.all(all.map((id) => app.result(id)));
+      expect(results).toHaveLength(all.length);
+      sampling = false;
+      await sampler;
+      expect(samples).toBeGreaterThan(10);
+      expect(maxPrio).toBe(1);
+
+      const { rows: admitted } = await stores.db.query<{ execution_id: string; key: string | null; at: string }>(
+        `SELECT execution_id, queue_key AS key, (extract(epoch FROM admitted_at) * 1000)::text AS at
+         FROM "${schema}".fleet ORDER BY admitted_at`,
+      );
+      const at = new Map(admitted.map((r) => [r.execution_id, Number(r.at)]));
+      // Priorities: after the blocker, by priority then submit order (each admitted once its slot was free).
+      expect(admitted.filter((r) => r.execution_id.startsWith("p-")).map((r) => r.execution_id)).toEqual([
+        "p-blocker",
+        "p-d",
+        "p-c1",
+        "p-f1",
+        "p-a5",
+        "p-b5",
+        "p-e9",
+      ]);
+      for (const key of ["r0", "r1"]) {
+        const ofKey = admitted.filter((r) => r.key === key);
+        expect(ofKey.map((r) => r.execution_id)).toEqual([0, 1, 2, 3, 4].map((n) => `${key}-${n}`));
+        // No window of PERIOD holds more than 2 starts of the key: the third start after any is PERIOD later.
+        const times = ofKey.map((r) => Number(r.at));
+        for (let i = 0; i + 2 < times.length; i++) expect(times[i + 2]! - times[i]!).toBeGreaterThanOrEqual(PERIOD);
+      }
+      // Those w1 admitted kept their admission through the takeover and the restart (no new start)...
+      for (const id of hung) expect(at.get(id)!).toBeLessThan(killedAt);
+      // ... and their hung first steps ran again on the takeover (at least once); every other step ran once.
+      const { rows: twice } = await stores.db.query<{ execution_id: string }>(
+        `SELECT execution_id FROM "${schema}".step_starts GROUP BY execution_id, step_id HAVING count(*) > 1`,
+      );
+      expect(twice.map((r) => r.execution_id).sort()).toEqual(["p-blocker", ...hung].sort());
+      const spread = rated.map((id) => at.get(id)!);
+      console.log(
+        `rate and priorities across a SIGKILL and a server restart: ${all.length} executions ended, ${samples} samples (at most ${maxPrio} running in prio), the rated ones started over ${Math.round(Math.max(...spread) - Math.min(...spread))} ms`,
+      );
+    } finally {
+      sampling = false;
+      await sampler;
+      for (const child of children) child.child.kill("SIGKILL");
+      await Promise.all(children.map((c) => c.exited));
+      await app.close();
+      await stores.close();
+      await dropSchema(server.url, schema);
+    }
+  }, 120_000);
 });

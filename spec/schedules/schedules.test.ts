@@ -2,7 +2,9 @@
 // each tick starts one execution whose id names the tick, once; catch-up after a downtime; overlap; pause, resume,
 // delete; a restart keeps the schedule; two apps racing on one tick start it once.
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { createApp } from "../../actors/app.js";
 import { simulatedClock } from "../../actors/clock.js";
+import { defineConfig } from "../../actors/config.js";
 import { memoryStores } from "../../stores/memory.js";
 import { fsStores } from "../../adapters/fs/index.js";
 import {
@@ -180,6 +182,37 @@ describe("schedules on one app", () => {
     expect(await tickIds(one, "raced")).toEqual([1, 2, 3, 4, 5].map((i) => `sched:raced:${iso(T0 + i * MINUTE)}`));
     await one.close();
     await two.close();
+  });
+  it("a look that fails (the store unreachable, a database restarting) is tried again at the next poll: no tick is lost", async () => {
+    const stores = memoryStores();
+    const inner = stores.schedules!;
+    let down = false;
+    const schedules = Object.assign(Object.create(inner) as typeof inner, {
+      list: () => (down ? Promise.reject(new Error("connection terminated")) : inner.list()),
+    });
+    const clock = simulatedClock(T0 + 1_000);
+    const warnings: string[] = [];
+    const app = createApp(
+      defineConfig({
+        stores: { ...stores, schedules },
+        effects: {},
+        clock,
+        logics: [quick],
+        observability: { onWarn: (w) => warnings.push(w.code) },
+      }),
+    );
+    await schedule(app, quick, { id: "minutely", every: MINUTE, catchUp: "all" });
+    await advanceTo(clock, T0 + MINUTE);
+    await vi.waitFor(async () => expect(await tickIds(app, "minutely")).toHaveLength(1), WAIT);
+    down = true;
+    await advanceTo(clock, T0 + 2 * MINUTE);
+    await vi.waitFor(() => expect(warnings).toContain("LOOM_SCHEDULE_NOT_FIRED"), WAIT);
+    down = false;
+    // The runner looks again a poll later (a minute on one app), and fires the tick it could not, then the next.
+    await advanceTo(clock, T0 + 3 * MINUTE);
+    await vi.waitFor(async () => expect(await tickIds(app, "minutely")).toHaveLength(3), WAIT);
+    expect(await tickIds(app, "minutely")).toEqual([1, 2, 3].map((i) => `sched:minutely:${iso(T0 + i * MINUTE)}`));
+    await app.close();
   });
 });
 
