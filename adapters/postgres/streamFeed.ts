@@ -173,6 +173,9 @@ class Follower implements StreamFollow {
   private lastSeq = 0;
   private sawItems = false;
   private quiet = 0;
+  // The log's head at the last quiet poll: records handed at a quiet poll only once it stayed there.
+  private quietHead = -1;
+  private sawEnd = false;
   private log: JournalRecord[] | undefined;
   // The process that streamed each step: a step streamed again by another (a takeover) restarts with a `retry`.
   private readonly publisherOf = new Map<string, string>();
@@ -273,17 +276,32 @@ class Follower implements StreamFollow {
 
   private hand(record: JournalRecord): void {
     this.lastSeq = record.seq;
+    if (record.type === EXECUTION_ENDED) this.sawEnd = true;
     if (record.type === STEP_COMPLETED || record.type === STEP_FAILED) this.recorded.add(record.stepId);
     this.push({ kind: "record", record });
   }
 
   // Nothing came for a poll: an execution that never streamed is followed by its log; one that did, once its
-  // publisher was quiet for QUIET_POLLS polls (it died, or an item was lost), so no record overtakes a late delta.
+  // publisher and its log were both quiet for QUIET_POLLS polls (it died, or an item was lost), so no record
+  // overtakes a delta on its way (the worker that took over appended a step whose deltas are not read yet).
   private async settle(): Promise<void> {
     if (this.sawItems && ++this.quiet < QUIET_POLLS) return;
-    this.log = await this.readLog();
-    for (const record of this.log) if (record.seq > this.lastSeq) this.hand(record);
-    if (this.log.some((record) => record.type === EXECUTION_ENDED)) this.finish();
+    const { rows } = await this.feed.db.query<{ head: number }>(
+      `SELECT head FROM ${this.feed.db.s}.executions WHERE execution_id = $1`,
+      [this.executionId],
+      "stream_head",
+    );
+    const head = rows[0]?.head ?? 0;
+    if (this.sawItems && head !== this.quietHead) {
+      this.quietHead = head;
+      this.quiet = 0;
+      return;
+    }
+    if (head > this.lastSeq) {
+      this.log = await this.readLog();
+      for (const record of this.log) if (record.seq > this.lastSeq) this.hand(record);
+    }
+    if (this.sawEnd) this.finish();
   }
 
   private async end(): Promise<void> {

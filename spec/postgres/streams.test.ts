@@ -178,6 +178,30 @@ describe("app.stream across processes (PostgreSQL)", () => {
     }
   });
 
+  it("a publisher slower than the log: records wait for the deltas before them, not handed at a quiet poll", async () => {
+    const f = await fleet();
+    try {
+      // Every item reaches the table 120 ms after it was published; the log's appends do not wait.
+      const feed = f.workerStores.streams;
+      const publish = feed.publish.bind(feed);
+      feed.publish = (executionId, item) => void setTimeout(() => publish(executionId, item), 120);
+      const app = await f.web();
+      const g = gate();
+      f.gates.set("slow", g.opened);
+      await app.submit(agent, { executionId: "slow", input: { prompt: "owls" } });
+      const parts: StreamPart[] = [];
+      const done = collect(app.stream("slow"), parts);
+      await until(() => textOf(parts).includes(ANSWER.slice(0, 16)), "the first chunks at the web app");
+      // Quiet for several polls while the model waits, then the step ends and its deltas are on their way.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      g.open();
+      await done;
+      expect(textOf(parts)).toBe(`Looking it up.${ANSWER}`);
+    } finally {
+      await f.close();
+    }
+  });
+
   it("a stream opened mid-step has the step's text from its start, and a second app gives the same parts at the same indices", async () => {
     const f = await fleet();
     try {
