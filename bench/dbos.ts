@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { dropSchema, freshSchema } from "../spec/postgres/server.js";
 import { DBOS_APP, DBOS_QUEUE, DBOS_WORKFLOW } from "./dbosFlow.js";
 import { FLOW_STEPS } from "./fleetFlow.js";
-import { processesCpuMs } from "./fleetCpu.js";
+import { processesCpuMs, startedAll } from "./fleetCpu.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -49,17 +49,14 @@ export async function runDbos(
   const children: ChildProcess[] = [];
   let client: DBOSClient | undefined;
   try {
-    // One at a time: the first launch creates the schema (DBOS's migrations), the others find it.
-    for (let i = 0; i < workers; i++)
-      children.push(
-        await startDbosWorker({
-          url,
-          schema,
-          concurrency: options.concurrency,
-          executor: `w${i}`,
-          pollMs: options.pollMs,
-        }),
-      );
+    const launch = (i: number) =>
+      startDbosWorker({ url, schema, concurrency: options.concurrency, executor: `w${i}`, pollMs: options.pollMs });
+    // The first launch creates the schema (DBOS's migrations); the others find it, so they start together (not timed).
+    children.push(await launch(0));
+    await startedAll(
+      Array.from({ length: workers - 1 }, (_, i) => launch(i + 1)),
+      children,
+    );
     client = await DBOSClient.create({
       systemDatabaseUrl: url,
       systemDatabaseSchemaName: schema,
