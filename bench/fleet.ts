@@ -83,13 +83,28 @@ async function runFleet(
   }
 }
 
-/** Transactions the server has committed so far, over every database (its statistics lag up to a second: read after a pause). */
-async function serverCommits(url: string): Promise<number> {
+interface ServerCounters {
+  /** Transactions committed, read-only ones included (pg_stat_database, every database of the server). */
+  commits: number;
+  /** Transaction ids assigned: the transactions that wrote, the ones whose commit waits for a WAL flush. */
+  writes: number;
+  /** WAL flushes (pg_stat_wal.wal_sync: 0 with fsync off); undefined before PostgreSQL 14. */
+  walSyncs: number | undefined;
+}
+
+/** The server's counters so far (its statistics lag up to a second: read after a pause). */
+async function serverCounters(url: string): Promise<ServerCounters> {
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return Number((await client.query<{ n: string }>("SELECT sum(xact_commit) AS n FROM pg_stat_database")).rows[0]!.n);
+    const one = async (sql: string) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n);
+    return {
+      commits: await one("SELECT sum(xact_commit) AS n FROM pg_stat_database"),
+      // The next transaction id, read without taking one.
+      writes: await one("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n"),
+      walSyncs: await one("SELECT wal_sync AS n FROM pg_stat_wal").catch(() => undefined),
+    };
   } finally {
     await client.end();
   }
@@ -107,6 +122,8 @@ interface EngineRun {
   workerCpuMs: number;
   submitterCpuMs: number;
   commits: number;
+  writes: number;
+  walSyncs: number | undefined;
 }
 
 /** Runs one engine's variant and the counters that explain it (worker CPU, submitter CPU, server commits). */
@@ -125,14 +142,14 @@ async function measured(
     throw new Error(
       `the ${engine} run of ${workers} workers was to run in durability ${expected}, the server has ${durability}`,
     );
-  const before = { commits: await serverCommits(url) };
+  const before = await serverCounters(url);
   const cpu = process.cpuUsage();
   const { ms, workerCpuMs } =
     engine === "loomwork"
       ? await runFleet(url, workers, executions)
       : await runDbos(url, workers, executions, { concurrency: CONCURRENCY, pollMs: POLL_MS });
   const used = process.cpuUsage(cpu);
-  const commits = (await serverCommits(url)) - before.commits;
+  const after = await serverCounters(url);
   return {
     durability,
     engine,
@@ -141,7 +158,10 @@ async function measured(
     ms,
     workerCpuMs,
     submitterCpuMs: (used.user + used.system) / 1000,
-    commits,
+    commits: after.commits - before.commits,
+    writes: after.writes - before.writes,
+    walSyncs:
+      after.walSyncs === undefined || before.walSyncs === undefined ? undefined : after.walSyncs - before.walSyncs,
   };
 }
 
@@ -206,14 +226,21 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
   const goals: Goal[] = [];
   let langGraph: Awaited<ReturnType<typeof measureLangGraphPostgres>> | undefined;
   try {
-    let row = 0;
-    for (const mode of modes) {
-      if (server.owned) await setDurability(server.url, mode as Durability);
-      for (const workers of counts) {
+    // Rows run workers by workers, both modes in turn (alternating which first), so the other work on the
+    // machine, which comes and goes, weighs on both modes alike; they are listed mode by mode.
+    const ran: { mode: string; workers: number; byEngine: Record<Engine, EngineRun> }[] = [];
+    for (const [i, workers] of counts.entries()) {
+      for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
+        if (server.owned) await setDurability(server.url, mode as Durability);
         // Alternate which engine goes first, so neither always runs on a warmer server.
-        const order: Engine[] = row++ % 2 === 0 ? ["loomwork", "dbos"] : ["dbos", "loomwork"];
+        const order: Engine[] = ran.length % 2 === 0 ? ["loomwork", "dbos"] : ["dbos", "loomwork"];
         const byEngine = {} as Record<Engine, EngineRun>;
         for (const engine of order) byEngine[engine] = await measured(server, engine, workers, executions, mode);
+        ran.push({ mode, workers, byEngine });
+      }
+    }
+    for (const mode of modes)
+      for (const { workers, byEngine } of ran.filter((r) => r.mode === mode)) {
         const [loom, dbos] = [byEngine.loomwork, byEngine.dbos];
         const versus = ratio(stepsPerSecond(loom) / stepsPerSecond(dbos));
         for (const engine of ["loomwork", "dbos"] as const) {
@@ -228,6 +255,8 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
             stepsPerSecond(r).toFixed(0),
             (r.workerCpuMs / steps).toFixed(2),
             (r.commits / steps).toFixed(2),
+            (r.writes / steps).toFixed(2),
+            r.walSyncs === undefined ? "n/a" : (r.walSyncs / steps).toFixed(2),
             engine === "loomwork" ? versus : "",
           ]);
         }
@@ -237,7 +266,6 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
           detail: `loomwork ${stepsPerSecond(loom).toFixed(0)} steps/s, DBOS ${stepsPerSecond(dbos).toFixed(0)} steps/s (${versus} of DBOS's rate)`,
         });
       }
-    }
     // The LangGraph comparison is about bytes and time per turn, measured as before with durability off.
     if (server.owned) await setDurability(server.url, "off");
     langGraph = await measureLangGraphPostgres(server.url, options.compareTurns, quick ? 1 : 3);
@@ -253,13 +281,13 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
       `${executions} executions of a ${FLOW_STEPS}-step flow (each step a task effect returning a small object), submitted with \`app.submit\` from the benchmark's process and awaited with \`app.result\`; worker processes run \`createWorker\` with concurrency ${CONCURRENCY} and pollMs ${POLL_MS}. Time from the first submit to the last result.`,
       `DBOS Transact ${DBOS_VERSION} (\`@dbos-inc/dbos-sdk\`) on the same server in the same run: the same ten steps as \`DBOS.registerStep\` functions called in sequence by a \`DBOS.registerWorkflow\` workflow (bench/dbosFlow.ts); worker processes \`DBOS.launch\` with \`systemDatabaseUrl\` set to the server and dequeue from a queue with \`workerConcurrency\` ${CONCURRENCY} and \`minPollingIntervalMs\` ${POLL_MS}; the benchmark's process enqueues with a \`DBOSClient\` and awaits them with \`client.waitAll\` (one query for every id, every ${POLL_MS} ms), then reads each result. Each run has a fresh schema (loomwork's \`schema\`, DBOS's \`systemDatabaseSchemaName\`) and starts after a \`CHECKPOINT\`; the engines alternate which runs first.`,
       server.owned
-        ? 'The server is a local throwaway cluster (PostgreSQL 15) on the same machine as the workers, so the workers and the server share its cores. Durability "on" is PostgreSQL\'s defaults, as users run it: `fsync`, `synchronous_commit` and `full_page_writes` on, so each commit waits for its WAL flush; "off" is all three off. The mode is switched between rows with `ALTER SYSTEM` and a reload, and read back with `SHOW` from a fresh connection before every run (the mode column is what that connection saw).'
+        ? 'The server is a local throwaway cluster (PostgreSQL 15) on the same machine as the workers, so the workers and the server share its cores. Durability "on" is PostgreSQL\'s defaults, as users run it: `fsync`, `synchronous_commit` and `full_page_writes` on, so each commit waits for its WAL flush; "off" is all three off. The mode is switched between rows with `ALTER SYSTEM` and a reload (the rows run worker count by worker count, both modes in turn), and read back with `SHOW` from a fresh connection before every run (the mode column is what that connection saw).'
         : `The server is LOOMWORK_PG_URL, measured in the mode it has (its settings are not changed): ${modes[0]}.`,
     ],
     tables: [
       {
         caption:
-          "Worker CPU is the worker processes' CPU per step from the first submit to the last result; server commits per step are the transactions the server committed (pg_stat_database, every database of the server, over the whole variant, set-up and schema migrations included); the ratio is loomwork's steps per second over DBOS's in the same row",
+          "Worker CPU is the worker processes' CPU per step from the first submit to the last result. Over the whole variant (set-up and schema migrations included), per step: server commits are the transactions the server committed, read-only ones included (pg_stat_database, every database of the server); write transactions are the transaction ids assigned (the commits that wait for a WAL flush with durability on); WAL flushes are pg_stat_wal's wal_sync (0 with fsync off; several commits can share one flush). The ratio is loomwork's steps per second over DBOS's in the same row",
         head: [
           "durability",
           "workers",
@@ -268,10 +296,12 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
           "steps/s",
           "worker CPU ms per step",
           "server commits per step",
+          "write transactions per step",
+          "WAL flushes per step",
           "loomwork / DBOS steps/s",
         ],
         rows,
-        align: ["l", "r", "l", "r", "r", "r", "r", "r"],
+        align: ["l", "r", "l", "r", "r", "r", "r", "r", "r", "r"],
       },
       ...(langGraph?.tables ?? []),
     ],
