@@ -5,10 +5,11 @@
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { dropSchema, freshSchema } from "../spec/postgres/server.js";
+import { freshSchema } from "../spec/postgres/server.js";
 import { DBOS_APP, DBOS_QUEUE, DBOS_WORKFLOW } from "./dbosFlow.js";
 import { FLOW_STEPS } from "./fleetFlow.js";
-import { processesCpuMs, startedAll } from "./fleetCpu.js";
+import { processesCpuMs } from "./fleetCpu.js";
+import { dropSchemaOfKilled, killed, startedAll } from "./fleetWorkers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -77,7 +78,7 @@ export async function runDbos(
     return { ms, workerCpuMs: processesCpuMs(children.map((c) => c.pid)) - cpuAtReady };
   } finally {
     await client?.destroy();
-    for (const child of children) child.kill("SIGKILL");
-    await dropSchema(url, schema);
+    await killed(children);
+    await dropSchemaOfKilled(url, schema);
   }
 }

@@ -11,10 +11,11 @@ import { fileURLToPath } from "node:url";
 import { createApp } from "../actors/app.js";
 import { defineConfig } from "../actors/config.js";
 import { postgresStores } from "../adapters/postgres/index.js";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "../spec/postgres/server.js";
+import { freshSchema, startPostgres, type PgServer } from "../spec/postgres/server.js";
 import pg from "pg";
 import { DBOS_VERSION, runDbos } from "./dbos.js";
-import { processesCpuMs, startedAll } from "./fleetCpu.js";
+import { processesCpuMs } from "./fleetCpu.js";
+import { dropSchemaOfKilled, killed, startedAll } from "./fleetWorkers.js";
 import { FLOW_STEPS, tenStepFlow } from "./fleetFlow.js";
 import { measureLangGraphPostgres } from "./langgraph.js";
 import type { BenchOptions } from "./options.js";
@@ -77,9 +78,9 @@ async function runFleet(
     await app.close();
     return { ms, workerCpuMs };
   } finally {
-    for (const child of children) child.kill("SIGKILL");
+    await killed(children);
     await stores.close();
-    await dropSchema(url, schema);
+    await dropSchemaOfKilled(url, schema);
   }
 }
 

@@ -1,5 +1,4 @@
-// CPU time of the fleet benchmark's worker processes, read from /proc (both engines' workers), and their start.
-import type { ChildProcess } from "node:child_process";
+// CPU time of the fleet benchmark's worker processes, read from /proc (both engines' workers).
 import { readFileSync } from "node:fs";
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
@@ -18,15 +17,4 @@ export function processCpuMs(pid: number | undefined): number {
 /** The CPU milliseconds of several processes together. */
 export function processesCpuMs(pids: (number | undefined)[]): number {
   return pids.reduce<number>((sum, pid) => sum + processCpuMs(pid), 0);
-}
-
-/**
- * Waits for worker processes starting together and adds each one that started to `children` (so the caller's
- * clean-up kills it) before rethrowing the first failure.
- */
-export async function startedAll(starting: Promise<ChildProcess>[], children: ChildProcess[]): Promise<void> {
-  const settled = await Promise.allSettled(starting);
-  for (const s of settled) if (s.status === "fulfilled") children.push(s.value);
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
 }
