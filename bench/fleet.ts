@@ -288,7 +288,7 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     tables: [
       {
         caption:
-          "Worker CPU is the worker processes' CPU per step from the first submit to the last result. Over the whole variant (set-up and schema migrations included), per step: server commits are the transactions the server committed, read-only ones included (pg_stat_database, every database of the server); write transactions are the transaction ids assigned (the commits that wait for a WAL flush with durability on); WAL flushes are pg_stat_wal's wal_sync (0 with fsync off; several commits can share one flush). The ratio is loomwork's steps per second over DBOS's in the same row",
+          "Worker CPU is the worker processes' CPU per step from the first submit to the last result. Over the whole variant (set-up, schema migrations and the schema's drop included), per step: server commits are the transactions the server committed, read-only ones included (pg_stat_database, every database of the server); write transactions are the transaction ids assigned (the commits that wait for a WAL flush with durability on); WAL flushes are pg_stat_wal's wal_sync (0 with fsync off; several commits can share one flush). The ratio is loomwork's steps per second over DBOS's in the same row",
         head: [
           "durability",
           "workers",
@@ -308,7 +308,7 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
     ],
     goals: [...goals, ...(langGraph?.goals ?? [])],
     notes: [
-      "Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together. DBOS checkpoints each step's output in its own transaction, and the workflow's status at start and end.",
+      "Each macrostep is one append statement (one round trip): a step's outcome and the transition it causes go in together. DBOS checkpoints each step's output in its own transaction, and the workflow's status at start and end. So both engines commit about one write transaction per step, the commit that waits for its WAL flush with durability on; the rest of the server's commits are read-only (polls, claims and dequeues that found nothing, result reads), which wait for no flush.",
       `On this ${availableParallelism()}-core machine the server, the workers and the submitter share the cores; ${
         modes
           .map((m) => scaling(raw, m, counts))
