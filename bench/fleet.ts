@@ -24,6 +24,8 @@ import { ratio, type Goal, type Section } from "./report.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CONCURRENCY = 8;
+/** How long the server's statistics (pg_stat_database, pg_stat_wal) may lag behind its commits. */
+const STATS_LAG_MS = 1100;
 /**
  * Executions per run in the default run: at 200 a run of one engine lasted 1.4-5.7 s, short enough for the
  * set-up's commits and the other work on the machine to move a row; 500 keeps the 16 runs near 4 minutes.
@@ -93,9 +95,12 @@ interface ServerCounters {
   walSyncs: number | undefined;
 }
 
-/** The server's counters so far (its statistics lag up to a second: read after a pause). */
-async function serverCounters(url: string): Promise<ServerCounters> {
-  await new Promise((resolve) => setTimeout(resolve, 1100));
+/**
+ * The server's counters so far. Its statistics lag up to a second (STATS_LAG_MS): read after that pause, which
+ * a --quick run skips (its figures are a smoke test, not measurements).
+ */
+async function serverCounters(url: string, settleMs: number): Promise<ServerCounters> {
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -134,6 +139,7 @@ async function measured(
   workers: number,
   executions: number,
   expected: string,
+  settleMs: number,
 ): Promise<EngineRun> {
   const url = server.url;
   // Each run starts from a checkpoint (every dirty page written), so neither inherits the other's backlog.
@@ -143,14 +149,14 @@ async function measured(
     throw new Error(
       `the ${engine} run of ${workers} workers was to run in durability ${expected}, the server has ${durability}`,
     );
-  const before = await serverCounters(url);
+  const before = await serverCounters(url, settleMs);
   const cpu = process.cpuUsage();
   const { ms, workerCpuMs } =
     engine === "loomwork"
       ? await runFleet(url, workers, executions)
       : await runDbos(url, workers, executions, { concurrency: CONCURRENCY, pollMs: POLL_MS });
   const used = process.cpuUsage(cpu);
-  const after = await serverCounters(url);
+  const after = await serverCounters(url, settleMs);
   return {
     durability,
     engine,
@@ -236,7 +242,8 @@ export async function measureFleet(options: BenchOptions): Promise<Section> {
         // Alternate which engine goes first, so neither always runs on a warmer server.
         const order: Engine[] = ran.length % 2 === 0 ? ["loomwork", "dbos"] : ["dbos", "loomwork"];
         const byEngine = {} as Record<Engine, EngineRun>;
-        for (const engine of order) byEngine[engine] = await measured(server, engine, workers, executions, mode);
+        for (const engine of order)
+          byEngine[engine] = await measured(server, engine, workers, executions, mode, quick ? 0 : STATS_LAG_MS);
         ran.push({ mode, workers, byEngine });
       }
     }
