@@ -5,10 +5,11 @@
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { dropSchema, freshSchema } from "../spec/postgres/server.js";
+import { freshSchema } from "../spec/postgres/server.js";
 import { DBOS_APP, DBOS_QUEUE, DBOS_WORKFLOW } from "./dbosFlow.js";
 import { FLOW_STEPS } from "./fleetFlow.js";
 import { processesCpuMs } from "./fleetCpu.js";
+import { dropSchemaOfKilled, killed, startedAll } from "./fleetWorkers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -49,17 +50,14 @@ export async function runDbos(
   const children: ChildProcess[] = [];
   let client: DBOSClient | undefined;
   try {
-    // One at a time: the first launch creates the schema (DBOS's migrations), the others find it.
-    for (let i = 0; i < workers; i++)
-      children.push(
-        await startDbosWorker({
-          url,
-          schema,
-          concurrency: options.concurrency,
-          executor: `w${i}`,
-          pollMs: options.pollMs,
-        }),
-      );
+    const launch = (i: number) =>
+      startDbosWorker({ url, schema, concurrency: options.concurrency, executor: `w${i}`, pollMs: options.pollMs });
+    // The first launch creates the schema (DBOS's migrations); the others find it, so they start together (not timed).
+    children.push(await launch(0));
+    await startedAll(
+      Array.from({ length: workers - 1 }, (_, i) => launch(i + 1)),
+      children,
+    );
     client = await DBOSClient.create({
       systemDatabaseUrl: url,
       systemDatabaseSchemaName: schema,
@@ -80,7 +78,7 @@ export async function runDbos(
     return { ms, workerCpuMs: processesCpuMs(children.map((c) => c.pid)) - cpuAtReady };
   } finally {
     await client?.destroy();
-    for (const child of children) child.kill("SIGKILL");
-    await dropSchema(url, schema);
+    await killed(children);
+    await dropSchemaOfKilled(url, schema);
   }
 }

@@ -70,7 +70,18 @@ async function unprivilegedUser(): Promise<{ name: string; uid: number; gid: num
 }
 
 /** Starts a throwaway cluster, or wraps LOOMWORK_PG_URL. */
-export async function startPostgres(options: { external?: boolean } = {}): Promise<PgServer> {
+export async function startPostgres(
+  options: {
+    external?: boolean;
+    /**
+     * Where the cluster's crash-safety settings (`fsync`, `full_page_writes`, off for speed: the cluster is
+     * thrown away) are set: on the command line, which `ALTER SYSTEM` cannot override, or with `ALTER
+     * SYSTEM` once started, so a benchmark can turn them back on with `ALTER SYSTEM` and a reload.
+     * @defaultValue "command-line"
+     */
+    durabilitySettings?: "command-line" | "alter-system";
+  } = {},
+): Promise<PgServer> {
   const external = process.env.LOOMWORK_PG_URL;
   if (external && options.external !== false) {
     return {
@@ -95,7 +106,9 @@ export async function startPostgres(options: { external?: boolean } = {}): Promi
     user ? run("runuser", ["-u", user.name, "--", join(bin, cmd), ...args]) : run(join(bin, cmd), args);
   await as("initdb", ["-D", data, "-U", "loomwork", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
   const port = await freePort();
-  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB`;
+  const durabilityOff = "-c fsync=off -c full_page_writes=off";
+  const alterSystem = options.durabilitySettings === "alter-system";
+  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} ${alterSystem ? "" : durabilityOff} -c max_connections=200 -c shared_buffers=32MB`;
   let running = false;
   const start = async () => {
     await as("pg_ctl", ["-D", data, "-o", serverOptions, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"]);
@@ -106,8 +119,20 @@ export async function startPostgres(options: { external?: boolean } = {}): Promi
     running = false;
   };
   await start();
+  const url = `postgres://loomwork@127.0.0.1:${port}/postgres`;
+  if (alterSystem) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("ALTER SYSTEM SET fsync = off");
+      await client.query("ALTER SYSTEM SET full_page_writes = off");
+      await client.query("SELECT pg_reload_conf()");
+    } finally {
+      await client.end();
+    }
+  }
   return {
-    url: `postgres://loomwork@127.0.0.1:${port}/postgres`,
+    url,
     owned: true,
     stop,
     start,
