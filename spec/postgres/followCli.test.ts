@@ -1,0 +1,205 @@
+// `loomwork follow <id> --postgres <url>` against a live fleet: a worker in this process runs an agent whose model
+// streams a few chunks and then waits for the test's gate; the CLI, a spawned process as a user runs it, follows the
+// execution through the schema (app.stream across processes, ADR 0019). What it prints before the gate opens can only
+// have come live from the worker.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentLoop$ } from "../../actors/agents/agentLoop.js";
+import { createLlmEffect } from "../../actors/agents/model.js";
+import { createApp } from "../../actors/app.js";
+import { defineConfig } from "../../actors/config.js";
+import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { cli, spawnCli } from "../cli/support.js";
+import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+
+const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
+const agent = agentLoop$({ id: "owler", model: "model", tools: ["search"], maxTurns: 3, warnTranscriptBytes: false });
+
+// Turn 0 says a line and calls the tool; turn 1 streams the answer in chunks of 8 and, after the first two, waits
+// for the execution's gate.
+function effects(gates: Map<string, Promise<void>>): Record<string, Effect> {
+  return {
+    model: createLlmEffect({
+      id: "gated-model",
+      async generate(_request, ctx) {
+        const emit = (delta: { type: string; [key: string]: unknown }) => ctx.emitDelta?.(delta as never);
+        const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
+        if (turn === 0) {
+          const call = { id: `call-${ctx.executionId}`, toolName: "search", input: { q: "owls" } };
+          emit({ type: "text-delta", delta: "Looking it up." });
+          emit({ type: "tool-call", ...call });
+          return { text: "Looking it up.", toolCalls: [call] };
+        }
+        for (let i = 0; i < ANSWER.length; i += 8) {
+          if (i === 16) await gates.get(ctx.executionId);
+          emit({ type: "text-delta", delta: ANSWER.slice(i, i + 8) });
+        }
+        return { text: ANSWER };
+      },
+    }),
+    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] })),
+  };
+}
+
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  return { opened: new Promise<void>((resolve) => (open = resolve)), open };
+}
+
+let server: PgServer;
+const schemas: string[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+});
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(server.url, schema).catch(() => undefined);
+  await server?.dispose();
+});
+
+// A worker with stores of its own, and an app on other stores that submits (as a web server does).
+async function fleet() {
+  const schema = freshSchema("follow");
+  schemas.push(schema);
+  const gates = new Map<string, Promise<void>>();
+  const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+  const worker: Worker = await createWorker({
+    stores: workerStores,
+    logics: [agent],
+    effects: effects(gates),
+    concurrency: 2,
+    leaseMs: 2_000,
+    pollMs: 100,
+    drainMs: 2_000,
+    signals: [],
+  });
+  const webStores: PostgresStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+  const app = createApp(defineConfig({ stores: webStores, effects: {} }));
+  return {
+    schema,
+    app,
+    worker,
+    args: (executionId: string) => ["follow", executionId, "--postgres", server.url, "--schema", schema],
+    async submit(executionId: string) {
+      const g = gate();
+      gates.set(executionId, g.opened);
+      await app.submit(agent, { executionId, input: { prompt: "How do owls hunt?" } });
+      return g;
+    },
+    status: async (executionId: string) => (await workerStores.events.getExecution(executionId))?.status,
+    async close() {
+      await worker.stop();
+      await app.close();
+      await webStores.close();
+      await workerStores.close();
+    },
+  };
+}
+
+describe("loomwork follow --postgres", () => {
+  it("prints a worker's deltas as they stream, its tool call and result, then the whole answer and exits 0", async () => {
+    const f = await fleet();
+    let g: { open: () => void } | undefined;
+    try {
+      g = await f.submit("chat-42");
+      const run = spawnCli(f.args("chat-42"));
+      // Before the gate opens: the answer's first two chunks, live from the worker (the step has no record yet).
+      await run.waitFor(`⋯ turn:1:model ${ANSWER.slice(0, 16)}`);
+      expect(run.stdout).not.toContain(ANSWER.slice(0, 24));
+      expect(await f.status("chat-42")).toBe("running");
+      expect(run.stdout).toMatch(/^chat-42 · owler · following since /);
+      expect(run.stdout).toContain("⋯ turn:0:model Looking it up.");
+      expect(run.stdout).toMatch(/→ call +turn:0:model +search \{"q":"owls"\} call-chat-42/);
+      expect(run.stdout).toMatch(/✓ result turn:0:tool:0 +search \{"hits":\["owls hear in three dimensions"\]\}/);
+      g.open();
+      expect(await run.exited, run.stderr).toBe(0);
+      expect(run.stdout).toContain(`⋯ turn:1:model ${ANSWER}\n`);
+      expect(run.stdout).toContain("■ ended done");
+    } finally {
+      g?.open();
+      await f.close();
+    }
+  }, 60_000);
+
+  it("an execution stopped while followed: its abort line with the reason, exit 1", async () => {
+    const f = await fleet();
+    let g: { open: () => void } | undefined;
+    try {
+      g = await f.submit("chat-44");
+      const run = spawnCli(f.args("chat-44"));
+      await run.waitFor(ANSWER.slice(0, 16));
+      // Stopped where it runs: the worker's app.
+      await f.worker.app.stop("chat-44", "the user left");
+      expect(await run.exited, run.stderr).toBe(1);
+      expect(run.stdout).toMatch(/■ ended stopped the user left/);
+    } finally {
+      g?.open();
+      await f.close();
+    }
+  }, 60_000);
+
+  it("Ctrl-C while the execution runs: exit 130, the execution runs on", async () => {
+    const f = await fleet();
+    let g: { open: () => void } | undefined;
+    try {
+      g = await f.submit("chat-45");
+      const run = spawnCli(f.args("chat-45"));
+      await run.waitFor(ANSWER.slice(0, 16));
+      run.kill("SIGINT");
+      expect(await run.exited, run.stderr).toBe(130);
+      expect(await f.status("chat-45")).toBe("running");
+      g.open();
+      await expect(f.app.result("chat-45")).resolves.toMatchObject({ text: ANSWER });
+    } finally {
+      g?.open();
+      await f.close();
+    }
+  }, 60_000);
+
+  it("--json: one { delta } a line, live; the text deltas joined are the answer", async () => {
+    const f = await fleet();
+    let g: { open: () => void } | undefined;
+    try {
+      g = await f.submit("chat-43");
+      const run = spawnCli([...f.args("chat-43"), "--json"]);
+      await run.waitFor(JSON.stringify(ANSWER.slice(8, 16)));
+      expect(await f.status("chat-43")).toBe("running");
+      g.open();
+      expect(await run.exited, run.stderr).toBe(0);
+      const parts = run.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { delta: { index: number; type: string; delta?: string } }).delta);
+      expect(parts.map((p) => p.index)).toEqual(parts.map((_, i) => i));
+      const text = parts.filter((p) => p.type === "text-delta").map((p) => p.delta);
+      expect(text.join("")).toBe(`Looking it up.${ANSWER}`);
+      expect(parts.map((p) => p.type)).toEqual(expect.arrayContaining(["tool-call", "tool-result", "finish-step"]));
+    } finally {
+      g?.open();
+      await f.close();
+    }
+  }, 60_000);
+
+  it("an unknown execution exits 3 and names it; a schema with no fleet exits 3 and creates nothing", async () => {
+    const f = await fleet();
+    try {
+      const missing = await cli(f.args("chat-nope"));
+      expect(missing.code, missing.stderr).toBe(3);
+      expect(missing.stderr).toContain(`no execution "chat-nope" in schema "${f.schema}"`);
+      const noFleet = freshSchema("nofleet");
+      const elsewhere = await cli(["follow", "chat-42", "--postgres", server.url, "--schema", noFleet]);
+      expect(elsewhere.code, elsewhere.stderr).toBe(3);
+      expect(elsewhere.stderr).toContain(`no fleet in schema "${noFleet}"`);
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [noFleet]);
+        expect(rows).toHaveLength(0);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+});
