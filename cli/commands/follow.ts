@@ -235,15 +235,19 @@ function partLine(
   const { c } = o;
   const step = printable(stepLabel(part, o.prefix));
   const id = printable(part.id ?? "?");
-  const tool = (name: string | undefined) => c.blue(printable(name ?? (part.id && o.tools.get(part.id)) ?? "?"));
+  // The tool's name and a space; none for a result whose call the stream did not name (a handoff's).
+  const tool = (name: string | undefined) => {
+    const known = name ?? (part.id === undefined ? undefined : o.tools.get(part.id));
+    return known === undefined ? "" : `${c.blue(printable(known))} `;
+  };
   const value = (v: unknown) => valueText(v, o.width - 30, o.full);
   switch (part.type) {
     case "tool-call":
-      return `${c.cyan(padEndTo("→ call", 8))} ${padEndTo(step, 14)} ${tool(part.toolName)} ${value(part.input)} ${c.dim(id)}`;
+      return `${c.cyan(padEndTo("→ call", 8))} ${padEndTo(step, 14)} ${tool(part.toolName)}${value(part.input)} ${c.dim(id)}`;
     case "tool-result":
-      return `${part.isError ? c.red("✗ result") : c.green("✓ result")} ${padEndTo(step, 14)} ${tool(undefined)} ${value(part.output)}`;
+      return `${part.isError ? c.red("✗ result") : c.green("✓ result")} ${padEndTo(step, 14)} ${tool(undefined)}${value(part.output)}`;
     case "tool-approval-request":
-      return `${c.yellow(padEndTo("⏸ waits", 8))} ${padEndTo(step, 14)} ${tool(part.toolName)} ${c.dim(id)} for a human's decision`;
+      return `${c.yellow(padEndTo("⏸ waits", 8))} ${padEndTo(step, 14)} ${tool(part.toolName)}${c.dim(id)} for a human's decision`;
     case "tool-approval-response":
       return `${part.approved ? c.green("● approved") : c.red("● denied")} ${id}${part.reason ? ` ${printable(part.reason)}` : ""}`;
     case "retry":

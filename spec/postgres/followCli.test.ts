@@ -9,7 +9,11 @@ import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
 import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
+import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { cli, spawnCli } from "../cli/support.js";
+import { finding, orchestrator, searchInput, treeReply, TREE_ANSWER } from "../support/agentTree.js";
+import { startOpenAiServer } from "../support/openaiServer.js";
+import { PROVIDERS } from "../support/providers.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
 const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
@@ -155,6 +159,55 @@ describe("loomwork follow --postgres", () => {
     }
   }, 60_000);
 
+  it("a tree: the sub-agents' deltas under their agent and execution, the lead's tool results, exit 0", async () => {
+    const model = await startOpenAiServer(treeReply);
+    const schema = freshSchema("followtree");
+    schemas.push(schema);
+    const g = gate();
+    const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const worker = await createWorker({
+      stores: workerStores,
+      logics: [orchestrator],
+      effects: {
+        model: createLlmEffect(fromAiSdk(PROVIDERS[2]!.model(model.baseURL))),
+        // The researchers wait here until the CLI follows the tree: what they say after is live.
+        search: createToolEffect(async ({ q }) => (await g.opened, { hits: [finding(q)] }), {
+          inputSchema: searchInput,
+        }),
+      },
+      concurrency: 4,
+      leaseMs: 2_000,
+      pollMs: 100,
+      drainMs: 2_000,
+      signals: [],
+    });
+    try {
+      await worker.app.submit(orchestrator, { executionId: "tree", input: { prompt: "owls and bats?" } });
+      const run = spawnCli(["follow", "tree", "--postgres", server.url, "--schema", schema]);
+      await run.waitFor(/→ call +turn:0:model +researcher .*r_bats/);
+      g.open();
+      expect(await run.exited, run.stderr).toBe(0);
+      // Each source's runs of deltas (two researchers stream at once: their runs interleave, each under its label).
+      const said = (agent: string, executionId: string) =>
+        run.stdout
+          .split("\n")
+          .map((l) => / {18}⋯ (\S+) (\S+) \S+ (.*)$/.exec(l))
+          .filter((m) => m?.[1] === agent && m[2] === executionId)
+          .map((m) => m![3])
+          .join("");
+      expect(said("researcher", "tree/tool:0:0")).toBe(finding("owls"));
+      expect(said("researcher", "tree/tool:0:1")).toBe(finding("bats"));
+      expect(said("writer", "tree/handoff")).toBe(TREE_ANSWER);
+      expect(run.stdout).toMatch(/✓ result \S+ +researcher "owls: hunt by ear"/);
+      expect(run.stdout).toContain("■ ended done");
+    } finally {
+      g.open();
+      await worker.stop();
+      await workerStores.close();
+      await model.close();
+    }
+  }, 60_000);
+
   it("--json: one { delta } a line, live; the text deltas joined are the answer", async () => {
     const f = await fleet();
     let g: { open: () => void } | undefined;
@@ -179,7 +232,7 @@ describe("loomwork follow --postgres", () => {
     }
   }, 60_000);
 
-  it("an unknown execution exits 3 and names it; a schema with no fleet exits 3 and creates nothing", async () => {
+  it("an unknown execution exits 3 and names it; a schema with no fleet exits 3 and creates nothing; --schema alone exits 2", async () => {
     const f = await fleet();
     try {
       const missing = await cli(f.args("chat-nope"));
@@ -189,6 +242,9 @@ describe("loomwork follow --postgres", () => {
       const elsewhere = await cli(["follow", "chat-42", "--postgres", server.url, "--schema", noFleet]);
       expect(elsewhere.code, elsewhere.stderr).toBe(3);
       expect(elsewhere.stderr).toContain(`no fleet in schema "${noFleet}"`);
+      const alone = await cli(["follow", "chat-42", "--schema", f.schema]);
+      expect(alone.code, alone.stderr).toBe(2);
+      expect(alone.stderr).toContain("--schema goes with --postgres");
       const { default: pg } = await import("pg");
       const client = new pg.Client({ connectionString: server.url });
       await client.connect();
