@@ -3,52 +3,18 @@
 // execution through the schema (app.stream across processes, ADR 0019). What it prints before the gate opens can only
 // have come live from the worker.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
 import { cli, spawnCli } from "../cli/support.js";
 import { finding, orchestrator, searchInput, treeReply, TREE_ANSWER } from "../support/agentTree.js";
 import { startOpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
+import { ANSWER, gate, gatedAgent as agent, gatedEffects as effects } from "./gatedStream.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
-
-const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
-const agent = agentLoop$({ id: "owler", model: "model", tools: ["search"], maxTurns: 3, warnTranscriptBytes: false });
-
-// Turn 0 says a line and calls the tool; turn 1 streams the answer in chunks of 8 and, after the first two, waits
-// for the execution's gate.
-function effects(gates: Map<string, Promise<void>>): Record<string, Effect> {
-  return {
-    model: createLlmEffect({
-      id: "gated-model",
-      async generate(_request, ctx) {
-        const emit = (delta: { type: string; [key: string]: unknown }) => ctx.emitDelta?.(delta as never);
-        const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
-        if (turn === 0) {
-          const call = { id: `call-${ctx.executionId}`, toolName: "search", input: { q: "owls" } };
-          emit({ type: "text-delta", delta: "Looking it up." });
-          emit({ type: "tool-call", ...call });
-          return { text: "Looking it up.", toolCalls: [call] };
-        }
-        for (let i = 0; i < ANSWER.length; i += 8) {
-          if (i === 16) await gates.get(ctx.executionId);
-          emit({ type: "text-delta", delta: ANSWER.slice(i, i + 8) });
-        }
-        return { text: ANSWER };
-      },
-    }),
-    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] })),
-  };
-}
-
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  return { opened: new Promise<void>((resolve) => (open = resolve)), open };
-}
 
 let server: PgServer;
 const schemas: string[] = [];
@@ -110,7 +76,7 @@ describe("loomwork follow --postgres", () => {
       await run.waitFor(`⋯ turn:1:model ${ANSWER.slice(0, 16)}`);
       expect(run.stdout).not.toContain(ANSWER.slice(0, 24));
       expect(await f.status("chat-42")).toBe("running");
-      expect(run.stdout).toMatch(/^chat-42 · owler · following since /);
+      expect(run.stdout).toMatch(/^chat-42 · streamer · following since /);
       expect(run.stdout).toContain("⋯ turn:0:model Looking it up.");
       expect(run.stdout).toMatch(/→ call +turn:0:model +search \{"q":"owls"\} call-chat-42/);
       expect(run.stdout).toMatch(/✓ result turn:0:tool:0 +search \{"hits":\["owls hear in three dimensions"\]\}/);
