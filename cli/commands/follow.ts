@@ -169,7 +169,7 @@ async function followFleet(ctx: Context, executionId: string, { url, schema }: P
     const width = Math.max(60, (process.stdout.columns ?? (Number(process.env.COLUMNS) || 120)) - 34);
     const full = ctx.values.full === true;
     const deltas = new DeltaLines(write, c, prefix);
-    // A tool result names the call by its id: the tool's name is the call's.
+    // A tool result names the call by its id (in its execution: a sub-agent's ids are its own); the tool is the call's.
     const tools = new Map<string, string>();
     if (!json) header(ctx, executionId, info.logicId);
     for await (const part of app.stream(executionId, { signal: stop.signal })) {
@@ -181,7 +181,7 @@ async function followFleet(ctx: Context, executionId: string, { url, schema }: P
         deltas.add(part);
         continue;
       }
-      if (part.type === "tool-call" && part.id !== undefined) tools.set(part.id, part.toolName ?? "?");
+      if (part.type === "tool-call" && part.id !== undefined) tools.set(callKey(part), part.toolName ?? "?");
       const text = partLine(part, { c, width, full, prefix, tools });
       if (text === undefined) continue;
       deltas.end();
@@ -201,10 +201,15 @@ async function followFleet(ctx: Context, executionId: string, { url, schema }: P
     return EXIT.ok;
   } finally {
     process.off("SIGINT", onSigint);
-    await app.close();
-    await stores.close();
+    try {
+      await app.close();
+    } finally {
+      await stores.close();
+    }
   }
 }
+
+const callKey = (part: StreamPart) => `${part.executionId ?? ""}\n${part.id ?? ""}`;
 
 // The schema holds a fleet's tables: checked with a connection of its own before the stores are opened, since
 // opening them creates the schema (a mistyped --schema would leave an empty fleet behind).
@@ -237,7 +242,7 @@ function partLine(
   const id = printable(part.id ?? "?");
   // The tool's name and a space; none for a result whose call the stream did not name (a handoff's).
   const tool = (name: string | undefined) => {
-    const known = name ?? (part.id === undefined ? undefined : o.tools.get(part.id));
+    const known = name ?? (part.id === undefined ? undefined : o.tools.get(callKey(part)));
     return known === undefined ? "" : `${c.blue(printable(known))} `;
   };
   const value = (v: unknown) => valueText(v, o.width - 30, o.full);

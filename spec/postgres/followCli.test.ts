@@ -174,6 +174,59 @@ describe("loomwork follow --postgres", () => {
     }
   }, 60_000);
 
+  it("prints what the worker streamed as data: control characters escaped, in the id, the deltas and the values", async () => {
+    // Retitles the terminal (OSC 0 ... BEL), clears it (CSI 2 J), a C1 CSI, DEL, a backspace and a carriage return.
+    const hostile = "\u001b]0;pwned\u0007\u001b[2J\u009b31m\u007f\b\r";
+    const id = `chat${hostile}1`;
+    const schema = freshSchema("followesc");
+    schemas.push(schema);
+    const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const g = gate();
+    const worker = await createWorker({
+      stores: workerStores,
+      logics: [agent],
+      effects: {
+        model: createLlmEffect({
+          id: "hostile",
+          async generate(_request, ctx) {
+            const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
+            if (turn > 0) return { text: `done${hostile}` };
+            ctx.emitDelta?.({ type: "text-delta", delta: `Owls${hostile}\nhunt` });
+            await g.opened;
+            // As a streaming provider does: the call as a part too (a live step's parts are its deltas).
+            const call = { id: "c1", toolName: "search", input: { q: hostile } };
+            ctx.emitDelta?.({ type: "tool-call", ...call });
+            return { toolCalls: [call] };
+          },
+        }),
+        search: createToolEffect(async () => ({ hits: [hostile] })),
+      },
+      concurrency: 1,
+      leaseMs: 2_000,
+      pollMs: 100,
+      drainMs: 2_000,
+      signals: [],
+    });
+    try {
+      await worker.app.submit(agent, { executionId: id, input: { prompt: "owls" } });
+      const run = spawnCli(["follow", id, "--postgres", server.url, "--schema", schema]);
+      await run.waitFor("hunt");
+      g.open();
+      expect(await run.exited, run.stderr).toBe(0);
+      // Every control character but the newline that ends a line is written out.
+      // eslint-disable-next-line no-control-regex
+      expect(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.exec(run.stdout)?.[0] ?? "none", run.stdout).toBe("none");
+      const shown = "\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u007f\\b\\r";
+      expect(run.stdout).toContain(`chat${shown}1 · streamer`);
+      expect(run.stdout).toContain(`Owls${shown}\nhunt`);
+      expect(run.stdout).toContain('search {"q":"\\u001b]0;pwned');
+    } finally {
+      g.open();
+      await worker.stop();
+      await workerStores.close();
+    }
+  }, 60_000);
+
   it("--json: one { delta } a line, live; the text deltas joined are the answer", async () => {
     const f = await fleet();
     let g: { open: () => void } | undefined;
