@@ -1,9 +1,9 @@
 // loomwork queues: the fleet's queues on PostgreSQL (flow control): each queue's limits, its depth (executions waiting
 // for a slot) and the executions running per key. Read only: one connection, no migration run, nothing written.
 import pg from "pg";
-import { DEFAULT_SCHEMA, SCHEMA_NAME } from "../../adapters/postgres/constants.js";
 import { command } from "../context.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
+import { postgresOptions, postgresTarget } from "../postgres.js";
 import { printable, table } from "../terminal.js";
 
 interface KeyRow {
@@ -27,14 +27,7 @@ export const queues = command(
   "Show the fleet's queues on PostgreSQL: limits, depth (waiting) and executions running per key.",
   {
     args: { "[queue...]": "only these queues (default: all)" },
-    options: {
-      postgres: {
-        type: "string",
-        value: "<url>",
-        description: "the fleet's database (default: $LOOMWORK_PG_URL, else $DATABASE_URL)",
-      },
-      schema: { type: "string", value: "<schema>", description: `the fleet's schema (default: ${DEFAULT_SCHEMA})` },
-    },
+    options: postgresOptions("the fleet's database (default: $LOOMWORK_PG_URL, else $DATABASE_URL)"),
     details: [
       "Running means admitted (claimed at least once) and not ended: it holds one of the queue's slots, also while parked or " +
         "between workers after a crash. Waiting means submitted and not yet admitted. Read with one connection; nothing is written.",
@@ -42,11 +35,9 @@ export const queues = command(
     examples: ["loomwork queues --postgres postgres://localhost/app", "loomwork queues perUser --json"],
   },
   async (ctx) => {
-    const url = (ctx.values.postgres as string | undefined) ?? process.env.LOOMWORK_PG_URL ?? process.env.DATABASE_URL;
-    if (!url) throw new UsageError("no database: pass --postgres <url>", "or set LOOMWORK_PG_URL or DATABASE_URL");
-    const schema = (ctx.values.schema as string | undefined) ?? DEFAULT_SCHEMA;
-    if (!SCHEMA_NAME.test(schema))
-      throw new UsageError(`--schema must be a plain lower-case identifier; got "${schema}"`);
+    const target = postgresTarget(ctx, { fromEnv: true });
+    if (!target) throw new UsageError("no database: pass --postgres <url>", "or set LOOMWORK_PG_URL or DATABASE_URL");
+    const { url, schema } = target;
     const only = ctx.positionals;
     const client = new pg.Client({ connectionString: url });
     client.on("error", () => undefined);

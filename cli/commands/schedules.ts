@@ -6,6 +6,7 @@ import type { ScheduleStore, StoredSchedule } from "../../stores/types.js";
 import { command, type Context } from "../context.js";
 import { NotFoundError, UsageError } from "../errors.js";
 import { openJournal } from "../journal.js";
+import { postgresOptions, postgresTarget } from "../postgres.js";
 import { printable, table, timestamp } from "../terminal.js";
 
 const ACTIONS = ["list", "pause", "resume", "delete"];
@@ -18,18 +19,9 @@ export const schedules = command(
       "[action]": "list (the default), pause, resume or delete",
       "[id]": "the schedule id, for pause, resume and delete",
     },
-    options: {
-      postgres: {
-        type: "string",
-        value: "<url>",
-        description: "the schedules of a PostgreSQL fleet (a connection string) instead of a journal directory",
-      },
-      schema: {
-        type: "string",
-        value: "<schema>",
-        description: 'the schema of the fleet\'s tables, with --postgres (default: "loomwork")',
-      },
-    },
+    options: postgresOptions(
+      "the schedules of a PostgreSQL fleet (a connection string) instead of a journal directory",
+    ),
     details: [
       "On a journal directory the schedules fire while an app that called schedule() is open; on PostgreSQL, while any " +
         "worker runs. list opens the directory read-only (beside a running app); pause, resume and delete take its writer " +
@@ -75,15 +67,13 @@ export const schedules = command(
 
 // The schedules of the journal directory (read-only unless `write`), or of the PostgreSQL schema.
 async function openSchedules(ctx: Context, write: boolean): Promise<{ store: ScheduleStore; close(): Promise<void> }> {
-  const url = ctx.values.postgres as string | undefined;
-  const schema = ctx.values.schema as string | undefined;
-  if (url !== undefined) {
+  const target = postgresTarget(ctx, { fromEnv: false });
+  if (target) {
     // Loaded only here: the other commands (and this one on a directory) never load node-postgres.
     const { postgresStores } = await import("../../adapters/postgres/index.js");
-    const stores = await postgresStores({ url, ...(schema === undefined ? {} : { schema }), max: 2 });
+    const stores = await postgresStores({ ...target, max: 2 });
     return { store: stores.schedules, close: () => stores.close() };
   }
-  if (schema !== undefined) throw new UsageError("--schema goes with --postgres", "loomwork schedules --help");
   if (!write) return { store: (await ctx.journal()).schedules, close: async () => undefined };
   const stores = await openJournal(ctx.dir, { readOnly: false });
   return { store: stores.schedules, close: () => stores.close() };

@@ -10,7 +10,7 @@ import type { StreamPart } from "../../actors/agents/deltas.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
-import { createToolEffect, type Effect } from "../../actors/effects/effect.js";
+import { createToolEffect } from "../../actors/effects/effect.js";
 import { createWorker, postgresStores, type PostgresStores, type Worker } from "../../adapters/postgres/index.js";
 import { LiveChild } from "../reliability/support.js";
 import { fromAiSdk } from "../../adapters/ai-sdk/index.js";
@@ -18,48 +18,10 @@ import { finding, orchestrator, searchInput, treeReply, TREE_ANSWER } from "../s
 import { startOpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
 import { streamingAgent } from "./fleet.js";
+import { ANSWER, gate, gatedAgent as agent, gatedEffects as effects } from "./gatedStream.js";
 import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("./streamWorker.ts", import.meta.url));
-const ANSWER = "The owl hunts by sound, and its ears sit at different heights.";
-const agent = agentLoop$({
-  id: "streamer",
-  model: "model",
-  tools: ["search"],
-  maxTurns: 3,
-  warnTranscriptBytes: false,
-});
-
-// The model of turn 0 says a line and calls the tool; turn 1 streams the answer in chunks of 8, and after the first
-// two waits for `gate` (per execution).
-function effects(gates: Map<string, Promise<void>>, approval = false): Record<string, Effect> {
-  return {
-    model: createLlmEffect({
-      id: "gated-model",
-      async generate(_request, ctx) {
-        const emit = (delta: { type: string; [key: string]: unknown }) => ctx.emitDelta?.(delta as never);
-        const turn = Number(/#turn:(\d+):model$/.exec(ctx.stepId)?.[1] ?? 0);
-        if (turn === 0) {
-          const call = { id: `call-${ctx.executionId}`, toolName: "search", input: { q: "owls" } };
-          emit({ type: "text-delta", delta: "Looking it up." });
-          emit({ type: "tool-call", ...call });
-          return { text: "Looking it up.", toolCalls: [call] };
-        }
-        for (let i = 0; i < ANSWER.length; i += 8) {
-          if (i === 16) await gates.get(ctx.executionId);
-          emit({ type: "text-delta", delta: ANSWER.slice(i, i + 8) });
-        }
-        return { text: ANSWER };
-      },
-    }),
-    search: createToolEffect(async () => ({ hits: ["owls hear in three dimensions"] }), { needsApproval: approval }),
-  };
-}
-
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  return { opened: new Promise<void>((resolve) => (open = resolve)), open };
-}
 
 // Reads a stream into `into` as parts come; resolves when it ends.
 async function collect(stream: AsyncIterable<StreamPart>, into: StreamPart[]): Promise<StreamPart[]> {
