@@ -20,5 +20,5 @@ describe("npm run bench -- --quick", () => {
     for (const key of ["os", "cpu", "cores", "memory", "node", "date", "command"])
       expect(run.markdown).toContain(`| ${key} |`);
     expect(run.markdown).toMatch(/\| 4 \| off \| \d+ \| [\d,]+ B \([\d.]+ KB\)/);
-  }, 120_000);
+  }, 240_000);
 });

@@ -116,7 +116,7 @@ describe("postgresStores", () => {
     expect(logs[0]).toEqual(logs[1]);
   });
 
-  it("indexes the catalogue by id, subject and status, and lists a subject's executions by its index", async () => {
+  it("indexes the catalogue by id, subject, status and tree root, and lists a subject's executions by its index", async () => {
     const schema = freshSchema("idx");
     const stores = await postgresStores({ url: server.url, schema });
     try {
@@ -124,7 +124,12 @@ describe("postgresStores", () => {
         `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'executions' ORDER BY indexname`,
         [schema],
       );
-      expect(rows.map((r) => r.indexname)).toEqual(["executions_pkey", "executions_status", "executions_subject"]);
+      expect(rows.map((r) => r.indexname)).toEqual([
+        "executions_pkey",
+        "executions_root",
+        "executions_status",
+        "executions_subject",
+      ]);
       await stores.events.append("b", 0, [started(1, "s1")]);
       await stores.events.append("a", 0, [started(1, "s1")]);
       await stores.events.append("c", 0, [started(1, "s2")]);
