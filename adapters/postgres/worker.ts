@@ -216,6 +216,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let stopping = false;
   let ticking: Promise<void> | undefined;
   let again = false;
+  let scanWanted = false;
 
   // Journals the execution's inbox messages, oldest first, until none is left. One pass per execution at a
   // time; a call while one runs asks it to look once more (a message may have come after its last look).
@@ -333,7 +334,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     }
   };
 
-  const tick = async (): Promise<void> => {
+  // `scan`: also look for inbox rows of the executions held here, whose notification may have been lost (the poll, a
+  // reconnect); a tick a notification woke only claims.
+  const tick = async (scan: boolean): Promise<void> => {
     if (stopping) return;
     const free = concurrency - held.size;
     if (free > 0) {
@@ -350,19 +353,23 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         void run.finally(() => runs.delete(run));
       }
     }
+    if (!scan) return;
     for (const executionId of await table.withInbox([...held.keys()])) {
       const entry = held.get(executionId);
       if (entry) void deliver(entry);
     }
   };
 
-  function schedule(): void {
+  function schedule(scan = false): void {
     if (stopping) return;
+    scanWanted ||= scan;
     if (ticking) {
       again = true;
       return;
     }
-    ticking = tick()
+    const scanning = scanWanted;
+    scanWanted = false;
+    ticking = tick(scanning)
       .catch(() => undefined)
       .finally(() => {
         ticking = undefined;
@@ -391,13 +398,16 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   };
 
   const onNotification = (n: Notification) => {
-    if (n.kind === NOTIFY.runnable || n.kind === "reconnected") schedule();
+    if (n.kind === NOTIFY.runnable) schedule();
+    else if (n.kind === "reconnected") schedule(true);
     else if (n.kind === NOTIFY.inbox) {
       const entry = held.get(n.executionId);
       // Not held here: it may be parked, and a message wakes it (the claim looks at its inbox).
       if (entry) void deliver(entry);
       else schedule();
-    } else if (n.kind === NOTIFY.ended) schedule(); // a parked parent of that execution may be claimable now
+    }
+    // A child ended (its id is its parent's, then "/"): its parked parent may be claimable now. A root's end wakes no one.
+    else if (n.kind === NOTIFY.ended && n.executionId.includes("/")) schedule();
   };
   // Failover at session end (sessions.ts): registered before the first claim, so no lease of this worker's is ever
   // unregistered. When the session drops under a live process, its leases may be given back by others at once: every
@@ -422,19 +432,22 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   function giveBack(): void {
     const leases = abandoned.splice(0);
     if (leases.length === 0 || stopping) return;
-    table.release(leases).then(schedule, () => {
-      abandoned.push(...leases);
-      setTimeout(giveBack, GIVE_BACK_RETRY_MS).unref();
-    });
+    table.release(leases).then(
+      () => schedule(),
+      () => {
+        abandoned.push(...leases);
+        setTimeout(giveBack, GIVE_BACK_RETRY_MS).unref();
+      },
+    );
   }
   await session?.open();
   const reaping = session
     ? setInterval(() => void session.reap().catch(() => undefined), sessionCheckMs || 0)
     : undefined;
   const unsubscribe = await stores.db.subscribe(onNotification).catch(() => () => undefined);
-  const poll = setInterval(schedule, pollMs);
+  const poll = setInterval(() => schedule(true), pollMs);
   const beat = setInterval(() => void heartbeat(), leaseMs / 3);
-  schedule();
+  schedule(true);
   schedules.wake();
 
   let stopped: Promise<void> | undefined;
