@@ -282,20 +282,24 @@ export class StreamBuffer {
         })),
       };
     }
-    if (!this.liveSteps.has(stepId)) {
+    const live = this.liveSteps.has(stepId);
+    if (!live) {
       this.add(stepId, { type: this.types.startStep });
       if ("reasoning" in reply && typeof reply.reasoning === "string" && reply.reasoning)
         this.add(stepId, { type: this.types.reasoningDelta, delta: reply.reasoning });
       if ("text" in reply && typeof reply.text === "string" && reply.text)
         this.add(stepId, { type: this.types.textDelta, delta: reply.text });
-      for (const call of calls)
+    }
+    // Streamed, the step gave its calls as parts (an AI SDK provider's tool-call); one it did not (a model of one's own
+    // that streams only its text) is given from the reply, so its result has a call to answer.
+    for (const call of calls)
+      if (!live || !this.parts.some((p) => p.stepId === stepId && p.type === this.types.toolCall && p.id === call.id))
         this.add(stepId, {
           type: this.types.toolCall,
           id: call.id,
           toolName: String(call.toolName),
           input: call.input,
         });
-    }
     for (const call of calls)
       if (call.needsApproval === true) this.add(stepId, { type: this.types.toolApprovalRequest, id: call.id });
     this.add(stepId, { type: this.types.finishStep });

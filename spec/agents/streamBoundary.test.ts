@@ -200,4 +200,37 @@ describe("app.stream of an execution that exists but does not run in this app", 
     expect(seen.map((p) => p.index)).toEqual(seen.map((_, i) => i));
     expect(await here.result("u")).toMatchObject({ text: "Owls hunt by ear." });
   });
+
+  it("a streamed step whose reply has tool calls it never streamed gives them as tool-call parts before its end", async () => {
+    let calls = 0;
+    const app = createApp(
+      defineConfig({
+        stores: memoryStores(),
+        effects: {
+          // A model of one's own: it streams its text, and its calls come only in its reply.
+          model: createLlmEffect({
+            id: "texts-only",
+            async generate(_request, ctx) {
+              if (calls++ > 0) return { text: "Owls hunt by ear." };
+              ctx.emitDelta?.({ type: "text-delta", delta: "Let me look." });
+              return { text: "Let me look.", toolCalls: [{ id: "c1", toolName: "search", input: { q: "owls" } }] };
+            },
+          }),
+          search: createToolEffect(async ({ q }) => [`${q}: hit`], { inputSchema: z.object({ q: z.string() }) }),
+        },
+      }),
+    );
+    apps.push(app);
+    await app.start(loop, { executionId: "t", input: { prompt: "owls?" } });
+    const seen: StreamPart[] = [];
+    for await (const part of app.stream("t")) seen.push(part);
+    expect(seen.slice(0, 5).map((p) => [p.type, p.id ?? p.delta])).toEqual([
+      ["start-step", undefined],
+      ["text-delta", "Let me look."],
+      ["tool-call", "c1"],
+      ["finish-step", undefined],
+      ["tool-result", "c1"],
+    ]);
+    expect(seen[2]).toMatchObject({ toolName: "search", input: { q: "owls" } });
+  });
 });
