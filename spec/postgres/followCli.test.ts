@@ -2,7 +2,7 @@
 // streams a few chunks and then waits for the test's gate; the CLI, a spawned process as a user runs it, follows the
 // execution through the schema (app.stream across processes, ADR 0019). What it prints before the gate opens can only
 // have come live from the worker.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createLlmEffect } from "../../actors/agents/model.js";
 import { createApp } from "../../actors/app.js";
 import { defineConfig } from "../../actors/config.js";
@@ -14,24 +14,16 @@ import { finding, orchestrator, searchInput, treeReply, TREE_ANSWER } from "../s
 import { startOpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
 import { ANSWER, gate, gatedAgent as agent, gatedEffects as effects } from "./gatedStream.js";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { clusterForFile } from "./cluster.js";
+import { freshSchema } from "./server.js";
 
-let server: PgServer;
-const schemas: string[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(server.url, schema).catch(() => undefined);
-  await server?.dispose();
-});
+const cluster = clusterForFile();
 
 // A worker with stores of its own, and an app on other stores that submits (as a web server does).
 async function fleet() {
-  const schema = freshSchema("follow");
-  schemas.push(schema);
+  const schema = cluster.schema("follow");
   const gates = new Map<string, Promise<void>>();
-  const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+  const workerStores = await postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
   const worker: Worker = await createWorker({
     stores: workerStores,
     logics: [agent],
@@ -42,13 +34,13 @@ async function fleet() {
     drainMs: 2_000,
     signals: [],
   });
-  const webStores: PostgresStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+  const webStores: PostgresStores = await postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
   const app = createApp(defineConfig({ stores: webStores, effects: {} }));
   return {
     schema,
     app,
     worker,
-    args: (executionId: string) => ["follow", executionId, "--postgres", server.url, "--schema", schema],
+    args: (executionId: string) => ["follow", executionId, "--postgres", cluster.server.url, "--schema", schema],
     async submit(executionId: string) {
       const g = gate();
       gates.set(executionId, g.opened);
@@ -127,10 +119,9 @@ describe("loomwork follow --postgres", () => {
 
   it("a tree: the sub-agents' deltas under their agent and execution, the lead's tool results, exit 0", async () => {
     const model = await startOpenAiServer(treeReply);
-    const schema = freshSchema("followtree");
-    schemas.push(schema);
+    const schema = cluster.schema("followtree");
     const g = gate();
-    const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const workerStores = await postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
     const worker = await createWorker({
       stores: workerStores,
       logics: [orchestrator],
@@ -149,7 +140,7 @@ describe("loomwork follow --postgres", () => {
     });
     try {
       await worker.app.submit(orchestrator, { executionId: "tree", input: { prompt: "owls and bats?" } });
-      const run = spawnCli(["follow", "tree", "--postgres", server.url, "--schema", schema]);
+      const run = spawnCli(["follow", "tree", "--postgres", cluster.server.url, "--schema", schema]);
       await run.waitFor(/→ call +turn:0:model +researcher .*r_bats/);
       g.open();
       expect(await run.exited, run.stderr).toBe(0);
@@ -178,9 +169,8 @@ describe("loomwork follow --postgres", () => {
     // Retitles the terminal (OSC 0 ... BEL), clears it (CSI 2 J), a C1 CSI, DEL, a backspace and a carriage return.
     const hostile = "\u001b]0;pwned\u0007\u001b[2J\u009b31m\u007f\b\r";
     const id = `chat${hostile}1`;
-    const schema = freshSchema("followesc");
-    schemas.push(schema);
-    const workerStores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const schema = cluster.schema("followesc");
+    const workerStores = await postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
     const g = gate();
     const worker = await createWorker({
       stores: workerStores,
@@ -209,7 +199,7 @@ describe("loomwork follow --postgres", () => {
     });
     try {
       await worker.app.submit(agent, { executionId: id, input: { prompt: "owls" } });
-      const run = spawnCli(["follow", id, "--postgres", server.url, "--schema", schema]);
+      const run = spawnCli(["follow", id, "--postgres", cluster.server.url, "--schema", schema]);
       await run.waitFor("hunt");
       g.open();
       expect(await run.exited, run.stderr).toBe(0);
@@ -258,14 +248,14 @@ describe("loomwork follow --postgres", () => {
       expect(missing.code, missing.stderr).toBe(3);
       expect(missing.stderr).toContain(`no execution "chat-nope" in schema "${f.schema}"`);
       const noFleet = freshSchema("nofleet");
-      const elsewhere = await cli(["follow", "chat-42", "--postgres", server.url, "--schema", noFleet]);
+      const elsewhere = await cli(["follow", "chat-42", "--postgres", cluster.server.url, "--schema", noFleet]);
       expect(elsewhere.code, elsewhere.stderr).toBe(3);
       expect(elsewhere.stderr).toContain(`no fleet in schema "${noFleet}"`);
       const alone = await cli(["follow", "chat-42", "--schema", f.schema]);
       expect(alone.code, alone.stderr).toBe(2);
       expect(alone.stderr).toContain("--schema goes with --postgres");
       const { default: pg } = await import("pg");
-      const client = new pg.Client({ connectionString: server.url });
+      const client = new pg.Client({ connectionString: cluster.server.url });
       await client.connect();
       try {
         const { rows } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [noFleet]);

@@ -4,7 +4,7 @@
 // what the web app reads before the gate opens can only have come live from the worker.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentLoop$ } from "../../actors/agents/agentLoop.js";
 import type { StreamPart } from "../../actors/agents/deltas.js";
 import { createLlmEffect } from "../../actors/agents/model.js";
@@ -19,7 +19,7 @@ import { startOpenAiServer } from "../support/openaiServer.js";
 import { PROVIDERS } from "../support/providers.js";
 import { streamingAgent } from "./fleet.js";
 import { ANSWER, gate, gatedAgent as agent, gatedEffects as effects } from "./gatedStream.js";
-import { dropSchema, freshSchema, startPostgres, type PgServer } from "./server.js";
+import { clusterForFile } from "./cluster.js";
 
 const WORKER_SCRIPT = fileURLToPath(new URL("./streamWorker.ts", import.meta.url));
 
@@ -45,22 +45,13 @@ const textOf = (parts: StreamPart[]) =>
 const shape = (parts: StreamPart[]) =>
   parts.map(({ index, type, stepId, delta, id }) => ({ index, type, stepId, delta, id }));
 
-let server: PgServer;
-const schemas: string[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-});
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(server.url, schema).catch(() => undefined);
-  await server?.dispose();
-});
+const cluster = clusterForFile();
 
 async function fleet(options: { streamKeepMs?: number; approval?: boolean } = {}) {
-  const schema = freshSchema("streams");
-  schemas.push(schema);
+  const schema = cluster.schema("streams");
   const open = () =>
     postgresStores({
-      url: server.url,
+      url: cluster.server.url,
       schema,
       pollMs: 100,
       ...(options.streamKeepMs === undefined ? {} : { streamKeepMs: options.streamKeepMs }),
@@ -258,12 +249,11 @@ describe("app.stream across processes (PostgreSQL)", () => {
     const model = await startOpenAiServer(({ n }) =>
       n === 0 ? { text: ANSWER, chunkChars: 8, holdAfterChunks: 3 } : { text: ANSWER, chunkChars: 8 },
     );
-    const schema = freshSchema("takeover");
-    schemas.push(schema);
-    const stores = await postgresStores({ url: server.url, schema, pollMs: 100 });
+    const schema = cluster.schema("takeover");
+    const stores = await postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
     const children: LiveChild[] = [];
     const worker = async (name: string) => {
-      const config = { url: server.url, schema, baseURL: model.baseURL, name };
+      const config = { url: cluster.server.url, schema, baseURL: model.baseURL, name };
       const child = new LiveChild(
         spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT, JSON.stringify(config)], {
           stdio: ["ignore", "pipe", "pipe"],
@@ -302,9 +292,8 @@ describe("app.stream across processes (PostgreSQL)", () => {
 
   it("a web app follows a tree of agents on two workers: the sub-agents started after the stream opened join it, tagged", async () => {
     const model = await startOpenAiServer(treeReply);
-    const schema = freshSchema("tree");
-    schemas.push(schema);
-    const open = () => postgresStores({ url: server.url, schema, pollMs: 100 });
+    const schema = cluster.schema("tree");
+    const open = () => postgresStores({ url: cluster.server.url, schema, pollMs: 100 });
     const all: PostgresStores[] = [];
     const workers: Worker[] = [];
     try {
@@ -364,7 +353,7 @@ describe("app.stream across processes (PostgreSQL)", () => {
   });
 
   it("a bad streamKeepMs is a ConfigError naming it, before anything connects", async () => {
-    await expect(postgresStores({ url: server.url, streamKeepMs: -1 })).rejects.toMatchObject({
+    await expect(postgresStores({ url: cluster.server.url, streamKeepMs: -1 })).rejects.toMatchObject({
       name: "ConfigError",
       message: expect.stringContaining("postgresStores.streamKeepMs"),
     });
