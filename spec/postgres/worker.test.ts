@@ -184,7 +184,8 @@ describe("the fleet on PostgreSQL", () => {
       const waiting = (what: "look" | "append" | "barrier") => lockWaits(barrier, f.schema, what);
       try {
         await f.app.submit(tickingMachine, { executionId: "tk" });
-        await until(() => clock.pendingTimers() > 0, 20_000); // claimed and resumed: the worker armed the timer
+        // Claimed and resumed: the worker armed the execution's timer, beside its schedule runner's (on the same clock).
+        await until(() => f.workers[0]!.holding().includes("tk") && clock.pendingTimers() >= 2, 20_000);
         // Barrier B: an append journaling APPROVE waits inside its statement until the test lets it go.
         const openB = await holdApprovals(barrier, gate, f.schema);
         // Barrier A: the catalogue locked, so the worker's look at the execution before it journals the event waits.
