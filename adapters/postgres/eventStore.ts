@@ -121,6 +121,10 @@ export class PostgresEventStore implements EventStore {
         INSERT INTO ${s}.records (execution_id, seq, body)
         SELECT $1, $2 + t.ord, t.body FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)
         WHERE EXISTS (SELECT 1 FROM cat)
+      ), released AS (
+        -- The end, appended under the lease: the lease is given back by the same statement (no transaction of its own).
+        UPDATE ${s}.fleet SET owner = NULL, lease_until = NULL
+        WHERE execution_id = $1 AND $11 AND owner = $12 AND epoch = $13::bigint AND EXISTS (SELECT 1 FROM cat)
       ), consumed AS (
         DELETE FROM ${s}.inbox WHERE id = $15::bigint AND execution_id = $1 AND EXISTS (SELECT 1 FROM cat)
       ), note AS (

@@ -15,6 +15,7 @@ import { TOOL_APPROVAL_EVENT } from "../../actors/agents/approvals.js";
 import { checkWorkerOptions } from "./options.js";
 import { FLEET_MESSAGE_KEY, NOTIFY, WORKER_DEFAULTS } from "./constants.js";
 import type { FleetMessage } from "../../stores/types.js";
+import { EXECUTION_ENDED } from "../../stores/schema.js";
 import type { Notification } from "./database.js";
 import type { AppendHooks, LeaseFence } from "./eventStore.js";
 import type { PostgresStores } from "./types.js";
@@ -110,6 +111,8 @@ interface Held extends Lease {
   /** Set when a delivery was asked for while one ran: it reads the inbox once more before it ends. */
   lookAgain?: boolean;
   lost?: boolean;
+  /** This worker appended its end under the lease: that append gave the lease back. */
+  ended?: boolean;
   /** A look under way at whether the execution waits only on its tree (then it is parked: ADR 0012 D9). */
   parking?: Promise<void>;
   /** Set when it appended while a look ran: the look waits for it to settle again before it decides. */
@@ -307,8 +310,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       });
     entry.parking = look;
   };
-  app.on("append", ({ executionId }) => {
+  app.on("append", ({ executionId, records }) => {
     const entry = held.get(executionId);
+    if (entry && records.some((r) => r.type === EXECUTION_ENDED)) entry.ended = true;
     if (entry?.actor) considerParking(entry);
   });
 
@@ -323,8 +327,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         if (error instanceof LeaseLostError || (error instanceof Error && error.cause instanceof LeaseLostError))
           onLeaseLost?.(entry.executionId);
       });
-      const info = await stores.events.getExecution(entry.executionId);
-      release = !entry.parked && info?.status !== "running";
+      // Its end, appended here, gave the lease back; ended otherwise (stopped elsewhere), it is given back here.
+      if (!entry.ended) {
+        const info = await stores.events.getExecution(entry.executionId);
+        release = !entry.parked && info?.status !== "running";
+      }
     } catch {
       // Resume failed (the database is away, the logic unknown): the lease expires and the fleet retries.
     } finally {

@@ -14,7 +14,8 @@ import {
   type WorkerOptions,
 } from "../../adapters/postgres/index.js";
 import { ConcurrencyError } from "../../stores/errors.js";
-import { EVENT_RECEIVED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import { EVENT_RECEIVED, EXECUTION_ENDED, EXECUTION_STARTED, STEP_COMPLETED } from "../../stores/schema.js";
+import type { StoredRecord } from "../../stores/types.js";
 import { countedDemoEffects, until } from "../support/harness.js";
 import { demoMachine } from "../support/demoMachine.js";
 import {
@@ -305,6 +306,51 @@ describe("the fleet on PostgreSQL", () => {
       await asB.append("x", 2, [step(3)]);
       await expect(asB.append("x", 2, [step(3)])).rejects.toBeInstanceOf(ConcurrencyError);
       expect((await stores.events.read("x")).map((r) => r.seq)).toEqual([1, 2, 3]);
+    } finally {
+      await stores.close();
+      await dropSchema(server.url, schema);
+    }
+  });
+
+  it("an end appended under the lease gives the lease back in the same statement; an end without one leaves the lease", async () => {
+    const schema = freshSchema("endrel");
+    const stores = await postgresStores({ url: server.url, schema });
+    try {
+      const s = `"${schema}"`;
+      const ended = (seq: number): StoredRecord => ({
+        seq,
+        at: seq,
+        type: EXECUTION_ENDED,
+        status: "done",
+        output: {},
+      });
+      const row = async (id: string) =>
+        (
+          await stores.db.query<{ owner: string | null; lease: boolean }>(
+            `SELECT owner, lease_until IS NOT NULL AS lease FROM ${s}.fleet WHERE execution_id = $1`,
+            [id],
+          )
+        ).rows[0];
+      for (const id of ["x", "y"]) {
+        await stores.fleet.enqueue(id);
+        await stores.events.append(id, 0, [started(1)]);
+        await stores.db.query(
+          `UPDATE ${s}.fleet SET owner = 'A', epoch = 7, lease_until = clock_timestamp() + interval '1 hour' WHERE execution_id = $1`,
+          [id],
+        );
+      }
+      const asA = stores.events.withHooks({
+        fence: () => ({ owner: "A", epoch: "7" }),
+        inboxMessage: () => undefined,
+        consumed: () => undefined,
+      });
+      await asA.append("x", 1, [step(2)]);
+      expect(await row("x")).toEqual({ owner: "A", lease: true }); // not the end: still held
+      await asA.append("x", 2, [ended(3)]);
+      expect(await row("x")).toEqual({ owner: null, lease: false });
+      // Ended by an append without the lease (an app that is no worker): the holder gives it back itself.
+      await stores.events.append("y", 1, [ended(2)]);
+      expect(await row("y")).toEqual({ owner: "A", lease: true });
     } finally {
       await stores.close();
       await dropSchema(server.url, schema);
