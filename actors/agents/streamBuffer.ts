@@ -78,7 +78,7 @@ const TURN_STEP = /^(.*)#turn:(\d+):/;
 // An agent loop's model step: what a step is taken for when its effect is not this app's (a web server follows a worker).
 const MODEL_STEP = /#turn:\d+:model$/;
 // A sub-agent's step in its agent loop (agentTool): the child `tool:<turn>:<j>`, numbered `:<n>` (docs/actors.md).
-const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
+export const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
 
 // What a sub-agent's outcome answers its call with: its final text (tainted as the model read it), else the output.
 function answerOf(output: unknown): unknown {

@@ -9,6 +9,7 @@ import { ConfigError, UnknownExecutionError } from "../errors.js";
 import type { StreamPart } from "./deltas.js";
 import {
   BUFFER_TYPES,
+  CHILD_STEP,
   parts,
   StreamBuffer,
   toUIMessageStream,
@@ -89,9 +90,6 @@ export interface TreeMember {
   /** Its step in its parent (`EXECUTION_STARTED.parent.stepId`), when known. */
   parentStepId?: string;
 }
-
-// A sub-agent's step in its agent loop (agentTool): the child `tool:<turn>:<j>`, numbered `:<n>` (docs/actors.md).
-const CHILD_STEP = /^(.*)#tool:(\d+):(\d+):\d+$/;
 
 // The stream of a tree: the root's parts and each child execution's, merged in the order they arrive here, the
 // children's tagged with where they come from. Indices are stable for the life of the buffer, as a tape's are.
@@ -269,8 +267,6 @@ export class StreamHub {
    */
   forget(executionIds: readonly string[]): void {
     for (const executionId of executionIds) {
-      const tree = this.tapes.get(executionId)?.tree;
-      if (tree) this.trees.delete(tree);
       this.tapes.get(executionId)?.push({ kind: "ended" });
       this.drop(executionId);
     }

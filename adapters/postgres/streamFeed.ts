@@ -267,7 +267,7 @@ class Follower implements StreamFollow {
     this.push({ kind: "delta", stepId, delta });
   }
 
-  // The records up to `seq`, from the last log read when it reaches that far.
+  // The records up to `seq` (all of them: Infinity), from the last log read when it reaches that far.
   private async records(seq: number): Promise<void> {
     if (seq <= this.lastSeq) return;
     if ((this.log?.at(-1)?.seq ?? 0) < seq) this.log = await this.readLog();
@@ -297,16 +297,12 @@ class Follower implements StreamFollow {
       this.quiet = 0;
       return;
     }
-    if (head > this.lastSeq) {
-      this.log = await this.readLog();
-      for (const record of this.log) if (record.seq > this.lastSeq) this.hand(record);
-    }
+    await this.records(head);
     if (this.sawEnd) this.finish();
   }
 
   private async end(): Promise<void> {
-    this.log = await this.readLog();
-    for (const record of this.log) if (record.seq > this.lastSeq) this.hand(record);
+    await this.records(Number.POSITIVE_INFINITY);
     this.finish();
   }
 
